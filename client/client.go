@@ -1,0 +1,312 @@
+package client
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// UserHeader carries the requesting user's identity. Today it is the OS user
+// the client runs as; an authenticated identity (mTLS) will replace how the
+// server derives it without changing any command.
+const UserHeader = "X-Netmgr-User"
+
+// IndexHeader carries the Raft index a server's answer reflects.
+const IndexHeader = "X-Netmgr-Index"
+
+// DefaultRetryFor is how long a request keeps retrying across servers while
+// none answers or the group has no leader: long enough to ride through an
+// election.
+const DefaultRetryFor = 15 * time.Second
+
+// Client talks to the server group. It is safe for concurrent use.
+type Client struct {
+	hc       *http.Client
+	user     string
+	retryFor time.Duration
+
+	mu        sync.Mutex // guards addrs and preferred
+	addrs     []string
+	preferred int
+}
+
+// Option configures a Client.
+type Option func(*Client)
+
+// WithUser sets the identity sent with every request.
+func WithUser(user string) Option { return func(c *Client) { c.user = user } }
+
+// WithHTTPClient replaces the default HTTP client.
+func WithHTTPClient(hc *http.Client) Option { return func(c *Client) { c.hc = hc } }
+
+// WithRetryFor sets how long requests retry across servers (see DefaultRetryFor).
+func WithRetryFor(d time.Duration) Option { return func(c *Client) { c.retryFor = d } }
+
+// New returns a client for the servers at addrs, each "host:port" or a URL.
+func New(addrs []string, opts ...Option) (*Client, error) {
+	c := &Client{
+		hc:       &http.Client{Timeout: 70 * time.Second, Transport: newTransport()},
+		retryFor: DefaultRetryFor,
+	}
+	for _, o := range opts {
+		o(c)
+	}
+	if err := c.SetAddrs(addrs); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+func newTransport() *http.Transport {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.MaxIdleConnsPerHost = 64
+	return t
+}
+
+// SetAddrs replaces the server list, for callers that learn it from gossip.
+func (c *Client) SetAddrs(addrs []string) error {
+	var norm []string
+	for _, a := range addrs {
+		for _, part := range strings.Split(a, ",") {
+			part = strings.TrimSpace(part)
+			if part == "" {
+				continue
+			}
+			if !strings.Contains(part, "://") {
+				part = "http://" + part
+			}
+			norm = append(norm, strings.TrimRight(part, "/"))
+		}
+	}
+	if len(norm) == 0 {
+		return ErrNoAddress
+	}
+	c.mu.Lock()
+	c.addrs = norm
+	c.preferred = 0
+	c.mu.Unlock()
+	return nil
+}
+
+// Addrs returns the server URLs the client uses.
+func (c *Client) Addrs() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]string(nil), c.addrs...)
+}
+
+// Submit submits a job. A request without an idempotency key gets one, so
+// the client's own retries can never create a second job.
+func (c *Client) Submit(ctx context.Context, req SubmitRequest) (SubmitResponse, error) {
+	if req.IdempotencyKey == "" {
+		req.IdempotencyKey = NewIdempotencyKey()
+	}
+	var resp SubmitResponse
+	err := c.do(ctx, http.MethodPost, "/v1/jobs", req, &resp)
+	return resp, err
+}
+
+// Jobs lists every job.
+func (c *Client) Jobs(ctx context.Context) ([]Job, error) {
+	var jobs []Job
+	err := c.do(ctx, http.MethodGet, "/v1/jobs", nil, &jobs)
+	return jobs, err
+}
+
+// Job returns one job by id or name (the most recent job of that name).
+func (c *Client) Job(ctx context.Context, ref string) (Job, error) {
+	var job Job
+	err := c.do(ctx, http.MethodGet, "/v1/jobs/"+url.PathEscape(ref), nil, &job)
+	return job, err
+}
+
+// Wait conditions for WaitJob.
+const (
+	WaitStarted = "started" // every instance has registered (or ended)
+	WaitDone    = "done"    // every instance has ended
+)
+
+// WaitJob blocks until the job reaches the condition (WaitStarted or
+// WaitDone) or ctx ends. It long-polls the server, so it wakes as soon as
+// the event is committed.
+func (c *Client) WaitJob(ctx context.Context, ref, until string) (Job, error) {
+	for {
+		var job Job
+		path := "/v1/jobs/" + url.PathEscape(ref) + "?wait=" + url.QueryEscape(until) + "&timeout=30s"
+		if err := c.do(ctx, http.MethodGet, path, nil, &job); err != nil {
+			return job, err
+		}
+		if JobReached(job, until) {
+			return job, nil
+		}
+		if err := ctx.Err(); err != nil {
+			return job, fmt.Errorf("wait for job %s %s: %w", ref, until, err)
+		}
+	}
+}
+
+// JobReached reports whether job satisfies the wait condition.
+func JobReached(job Job, until string) bool {
+	for _, in := range job.Instances {
+		switch until {
+		case WaitStarted:
+			if in.State == InstanceQueued || in.State == InstancePlaced {
+				return false
+			}
+		default:
+			if !in.Finished() {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// Kill kills every instance of a job.
+func (c *Client) Kill(ctx context.Context, ref string, req KillRequest) (KillResponse, error) {
+	var resp KillResponse
+	err := c.do(ctx, http.MethodPost, "/v1/jobs/"+url.PathEscape(ref)+"/kill", req, &resp)
+	return resp, err
+}
+
+// Machines lists the machines of the pool.
+func (c *Client) Machines(ctx context.Context) ([]Machine, error) {
+	var ms []Machine
+	err := c.do(ctx, http.MethodGet, "/v1/machines", nil, &ms)
+	return ms, err
+}
+
+// Servers lists the server group with each member's own view of its role.
+func (c *Client) Servers(ctx context.Context) ([]Server, error) {
+	var ss []Server
+	err := c.do(ctx, http.MethodGet, "/v1/servers", nil, &ss)
+	return ss, err
+}
+
+// ReportChild sends a CHILD_REGISTER or CHILD_TERM event; it returns once a
+// server has committed it.
+func (c *Client) ReportChild(ctx context.Context, ev ChildEvent) (ChildEventResponse, error) {
+	var resp ChildEventResponse
+	err := c.do(ctx, http.MethodPost, "/v1/child", ev, &resp)
+	return resp, err
+}
+
+// NewIdempotencyKey returns a random key for SubmitRequest.IdempotencyKey.
+func NewIdempotencyKey() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// do sends one request, failing over across servers and retrying while the
+// group has no leader, until c.retryFor has passed or ctx ends.
+func (c *Client) do(ctx context.Context, method, path string, in, out any) error {
+	var body []byte
+	if in != nil {
+		var err error
+		if body, err = json.Marshal(in); err != nil {
+			return fmt.Errorf("encode %s %s: %w", method, path, err)
+		}
+	}
+	addrs := c.Addrs()
+	c.mu.Lock()
+	start := c.preferred
+	c.mu.Unlock()
+
+	deadline := time.Now().Add(c.retryFor)
+	backoff := 25 * time.Millisecond
+	var last error
+	for {
+		for i := range addrs {
+			n := (start + i) % len(addrs)
+			err := c.try(ctx, method, addrs[n]+path, body, out)
+			if err == nil {
+				c.mu.Lock()
+				c.preferred = n
+				c.mu.Unlock()
+				return nil
+			}
+			var apiErr *APIError
+			if errors.As(err, &apiErr) || ctx.Err() != nil {
+				return err
+			}
+			last = err
+		}
+		if time.Now().Add(backoff).After(deadline) {
+			return &unreachableError{tried: addrs, last: last}
+		}
+		select {
+		case <-ctx.Done():
+			return &unreachableError{tried: addrs, last: ctx.Err()}
+		case <-time.After(backoff):
+		}
+		backoff = min(2*backoff, time.Second)
+	}
+}
+
+// retryable is a server's answer that another server, or a later try, may
+// answer differently: no leader, shutting down, overloaded.
+type retryable struct{ msg string }
+
+func (e *retryable) Error() string { return e.msg }
+
+func (c *Client) try(ctx context.Context, method, u string, body []byte, out any) error {
+	var rd io.Reader
+	if body != nil {
+		rd = bytes.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, u, rd)
+	if err != nil {
+		return &APIError{Status: 0, Message: fmt.Sprintf("build request %s: %v", u, err)}
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if c.user != "" {
+		req.Header.Set(UserHeader, c.user)
+	}
+	resp, err := c.hc.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return fmt.Errorf("read answer of %s: %w", u, err)
+	}
+	if resp.StatusCode >= 300 {
+		var e ErrorResponse
+		msg := strings.TrimSpace(string(data))
+		if json.Unmarshal(data, &e) == nil && e.Error != "" {
+			msg = e.Error
+		}
+		if resp.StatusCode >= 500 || resp.StatusCode == http.StatusTooManyRequests {
+			return &retryable{msg: fmt.Sprintf("%s: %s: %s", u, resp.Status, msg)}
+		}
+		return &APIError{Status: resp.StatusCode, Message: msg}
+	}
+	if out == nil {
+		return nil
+	}
+	if err := json.Unmarshal(data, out); err != nil {
+		return fmt.Errorf("decode answer of %s: %w", u, err)
+	}
+	return nil
+}
+
+// ParseIndex reads IndexHeader from a response header; 0 when absent.
+func ParseIndex(h http.Header) uint64 {
+	n, _ := strconv.ParseUint(h.Get(IndexHeader), 10, 64)
+	return n
+}

@@ -1,0 +1,250 @@
+package client
+
+import "time"
+
+// AnyKey is the binaries key that matches every machine. `netexec BINARY`
+// submits its binary under this key.
+const AnyKey = "*"
+
+// JobSpec is what a user asks to run: the paper's job specification.
+type JobSpec struct {
+	// Name is the symbolic job name (symb_name); the server assigns
+	// "job<ID>" when it is empty.
+	Name string `json:"name,omitempty"`
+	// Binaries maps a machine key (an architecture such as x86_64, or
+	// AnyKey) to the path of the binary to run on machines with that key.
+	Binaries map[string]string `json:"binaries"`
+	// Args are passed to the binary after its name.
+	Args []string `json:"args,omitempty"`
+	// Env holds "NAME=value" entries for the job's environment.
+	Env []string `json:"env,omitempty"`
+	// Min is the number of instances to run (min=N); zero means one.
+	Min int `json:"min,omitempty"`
+}
+
+// SubmitRequest is the body of POST /v1/jobs.
+type SubmitRequest struct {
+	Spec JobSpec `json:"spec"`
+	// IdempotencyKey makes a retried submit return the job the first try
+	// created instead of creating a second one.
+	IdempotencyKey string `json:"idempotency_key,omitempty"`
+}
+
+// SubmitResponse answers a submit.
+type SubmitResponse struct {
+	ID    uint64 `json:"id"`
+	Name  string `json:"name"`
+	Owner string `json:"owner"`
+}
+
+// Job states as the API reports them.
+const (
+	JobQueued  = "queued"
+	JobRunning = "running"
+	JobDone    = "done"
+	JobFailed  = "failed"
+	JobKilled  = "killed"
+)
+
+// Instance states as the API reports them.
+const (
+	InstanceQueued   = "queued"
+	InstancePlaced   = "placed"
+	InstanceRunning  = "running"
+	InstanceExited   = "exited"   // exit code 0
+	InstanceFailed   = "failed"   // non-zero exit or exec error
+	InstanceSignaled = "signaled" // ended by a signal it was not asked to take
+	InstanceKilled   = "killed"   // ended after netkill
+	InstanceLost     = "lost"     // its machine left the pool while it ran
+)
+
+// Job is one job with its instances, as GET /v1/jobs returns it.
+type Job struct {
+	ID          uint64     `json:"id"`
+	Name        string     `json:"name"`
+	Owner       string     `json:"owner"`
+	State       string     `json:"state"`
+	Spec        JobSpec    `json:"spec"`
+	SubmittedAt time.Time  `json:"submitted_at"`
+	Instances   []Instance `json:"instances"`
+	// Index is the Raft index that last changed the job.
+	Index uint64 `json:"index"`
+}
+
+// Instance is one copy of a job and its current attempt.
+type Instance struct {
+	Index   int    `json:"index"`
+	Attempt uint64 `json:"attempt"`
+	State   string `json:"state"`
+	Machine string `json:"machine,omitempty"`
+	// Binary is the path chosen for Machine's key, once placed.
+	Binary    string    `json:"binary,omitempty"`
+	PID       int       `json:"pid,omitempty"`
+	ExitCode  int       `json:"exit_code"`
+	Signal    string    `json:"signal,omitempty"`
+	Error     string    `json:"error,omitempty"`
+	PlacedAt  time.Time `json:"placed_at,omitzero"`
+	StartedAt time.Time `json:"started_at,omitzero"`
+	EndedAt   time.Time `json:"ended_at,omitzero"`
+	UserMS    int64     `json:"user_ms,omitempty"`
+	SysMS     int64     `json:"sys_ms,omitempty"`
+	MaxRSSKB  int64     `json:"max_rss_kb,omitempty"`
+	// KillRequested is set once netkill asked for the instance to end.
+	KillRequested bool `json:"kill_requested,omitempty"`
+}
+
+// Finished reports whether the instance has ended for good.
+func (i Instance) Finished() bool {
+	switch i.State {
+	case InstanceExited, InstanceFailed, InstanceSignaled, InstanceKilled, InstanceLost:
+		return true
+	}
+	return false
+}
+
+// KillRequest is the body of POST /v1/jobs/{ref}/kill.
+type KillRequest struct {
+	// Signal is the first signal sent ("TERM" when empty); SIGKILL follows
+	// after the stub's grace period if the group is still alive.
+	Signal string `json:"signal,omitempty"`
+}
+
+// KillResponse answers a kill.
+type KillResponse struct {
+	ID uint64 `json:"id"`
+	// Signaled counts the instances that were placed or running and will
+	// be signalled; Dequeued counts queued instances that will never run.
+	Signaled int `json:"signaled"`
+	Dequeued int `json:"dequeued"`
+}
+
+// Machine states.
+const (
+	MachineUp   = "up"
+	MachineDown = "down"
+)
+
+// Machine is one machine of the pool, as GET /v1/machines returns it.
+type Machine struct {
+	Name     string   `json:"name"`
+	Arch     string   `json:"arch"`
+	CPUs     int      `json:"cpus"`
+	MemoryMB int64    `json:"memory_mb"`
+	Load     float64  `json:"load"`
+	Running  int      `json:"running"`
+	State    string   `json:"state"`
+	Keys     []string `json:"keys,omitempty"`
+	Mounts   []string `json:"mounts,omitempty"`
+	Addr     string   `json:"addr"`
+}
+
+// Server is one member of the server group, as GET /v1/servers returns it.
+type Server struct {
+	Name      string `json:"name"`
+	Address   string `json:"address"` // Raft address
+	HTTP      string `json:"http,omitempty"`
+	Role      string `json:"role"` // leader, follower, candidate, unknown
+	Term      uint64 `json:"term"`
+	LastIndex uint64 `json:"last_index"`
+	Leader    string `json:"leader"` // the leader's name as this server sees it
+	Error     string `json:"error,omitempty"`
+}
+
+// Facts is what a stub reports about its machine.
+type Facts struct {
+	Name     string   `json:"name"`
+	Arch     string   `json:"arch"`
+	CPUs     int      `json:"cpus"`
+	MemoryMB int64    `json:"memory_mb"`
+	Mounts   []string `json:"mounts,omitempty"`
+	// Keys are extra keys beyond the architecture, which is always a key.
+	Keys []string `json:"keys,omitempty"`
+	Load float64  `json:"load"`
+	// HTTPAddr is the stub's API address, host:port.
+	HTTPAddr string `json:"http_addr"`
+}
+
+// StartRequest asks a stub to start one attempt of an instance. A stub
+// treats a repeated (JobID, Instance, Attempt) as already done.
+type StartRequest struct {
+	JobID    uint64   `json:"job_id"`
+	JobName  string   `json:"job_name"`
+	Owner    string   `json:"owner"`
+	Instance int      `json:"instance"`
+	Attempt  uint64   `json:"attempt"`
+	Binary   string   `json:"binary"`
+	Args     []string `json:"args,omitempty"`
+	Env      []string `json:"env,omitempty"`
+	// Servers are HTTP addresses of the server group, a hint for where to
+	// send CHILD events.
+	Servers []string `json:"servers,omitempty"`
+}
+
+// SignalRequest asks a stub to signal the process group of an attempt.
+type SignalRequest struct {
+	JobID    uint64 `json:"job_id"`
+	Instance int    `json:"instance"`
+	Attempt  uint64 `json:"attempt"`
+	// Signal is a name such as "TERM", "KILL", "INT"; "TERM" when empty.
+	Signal string `json:"signal,omitempty"`
+	// GraceMS, when positive, sends SIGKILL to the group if it is still
+	// alive that many milliseconds after Signal.
+	GraceMS int64 `json:"grace_ms,omitempty"`
+}
+
+// Child event kinds: the paper's CHILD_REGISTER and CHILD_TERM.
+const (
+	ChildRegister = "register"
+	ChildTerm     = "term"
+)
+
+// ChildEvent is a stub's report that an attempt started or ended, the body
+// of POST /v1/child.
+type ChildEvent struct {
+	Kind     string    `json:"kind"`
+	JobID    uint64    `json:"job_id"`
+	Instance int       `json:"instance"`
+	Attempt  uint64    `json:"attempt"`
+	Machine  string    `json:"machine"`
+	At       time.Time `json:"at"`
+	PID      int       `json:"pid,omitempty"`
+	ExitCode int       `json:"exit_code"`
+	Signal   string    `json:"signal,omitempty"`
+	// Error is set when the binary could not be started at all.
+	Error    string `json:"error,omitempty"`
+	UserMS   int64  `json:"user_ms,omitempty"`
+	SysMS    int64  `json:"sys_ms,omitempty"`
+	MaxRSSKB int64  `json:"max_rss_kb,omitempty"`
+}
+
+// ChildEventResponse answers POST /v1/child. Stale is true when the event
+// was for an attempt that is no longer current: it was recorded and
+// changed nothing, and the stub should not resend it.
+type ChildEventResponse struct {
+	Index uint64 `json:"index"`
+	Stale bool   `json:"stale"`
+}
+
+// Roles carried in gossip metadata.
+const (
+	RoleServer = "server"
+	RoleStub   = "stub"
+)
+
+// NodeMeta is the memberlist metadata every server and stub gossips.
+// Encoded as JSON it must stay under memberlist's 512-byte limit.
+type NodeMeta struct {
+	Role string `json:"r"`
+	HTTP string `json:"h"`
+	// Raft and Expect are set by servers: the Raft address and the
+	// --bootstrap-expect value.
+	Raft   string `json:"ra,omitempty"`
+	Expect int    `json:"e,omitempty"`
+	// Load is the stub's load average, refreshed as it changes.
+	Load float64 `json:"l,omitempty"`
+}
+
+// ErrorResponse is the body of every non-2xx answer.
+type ErrorResponse struct {
+	Error string `json:"error"`
+}
