@@ -1,0 +1,130 @@
+package queue
+
+import (
+	"slices"
+	"testing"
+)
+
+func TestOrder(t *testing.T) {
+	tests := []struct {
+		name string
+		in   []Item
+		want []Item
+	}{
+		{name: "nil", in: nil, want: nil},
+		{name: "one", in: []Item{{JobID: 1}}, want: []Item{{JobID: 1}}},
+		{
+			name: "higher priority first",
+			in:   []Item{{JobID: 1, Priority: 0, SubmitIndex: 5}, {JobID: 2, Priority: 10, SubmitIndex: 9}},
+			want: []Item{{JobID: 2, Priority: 10, SubmitIndex: 9}, {JobID: 1, Priority: 0, SubmitIndex: 5}},
+		},
+		{
+			name: "negative priority last",
+			in:   []Item{{JobID: 1, Priority: -1}, {JobID: 2}, {JobID: 3, Priority: 1}},
+			want: []Item{{JobID: 3, Priority: 1}, {JobID: 2}, {JobID: 1, Priority: -1}},
+		},
+		{
+			name: "earlier submit first at equal priority",
+			in:   []Item{{JobID: 1, SubmitIndex: 30}, {JobID: 2, SubmitIndex: 20}, {JobID: 3, SubmitIndex: 10}},
+			want: []Item{{JobID: 3, SubmitIndex: 10}, {JobID: 2, SubmitIndex: 20}, {JobID: 1, SubmitIndex: 30}},
+		},
+		{
+			name: "job id breaks a submit tie",
+			in:   []Item{{JobID: 9, SubmitIndex: 4}, {JobID: 3, SubmitIndex: 4}},
+			want: []Item{{JobID: 3, SubmitIndex: 4}, {JobID: 9, SubmitIndex: 4}},
+		},
+		{
+			name: "instances in order within a job",
+			in:   []Item{{JobID: 1, Instance: 2}, {JobID: 1, Instance: 0}, {JobID: 1, Instance: 1}},
+			want: []Item{{JobID: 1, Instance: 0}, {JobID: 1, Instance: 1}, {JobID: 1, Instance: 2}},
+		},
+		{
+			name: "all keys together",
+			in: []Item{
+				{JobID: 5, Instance: 1, Priority: 0, SubmitIndex: 100},
+				{JobID: 7, Instance: 0, Priority: 5, SubmitIndex: 300},
+				{JobID: 5, Instance: 0, Priority: 0, SubmitIndex: 100},
+				{JobID: 6, Instance: 0, Priority: 5, SubmitIndex: 200},
+				{JobID: 4, Instance: 0, Priority: 0, SubmitIndex: 50},
+				{JobID: 7, Instance: 1, Priority: 5, SubmitIndex: 300},
+			},
+			want: []Item{
+				{JobID: 6, Instance: 0, Priority: 5, SubmitIndex: 200},
+				{JobID: 7, Instance: 0, Priority: 5, SubmitIndex: 300},
+				{JobID: 7, Instance: 1, Priority: 5, SubmitIndex: 300},
+				{JobID: 4, Instance: 0, Priority: 0, SubmitIndex: 50},
+				{JobID: 5, Instance: 0, Priority: 0, SubmitIndex: 100},
+				{JobID: 5, Instance: 1, Priority: 0, SubmitIndex: 100},
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := slices.Clone(tt.in)
+			Order(got)
+			if !slices.Equal(got, tt.want) {
+				t.Errorf("Order(%v) = %v, want %v", tt.in, got, tt.want)
+			}
+		})
+	}
+}
+
+// TestOrderAnyInputOrder checks that every permutation of the input gives
+// the same order.
+func TestOrderAnyInputOrder(t *testing.T) {
+	want := []Item{
+		{JobID: 2, Instance: 0, Priority: 1, SubmitIndex: 9},
+		{JobID: 1, Instance: 0, SubmitIndex: 3},
+		{JobID: 1, Instance: 1, SubmitIndex: 3},
+		{JobID: 3, Instance: 0, SubmitIndex: 3},
+		{JobID: 4, Instance: 0, SubmitIndex: 8},
+	}
+	var permute func(prefix, rest []Item)
+	permute = func(prefix, rest []Item) {
+		if len(rest) == 0 {
+			got := slices.Clone(prefix)
+			Order(got)
+			if !slices.Equal(got, want) {
+				t.Errorf("Order(%v) = %v, want %v", prefix, got, want)
+			}
+			return
+		}
+		for i := range rest {
+			next := append(slices.Clone(prefix), rest[i])
+			others := append(slices.Clone(rest[:i]), rest[i+1:]...)
+			permute(next, others)
+		}
+	}
+	permute(nil, want)
+}
+
+func TestCompare(t *testing.T) {
+	tests := []struct {
+		name string
+		a, b Item
+		want int
+	}{
+		{"equal", Item{JobID: 1, Instance: 2}, Item{JobID: 1, Instance: 2}, 0},
+		{"priority beats submit", Item{Priority: 1, SubmitIndex: 9}, Item{SubmitIndex: 1}, -1},
+		{"submit beats job id", Item{JobID: 9, SubmitIndex: 1}, Item{JobID: 1, SubmitIndex: 2}, -1},
+		{"job id beats instance", Item{JobID: 1, Instance: 9}, Item{JobID: 2}, -1},
+		{"instance last", Item{JobID: 1, Instance: 1}, Item{JobID: 1}, 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := Compare(tt.a, tt.b); got != tt.want {
+				t.Errorf("Compare(%v, %v) = %d, want %d", tt.a, tt.b, got, tt.want)
+			}
+			if got := Compare(tt.b, tt.a); got != -tt.want {
+				t.Errorf("Compare(%v, %v) = %d, want %d", tt.b, tt.a, got, -tt.want)
+			}
+		})
+	}
+}
+
+func TestOrderAllocs(t *testing.T) {
+	items := []Item{{JobID: 3}, {JobID: 1}, {JobID: 2}}
+	if n := testing.AllocsPerRun(10, func() { Order(items) }); n != 0 {
+		t.Errorf("Order allocations = %v, want 0", n)
+	}
+}
