@@ -1,0 +1,67 @@
+package fsm
+
+// current finds the instance a CHILD event names and reports whether the
+// event is for its current attempt on the machine it was placed on. A
+// non-current event is counted on the instance and changes nothing else.
+func (d *db) current(index uint64, jobID uint64, idx int, attempt uint64, machine string) (*Job, *Instance, *Result) {
+	j, in, err := d.instance(jobID, idx)
+	if err != nil {
+		return nil, nil, &Result{Index: index, Stale: true, Err: err}
+	}
+	if in.Attempt != attempt || in.Machine != machine || in.State == InstanceQueued {
+		in.StaleEvents++
+		in.ModifyIndex = index
+		j.ModifyIndex = index
+		return nil, nil, &Result{Index: index, Stale: true}
+	}
+	return j, in, nil
+}
+
+// applyChildRegister records that an attempt started (CHILD_REGISTER).
+func (d *db) applyChildRegister(index uint64, c *ChildRegister) *Result {
+	j, in, res := d.current(index, c.JobID, c.Instance, c.Attempt, c.Machine)
+	if res != nil {
+		return res
+	}
+	if in.State != InstancePlaced {
+		// A duplicate, or the attempt already ended: nothing to change.
+		return &Result{Index: index, JobID: j.ID}
+	}
+	in.PID = c.PID
+	in.StartedAt = c.At
+	d.setState(j.ID, in, InstanceRunning, index)
+	j.ModifyIndex = index
+	return &Result{Index: index, JobID: j.ID}
+}
+
+// applyChildTerm records that an attempt ended (CHILD_TERM) and frees its
+// slot. A result arriving for an instance already declared lost is still
+// recorded: the stub came back with it.
+func (d *db) applyChildTerm(index uint64, c *ChildTerm) *Result {
+	j, in, res := d.current(index, c.JobID, c.Instance, c.Attempt, c.Machine)
+	if res != nil {
+		return res
+	}
+	if in.Finished() && in.State != InstanceLost {
+		return &Result{Index: index, JobID: j.ID}
+	}
+	in.ExitCode = c.ExitCode
+	in.Signal = c.Signal
+	in.Error = c.Error
+	in.UserMS, in.SysMS, in.MaxRSSKB = c.UserMS, c.SysMS, c.MaxRSSKB
+	in.EndedAt = c.At
+	var state string
+	switch {
+	case in.KillRequested:
+		state = InstanceKilled
+	case c.Error != "" || (c.Signal == "" && c.ExitCode != 0):
+		state = InstanceFailed
+	case c.Signal != "":
+		state = InstanceSignaled
+	default:
+		state = InstanceExited
+	}
+	d.setState(j.ID, in, state, index)
+	j.ModifyIndex = index
+	return &Result{Index: index, JobID: j.ID}
+}

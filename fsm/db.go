@@ -1,0 +1,134 @@
+package fsm
+
+import (
+	"cmp"
+	"slices"
+)
+
+// db is the whole replicated state. Only Apply and Restore change it. The
+// maps are never iterated where order could reach the state or a snapshot
+// without sorting first.
+type db struct {
+	index     uint64 // last applied Raft index
+	nextJobID uint64
+	machines  map[string]*Machine
+	jobs      map[uint64]*Job
+
+	// Derived indexes, rebuilt from machines and jobs by reindex.
+	byIdempotency map[string]uint64
+	byName        map[string][]uint64 // ascending job ids
+	queued        map[InstanceRef]struct{}
+	active        map[InstanceRef]string // placed or running -> machine
+	running       map[string]int         // machine -> active instances
+}
+
+func newDB() *db {
+	d := &db{
+		nextJobID: 1,
+		machines:  make(map[string]*Machine),
+		jobs:      make(map[uint64]*Job),
+	}
+	d.reindex()
+	return d
+}
+
+// reindex rebuilds the derived indexes from the records.
+func (d *db) reindex() {
+	d.byIdempotency = make(map[string]uint64)
+	d.byName = make(map[string][]uint64)
+	d.queued = make(map[InstanceRef]struct{})
+	d.active = make(map[InstanceRef]string)
+	d.running = make(map[string]int)
+	ids := make([]uint64, 0, len(d.jobs))
+	for id := range d.jobs {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	for _, id := range ids {
+		d.indexJob(d.jobs[id])
+	}
+}
+
+func (d *db) indexJob(j *Job) {
+	if j.IdempotencyKey != "" {
+		d.byIdempotency[j.IdempotencyKey] = j.ID
+	}
+	d.byName[j.Name] = append(d.byName[j.Name], j.ID)
+	for i := range j.Instances {
+		d.setIndexes(j.ID, &j.Instances[i])
+	}
+}
+
+// setIndexes files an instance under the indexes its state calls for.
+// Call it after every state change of an instance, with the old state
+// already removed by unsetIndexes.
+func (d *db) setIndexes(jobID uint64, in *Instance) {
+	ref := InstanceRef{JobID: jobID, Instance: in.Index}
+	switch {
+	case in.State == InstanceQueued:
+		d.queued[ref] = struct{}{}
+	case in.Active():
+		d.active[ref] = in.Machine
+		d.running[in.Machine]++
+	}
+}
+
+// unsetIndexes removes an instance from the indexes of its current state.
+func (d *db) unsetIndexes(jobID uint64, in *Instance) {
+	ref := InstanceRef{JobID: jobID, Instance: in.Index}
+	switch {
+	case in.State == InstanceQueued:
+		delete(d.queued, ref)
+	case in.Active():
+		delete(d.active, ref)
+		if d.running[in.Machine]--; d.running[in.Machine] <= 0 {
+			delete(d.running, in.Machine)
+		}
+	}
+}
+
+// setState moves an instance to a new state, keeping the indexes true.
+func (d *db) setState(jobID uint64, in *Instance, state string, index uint64) {
+	d.unsetIndexes(jobID, in)
+	in.State = state
+	in.ModifyIndex = index
+	d.setIndexes(jobID, in)
+}
+
+func (d *db) instance(jobID uint64, idx int) (*Job, *Instance, error) {
+	j, ok := d.jobs[jobID]
+	if !ok {
+		return nil, nil, ErrNoSuchJob
+	}
+	if idx < 0 || idx >= len(j.Instances) {
+		return j, nil, ErrNoSuchInstance
+	}
+	return j, &j.Instances[idx], nil
+}
+
+func sortedRefs[V any](m map[InstanceRef]V) []InstanceRef {
+	refs := make([]InstanceRef, 0, len(m))
+	for r := range m {
+		refs = append(refs, r)
+	}
+	slices.SortFunc(refs, compareRefs)
+	return refs
+}
+
+func sortedMachines(m map[string]*Machine) []*Machine {
+	out := make([]*Machine, 0, len(m))
+	for _, mc := range m {
+		out = append(out, mc)
+	}
+	slices.SortFunc(out, func(a, b *Machine) int { return cmp.Compare(a.Name, b.Name) })
+	return out
+}
+
+func sortedJobs(m map[uint64]*Job) []*Job {
+	out := make([]*Job, 0, len(m))
+	for _, j := range m {
+		out = append(out, j)
+	}
+	slices.SortFunc(out, func(a, b *Job) int { return cmp.Compare(a.ID, b.ID) })
+	return out
+}

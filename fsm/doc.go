@@ -1,0 +1,14 @@
+// Package fsm is netmgr's replicated database: machines, jobs and their
+// instances, changed only by applying commands from the Raft log.
+//
+// It owns the log format. Every entry is one type byte (a MessageType,
+// numbered by hand and never reused) followed by a JSON body; entries must
+// stay decodable forever. Apply is a pure function of (state, entry): no
+// clocks, randomness, I/O or map-order dependence. Times and identities are
+// stamped by the proposer. Apply re-checks the deterministic invariants
+// (machine up, free slots, attempt current) and drops what violates them,
+// so a stale or duplicated Place can never overcommit a machine or start an
+// instance twice; it never runs the matcher.
+//
+// It is not the wire format (package client) and does no networking.
+package fsm

@@ -1,0 +1,124 @@
+package fsm
+
+import (
+	"encoding/json"
+	"fmt"
+	"sync"
+
+	"github.com/hashicorp/raft"
+)
+
+// Result is what Apply returns for every command (raft hands it back
+// through ApplyFuture.Response). Err holds a rule violation; the state is
+// unchanged by a command that returns one.
+type Result struct {
+	Index uint64
+	// JobID is the job a Submit created, or found by its idempotency key.
+	JobID uint64
+	// Existing is true when a Submit matched an earlier idempotency key.
+	Existing bool
+	// Accepted are the assignments of a Place that passed the re-check;
+	// Dropped counts the others.
+	Accepted []Assignment
+	Dropped  int
+	// Stale is true when a CHILD event named an attempt that is no longer
+	// current: it was counted and changed nothing else.
+	Stale bool
+	// Signaled and Dequeued count what a Kill affected.
+	Signaled int
+	Dequeued int
+	Err      error
+}
+
+// FSM is the raft.FSM holding the database. Apply, Snapshot and Restore are
+// called by Raft; Read and Watch by everyone else. Safe for concurrent use.
+type FSM struct {
+	mu    sync.RWMutex // guards d and watch
+	d     *db
+	watch chan struct{} // closed and replaced after every Apply and Restore
+}
+
+var _ raft.FSM = (*FSM)(nil)
+
+// New returns an empty database.
+func New() *FSM {
+	return &FSM{d: newDB(), watch: make(chan struct{})}
+}
+
+// Read calls fn with a consistent view of the database under a read lock.
+// fn must not block or call back into the FSM.
+func (f *FSM) Read(fn func(View)) {
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	fn(View{d: f.d})
+}
+
+// Watch returns the applied index and a channel closed by the next change.
+func (f *FSM) Watch() (uint64, <-chan struct{}) {
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	return f.d.index, f.watch
+}
+
+// Apply applies one log entry. A command that cannot be decoded panics:
+// a replica must stop rather than diverge.
+func (f *FSM) Apply(l *raft.Log) any {
+	if l.Type != raft.LogCommand {
+		return &Result{Index: l.Index}
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	res := f.apply(l.Index, l.Data)
+	f.d.index = l.Index
+	close(f.watch)
+	f.watch = make(chan struct{})
+	return res
+}
+
+func (f *FSM) apply(index uint64, data []byte) *Result {
+	if len(data) == 0 {
+		panic(fmt.Sprintf("fsm: empty log entry at index %d", index))
+	}
+	t, body := MessageType(data[0]), data[1:]
+	d := f.d
+	switch t {
+	case StubJoinType:
+		var c StubJoin
+		decode(index, t, body, &c)
+		return d.applyStubJoin(index, &c)
+	case StubLeaveType:
+		var c StubLeave
+		decode(index, t, body, &c)
+		return d.applyStubLeave(index, &c)
+	case SubmitType:
+		var c Submit
+		decode(index, t, body, &c)
+		return d.applySubmit(index, &c)
+	case PlaceType:
+		var c Place
+		decode(index, t, body, &c)
+		return d.applyPlace(index, &c)
+	case ChildRegisterType:
+		var c ChildRegister
+		decode(index, t, body, &c)
+		return d.applyChildRegister(index, &c)
+	case ChildTermType:
+		var c ChildTerm
+		decode(index, t, body, &c)
+		return d.applyChildTerm(index, &c)
+	case KillType:
+		var c Kill
+		decode(index, t, body, &c)
+		return d.applyKill(index, &c)
+	}
+	if t&IgnoreUnknownFlag != 0 {
+		return &Result{Index: index}
+	}
+	panic(fmt.Sprintf("fsm: unknown command type %d at index %d", uint8(t), index))
+}
+
+func decode(index uint64, t MessageType, body []byte, v any) {
+	if err := json.Unmarshal(body, v); err != nil {
+		panic(fmt.Sprintf("fsm: decode %v at index %d: %v", t, index, err))
+	}
+}

@@ -1,0 +1,92 @@
+package fsm
+
+import (
+	"fmt"
+	"strings"
+)
+
+func (d *db) applySubmit(index uint64, c *Submit) *Result {
+	if c.IdempotencyKey != "" {
+		if id, ok := d.byIdempotency[c.IdempotencyKey]; ok {
+			return &Result{Index: index, JobID: id, Existing: true}
+		}
+	}
+	if err := validateSpec(&c.Spec); err != nil {
+		return &Result{Index: index, Err: err}
+	}
+	id := d.nextJobID
+	d.nextJobID++
+	name := c.Spec.Name
+	if name == "" {
+		name = DefaultJobName(id)
+	}
+	n := max(c.Spec.Min, 1)
+	j := &Job{
+		ID:             id,
+		Name:           name,
+		Owner:          c.Owner,
+		Spec:           c.Spec,
+		SubmittedAt:    c.At,
+		IdempotencyKey: c.IdempotencyKey,
+		Instances:      make([]Instance, n),
+		CreateIndex:    index,
+		ModifyIndex:    index,
+	}
+	for i := range j.Instances {
+		j.Instances[i] = Instance{Index: i, Attempt: 1, State: InstanceQueued, ModifyIndex: index}
+	}
+	d.jobs[id] = j
+	d.indexJob(j)
+	return &Result{Index: index, JobID: id}
+}
+
+func validateSpec(s *JobSpec) error {
+	if len(s.Binaries) == 0 {
+		return fmt.Errorf("%w: binaries: at least one binary is required", ErrInvalidSpec)
+	}
+	for key, path := range s.Binaries {
+		if key == "" || path == "" {
+			return fmt.Errorf("%w: binaries: key and path must both be set (got %q=%q)", ErrInvalidSpec, key, path)
+		}
+	}
+	if s.Min < 0 {
+		return fmt.Errorf("%w: min: must be positive, got %d", ErrInvalidSpec, s.Min)
+	}
+	for _, e := range s.Env {
+		if k, _, ok := strings.Cut(e, "="); !ok || k == "" {
+			return fmt.Errorf("%w: env: %q is not NAME=value", ErrInvalidSpec, e)
+		}
+	}
+	return nil
+}
+
+// applyKill dequeues the job's waiting instances and marks the placed and
+// running ones for the leader to signal; they end with their CHILD_TERM.
+func (d *db) applyKill(index uint64, c *Kill) *Result {
+	j, ok := d.jobs[c.JobID]
+	if !ok {
+		return &Result{Index: index, Err: fmt.Errorf("kill job %d: %w", c.JobID, ErrNoSuchJob)}
+	}
+	res := &Result{Index: index, JobID: j.ID}
+	for i := range j.Instances {
+		in := &j.Instances[i]
+		switch {
+		case in.State == InstanceQueued:
+			in.EndedAt = c.At
+			d.setState(j.ID, in, InstanceKilled, index)
+			res.Dequeued++
+		case in.Active():
+			in.KillRequested = true
+			in.ModifyIndex = index
+			res.Signaled++
+		}
+	}
+	if res.Dequeued == 0 && res.Signaled == 0 && !j.KillRequested {
+		return &Result{Index: index, JobID: j.ID, Err: fmt.Errorf("kill job %d: %w", j.ID, ErrJobFinished)}
+	}
+	j.KillRequested = true
+	j.KilledBy = c.By
+	j.KillSignal = c.Signal
+	j.ModifyIndex = index
+	return res
+}

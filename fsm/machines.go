@@ -1,0 +1,54 @@
+package fsm
+
+import (
+	"fmt"
+	"slices"
+)
+
+func (d *db) applyStubJoin(index uint64, c *StubJoin) *Result {
+	f := c.Machine
+	if f.Name == "" || f.Arch == "" {
+		return &Result{Index: index, Err: fmt.Errorf("%w: name and arch are required", ErrInvalidMachine)}
+	}
+	f.Keys = slices.Clone(f.Keys)
+	slices.Sort(f.Keys)
+	f.Mounts = slices.Clone(f.Mounts)
+	slices.Sort(f.Mounts)
+	m, ok := d.machines[f.Name]
+	if !ok {
+		m = &Machine{CreateIndex: index}
+		d.machines[f.Name] = m
+	}
+	m.MachineFacts = f
+	if m.State != MachineUp {
+		m.JoinedAt = c.At
+	}
+	m.State = MachineUp
+	m.LeaveReason = ""
+	m.ModifyIndex = index
+	return &Result{Index: index}
+}
+
+// applyStubLeave marks the machine down; instances placed or running there
+// are lost (a later issue restarts the restartable ones).
+func (d *db) applyStubLeave(index uint64, c *StubLeave) *Result {
+	m, ok := d.machines[c.Machine]
+	if !ok || m.State == MachineDown {
+		return &Result{Index: index}
+	}
+	m.State = MachineDown
+	m.LeftAt = c.At
+	m.LeaveReason = c.Reason
+	m.ModifyIndex = index
+	for _, ref := range sortedRefs(d.active) {
+		if d.active[ref] != c.Machine {
+			continue
+		}
+		j, in, _ := d.instance(ref.JobID, ref.Instance)
+		in.EndedAt = c.At
+		in.Error = "machine " + c.Machine + " left the pool: " + c.Reason
+		d.setState(ref.JobID, in, InstanceLost, index)
+		j.ModifyIndex = index
+	}
+	return &Result{Index: index}
+}

@@ -1,0 +1,140 @@
+package fsm
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/hashicorp/raft"
+)
+
+// SnapshotVersion is the snapshot format version. Restore refuses newer
+// versions rather than misread them.
+const SnapshotVersion = 1
+
+// snapshotHeader opens every snapshot.
+type snapshotHeader struct {
+	Format    string `json:"format"`
+	Version   int    `json:"version"`
+	Index     uint64 `json:"index"`
+	NextJobID uint64 `json:"next_job_id"`
+	Machines  int    `json:"machines"`
+	Jobs      int    `json:"jobs"`
+}
+
+const snapshotFormat = "netmgr-fsm"
+
+// ErrSnapshotFormat means a snapshot is not one this version can restore.
+var ErrSnapshotFormat = errors.New("unrecognised snapshot")
+
+// snapshot is a point-in-time copy of the records, written by Persist.
+type snapshot struct {
+	header   snapshotHeader
+	machines []Machine
+	jobs     []Job
+}
+
+// Snapshot copies the records under the lock; Persist does the I/O.
+func (f *FSM) Snapshot() (raft.FSMSnapshot, error) {
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	return f.d.copyRecords(), nil
+}
+
+func (d *db) copyRecords() *snapshot {
+	s := &snapshot{header: snapshotHeader{
+		Format:    snapshotFormat,
+		Version:   SnapshotVersion,
+		Index:     d.index,
+		NextJobID: d.nextJobID,
+		Machines:  len(d.machines),
+		Jobs:      len(d.jobs),
+	}}
+	for _, m := range sortedMachines(d.machines) {
+		s.machines = append(s.machines, *m)
+	}
+	for _, j := range sortedJobs(d.jobs) {
+		c := *j
+		c.Instances = append([]Instance(nil), j.Instances...)
+		s.jobs = append(s.jobs, c)
+	}
+	return s
+}
+
+// Persist writes the header, then one JSON line per machine, then one per
+// job. The record slices are never shared with the live state.
+func (s *snapshot) Persist(sink raft.SnapshotSink) error {
+	if err := s.write(sink); err != nil {
+		_ = sink.Cancel()
+		return fmt.Errorf("persist snapshot: %w", err)
+	}
+	return sink.Close()
+}
+
+func (s *snapshot) write(w io.Writer) error {
+	bw := bufio.NewWriterSize(w, 1<<16)
+	enc := json.NewEncoder(bw)
+	if err := enc.Encode(s.header); err != nil {
+		return err
+	}
+	for i := range s.machines {
+		if err := enc.Encode(&s.machines[i]); err != nil {
+			return err
+		}
+	}
+	for i := range s.jobs {
+		if err := enc.Encode(&s.jobs[i]); err != nil {
+			return err
+		}
+	}
+	return bw.Flush()
+}
+
+// Release is a no-op: the copy is garbage collected.
+func (s *snapshot) Release() {}
+
+// Restore replaces the whole database with the snapshot's.
+func (f *FSM) Restore(rc io.ReadCloser) error {
+	defer rc.Close()
+	d, err := readSnapshot(rc)
+	if err != nil {
+		return fmt.Errorf("restore snapshot: %w", err)
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.d = d
+	close(f.watch)
+	f.watch = make(chan struct{})
+	return nil
+}
+
+func readSnapshot(r io.Reader) (*db, error) {
+	dec := json.NewDecoder(bufio.NewReaderSize(r, 1<<16))
+	var h snapshotHeader
+	if err := dec.Decode(&h); err != nil {
+		return nil, fmt.Errorf("read header: %w", err)
+	}
+	if h.Format != snapshotFormat || h.Version < 1 || h.Version > SnapshotVersion {
+		return nil, fmt.Errorf("%w: format %q version %d", ErrSnapshotFormat, h.Format, h.Version)
+	}
+	d := newDB()
+	d.index, d.nextJobID = h.Index, h.NextJobID
+	for range h.Machines {
+		m := new(Machine)
+		if err := dec.Decode(m); err != nil {
+			return nil, fmt.Errorf("read machine: %w", err)
+		}
+		d.machines[m.Name] = m
+	}
+	for range h.Jobs {
+		j := new(Job)
+		if err := dec.Decode(j); err != nil {
+			return nil, fmt.Errorf("read job: %w", err)
+		}
+		d.jobs[j.ID] = j
+	}
+	d.reindex()
+	return d, nil
+}

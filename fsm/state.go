@@ -1,0 +1,161 @@
+package fsm
+
+import (
+	"slices"
+	"strconv"
+	"time"
+)
+
+// Machine states.
+const (
+	MachineUp   = "up"
+	MachineDown = "down"
+)
+
+// Instance states. An instance moves queued -> placed -> running -> one of
+// the end states; lost when its machine leaves the pool under it.
+const (
+	InstanceQueued   = "queued"
+	InstancePlaced   = "placed"
+	InstanceRunning  = "running"
+	InstanceExited   = "exited"
+	InstanceFailed   = "failed"
+	InstanceSignaled = "signaled"
+	InstanceKilled   = "killed"
+	InstanceLost     = "lost"
+)
+
+// Machine is a machine of the pool.
+type Machine struct {
+	MachineFacts
+	State       string    `json:"state"`
+	JoinedAt    time.Time `json:"joined_at"`
+	LeftAt      time.Time `json:"left_at,omitzero"`
+	LeaveReason string    `json:"leave_reason,omitempty"`
+	CreateIndex uint64    `json:"create_index"`
+	ModifyIndex uint64    `json:"modify_index"`
+}
+
+// Slots is how many instances the machine may run at once: one per CPU.
+func (m *Machine) Slots() int { return max(m.CPUs, 1) }
+
+// HasKey reports whether a binary for key runs on the machine: key is the
+// wildcard "*", the machine's architecture, or one of its keys.
+func (m *Machine) HasKey(key string) bool {
+	return key == AnyKey || key == m.Arch || slices.Contains(m.Keys, key)
+}
+
+// AnyKey is the binaries key that matches every machine.
+const AnyKey = "*"
+
+// Instance is one copy of a job and its current attempt.
+type Instance struct {
+	Index         int       `json:"index"`
+	Attempt       uint64    `json:"attempt"`
+	State         string    `json:"state"`
+	Machine       string    `json:"machine,omitempty"`
+	Key           string    `json:"key,omitempty"`
+	PID           int       `json:"pid,omitempty"`
+	ExitCode      int       `json:"exit_code"`
+	Signal        string    `json:"signal,omitempty"`
+	Error         string    `json:"error,omitempty"`
+	UserMS        int64     `json:"user_ms,omitempty"`
+	SysMS         int64     `json:"sys_ms,omitempty"`
+	MaxRSSKB      int64     `json:"max_rss_kb,omitempty"`
+	PlacedAt      time.Time `json:"placed_at,omitzero"`
+	StartedAt     time.Time `json:"started_at,omitzero"`
+	EndedAt       time.Time `json:"ended_at,omitzero"`
+	KillRequested bool      `json:"kill_requested,omitempty"`
+	// StaleEvents counts CHILD events that arrived for an attempt that was
+	// no longer current (fenced).
+	StaleEvents int    `json:"stale_events,omitempty"`
+	ModifyIndex uint64 `json:"modify_index"`
+}
+
+// Finished reports whether the instance has ended for good.
+func (i *Instance) Finished() bool {
+	switch i.State {
+	case InstanceExited, InstanceFailed, InstanceSignaled, InstanceKilled, InstanceLost:
+		return true
+	}
+	return false
+}
+
+// Active reports whether the instance holds a slot on its machine.
+func (i *Instance) Active() bool {
+	return i.State == InstancePlaced || i.State == InstanceRunning
+}
+
+// Job is a submitted job and its instances.
+type Job struct {
+	ID             uint64     `json:"id"`
+	Name           string     `json:"name"`
+	Owner          string     `json:"owner"`
+	Spec           JobSpec    `json:"spec"`
+	SubmittedAt    time.Time  `json:"submitted_at"`
+	IdempotencyKey string     `json:"idempotency_key,omitempty"`
+	KillRequested  bool       `json:"kill_requested,omitempty"`
+	KilledBy       string     `json:"killed_by,omitempty"`
+	KillSignal     string     `json:"kill_signal,omitempty"`
+	Instances      []Instance `json:"instances"`
+	CreateIndex    uint64     `json:"create_index"`
+	ModifyIndex    uint64     `json:"modify_index"`
+}
+
+// Job states, derived from the instances.
+const (
+	JobQueued  = "queued"
+	JobRunning = "running"
+	JobDone    = "done"
+	JobFailed  = "failed"
+	JobKilled  = "killed"
+)
+
+// State derives the job's state from its instances: running while any is
+// placed or running, queued while any waits, then killed, failed or done.
+func (j *Job) State() string {
+	var queued, active, failed, killed bool
+	for i := range j.Instances {
+		switch j.Instances[i].State {
+		case InstanceQueued:
+			queued = true
+		case InstancePlaced, InstanceRunning:
+			active = true
+		case InstanceKilled:
+			killed = true
+		case InstanceFailed, InstanceSignaled, InstanceLost:
+			failed = true
+		}
+	}
+	switch {
+	case active:
+		return JobRunning
+	case queued:
+		return JobQueued
+	case killed:
+		return JobKilled
+	case failed:
+		return JobFailed
+	}
+	return JobDone
+}
+
+// DefaultJobName is the name a job without symb_name gets.
+func DefaultJobName(id uint64) string { return "job" + strconv.FormatUint(id, 10) }
+
+// InstanceRef names one instance.
+type InstanceRef struct {
+	JobID    uint64 `json:"job_id"`
+	Instance int    `json:"instance"`
+}
+
+// compareRefs orders refs by job then instance.
+func compareRefs(a, b InstanceRef) int {
+	if a.JobID != b.JobID {
+		if a.JobID < b.JobID {
+			return -1
+		}
+		return 1
+	}
+	return a.Instance - b.Instance
+}
