@@ -1,0 +1,41 @@
+package server
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/hashicorp/raft"
+
+	"github.com/netmgr/netmgr/fsm"
+)
+
+// Sentinel errors of the server.
+var (
+	// errNotLeader means this server cannot apply because it does not lead.
+	errNotLeader = errors.New("not the leader")
+	// errNoLeader means the group has no leader right now; retry shortly.
+	errNoLeader = errors.New("no leader: the server group is electing one, retry shortly")
+)
+
+// apply is the one path by which the server changes the database: it
+// encodes the command, applies it through Raft on this server (which must
+// lead) and returns the FSM's result. A rule violation comes back as
+// Result.Err, not as the error.
+func (s *Server) apply(t fsm.MessageType, body any) (*fsm.Result, error) {
+	data, err := fsm.Encode(t, body)
+	if err != nil {
+		return nil, err
+	}
+	f := s.raft.Apply(data, s.cfg.ApplyTimeout)
+	if err := f.Error(); err != nil {
+		if errors.Is(err, raft.ErrNotLeader) || errors.Is(err, raft.ErrLeadershipLost) || errors.Is(err, raft.ErrLeadershipTransferInProgress) {
+			return nil, fmt.Errorf("apply %v: %w", t, errNotLeader)
+		}
+		return nil, fmt.Errorf("apply %v: %w", t, err)
+	}
+	res, ok := f.Response().(*fsm.Result)
+	if !ok {
+		return nil, fmt.Errorf("apply %v: unexpected response %T", t, f.Response())
+	}
+	return res, nil
+}

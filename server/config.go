@@ -1,0 +1,78 @@
+package server
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"time"
+
+	"github.com/hashicorp/raft"
+)
+
+// Config configures a Server.
+type Config struct {
+	// Name is the server's unique name; it is also its Raft server ID and
+	// its gossip node name.
+	Name string
+	// DataDir holds the Raft log and stable store (raft.db, bbolt) and the
+	// snapshots.
+	DataDir string
+	// HTTPAddr is the API listen address host:port; port 0 picks one.
+	HTTPAddr string
+	// RaftAddr is the Raft TCP transport address host:port.
+	RaftAddr string
+	// GossipAddr is the memberlist bind address host:port; port 0 picks one.
+	GossipAddr string
+	// BootstrapExpect forms a new group once this many servers (this one
+	// included) are seen in gossip. Zero means never bootstrap: the server
+	// waits to be added by an existing group's leader.
+	BootstrapExpect int
+	// Join lists gossip addresses of servers or stubs to join.
+	Join []string
+	// Logger receives the server's logs; nil discards them.
+	Logger *slog.Logger
+
+	// RaftTransport, when set, replaces the TCP transport (tests use raft's
+	// in-memory transport); RaftAddr is then ignored.
+	RaftTransport raft.Transport
+	// InmemStore keeps the Raft log and snapshots in memory (tests).
+	InmemStore bool
+	// TuneRaft, when set, may adjust the Raft configuration (tests shorten
+	// timeouts).
+	TuneRaft func(*raft.Config)
+	// ApplyTimeout bounds one Raft apply; 10 s when zero.
+	ApplyTimeout time.Duration
+}
+
+// errConfig reports invalid configuration.
+var errConfig = errors.New("invalid server configuration")
+
+func (c *Config) validate() error {
+	switch {
+	case c.Name == "":
+		return fmt.Errorf("%w: --name is required", errConfig)
+	case c.DataDir == "" && !c.InmemStore:
+		return fmt.Errorf("%w: --data-dir is required", errConfig)
+	case c.HTTPAddr == "":
+		return fmt.Errorf("%w: --http is required", errConfig)
+	case c.RaftAddr == "" && c.RaftTransport == nil:
+		return fmt.Errorf("%w: --raft is required", errConfig)
+	case c.GossipAddr == "":
+		return fmt.Errorf("%w: --gossip is required", errConfig)
+	case c.BootstrapExpect < 0:
+		return fmt.Errorf("%w: --bootstrap-expect must not be negative", errConfig)
+	}
+	for _, a := range []string{c.HTTPAddr, c.GossipAddr} {
+		if _, _, err := net.SplitHostPort(a); err != nil {
+			return fmt.Errorf("%w: address %q: %v", errConfig, a, err)
+		}
+	}
+	if c.ApplyTimeout == 0 {
+		c.ApplyTimeout = 10 * time.Second
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	return nil
+}

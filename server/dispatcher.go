@@ -1,0 +1,194 @@
+package server
+
+import (
+	"context"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/netmgr/netmgr/client"
+	"github.com/netmgr/netmgr/fsm"
+)
+
+// killGrace is how long a stub waits after netkill's first signal before it
+// sends SIGKILL to the job's process group.
+const killGrace = 5 * time.Second
+
+// attemptKey names one attempt of one instance: the unit a Start or a
+// kill Signal is sent for, and the key stubs deduplicate by.
+type attemptKey struct {
+	JobID    uint64
+	Instance int
+	Attempt  uint64
+}
+
+// sendState is the leader's soft memory of one Start or Signal.
+type sendState struct {
+	inflight bool
+	acked    bool
+	failures int
+	retryAt  time.Time
+}
+
+// dispatcher sends Starts for placed attempts and kill Signals for attempts
+// of killed jobs, level-triggered from the database: every pass sends what
+// the database says is owed and not yet acknowledged, so a new leader
+// simply re-sends (stubs ignore repeats). Sends never block the pass.
+type dispatcher struct {
+	s    *Server
+	done chan struct{} // a send finished; the leader loop runs another pass
+	wg   sync.WaitGroup
+
+	mu      sync.Mutex // guards starts and signals
+	starts  map[attemptKey]*sendState
+	signals map[attemptKey]*sendState
+}
+
+func newDispatcher(s *Server) *dispatcher {
+	return &dispatcher{
+		s:       s,
+		done:    make(chan struct{}, 1),
+		starts:  make(map[attemptKey]*sendState),
+		signals: make(map[attemptKey]*sendState),
+	}
+}
+
+// wait blocks until every send this dispatcher started has returned.
+func (d *dispatcher) wait() { d.wg.Wait() }
+
+type startWork struct {
+	key  attemptKey
+	addr string
+	req  client.StartRequest
+}
+
+type signalWork struct {
+	key  attemptKey
+	addr string
+	req  client.SignalRequest
+}
+
+// dispatch starts the sends the database owes.
+func (d *dispatcher) dispatch(ctx context.Context) {
+	servers := d.serverHints()
+	var (
+		starts  []startWork
+		signals []signalWork
+	)
+	live := make(map[attemptKey]bool)
+	d.s.fsm.Read(func(v fsm.View) {
+		for _, ref := range v.Active() {
+			j, in, _ := v.Instance(ref)
+			m, ok := v.Machine(in.Machine)
+			if !ok {
+				continue
+			}
+			key := attemptKey{JobID: j.ID, Instance: in.Index, Attempt: in.Attempt}
+			live[key] = true
+			if in.State == fsm.InstancePlaced {
+				starts = append(starts, startWork{key: key, addr: m.Addr, req: startRequest(j, in, servers)})
+			}
+			if in.KillRequested && in.State == fsm.InstanceRunning {
+				signals = append(signals, signalWork{key: key, addr: m.Addr, req: client.SignalRequest{
+					JobID: j.ID, Instance: in.Index, Attempt: in.Attempt,
+					Signal: j.KillSignal, GraceMS: killGrace.Milliseconds(),
+				}})
+			}
+		}
+	})
+
+	now := time.Now()
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	prune(d.starts, live)
+	prune(d.signals, live)
+	for _, w := range starts {
+		if st := claim(d.starts, w.key, now); st != nil {
+			d.send(ctx, st, w.addr, func(ctx context.Context, c *client.StubClient) error { return c.Start(ctx, w.req) })
+		}
+	}
+	for _, w := range signals {
+		if st := claim(d.signals, w.key, now); st != nil {
+			d.send(ctx, st, w.addr, func(ctx context.Context, c *client.StubClient) error { return c.Signal(ctx, w.req) })
+		}
+	}
+}
+
+// prune forgets attempts that no longer hold a slot.
+func prune(m map[attemptKey]*sendState, live map[attemptKey]bool) {
+	for k, st := range m {
+		if !live[k] && !st.inflight {
+			delete(m, k)
+		}
+	}
+}
+
+// claim returns the send state to use if a send for key is due now.
+func claim(m map[attemptKey]*sendState, key attemptKey, now time.Time) *sendState {
+	st, ok := m[key]
+	if !ok {
+		st = &sendState{}
+		m[key] = st
+	}
+	if st.inflight || st.acked || now.Before(st.retryAt) {
+		return nil
+	}
+	st.inflight = true
+	return st
+}
+
+// send runs one request to a stub in its own goroutine. Called with d.mu held.
+func (d *dispatcher) send(ctx context.Context, st *sendState, addr string, call func(context.Context, *client.StubClient) error) {
+	d.wg.Add(1)
+	go func() {
+		defer d.wg.Done()
+		c, err := client.NewStub(addr, d.s.hc)
+		if err == nil {
+			cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+			err = call(cctx, c)
+			cancel()
+		}
+		d.mu.Lock()
+		st.inflight = false
+		if err == nil {
+			st.acked = true
+		} else {
+			st.failures++
+			st.retryAt = time.Now().Add(min(100*time.Millisecond<<min(st.failures, 6), 5*time.Second))
+			d.s.log.Warn("dispatch to stub failed; will retry", "stub", addr, "failures", st.failures, "err", err)
+		}
+		d.mu.Unlock()
+		select {
+		case d.done <- struct{}{}:
+		default:
+		}
+	}()
+}
+
+// serverHints lists the servers' API addresses for stubs.
+func (d *dispatcher) serverHints() []string {
+	var out []string
+	for _, meta := range d.s.gossip.servers() {
+		out = append(out, meta.HTTP)
+	}
+	return out
+}
+
+func startRequest(j *fsm.Job, in *fsm.Instance, servers []string) client.StartRequest {
+	return client.StartRequest{
+		JobID:    j.ID,
+		JobName:  j.Name,
+		Owner:    j.Owner,
+		Instance: in.Index,
+		Attempt:  in.Attempt,
+		Binary:   j.Spec.Binaries[in.Key],
+		Args:     append([]string(nil), j.Spec.Args...),
+		Env:      append([]string(nil), j.Spec.Env...),
+		Servers:  servers,
+	}
+}
+
+// String names an attempt in logs.
+func (k attemptKey) String() string {
+	return strconv.FormatUint(k.JobID, 10) + "." + strconv.Itoa(k.Instance) + "." + strconv.FormatUint(k.Attempt, 10)
+}

@@ -1,0 +1,97 @@
+package server
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"net/http"
+	"time"
+
+	"github.com/hashicorp/raft"
+)
+
+// forwardedHeader marks a request a follower passed on, so that a request
+// never travels between servers more than once.
+const forwardedHeader = "X-Netmgr-Forwarded"
+
+// leaderHTTP returns the leader's name and API address as gossip knows them.
+func (s *Server) leaderHTTP() (name, addr string, err error) {
+	_, id := s.raft.LeaderWithID()
+	if id == "" {
+		return "", "", errNoLeader
+	}
+	meta, ok := s.gossip.servers()[string(id)]
+	if !ok || meta.HTTP == "" {
+		return string(id), "", fmt.Errorf("leader %s is not in the gossip pool yet: %w", id, errNoLeader)
+	}
+	return string(id), meta.HTTP, nil
+}
+
+// leaderWrite runs h on the leader and forwards the request there from a
+// follower.
+func (s *Server) leaderWrite(h http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if s.raft.State() == raft.Leader {
+			h(w, r)
+			return
+		}
+		s.forward(w, r)
+	}
+}
+
+// leaderRead runs h on the leader, or anywhere with ?stale; a follower
+// redirects a consistent read to the leader.
+func (s *Server) leaderRead(h http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if s.raft.State() == raft.Leader || r.URL.Query().Has("stale") {
+			h(w, r)
+			return
+		}
+		_, addr, err := s.leaderHTTP()
+		if err != nil {
+			s.writeError(w, http.StatusServiceUnavailable, err)
+			return
+		}
+		u := *r.URL
+		u.Scheme, u.Host = "http", addr
+		http.Redirect(w, r, u.String(), http.StatusTemporaryRedirect)
+	}
+}
+
+// forward passes a write to the leader and copies its answer back.
+func (s *Server) forward(w http.ResponseWriter, r *http.Request) {
+	if r.Header.Get(forwardedHeader) != "" {
+		s.writeError(w, http.StatusServiceUnavailable, fmt.Errorf("forwarded write reached a follower: %w", errNoLeader))
+		return
+	}
+	name, addr, err := s.leaderHTTP()
+	if err != nil {
+		s.writeError(w, http.StatusServiceUnavailable, err)
+		return
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, 1<<20))
+	if err != nil {
+		s.writeError(w, http.StatusBadRequest, fmt.Errorf("read request: %w", err))
+		return
+	}
+	req, err := http.NewRequestWithContext(r.Context(), r.Method, "http://"+addr+r.URL.RequestURI(), bytes.NewReader(body))
+	if err != nil {
+		s.writeError(w, http.StatusInternalServerError, fmt.Errorf("forward to leader %s: %w", name, err))
+		return
+	}
+	req.Header = r.Header.Clone()
+	req.Header.Set(forwardedHeader, s.cfg.Name)
+	start := time.Now()
+	resp, err := s.hc.Do(req)
+	if err != nil {
+		s.writeError(w, http.StatusServiceUnavailable, fmt.Errorf("forward to leader %s: %w", name, err))
+		return
+	}
+	defer resp.Body.Close()
+	for k, v := range resp.Header {
+		w.Header()[k] = v
+	}
+	w.WriteHeader(resp.StatusCode)
+	_, _ = io.Copy(w, resp.Body)
+	s.log.Debug("forwarded write", "path", r.URL.Path, "leader", name, "took", time.Since(start))
+}

@@ -1,0 +1,172 @@
+package server
+
+import (
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"net"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/memberlist"
+
+	"github.com/netmgr/netmgr/client"
+)
+
+// member is what this server knows of one node of the gossip pool.
+type member struct {
+	Name  string
+	Meta  client.NodeMeta
+	Alive bool // false once memberlist reported it dead or gone
+	Since time.Time
+}
+
+// gossip runs this server's memberlist node and keeps a view of the pool.
+type gossip struct {
+	ml     *memberlist.Memberlist
+	meta   []byte
+	events chan struct{} // a coalesced "the pool changed" signal for the leader
+	log    *slog.Logger
+
+	mu      sync.Mutex // guards members
+	members map[string]*member
+}
+
+func newGossip(cfg *Config, meta client.NodeMeta) (*gossip, error) {
+	g := &gossip{
+		events:  make(chan struct{}, 1),
+		log:     cfg.Logger,
+		members: make(map[string]*member),
+	}
+	var err error
+	if g.meta, err = json.Marshal(meta); err != nil {
+		return nil, fmt.Errorf("encode gossip meta: %w", err)
+	}
+	host, portStr, err := net.SplitHostPort(cfg.GossipAddr)
+	if err != nil {
+		return nil, fmt.Errorf("gossip address: %w", err)
+	}
+	port, err := strconv.Atoi(portStr)
+	if err != nil {
+		return nil, fmt.Errorf("gossip port: %w", err)
+	}
+	mc := memberlist.DefaultLANConfig()
+	mc.Name = cfg.Name
+	mc.BindAddr, mc.BindPort = host, port
+	mc.AdvertiseAddr, mc.AdvertisePort = host, port
+	mc.Delegate = g
+	mc.Events = g
+	mc.LogOutput = slogWriter{cfg.Logger}
+	if g.ml, err = memberlist.Create(mc); err != nil {
+		return nil, fmt.Errorf("start gossip: %w", err)
+	}
+	return g, nil
+}
+
+// addr returns the gossip address actually bound.
+func (g *gossip) addr() string {
+	n := g.ml.LocalNode()
+	return net.JoinHostPort(n.Addr.String(), strconv.Itoa(int(n.Port)))
+}
+
+// join joins the given gossip addresses, retrying every second until one
+// answers or stop is closed.
+func (g *gossip) join(addrs []string, stop <-chan struct{}) {
+	if len(addrs) == 0 {
+		return
+	}
+	for {
+		n, err := g.ml.Join(addrs)
+		if n > 0 {
+			return
+		}
+		g.log.Warn("gossip join failed, retrying", "addrs", addrs, "err", err)
+		select {
+		case <-stop:
+			return
+		case <-time.After(time.Second):
+		}
+	}
+}
+
+// snapshot returns a copy of the pool as this server sees it.
+func (g *gossip) snapshot() map[string]member {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	out := make(map[string]member, len(g.members))
+	for name, m := range g.members {
+		out[name] = *m
+	}
+	return out
+}
+
+// servers returns the live servers, by name.
+func (g *gossip) servers() map[string]client.NodeMeta {
+	out := make(map[string]client.NodeMeta)
+	for name, m := range g.snapshot() {
+		if m.Alive && m.Meta.Role == client.RoleServer {
+			out[name] = m.Meta
+		}
+	}
+	return out
+}
+
+func (g *gossip) update(n *memberlist.Node, alive bool) {
+	var meta client.NodeMeta
+	if err := json.Unmarshal(n.Meta, &meta); err != nil {
+		g.log.Warn("ignoring gossip member with unreadable meta", "member", n.Name, "err", err)
+		return
+	}
+	g.mu.Lock()
+	g.members[n.Name] = &member{Name: n.Name, Meta: meta, Alive: alive, Since: time.Now()}
+	g.mu.Unlock()
+	select {
+	case g.events <- struct{}{}:
+	default:
+	}
+}
+
+// NotifyJoin is memberlist's callback; it copies and hands off.
+func (g *gossip) NotifyJoin(n *memberlist.Node) { g.update(n, true) }
+
+// NotifyLeave is memberlist's callback for a dead or departed node.
+func (g *gossip) NotifyLeave(n *memberlist.Node) { g.update(n, false) }
+
+// NotifyUpdate is memberlist's callback for changed metadata.
+func (g *gossip) NotifyUpdate(n *memberlist.Node) { g.update(n, true) }
+
+// NodeMeta returns this server's metadata.
+func (g *gossip) NodeMeta(limit int) []byte { return g.meta }
+
+// NotifyMsg ignores user messages; netmgr sends none.
+func (g *gossip) NotifyMsg([]byte) {}
+
+// GetBroadcasts has nothing to broadcast.
+func (g *gossip) GetBroadcasts(overhead, limit int) [][]byte { return nil }
+
+// LocalState has no state to push.
+func (g *gossip) LocalState(join bool) []byte { return nil }
+
+// MergeRemoteState ignores pushed state.
+func (g *gossip) MergeRemoteState(buf []byte, join bool) {}
+
+func (g *gossip) shutdown() {
+	_ = g.ml.Leave(time.Second)
+	_ = g.ml.Shutdown()
+}
+
+// slogWriter turns memberlist's log lines into debug records.
+type slogWriter struct{ l *slog.Logger }
+
+func (w slogWriter) Write(p []byte) (int, error) {
+	w.l.Debug(string(trimNewline(p)), "component", "memberlist")
+	return len(p), nil
+}
+
+func trimNewline(p []byte) []byte {
+	for len(p) > 0 && (p[len(p)-1] == '\n' || p[len(p)-1] == '\r') {
+		p = p[:len(p)-1]
+	}
+	return p
+}

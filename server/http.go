@@ -1,0 +1,67 @@
+package server
+
+import (
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strconv"
+
+	"github.com/netmgr/netmgr/client"
+)
+
+// routes builds the API. Writes are marked so that a follower forwards them
+// to the leader; consistent reads are redirected to the leader unless the
+// request says ?stale.
+func (s *Server) routes() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /v1/jobs", s.leaderWrite(s.handleSubmit))
+	mux.HandleFunc("GET /v1/jobs", s.leaderRead(s.handleJobs))
+	mux.HandleFunc("GET /v1/jobs/{ref}", s.leaderRead(s.handleJob))
+	mux.HandleFunc("POST /v1/jobs/{ref}/kill", s.leaderWrite(s.handleKill))
+	mux.HandleFunc("GET /v1/machines", s.leaderRead(s.handleMachines))
+	mux.HandleFunc("POST /v1/child", s.leaderWrite(s.handleChild))
+	mux.HandleFunc("GET /v1/servers", s.handleServers)
+	mux.HandleFunc("GET /v1/agent/self", s.handleSelf)
+	mux.HandleFunc("GET /v1/health", s.handleHealth)
+	return mux
+}
+
+// writeJSON answers with v as JSON and the applied index.
+func (s *Server) writeJSON(w http.ResponseWriter, status int, v any) {
+	idx, _ := s.fsm.Watch()
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set(client.IndexHeader, strconv.FormatUint(idx, 10))
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+// writeError answers with the error's message and a status for its kind.
+func (s *Server) writeError(w http.ResponseWriter, status int, err error) {
+	s.writeJSON(w, status, client.ErrorResponse{Error: err.Error()})
+}
+
+// writeApplyError answers for an error from apply: a lost leadership or
+// absent leader is retryable (503), anything else an internal error.
+func (s *Server) writeApplyError(w http.ResponseWriter, err error) {
+	if errors.Is(err, errNotLeader) || errors.Is(err, errNoLeader) {
+		s.writeError(w, http.StatusServiceUnavailable, err)
+		return
+	}
+	s.writeError(w, http.StatusInternalServerError, err)
+}
+
+// requestUser is the identity a request acts as. Today it is the name the
+// client sends; an authenticated identity replaces this function alone.
+func requestUser(r *http.Request) string {
+	if u := r.Header.Get(client.UserHeader); u != "" {
+		return u
+	}
+	return "nobody"
+}
+
+// decodeBody reads a JSON request body into v.
+func decodeBody(r *http.Request, v any) error {
+	dec := json.NewDecoder(http.MaxBytesReader(nil, r.Body, 1<<20))
+	dec.DisallowUnknownFields()
+	return dec.Decode(v)
+}

@@ -1,0 +1,144 @@
+package server
+
+import (
+	"context"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/raft"
+
+	"github.com/netmgr/netmgr/client"
+	"github.com/netmgr/netmgr/fsm"
+)
+
+// absentGrace is how long a new leader waits before it declares down a
+// machine that gossip has never mentioned: time for its view of the pool to
+// fill in after a restart.
+const absentGrace = 15 * time.Second
+
+// membership turns the gossip pool into database changes: StubJoin for a
+// live stub the database does not hold as up, StubLeave for an up machine
+// gossip reports failed or has never seen, and AddVoter for a live server
+// outside the Raft configuration.
+type membership struct {
+	s     *Server
+	since time.Time // when this leadership began
+	wg    sync.WaitGroup
+
+	mu      sync.Mutex // guards pending
+	pending map[string]bool
+}
+
+func newMembership(s *Server) *membership {
+	return &membership{s: s, since: time.Now(), pending: make(map[string]bool)}
+}
+
+// wait blocks until every join this watcher started has returned.
+func (m *membership) wait() { m.wg.Wait() }
+
+func (m *membership) reconcile(ctx context.Context) {
+	pool := m.s.gossip.snapshot()
+	type leave struct{ name, reason string }
+	var (
+		joins  []string
+		leaves []leave
+	)
+	m.s.fsm.Read(func(v fsm.View) {
+		for name, mem := range pool {
+			if mem.Meta.Role != client.RoleStub || !mem.Alive {
+				continue
+			}
+			mc, ok := v.Machine(name)
+			if !ok || mc.State != fsm.MachineUp || mc.Addr != mem.Meta.HTTP {
+				joins = append(joins, name)
+			}
+		}
+		for _, mc := range v.Machines() {
+			if mc.State != fsm.MachineUp {
+				continue
+			}
+			mem, ok := pool[mc.Name]
+			switch {
+			case ok && !mem.Alive:
+				leaves = append(leaves, leave{mc.Name, "gossip reports the machine failed or left"})
+			case !ok && time.Since(m.since) > absentGrace:
+				leaves = append(leaves, leave{mc.Name, "machine is not in the gossip pool"})
+			}
+		}
+	})
+	slices.Sort(joins)
+	for _, name := range joins {
+		m.join(ctx, name, pool[name].Meta.HTTP)
+	}
+	for _, l := range leaves {
+		m.s.log.Warn("machine leaves the pool", "machine", l.name, "reason", l.reason)
+		if _, err := m.s.apply(fsm.StubLeaveType, fsm.StubLeave{At: time.Now().UTC(), Machine: l.name, Reason: l.reason}); err != nil {
+			m.s.log.Warn("commit stub leave failed", "machine", l.name, "err", err)
+		}
+	}
+	m.addServers(pool)
+}
+
+// join fetches a stub's facts and commits StubJoin, in the background.
+func (m *membership) join(ctx context.Context, name, addr string) {
+	m.mu.Lock()
+	if m.pending[name] {
+		m.mu.Unlock()
+		return
+	}
+	m.pending[name] = true
+	m.mu.Unlock()
+	m.wg.Add(1)
+	go func() {
+		defer m.wg.Done()
+		defer func() {
+			m.mu.Lock()
+			delete(m.pending, name)
+			m.mu.Unlock()
+		}()
+		c, err := client.NewStub(addr, m.s.hc)
+		if err != nil {
+			m.s.log.Warn("stub address unusable", "machine", name, "addr", addr, "err", err)
+			return
+		}
+		fctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+		facts, err := c.Facts(fctx)
+		cancel()
+		if err != nil {
+			m.s.log.Warn("fetch stub facts failed", "machine", name, "err", err)
+			return
+		}
+		facts.Name, facts.HTTPAddr = name, addr
+		res, err := m.s.apply(fsm.StubJoinType, fsm.StubJoin{At: time.Now().UTC(), Machine: factsFromWire(facts)})
+		switch {
+		case err != nil:
+			m.s.log.Warn("commit stub join failed", "machine", name, "err", err)
+		case res.Err != nil:
+			m.s.log.Warn("stub join refused", "machine", name, "err", res.Err)
+		default:
+			m.s.log.Info("machine joined the pool", "machine", name, "arch", facts.Arch, "cpus", facts.CPUs)
+		}
+	}()
+}
+
+// addServers adds live servers that gossip knows and Raft does not.
+func (m *membership) addServers(pool map[string]member) {
+	f := m.s.raft.GetConfiguration()
+	if f.Error() != nil {
+		return
+	}
+	inConfig := make(map[string]bool)
+	for _, srv := range f.Configuration().Servers {
+		inConfig[string(srv.ID)] = true
+	}
+	for name, mem := range pool {
+		if mem.Meta.Role != client.RoleServer || !mem.Alive || inConfig[name] || mem.Meta.Raft == "" {
+			continue
+		}
+		m.s.log.Info("adding server to the raft group", "server", name, "raft", mem.Meta.Raft)
+		if err := m.s.raft.AddVoter(raft.ServerID(name), raft.ServerAddress(mem.Meta.Raft), 0, 5*time.Second).Error(); err != nil {
+			m.s.log.Warn("add voter failed", "server", name, "err", err)
+		}
+	}
+}

@@ -1,0 +1,112 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/raft"
+	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
+
+	"github.com/netmgr/netmgr/fsm"
+)
+
+// raftNode bundles Raft and the stores it owns, so Shutdown can close them.
+type raftNode struct {
+	raft      *raft.Raft
+	transport raft.Transport
+	closers   []io.Closer
+	notify    chan bool // leadership changes, from raft.Config.NotifyCh
+}
+
+func newRaft(cfg *Config, f *fsm.FSM) (*raftNode, error) {
+	rc := raft.DefaultConfig()
+	rc.LocalID = raft.ServerID(cfg.Name)
+	rc.Logger = raftLogger(cfg.Logger)
+	notify := make(chan bool, 16)
+	rc.NotifyCh = notify
+	if cfg.TuneRaft != nil {
+		cfg.TuneRaft(rc)
+	}
+	n := &raftNode{notify: notify}
+
+	var (
+		logs   raft.LogStore
+		stable raft.StableStore
+		snaps  raft.SnapshotStore
+	)
+	if cfg.InmemStore {
+		store := raft.NewInmemStore()
+		logs, stable, snaps = store, store, raft.NewInmemSnapshotStore()
+	} else {
+		if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
+			return nil, fmt.Errorf("create data dir: %w", err)
+		}
+		store, err := raftboltdb.New(raftboltdb.Options{Path: filepath.Join(cfg.DataDir, "raft.db")})
+		if err != nil {
+			return nil, fmt.Errorf("open raft store: %w", err)
+		}
+		n.closers = append(n.closers, store)
+		cache, err := raft.NewLogCache(512, store)
+		if err != nil {
+			n.close()
+			return nil, fmt.Errorf("create log cache: %w", err)
+		}
+		logs, stable = cache, store
+		fss, err := raft.NewFileSnapshotStoreWithLogger(cfg.DataDir, 2, rc.Logger.Named("snapshot"))
+		if err != nil {
+			n.close()
+			return nil, fmt.Errorf("open snapshot store: %w", err)
+		}
+		snaps = fss
+	}
+
+	n.transport = cfg.RaftTransport
+	if n.transport == nil {
+		addr, err := net.ResolveTCPAddr("tcp", cfg.RaftAddr)
+		if err != nil {
+			n.close()
+			return nil, fmt.Errorf("resolve raft address: %w", err)
+		}
+		t, err := raft.NewTCPTransportWithLogger(cfg.RaftAddr, addr, 3, 10*time.Second, rc.Logger.Named("transport"))
+		if err != nil {
+			n.close()
+			return nil, fmt.Errorf("listen raft: %w", err)
+		}
+		n.transport = t
+		n.closers = append(n.closers, t)
+	}
+
+	r, err := raft.NewRaft(rc, f, logs, stable, snaps, n.transport)
+	if err != nil {
+		n.close()
+		return nil, fmt.Errorf("start raft: %w", err)
+	}
+	n.raft = r
+	return n, nil
+}
+
+func (n *raftNode) close() {
+	for i := len(n.closers) - 1; i >= 0; i-- {
+		_ = n.closers[i].Close()
+	}
+}
+
+// raftLogger gives Raft an hclog logger: warnings and errors to stderr
+// when the server logs, more when it logs at debug level.
+func raftLogger(l *slog.Logger) hclog.Logger {
+	ctx := context.Background()
+	switch {
+	case l.Enabled(ctx, slog.LevelDebug):
+		return hclog.New(&hclog.LoggerOptions{Name: "raft", Level: hclog.Debug, Output: os.Stderr})
+	case l.Enabled(ctx, slog.LevelWarn):
+		return hclog.New(&hclog.LoggerOptions{Name: "raft", Level: hclog.Warn, Output: os.Stderr})
+	}
+	return hclog.NewNullLogger()
+}

@@ -1,0 +1,135 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/raft"
+
+	"github.com/netmgr/netmgr/client"
+	"github.com/netmgr/netmgr/fsm"
+)
+
+// Server is one netmgr server. Create it with New; stop it with Shutdown.
+type Server struct {
+	cfg    Config
+	log    *slog.Logger
+	fsm    *fsm.FSM
+	node   *raftNode
+	raft   *raft.Raft
+	gossip *gossip
+
+	httpLn  net.Listener
+	httpSrv *http.Server
+	hc      *http.Client // for forwarding and for talking to stubs and peers
+
+	ctx    context.Context // cancelled by Shutdown
+	cancel context.CancelFunc
+	wg     sync.WaitGroup // every goroutine the server starts
+
+	shutdownOnce sync.Once
+}
+
+// New starts a server: Raft, the gossip node, the HTTP API, bootstrap by
+// gossip when configured, and the leadership monitor. It returns once all
+// listeners are bound.
+func New(cfg Config) (*Server, error) {
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	s := &Server{
+		cfg: cfg,
+		log: cfg.Logger.With("server", cfg.Name),
+		fsm: fsm.New(),
+		hc:  &http.Client{Timeout: 10 * time.Second},
+	}
+	s.ctx, s.cancel = context.WithCancel(context.Background())
+
+	ln, err := net.Listen("tcp", cfg.HTTPAddr)
+	if err != nil {
+		return nil, fmt.Errorf("listen http: %w", err)
+	}
+	s.httpLn = ln
+
+	if s.node, err = newRaft(&s.cfg, s.fsm); err != nil {
+		ln.Close()
+		return nil, err
+	}
+	s.raft = s.node.raft
+
+	meta := client.NodeMeta{
+		Role:   client.RoleServer,
+		HTTP:   ln.Addr().String(),
+		Raft:   string(s.node.transport.LocalAddr()),
+		Expect: cfg.BootstrapExpect,
+	}
+	if s.gossip, err = newGossip(&s.cfg, meta); err != nil {
+		_ = s.raft.Shutdown().Error()
+		s.node.close()
+		ln.Close()
+		return nil, err
+	}
+
+	s.httpSrv = &http.Server{Handler: s.routes(), ReadHeaderTimeout: 10 * time.Second}
+	s.goFunc(func() {
+		if err := s.httpSrv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			s.log.Error("http server stopped", "err", err)
+		}
+	})
+	s.goFunc(func() { s.gossip.join(cfg.Join, s.ctx.Done()) })
+	if cfg.BootstrapExpect > 0 {
+		s.goFunc(s.bootstrapLoop)
+	}
+	s.goFunc(s.monitorLeadership)
+	s.log.Info("server started", "http", s.HTTPAddr(), "raft", meta.Raft, "gossip", s.gossip.addr())
+	return s, nil
+}
+
+// goFunc runs fn in a goroutine that Shutdown waits for.
+func (s *Server) goFunc(fn func()) {
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		fn()
+	}()
+}
+
+// HTTPAddr is the host:port the API listens on.
+func (s *Server) HTTPAddr() string { return s.httpLn.Addr().String() }
+
+// GossipAddr is the host:port the gossip node listens on.
+func (s *Server) GossipAddr() string { return s.gossip.addr() }
+
+// Name is the server's name.
+func (s *Server) Name() string { return s.cfg.Name }
+
+// IsLeader reports whether this server currently leads the group.
+func (s *Server) IsLeader() bool { return s.raft.State() == raft.Leader }
+
+// Shutdown stops the server: it leaves the gossip pool, stops the API and
+// Raft, waits for every goroutine it started and closes the stores. It is
+// safe to call more than once.
+func (s *Server) Shutdown() error {
+	var err error
+	s.shutdownOnce.Do(func() {
+		s.cancel()
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if e := s.httpSrv.Shutdown(ctx); e != nil {
+			_ = s.httpSrv.Close()
+		}
+		s.gossip.shutdown()
+		if e := s.raft.Shutdown().Error(); e != nil {
+			err = fmt.Errorf("shutdown raft: %w", e)
+		}
+		s.wg.Wait()
+		s.node.close()
+	})
+	return err
+}

@@ -1,0 +1,200 @@
+package servertest
+
+import (
+	"fmt"
+	"log/slog"
+	"os"
+	"os/user"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/raft"
+
+	"github.com/netmgr/netmgr/client"
+	"github.com/netmgr/netmgr/server"
+	"github.com/netmgr/netmgr/stub"
+)
+
+// Cluster is a server group in this process. Servers talk Raft over an
+// in-memory transport (so tests can cut links) and gossip and HTTP over
+// loopback.
+type Cluster struct {
+	t       testing.TB
+	Servers []*server.Server
+	trans   []*raft.InmemTransport
+	Stubs   []*stub.Stub
+	dir     string
+}
+
+// FastRaft shortens Raft's timeouts for tests, as hashicorp/raft's own
+// test clusters do.
+func FastRaft(c *raft.Config) {
+	c.HeartbeatTimeout = 50 * time.Millisecond
+	c.ElectionTimeout = 50 * time.Millisecond
+	c.LeaderLeaseTimeout = 50 * time.Millisecond
+	c.CommitTimeout = 5 * time.Millisecond
+}
+
+// Logger returns a logger for test servers: quiet unless NETMGR_TEST_LOG is
+// set, then debug to stderr.
+func Logger() *slog.Logger {
+	if os.Getenv("NETMGR_TEST_LOG") == "" {
+		return slog.New(slog.DiscardHandler)
+	}
+	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
+}
+
+// NewCluster starts n servers that form a group by gossip (--bootstrap-expect n)
+// and stops them when the test ends.
+func NewCluster(t testing.TB, n int) *Cluster {
+	t.Helper()
+	c := &Cluster{t: t, dir: t.TempDir()}
+	for range n {
+		_, tr := raft.NewInmemTransport("")
+		c.trans = append(c.trans, tr)
+	}
+	c.connectAll()
+	for i := range n {
+		cfg := server.Config{
+			Name:            fmt.Sprintf("s%d", i),
+			HTTPAddr:        "127.0.0.1:0",
+			GossipAddr:      "127.0.0.1:0",
+			BootstrapExpect: n,
+			RaftTransport:   c.trans[i],
+			InmemStore:      true,
+			TuneRaft:        FastRaft,
+			Logger:          Logger(),
+		}
+		if i > 0 {
+			cfg.Join = []string{c.Servers[0].GossipAddr()}
+		}
+		s, err := server.New(cfg)
+		if err != nil {
+			t.Fatalf("start server %d: %v", i, err)
+		}
+		c.Servers = append(c.Servers, s)
+		t.Cleanup(func() { _ = s.Shutdown() })
+	}
+	return c
+}
+
+func (c *Cluster) connectAll() {
+	for i, a := range c.trans {
+		for j, b := range c.trans {
+			if i != j {
+				a.Connect(b.LocalAddr(), b)
+			}
+		}
+	}
+}
+
+// WaitLeader waits until exactly one reachable server leads and returns
+// its index.
+func (c *Cluster) WaitLeader(skip ...int) int {
+	c.t.Helper()
+	var leader int
+	WaitFor(c.t, 10*time.Second, "one leader", func() bool {
+		leader = -1
+		for i, s := range c.Servers {
+			if contains(skip, i) || !s.IsLeader() {
+				continue
+			}
+			if leader >= 0 {
+				return false
+			}
+			leader = i
+		}
+		return leader >= 0
+	})
+	return leader
+}
+
+// Isolate cuts server i's Raft links to every other server.
+func (c *Cluster) Isolate(i int) {
+	c.trans[i].DisconnectAll()
+	for j, tr := range c.trans {
+		if j != i {
+			tr.Disconnect(c.trans[i].LocalAddr())
+		}
+	}
+}
+
+// Heal reconnects every Raft link.
+func (c *Cluster) Heal() { c.connectAll() }
+
+// Addrs returns the servers' API addresses.
+func (c *Cluster) Addrs(only ...int) []string {
+	var out []string
+	for i, s := range c.Servers {
+		if len(only) == 0 || contains(only, i) {
+			out = append(out, s.HTTPAddr())
+		}
+	}
+	return out
+}
+
+// Client returns a client for the given servers (all when none named),
+// acting as the OS user running the test, as the CLI does.
+func (c *Cluster) Client(only ...int) *client.Client {
+	c.t.Helper()
+	cl, err := client.New(c.Addrs(only...), client.WithUser(CurrentUser(c.t)))
+	if err != nil {
+		c.t.Fatalf("new client: %v", err)
+	}
+	return cl
+}
+
+// AddStub starts a stub in this process that joins the group's gossip pool
+// and forks real jobs under an exec dir in the test's temp dir.
+func (c *Cluster) AddStub(name string) *stub.Stub {
+	c.t.Helper()
+	dir := filepath.Join(c.dir, name)
+	st, err := stub.New(stub.Config{
+		Name:       name,
+		DataDir:    filepath.Join(dir, "data"),
+		HTTPAddr:   "127.0.0.1:0",
+		GossipAddr: "127.0.0.1:0",
+		Join:       []string{c.Servers[0].GossipAddr()},
+		ExecDir:    filepath.Join(dir, "exec"),
+		Logger:     Logger(),
+	})
+	if err != nil {
+		c.t.Fatalf("start stub %s: %v", name, err)
+	}
+	c.Stubs = append(c.Stubs, st)
+	c.t.Cleanup(func() { _ = st.Shutdown() })
+	return st
+}
+
+// CurrentUser is the name of the OS user running the test.
+func CurrentUser(t testing.TB) string {
+	t.Helper()
+	u, err := user.Current()
+	if err != nil {
+		t.Fatalf("current user: %v", err)
+	}
+	return u.Username
+}
+
+// WaitFor polls cond every 10 ms until it holds or timeout passes, then
+// fails the test naming what it waited for.
+func WaitFor(t testing.TB, timeout time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %v waiting for %s", timeout, what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func contains(xs []int, x int) bool {
+	for _, v := range xs {
+		if v == x {
+			return true
+		}
+	}
+	return false
+}
