@@ -15,6 +15,9 @@ var (
 	errNotLeader = errors.New("not the leader")
 	// errNoLeader means the group has no leader right now; retry shortly.
 	errNoLeader = errors.New("no leader: the server group is electing one, retry shortly")
+	// errCatchingUp means a new leader has not yet applied every committed
+	// entry, so it cannot answer a consistent read yet.
+	errCatchingUp = errors.New("new leader is applying the log, retry shortly")
 )
 
 // apply is the one path by which the server changes the database: it

@@ -43,7 +43,15 @@ func (s *Server) leaderWrite(h http.HandlerFunc) http.HandlerFunc {
 // redirects a consistent read to the leader.
 func (s *Server) leaderRead(h http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		if s.raft.State() == raft.Leader || r.URL.Query().Has("stale") {
+		if r.URL.Query().Has("stale") {
+			h(w, r)
+			return
+		}
+		if s.raft.State() == raft.Leader {
+			if !s.ready.Load() {
+				s.writeError(w, http.StatusServiceUnavailable, errCatchingUp)
+				return
+			}
 			h(w, r)
 			return
 		}

@@ -66,6 +66,8 @@ func (s *Server) leaderLoop(ctx context.Context) {
 		s.log.Error("leader barrier failed; stepping back", "err", err)
 		return
 	}
+	s.ready.Store(true)
+	defer s.ready.Store(false)
 	d := newDispatcher(s)
 	defer d.wait()
 	m := newMembership(s)

@@ -74,6 +74,9 @@ func newRaft(cfg *Config, f *fsm.FSM) (*raftNode, error) {
 			n.close()
 			return nil, fmt.Errorf("resolve raft address: %w", err)
 		}
+		if addr.Port == 0 {
+			addr = nil // advertise the port the listener picks
+		}
 		t, err := raft.NewTCPTransportWithLogger(cfg.RaftAddr, addr, 3, 10*time.Second, rc.Logger.Named("transport"))
 		if err != nil {
 			n.close()

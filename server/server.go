@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/raft"
@@ -28,6 +29,11 @@ type Server struct {
 	httpLn  net.Listener
 	httpSrv *http.Server
 	hc      *http.Client // for forwarding and for talking to stubs and peers
+
+	// ready is true while this server leads and its leader loop's Barrier
+	// has applied everything earlier leaders committed; consistent reads
+	// wait for it.
+	ready atomic.Bool
 
 	ctx    context.Context // cancelled by Shutdown
 	cancel context.CancelFunc
@@ -132,4 +138,12 @@ func (s *Server) Shutdown() error {
 		s.node.close()
 	})
 	return err
+}
+
+// Snapshot asks Raft to take a snapshot now and waits for it.
+func (s *Server) Snapshot() error {
+	if err := s.raft.Snapshot().Error(); err != nil {
+		return fmt.Errorf("snapshot: %w", err)
+	}
+	return nil
 }

@@ -1,0 +1,89 @@
+package server_test
+
+import (
+	"net"
+	"testing"
+
+	"github.com/hashicorp/raft"
+
+	"github.com/netmgr/netmgr/client"
+	"github.com/netmgr/netmgr/server"
+	"github.com/netmgr/netmgr/server/servertest"
+)
+
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatalf("pick a port: %v", err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+// TestRestartOnDataDirKeepsDatabase runs a single server on the real stores
+// (raft-boltdb and file snapshots), takes a snapshot midway, stops it and
+// starts it again on the same data dir: every job is still there and ids
+// continue where they stopped.
+func TestRestartOnDataDirKeepsDatabase(t *testing.T) {
+	cfg := server.Config{
+		Name:            "solo",
+		DataDir:         t.TempDir(),
+		HTTPAddr:        "127.0.0.1:0",
+		RaftAddr:        freeAddr(t),
+		GossipAddr:      "127.0.0.1:0",
+		BootstrapExpect: 1,
+		Logger:          servertest.Logger(),
+		TuneRaft: func(c *raft.Config) {
+			servertest.FastRaft(c)
+			c.SnapshotThreshold = 3
+			c.TrailingLogs = 1
+		},
+	}
+	start := func() (*server.Server, *client.Client) {
+		t.Helper()
+		s, err := server.New(cfg)
+		if err != nil {
+			t.Fatalf("start server: %v", err)
+		}
+		t.Cleanup(func() { _ = s.Shutdown() })
+		servertest.WaitFor(t, 10e9, "leader", s.IsLeader)
+		cl, err := client.New([]string{s.HTTPAddr()}, client.WithUser("tester"))
+		if err != nil {
+			t.Fatalf("client: %v", err)
+		}
+		return s, cl
+	}
+
+	s, cl := start()
+	for range 5 {
+		if _, err := cl.Submit(ctx(t), client.SubmitRequest{Spec: shSpec("true", 2)}); err != nil {
+			t.Fatalf("submit: %v", err)
+		}
+	}
+	if err := s.Snapshot(); err != nil {
+		t.Fatalf("snapshot: %v", err)
+	}
+	if _, err := cl.Submit(ctx(t), client.SubmitRequest{Spec: shSpec("true", 1)}); err != nil {
+		t.Fatalf("submit after snapshot: %v", err)
+	}
+	if err := s.Shutdown(); err != nil {
+		t.Fatalf("shutdown: %v", err)
+	}
+
+	_, cl = start()
+	jobs, err := cl.Jobs(ctx(t))
+	if err != nil {
+		t.Fatalf("jobs after restart: %v", err)
+	}
+	if len(jobs) != 6 {
+		t.Fatalf("got %d jobs after restart, want 6", len(jobs))
+	}
+	next, err := cl.Submit(ctx(t), client.SubmitRequest{Spec: shSpec("true", 1)})
+	if err != nil {
+		t.Fatalf("submit after restart: %v", err)
+	}
+	if next.ID != 7 {
+		t.Errorf("first id after restart %d, want 7", next.ID)
+	}
+}
