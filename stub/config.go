@@ -1,0 +1,61 @@
+package stub
+
+import (
+	"fmt"
+	"log/slog"
+	"os"
+)
+
+// DefaultExecDir is where attempt directories are made when Config.ExecDir
+// is empty.
+const DefaultExecDir = "/tmp/nmgr"
+
+// Config configures a Stub.
+type Config struct {
+	// Name is the machine name, also the memberlist node name; the host
+	// name when empty.
+	Name string
+	// DataDir holds the bbolt outbox (outbox.db). Required.
+	DataDir string
+	// HTTPAddr is the stub API listen address host:port (port 0 = pick);
+	// 127.0.0.1:0 when empty.
+	HTTPAddr string
+	// GossipAddr is the memberlist bind address host:port (port 0 = pick).
+	// Empty disables gossip: the stub then knows only Servers and the
+	// hints of StartRequests.
+	GossipAddr string
+	// Join lists gossip addresses of servers (or other stubs) to join.
+	Join []string
+	// ExecDir is where attempt directories are made; DefaultExecDir when
+	// empty.
+	ExecDir string
+	// Servers are optional static server HTTP addresses, used in addition
+	// to the servers learned from gossip (tests and bootstrap).
+	Servers []string
+	// Logger receives the stub's and memberlist's logs; nil discards them.
+	Logger *slog.Logger
+}
+
+// withDefaults checks cfg and fills in the defaults.
+func (c Config) withDefaults() (Config, error) {
+	if c.DataDir == "" {
+		return c, ErrNoDataDir
+	}
+	if c.Name == "" {
+		h, err := os.Hostname()
+		if err != nil {
+			return c, fmt.Errorf("default machine name: %w", err)
+		}
+		c.Name = h
+	}
+	if c.ExecDir == "" {
+		c.ExecDir = DefaultExecDir
+	}
+	if c.HTTPAddr == "" {
+		c.HTTPAddr = "127.0.0.1:0"
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	return c, nil
+}

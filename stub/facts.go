@@ -1,0 +1,119 @@
+package stub
+
+import (
+	"fmt"
+	"runtime"
+	"slices"
+	"strings"
+
+	"github.com/netmgr/netmgr/client"
+	"github.com/prometheus/procfs"
+	"golang.org/x/sys/unix"
+)
+
+// pseudoFS are file system types that are no storage a job could need:
+// kernel interfaces and memory-backed scratch space.
+var pseudoFS = map[string]bool{
+	"autofs": true, "binfmt_misc": true, "bpf": true, "cgroup": true,
+	"cgroup2": true, "configfs": true, "debugfs": true, "devpts": true,
+	"devtmpfs": true, "efivarfs": true, "fusectl": true, "hugetlbfs": true,
+	"mqueue": true, "nsfs": true, "proc": true, "pstore": true,
+	"ramfs": true, "rpc_pipefs": true, "securityfs": true, "selinuxfs": true,
+	"sysfs": true, "tmpfs": true, "tracefs": true,
+}
+
+// factSource reads what the stub reports about its machine from /proc.
+type factSource struct {
+	fs  procfs.FS
+	err error // from opening /proc; every read then fails with it
+}
+
+func newFactSource() *factSource {
+	fs, err := procfs.NewDefaultFS()
+	return &factSource{fs: fs, err: err}
+}
+
+// facts gathers the machine's facts; name and httpAddr are the stub's.
+func (f *factSource) facts(name, httpAddr string) (client.Facts, error) {
+	arch, err := machineArch()
+	if err != nil {
+		return client.Facts{}, err
+	}
+	mem, err := f.memoryMB()
+	if err != nil {
+		return client.Facts{}, err
+	}
+	mounts, err := f.mounts()
+	if err != nil {
+		return client.Facts{}, err
+	}
+	load, err := f.load()
+	if err != nil {
+		return client.Facts{}, err
+	}
+	return client.Facts{
+		Name:     name,
+		Arch:     arch,
+		CPUs:     runtime.NumCPU(),
+		MemoryMB: mem,
+		Mounts:   mounts,
+		Load:     load,
+		HTTPAddr: httpAddr,
+	}, nil
+}
+
+// machineArch returns the machine hardware name exactly as uname -m prints it.
+func machineArch() (string, error) {
+	var u unix.Utsname
+	if err := unix.Uname(&u); err != nil {
+		return "", fmt.Errorf("uname: %w", err)
+	}
+	return unix.ByteSliceToString(u.Machine[:]), nil
+}
+
+// memoryMB returns MemTotal from /proc/meminfo in MiB.
+func (f *factSource) memoryMB() (int64, error) {
+	if f.err != nil {
+		return 0, fmt.Errorf("read meminfo: %w", f.err)
+	}
+	mi, err := f.fs.Meminfo()
+	if err != nil {
+		return 0, fmt.Errorf("read meminfo: %w", err)
+	}
+	if mi.MemTotal == nil {
+		return 0, fmt.Errorf("read meminfo: no MemTotal")
+	}
+	return int64(*mi.MemTotal / 1024), nil
+}
+
+// mounts returns the sorted, distinct mount points of storage file systems.
+func (f *factSource) mounts() ([]string, error) {
+	if f.err != nil {
+		return nil, fmt.Errorf("read mounts: %w", f.err)
+	}
+	ms, err := f.fs.GetMounts()
+	if err != nil {
+		return nil, fmt.Errorf("read mounts: %w", err)
+	}
+	var out []string
+	for _, m := range ms {
+		if pseudoFS[m.FSType] || strings.HasPrefix(m.FSType, "cgroup") {
+			continue
+		}
+		out = append(out, m.MountPoint)
+	}
+	slices.Sort(out)
+	return slices.Compact(out), nil
+}
+
+// load returns the 1-minute load average.
+func (f *factSource) load() (float64, error) {
+	if f.err != nil {
+		return 0, fmt.Errorf("read load average: %w", f.err)
+	}
+	la, err := f.fs.LoadAvg()
+	if err != nil {
+		return 0, fmt.Errorf("read load average: %w", err)
+	}
+	return la.Load1, nil
+}

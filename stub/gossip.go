@@ -1,0 +1,280 @@
+package stub
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"log"
+	"log/slog"
+	"math"
+	"net"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/memberlist"
+	"github.com/netmgr/netmgr/client"
+)
+
+const (
+	// loadInterval is how often the load average in the metadata is
+	// refreshed; loadDelta is the change that is worth gossiping.
+	loadInterval = 2 * time.Second
+	loadDelta    = 0.05
+	// joinInterval is the pause between failed joins.
+	joinInterval = time.Second
+	// leaveTimeout bounds how long Shutdown waits for the leave to spread.
+	leaveTimeout = time.Second
+	// updateTimeout bounds how long a metadata update waits to spread.
+	updateTimeout = time.Second
+)
+
+// memberEvent is a copy of what a memberlist callback reported.
+type memberEvent struct {
+	name string
+	meta []byte
+	left bool
+}
+
+// gossip is the stub's membership in the memberlist pool: it gossips the
+// stub's metadata and feeds the servers it sees to the server list.
+type gossip struct {
+	log     *slog.Logger
+	ml      *memberlist.Memberlist
+	servers *serverList
+	facts   *factSource
+	wake    chan struct{} // cap 1; signalled when events are queued
+
+	mu     sync.Mutex // guards meta and events
+	meta   client.NodeMeta
+	events []memberEvent
+}
+
+// startGossip creates the memberlist node; run joins the pool.
+func startGossip(cfg Config, httpAddr string, servers *serverList, facts *factSource) (*gossip, error) {
+	bind, err := net.ResolveTCPAddr("tcp", cfg.GossipAddr)
+	if err != nil {
+		return nil, fmt.Errorf("gossip address %q: %w", cfg.GossipAddr, err)
+	}
+	g := &gossip{
+		log:     cfg.Logger,
+		servers: servers,
+		facts:   facts,
+		wake:    make(chan struct{}, 1),
+		meta:    client.NodeMeta{Role: client.RoleStub, HTTP: httpAddr},
+	}
+	if l, err := facts.load(); err == nil {
+		g.meta.Load = l
+	}
+
+	mc := memberlist.DefaultLANConfig()
+	mc.Name = cfg.Name
+	mc.BindAddr = "0.0.0.0"
+	if bind.IP != nil && !bind.IP.IsUnspecified() {
+		mc.BindAddr = bind.IP.String()
+		mc.AdvertiseAddr = bind.IP.String()
+	}
+	mc.BindPort, mc.AdvertisePort = bind.Port, bind.Port
+	mc.Delegate = (*metaDelegate)(g)
+	mc.Events = (*eventDelegate)(g)
+	mc.Logger = log.New(&logWriter{log: cfg.Logger}, "", 0)
+	if g.ml, err = memberlist.Create(mc); err != nil {
+		return nil, fmt.Errorf("start gossip on %s: %w", cfg.GossipAddr, err)
+	}
+
+	// Advertise a reachable API address: an unspecified host becomes the
+	// gossip advertise address.
+	if h, p, err := net.SplitHostPort(httpAddr); err == nil {
+		if ip := net.ParseIP(h); h == "" || (ip != nil && ip.IsUnspecified()) {
+			g.mu.Lock()
+			g.meta.HTTP = net.JoinHostPort(g.ml.LocalNode().Addr.String(), p)
+			g.mu.Unlock()
+			if err := g.ml.UpdateNode(updateTimeout); err != nil {
+				g.log.Warn("gossip metadata update", "err", err)
+			}
+		}
+	}
+	return g, nil
+}
+
+// httpAddr returns the API address the stub gossips.
+func (g *gossip) httpAddr() string {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.meta.HTTP
+}
+
+// run joins the pool (retrying every second until one join succeeds),
+// applies membership events and refreshes the load average, until ctx ends.
+func (g *gossip) run(ctx context.Context, join []string) {
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	if len(join) > 0 {
+		wg.Go(func() { g.join(ctx, join) })
+	}
+	tick := time.NewTicker(loadInterval)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-g.wake:
+			g.applyEvents()
+		case <-tick.C:
+			g.refreshLoad()
+		}
+	}
+}
+
+func (g *gossip) join(ctx context.Context, addrs []string) {
+	for {
+		n, err := g.ml.Join(addrs)
+		if err == nil && n > 0 {
+			g.log.Info("joined gossip pool", "via", n, "members", g.ml.NumMembers())
+			return
+		}
+		g.log.Debug("gossip join failed; retrying", "addrs", addrs, "err", err)
+		t := time.NewTimer(joinInterval)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// applyEvents feeds the queued membership events to the server list.
+func (g *gossip) applyEvents() {
+	g.mu.Lock()
+	evs := g.events
+	g.events = nil
+	g.mu.Unlock()
+	for _, ev := range evs {
+		var meta client.NodeMeta
+		if !ev.left && len(ev.meta) > 0 {
+			if err := json.Unmarshal(ev.meta, &meta); err != nil {
+				g.log.Warn("bad gossip metadata", "node", ev.name, "err", err)
+			}
+		}
+		if meta.Role == client.RoleServer && meta.HTTP != "" {
+			g.log.Debug("server seen in gossip", "node", ev.name, "http", meta.HTTP)
+			g.servers.setGossip(ev.name, meta.HTTP)
+		} else {
+			g.servers.setGossip(ev.name, "")
+		}
+	}
+}
+
+// refreshLoad gossips the load average when it moved by loadDelta or more.
+func (g *gossip) refreshLoad() {
+	l, err := g.facts.load()
+	if err != nil {
+		g.log.Warn("read load average", "err", err)
+		return
+	}
+	g.mu.Lock()
+	changed := math.Abs(l-g.meta.Load) >= loadDelta
+	if changed {
+		g.meta.Load = l
+	}
+	g.mu.Unlock()
+	if changed {
+		if err := g.ml.UpdateNode(updateTimeout); err != nil {
+			g.log.Debug("gossip load update", "err", err)
+		}
+	}
+}
+
+// leave leaves the pool and stops the memberlist node.
+func (g *gossip) leave() error {
+	if err := g.ml.Leave(leaveTimeout); err != nil {
+		g.log.Warn("gossip leave", "err", err)
+	}
+	if err := g.ml.Shutdown(); err != nil {
+		return fmt.Errorf("stop gossip: %w", err)
+	}
+	return nil
+}
+
+// push queues a membership event without blocking.
+func (g *gossip) push(ev memberEvent) {
+	g.mu.Lock()
+	g.events = append(g.events, ev)
+	g.mu.Unlock()
+	select {
+	case g.wake <- struct{}{}:
+	default:
+	}
+}
+
+// metaDelegate is the memberlist.Delegate: it serves the stub's metadata.
+type metaDelegate gossip
+
+var _ memberlist.Delegate = (*metaDelegate)(nil)
+
+// NodeMeta returns the stub's client.NodeMeta as JSON.
+func (d *metaDelegate) NodeMeta(limit int) []byte {
+	d.mu.Lock()
+	b, err := json.Marshal(d.meta)
+	d.mu.Unlock()
+	if err != nil || len(b) > limit {
+		d.log.Error("gossip metadata does not fit", "len", len(b), "limit", limit, "err", err)
+		return nil
+	}
+	return b
+}
+
+// NotifyMsg ignores user messages; the stub sends none.
+func (d *metaDelegate) NotifyMsg([]byte) {}
+
+// GetBroadcasts returns nothing; the stub broadcasts nothing.
+func (d *metaDelegate) GetBroadcasts(int, int) [][]byte { return nil }
+
+// LocalState returns nothing; there is no state to push or pull.
+func (d *metaDelegate) LocalState(bool) []byte { return nil }
+
+// MergeRemoteState ignores remote state.
+func (d *metaDelegate) MergeRemoteState([]byte, bool) {}
+
+// eventDelegate is the memberlist.EventDelegate: it copies each event and
+// hands it to run.
+type eventDelegate gossip
+
+var _ memberlist.EventDelegate = (*eventDelegate)(nil)
+
+// NotifyJoin queues a join.
+func (d *eventDelegate) NotifyJoin(n *memberlist.Node) {
+	(*gossip)(d).push(memberEvent{name: n.Name, meta: bytes.Clone(n.Meta)})
+}
+
+// NotifyLeave queues a leave or failure.
+func (d *eventDelegate) NotifyLeave(n *memberlist.Node) {
+	(*gossip)(d).push(memberEvent{name: n.Name, left: true})
+}
+
+// NotifyUpdate queues a metadata change.
+func (d *eventDelegate) NotifyUpdate(n *memberlist.Node) {
+	(*gossip)(d).push(memberEvent{name: n.Name, meta: bytes.Clone(n.Meta)})
+}
+
+// logWriter turns memberlist's "[LEVEL] memberlist: msg" lines into slog
+// records.
+type logWriter struct{ log *slog.Logger }
+
+func (w *logWriter) Write(p []byte) (int, error) {
+	line := strings.TrimSpace(string(p))
+	level := slog.LevelInfo
+	for prefix, l := range map[string]slog.Level{
+		"[DEBUG]": slog.LevelDebug, "[INFO]": slog.LevelInfo,
+		"[WARN]": slog.LevelWarn, "[ERR]": slog.LevelError, "[ERROR]": slog.LevelError,
+	} {
+		if rest, ok := strings.CutPrefix(line, prefix); ok {
+			level, line = l, strings.TrimSpace(rest)
+			break
+		}
+	}
+	w.log.Log(context.Background(), level, line, "component", "memberlist")
+	return len(p), nil
+}

@@ -1,0 +1,170 @@
+package stub
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/netmgr/netmgr/client"
+)
+
+// waitTimeout bounds every polling wait of these tests.
+const waitTimeout = 15 * time.Second
+
+// waitFor polls cond until it holds, failing the test after waitTimeout.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(waitTimeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(10 * time.Millisecond) // polling interval, not a wait for an outcome
+	}
+}
+
+// fakeServer stands in for the netmgr server group: it records the child
+// events POSTed to it.
+type fakeServer struct {
+	srv *httptest.Server
+
+	mu       sync.Mutex // guards the fields below
+	status   int        // answer status; 0 means 200
+	stale    bool       // answer Stale: true
+	accepted []client.ChildEvent
+	received []client.ChildEvent // every event, accepted or not
+}
+
+func newFakeServer(t *testing.T, status int) *fakeServer {
+	t.Helper()
+	f := &fakeServer{status: status}
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /v1/child", func(w http.ResponseWriter, r *http.Request) {
+		var ev client.ChildEvent
+		if err := json.NewDecoder(r.Body).Decode(&ev); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		f.received = append(f.received, ev)
+		if f.status != 0 && f.status != http.StatusOK {
+			w.WriteHeader(f.status)
+			_ = json.NewEncoder(w).Encode(client.ErrorResponse{Error: "no leader"})
+			return
+		}
+		f.accepted = append(f.accepted, ev)
+		_ = json.NewEncoder(w).Encode(client.ChildEventResponse{Index: uint64(len(f.accepted)), Stale: f.stale})
+	})
+	f.srv = httptest.NewServer(mux)
+	t.Cleanup(f.srv.Close)
+	return f
+}
+
+// addr returns the server's host:port.
+func (f *fakeServer) addr() string { return strings.TrimPrefix(f.srv.URL, "http://") }
+
+// events returns the accepted events of attempt k, in arrival order.
+func (f *fakeServer) events(k attemptKey) []client.ChildEvent {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return eventsOf(f.accepted, k)
+}
+
+// receivedOf returns every event of attempt k received, accepted or not.
+func (f *fakeServer) receivedOf(k attemptKey) []client.ChildEvent {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return eventsOf(f.received, k)
+}
+
+func eventsOf(evs []client.ChildEvent, k attemptKey) []client.ChildEvent {
+	var out []client.ChildEvent
+	for _, ev := range evs {
+		if ev.JobID == k.JobID && ev.Instance == k.Instance && ev.Attempt == k.Attempt {
+			out = append(out, ev)
+		}
+	}
+	return out
+}
+
+// waitTerm waits until the CHILD_TERM of attempt k arrived and returns the
+// attempt's events.
+func (f *fakeServer) waitTerm(t *testing.T, k attemptKey) []client.ChildEvent {
+	t.Helper()
+	var evs []client.ChildEvent
+	waitFor(t, "CHILD_TERM of "+k.String(), func() bool {
+		evs = f.events(k)
+		return len(evs) > 0 && evs[len(evs)-1].Kind == client.ChildTerm
+	})
+	return evs
+}
+
+// newTestStub starts a stub on 127.0.0.1 with test defaults and stops it
+// at cleanup.
+func newTestStub(t *testing.T, cfg Config) *Stub {
+	t.Helper()
+	if cfg.Name == "" {
+		cfg.Name = "m1"
+	}
+	if cfg.DataDir == "" {
+		cfg.DataDir = t.TempDir()
+	}
+	if cfg.ExecDir == "" {
+		cfg.ExecDir = t.TempDir()
+	}
+	if cfg.HTTPAddr == "" {
+		cfg.HTTPAddr = "127.0.0.1:0"
+	}
+	if cfg.GossipAddr == "" {
+		cfg.GossipAddr = "127.0.0.1:0"
+	}
+	s, err := New(cfg)
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := s.Shutdown(); err != nil {
+			t.Errorf("Shutdown: %v", err)
+		}
+	})
+	return s
+}
+
+// stubClient returns a client for s's API.
+func stubClient(t *testing.T, s *Stub) *client.StubClient {
+	t.Helper()
+	c, err := client.NewStub(s.HTTPAddr(), nil)
+	if err != nil {
+		t.Fatalf("NewStub: %v", err)
+	}
+	return c
+}
+
+// shJob is a StartRequest running script with /bin/sh.
+func shJob(job uint64, instance int, script string) client.StartRequest {
+	return client.StartRequest{
+		JobID: job, JobName: "job" + itoa(job), Instance: instance, Attempt: 1,
+		Binary: "/bin/sh", Args: []string{"-c", script},
+	}
+}
+
+func keyOf(req client.StartRequest) attemptKey {
+	return attemptKey{JobID: req.JobID, Instance: req.Instance, Attempt: req.Attempt}
+}
+
+func itoa(n uint64) string { return strconv.FormatUint(n, 10) }
+
+// mustStart starts req, failing the test on error.
+func mustStart(t *testing.T, c *client.StubClient, req client.StartRequest) {
+	t.Helper()
+	if err := c.Start(context.Background(), req); err != nil {
+		t.Fatalf("Start %s: %v", keyOf(req), err)
+	}
+}

@@ -1,0 +1,110 @@
+package stub
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/netmgr/netmgr/client"
+)
+
+// maxBody bounds a request body.
+const maxBody = 1 << 20
+
+// routes returns the stub API's handler.
+func (s *Stub) routes() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /v1/start", s.handleStart)
+	mux.HandleFunc("POST /v1/signal", s.handleSignal)
+	mux.HandleFunc("GET /v1/facts", s.handleFacts)
+	mux.HandleFunc("GET /v1/health", s.handleHealth)
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, http.StatusNotFound, fmt.Errorf("no such endpoint %s %s", r.Method, r.URL.Path))
+	})
+	return mux
+}
+
+// startResponse answers POST /v1/start.
+type startResponse struct {
+	// Started is false when the attempt was already known.
+	Started bool `json:"started"`
+}
+
+func (s *Stub) handleStart(w http.ResponseWriter, r *http.Request) {
+	var req client.StartRequest
+	if !decode(w, r, &req) {
+		return
+	}
+	if req.Binary == "" {
+		writeError(w, http.StatusBadRequest, errors.New("start: no binary"))
+		return
+	}
+	s.servers.setHint(req.Servers)
+	started, err := s.runner.start(req)
+	switch {
+	case errors.Is(err, ErrShuttingDown):
+		writeError(w, http.StatusServiceUnavailable, err)
+	case err != nil:
+		s.log.Error("start attempt", "job", req.JobID, "instance", req.Instance, "attempt", req.Attempt, "err", err)
+		writeError(w, http.StatusInternalServerError, err)
+	default:
+		writeJSON(w, http.StatusOK, startResponse{Started: started})
+	}
+}
+
+func (s *Stub) handleSignal(w http.ResponseWriter, r *http.Request) {
+	var req client.SignalRequest
+	if !decode(w, r, &req) {
+		return
+	}
+	sig, err := parseSignal(req.Signal)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, err)
+		return
+	}
+	k := attemptKey{JobID: req.JobID, Instance: req.Instance, Attempt: req.Attempt}
+	err = s.runner.signal(r.Context(), k, sig, time.Duration(req.GraceMS)*time.Millisecond)
+	switch {
+	case errors.Is(err, ErrUnknownAttempt):
+		writeError(w, http.StatusNotFound, err)
+	case err != nil:
+		writeError(w, http.StatusInternalServerError, err)
+	default:
+		writeJSON(w, http.StatusOK, struct{}{})
+	}
+}
+
+func (s *Stub) handleFacts(w http.ResponseWriter, _ *http.Request) {
+	f, err := s.facts.facts(s.cfg.Name, s.httpAddr)
+	if err != nil {
+		writeError(w, http.StatusInternalServerError, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, f)
+}
+
+func (s *Stub) handleHealth(w http.ResponseWriter, _ *http.Request) {
+	writeJSON(w, http.StatusOK, map[string]string{"status": "ok", "name": s.cfg.Name})
+}
+
+// decode reads a JSON body into v, answering 400 when it cannot.
+func decode(w http.ResponseWriter, r *http.Request, v any) bool {
+	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxBody))
+	if err := dec.Decode(v); err != nil {
+		writeError(w, http.StatusBadRequest, fmt.Errorf("decode request: %w", err))
+		return false
+	}
+	return true
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+func writeError(w http.ResponseWriter, status int, err error) {
+	writeJSON(w, status, client.ErrorResponse{Error: err.Error()})
+}

@@ -1,0 +1,203 @@
+package stub
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/netmgr/netmgr/client"
+	bolt "go.etcd.io/bbolt"
+)
+
+var (
+	// eventsBucket holds the undelivered events: key = big-endian sequence
+	// number, value = JSON client.ChildEvent.
+	eventsBucket = []byte("events")
+	// attemptsBucket records every attempt this DataDir ever started, so a
+	// repeated Start after a restart starts nothing: key = attemptKey bytes,
+	// value = JSON attemptRecord.
+	attemptsBucket = []byte("attempts")
+)
+
+// errOutboxClosed means the outbox was closed by Shutdown.
+var errOutboxClosed = errors.New("outbox is closed")
+
+// attemptRecord is what the outbox keeps about a started attempt.
+type attemptRecord struct {
+	PID int       `json:"pid,omitempty"`
+	At  time.Time `json:"at"`
+}
+
+// entry is one undelivered event and its sequence number.
+type entry struct {
+	seq uint64
+	ev  client.ChildEvent
+}
+
+// outbox is the durable queue of child events, a bbolt file. It is safe for
+// concurrent use; concurrent writes share one transaction (bolt Batch).
+type outbox struct {
+	wake chan struct{} // cap 1; signalled after every append
+
+	mu     sync.RWMutex // guards db against use after close, and closed
+	db     *bolt.DB
+	closed bool
+}
+
+func openOutbox(path string) (*outbox, error) {
+	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: 5 * time.Second})
+	if err != nil {
+		return nil, fmt.Errorf("open outbox %s: %w", path, err)
+	}
+	db.MaxBatchDelay = 2 * time.Millisecond
+	err = db.Update(func(tx *bolt.Tx) error {
+		for _, b := range [][]byte{eventsBucket, attemptsBucket} {
+			if _, err := tx.CreateBucketIfNotExists(b); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		_ = db.Close()
+		return nil, fmt.Errorf("open outbox %s: %w", path, err)
+	}
+	return &outbox{db: db, wake: make(chan struct{}, 1)}, nil
+}
+
+// record durably appends evs, and when rec is not nil also records the
+// attempt k as started, in one transaction. It returns once the events are
+// on disk.
+func (o *outbox) record(k attemptKey, rec *attemptRecord, evs ...client.ChildEvent) error {
+	vals := make([][]byte, len(evs))
+	for i, ev := range evs {
+		v, err := json.Marshal(ev)
+		if err != nil {
+			return fmt.Errorf("encode %s event: %w", ev.Kind, err)
+		}
+		vals[i] = v
+	}
+	var recVal []byte
+	if rec != nil {
+		var err error
+		if recVal, err = json.Marshal(rec); err != nil {
+			return fmt.Errorf("encode attempt record: %w", err)
+		}
+	}
+	err := o.update(func(tx *bolt.Tx) error {
+		if recVal != nil {
+			if err := tx.Bucket(attemptsBucket).Put(k.bytes(), recVal); err != nil {
+				return err
+			}
+		}
+		b := tx.Bucket(eventsBucket)
+		for _, v := range vals {
+			seq, err := b.NextSequence()
+			if err != nil {
+				return err
+			}
+			if err := b.Put(seqKey(seq), v); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("record events of attempt %s: %w", k, err)
+	}
+	select {
+	case o.wake <- struct{}{}:
+	default:
+	}
+	return nil
+}
+
+// pending returns up to max undelivered events, oldest first.
+func (o *outbox) pending(max int) ([]entry, error) {
+	var out []entry
+	err := o.view(func(tx *bolt.Tx) error {
+		c := tx.Bucket(eventsBucket).Cursor()
+		for k, v := c.First(); k != nil && len(out) < max; k, v = c.Next() {
+			var ev client.ChildEvent
+			if err := json.Unmarshal(v, &ev); err != nil {
+				return fmt.Errorf("decode event %x: %w", k, err)
+			}
+			out = append(out, entry{seq: binary.BigEndian.Uint64(k), ev: ev})
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read outbox: %w", err)
+	}
+	return out, nil
+}
+
+// remove deletes a delivered event.
+func (o *outbox) remove(seq uint64) error {
+	err := o.update(func(tx *bolt.Tx) error {
+		return tx.Bucket(eventsBucket).Delete(seqKey(seq))
+	})
+	if err != nil {
+		return fmt.Errorf("remove event %d from outbox: %w", seq, err)
+	}
+	return nil
+}
+
+// knownAttempts returns every attempt recorded as started.
+func (o *outbox) knownAttempts() ([]attemptKey, error) {
+	var keys []attemptKey
+	err := o.view(func(tx *bolt.Tx) error {
+		return tx.Bucket(attemptsBucket).ForEach(func(k, _ []byte) error {
+			ak, ok := parseAttemptKey(k)
+			if !ok {
+				return fmt.Errorf("bad attempt key %x", k)
+			}
+			keys = append(keys, ak)
+			return nil
+		})
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read known attempts: %w", err)
+	}
+	return keys, nil
+}
+
+// close closes the bolt file; later calls fail with errOutboxClosed.
+func (o *outbox) close() error {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.closed {
+		return nil
+	}
+	o.closed = true
+	if err := o.db.Close(); err != nil {
+		return fmt.Errorf("close outbox: %w", err)
+	}
+	return nil
+}
+
+// update runs fn in a write transaction shared with concurrent callers.
+func (o *outbox) update(fn func(*bolt.Tx) error) error {
+	o.mu.RLock()
+	defer o.mu.RUnlock()
+	if o.closed {
+		return errOutboxClosed
+	}
+	return o.db.Batch(fn)
+}
+
+func (o *outbox) view(fn func(*bolt.Tx) error) error {
+	o.mu.RLock()
+	defer o.mu.RUnlock()
+	if o.closed {
+		return errOutboxClosed
+	}
+	return o.db.View(fn)
+}
+
+func seqKey(seq uint64) []byte {
+	return binary.BigEndian.AppendUint64(nil, seq)
+}

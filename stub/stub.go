@@ -1,0 +1,179 @@
+package stub
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// Sentinel errors. Test with errors.Is.
+var (
+	// ErrNoDataDir means Config.DataDir was empty.
+	ErrNoDataDir = errors.New("stub needs a data directory")
+	// ErrShuttingDown means the stub is shutting down and starts nothing.
+	ErrShuttingDown = errors.New("stub is shutting down")
+	// ErrUnknownAttempt means a Signal named an attempt this stub does not
+	// supervise.
+	ErrUnknownAttempt = errors.New("unknown attempt")
+	// ErrUnknownSignal means a Signal named no signal this stub knows.
+	ErrUnknownSignal = errors.New("unknown signal")
+	// ErrUnknownOwner means a Start's owner is no user of this machine.
+	ErrUnknownOwner = errors.New("owner is no user of this machine")
+)
+
+// httpShutdownTimeout bounds how long Shutdown waits for API requests in
+// flight.
+const httpShutdownTimeout = 2 * time.Second
+
+// Stub is the per-machine agent. It is safe for concurrent use; New starts
+// it and Shutdown stops it.
+type Stub struct {
+	cfg      Config
+	log      *slog.Logger
+	httpAddr string // advertised host:port of the API
+
+	ln      net.Listener
+	srv     *http.Server
+	out     *outbox
+	servers *serverList
+	runner  *runner
+	gossip  *gossip // nil when gossip is disabled
+	facts   *factSource
+
+	ctx    context.Context // canceled by Shutdown
+	cancel context.CancelFunc
+	wg     sync.WaitGroup // the HTTP server, sender and gossip goroutines
+
+	shutdownOnce sync.Once
+	shutdownErr  error
+}
+
+// New starts a stub: it opens the outbox, listens for the API, joins the
+// gossip pool in the background and starts delivering events. It returns
+// once the API listens.
+func New(cfg Config) (*Stub, error) {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
+		return nil, fmt.Errorf("make data dir: %w", err)
+	}
+	if err := os.MkdirAll(cfg.ExecDir, 0o755); err != nil {
+		return nil, fmt.Errorf("make exec dir: %w", err)
+	}
+	// Orphans of a job come back to the stub, which kills and reaps them.
+	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
+		cfg.Logger.Warn("cannot become child subreaper; orphans of jobs go to init", "err", err)
+	}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	s := &Stub{cfg: cfg, log: cfg.Logger, ctx: ctx, cancel: cancel, facts: newFactSource()}
+	ok := false
+	defer func() {
+		if !ok {
+			s.abort()
+		}
+	}()
+
+	if s.out, err = openOutbox(filepath.Join(cfg.DataDir, "outbox.db")); err != nil {
+		return nil, err
+	}
+	known, err := s.out.knownAttempts()
+	if err != nil {
+		return nil, err
+	}
+	if s.servers, err = newServerList(cfg.Servers); err != nil {
+		return nil, err
+	}
+	s.runner = newRunner(cfg.Name, cfg.ExecDir, s.out, s.log, known)
+
+	if s.ln, err = net.Listen("tcp", cfg.HTTPAddr); err != nil {
+		return nil, fmt.Errorf("listen on %s: %w", cfg.HTTPAddr, err)
+	}
+	s.httpAddr = s.ln.Addr().String()
+	s.srv = &http.Server{Handler: s.routes(), ReadHeaderTimeout: 10 * time.Second}
+
+	if cfg.GossipAddr != "" {
+		if s.gossip, err = startGossip(cfg, s.httpAddr, s.servers, s.facts); err != nil {
+			return nil, err
+		}
+		s.httpAddr = s.gossip.httpAddr()
+	}
+
+	s.wg.Go(func() {
+		if err := s.srv.Serve(s.ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			s.log.Error("stub API stopped", "err", err)
+		}
+	})
+	snd := &sender{out: s.out, servers: s.servers, log: s.log}
+	s.wg.Go(func() { snd.run(ctx) })
+	if s.gossip != nil {
+		s.wg.Go(func() { s.gossip.run(ctx, cfg.Join) })
+	}
+	ok = true
+	s.log.Info("stub started", "name", cfg.Name, "http", s.httpAddr, "gossip", cfg.GossipAddr)
+	return s, nil
+}
+
+// HTTPAddr returns the host:port the stub's API is reachable at: the
+// listen address, with the gossip advertise address in place of an
+// unspecified host.
+func (s *Stub) HTTPAddr() string { return s.httpAddr }
+
+// Shutdown leaves the gossip pool, stops the API and the event sender and
+// closes the outbox. Running jobs are left running and no longer reported:
+// the goroutine waiting for each one ends when the job does and records
+// nothing. Shutdown waits for every other goroutine of the stub; calling it
+// again returns the first result.
+func (s *Stub) Shutdown() error {
+	s.shutdownOnce.Do(func() { s.shutdownErr = s.stop() })
+	return s.shutdownErr
+}
+
+func (s *Stub) stop() error {
+	var errs []error
+	if s.gossip != nil {
+		errs = append(errs, s.gossip.leave())
+	}
+	// Shutdown waits for connections that never carried a request as if
+	// they were busy, so after the grace the rest are closed.
+	ctx, cancelHTTP := context.WithTimeout(context.Background(), httpShutdownTimeout)
+	defer cancelHTTP()
+	if err := s.srv.Shutdown(ctx); err != nil {
+		s.log.Debug("stub API did not drain; closing it", "err", err)
+		if err := s.srv.Close(); err != nil {
+			errs = append(errs, fmt.Errorf("stop stub API: %w", err))
+		}
+	}
+	s.runner.close()
+	s.cancel()
+	s.wg.Wait()
+	s.runner.waitTimers()
+	errs = append(errs, s.out.close())
+	s.log.Info("stub stopped", "name", s.cfg.Name)
+	return errors.Join(errs...)
+}
+
+// abort undoes a New that failed half way.
+func (s *Stub) abort() {
+	s.cancel()
+	if s.gossip != nil {
+		_ = s.gossip.ml.Shutdown()
+	}
+	if s.ln != nil {
+		_ = s.ln.Close()
+	}
+	if s.out != nil {
+		_ = s.out.close()
+	}
+}
