@@ -80,6 +80,8 @@ func (f *FSM) apply(index uint64, data []byte) *Result {
 		panic(fmt.Sprintf("fsm: empty log entry at index %d", index))
 	}
 	t, body := MessageType(data[0]), data[1:]
+	ignorable := t&IgnoreUnknownFlag != 0
+	t &^= IgnoreUnknownFlag
 	d := f.d
 	switch t {
 	case StubJoinType:
@@ -111,7 +113,7 @@ func (f *FSM) apply(index uint64, data []byte) *Result {
 		decode(index, t, body, &c)
 		return d.applyKill(index, &c)
 	}
-	if t&IgnoreUnknownFlag != 0 {
+	if ignorable {
 		return &Result{Index: index}
 	}
 	panic(fmt.Sprintf("fsm: unknown command type %d at index %d", uint8(t), index))

@@ -2,8 +2,14 @@ package fsm
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 )
+
+// MaxInstances bounds min=N for one job. Apply allocates every instance, so
+// an unbounded count in one entry could exhaust every replica at once.
+const MaxInstances = 10000
 
 func (d *db) applySubmit(index uint64, c *Submit) *Result {
 	if c.IdempotencyKey != "" {
@@ -44,13 +50,13 @@ func validateSpec(s *JobSpec) error {
 	if len(s.Binaries) == 0 {
 		return fmt.Errorf("%w: binaries: at least one binary is required", ErrInvalidSpec)
 	}
-	for key, path := range s.Binaries {
-		if key == "" || path == "" {
+	for _, key := range slices.Sorted(maps.Keys(s.Binaries)) {
+		if path := s.Binaries[key]; key == "" || path == "" {
 			return fmt.Errorf("%w: binaries: key and path must both be set (got %q=%q)", ErrInvalidSpec, key, path)
 		}
 	}
-	if s.Min < 0 {
-		return fmt.Errorf("%w: min: must be positive, got %d", ErrInvalidSpec, s.Min)
+	if s.Min < 0 || s.Min > MaxInstances {
+		return fmt.Errorf("%w: min: must be between 1 and %d, got %d", ErrInvalidSpec, MaxInstances, s.Min)
 	}
 	for _, e := range s.Env {
 		if k, _, ok := strings.Cut(e, "="); !ok || k == "" {
@@ -81,7 +87,7 @@ func (d *db) applyKill(index uint64, c *Kill) *Result {
 			res.Signaled++
 		}
 	}
-	if res.Dequeued == 0 && res.Signaled == 0 && !j.KillRequested {
+	if res.Dequeued == 0 && res.Signaled == 0 {
 		return &Result{Index: index, JobID: j.ID, Err: fmt.Errorf("kill job %d: %w", j.ID, ErrJobFinished)}
 	}
 	j.KillRequested = true

@@ -3,6 +3,7 @@ package fsm
 import (
 	"fmt"
 	"slices"
+	"time"
 )
 
 func (d *db) applyStubJoin(index uint64, c *StubJoin) *Result {
@@ -24,6 +25,7 @@ func (d *db) applyStubJoin(index uint64, c *StubJoin) *Result {
 		m.JoinedAt = c.At
 	}
 	m.State = MachineUp
+	m.LeftAt = time.Time{}
 	m.LeaveReason = ""
 	m.ModifyIndex = index
 	return &Result{Index: index}

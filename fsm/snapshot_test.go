@@ -1,0 +1,378 @@
+package fsm_test
+
+import (
+	"bytes"
+	"errors"
+	"flag"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/netmgr/netmgr/fsm"
+)
+
+var update = flag.Bool("update", false, "rewrite testdata/snapshot.golden")
+
+// richCommands builds a state holding every record type and every instance
+// state: machines up and down (with keys and mounts), jobs with and without
+// names, idempotency keys, args and env, and instances queued, placed,
+// running, exited, failed, signaled, killed (from the queue and while
+// running), lost, kill-requested and with stale events.
+func richCommands() []command {
+	x := func(job uint64, inst int, machine, key string) fsm.Assignment {
+		return fsm.Assignment{JobID: job, Instance: inst, Attempt: 1, Machine: machine, Key: key}
+	}
+	m1 := facts("m1", "x86_64", 4, "lic")
+	m1.Mounts = []string{"/home", "/data"}
+	return []command{
+		{fsm.StubJoinType, fsm.StubJoin{At: at(0), Machine: m1}},
+		{fsm.StubJoinType, fsm.StubJoin{At: at(1), Machine: facts("m2", "sparc", 2)}},
+		{fsm.StubJoinType, fsm.StubJoin{At: at(2), Machine: facts("m3", "x86_64", 1)}},
+		{fsm.SubmitType, fsm.Submit{At: at(10), Owner: "alice", IdempotencyKey: "key-1", Spec: fsm.JobSpec{
+			Name:     "build",
+			Binaries: map[string]string{"x86_64": "/bin/build", "sparc": "/bin/build.sparc"},
+			Args:     []string{"-j", "4"},
+			Env:      []string{"A=1", "B="},
+			Min:      3,
+		}}},
+		{fsm.SubmitType, fsm.Submit{At: at(11), Owner: "bob", Spec: fsm.JobSpec{Binaries: map[string]string{"*": "/bin/sh"}, Args: []string{"-c", "echo hi"}, Min: 4}}},
+		{fsm.SubmitType, fsm.Submit{At: at(12), Owner: "carol", Spec: spec("victim", 3)}},
+		{fsm.SubmitType, fsm.Submit{At: at(13), Owner: "carol", Spec: spec("lostjob", 1)}},
+		{fsm.PlaceType, fsm.Place{At: at(20), PlannedAtIndex: 7, Assignments: []fsm.Assignment{
+			x(1, 0, "m1", "x86_64"), x(1, 1, "m2", "sparc"), x(1, 2, "m1", "x86_64"),
+			x(2, 0, "m1", "*"), x(2, 1, "m1", "*"), x(2, 2, "m2", "*"), x(3, 0, "m3", "*"),
+			x(4, 0, "m3", "*"), x(2, 3, "m1", "*"), // dropped: m3 and m1 are full
+		}}},
+		{fsm.ChildRegisterType, fsm.ChildRegister{At: at(21), JobID: 1, Instance: 0, Attempt: 1, Machine: "m1", PID: 100}},
+		{fsm.ChildRegisterType, fsm.ChildRegister{At: at(22), JobID: 1, Instance: 1, Attempt: 1, Machine: "m2", PID: 101}},
+		{fsm.ChildRegisterType, fsm.ChildRegister{At: at(23), JobID: 2, Instance: 0, Attempt: 1, Machine: "m1", PID: 200}},
+		{fsm.ChildTermType, fsm.ChildTerm{At: at(30), JobID: 1, Instance: 0, Attempt: 1, Machine: "m1", UserMS: 5, SysMS: 6, MaxRSSKB: 7}},
+		{fsm.ChildTermType, fsm.ChildTerm{At: at(31), JobID: 1, Instance: 1, Attempt: 1, Machine: "m2", ExitCode: 3}},
+		{fsm.ChildTermType, fsm.ChildTerm{At: at(32), JobID: 2, Instance: 0, Attempt: 1, Machine: "m1", ExitCode: -1, Signal: "SEGV"}},
+		{fsm.ChildTermType, fsm.ChildTerm{At: at(33), JobID: 2, Instance: 1, Attempt: 1, Machine: "m1", ExitCode: -1, Error: "exec format error"}},
+		{fsm.ChildRegisterType, fsm.ChildRegister{At: at(34), JobID: 1, Instance: 2, Attempt: 2, Machine: "m1", PID: 102}}, // stale
+		{fsm.KillType, fsm.Kill{At: at(40), JobID: 3, By: "bob", Signal: "TERM"}},
+		{fsm.ChildRegisterType, fsm.ChildRegister{At: at(41), JobID: 3, Instance: 0, Attempt: 1, Machine: "m3", PID: 300}},
+		{fsm.ChildTermType, fsm.ChildTerm{At: at(42), JobID: 3, Instance: 0, Attempt: 1, Machine: "m3", ExitCode: -1, Signal: "TERM"}},
+		{fsm.PlaceType, fsm.Place{At: at(50), PlannedAtIndex: 19, Assignments: []fsm.Assignment{x(4, 0, "m3", "*")}}},
+		{fsm.ChildRegisterType, fsm.ChildRegister{At: at(51), JobID: 4, Instance: 0, Attempt: 1, Machine: "m3", PID: 400}},
+		{fsm.StubLeaveType, fsm.StubLeave{At: at(60), Machine: "m3", Reason: "missed contact"}},
+		{fsm.SubmitType, fsm.Submit{At: at(70), Owner: "dave", IdempotencyKey: "key-5", Spec: fsm.JobSpec{
+			Name:     "longrun",
+			Binaries: map[string]string{"*": "/bin/sleep", "lic": "/opt/licensed/sleep"},
+			Args:     []string{"3600"},
+			Min:      2,
+		}}},
+		{fsm.PlaceType, fsm.Place{At: at(71), PlannedAtIndex: 23, Assignments: []fsm.Assignment{x(5, 0, "m1", "lic"), x(5, 1, "m1", "*")}}},
+		{fsm.ChildRegisterType, fsm.ChildRegister{At: at(72), JobID: 5, Instance: 0, Attempt: 1, Machine: "m1", PID: 500}},
+		{fsm.KillType, fsm.Kill{At: at(80), JobID: 5, By: "dave"}},
+		{fsm.SubmitType, fsm.Submit{At: at(90), Owner: "erin", Spec: spec("waiting", 2)}},
+	}
+}
+
+// richState applies richCommands to a fresh FSM.
+func richState(t *testing.T) *applier {
+	t.Helper()
+	a := newApplier(t)
+	for _, c := range richCommands() {
+		a.apply(c.typ, c.body)
+	}
+	return a
+}
+
+func TestRichStateCoversEveryState(t *testing.T) {
+	a := richState(t)
+	seen := map[string]bool{}
+	var kill, stale, killedJob bool
+	a.f.Read(func(v fsm.View) {
+		for _, m := range v.Machines() {
+			seen["machine "+m.State] = true
+		}
+		for _, j := range v.Jobs() {
+			seen["job "+j.State()] = true
+			killedJob = killedJob || j.KillRequested
+			for _, in := range j.Instances {
+				seen[in.State] = true
+				kill = kill || in.KillRequested
+				stale = stale || in.StaleEvents > 0
+			}
+		}
+	})
+	for _, want := range []string{
+		"machine up", "machine down",
+		fsm.InstanceQueued, fsm.InstancePlaced, fsm.InstanceRunning, fsm.InstanceExited,
+		fsm.InstanceFailed, fsm.InstanceSignaled, fsm.InstanceKilled, fsm.InstanceLost,
+		"job " + fsm.JobQueued, "job " + fsm.JobRunning, "job " + fsm.JobKilled, "job " + fsm.JobFailed,
+	} {
+		if !seen[want] {
+			t.Errorf("rich state lacks %q", want)
+		}
+	}
+	if !kill || !stale || !killedJob {
+		t.Errorf("got kill-requested instance %v, stale events %v, killed job %v, want all true", kill, stale, killedJob)
+	}
+}
+
+// indexes is everything the derived indexes answer, for comparison.
+type indexes struct {
+	Index    uint64
+	Machines []string
+	Jobs     []uint64
+	Queued   []fsm.InstanceRef
+	Active   []fsm.InstanceRef
+	Running  map[string]int
+	ByName   map[string]uint64
+}
+
+func readIndexes(f *fsm.FSM) indexes {
+	var ix indexes
+	f.Read(func(v fsm.View) {
+		ix.Index = v.Index()
+		ix.Queued, ix.Active = v.Queued(), v.Active()
+		ix.Running = map[string]int{}
+		ix.ByName = map[string]uint64{}
+		for _, m := range v.Machines() {
+			ix.Machines = append(ix.Machines, m.Name)
+			ix.Running[m.Name] = v.Running(m.Name)
+		}
+		for _, j := range v.Jobs() {
+			ix.Jobs = append(ix.Jobs, j.ID)
+			if k, ok := v.JobByName(j.Name); ok {
+				ix.ByName[j.Name] = k.ID
+			}
+		}
+		if _, ok := v.JobByName("no-such-name"); ok {
+			ix.ByName["no-such-name"] = 1
+		}
+	})
+	return ix
+}
+
+func (x indexes) equal(y indexes) bool {
+	return x.Index == y.Index &&
+		slices.Equal(x.Machines, y.Machines) && slices.Equal(x.Jobs, y.Jobs) &&
+		slices.Equal(x.Queued, y.Queued) && slices.Equal(x.Active, y.Active) &&
+		mapsEqual(x.Running, y.Running) && mapsEqual(x.ByName, y.ByName)
+}
+
+func mapsEqual[K comparable, V comparable](a, b map[K]V) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if w, ok := b[k]; !ok || w != v {
+			return false
+		}
+	}
+	return true
+}
+
+func TestSnapshotRoundTrip(t *testing.T) {
+	a := richState(t)
+	orig := snapshotBytes(t, a.f)
+	b := &applier{tb: t, f: restored(t, orig), next: a.next}
+	if got := snapshotBytes(t, b.f); !bytes.Equal(got, orig) {
+		t.Fatalf("snapshot of restored FSM differs:\ngot:  %s\nwant: %s", got, orig)
+	}
+	if got, want := readIndexes(b.f), readIndexes(a.f); !got.equal(want) {
+		t.Fatalf("indexes after restore:\ngot  %+v\nwant %+v", got, want)
+	}
+
+	// The same commands must now give the same answers on both.
+	steps := []struct {
+		name  string
+		cmd   command
+		check func(t *testing.T, res *fsm.Result)
+	}{
+		{"place respects slots", command{fsm.PlaceType, fsm.Place{At: at(100), Assignments: []fsm.Assignment{asg(6, 0, "m1"), asg(6, 1, "m1"), asg(2, 3, "m2")}}},
+			func(t *testing.T, res *fsm.Result) {
+				// m1: 4 CPUs holding job1/2, job5/0, job5/1; m2: 2 CPUs holding job2/2.
+				if want := []fsm.Assignment{asg(6, 0, "m1"), asg(2, 3, "m2")}; !slices.Equal(res.Accepted, want) || res.Dropped != 1 {
+					t.Errorf("got Accepted %v Dropped %d, want %v and 1", res.Accepted, res.Dropped, want)
+				}
+			}},
+		{"place on a down machine", command{fsm.PlaceType, fsm.Place{At: at(101), Assignments: []fsm.Assignment{asg(6, 1, "m3")}}},
+			func(t *testing.T, res *fsm.Result) {
+				if len(res.Accepted) != 0 {
+					t.Errorf("got Accepted %v, want none", res.Accepted)
+				}
+			}},
+		{"place for a kill-requested job", command{fsm.PlaceType, fsm.Place{At: at(101), Assignments: []fsm.Assignment{asg(3, 1, "m2")}}},
+			func(t *testing.T, res *fsm.Result) {
+				if len(res.Accepted) != 0 {
+					t.Errorf("got Accepted %v, want none", res.Accepted)
+				}
+			}},
+		{"duplicate idempotency key", command{fsm.SubmitType, fsm.Submit{At: at(102), Owner: "alice", IdempotencyKey: "key-1", Spec: spec("again", 1)}},
+			func(t *testing.T, res *fsm.Result) {
+				if res.JobID != 1 || !res.Existing {
+					t.Errorf("got JobID %d Existing %v, want 1 and true", res.JobID, res.Existing)
+				}
+			}},
+		{"second idempotency key", command{fsm.SubmitType, fsm.Submit{At: at(103), Owner: "dave", IdempotencyKey: "key-5", Spec: spec("again", 1)}},
+			func(t *testing.T, res *fsm.Result) {
+				if res.JobID != 5 || !res.Existing {
+					t.Errorf("got JobID %d Existing %v, want 5 and true", res.JobID, res.Existing)
+				}
+			}},
+		{"next job id continues", command{fsm.SubmitType, fsm.Submit{At: at(104), Owner: "erin", Spec: spec("", 1)}},
+			func(t *testing.T, res *fsm.Result) {
+				if res.JobID != 7 || res.Existing {
+					t.Errorf("got JobID %d Existing %v, want 7 and false", res.JobID, res.Existing)
+				}
+			}},
+		{"term of a lost instance", command{fsm.ChildTermType, fsm.ChildTerm{At: at(105), JobID: 4, Instance: 0, Attempt: 1, Machine: "m3"}},
+			func(t *testing.T, res *fsm.Result) {
+				if res.Stale || res.Err != nil {
+					t.Errorf("got Stale %v Err %v, want false and nil", res.Stale, res.Err)
+				}
+			}},
+		{"term frees a slot", command{fsm.ChildTermType, fsm.ChildTerm{At: at(106), JobID: 5, Instance: 1, Attempt: 1, Machine: "m1"}},
+			func(t *testing.T, res *fsm.Result) {
+				if res.Stale || res.Err != nil {
+					t.Errorf("got Stale %v Err %v, want false and nil", res.Stale, res.Err)
+				}
+			}},
+		{"freed slot is usable", command{fsm.PlaceType, fsm.Place{At: at(107), Assignments: []fsm.Assignment{asg(6, 1, "m1"), asg(7, 0, "m1")}}},
+			func(t *testing.T, res *fsm.Result) {
+				if want := []fsm.Assignment{asg(6, 1, "m1")}; !slices.Equal(res.Accepted, want) {
+					t.Errorf("got Accepted %v, want %v", res.Accepted, want)
+				}
+			}},
+		{"kill of the job being killed", command{fsm.KillType, fsm.Kill{At: at(108), JobID: 5, By: "dave"}},
+			func(t *testing.T, res *fsm.Result) {
+				if res.Err != nil || res.Signaled != 1 {
+					t.Errorf("got Err %v Signaled %d, want nil and 1", res.Err, res.Signaled)
+				}
+			}},
+	}
+	for _, st := range steps {
+		t.Run(st.name, func(t *testing.T) {
+			resA := a.apply(st.cmd.typ, st.cmd.body)
+			resB := b.apply(st.cmd.typ, st.cmd.body)
+			st.check(t, resA)
+			st.check(t, resB)
+			if got, want := snapshotBytes(t, b.f), snapshotBytes(t, a.f); !bytes.Equal(got, want) {
+				t.Errorf("restored FSM diverged:\ngot:  %s\nwant: %s", got, want)
+			}
+		})
+	}
+}
+
+func TestSnapshotIsolatedFromLaterApplies(t *testing.T) {
+	a := richState(t)
+	snap, err := a.f.Snapshot()
+	if err != nil {
+		t.Fatalf("snapshot: %v", err)
+	}
+	defer snap.Release()
+	want := snapshotBytes(t, a.f)
+	a.mustOK(fsm.ChildTermType, fsm.ChildTerm{At: at(200), JobID: 5, Instance: 0, Attempt: 1, Machine: "m1"})
+	a.mustOK(fsm.PlaceType, fsm.Place{At: at(201), Assignments: []fsm.Assignment{asg(6, 0, "m1")}})
+	a.mustOK(fsm.StubLeaveType, fsm.StubLeave{At: at(202), Machine: "m1", Reason: "gone"})
+	a.mustOK(fsm.SubmitType, fsm.Submit{At: at(203), Owner: "x", Spec: spec("late", 1)})
+	if got := persist(t, snap); !bytes.Equal(got, want) {
+		t.Errorf("snapshot changed by later applies:\ngot:  %s\nwant: %s", got, want)
+	}
+}
+
+// errSink fails every write.
+type errSink struct{ cancelled, closed bool }
+
+func (s *errSink) Write([]byte) (int, error) { return 0, errors.New("disk full") }
+func (s *errSink) ID() string                { return "err" }
+func (s *errSink) Cancel() error             { s.cancelled = true; return nil }
+func (s *errSink) Close() error              { s.closed = true; return nil }
+
+func TestPersistCancelsOnError(t *testing.T) {
+	a := richState(t)
+	snap, err := a.f.Snapshot()
+	if err != nil {
+		t.Fatalf("snapshot: %v", err)
+	}
+	sink := &errSink{}
+	if err := snap.Persist(sink); err == nil {
+		t.Errorf("got nil error, want one")
+	}
+	if !sink.cancelled || sink.closed {
+		t.Errorf("got cancelled %v closed %v, want true and false", sink.cancelled, sink.closed)
+	}
+}
+
+func TestRestoreRejects(t *testing.T) {
+	tests := []struct {
+		name       string
+		data       string
+		wantFormat bool // the error wraps ErrSnapshotFormat
+	}{
+		{"unknown format", `{"format":"other-db","version":1,"index":5,"next_job_id":1,"machines":0,"jobs":0}` + "\n", true},
+		{"newer version", `{"format":"netmgr-fsm","version":2,"index":5,"next_job_id":1,"machines":0,"jobs":0}` + "\n", true},
+		{"version zero", `{"format":"netmgr-fsm","version":0,"index":5,"next_job_id":1,"machines":0,"jobs":0}` + "\n", true},
+		{"no format", `{"version":1,"index":5}` + "\n", true},
+		{"empty", "", false},
+		{"not json", "hello\n", false},
+		{"truncated records", `{"format":"netmgr-fsm","version":1,"index":5,"next_job_id":1,"machines":2,"jobs":0}` + "\n" + `{"name":"m1","arch":"x86_64","cpus":1,"memory_mb":1,"addr":"","state":"up","joined_at":"2024-03-01T09:30:00Z","create_index":1,"modify_index":1}` + "\n", false},
+		{"corrupt job", `{"format":"netmgr-fsm","version":1,"index":5,"next_job_id":1,"machines":0,"jobs":1}` + "\n" + `{"id":"one"}` + "\n", false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			a := richState(t)
+			before := snapshotBytes(t, a.f)
+			ixBefore := readIndexes(a.f)
+			err := restoreInto(a.f, []byte(tc.data))
+			if err == nil {
+				t.Fatalf("got nil error, want one")
+			}
+			if got := errors.Is(err, fsm.ErrSnapshotFormat); got != tc.wantFormat {
+				t.Errorf("got errors.Is(%v, ErrSnapshotFormat) = %v, want %v", err, got, tc.wantFormat)
+			}
+			if after := snapshotBytes(t, a.f); !bytes.Equal(after, before) {
+				t.Errorf("failed restore changed the state:\ngot:  %s\nwant: %s", after, before)
+			}
+			if got := readIndexes(a.f); !got.equal(ixBefore) {
+				t.Errorf("failed restore changed the indexes:\ngot  %+v\nwant %+v", got, ixBefore)
+			}
+		})
+	}
+}
+
+func TestRestoreEmptyState(t *testing.T) {
+	empty := snapshotBytes(t, fsm.New())
+	a := richState(t)
+	if err := restoreInto(a.f, empty); err != nil {
+		t.Fatalf("restore: %v", err)
+	}
+	ix := readIndexes(a.f)
+	if ix.Index != 0 || len(ix.Machines) != 0 || len(ix.Jobs) != 0 || len(ix.Queued) != 0 || len(ix.Active) != 0 {
+		t.Errorf("got %+v, want an empty database", ix)
+	}
+	if res := a.mustOK(fsm.SubmitType, fsm.Submit{At: at(1), Owner: "a", IdempotencyKey: "key-1", Spec: spec("", 1)}); res.JobID != 1 || res.Existing {
+		t.Errorf("got JobID %d Existing %v, want 1 and false", res.JobID, res.Existing)
+	}
+}
+
+func TestSnapshotGolden(t *testing.T) {
+	golden := filepath.Join("testdata", "snapshot.golden")
+	got := snapshotBytes(t, richState(t).f)
+	if *update {
+		if err := os.MkdirAll("testdata", 0o755); err != nil {
+			t.Fatalf("update golden: %v", err)
+		}
+		if err := os.WriteFile(golden, got, 0o644); err != nil {
+			t.Fatalf("update golden: %v", err)
+		}
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatalf("read golden (run go test ./fsm -update to create it): %v", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("snapshot differs from %s (run go test ./fsm -update if the change is intended):\ngot:\n%s\nwant:\n%s", golden, got, want)
+	}
+	// An old snapshot must stay restorable: restoring the golden file and
+	// snapshotting again gives the same bytes.
+	if again := snapshotBytes(t, restored(t, want)); !bytes.Equal(again, want) {
+		t.Errorf("golden does not round-trip:\ngot:\n%s\nwant:\n%s", again, want)
+	}
+}
