@@ -1,0 +1,183 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/netmgr/netmgr/client"
+	"github.com/netmgr/netmgr/server"
+	"github.com/netmgr/netmgr/stub"
+)
+
+// Names of the dev agent's server and stub.
+const (
+	devServerName = "dev-server"
+	devStubName   = "dev-stub"
+)
+
+// devReadyTimeout bounds how long the dev agent waits for its server to
+// lead and its stub to register.
+const devReadyTimeout = 30 * time.Second
+
+func agentCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "agent",
+		Usage:     "run a whole cluster in one process (--dev)",
+		UsageText: "netmgr agent --dev [--exec-dir DIR] [--log-level LEVEL]",
+		Description: "With --dev, runs a one-server group and one stub (machine " + devStubName + ") in this\n" +
+			"process, on 127.0.0.1 with free ports and its data in a temporary directory that\n" +
+			"is removed on exit. Once the cluster can take jobs it prints the line to point\n" +
+			"the other commands at it, then runs until SIGINT or SIGTERM:\n\n" +
+			"   $ netmgr agent --dev &\n" +
+			"   export NETMGR_ADDR=http://127.0.0.1:40123\n" +
+			"   $ export NETMGR_ADDR=http://127.0.0.1:40123   # the line it printed\n" +
+			"   $ netexec --wait done /bin/echo hello\n\n" +
+			"Only --dev exists today.",
+		Flags: []cli.Flag{
+			&cli.BoolFlag{Name: "dev", Usage: "run a throw-away one-machine cluster for trying netmgr out"},
+			&cli.StringFlag{Name: "exec-dir", Usage: "`DIR` the dev stub runs jobs in (default " + stub.DefaultExecDir + ")"},
+			logLevelFlag(),
+		},
+		Action: runAgent,
+	}
+}
+
+func runAgent(cCtx *cli.Context) error {
+	if cCtx.Args().Present() {
+		return usagef("unexpected argument %q", cCtx.Args().First())
+	}
+	if !cCtx.Bool("dev") {
+		return usagef("only --dev exists today: netmgr agent --dev runs a one-machine cluster in this process")
+	}
+	logger, err := newLogger(cCtx, cCtx.App.ErrWriter)
+	if err != nil {
+		return err
+	}
+	dir, err := os.MkdirTemp("", "netmgr-dev-")
+	if err != nil {
+		return fmt.Errorf("make data dir: %w", err)
+	}
+	defer os.RemoveAll(dir)
+
+	ports, err := freePorts(3)
+	if err != nil {
+		return fmt.Errorf("pick ports: %w", err)
+	}
+	local := func(p int) string { return net.JoinHostPort("127.0.0.1", strconv.Itoa(p)) }
+	srv, err := server.New(server.Config{
+		Name:            devServerName,
+		DataDir:         filepath.Join(dir, "server"),
+		HTTPAddr:        "127.0.0.1:0",
+		RaftAddr:        local(ports[0]),
+		GossipAddr:      local(ports[1]),
+		BootstrapExpect: 1,
+		Logger:          logger,
+	})
+	if err != nil {
+		return fmt.Errorf("start server: %w", err)
+	}
+	defer func() {
+		if err := srv.Shutdown(); err != nil {
+			logger.Error("shut down server", "err", err)
+		}
+	}()
+	st, err := stub.New(stub.Config{
+		Name:       devStubName,
+		DataDir:    filepath.Join(dir, "stub"),
+		HTTPAddr:   "127.0.0.1:0",
+		GossipAddr: local(ports[2]),
+		Join:       []string{local(ports[1])},
+		Servers:    []string{srv.HTTPAddr()},
+		ExecDir:    cCtx.String("exec-dir"),
+		Logger:     logger,
+	})
+	if err != nil {
+		return fmt.Errorf("start stub: %w", err)
+	}
+	defer func() {
+		if err := st.Shutdown(); err != nil {
+			logger.Error("shut down stub", "err", err)
+		}
+	}()
+
+	addr := "http://" + srv.HTTPAddr()
+	if err := waitDevReady(cCtx.Context, addr); err != nil {
+		if cCtx.Context.Err() != nil {
+			return nil // interrupted while starting
+		}
+		return err
+	}
+	fmt.Fprintf(cCtx.App.Writer, "export %s=%s\n", envAddr, addr)
+	<-cCtx.Context.Done()
+	logger.Info("shutting down the dev agent")
+	return nil
+}
+
+// waitDevReady polls the server at addr until it has a leader and the dev
+// stub is up, or devReadyTimeout passes.
+func waitDevReady(ctx context.Context, addr string) error {
+	ctx, cancel := context.WithTimeout(ctx, devReadyTimeout)
+	defer cancel()
+	c, err := client.New([]string{addr}, client.WithRetryFor(time.Second))
+	if err != nil {
+		return err
+	}
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	var last error
+	for {
+		ms, err := c.Machines(ctx)
+		if err == nil {
+			last = fmt.Errorf("machine %s is not up yet", devStubName)
+			for _, m := range ms {
+				if m.Name == devStubName && m.State == client.MachineUp {
+					return nil
+				}
+			}
+		} else {
+			last = err
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("dev cluster not ready after %v: %w", devReadyTimeout, last)
+		case <-tick.C:
+		}
+	}
+}
+
+// freePorts returns n distinct ports on 127.0.0.1 that were free for both
+// TCP and UDP (gossip uses both) when it looked.
+func freePorts(n int) ([]int, error) {
+	var closers []func() error
+	defer func() {
+		for _, c := range closers {
+			_ = c()
+		}
+	}()
+	var ports []int
+	for tries := 0; len(ports) < n; tries++ {
+		if tries > 50*n {
+			return nil, fmt.Errorf("no free port pair found after %d tries", tries)
+		}
+		tl, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, err
+		}
+		closers = append(closers, tl.Close)
+		port := tl.Addr().(*net.TCPAddr).Port
+		ul, err := net.ListenPacket("udp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
+		if err != nil {
+			continue // UDP side taken; try another
+		}
+		closers = append(closers, ul.Close)
+		ports = append(ports, port)
+	}
+	return ports, nil
+}

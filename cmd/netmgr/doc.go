@@ -1,0 +1,19 @@
+// Netmgr is the one binary of netmgr: the servers, the stubs and the user
+// commands.
+//
+// Reached as netexec, netkill, netstatus, reserve or unreserve (links to
+// the binary; argv[0] picks the command), it runs that command; otherwise
+// `netmgr exec|kill|status|reserve|unreserve|server|stub|agent` reaches the
+// same code. Every command has --help with an example.
+//
+// Exit codes: 0 on success, 1 when the command failed (or, for
+// `netexec --wait done`, when an instance did not exit 0), 2 when the
+// command line was wrong. Errors go to stderr prefixed with the command's
+// name.
+//
+// The user commands find the servers from --addr or $NETMGR_ADDR (default
+// http://127.0.0.1:4646) and keep retrying for --retry-for or
+// $NETMGR_RETRY_FOR (default 15s) while no server answers or the group has
+// no leader. This package is the only place urfave/cli is used; the
+// renderers (render.go) are pure functions with golden-file tests.
+package main

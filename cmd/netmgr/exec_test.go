@@ -1,0 +1,167 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"reflect"
+	"testing"
+
+	"github.com/netmgr/netmgr/client"
+)
+
+func TestIsSpecString(t *testing.T) {
+	tests := []struct {
+		arg  string
+		want bool
+	}{
+		{"binaries={x86_64=/bin/sh}", true},
+		{"  min = 3,binaries={x=/a}", true},
+		{"symb_name=x", true},
+		{"foo=bar", true},
+		{"/bin/sh", false},
+		{"./a=b", false},
+		{"sleep", false},
+		{"", false},
+		{"=x", false},
+		{"1a=b", false},
+		{"-n", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.arg, func(t *testing.T) {
+			if got := isSpecString(tt.arg); got != tt.want {
+				t.Errorf("isSpecString(%q) = %v, want %v", tt.arg, got, tt.want)
+			}
+		})
+	}
+}
+
+func TestBuildSpec(t *testing.T) {
+	tests := []struct {
+		name string
+		in   execArgs
+		want client.JobSpec
+	}{
+		{
+			name: "binary only",
+			in:   execArgs{Positional: []string{"/bin/true"}},
+			want: client.JobSpec{Binaries: map[string]string{client.AnyKey: "/bin/true"}},
+		},
+		{
+			name: "binary with arguments and flags",
+			in: execArgs{
+				Positional: []string{"/bin/sh", "-c", "echo hi"},
+				Instances:  3, InstancesSet: true, Name: "job1", Env: []string{"A=b", "C=d,e"},
+			},
+			want: client.JobSpec{
+				Name: "job1", Min: 3, Env: []string{"A=b", "C=d,e"},
+				Binaries: map[string]string{client.AnyKey: "/bin/sh"},
+				Args:     []string{"-c", "echo hi"},
+			},
+		},
+		{
+			name: "spec string",
+			in:   execArgs{Positional: []string{`binaries={x86_64=/bin/sh},min=3,symb_name=job1,env={"A=b"},args={-c,"echo hi"}`}},
+			want: client.JobSpec{
+				Name: "job1", Min: 3, Env: []string{"A=b"},
+				Binaries: map[string]string{"x86_64": "/bin/sh"},
+				Args:     []string{"-c", "echo hi"},
+			},
+		},
+		{
+			name: "spec string plus flags it does not set",
+			in:   execArgs{Positional: []string{`binaries={x86_64=/bin/true}`}, Instances: 2, InstancesSet: true, Name: "n", Env: []string{"A=b"}},
+			want: client.JobSpec{Name: "n", Min: 2, Env: []string{"A=b"}, Binaries: map[string]string{"x86_64": "/bin/true"}},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := buildSpec(tt.in)
+			if err != nil {
+				t.Fatalf("buildSpec() error: %v", err)
+			}
+			if !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("buildSpec() = %#v, want %#v", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestBuildSpecErrors(t *testing.T) {
+	const sp = `binaries={x86_64=/bin/sh},min=3,symb_name=job1,env={"A=b"}`
+	tests := []struct {
+		name string
+		in   execArgs
+		want string
+	}{
+		{"nothing", execArgs{}, "missing BINARY or job spec string"},
+		{"min and -n", execArgs{Positional: []string{sp}, Instances: 3, InstancesSet: true},
+			"-n/--instances and min= in the spec string both set the number of instances; use one"},
+		{"symb_name and --name", execArgs{Positional: []string{sp}, Name: "other"},
+			"--name and symb_name= in the spec string both set the job name; use one"},
+		{"env and --env", execArgs{Positional: []string{sp}, Env: []string{"B=c"}},
+			"--env and env= in the spec string both set the environment; use one"},
+		{"arguments after spec", execArgs{Positional: []string{sp, "x", "y"}},
+			`a job spec string takes no further arguments, got ["x" "y"] after it`},
+		{"flag after spec", execArgs{Positional: []string{sp, "--wait", "done"}},
+			`options go before the job spec string, got "--wait" after it`},
+		{"bad spec", execArgs{Positional: []string{`binaries={x86_64=/bin/sh},min=x`}},
+			`spec:1:31: option min: "x" is not a positive integer`},
+		{"zero instances", execArgs{Positional: []string{"/bin/true"}, Instances: 0, InstancesSet: true},
+			"-n/--instances must be at least 1, got 0"},
+		{"bad name", execArgs{Positional: []string{"/bin/true"}, Name: "a b"},
+			`--name: option symb_name: "a b" is not a valid name (letters, digits and _-. only, not starting with - or .)`},
+		{"numeric name", execArgs{Positional: []string{"/bin/true"}, Name: "12"},
+			`--name: option symb_name: "12" is all digits and would read as a job id`},
+		{"bad env", execArgs{Positional: []string{"/bin/true"}, Env: []string{"NOEQUALS"}},
+			`--env: option env: "NOEQUALS" is not of the form NAME=value`},
+		{"NUL in argument", execArgs{Positional: []string{"/bin/echo", "a\x00b"}},
+			`option args: "a\x00b" contains a NUL byte`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := buildSpec(tt.in)
+			if err == nil {
+				t.Fatalf("buildSpec() = nil error, want %q", tt.want)
+			}
+			if got := err.Error(); got != tt.want {
+				t.Errorf("buildSpec() error = %q, want %q", got, tt.want)
+			}
+			var ue *usageError
+			if !errors.As(err, &ue) {
+				t.Errorf("buildSpec() error is %T, want a usage error", err)
+			}
+		})
+	}
+}
+
+func TestWriteOutcomes(t *testing.T) {
+	job := client.Job{ID: 4, Instances: []client.Instance{
+		{Index: 3, State: client.InstanceFailed, Machine: "stub1", Error: "exec: fork/exec /nope: no such file or directory"},
+		{Index: 1, State: client.InstanceFailed, Machine: "stub2", ExitCode: 3},
+		{Index: 0, State: client.InstanceExited, Machine: "stub1"},
+		{Index: 2, State: client.InstanceRunning, Machine: "stub2", PID: 4242},
+		{Index: 4, State: client.InstanceSignaled, Machine: "stub1", Signal: "SEGV"},
+		{Index: 5, State: client.InstanceKilled, Machine: "stub2", Signal: "TERM"},
+		{Index: 6, State: client.InstanceKilled},
+		{Index: 7, State: client.InstanceLost, Machine: "stub3"},
+		{Index: 8, State: client.InstanceQueued},
+	}}
+	var b bytes.Buffer
+	bad := writeOutcomes(&b, job)
+	want := `instance 0: exited 0 on stub1
+instance 1: failed exit 3 on stub2
+instance 2: running on stub2 pid 4242
+instance 3: failed on stub1: exec: fork/exec /nope: no such file or directory
+instance 4: signaled SEGV on stub1
+instance 5: killed (TERM) on stub2
+instance 6: killed
+instance 7: lost on stub3
+instance 8: queued
+`
+	if got := b.String(); got != want {
+		t.Errorf("writeOutcomes() wrote\n%s\nwant\n%s", got, want)
+	}
+	if got, want := bad, 6; got != want {
+		t.Errorf("writeOutcomes() = %d instances not exited 0, want %d", got, want)
+	}
+}

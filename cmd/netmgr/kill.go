@@ -1,0 +1,82 @@
+package main
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/netmgr/netmgr/client"
+)
+
+// signalNames are the signals netkill accepts, without the SIG prefix.
+var signalNames = map[string]bool{
+	"ABRT": true, "ALRM": true, "CONT": true, "HUP": true, "INT": true, "KILL": true,
+	"QUIT": true, "STOP": true, "TERM": true, "TSTP": true, "USR1": true, "USR2": true,
+	"WINCH": true,
+}
+
+func killCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "kill",
+		Usage: "kill a job: signal its running instances and drop its queued ones",
+		UsageText: "netkill [--signal SIG] JOB|ID...\n" +
+			"netmgr kill [--signal SIG] JOB|ID...",
+		Description: "Kills every instance of each job named, by symbolic name (the most recent job\n" +
+			"of that name) or by id. Running instances get SIG (TERM by default) and, after\n" +
+			"a grace period, KILL; queued instances never start. For example:\n\n" +
+			"   netkill job1\n" +
+			"   netkill --signal INT 42\n\n" + retryNote,
+		Flags: append([]cli.Flag{
+			&cli.StringFlag{Name: "signal", Aliases: []string{"s"}, Usage: "first `SIG`nal to send, e.g. TERM, INT, HUP, KILL (default TERM)"},
+		}, clientFlags()...),
+		Action: runKill,
+	}
+}
+
+// normalizeSignal turns "sigint", "SIGINT" or "int" into "INT"; "" stays
+// "" (the server's default).
+func normalizeSignal(s string) (string, error) {
+	if s == "" {
+		return "", nil
+	}
+	n := strings.TrimPrefix(strings.ToUpper(strings.TrimSpace(s)), "SIG")
+	if !signalNames[n] {
+		known := make([]string, 0, len(signalNames))
+		for k := range signalNames {
+			known = append(known, k)
+		}
+		sort.Strings(known)
+		return "", usagef("--signal: unknown signal %q (known: %s)", s, strings.Join(known, " "))
+	}
+	return n, nil
+}
+
+func runKill(cCtx *cli.Context) error {
+	refs := cCtx.Args().Slice()
+	if len(refs) == 0 {
+		return usagef("missing JOB or ID")
+	}
+	for _, r := range refs {
+		if strings.HasPrefix(r, "-") {
+			return usagef("options go before JOB|ID, got %q after it", r)
+		}
+	}
+	sig, err := normalizeSignal(cCtx.String("signal"))
+	if err != nil {
+		return err
+	}
+	c, err := newClient(cCtx)
+	if err != nil {
+		return err
+	}
+	for _, ref := range refs {
+		resp, err := c.Kill(cCtx.Context, ref, client.KillRequest{Signal: sig})
+		if err != nil {
+			return fmt.Errorf("kill job %s: %w", ref, err)
+		}
+		fmt.Fprintf(cCtx.App.Writer, "job %d: signalled %s, dequeued %d\n", resp.ID, plural(resp.Signaled), resp.Dequeued)
+	}
+	return nil
+}

@@ -1,0 +1,261 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"sort"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/netmgr/netmgr/client"
+)
+
+// The render functions are pure: they sort copies of what they are given
+// and write a table or JSON to w.
+
+func newTable(w io.Writer) *tabwriter.Writer {
+	return tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
+}
+
+func sortedJobs(jobs []client.Job) []client.Job {
+	js := append([]client.Job(nil), jobs...)
+	sort.SliceStable(js, func(i, j int) bool { return js[i].ID < js[j].ID })
+	return js
+}
+
+func sortedInstances(ins []client.Instance) []client.Instance {
+	out := append([]client.Instance(nil), ins...)
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Index < out[j].Index })
+	return out
+}
+
+// jobBinaries lists a job's binaries, in key order and without repeats, for
+// instances that have not been given one yet.
+func jobBinaries(s client.JobSpec) string {
+	keys := make([]string, 0, len(s.Binaries))
+	for k := range s.Binaries {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var paths []string
+	seen := map[string]bool{}
+	for _, k := range keys {
+		if p := s.Binaries[k]; !seen[p] {
+			seen[p] = true
+			paths = append(paths, p)
+		}
+	}
+	return strings.Join(paths, ",")
+}
+
+// instanceBinary is the binary an instance runs, or the job's binaries
+// while none is chosen.
+func instanceBinary(job client.Job, in client.Instance) string {
+	if in.Binary != "" {
+		return in.Binary
+	}
+	return jobBinaries(job.Spec)
+}
+
+// instanceState is the STATE column: running, exited(0), failed(3),
+// failed(exec), signaled(KILL), killed, lost, placed, queued.
+func instanceState(in client.Instance) string {
+	switch in.State {
+	case client.InstanceExited:
+		return fmt.Sprintf("exited(%d)", in.ExitCode)
+	case client.InstanceFailed:
+		if in.Error != "" {
+			return "failed(exec)"
+		}
+		return fmt.Sprintf("failed(%d)", in.ExitCode)
+	case client.InstanceSignaled:
+		return fmt.Sprintf("signaled(%s)", orDash(in.Signal))
+	}
+	return in.State
+}
+
+// plural returns "1 instance" or "N instances".
+func plural(n int) string {
+	if n == 1 {
+		return "1 instance"
+	}
+	return fmt.Sprintf("%d instances", n)
+}
+
+// renderJobs writes the netstatus -j table: one row per instance that has a
+// machine; then per job one "N instances queued" row for its queued
+// instances and one "N instances never ran" row per state for instances
+// that ended without a machine (killed while queued).
+func renderJobs(w io.Writer, jobs []client.Job) error {
+	tw := newTable(w)
+	fmt.Fprintln(tw, "ID\tJOB NAME\tBINARY NAME\tWHERE\tSTATE")
+	for _, job := range sortedJobs(jobs) {
+		name := job.Name + "." + job.Owner
+		queued := 0
+		unplaced := map[string]int{} // instance state -> count
+		var states []string
+		for _, in := range sortedInstances(job.Instances) {
+			switch {
+			case in.State == client.InstanceQueued:
+				queued++
+			case in.Machine == "":
+				if unplaced[in.State] == 0 {
+					states = append(states, in.State)
+				}
+				unplaced[in.State]++
+			default:
+				fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\n", job.ID, name, instanceBinary(job, in), in.Machine, instanceState(in))
+			}
+		}
+		if queued > 0 {
+			fmt.Fprintf(tw, "%d\t%s\t%s\t%s queued\t%s\n", job.ID, name, jobBinaries(job.Spec), plural(queued), client.InstanceQueued)
+		}
+		sort.Strings(states)
+		for _, st := range states {
+			fmt.Fprintf(tw, "%d\t%s\t%s\t%s never ran\t%s\n", job.ID, name, jobBinaries(job.Spec), plural(unplaced[st]), st)
+		}
+	}
+	return tw.Flush()
+}
+
+// jobRow is one object of netstatus -j --json: one instance of a job.
+type jobRow struct {
+	ID       uint64 `json:"id"`
+	Name     string `json:"name"`
+	Owner    string `json:"owner"`
+	JobState string `json:"job_state"`
+	Instance int    `json:"instance"`
+	Attempt  uint64 `json:"attempt"`
+	Binary   string `json:"binary"`
+	// Where is the machine, "queued", or "" for an instance that ended
+	// without a machine.
+	Where    string `json:"where"`
+	Machine  string `json:"machine"`
+	State    string `json:"state"`
+	ExitCode int    `json:"exit_code"`
+	Signal   string `json:"signal,omitempty"`
+	Error    string `json:"error,omitempty"`
+	PID      int    `json:"pid"`
+}
+
+// renderJobsJSON writes netstatus -j --json: one object per instance,
+// queued ones included; state is the instance's state as the API has it.
+func renderJobsJSON(w io.Writer, jobs []client.Job) error {
+	rows := []jobRow{}
+	for _, job := range sortedJobs(jobs) {
+		for _, in := range sortedInstances(job.Instances) {
+			where := in.Machine
+			if in.State == client.InstanceQueued {
+				where = client.InstanceQueued
+			}
+			rows = append(rows, jobRow{
+				ID: job.ID, Name: job.Name, Owner: job.Owner, JobState: job.State,
+				Instance: in.Index, Attempt: in.Attempt, Binary: instanceBinary(job, in),
+				Where: where, Machine: in.Machine, State: in.State, ExitCode: in.ExitCode,
+				Signal: in.Signal, Error: in.Error, PID: in.PID,
+			})
+		}
+	}
+	return writeJSON(w, rows)
+}
+
+// formatMemory prints megabytes as 512M or 15.6G.
+func formatMemory(mb int64) string {
+	if mb < 1024 {
+		return fmt.Sprintf("%dM", mb)
+	}
+	return strconv.FormatFloat(float64(mb)/1024, 'f', 1, 64) + "G"
+}
+
+func sortedMachines(ms []client.Machine) []client.Machine {
+	out := append([]client.Machine(nil), ms...)
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// renderMachines writes the netstatus -m table.
+func renderMachines(w io.Writer, ms []client.Machine) error {
+	tw := newTable(w)
+	fmt.Fprintln(tw, "NAME\tARCH\tCPUS\tMEMORY\tLOAD\tRUNNING\tSTATE")
+	for _, m := range sortedMachines(ms) {
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%.2f\t%d\t%s\n", m.Name, orDash(m.Arch), m.CPUs, formatMemory(m.MemoryMB), m.Load, m.Running, m.State)
+	}
+	return tw.Flush()
+}
+
+// machineRow is one object of netstatus -m --json.
+type machineRow struct {
+	Name     string  `json:"name"`
+	Arch     string  `json:"arch"`
+	CPUs     int     `json:"cpus"`
+	MemoryMB int64   `json:"memory_mb"`
+	Load     float64 `json:"load"`
+	Running  int     `json:"running"`
+	State    string  `json:"state"`
+}
+
+// renderMachinesJSON writes netstatus -m --json.
+func renderMachinesJSON(w io.Writer, ms []client.Machine) error {
+	rows := []machineRow{}
+	for _, m := range sortedMachines(ms) {
+		rows = append(rows, machineRow{Name: m.Name, Arch: m.Arch, CPUs: m.CPUs, MemoryMB: m.MemoryMB, Load: m.Load, Running: m.Running, State: m.State})
+	}
+	return writeJSON(w, rows)
+}
+
+func sortedServers(ss []client.Server) []client.Server {
+	out := append([]client.Server(nil), ss...)
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// renderServers writes the netstatus -s table. A server that did not
+// answer shows its error in the LEADER column.
+func renderServers(w io.Writer, ss []client.Server) error {
+	tw := newTable(w)
+	fmt.Fprintln(tw, "NAME\tADDRESS\tROLE\tTERM\tLAST INDEX\tLEADER")
+	for _, s := range sortedServers(ss) {
+		role := s.Role
+		if role == "" {
+			role = "unknown"
+		}
+		leader := orDash(s.Leader)
+		if s.Error != "" {
+			leader = "error: " + s.Error
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%s\n", s.Name, orDash(s.Address), role, s.Term, s.LastIndex, leader)
+	}
+	return tw.Flush()
+}
+
+// serverRow is one object of netstatus -s --json.
+type serverRow struct {
+	Name      string `json:"name"`
+	Address   string `json:"address"`
+	HTTP      string `json:"http,omitempty"`
+	Role      string `json:"role"`
+	Term      uint64 `json:"term"`
+	LastIndex uint64 `json:"last_index"`
+	Leader    string `json:"leader"`
+	Error     string `json:"error,omitempty"`
+}
+
+// renderServersJSON writes netstatus -s --json.
+func renderServersJSON(w io.Writer, ss []client.Server) error {
+	rows := []serverRow{}
+	for _, s := range sortedServers(ss) {
+		rows = append(rows, serverRow{Name: s.Name, Address: s.Address, HTTP: s.HTTP, Role: s.Role, Term: s.Term, LastIndex: s.LastIndex, Leader: s.Leader, Error: s.Error})
+	}
+	return writeJSON(w, rows)
+}
+
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(v); err != nil {
+		return fmt.Errorf("write json: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,73 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/netmgr/netmgr/server"
+)
+
+func serverCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "server",
+		Usage: "run a server: one replica of the job and machine database",
+		UsageText: "netmgr server --name NAME --data-dir DIR [--http ADDR] [--raft ADDR] [--gossip ADDR]\n" +
+			"    [--bootstrap-expect N] [--join GOSSIP_ADDR,...] [--log-level LEVEL]",
+		Description: "Runs one member of the server group until SIGINT or SIGTERM. Start three (or\n" +
+			"five) with the same --bootstrap-expect; they find each other through --join and\n" +
+			"form the group once that many are seen. A server started with\n" +
+			"--bootstrap-expect 0 waits to be added to an existing group. For example:\n\n" +
+			"   netmgr server --name s1 --data-dir /var/lib/netmgr/s1 --bootstrap-expect 3 \\\n" +
+			"       --http 10.0.0.1:4646 --raft 10.0.0.1:4647 --gossip 10.0.0.1:4648 \\\n" +
+			"       --join 10.0.0.2:4648,10.0.0.3:4648\n\n" +
+			"It prints 'server NAME api http://HOST:PORT' once it listens.",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "name", Usage: "unique server `NAME`, also its Raft id (required)"},
+			&cli.StringFlag{Name: "data-dir", Usage: "`DIR` for the Raft log and snapshots (required)"},
+			&cli.StringFlag{Name: "http", Value: "127.0.0.1:4646", Usage: "API listen address `HOST:PORT` (port 0 picks one)"},
+			&cli.StringFlag{Name: "raft", Value: "127.0.0.1:4647", Usage: "Raft transport address `HOST:PORT`"},
+			&cli.StringFlag{Name: "gossip", Value: "127.0.0.1:4648", Usage: "gossip bind address `HOST:PORT` (TCP and UDP)"},
+			&cli.IntFlag{Name: "bootstrap-expect", Usage: "form a new group once `N` servers are seen; 0 joins an existing group"},
+			&cli.StringSliceFlag{Name: "join", Usage: "gossip addresses (`HOST:PORT`) of other servers or stubs, comma-separated or repeated"},
+			logLevelFlag(),
+		},
+		Action: runServer,
+	}
+}
+
+func runServer(cCtx *cli.Context) error {
+	if cCtx.Args().Present() {
+		return usagef("unexpected argument %q", cCtx.Args().First())
+	}
+	if err := requireFlags(cCtx, "name", "data-dir"); err != nil {
+		return err
+	}
+	if n := cCtx.Int("bootstrap-expect"); n < 0 {
+		return usagef("--bootstrap-expect must not be negative, got %d", n)
+	}
+	logger, err := newLogger(cCtx, cCtx.App.ErrWriter)
+	if err != nil {
+		return err
+	}
+	srv, err := server.New(server.Config{
+		Name:            cCtx.String("name"),
+		DataDir:         cCtx.String("data-dir"),
+		HTTPAddr:        cCtx.String("http"),
+		RaftAddr:        cCtx.String("raft"),
+		GossipAddr:      cCtx.String("gossip"),
+		BootstrapExpect: cCtx.Int("bootstrap-expect"),
+		Join:            splitList(cCtx.StringSlice("join")),
+		Logger:          logger,
+	})
+	if err != nil {
+		return fmt.Errorf("start server: %w", err)
+	}
+	fmt.Fprintf(cCtx.App.Writer, "server %s api http://%s\n", cCtx.String("name"), srv.HTTPAddr())
+	<-cCtx.Context.Done()
+	logger.Info("shutting down", "server", cCtx.String("name"))
+	if err := srv.Shutdown(); err != nil {
+		return fmt.Errorf("shut down server: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,77 @@
+package main
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/netmgr/netmgr/stub"
+)
+
+func stubCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "stub",
+		Usage: "run the stub of this machine: it starts and watches the jobs placed here",
+		UsageText: "netmgr stub --data-dir DIR --join GOSSIP_ADDR,... [--name NAME] [--http ADDR]\n" +
+			"    [--gossip ADDR] [--exec-dir DIR] [--log-level LEVEL]",
+		Description: "Runs this machine's stub until SIGINT or SIGTERM. It joins the gossip pool of\n" +
+			"the servers, reports the machine's facts and load, runs the jobs the servers\n" +
+			"place here in --exec-dir and reports when they start and end. For example:\n\n" +
+			"   netmgr stub --name flute --data-dir /var/lib/netmgr/stub \\\n" +
+			"       --http 10.0.0.9:4656 --gossip 10.0.0.9:4658 --join 10.0.0.1:4648\n\n" +
+			"It prints 'stub NAME api http://HOST:PORT' once it listens.",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "name", Usage: "machine `NAME` (default: the host name)"},
+			&cli.StringFlag{Name: "data-dir", Usage: "`DIR` for the event outbox (required)"},
+			&cli.StringFlag{Name: "http", Value: "127.0.0.1:4656", Usage: "stub API listen address `HOST:PORT` (port 0 picks one)"},
+			&cli.StringFlag{Name: "gossip", Value: "127.0.0.1:4658", Usage: "gossip bind address `HOST:PORT` (TCP and UDP)"},
+			&cli.StringSliceFlag{Name: "join", Usage: "gossip addresses (`HOST:PORT`) of servers or other stubs, comma-separated or repeated (required)"},
+			&cli.StringFlag{Name: "exec-dir", Usage: "`DIR` jobs run in (default " + stub.DefaultExecDir + ")"},
+			logLevelFlag(),
+		},
+		Action: runStub,
+	}
+}
+
+func runStub(cCtx *cli.Context) error {
+	if cCtx.Args().Present() {
+		return usagef("unexpected argument %q", cCtx.Args().First())
+	}
+	if err := requireFlags(cCtx, "data-dir"); err != nil {
+		return err
+	}
+	join := splitList(cCtx.StringSlice("join"))
+	if len(join) == 0 {
+		return usagef("--join is required: the gossip address of at least one server")
+	}
+	logger, err := newLogger(cCtx, cCtx.App.ErrWriter)
+	if err != nil {
+		return err
+	}
+	name := cCtx.String("name")
+	if name == "" {
+		if name, err = os.Hostname(); err != nil {
+			return fmt.Errorf("default machine name: %w", err)
+		}
+	}
+	st, err := stub.New(stub.Config{
+		Name:       name,
+		DataDir:    cCtx.String("data-dir"),
+		HTTPAddr:   cCtx.String("http"),
+		GossipAddr: cCtx.String("gossip"),
+		Join:       join,
+		ExecDir:    cCtx.String("exec-dir"),
+		Logger:     logger,
+	})
+	if err != nil {
+		return fmt.Errorf("start stub: %w", err)
+	}
+	fmt.Fprintf(cCtx.App.Writer, "stub %s api http://%s\n", name, st.HTTPAddr())
+	<-cCtx.Context.Done()
+	logger.Info("shutting down", "stub", name)
+	if err := st.Shutdown(); err != nil {
+		return fmt.Errorf("shut down stub: %w", err)
+	}
+	return nil
+}
