@@ -1,0 +1,246 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/user"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/netmgr/netmgr/client"
+	"github.com/netmgr/netmgr/server/servertest"
+)
+
+// config is the benchmark's parameters.
+type config struct {
+	bin         string
+	servers     int
+	stubs       int
+	n           int
+	concurrency int
+	duration    time.Duration
+	json        bool
+	keep        bool
+}
+
+// defaultConfig returns the defaults, shortened when quick.
+func defaultConfig(quick bool) config {
+	c := config{servers: 3, stubs: 2, n: 300, concurrency: 32, duration: 10 * time.Second}
+	if quick {
+		c.n = 60
+		c.duration = 3 * time.Second
+	}
+	return c
+}
+
+// opTimeout bounds one submit-and-wait.
+const opTimeout = 60 * time.Second
+
+// warmup jobs run before measuring, so connections, the leader's caches
+// and the stubs' first fork are not in the figures.
+const warmup = 5
+
+// bench starts the cluster, runs both phases and stops the cluster.
+func bench(ctx context.Context, cfg config) (*results, error) {
+	dir, err := os.MkdirTemp("", "netmgr-bench-")
+	if err != nil {
+		return nil, fmt.Errorf("bench: %w", err)
+	}
+	if cfg.keep {
+		fmt.Fprintf(os.Stderr, "cluster data and logs in %s\n", dir)
+	} else {
+		defer os.RemoveAll(dir)
+	}
+	bin := cfg.bin
+	if bin == "" {
+		fmt.Fprintln(os.Stderr, "building netmgr ...")
+		if bin, err = servertest.BuildBinary(dir); err != nil {
+			return nil, err
+		}
+	} else if bin, err = filepath.Abs(bin); err != nil {
+		return nil, fmt.Errorf("bench: %w", err)
+	}
+	job := trueBinary()
+
+	fmt.Fprintf(os.Stderr, "starting %d servers and %d stubs ...\n", cfg.servers, cfg.stubs)
+	c, err := servertest.StartProcCluster(bin, filepath.Join(dir, "cluster"), cfg.servers, cfg.stubs)
+	if err != nil {
+		return nil, err
+	}
+	defer c.Stop()
+	fail := func(err error) (*results, error) {
+		fmt.Fprintf(os.Stderr, "process logs:\n%s", c.Logs(4000))
+		return nil, err
+	}
+	if err := c.WaitLeader(60 * time.Second); err != nil {
+		return fail(err)
+	}
+	if err := c.WaitMachines(cfg.stubs, 60*time.Second); err != nil {
+		return fail(err)
+	}
+	// Jobs run as their owner when the stubs run as root, so the owner
+	// must be a real user: ours.
+	me, err := user.Current()
+	if err != nil {
+		return fail(fmt.Errorf("bench: %w", err))
+	}
+	cl, err := c.Client(client.WithUser(me.Username))
+	if err != nil {
+		return fail(err)
+	}
+
+	res := &results{
+		CPUs: runtime.NumCPU(), OS: runtime.GOOS, Arch: runtime.GOARCH,
+		Servers: cfg.servers, Stubs: cfg.stubs, Binary: job,
+		Concurrency: cfg.concurrency,
+	}
+	for range warmup {
+		if _, err := submitAndWait(ctx, cl, job); err != nil {
+			return fail(fmt.Errorf("warm-up: %w", err))
+		}
+	}
+
+	fmt.Fprintf(os.Stderr, "latency: %d sequential jobs ...\n", cfg.n)
+	seq := make([]time.Duration, 0, cfg.n)
+	for range cfg.n {
+		d, err := submitAndWait(ctx, cl, job)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			res.Errors++
+			res.LastError = err.Error()
+			continue
+		}
+		seq = append(seq, d)
+	}
+	res.Sequential = summarize(ms(seq))
+
+	fmt.Fprintf(os.Stderr, "throughput: %d submitters for %v ...\n", cfg.concurrency, cfg.duration)
+	tp, err := throughput(ctx, cl, job, cfg.concurrency, cfg.duration)
+	if err != nil {
+		return fail(err)
+	}
+	res.Loaded = summarize(ms(tp.latencies))
+	res.Windows = summarize(tp.windows)
+	res.Jobs = len(tp.latencies)
+	res.Seconds = tp.elapsed.Seconds()
+	if res.Seconds > 0 {
+		res.JobsPerSec = float64(res.Jobs) / res.Seconds
+	}
+	res.Errors += tp.errors
+	if tp.lastErr != "" {
+		res.LastError = tp.lastErr
+	}
+	if len(seq) == 0 || res.Jobs == 0 {
+		return fail(fmt.Errorf("no job completed: %s", res.LastError))
+	}
+	return res, nil
+}
+
+// submitAndWait submits one single-instance job of bin and returns how long
+// it took until WaitJob(started) answered.
+func submitAndWait(ctx context.Context, cl *client.Client, bin string) (time.Duration, error) {
+	ctx, cancel := context.WithTimeout(ctx, opTimeout)
+	defer cancel()
+	start := time.Now()
+	sub, err := cl.Submit(ctx, client.SubmitRequest{Spec: client.JobSpec{
+		Binaries: map[string]string{client.AnyKey: bin},
+		Min:      1,
+	}})
+	if err != nil {
+		return 0, fmt.Errorf("submit: %w", err)
+	}
+	if _, err := cl.WaitJob(ctx, strconv.FormatUint(sub.ID, 10), client.WaitStarted); err != nil {
+		return 0, fmt.Errorf("wait for job %d: %w", sub.ID, err)
+	}
+	return time.Since(start), nil
+}
+
+// tpResult is what the throughput phase measured.
+type tpResult struct {
+	latencies []time.Duration // one per completed job
+	windows   []float64       // jobs completed in each whole 1 s window
+	elapsed   time.Duration   // from start until the last submitter returned
+	errors    int
+	lastErr   string
+}
+
+// throughput runs conc submitters until d has passed and collects every
+// completion time.
+func throughput(ctx context.Context, cl *client.Client, bin string, conc int, d time.Duration) (tpResult, error) {
+	type done struct {
+		at  time.Duration // completion, since start
+		lat time.Duration
+		err error
+	}
+	start := time.Now()
+	deadline := start.Add(d)
+	var (
+		mu  sync.Mutex // guards all
+		all []done
+		wg  sync.WaitGroup
+	)
+	for range conc {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for time.Now().Before(deadline) && ctx.Err() == nil {
+				lat, err := submitAndWait(ctx, cl, bin)
+				mu.Lock()
+				all = append(all, done{at: time.Since(start), lat: lat, err: err})
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return tpResult{}, err
+	}
+	r := tpResult{elapsed: time.Since(start)}
+	nwin := int(d / time.Second)
+	if nwin < 1 {
+		nwin = 1
+	}
+	counts := make([]float64, nwin)
+	for _, x := range all {
+		if x.err != nil {
+			r.errors++
+			r.lastErr = x.err.Error()
+			continue
+		}
+		r.latencies = append(r.latencies, x.lat)
+		if w := int(x.at / time.Second); w < nwin {
+			counts[w]++
+		}
+	}
+	r.windows = counts
+	if len(r.latencies) == 0 && r.errors > 0 {
+		return r, errors.New("throughput: every job failed: " + r.lastErr)
+	}
+	return r, nil
+}
+
+// trueBinary returns the path of a command that exits at once.
+func trueBinary() string {
+	for _, p := range []string{"/bin/true", "/usr/bin/true"} {
+		if _, err := os.Stat(p); err == nil {
+			return p
+		}
+	}
+	return "/bin/true"
+}
+
+// ms converts durations to milliseconds.
+func ms(ds []time.Duration) []float64 {
+	out := make([]float64, len(ds))
+	for i, d := range ds {
+		out[i] = float64(d) / float64(time.Millisecond)
+	}
+	return out
+}
