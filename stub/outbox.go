@@ -135,13 +135,19 @@ func (o *outbox) pending(max int) ([]entry, error) {
 	return out, nil
 }
 
-// remove deletes a delivered event.
-func (o *outbox) remove(seq uint64) error {
+// remove deletes delivered events, all in one transaction.
+func (o *outbox) remove(seqs ...uint64) error {
 	err := o.update(func(tx *bolt.Tx) error {
-		return tx.Bucket(eventsBucket).Delete(seqKey(seq))
+		b := tx.Bucket(eventsBucket)
+		for _, seq := range seqs {
+			if err := b.Delete(seqKey(seq)); err != nil {
+				return err
+			}
+		}
+		return nil
 	})
 	if err != nil {
-		return fmt.Errorf("remove event %d from outbox: %w", seq, err)
+		return fmt.Errorf("remove %d events from outbox: %w", len(seqs), err)
 	}
 	return nil
 }

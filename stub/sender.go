@@ -5,14 +5,13 @@ import (
 	"errors"
 	"log/slog"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/netmgr/netmgr/client"
 )
 
 const (
-	// senderBatch is how many events one round of the sender reads.
+	// senderBatch is how many events one look at the outbox reads.
 	senderBatch = 1024
 	// senderParallel bounds the attempts whose events are in flight at once.
 	senderParallel = 16
@@ -24,94 +23,158 @@ const (
 
 // sender delivers the outbox's events to the servers, in order per attempt,
 // deleting each once a server has answered it.
+//
+// It is a pipeline, not a sequence of rounds: an event is handed to a
+// delivery goroutine as soon as it is recorded unless an earlier event of
+// the same attempt is still in flight, and events delivered meanwhile are
+// removed from the outbox together in one transaction.
 type sender struct {
 	out     *outbox
 	servers *serverList
 	log     *slog.Logger
 }
 
-// run delivers events until ctx ends. It is woken at once by new events
-// and backs off (100 ms doubling to 2 s) while no server answers.
+// delivery is the outcome of sending one attempt's events.
+type delivery struct {
+	key       attemptKey
+	sent      []uint64 // seqs a server answered, in order
+	attempted []uint64 // every seq handed to the goroutine
+	ok        bool     // false when a server could not be reached
+}
+
+// run delivers events until ctx ends, then waits for its deliveries. It is
+// woken by new events and by finished deliveries, and backs off (100 ms
+// doubling to 2 s) while no server answers.
 func (s *sender) run(ctx context.Context) {
-	backoff := minBackoff
-	for {
-		more, ok := s.round(ctx)
-		if ctx.Err() != nil {
-			return
+	var (
+		wg       sync.WaitGroup
+		busy     = make(map[attemptKey]bool)
+		inflight = make(map[uint64]bool)
+		done     = make(chan delivery, senderParallel)
+		backoff  = minBackoff
+		retry    *time.Timer
+		retryC   <-chan time.Time
+	)
+	defer wg.Wait()
+	finish := func(d delivery) {
+		delete(busy, d.key)
+		for _, seq := range d.attempted {
+			delete(inflight, seq)
 		}
-		var timer *time.Timer
-		var wait <-chan time.Time
-		switch {
-		case ok && more:
-			backoff = minBackoff
-			continue
-		case ok:
-			backoff = minBackoff // idle until woken
-		default:
-			timer = time.NewTimer(backoff)
-			wait = timer.C
-			backoff = min(2*backoff, maxBackoff)
+	}
+	for {
+		if retryC == nil {
+			if !s.start(ctx, &wg, busy, inflight, done) {
+				retry, retryC = time.NewTimer(backoff), nil
+				retryC = retry.C
+				backoff = min(2*backoff, maxBackoff)
+			}
 		}
 		select {
 		case <-ctx.Done():
+			return
 		case <-s.out.wake:
-		case <-wait:
+			continue
+		case <-retryC:
+			retryC = nil
+			continue
+		case d := <-done:
+			finished := []delivery{d}
+		drain:
+			for {
+				select {
+				case d := <-done:
+					finished = append(finished, d)
+				default:
+					break drain
+				}
+			}
+			var sent []uint64
+			failed := false
+			for _, d := range finished {
+				sent = append(sent, d.sent...)
+				failed = failed || !d.ok
+			}
+			if len(sent) > 0 {
+				if err := s.out.remove(sent...); err != nil && !errors.Is(err, errOutboxClosed) {
+					s.log.Error("remove delivered events", "err", err)
+				}
+			}
+			for _, d := range finished {
+				finish(d)
+			}
+			if failed && retryC == nil {
+				retry = time.NewTimer(backoff)
+				retryC = retry.C
+				backoff = min(2*backoff, maxBackoff)
+			} else if !failed {
+				backoff = minBackoff
+			}
 		}
-		if timer != nil {
-			timer.Stop()
-		}
+		_ = retry
 	}
 }
 
-// round tries to deliver what the outbox holds. ok is false when something
-// could not be delivered; more is true when the outbox may hold more.
-func (s *sender) round(ctx context.Context) (more, ok bool) {
+// start hands the outbox's waiting events to delivery goroutines, one per
+// attempt that has none in flight. It returns false when events wait but
+// no server is known.
+func (s *sender) start(ctx context.Context, wg *sync.WaitGroup, busy map[attemptKey]bool, inflight map[uint64]bool, done chan<- delivery) bool {
+	if len(busy) >= senderParallel {
+		return true
+	}
 	entries, err := s.out.pending(senderBatch)
 	if err != nil {
 		if !errors.Is(err, errOutboxClosed) {
 			s.log.Error("read outbox", "err", err)
 		}
-		return false, false
+		return false
 	}
-	if len(entries) == 0 {
-		return false, true
-	}
-	c := s.servers.client()
-	if c == nil {
-		s.log.Debug("no server known; events wait", "pending", len(entries))
-		return false, false
-	}
-
-	// Group by attempt, keeping each attempt's events in outbox order.
-	var order []attemptKey
-	groups := make(map[attemptKey][]entry)
+	var (
+		order  []attemptKey
+		groups = make(map[attemptKey][]entry)
+	)
 	for _, e := range entries {
+		if inflight[e.seq] {
+			continue
+		}
 		k := attemptKey{JobID: e.ev.JobID, Instance: e.ev.Instance, Attempt: e.ev.Attempt}
+		if busy[k] {
+			continue // an earlier event of this attempt is in flight
+		}
 		if _, seen := groups[k]; !seen {
 			order = append(order, k)
 		}
 		groups[k] = append(groups[k], e)
 	}
-
-	var failed atomic.Bool
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, senderParallel)
-	for _, k := range order {
-		sem <- struct{}{}
-		wg.Go(func() {
-			defer func() { <-sem }()
-			if !s.deliver(ctx, c, groups[k]) {
-				failed.Store(true)
-			}
-		})
+	if len(order) == 0 {
+		return true
 	}
-	wg.Wait()
-	return len(entries) == senderBatch, !failed.Load()
+	c := s.servers.client()
+	if c == nil {
+		s.log.Debug("no server known; events wait", "pending", len(entries))
+		return false
+	}
+	for _, k := range order {
+		if len(busy) >= senderParallel {
+			break
+		}
+		busy[k] = true
+		es := groups[k]
+		for _, e := range es {
+			inflight[e.seq] = true
+		}
+		wg.Go(func() { done <- s.deliver(ctx, c, k, es) })
+	}
+	return true
 }
 
 // deliver sends one attempt's events in order, stopping at the first that
 // no server took.
-func (s *sender) deliver(ctx context.Context, c *client.Client, es []entry) bool {
+func (s *sender) deliver(ctx context.Context, c *client.Client, k attemptKey, es []entry) delivery {
+	d := delivery{key: k, ok: true}
+	for _, e := range es {
+		d.attempted = append(d.attempted, e.seq)
+	}
 	for _, e := range es {
 		rctx, cancel := context.WithTimeout(ctx, reportTimeout)
 		resp, err := c.ReportChild(rctx, e.ev)
@@ -123,16 +186,12 @@ func (s *sender) deliver(ctx context.Context, c *client.Client, es []entry) bool
 				"instance", e.ev.Instance, "attempt", e.ev.Attempt, "status", apiErr.Status, "err", err)
 		case err != nil:
 			s.log.Debug("child event not delivered", "kind", e.ev.Kind, "job", e.ev.JobID, "err", err)
-			return false
+			d.ok = false
+			return d
 		case resp.Stale:
 			s.log.Debug("child event was stale", "kind", e.ev.Kind, "job", e.ev.JobID, "attempt", e.ev.Attempt)
 		}
-		if err := s.out.remove(e.seq); err != nil {
-			if !errors.Is(err, errOutboxClosed) {
-				s.log.Error("remove delivered event", "err", err)
-			}
-			return false
-		}
+		d.sent = append(d.sent, e.seq)
 	}
-	return true
+	return d
 }
