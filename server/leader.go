@@ -74,20 +74,28 @@ func (s *Server) leaderLoop(ctx context.Context) {
 	defer m.wait()
 	tick := time.NewTicker(leaderTick)
 	defer tick.Stop()
+	// Membership changes come from gossip; a committed command alone never
+	// needs a reconcile, so the busy path skips it.
+	reconcile := true
 	for {
 		_, changed := s.fsm.Watch()
-		m.reconcile(ctx)
+		if reconcile {
+			m.reconcile(ctx)
+		}
 		if err := s.schedule(); err != nil {
 			s.log.Warn("scheduling pass failed", "err", err)
 		}
 		d.dispatch(ctx)
+		reconcile = false
 		select {
 		case <-ctx.Done():
 			return
 		case <-changed:
-		case <-s.gossip.events:
 		case <-d.done:
+		case <-s.gossip.events:
+			reconcile = true
 		case <-tick.C:
+			reconcile = true
 		}
 	}
 }

@@ -74,10 +74,11 @@ func newRaft(cfg *Config, f *fsm.FSM) (*raftNode, error) {
 			n.close()
 			return nil, fmt.Errorf("resolve raft address: %w", err)
 		}
+		var advertise net.Addr = addr
 		if addr.Port == 0 {
-			addr = nil // advertise the port the listener picks
+			advertise = nil // advertise the port the listener picks
 		}
-		t, err := raft.NewTCPTransportWithLogger(cfg.RaftAddr, addr, 3, 10*time.Second, rc.Logger.Named("transport"))
+		t, err := raft.NewTCPTransportWithLogger(cfg.RaftAddr, advertise, 3, 10*time.Second, rc.Logger.Named("transport"))
 		if err != nil {
 			n.close()
 			return nil, fmt.Errorf("listen raft: %w", err)

@@ -53,7 +53,7 @@ func New(cfg Config) (*Server, error) {
 		cfg: cfg,
 		log: cfg.Logger.With("server", cfg.Name),
 		fsm: fsm.New(),
-		hc:  &http.Client{Timeout: 10 * time.Second},
+		hc:  &http.Client{Timeout: 70 * time.Second, Transport: newTransport()},
 	}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 
@@ -146,4 +146,13 @@ func (s *Server) Snapshot() error {
 		return fmt.Errorf("snapshot: %w", err)
 	}
 	return nil
+}
+
+// newTransport pools connections to the stubs and peers this server talks
+// to; the default keeps only two idle connections per host, which makes a
+// busy dispatcher open a new connection for most Starts.
+func newTransport() *http.Transport {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.MaxIdleConnsPerHost = 64
+	return t
 }

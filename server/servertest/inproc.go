@@ -46,25 +46,38 @@ func Logger() *slog.Logger {
 }
 
 // NewCluster starts n servers that form a group by gossip (--bootstrap-expect n)
-// and stops them when the test ends.
-func NewCluster(t testing.TB, n int) *Cluster {
+// on Raft's in-memory transport and stores, and stops them when the test
+// ends.
+func NewCluster(t testing.TB, n int) *Cluster { return newCluster(t, n, false) }
+
+// NewDurableCluster is NewCluster on the production Raft path: TCP
+// transport on loopback, raft-boltdb with fsync and file snapshots, default
+// timeouts. Isolate and Heal do nothing on it.
+func NewDurableCluster(t testing.TB, n int) *Cluster { return newCluster(t, n, true) }
+
+func newCluster(t testing.TB, n int, durable bool) *Cluster {
 	t.Helper()
 	c := &Cluster{t: t, dir: t.TempDir()}
-	for range n {
-		_, tr := raft.NewInmemTransport("")
-		c.trans = append(c.trans, tr)
+	if !durable {
+		for range n {
+			_, tr := raft.NewInmemTransport("")
+			c.trans = append(c.trans, tr)
+		}
+		c.connectAll()
 	}
-	c.connectAll()
 	for i := range n {
 		cfg := server.Config{
 			Name:            fmt.Sprintf("s%d", i),
 			HTTPAddr:        "127.0.0.1:0",
 			GossipAddr:      "127.0.0.1:0",
 			BootstrapExpect: n,
-			RaftTransport:   c.trans[i],
-			InmemStore:      true,
-			TuneRaft:        FastRaft,
 			Logger:          Logger(),
+		}
+		if durable {
+			cfg.DataDir = filepath.Join(c.dir, cfg.Name)
+			cfg.RaftAddr = "127.0.0.1:0"
+		} else {
+			cfg.RaftTransport, cfg.InmemStore, cfg.TuneRaft = c.trans[i], true, FastRaft
 		}
 		if i > 0 {
 			cfg.Join = []string{c.Servers[0].GossipAddr()}
@@ -112,6 +125,9 @@ func (c *Cluster) WaitLeader(skip ...int) int {
 
 // Isolate cuts server i's Raft links to every other server.
 func (c *Cluster) Isolate(i int) {
+	if c.trans == nil {
+		return
+	}
 	c.trans[i].DisconnectAll()
 	for j, tr := range c.trans {
 		if j != i {
