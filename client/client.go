@@ -194,6 +194,28 @@ func (c *Client) Servers(ctx context.Context) ([]Server, error) {
 	return ss, err
 }
 
+// Why explains why each queued instance of a job waits.
+func (c *Client) Why(ctx context.Context, ref string) ([]WhyInstance, error) {
+	var out []WhyInstance
+	err := c.do(ctx, http.MethodGet, "/v1/jobs/"+url.PathEscape(ref)+"/why", nil, &out)
+	return out, err
+}
+
+// LoadDatabase replaces the live database with the declarations in db, as
+// one replicated command: all of it or, on any error, none of it.
+func (c *Client) LoadDatabase(ctx context.Context, db DatabaseText) (LoadResponse, error) {
+	var resp LoadResponse
+	err := c.do(ctx, http.MethodPost, "/v1/admin/database", db, &resp)
+	return resp, err
+}
+
+// Database returns the live database printed in the declaration language.
+func (c *Client) Database(ctx context.Context) (DatabaseText, error) {
+	var db DatabaseText
+	err := c.do(ctx, http.MethodGet, "/v1/admin/database", nil, &db)
+	return db, err
+}
+
 // ReportChild sends a CHILD_REGISTER or CHILD_TERM event; it returns once a
 // server has committed it.
 func (c *Client) ReportChild(ctx context.Context, ev ChildEvent) (ChildEventResponse, error) {

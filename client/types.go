@@ -20,7 +20,58 @@ type JobSpec struct {
 	Env []string `json:"env,omitempty"`
 	// Min is the number of instances to run (min=N); zero means one.
 	Min int `json:"min,omitempty"`
+
+	// Requirements a machine must meet (the matcher's filters).
+
+	// Keys the machine must all have (keys={mathlab,fpu}).
+	Keys []string `json:"keys,omitempty"`
+	// Requirements are comparisons on numeric machine attributes
+	// (mem>10, rating>=8).
+	Requirements []Requirement `json:"requirements,omitempty"`
+	// Mounts the machine must have mounted (mounts={/usr/u/fred/data}).
+	Mounts []string `json:"mounts,omitempty"`
+	// Machines, when set, restricts the job to these machines.
+	Machines []string `json:"machines,omitempty"`
+	// Unique asks for at most one instance per machine.
+	Unique bool `json:"unique,omitempty"`
+	// MaxPerMachine bounds the job's instances on one machine; 0 = no bound.
+	MaxPerMachine int `json:"max_per_machine,omitempty"`
+	// Load is the load one instance imposes on its machine (load=F); 0
+	// means the default of 1.0, one busy CPU.
+	Load float64 `json:"load,omitempty"`
+	// MemoryMB is the memory one instance needs (memory=N), in MB.
+	MemoryMB int64 `json:"memory_mb,omitempty"`
+	// Queue names the batch queue the job waits in; "" is the default queue.
+	Queue string `json:"queue,omitempty"`
+	// Restart is the restart policy: "" or "no", "on-failure", "always".
+	Restart string `json:"restart,omitempty"`
+	// MaxRestarts bounds restarts per instance under a restart policy;
+	// 0 means the server's default.
+	MaxRestarts int `json:"max_restarts,omitempty"`
+
+	// Options whose machinery comes later; a server that cannot honour
+	// one refuses the job rather than ignore it.
+
+	Mail    string   `json:"mail,omitempty"` // address, or "owner" for the bare option
+	Cron    string   `json:"cron,omitempty"`
+	After   string   `json:"after,omitempty"`
+	CopyIn  []string `json:"copy_in,omitempty"`
+	CopyOut []string `json:"copy_out,omitempty"`
 }
+
+// Requirement is one comparison on a numeric machine attribute.
+type Requirement struct {
+	Attr  string  `json:"attr"`
+	Op    string  `json:"op"` // one of > >= < <= == !=
+	Value float64 `json:"value"`
+}
+
+// Restart policies.
+const (
+	RestartNo        = "no"
+	RestartOnFailure = "on-failure"
+	RestartAlways    = "always"
+)
 
 // SubmitRequest is the body of POST /v1/jobs.
 type SubmitRequest struct {
@@ -91,6 +142,10 @@ type Instance struct {
 	MaxRSSKB  int64     `json:"max_rss_kb,omitempty"`
 	// KillRequested is set once netkill asked for the instance to end.
 	KillRequested bool `json:"kill_requested,omitempty"`
+	// Restarts counts attempts started again by the restart policy;
+	// NotBefore is when a restarted attempt may be placed.
+	Restarts  int       `json:"restarts,omitempty"`
+	NotBefore time.Time `json:"not_before,omitzero"`
 }
 
 // Finished reports whether the instance has ended for good.
@@ -120,22 +175,69 @@ type KillResponse struct {
 
 // Machine states.
 const (
-	MachineUp   = "up"
-	MachineDown = "down"
+	MachineUp       = "up"
+	MachineDown     = "down"
+	MachineDraining = "draining" // up, but takes no new work
 )
 
-// Machine is one machine of the pool, as GET /v1/machines returns it.
+// Machine is one machine of the pool, as GET /v1/machines returns it,
+// with the attributes the scheduler matches against (database declaration,
+// init file and detected facts merged).
 type Machine struct {
-	Name     string   `json:"name"`
-	Arch     string   `json:"arch"`
-	CPUs     int      `json:"cpus"`
-	MemoryMB int64    `json:"memory_mb"`
-	Load     float64  `json:"load"`
-	Running  int      `json:"running"`
-	State    string   `json:"state"`
-	Keys     []string `json:"keys,omitempty"`
-	Mounts   []string `json:"mounts,omitempty"`
-	Addr     string   `json:"addr"`
+	Name     string             `json:"name"`
+	Arch     string             `json:"arch"`
+	MType    string             `json:"mtype,omitempty"`
+	CPUs     int                `json:"cpus"`
+	Slots    int                `json:"slots"`
+	MemoryMB int64              `json:"memory_mb"`
+	Rating   float64            `json:"rating"`
+	Load     float64            `json:"load"`
+	Running  int                `json:"running"`
+	State    string             `json:"state"`
+	Keys     []string           `json:"keys,omitempty"`
+	Attrs    map[string]float64 `json:"attrs,omitempty"`
+	Mounts   []string           `json:"mounts,omitempty"`
+	Addr     string             `json:"addr"`
+	// Declared is true when the database has a machine declaration for it.
+	Declared bool `json:"declared,omitempty"`
+}
+
+// DatabaseText is the body of POST /v1/admin/database and the answer of
+// GET /v1/admin/database: a database in the declaration language.
+type DatabaseText struct {
+	// Filename names the text in error messages (file:line:col).
+	Filename string `json:"filename,omitempty"`
+	Text     string `json:"text"`
+}
+
+// LoadResponse answers a database load.
+type LoadResponse struct {
+	Index    uint64 `json:"index"`
+	Keys     int    `json:"keys"`
+	MTypes   int    `json:"mtypes"`
+	Machines int    `json:"machines"`
+	Queues   int    `json:"queues"`
+	// Draining names machines that were declared before and are not now:
+	// they take no new work and their running jobs are left alone.
+	Draining []string `json:"draining,omitempty"`
+}
+
+// WhyInstance explains why one queued instance waits, as
+// GET /v1/jobs/{ref}/why returns it.
+type WhyInstance struct {
+	Instance int    `json:"instance"`
+	Attempt  uint64 `json:"attempt"`
+	// Reason is one line a person reads: "8 machines lack key mathlab;
+	// 3 have mem<=10; 1 has no free slot".
+	Reason     string      `json:"reason"`
+	Rejections []Rejection `json:"rejections,omitempty"`
+}
+
+// Rejection is how many machines one filter removed, and why.
+type Rejection struct {
+	Filter string `json:"filter"`
+	Count  int    `json:"count"`
+	Reason string `json:"reason"`
 }
 
 // Server is one member of the server group, as GET /v1/servers returns it.
@@ -159,7 +261,11 @@ type Facts struct {
 	Mounts   []string `json:"mounts,omitempty"`
 	// Keys are extra keys beyond the architecture, which is always a key.
 	Keys []string `json:"keys,omitempty"`
-	Load float64  `json:"load"`
+	// MType and Attrs come from the stub's init file (--init): its claimed
+	// machine type and attributes such as mem, rating, nprocs.
+	MType string             `json:"mtype,omitempty"`
+	Attrs map[string]float64 `json:"attrs,omitempty"`
+	Load  float64            `json:"load"`
 	// HTTPAddr is the stub's API address, host:port.
 	HTTPAddr string `json:"http_addr"`
 }
