@@ -10,8 +10,10 @@ TOOLS_BIN     := $(CURDIR)/.tools/staticcheck-$(STATICCHECK_VERSION)
 STATICCHECK   := $(TOOLS_BIN)/staticcheck
 # The commands reached through a symlink to the one binary (argv[0]).
 ALIASES       := netexec netkill netstatus reserve unreserve
+# How long `make fuzz` runs each fuzz target.
+FUZZTIME      ?= 10s
 
-.PHONY: all help build install tools lint test demo bench clean
+.PHONY: all help build install tools lint test fuzz demo bench clean
 
 all: build
 
@@ -20,7 +22,8 @@ help:
 	@echo "make install PREFIX=DIR    install DIR/bin/netmgr and its command symlinks (default $(PREFIX))"
 	@echo "make tools                 install staticcheck $(STATICCHECK_VERSION) into .tools/"
 	@echo "make lint                  gofmt, go vet, staticcheck"
-	@echo "make test                  lint, then the whole test suite under -race"
+	@echo "make test                  lint, then the whole test suite under -race, then fuzz"
+	@echo "make fuzz                  run each fuzz target for FUZZTIME (default $(FUZZTIME))"
 	@echo "make demo                  run a 3-server, 2-stub cluster on 127.0.0.1 and a job"
 	@echo "make bench                 latency and throughput figures (BENCH_QUICK=1 for a short run)"
 	@echo "make clean                 remove bin/ and .tools/"
@@ -46,6 +49,13 @@ lint: $(STATICCHECK)
 
 test: lint
 	$(GO) test -race -count=1 -timeout 20m ./...
+	$(MAKE) fuzz
+
+# One go test per target: -fuzz takes a single target.
+fuzz:
+	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) ./client/spec/
+	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) ./client/dblang/
+	$(GO) test -run '^$$' -fuzz '^FuzzParseInit$$' -fuzztime $(FUZZTIME) ./client/dblang/
 
 demo:
 	./scripts/demo.sh

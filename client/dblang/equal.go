@@ -1,0 +1,91 @@
+package dblang
+
+import "sort"
+
+// Equal reports whether db and o declare the same things. It ignores Pos,
+// treats nil and empty slices and maps alike, and compares the Keys and
+// Mounts of an mtype or machine as sets, since their order in a list
+// carries no meaning; declarations themselves compare in order.
+func (db *Database) Equal(o *Database) bool {
+	if db == nil || o == nil {
+		return db == o
+	}
+	if len(db.Keys) != len(o.Keys) || len(db.MTypes) != len(o.MTypes) ||
+		len(db.Machines) != len(o.Machines) || len(db.Queues) != len(o.Queues) ||
+		!sliceEqual(db.Admins, o.Admins) {
+		return false
+	}
+	for i, k := range db.Keys {
+		if k.Name != o.Keys[i].Name || k.Comment != o.Keys[i].Comment {
+			return false
+		}
+	}
+	for i, t := range db.MTypes {
+		u := o.MTypes[i]
+		if t.Name != u.Name || !setEqual(t.Keys, u.Keys) || !attrsEqual(t.Attrs, u.Attrs) || !setEqual(t.Mounts, u.Mounts) {
+			return false
+		}
+	}
+	for i, m := range db.Machines {
+		n := o.Machines[i]
+		if m.Name != n.Name || m.MType != n.MType || !setEqual(m.Keys, n.Keys) ||
+			!attrsEqual(m.Attrs, n.Attrs) || !setEqual(m.Mounts, n.Mounts) {
+			return false
+		}
+	}
+	for i, q := range db.Queues {
+		q.Pos = Pos{}
+		r := o.Queues[i]
+		r.Pos = Pos{}
+		if q != r {
+			return false
+		}
+	}
+	return true
+}
+
+// Equal reports whether in and o say the same things; Keys and Mounts
+// compare as sets, and nil and empty slices and maps alike.
+func (in *Init) Equal(o *Init) bool {
+	if in == nil || o == nil {
+		return in == o
+	}
+	return in.MType == o.MType && setEqual(in.Keys, o.Keys) && attrsEqual(in.Attrs, o.Attrs) && setEqual(in.Mounts, o.Mounts)
+}
+
+func sliceEqual(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// setEqual compares a and b ignoring order (as multisets).
+func setEqual(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	a = append([]string(nil), a...)
+	b = append([]string(nil), b...)
+	sort.Strings(a)
+	sort.Strings(b)
+	return sliceEqual(a, b)
+}
+
+func attrsEqual(a, b map[string]float64) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		w, ok := b[k]
+		if !ok || v != w {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,139 @@
+package dblang
+
+import "strconv"
+
+// Pos is a place in a source file. Line and Col are 1-based; Col counts
+// characters (runes), not bytes, and a tab is one column.
+type Pos struct {
+	File      string
+	Line, Col int
+}
+
+// String formats p as "FILE:LINE:COL", or "LINE:COL" when File is empty.
+func (p Pos) String() string {
+	s := strconv.Itoa(p.Line) + ":" + strconv.Itoa(p.Col)
+	if p.File != "" {
+		s = p.File + ":" + s
+	}
+	return s
+}
+
+// Database is a parsed database file: the declarations of each kind in the
+// order the file gives them. Names are unique within a kind; a key and an
+// mtype may share a name (the paper's mips and hpux do).
+type Database struct {
+	Keys     []Key
+	MTypes   []MType
+	Machines []Machine
+	Queues   []Queue
+	// Admins are the admin_id logins, in file order.
+	Admins []string
+}
+
+// Key is a `key NAME /* COMMENT */` declaration.
+type Key struct {
+	Name string
+	// Comment is the text of the comments inside the declaration, trimmed
+	// and joined by single spaces; "" when there is none.
+	Comment string
+	Pos     Pos
+}
+
+// MType is an `mtype NAME = {...}` declaration: a machine type.
+type MType struct {
+	Name   string
+	Keys   []string           // in file order
+	Attrs  map[string]float64 // attr=NUMBER items, such as mem and rating
+	Mounts []string           // in file order
+	Pos    Pos
+}
+
+// Machine is a `machine NAME = MTYPE` or `machine NAME = {...}` declaration.
+// Its own Keys, Attrs and Mounts are those written in its declaration;
+// Resolve merges them with its mtype's.
+type Machine struct {
+	Name   string
+	MType  string // "" when the machine has no mtype
+	Keys   []string
+	Attrs  map[string]float64
+	Mounts []string
+	Pos    Pos
+}
+
+// Queue is an `add_q NAME = {...}` declaration: a batch queue. A zero limit
+// means no limit.
+type Queue struct {
+	Name string
+	// Priority orders queues (priority=N); higher runs first.
+	Priority int
+	// MaxSize is nq_maxsize, the most jobs the queue holds.
+	MaxSize int64
+	// MaxActive is nq_maxactive, the most of its jobs running at once.
+	MaxActive int64
+	// MaxRunMinutes is nq_maxrun, a job's longest run in minutes.
+	MaxRunMinutes int64
+	// MaxMemMB is nq_maxmem, the memory one job may use, in MB.
+	MaxMemMB int64
+	Pos      Pos
+}
+
+// Init is a stub's init file (netmgr stub --init FILE): the machine type it
+// claims and its own keys, attributes and mounts.
+type Init struct {
+	MType  string
+	Keys   []string
+	Attrs  map[string]float64 // mem, rating, nprocs and any other name=NUMBER
+	Mounts []string
+}
+
+// Resolved is what a machine (or an mtype) has once its mtype is merged in.
+type Resolved struct {
+	MType string
+	// Keys is the sorted union of the mtype's keys and the machine's.
+	Keys []string
+	// Attrs are the mtype's attributes overridden by the machine's; never
+	// nil.
+	Attrs map[string]float64
+	// Mounts is the sorted union of the mtype's mounts and the machine's.
+	Mounts []string
+}
+
+// FindKey returns the key declaration called name, or nil.
+func (db *Database) FindKey(name string) *Key {
+	for i := range db.Keys {
+		if db.Keys[i].Name == name {
+			return &db.Keys[i]
+		}
+	}
+	return nil
+}
+
+// FindMType returns the mtype declaration called name, or nil.
+func (db *Database) FindMType(name string) *MType {
+	for i := range db.MTypes {
+		if db.MTypes[i].Name == name {
+			return &db.MTypes[i]
+		}
+	}
+	return nil
+}
+
+// FindMachine returns the machine declaration called name, or nil.
+func (db *Database) FindMachine(name string) *Machine {
+	for i := range db.Machines {
+		if db.Machines[i].Name == name {
+			return &db.Machines[i]
+		}
+	}
+	return nil
+}
+
+// FindQueue returns the queue declaration called name, or nil.
+func (db *Database) FindQueue(name string) *Queue {
+	for i := range db.Queues {
+		if db.Queues[i].Name == name {
+			return &db.Queues[i]
+		}
+	}
+	return nil
+}
