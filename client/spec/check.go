@@ -2,6 +2,8 @@ package spec
 
 import (
 	"fmt"
+	"math"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -9,23 +11,32 @@ import (
 	"github.com/netmgr/netmgr/client"
 )
 
-// Option names understood today.
+// Option names of the job language.
 const (
-	optBinaries = "binaries"
-	optMin      = "min"
-	optName     = "symb_name"
-	optEnv      = "env"
-	optArgs     = "args"
+	optBinaries      = "binaries"
+	optMin           = "min"
+	optName          = "symb_name"
+	optArgs          = "args"
+	optEnv           = "env"
+	optKeys          = "keys"
+	optMounts        = "mounts"
+	optMachines      = "machines"
+	optUnique        = "unique"
+	optMaxPerMachine = "max_per_machine"
+	optLoad          = "load"
+	optMemory        = "memory"
+	optQueue         = "queue"
+	optRestart       = "restart"
+	optMaxRestarts   = "max_restarts"
+	optMail          = "mail"
+	optCron          = "cron"
+	optAfter         = "after"
+	optCopyIn        = "copy_in"
+	optCopyOut       = "copy_out"
 )
 
-// later lists the paper's options whose machinery does not exist yet; they
-// get a clearer error than a misspelt option.
-var later = map[string]bool{
-	"keys": true, "mem": true, "rating": true, "mounts": true, "machines": true,
-	"unique": true, "max_per_machine": true, "load": true, "queue": true,
-	"restart": true, "max_restarts": true, "mail": true, "cron": true,
-	"after": true, "copy_in": true, "copy_out": true,
-}
+// MailOwner is the Mail value of the bare mail option: mail the job's owner.
+const MailOwner = "owner"
 
 // maxNameLen bounds symb_name; names are shown in tables and used on the
 // command line.
@@ -59,14 +70,105 @@ func Validate(s client.JobSpec) error {
 			return fmt.Errorf("option %s: %s", optName, msg)
 		}
 	}
-	for _, e := range s.Env {
-		if msg := checkEnv(e); msg != "" {
-			return fmt.Errorf("option %s: %s", optEnv, msg)
+	lists := []struct {
+		opt  string
+		vals []string
+	}{
+		{optArgs, s.Args}, {optEnv, s.Env}, {optKeys, s.Keys}, {optMounts, s.Mounts},
+		{optMachines, s.Machines}, {optCopyIn, s.CopyIn}, {optCopyOut, s.CopyOut},
+	}
+	for _, l := range lists {
+		if err := validateList(l.opt, l.vals); err != nil {
+			return err
 		}
 	}
-	for _, a := range s.Args {
-		if msg := checkText(a); msg != "" {
-			return fmt.Errorf("option %s: %s", optArgs, msg)
+	if err := validateRequirements(s.Requirements); err != nil {
+		return err
+	}
+	return validatePlacement(s)
+}
+
+// validateList checks every item of the list option opt.
+func validateList(opt string, vals []string) error {
+	lo := listOptions[opt]
+	seen := map[string]bool{}
+	for _, v := range vals {
+		if msg := lo.check(v); msg != "" {
+			return fmt.Errorf("option %s: %s", opt, msg)
+		}
+		if lo.item != "" {
+			if seen[v] {
+				return fmt.Errorf("option %s: %s %s given twice", opt, lo.item, v)
+			}
+			seen[v] = true
+		}
+	}
+	return nil
+}
+
+// validateRequirements checks the comparisons of a spec.
+func validateRequirements(reqs []client.Requirement) error {
+	seen := map[string]bool{}
+	for _, r := range reqs {
+		label := r.Attr + r.Op
+		if msg := checkAttr(r.Attr); msg != "" {
+			return fmt.Errorf("comparison %s%s%s: %s", r.Attr, r.Op, formatNumber(r.Value), msg)
+		}
+		if !isOp(r.Op) {
+			return fmt.Errorf("comparison on %s: %q is not an operator (one of %s)", r.Attr, r.Op, opList)
+		}
+		if math.IsNaN(r.Value) || math.IsInf(r.Value, 0) {
+			return fmt.Errorf("option %s: %v is not a finite number", label, r.Value)
+		}
+		if seen[label] {
+			return fmt.Errorf("option %s: given twice", label)
+		}
+		seen[label] = true
+	}
+	return nil
+}
+
+// validatePlacement checks the scalar options after the lists.
+func validatePlacement(s client.JobSpec) error {
+	switch {
+	case s.MaxPerMachine < 0:
+		return fmt.Errorf("option %s: %s", optMaxPerMachine, notPositive(strconv.Itoa(s.MaxPerMachine)))
+	case s.Unique && s.MaxPerMachine > 1:
+		return fmt.Errorf("option %s: %s", optMaxPerMachine, uniqueConflict)
+	case s.Load < 0 || math.IsNaN(s.Load) || math.IsInf(s.Load, 0):
+		return fmt.Errorf("option %s: %s", optLoad, notPositiveNumber(formatNumber(s.Load)))
+	case s.MemoryMB < 0:
+		return fmt.Errorf("option %s: %s", optMemory, notPositive(strconv.FormatInt(s.MemoryMB, 10)))
+	case s.MaxRestarts < 0:
+		return fmt.Errorf("option %s: %s", optMaxRestarts, notPositive(strconv.Itoa(s.MaxRestarts)))
+	}
+	if s.Queue != "" {
+		if msg := checkWord(s.Queue, "queue name"); msg != "" {
+			return fmt.Errorf("option %s: %s", optQueue, msg)
+		}
+	}
+	if s.Restart != "" {
+		if msg := checkRestart(s.Restart); msg != "" {
+			return fmt.Errorf("option %s: %s", optRestart, msg)
+		}
+	}
+	if s.MaxRestarts > 0 {
+		if msg := checkMaxRestarts(s.Restart); msg != "" {
+			return fmt.Errorf("option %s: %s", optMaxRestarts, msg)
+		}
+	}
+	checks := []struct {
+		opt, val string
+		check    func(string) string
+	}{
+		{optMail, s.Mail, checkMail}, {optCron, s.Cron, checkCron}, {optAfter, s.After, checkJobRef},
+	}
+	for _, c := range checks {
+		if c.val == "" {
+			continue
+		}
+		if msg := c.check(c.val); msg != "" {
+			return fmt.Errorf("option %s: %s", c.opt, msg)
 		}
 	}
 	return nil
@@ -89,11 +191,35 @@ func CheckEnv(entry string) error {
 	return nil
 }
 
+// listOption describes a {...} list option: how each item is checked and,
+// when item is set, what an item is called in the error for a repeat.
+type listOption struct {
+	check func(string) string
+	item  string // "" allows repeats
+}
+
+var listOptions = map[string]listOption{
+	optArgs:     {check: checkText},
+	optEnv:      {check: checkEnv},
+	optKeys:     {check: checkKeyName, item: "key"},
+	optMounts:   {check: checkMount, item: "mount"},
+	optMachines: {check: checkMachine, item: "machine"},
+	optCopyIn:   {check: checkCopy, item: "file"},
+	optCopyOut:  {check: checkCopy, item: "file"},
+}
+
+// uniqueConflict is the message for unique with max_per_machine above 1.
+const uniqueConflict = "conflicts with unique (unique means at most 1 instance per machine)"
+
 // The check functions return "" when the value is fine and otherwise the
 // message, without position or option, so Parse and Validate can frame it.
 
 func notPositive(v string) string {
 	return fmt.Sprintf("%q is not a positive integer", v)
+}
+
+func notPositiveNumber(v string) string {
+	return fmt.Sprintf("%q is not a positive number", v)
 }
 
 func parseMin(v string) (int, string) {
@@ -103,6 +229,41 @@ func parseMin(v string) (int, string) {
 	}
 	return n, ""
 }
+
+func parsePositiveInt64(v string) (int64, string) {
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n < 1 || strings.HasPrefix(v, "+") {
+		return 0, notPositive(v)
+	}
+	return n, ""
+}
+
+// numberRE is the number syntax of comparisons and load: decimal, with an
+// optional sign, fraction and exponent; no hex, no inf or nan.
+var numberRE = regexp.MustCompile(`^[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]+)?$`)
+
+// parseNumber reads a finite decimal number.
+func parseNumber(v string) (float64, string) {
+	if !numberRE.MatchString(v) {
+		return 0, fmt.Sprintf("%q is not a number", v)
+	}
+	f, err := strconv.ParseFloat(v, 64)
+	if err != nil {
+		return 0, fmt.Sprintf("%q is out of range", v)
+	}
+	return f, ""
+}
+
+func parsePositiveNumber(v string) (float64, string) {
+	f, msg := parseNumber(v)
+	if msg != "" || f <= 0 {
+		return 0, notPositiveNumber(v)
+	}
+	return f, ""
+}
+
+// formatNumber prints f so that parseNumber gives f back.
+func formatNumber(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }
 
 func checkText(s string) string {
 	if strings.IndexByte(s, 0) >= 0 {
@@ -136,6 +297,20 @@ func checkName(s string) string {
 	return ""
 }
 
+// checkJobRef accepts what netkill accepts: a job id or a symbolic name.
+func checkJobRef(s string) string {
+	if s == "" {
+		return "the job is empty (write a job name or id)"
+	}
+	if _, err := strconv.ParseUint(s, 10, 64); err == nil {
+		return ""
+	}
+	if msg := checkName(s); msg != "" {
+		return fmt.Sprintf("%q is neither a job id nor a job name", s)
+	}
+	return ""
+}
+
 func isEnvName(s string) bool {
 	if s == "" {
 		return false
@@ -151,6 +326,16 @@ func isEnvName(s string) bool {
 	return true
 }
 
+// isIdent reports whether s is an option or attribute name.
+func isIdent(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if !isNameByte(s[i], i == 0) {
+			return false
+		}
+	}
+	return s != ""
+}
+
 func checkEnv(s string) string {
 	name, _, ok := strings.Cut(s, "=")
 	if !ok || !isEnvName(name) {
@@ -159,26 +344,107 @@ func checkEnv(s string) string {
 	return checkText(s)
 }
 
-func checkKey(s string) string {
-	if s == client.AnyKey {
-		return ""
-	}
+// isWordByte reports whether c may appear in a machine key, machine name or
+// queue name: letters, digits and _-.+ (mtype names such as sparc1+).
+func isWordByte(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' ||
+		c == '_' || c == '-' || c == '.' || c == '+'
+}
+
+// checkWord checks a key, machine or queue name; what names it in the
+// message.
+func checkWord(s, what string) string {
 	if s == "" {
-		return "empty machine key"
+		return "empty " + what
 	}
-	for _, r := range s {
-		switch {
-		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '_', r == '-', r == '.':
-		default:
-			return fmt.Sprintf("%q is not a machine key (letters, digits and _-., or \"*\")", s)
+	for i := 0; i < len(s); i++ {
+		if !isWordByte(s[i]) {
+			return fmt.Sprintf("%q is not a %s (letters, digits and _-.+)", s, what)
 		}
 	}
 	return ""
 }
 
+// checkKey checks a binaries key: a machine key or "*".
+func checkKey(s string) string {
+	switch {
+	case s == client.AnyKey:
+		return ""
+	case s == "":
+		return "empty machine key"
+	case checkWord(s, "machine key") != "":
+		return fmt.Sprintf("%q is not a machine key (letters, digits and _-.+, or \"*\")", s)
+	}
+	return ""
+}
+
+func checkKeyName(s string) string { return checkWord(s, "machine key") }
+func checkMachine(s string) string { return checkWord(s, "machine name") }
+
+// checkAttr checks the attribute of a comparison: a name that is not an
+// option of the language.
+func checkAttr(s string) string {
+	if !isIdent(s) {
+		return fmt.Sprintf("%q is not an attribute name", s)
+	}
+	if isOption(s) {
+		return fmt.Sprintf("%s is an option, not a machine attribute (write %s=...)", s, s)
+	}
+	return ""
+}
+
+func checkMount(s string) string {
+	if !strings.HasPrefix(s, "/") {
+		return fmt.Sprintf("%q is not an absolute path", s)
+	}
+	return checkText(s)
+}
+
+func checkCopy(s string) string {
+	if s == "" {
+		return "empty file name"
+	}
+	return checkText(s)
+}
+
 func checkPath(s string) string {
 	if s == "" {
 		return "empty binary path"
+	}
+	return checkText(s)
+}
+
+func checkRestart(s string) string {
+	switch s {
+	case client.RestartNo, client.RestartOnFailure, client.RestartAlways:
+		return ""
+	}
+	return fmt.Sprintf("%q is not a restart policy (no, on-failure or always)", s)
+}
+
+// checkMaxRestarts checks max_restarts against the restart policy.
+func checkMaxRestarts(restart string) string {
+	if restart == "" || restart == client.RestartNo {
+		return "needs restart=on-failure or restart=always"
+	}
+	return ""
+}
+
+func checkMail(s string) string {
+	if s == "" {
+		return "empty address (write mail alone to mail the job's owner)"
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] <= ' ' || s[i] == 0x7f {
+			return fmt.Sprintf("%q is not a mail address (no spaces or control characters)", s)
+		}
+	}
+	return ""
+}
+
+func checkCron(s string) string {
+	if strings.TrimSpace(s) == "" {
+		return `empty schedule (write cron="MIN HOUR DAY MONTH WEEKDAY")`
 	}
 	return checkText(s)
 }

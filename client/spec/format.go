@@ -8,15 +8,15 @@ import (
 	"github.com/netmgr/netmgr/client"
 )
 
-// Format prints s in the spec language with the options in sorted order
-// (args, binaries, env, min, symb_name) and binaries sorted by key. Empty
-// options are left out. Values are bare words when that is unambiguous and
-// quoted otherwise, so Parse(Format(s)) equals s for any s Parse returned.
+// Format prints s in the spec language, options in a fixed order: what to
+// run (binaries, min, symb_name, args, env), what a machine must have
+// (keys, comparisons in their order, mounts, machines), how instances are
+// placed (unique, max_per_machine, load, memory, queue), restarts, then
+// mail, cron, after, copy_in and copy_out. Binaries are sorted by key;
+// other lists keep their order. Empty options are left out. Values are bare
+// words when that is unambiguous and quoted otherwise, so Parse(Format(s))
+// equals s for any s Parse returned.
 func Format(s client.JobSpec) string {
-	var parts []string
-	if len(s.Args) > 0 {
-		parts = append(parts, optArgs+"="+formatList(s.Args))
-	}
 	keys := make([]string, 0, len(s.Binaries))
 	for k := range s.Binaries {
 		keys = append(keys, k)
@@ -26,16 +26,59 @@ func Format(s client.JobSpec) string {
 	for i, k := range keys {
 		bins[i] = quote(k, true) + "=" + quote(s.Binaries[k], false)
 	}
-	parts = append(parts, optBinaries+"={"+strings.Join(bins, ",")+"}")
-	if len(s.Env) > 0 {
-		parts = append(parts, optEnv+"="+formatList(s.Env))
+	parts := []string{optBinaries + "={" + strings.Join(bins, ",") + "}"}
+	add := func(opt, val string) { parts = append(parts, opt+"="+val) }
+	addList := func(opt string, vals []string) {
+		if len(vals) > 0 {
+			add(opt, formatList(vals))
+		}
 	}
-	if s.Min != 0 {
-		parts = append(parts, optMin+"="+strconv.Itoa(s.Min))
+	addWord := func(opt, val string) {
+		if val != "" {
+			add(opt, quote(val, false))
+		}
 	}
-	if s.Name != "" {
-		parts = append(parts, optName+"="+quote(s.Name, false))
+	addInt := func(opt string, n int64) {
+		if n != 0 {
+			add(opt, strconv.FormatInt(n, 10))
+		}
 	}
+
+	addInt(optMin, int64(s.Min))
+	addWord(optName, s.Name)
+	addList(optArgs, s.Args)
+	addList(optEnv, s.Env)
+
+	addList(optKeys, s.Keys)
+	for _, r := range s.Requirements {
+		parts = append(parts, FormatRequirement(r))
+	}
+	addList(optMounts, s.Mounts)
+	addList(optMachines, s.Machines)
+
+	if s.Unique {
+		parts = append(parts, optUnique)
+	}
+	addInt(optMaxPerMachine, int64(s.MaxPerMachine))
+	if s.Load != 0 {
+		add(optLoad, formatNumber(s.Load))
+	}
+	addInt(optMemory, s.MemoryMB)
+	addWord(optQueue, s.Queue)
+	addWord(optRestart, s.Restart)
+	addInt(optMaxRestarts, int64(s.MaxRestarts))
+
+	switch s.Mail {
+	case "":
+	case MailOwner:
+		parts = append(parts, optMail)
+	default:
+		addWord(optMail, s.Mail)
+	}
+	addWord(optCron, s.Cron)
+	addWord(optAfter, s.After)
+	addList(optCopyIn, s.CopyIn)
+	addList(optCopyOut, s.CopyOut)
 	return strings.Join(parts, ",")
 }
 

@@ -14,7 +14,7 @@ func TestFormat(t *testing.T) {
 		want string
 	}{
 		{
-			name: "all options sorted",
+			name: "what to run, in the order of the paper's form",
 			in: client.JobSpec{
 				Name:     "job1",
 				Binaries: map[string]string{"x86_64": "/bin/sh", "sparc": "/usr/u/isis/bin/test"},
@@ -22,7 +22,32 @@ func TestFormat(t *testing.T) {
 				Env:      []string{"A=b"},
 				Min:      3,
 			},
-			want: `args={-c,"echo hi"},binaries={sparc=/usr/u/isis/bin/test,x86_64=/bin/sh},env={A=b},min=3,symb_name=job1`,
+			want: `binaries={sparc=/usr/u/isis/bin/test,x86_64=/bin/sh},min=3,symb_name=job1,args={-c,"echo hi"},env={A=b}`,
+		},
+		{
+			name: "every option",
+			in: client.JobSpec{
+				Binaries: map[string]string{"sparc": "/a"}, Min: 2, Name: "j",
+				Keys: []string{"mathlab", "fpu"},
+				Requirements: []client.Requirement{
+					{Attr: "mem", Op: ">", Value: 10}, {Attr: "rating", Op: ">=", Value: 8.5},
+					{Attr: "nprocs", Op: "!=", Value: -1}, {Attr: "big", Op: "<", Value: 1e21},
+				},
+				Mounts: []string{"/usr/u/fred/data"}, Machines: []string{"flute", "viola"},
+				Unique: true, MaxPerMachine: 1, Load: 0.25, MemoryMB: 512, Queue: "NEW_Q",
+				Restart: client.RestartOnFailure, MaxRestarts: 3,
+				Mail: "fred@cs.cornell.edu", Cron: "0 3 * * *", After: "job1",
+				CopyIn: []string{"in.dat"}, CopyOut: []string{"out dir/x"},
+			},
+			want: `binaries={sparc=/a},min=2,symb_name=j,keys={mathlab,fpu},mem>10,rating>=8.5,nprocs!=-1,big<1e+21,` +
+				`mounts={/usr/u/fred/data},machines={flute,viola},unique,max_per_machine=1,load=0.25,memory=512,` +
+				`queue=NEW_Q,restart=on-failure,max_restarts=3,mail=fred@cs.cornell.edu,cron="0 3 * * *",after=job1,` +
+				`copy_in={in.dat},copy_out={"out dir/x"}`,
+		},
+		{
+			name: "bare mail is the owner",
+			in:   client.JobSpec{Binaries: map[string]string{"sparc": "/usr/u/fred/test"}, Min: 3, Requirements: []client.Requirement{{Attr: "mem", Op: ">", Value: 10}}, Mail: MailOwner},
+			want: `binaries={sparc=/usr/u/fred/test},min=3,mem>10,mail`,
 		},
 		{
 			name: "binaries only",
@@ -35,7 +60,7 @@ func TestFormat(t *testing.T) {
 				Binaries: map[string]string{"x": "/opt/my prog"},
 				Args:     []string{"", `a"b`, `c\d`, "e,f", "{g}", "ü", "tab\there"},
 			},
-			want: `args={"","a\"b","c\\d","e,f","{g}","ü","tab	here"},binaries={x="/opt/my prog"}`,
+			want: `binaries={x="/opt/my prog"},args={"","a\"b","c\\d","e,f","{g}","ü","tab	here"}`,
 		},
 	}
 	for _, tt := range tests {
@@ -53,6 +78,11 @@ func TestRoundTrip(t *testing.T) {
 		`binaries={x86_64=/bin/sh},min=3,symb_name=job1,env={"A=b"},args={-c,"echo hi"}`,
 		`binaries={"*"=/bin/sh,mips=/u/m},args={"","\\","\"",",","}","{"," lead","trail "}`,
 		`binaries={x=/a=b},env={A=b=c,"B= spaced "}`,
+		`binaries={sparc=/usr/u/fred/test},min=3,mem>10,mail`,
+		`binaries={sparc=/usr/u/fred/sparc/test,mips=/usr/u/fred/mips/test},min=4,args={4},mounts={/usr/u/fred/data},symb_name=test1`,
+		`binaries={x=/a},keys={mathlab},rating>=8,nprocs<4,mem==32,x!=-0.5,machines={flute,viola},unique,max_per_machine=1`,
+		`binaries={x=/a},load=1.5,memory=64,queue=NEW_Q,restart=always,max_restarts=2,mail=fred,cron="*/5 * * * *",after=12,copy_in={a,"b c"},copy_out={d}`,
+		`binaries={x=/a},unique=false,mail=owner,restart=no`,
 	}
 	for _, in := range inputs {
 		t.Run(in, func(t *testing.T) {

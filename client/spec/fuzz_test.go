@@ -11,6 +11,8 @@ import (
 func FuzzParse(f *testing.F) {
 	f.Add(`binaries={x86_64=/bin/sh},min=3,symb_name=job1,env={"A=b"},args={-c,"echo hi"}`)
 	f.Add(`binaries={sparc=/usr/u/isis/bin/test},min=3,symb_name=job1,env={"DISPLAY=flute"},args={4}`)
+	f.Add(`binaries={sparc=/usr/u/fred/test},min=3,mem>10,mail`)
+	f.Add(`binaries={x=/a},keys={fpu},rating>=8,mounts={/d},machines={flute},unique,load=0.5,memory=64,queue=q,restart=always,max_restarts=2,cron="* * * * *",after=1,copy_in={a},copy_out={b}`)
 	f.Fuzz(func(t *testing.T, in string) {
 		first, err := Parse(in)
 		if err != nil {
@@ -23,6 +25,9 @@ func FuzzParse(f *testing.F) {
 		}
 		if !reflect.DeepEqual(first, second) {
 			t.Fatalf("round trip of %q through %q: got %#v, want %#v", in, out, second, first)
+		}
+		if err := Validate(first); err != nil {
+			t.Fatalf("Parse(%q) ok, but Validate: %v", in, err)
 		}
 	})
 }

@@ -122,10 +122,19 @@ func (p *parser) parse(spec *client.JobSpec) error {
 	if _, ok := p.seen[optBinaries]; !ok {
 		return p.errAt(len(p.src), optBinaries, "required but missing")
 	}
+	if off, ok := p.seen[optMaxRestarts]; ok {
+		if msg := checkMaxRestarts(spec.Restart); msg != "" {
+			return p.errAt(off, optMaxRestarts, "%s", msg)
+		}
+	}
+	if off, ok := p.seen[optMaxPerMachine]; ok && spec.Unique && spec.MaxPerMachine > 1 {
+		return p.errAt(off, optMaxPerMachine, "%s", uniqueConflict)
+	}
 	return nil
 }
 
-// option reads one option=value and stores it in spec.
+// option reads one item of the spec: option=value, a bare option (unique,
+// mail) or a comparison ATTR OP NUMBER, and stores it in spec.
 func (p *parser) option(spec *client.JobSpec) error {
 	start := p.pos
 	for p.pos < len(p.src) && isNameByte(p.src[p.pos], p.pos == start) {
@@ -135,72 +144,108 @@ func (p *parser) option(spec *client.JobSpec) error {
 		return p.errAt(start, "", "expected an option name, found %s", p.found())
 	}
 	name := p.src[start:p.pos]
-	switch {
-	case name == optBinaries, name == optMin, name == optName, name == optEnv, name == optArgs:
-	case later[name]:
-		return p.errAt(start, name, "not supported yet")
-	default:
-		return p.errAt(start, "", "unknown option %s", name)
+	p.skipSpace()
+	if op := p.op(); op != "" {
+		return p.addRequirement(spec, name, start, op)
+	}
+	def, known := options[name]
+	if !known {
+		return p.unknown(name, start)
 	}
 	if first, dup := p.seen[name]; dup {
-		fp := p.errAt(first, "", "")
-		return p.errAt(start, name, "given twice (first at %d:%d)", fp.Line, fp.Col)
+		return p.errAt(start, name, "given twice (first at %s)", p.lineCol(first))
 	}
 	p.seen[name] = start
-	p.skipSpace()
+	if def.bare != nil && (p.eof() || p.src[p.pos] == ',') {
+		def.bare(spec)
+		return nil
+	}
 	if p.eof() || p.src[p.pos] != '=' {
 		return p.errAt(p.pos, name, "expected '=' after the option name, found %s", p.found())
 	}
 	p.pos++
 	p.skipSpace()
+	return def.value(p, spec, name)
+}
 
-	switch name {
-	case optBinaries:
-		return p.binaries(spec)
-	case optArgs, optEnv:
-		items, err := p.list(name)
-		if err != nil {
-			return err
-		}
-		var vals []string
-		for _, it := range items {
-			check := checkText
-			if name == optEnv {
-				check = checkEnv
-			}
-			if msg := check(it.val); msg != "" {
-				return p.errAt(it.pos, name, "%s", msg)
-			}
-			vals = append(vals, it.val)
-		}
-		if name == optEnv {
-			spec.Env = vals
-		} else {
-			spec.Args = vals
-		}
-		return nil
-	default: // min, symb_name
-		if !p.eof() && p.src[p.pos] == '{' {
-			return p.errAt(p.pos, name, "want a single value, not a {...} list")
-		}
-		v, err := p.scalar(name, false)
-		if err != nil {
-			return err
-		}
-		if name == optMin {
-			n, msg := parseMin(v.val)
-			if msg != "" {
-				return p.errAt(v.pos, name, "%s", msg)
-			}
-			spec.Min = n
-			return nil
-		}
-		if msg := checkName(v.val); msg != "" {
-			return p.errAt(v.pos, name, "%s", msg)
-		}
-		spec.Name = v.val
-		return nil
+// lineCol prints the position of offset off as LINE:COL.
+func (p *parser) lineCol(off int) string {
+	e := p.errAt(off, "", "")
+	return fmt.Sprintf("%d:%d", e.Line, e.Col)
+}
+
+// addRequirement reads the number of a comparison whose attribute started
+// at start and whose operator has been read.
+func (p *parser) addRequirement(spec *client.JobSpec, attr string, start int, op string) error {
+	r, err := p.comparison(attr, start, op)
+	if err != nil {
+		return err
 	}
+	label := attr + op
+	if first, dup := p.seen[label]; dup {
+		return p.errAt(start, label, "given twice (first at %s)", p.lineCol(first))
+	}
+	p.seen[label] = start
+	spec.Requirements = append(spec.Requirements, r)
+	return nil
+}
+
+// unknown builds the error for an option name the language does not have,
+// with a hint when one is likely: a misspelt option, an attribute compared
+// with '=' (mem=10), or a key written alone (fpu).
+func (p *parser) unknown(name string, start int) error {
+	if !p.eof() && p.src[p.pos] == '=' {
+		at := p.pos
+		p.pos++
+		p.skipSpace()
+		if v, err := p.scalar(name, false); err == nil {
+			if _, msg := parseNumber(v.val); msg == "" {
+				return p.errAt(start, "", "unknown option %s (to compare a machine attribute write %s==%s or %s>=%s)",
+					name, name, v.val, name, v.val)
+			}
+		}
+		p.pos = at
+	}
+	if near := nearestOption(name); near != "" {
+		return p.errAt(start, "", "unknown option %s (did you mean %s?)", name, near)
+	}
+	if p.eof() || p.src[p.pos] == ',' {
+		return p.errAt(start, "", "unknown option %s (to require the key %s write keys={%s})", name, name, name)
+	}
+	return p.errAt(start, "", "unknown option %s", name)
+}
+
+// single reads one value that may not be a list.
+func (p *parser) single(opt string) (scalar, error) {
+	if !p.eof() && p.src[p.pos] == '{' {
+		return scalar{}, p.errAt(p.pos, opt, "want a single value, not a {...} list")
+	}
+	return p.scalar(opt, false)
+}
+
+// checkedList reads the {...} list of the list option opt and checks its
+// items as listOptions says.
+func (p *parser) checkedList(opt string) ([]string, error) {
+	lo := listOptions[opt]
+	items, err := p.list(opt)
+	if err != nil {
+		return nil, err
+	}
+	var vals []string
+	seen := map[string]bool{}
+	for _, it := range items {
+		if msg := lo.check(it.val); msg != "" {
+			return nil, p.errAt(it.pos, opt, "%s", msg)
+		}
+		if lo.item != "" {
+			if seen[it.val] {
+				return nil, p.errAt(it.pos, opt, "%s %s given twice", lo.item, it.val)
+			}
+			seen[it.val] = true
+		}
+		vals = append(vals, it.val)
+	}
+	return vals, nil
 }
 
 // open consumes the '{' that starts a list.

@@ -2,6 +2,7 @@ package spec
 
 import (
 	"errors"
+	"math"
 	"reflect"
 	"strings"
 	"testing"
@@ -90,6 +91,83 @@ func TestParse(t *testing.T) {
 			want: client.JobSpec{Binaries: map[string]string{"x": "/bin/true"}, Min: 4, Name: "my-job.v2"},
 		},
 		{
+			name: "every option",
+			in: `binaries={sparc=/a},min=2,symb_name=j,args={x},env={A=b},keys={mathlab,fpu},mem>10,rating>=8,` +
+				`nprocs<4,mem==32,swap!=0,speed<=1.5,mounts={/usr/u/fred/data},machines={flute,viola},unique,` +
+				`max_per_machine=1,load=0.5,memory=512,queue=NEW_Q,restart=on-failure,max_restarts=3,` +
+				`mail=fred@cs.cornell.edu,cron="0 3 * * *",after=job1,copy_in={in.dat},copy_out={out.dat,log}`,
+			want: client.JobSpec{
+				Binaries: map[string]string{"sparc": "/a"}, Min: 2, Name: "j", Args: []string{"x"}, Env: []string{"A=b"},
+				Keys: []string{"mathlab", "fpu"},
+				Requirements: []client.Requirement{
+					{Attr: "mem", Op: ">", Value: 10}, {Attr: "rating", Op: ">=", Value: 8},
+					{Attr: "nprocs", Op: "<", Value: 4}, {Attr: "mem", Op: "==", Value: 32},
+					{Attr: "swap", Op: "!=", Value: 0}, {Attr: "speed", Op: "<=", Value: 1.5},
+				},
+				Mounts: []string{"/usr/u/fred/data"}, Machines: []string{"flute", "viola"},
+				Unique: true, MaxPerMachine: 1, Load: 0.5, MemoryMB: 512, Queue: "NEW_Q",
+				Restart: client.RestartOnFailure, MaxRestarts: 3,
+				Mail: "fred@cs.cornell.edu", Cron: "0 3 * * *", After: "job1",
+				CopyIn: []string{"in.dat"}, CopyOut: []string{"out.dat", "log"},
+			},
+		},
+		{
+			name: "comparisons with spaces, signs, fractions and exponents",
+			in:   "binaries={x=/a}, mem >= 10.5 , temp<-3,big<1e3,\n small > .25 , q==\"7\"",
+			want: client.JobSpec{Binaries: map[string]string{"x": "/a"}, Requirements: []client.Requirement{
+				{Attr: "mem", Op: ">=", Value: 10.5}, {Attr: "temp", Op: "<", Value: -3},
+				{Attr: "big", Op: "<", Value: 1000}, {Attr: "small", Op: ">", Value: 0.25},
+				{Attr: "q", Op: "==", Value: 7},
+			}},
+		},
+		{
+			name: "same attribute with different operators",
+			in:   `binaries={x=/a},mem>10,mem<64`,
+			want: client.JobSpec{Binaries: map[string]string{"x": "/a"}, Requirements: []client.Requirement{
+				{Attr: "mem", Op: ">", Value: 10}, {Attr: "mem", Op: "<", Value: 64},
+			}},
+		},
+		{
+			name: "bare mail mails the owner",
+			in:   `binaries={x=/a},mail`,
+			want: client.JobSpec{Binaries: map[string]string{"x": "/a"}, Mail: MailOwner},
+		},
+		{
+			name: "unique written out",
+			in:   `binaries={x=/a},unique=true`,
+			want: client.JobSpec{Binaries: map[string]string{"x": "/a"}, Unique: true},
+		},
+		{
+			name: "unique false with max_per_machine",
+			in:   `binaries={x=/a},unique=false,max_per_machine=3`,
+			want: client.JobSpec{Binaries: map[string]string{"x": "/a"}, MaxPerMachine: 3},
+		},
+		{
+			name: "unique with max_per_machine 1",
+			in:   `max_per_machine=1,unique,binaries={x=/a}`,
+			want: client.JobSpec{Binaries: map[string]string{"x": "/a"}, Unique: true, MaxPerMachine: 1},
+		},
+		{
+			name: "restart no and always",
+			in:   `binaries={x=/a},restart=always,max_restarts=5`,
+			want: client.JobSpec{Binaries: map[string]string{"x": "/a"}, Restart: client.RestartAlways, MaxRestarts: 5},
+		},
+		{
+			name: "restart no",
+			in:   `binaries={x=/a},restart=no`,
+			want: client.JobSpec{Binaries: map[string]string{"x": "/a"}, Restart: client.RestartNo},
+		},
+		{
+			name: "after a job id",
+			in:   `binaries={x=/a},after=42`,
+			want: client.JobSpec{Binaries: map[string]string{"x": "/a"}, After: "42"},
+		},
+		{
+			name: "mtype names as keys",
+			in:   `binaries={sparc1+=/a},keys={sparc1+}`,
+			want: client.JobSpec{Binaries: map[string]string{"sparc1+": "/a"}, Keys: []string{"sparc1+"}},
+		},
+		{
 			name: "unicode argument",
 			in:   `binaries={x=/bin/echo},args={héllo,"wörld ✓"}`,
 			want: client.JobSpec{Binaries: map[string]string{"x": "/bin/echo"}, Args: []string{"héllo", "wörld ✓"}},
@@ -126,8 +204,9 @@ func TestParseErrors(t *testing.T) {
 		{"min missing value", `binaries={x=/bin/sh},min=`, `spec:1:26: option min: missing value (write "" for an empty string)`},
 		{"min missing value before comma", `min= ,binaries={x=/bin/sh}`, `spec:1:6: option min: missing value (write "" for an empty string)`},
 		{"unknown option", `binaries={x=/bin/sh},colour=red`, `spec:1:22: unknown option colour`},
-		{"later option", `binaries={x=/bin/sh},mem=10`, `spec:1:22: option mem: not supported yet`},
-		{"later option restart", `restart=always,binaries={x=/bin/sh}`, `spec:1:1: option restart: not supported yet`},
+		{"attribute assigned", `binaries={x=/bin/sh},mem=10`, `spec:1:22: unknown option mem (to compare a machine attribute write mem==10 or mem>=10)`},
+		{"misspelt option", `binaries={x=/bin/sh},uniqe`, `spec:1:22: unknown option uniqe (did you mean unique?)`},
+		{"key written alone", `binaries={x=/bin/sh},mathlab`, `spec:1:22: unknown option mathlab (to require the key mathlab write keys={mathlab})`},
 		{"duplicate option", `binaries={x=/bin/sh},min=1,min=2`, `spec:1:28: option min: given twice (first at 1:22)`},
 		{"missing equals", `binaries={x=/bin/sh},min 3`, `spec:1:26: option min: expected '=' after the option name, found '3'`},
 		{"option name missing", `,binaries={x=/bin/sh}`, `spec:1:1: expected an option name, found ','`},
@@ -136,14 +215,14 @@ func TestParseErrors(t *testing.T) {
 		{"close brace at top level", `binaries={x=/bin/sh},min=3}`, `spec:1:27: expected ',' or end of spec, found '}'`},
 		{"binaries not a list", `binaries=/bin/sh`, `spec:1:10: option binaries: want a {key=path,...} list, found '/'`},
 		{"binaries empty", `binaries={}`, `spec:1:11: option binaries: needs at least one key=path`},
-		{"binaries missing equals", `binaries={/bin/sh}`, `spec:1:11: option binaries: "/bin/sh" is not a machine key (letters, digits and _-., or "*")`},
+		{"binaries missing equals", `binaries={/bin/sh}`, `spec:1:11: option binaries: "/bin/sh" is not a machine key (letters, digits and _-.+, or "*")`},
 		{"binaries key without path", `binaries={x86_64}`, `spec:1:17: option binaries: expected '=' after key x86_64, found '}'`},
 		{"binaries empty path", `binaries={x86_64=""}`, `spec:1:18: option binaries: key x86_64: empty binary path`},
 		{"binaries missing path", `binaries={x86_64=}`, `spec:1:18: option binaries: missing value (write "" for an empty string)`},
 		{"binaries duplicate key", `binaries={x=/a,x=/b}`, `spec:1:16: option binaries: key x given twice`},
 		{"binaries nested list", `binaries={x={/a}}`, `spec:1:13: option binaries: lists do not nest`},
 		{"binaries unterminated", `binaries={x=/a`, `spec:1:15: option binaries: unterminated list (missing '}')`},
-		{"binaries bad key", `binaries={"a b"=/bin/sh}`, `spec:1:11: option binaries: "a b" is not a machine key (letters, digits and _-., or "*")`},
+		{"binaries bad key", `binaries={"a b"=/bin/sh}`, `spec:1:11: option binaries: "a b" is not a machine key (letters, digits and _-.+, or "*")`},
 		{"args not a list", `binaries={x=/a},args=4`, `spec:1:22: option args: want a {value,...} list, found '4'`},
 		{"args nested list", `binaries={x=/a},args={{a}}`, `spec:1:23: option args: lists do not nest`},
 		{"args empty item", `binaries={x=/a},args={a,,b}`, `spec:1:25: option args: missing value (write "" for an empty string)`},
@@ -166,6 +245,46 @@ func TestParseErrors(t *testing.T) {
 		{"name empty", `binaries={x=/a},symb_name=""`, `spec:1:27: option symb_name: the name is empty`},
 		{"name too long", `binaries={x=/a},symb_name=` + strings.Repeat("a", 65), `spec:1:27: option symb_name: "` + strings.Repeat("a", 65) + `" is longer than 64 characters`},
 		{"name list", `binaries={x=/a},symb_name={a}`, `spec:1:27: option symb_name: want a single value, not a {...} list`},
+		{"comparison not a number", `binaries={x=/a},mem>ten`, `spec:1:21: option mem>: "ten" is not a number`},
+		{"comparison hex", `binaries={x=/a},mem>0x10`, `spec:1:21: option mem>: "0x10" is not a number`},
+		{"comparison inf", `binaries={x=/a},mem<inf`, `spec:1:21: option mem<: "inf" is not a number`},
+		{"comparison out of range", `binaries={x=/a},mem<1e400`, `spec:1:21: option mem<: "1e400" is out of range`},
+		{"comparison missing number", `binaries={x=/a},mem>`, `spec:1:21: option mem>: missing value (write "" for an empty string)`},
+		{"comparison list", `binaries={x=/a},mem>{1}`, `spec:1:21: option mem>: want a number, not a {...} list`},
+		{"comparison on an option", `binaries={x=/a},min>3`, `spec:1:17: option min>: min is an option, not a machine attribute (write min=...)`},
+		{"comparison twice", `binaries={x=/a},mem>1,mem>2`, `spec:1:23: option mem>: given twice (first at 1:17)`},
+		{"comparison arrow", `binaries={x=/a},mem=>1`, `spec:1:17: unknown option mem`},
+		{"keys not a list", `binaries={x=/a},keys=fpu`, `spec:1:22: option keys: want a {value,...} list, found 'f'`},
+		{"keys bad key", `binaries={x=/a},keys={"a b"}`, `spec:1:23: option keys: "a b" is not a machine key (letters, digits and _-.+)`},
+		{"keys repeated", `binaries={x=/a},keys={fpu,fpu}`, `spec:1:27: option keys: key fpu given twice`},
+		{"keys twice", `binaries={x=/a},keys={a},keys={b}`, `spec:1:26: option keys: given twice (first at 1:17)`},
+		{"mounts relative", `binaries={x=/a},mounts={usr/data}`, `spec:1:25: option mounts: "usr/data" is not an absolute path`},
+		{"mounts repeated", `binaries={x=/a},mounts={/d,/d}`, `spec:1:28: option mounts: mount /d given twice`},
+		{"machines bad name", `binaries={x=/a},machines={"flute viola"}`, `spec:1:27: option machines: "flute viola" is not a machine name (letters, digits and _-.+)`},
+		{"unique not a bool", `binaries={x=/a},unique=maybe`, `spec:1:24: option unique: "maybe" is not true or false`},
+		{"unique twice", `binaries={x=/a},unique,unique`, `spec:1:24: option unique: given twice (first at 1:17)`},
+		{"unique and max_per_machine", `binaries={x=/a},unique,max_per_machine=2`, `spec:1:24: option max_per_machine: conflicts with unique (unique means at most 1 instance per machine)`},
+		{"max_per_machine and unique", `binaries={x=/a},max_per_machine=2,unique=true`, `spec:1:17: option max_per_machine: conflicts with unique (unique means at most 1 instance per machine)`},
+		{"max_per_machine zero", `binaries={x=/a},max_per_machine=0`, `spec:1:33: option max_per_machine: "0" is not a positive integer`},
+		{"load zero", `binaries={x=/a},load=0`, `spec:1:22: option load: "0" is not a positive number`},
+		{"load negative", `binaries={x=/a},load=-1.5`, `spec:1:22: option load: "-1.5" is not a positive number`},
+		{"load not a number", `binaries={x=/a},load=high`, `spec:1:22: option load: "high" is not a positive number`},
+		{"memory zero", `binaries={x=/a},memory=0`, `spec:1:24: option memory: "0" is not a positive integer`},
+		{"memory fraction", `binaries={x=/a},memory=1.5`, `spec:1:24: option memory: "1.5" is not a positive integer`},
+		{"queue bad name", `binaries={x=/a},queue="new q"`, `spec:1:23: option queue: "new q" is not a queue name (letters, digits and _-.+)`},
+		{"restart unknown", `binaries={x=/a},restart=sometimes`, `spec:1:25: option restart: "sometimes" is not a restart policy (no, on-failure or always)`},
+		{"max_restarts without restart", `binaries={x=/a},max_restarts=3`, `spec:1:17: option max_restarts: needs restart=on-failure or restart=always`},
+		{"max_restarts with restart no", `max_restarts=3,restart=no,binaries={x=/a}`, `spec:1:1: option max_restarts: needs restart=on-failure or restart=always`},
+		{"max_restarts zero", `binaries={x=/a},restart=always,max_restarts=0`, `spec:1:45: option max_restarts: "0" is not a positive integer`},
+		{"mail empty", `binaries={x=/a},mail=""`, `spec:1:22: option mail: empty address (write mail alone to mail the job's owner)`},
+		{"mail with space", `binaries={x=/a},mail="fred smith"`, `spec:1:22: option mail: "fred smith" is not a mail address (no spaces or control characters)`},
+		{"mail list", `binaries={x=/a},mail={fred}`, `spec:1:22: option mail: want a single value, not a {...} list`},
+		{"mail twice", `binaries={x=/a},mail,mail=fred`, `spec:1:22: option mail: given twice (first at 1:17)`},
+		{"cron empty", `binaries={x=/a},cron=" "`, `spec:1:22: option cron: empty schedule (write cron="MIN HOUR DAY MONTH WEEKDAY")`},
+		{"after bad job", `binaries={x=/a},after="job 1"`, `spec:1:23: option after: "job 1" is neither a job id nor a job name`},
+		{"copy_in empty file", `binaries={x=/a},copy_in={""}`, `spec:1:26: option copy_in: empty file name`},
+		{"copy_out not a list", `binaries={x=/a},copy_out=out`, `spec:1:26: option copy_out: want a {value,...} list, found 'o'`},
+		{"bare option that needs a value", `binaries={x=/a},min`, `spec:1:20: option min: expected '=' after the option name, found end of spec`},
 		{"position on second line", "binaries={x=/a},\n  min=zero", `spec:2:7: option min: "zero" is not a positive integer`},
 		{"position counts characters", `binaries={x=/ä},min=x`, `spec:1:21: option min: "x" is not a positive integer`},
 		{"invalid UTF-8", "binaries={x=/a\xff}", `spec:1:15: the spec is not valid UTF-8`},
@@ -208,12 +327,44 @@ func TestValidate(t *testing.T) {
 		{"valid", client.JobSpec{Binaries: ok, Min: 2, Name: "a", Env: []string{"A=b"}, Args: []string{""}}, ""},
 		{"zero min means one", client.JobSpec{Binaries: ok}, ""},
 		{"no binaries", client.JobSpec{}, "option binaries is required"},
-		{"bad key", client.JobSpec{Binaries: map[string]string{"a b": "/x"}}, `option binaries: "a b" is not a machine key (letters, digits and _-., or "*")`},
+		{"bad key", client.JobSpec{Binaries: map[string]string{"a b": "/x"}}, `option binaries: "a b" is not a machine key (letters, digits and _-.+, or "*")`},
 		{"empty path", client.JobSpec{Binaries: map[string]string{"x": ""}}, "option binaries: key x: empty binary path"},
 		{"negative min", client.JobSpec{Binaries: ok, Min: -1}, `option min: "-1" is not a positive integer`},
 		{"bad name", client.JobSpec{Binaries: ok, Name: "a b"}, `option symb_name: "a b" is not a valid name (letters, digits and _-. only, not starting with - or .)`},
 		{"bad env", client.JobSpec{Binaries: ok, Env: []string{"nope"}}, `option env: "nope" is not of the form NAME=value`},
 		{"NUL arg", client.JobSpec{Binaries: ok, Args: []string{"\x00"}}, `option args: "\x00" contains a NUL byte`},
+		{"every option", client.JobSpec{
+			Binaries: ok, Keys: []string{"fpu"}, Requirements: []client.Requirement{{Attr: "mem", Op: ">", Value: 10}},
+			Mounts: []string{"/d"}, Machines: []string{"flute"}, Unique: true, MaxPerMachine: 1, Load: 2, MemoryMB: 64,
+			Queue: "q", Restart: client.RestartAlways, MaxRestarts: 2, Mail: MailOwner, Cron: "* * * * *", After: "7",
+			CopyIn: []string{"a"}, CopyOut: []string{"b"},
+		}, ""},
+		{"bad key", client.JobSpec{Binaries: ok, Keys: []string{"a b"}}, `option keys: "a b" is not a machine key (letters, digits and _-.+)`},
+		{"repeated key", client.JobSpec{Binaries: ok, Keys: []string{"a", "a"}}, `option keys: key a given twice`},
+		{"comparison on option", client.JobSpec{Binaries: ok, Requirements: []client.Requirement{{Attr: "min", Op: ">", Value: 1}}},
+			`comparison min>1: min is an option, not a machine attribute (write min=...)`},
+		{"bad operator", client.JobSpec{Binaries: ok, Requirements: []client.Requirement{{Attr: "mem", Op: "=", Value: 1}}},
+			`comparison on mem: "=" is not an operator (one of > >= < <= == !=)`},
+		{"NaN comparison", client.JobSpec{Binaries: ok, Requirements: []client.Requirement{{Attr: "mem", Op: ">", Value: math.NaN()}}},
+			`option mem>: NaN is not a finite number`},
+		{"repeated comparison", client.JobSpec{Binaries: ok, Requirements: []client.Requirement{{Attr: "mem", Op: ">", Value: 1}, {Attr: "mem", Op: ">", Value: 2}}},
+			`option mem>: given twice`},
+		{"relative mount", client.JobSpec{Binaries: ok, Mounts: []string{"d"}}, `option mounts: "d" is not an absolute path`},
+		{"bad machine", client.JobSpec{Binaries: ok, Machines: []string{"a/b"}}, `option machines: "a/b" is not a machine name (letters, digits and _-.+)`},
+		{"unique and max_per_machine", client.JobSpec{Binaries: ok, Unique: true, MaxPerMachine: 2},
+			`option max_per_machine: conflicts with unique (unique means at most 1 instance per machine)`},
+		{"negative max_per_machine", client.JobSpec{Binaries: ok, MaxPerMachine: -1}, `option max_per_machine: "-1" is not a positive integer`},
+		{"negative load", client.JobSpec{Binaries: ok, Load: -1}, `option load: "-1" is not a positive number`},
+		{"infinite load", client.JobSpec{Binaries: ok, Load: math.Inf(1)}, `option load: "+Inf" is not a positive number`},
+		{"negative memory", client.JobSpec{Binaries: ok, MemoryMB: -1}, `option memory: "-1" is not a positive integer`},
+		{"bad queue", client.JobSpec{Binaries: ok, Queue: "a b"}, `option queue: "a b" is not a queue name (letters, digits and _-.+)`},
+		{"bad restart", client.JobSpec{Binaries: ok, Restart: "yes"}, `option restart: "yes" is not a restart policy (no, on-failure or always)`},
+		{"max_restarts without restart", client.JobSpec{Binaries: ok, MaxRestarts: 1}, `option max_restarts: needs restart=on-failure or restart=always`},
+		{"negative max_restarts", client.JobSpec{Binaries: ok, MaxRestarts: -1}, `option max_restarts: "-1" is not a positive integer`},
+		{"bad mail", client.JobSpec{Binaries: ok, Mail: "a b"}, `option mail: "a b" is not a mail address (no spaces or control characters)`},
+		{"blank cron", client.JobSpec{Binaries: ok, Cron: " "}, `option cron: empty schedule (write cron="MIN HOUR DAY MONTH WEEKDAY")`},
+		{"bad after", client.JobSpec{Binaries: ok, After: "-x"}, `option after: "-x" is neither a job id nor a job name`},
+		{"empty copy_out", client.JobSpec{Binaries: ok, CopyOut: []string{""}}, `option copy_out: empty file name`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -241,5 +392,47 @@ func TestCheckNameAndEnv(t *testing.T) {
 	}
 	if err, want := CheckEnv("PATH"), `option env: "PATH" is not of the form NAME=value`; err == nil || err.Error() != want {
 		t.Errorf("CheckEnv(PATH) = %v, want %s", err, want)
+	}
+}
+
+func TestParseRequirement(t *testing.T) {
+	tests := []struct {
+		in      string
+		want    client.Requirement
+		wantErr string
+	}{
+		{in: "mem>10", want: client.Requirement{Attr: "mem", Op: ">", Value: 10}},
+		{in: " rating >= 8 ", want: client.Requirement{Attr: "rating", Op: ">=", Value: 8}},
+		{in: "nprocs<4", want: client.Requirement{Attr: "nprocs", Op: "<", Value: 4}},
+		{in: "mem==32", want: client.Requirement{Attr: "mem", Op: "==", Value: 32}},
+		{in: "speed<=0.5", want: client.Requirement{Attr: "speed", Op: "<=", Value: 0.5}},
+		{in: "x!=-1", want: client.Requirement{Attr: "x", Op: "!=", Value: -1}},
+		{in: "mem=10", wantErr: `"mem=10" is not a comparison ATTR OP NUMBER (OP one of > >= < <= == !=), e.g. mem>10`},
+		{in: ">10", wantErr: `">10" is not a comparison ATTR OP NUMBER (OP one of > >= < <= == !=), e.g. mem>10`},
+		{in: "", wantErr: `"" is not a comparison ATTR OP NUMBER (OP one of > >= < <= == !=), e.g. mem>10`},
+		{in: "mem>ten", wantErr: `option mem>: "ten" is not a number`},
+		{in: "mem>", wantErr: `option mem>: missing value (write "" for an empty string)`},
+		{in: "mem>10,rating>8", wantErr: `option mem>: unexpected ',' after the number`},
+		{in: "memory>10", wantErr: `option memory>: memory is an option, not a machine attribute (write memory=...)`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.in, func(t *testing.T) {
+			got, err := ParseRequirement(tt.in)
+			if tt.wantErr != "" {
+				if err == nil || err.Error() != tt.wantErr {
+					t.Fatalf("ParseRequirement(%q) = %v, %v; want error %q", tt.in, got, err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("ParseRequirement(%q): %v", tt.in, err)
+			}
+			if got != tt.want {
+				t.Errorf("ParseRequirement(%q) = %+v, want %+v", tt.in, got, tt.want)
+			}
+			if back, err := ParseRequirement(FormatRequirement(got)); err != nil || back != got {
+				t.Errorf("ParseRequirement(FormatRequirement(%+v)) = %+v, %v", got, back, err)
+			}
+		})
 	}
 }
