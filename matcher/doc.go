@@ -6,19 +6,28 @@
 // It is the paper's "pattern matching algorithm ... with a simple, but
 // effective load-balancing algorithm", built as a pipeline of filters then
 // scorers (see New). Filters remove machines that cannot take the instance
-// and count, per filter, how many they removed; scorers rank the survivors;
-// a deterministic hash of (job, instance, machine name) breaks ties, so the
-// same input always gives the same answer while different jobs spread over
-// equal machines.
+// (requirement filters: binary key, required keys, numeric attributes,
+// mounts, named machines; state filters: reservation, up, awake, free slot,
+// max_per_machine, free memory) and count, per filter and cause, how many
+// they removed; Result.Why turns the counts into the line netstatus --why
+// prints. Scorers rank the survivors by effective load and by how many
+// instances of the same job they already run; a deterministic hash of (job,
+// instance, machine name) breaks ties, so the same input always gives the
+// same answer while different jobs spread over equal machines.
 //
-// A Pool holds the machines for one planning round: it indexes their keys
-// once and lets the scheduler place a whole batch of instances, calling Take
-// after each placement so the next Match sees the machine's new load.
+// A Pool holds the machines for one planning round. It indexes their keys
+// and mounts once and keeps their state as bitsets, so a match is a few word
+// operations per 64 machines per filter plus a visit of the machines that
+// survive: one match among 10,000 machines takes tens of microseconds (see
+// BenchmarkMatch10kClasses). The scheduler places a whole batch through one
+// Pool, calling Take after each placement so the next match sees the
+// machine's new load, memory and instance counts.
 //
 // What it is not: matcher keeps no state between rounds, reads no clock,
-// draws no random numbers and imports nothing else of netmgr. It does not
-// order waiting work (package queue does), does not decide whether a queue
-// may start more work, and does not record placements: the leader proposes
-// them through Raft and the FSM re-checks the invariants it can check
-// deterministically. Machine views are plain values built by the server.
+// draws no random numbers, does not depend on map order and imports nothing
+// else of netmgr. It does not order waiting work (package queue does), does
+// not decide whether a queue may start more work, and does not record
+// placements: the leader proposes them through Raft and the FSM re-checks
+// the invariants it can check deterministically. Machine views are plain
+// values built by the server.
 package matcher

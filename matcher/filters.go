@@ -1,57 +1,43 @@
 package matcher
 
-import "strings"
+import (
+	"math"
+	"math/bits"
+	"strconv"
+	"strings"
+)
 
-// filter removes machines that cannot take the instance. keep must not
-// allocate: it runs once per machine per Match. reason is called only when
-// the filter removed n > 0 machines, and returns a verb phrase agreeing with
-// n ("has no free slot", "have no free slot").
-type filter interface {
-	name() string
-	keep(q *query, i int) bool
-	reason(q *query, n int) string
-}
+// Requirement filters: what a machine must be to run the job at all.
 
 var (
 	_ filter = binaryFilter{}
-	_ filter = upFilter{}
-	_ filter = slotFilter{}
+	_ filter = keysFilter{}
+	_ filter = attrsFilter{}
+	_ filter = mountsFilter{}
+	_ filter = machinesFilter{}
 )
 
 // binaryFilter keeps machines that have one of the request's binary keys;
 // every machine passes when the request has the key "*".
 type binaryFilter struct{}
 
-func (binaryFilter) name() string { return "binary" }
+func (binaryFilter) name() string      { return FilterBinary }
+func (binaryFilter) causes(*query) int { return 1 }
 
-func (binaryFilter) keep(q *query, i int) bool {
+func (binaryFilter) narrow(q *query, counts []int) {
 	if q.wildcard {
-		return true
+		return
 	}
 	p := q.pool
-	if p.indexed() {
-		for _, id := range q.keyIDs {
-			if p.hasKeyID(i, id) {
-				return true
-			}
-		}
-		return false
+	clear(p.tmp)
+	for _, id := range q.binIDs {
+		p.keys.orInto(p.tmp, id)
 	}
-	for _, k := range q.req.BinaryKeys {
-		if p.hasKey(i, k) {
-			return true
-		}
-	}
-	return false
+	counts[0] = p.cand.and(p.tmp)
 }
 
-func (binaryFilter) reason(q *query, n int) string {
+func (binaryFilter) reason(q *query, _, n int) string {
 	var b strings.Builder
-	size := len("lacks binary key (the job names none)")
-	for _, k := range q.req.BinaryKeys {
-		size += len(k) + 1
-	}
-	b.Grow(size)
 	b.WriteString(plural(n, "lacks binary key ", "lack binary key "))
 	if len(q.req.BinaryKeys) == 0 {
 		b.WriteString("(the job names none)")
@@ -65,27 +51,163 @@ func (binaryFilter) reason(q *query, n int) string {
 	return b.String()
 }
 
-// upFilter keeps machines that are up and awake.
-type upFilter struct{}
+// keysFilter keeps machines that have every required key. A machine is
+// counted against the first key, in request order, that it lacks, so that
+// machines lacking different keys read "8 machines lack key mathlab; 2 lack
+// key fpu".
+type keysFilter struct{}
 
-func (upFilter) name() string { return "up" }
+func (keysFilter) name() string        { return FilterKeys }
+func (keysFilter) causes(q *query) int { return len(q.req.Keys) }
 
-func (upFilter) keep(q *query, i int) bool { return q.pool.machines[i].Up }
-
-func (upFilter) reason(_ *query, n int) string {
-	return plural(n, "is down or asleep", "are down or asleep")
+func (keysFilter) narrow(q *query, counts []int) {
+	narrowIndex(q.pool, &q.pool.keys, q.keyIDs, counts)
 }
 
-// slotFilter keeps machines running fewer instances than they have slots.
-type slotFilter struct{}
-
-func (slotFilter) name() string { return "slot" }
-
-func (slotFilter) keep(q *query, i int) bool {
-	m := &q.pool.machines[i]
-	return m.Running < m.Slots
+func (keysFilter) reason(q *query, cause, n int) string {
+	return plural(n, "lacks key ", "lack key ") + q.req.Keys[cause]
 }
 
-func (slotFilter) reason(_ *query, n int) string {
-	return plural(n, "has no free slot", "have no free slot")
+// narrowIndex keeps in p.cand the machines that have every string of ids in
+// x, counting in counts[j] the machines whose first missing string is j.
+func narrowIndex(p *Pool, x *index, ids []int32, counts []int) {
+	n := p.cand.count()
+	for j, id := range ids {
+		if n == 0 {
+			return
+		}
+		x.andInto(p.cand, p.tmp, id)
+		after := p.cand.count()
+		counts[j] = n - after
+		n = after
+	}
+}
+
+// attrsFilter keeps machines whose attributes meet every requirement. Each
+// requirement j has two causes: 2j, the comparison failed, and 2j+1, the
+// machine lacks the attribute. A machine is counted against the first
+// requirement, in request order, that it fails.
+type attrsFilter struct{}
+
+func (attrsFilter) name() string        { return FilterAttrs }
+func (attrsFilter) causes(q *query) int { return 2 * len(q.req.Requirements) }
+
+func (attrsFilter) narrow(q *query, counts []int) {
+	cand := q.pool.cand
+	for j, r := range q.req.Requirements {
+		col := &q.attrs[j]
+		counts[2*j+1] = cand.and(col.has)
+		for w, word := range cand {
+			for rest := word; rest != 0; rest &= rest - 1 {
+				b := bits.TrailingZeros64(rest)
+				if !compare(col.val[w*64+b], r.Op, r.Value) {
+					word &^= 1 << uint(b)
+					counts[2*j]++
+				}
+			}
+			cand[w] = word
+		}
+	}
+}
+
+func (attrsFilter) reason(q *query, cause, n int) string {
+	r := q.req.Requirements[cause/2]
+	if cause%2 == 1 {
+		return plural(n, "lacks attribute ", "lack attribute ") + r.Attr
+	}
+	neg, ok := negate(r.Op)
+	if !ok {
+		return "cannot meet " + r.Attr + r.Op + formatNumber(r.Value) + " (unknown operator)"
+	}
+	return plural(n, "has ", "have ") + r.Attr + neg + formatNumber(r.Value)
+}
+
+// compare reports whether v op w holds; an unknown op never holds.
+func compare(v float64, op string, w float64) bool {
+	switch op {
+	case ">":
+		return v > w
+	case ">=":
+		return v >= w
+	case "<":
+		return v < w
+	case "<=":
+		return v <= w
+	case "==":
+		return v == w
+	case "!=":
+		return v != w
+	}
+	return false
+}
+
+// negate returns the operator that holds when op does not (for numbers that
+// are not NaN), so that a failed mem>10 reads "mem<=10".
+func negate(op string) (string, bool) {
+	switch op {
+	case ">":
+		return "<=", true
+	case ">=":
+		return "<", true
+	case "<":
+		return ">=", true
+	case "<=":
+		return ">", true
+	case "==":
+		return "!=", true
+	case "!=":
+		return "==", true
+	}
+	return "", false
+}
+
+// formatNumber prints v as the job language writes it: 10, 0.5, 1e+30.
+func formatNumber(v float64) string {
+	if v == math.Trunc(v) && math.Abs(v) < 1e15 {
+		return strconv.FormatFloat(v, 'f', -1, 64)
+	}
+	return strconv.FormatFloat(v, 'g', -1, 64)
+}
+
+// mountsFilter keeps machines that have every required mount. A machine is
+// counted against the first mount, in request order, that it lacks.
+type mountsFilter struct{}
+
+func (mountsFilter) name() string        { return FilterMounts }
+func (mountsFilter) causes(q *query) int { return len(q.req.Mounts) }
+
+func (mountsFilter) narrow(q *query, counts []int) {
+	narrowIndex(q.pool, &q.pool.mounts, q.mountIDs, counts)
+}
+
+func (mountsFilter) reason(q *query, cause, n int) string {
+	return plural(n, "lacks mount ", "lack mount ") + q.req.Mounts[cause]
+}
+
+// machinesFilter keeps the machines named in the request, when it names
+// any.
+type machinesFilter struct{}
+
+func (machinesFilter) name() string { return FilterMachines }
+
+func (machinesFilter) causes(q *query) int {
+	if len(q.req.Machines) == 0 {
+		return 0
+	}
+	return 1
+}
+
+func (machinesFilter) narrow(q *query, counts []int) {
+	p := q.pool
+	clear(p.tmp)
+	for _, name := range q.req.Machines {
+		for _, i := range p.named(name) {
+			p.tmp.set(int(i))
+		}
+	}
+	counts[0] = p.cand.and(p.tmp)
+}
+
+func (machinesFilter) reason(_ *query, _, n int) string {
+	return plural(n, "is not named in machines=", "are not named in machines=")
 }

@@ -1,52 +1,108 @@
 package matcher
 
+import "math/bits"
+
 // Matcher picks a machine for one instance by running a pipeline of filters
 // then scorers. It holds no mutable state: one Matcher may be used by many
 // goroutines at once (but a Pool may not; see Pool).
 type Matcher struct {
-	filters []filter
-	scorers []scorer
+	// filters narrow the set of candidate machines in order: first the
+	// nrequire requirement filters (a machine that passes them "matches"
+	// the job, see Result.Matching), then the state filters.
+	filters  []filter
+	nrequire int
+	scorers  []scorer
 }
 
 // New returns the standard pipeline. Filters run in this order, and a
-// machine is counted against the first one that removes it:
+// machine is counted against the first one that turns it down:
 //
 //  1. binary: the machine has one of the request's binary keys, or the
 //     request has "*";
-//  2. up: the machine is up and awake;
-//  3. slot: the machine runs fewer instances than it has slots.
+//  2. keys: it has every required key;
+//  3. attrs: its attributes meet every requirement (mem>10);
+//  4. mounts: it has every required mount;
+//  5. machines: it is one of the named machines, when machines= names any;
+//  6. reservation: it is not reserved, or reserved by the job's owner;
+//  7. up: it is in the pool and not draining;
+//  8. awake: it is not asleep;
+//  9. slot: it runs fewer instances than it has slots;
+//  10. per-machine: it runs fewer than max_per_machine instances of the job;
+//  11. memory: it has the instance's memory free.
+//
+// Each filter narrows a bitset of candidate machines and counts what it
+// removed from the change in its size. Most are word operations against
+// bitsets the Pool keeps (binary, keys, mounts, machines, reservation, up,
+// awake, slot); attrs and memory visit only the machines still in the set,
+// per-machine only those running the job.
 //
 // Scorers then rank the survivors by the sum of their costs, lower first:
 //
-//  1. load: effective load (Load + Running) / Rating.
+//  1. load: effective load (Load + ImposedLoad) / Rating;
+//  2. spread: 1.0 × (instances of this job on the machine) / Rating.
 //
 // Ties go to the lowest FNV-1a hash of (JobID, Instance, machine name),
 // finished with murmur3's fmix64 so similar names spread evenly, then to the
-// lowest name.
+// lowest name, then to the lowest index.
 func New() *Matcher {
-	return &Matcher{
-		filters: []filter{
+	return newMatcher(
+		[]filter{ // requirements
 			binaryFilter{},
+			keysFilter{},
+			attrsFilter{},
+			mountsFilter{},
+			machinesFilter{},
+		},
+		[]filter{ // state
+			reservationFilter{},
 			upFilter{},
+			awakeFilter{},
 			slotFilter{},
+			perMachineFilter{},
+			memoryFilter{},
 		},
-		scorers: []scorer{
+		[]scorer{
 			loadScorer{},
+			spreadScorer{weight: 1.0},
 		},
+	)
+}
+
+// newMatcher assembles a pipeline; New is the one netmgr uses.
+func newMatcher(require, state []filter, scorers []scorer) *Matcher {
+	return &Matcher{
+		filters:  append(require[:len(require):len(require)], state...),
+		nrequire: len(require),
+		scorers:  scorers,
 	}
 }
 
+// filter removes from q.pool.cand the machines that cannot take the
+// instance, adding to counts[cause] how many it removed for each cause.
+// causes is the number of distinct causes for this request; a filter with
+// none cannot remove any machine and is not called. reason returns a verb
+// phrase agreeing with n for one cause ("has no free slot", "have no free
+// slot"). narrow must not allocate.
+type filter interface {
+	name() string
+	causes(q *query) int
+	narrow(q *query, counts []int)
+	reason(q *query, cause, n int) string
+}
+
 // query is the per-Match state the filters and scorers read: the request,
-// the machines, and whatever was resolved from the request once rather than
-// once per machine.
+// the Pool, and what was resolved from the request once rather than once per
+// machine.
 type query struct {
 	req  Request
 	pool *Pool
 	// wildcard reports that req.BinaryKeys holds "*".
 	wildcard bool
-	// keyIDs are the interned ids of the request's binary keys that some
-	// machine of an indexed Pool has; keys no machine has are dropped.
-	keyIDs []uint32
+	// binIDs, keyIDs and mountIDs are the index ids of req.BinaryKeys
+	// (without "*"), req.Keys and req.Mounts; -1 for one no machine has.
+	binIDs, keyIDs, mountIDs []int32
+	// attrs are the Pool's columns of the attributes of req.Requirements.
+	attrs []attrColumn
 	// seed is the tie-break hash state after JobID and Instance.
 	seed uint64
 }
@@ -56,99 +112,136 @@ func (q *query) reset(req Request, p *Pool) {
 	q.req = req
 	q.pool = p
 	q.wildcard = false
-	q.keyIDs = q.keyIDs[:0]
-	q.seed = tieSeed(req)
+	q.binIDs = q.binIDs[:0]
 	for _, k := range req.BinaryKeys {
 		if k == Wildcard {
 			q.wildcard = true
 			continue
 		}
-		if p.indexed() {
-			if id, ok := p.ids[k]; ok {
-				q.keyIDs = append(q.keyIDs, id)
-			}
-		}
+		q.binIDs = append(q.binIDs, p.keys.id(k))
 	}
+	q.keyIDs = q.keyIDs[:0]
+	for _, k := range req.Keys {
+		q.keyIDs = append(q.keyIDs, p.keys.id(k))
+	}
+	q.mountIDs = q.mountIDs[:0]
+	for _, k := range req.Mounts {
+		q.mountIDs = append(q.mountIDs, p.mounts.id(k))
+	}
+	q.attrs = q.attrs[:0]
+	for _, r := range req.Requirements {
+		q.attrs = append(q.attrs, p.attr(r.Attr))
+	}
+	q.seed = tieSeed(req)
 }
 
-// Match returns the best machine of machines for req, without building an
-// index: it searches each machine's sorted Keys. It does not change
-// machines. To place many instances against the same machines, build a Pool
-// once and use MatchPool and Pool.Take instead.
+// Match returns the best machine of machines for req. It builds a Pool for
+// the one call, so it costs as much as NewPool; it does not change machines.
+// To place many instances against the same machines, build a Pool once and
+// use MatchPool and Pool.Take instead.
 func (m *Matcher) Match(req Request, machines []MachineView) Result {
-	return m.MatchPool(req, wrapPool(machines))
+	return m.MatchPool(req, NewPool(machines))
 }
 
 // MatchPool returns the best machine of p for req. It does not change the
-// machines; call p.Take on the result to count the placement.
+// machines; call p.Take on the result to count the placement. Once the Pool
+// has seen the request's attribute names and machine names (it indexes them
+// on first use), it allocates only the Result's Rejections.
 func (m *Matcher) MatchPool(req Request, p *Pool) Result {
 	q := &p.q
 	q.reset(req, p)
-	if cap(p.counts) < len(m.filters) {
-		p.counts = make([]int, len(m.filters))
+	p.loadJobCounts(req.JobID)
+	defer p.clearJobCounts(req.JobID)
+
+	total := 0
+	for _, f := range m.filters {
+		total += f.causes(q)
 	}
-	counts := p.counts[:len(m.filters)]
+	if cap(p.counts) < total {
+		p.counts = make([]int, total)
+	}
+	counts := p.counts[:total]
 	clear(counts)
+
+	p.cand.fill(len(p.machines))
+	off, matching := 0, 0
+	for j, f := range m.filters {
+		if j == m.nrequire {
+			matching = p.cand.count()
+		}
+		if c := f.causes(q); c > 0 {
+			f.narrow(q, counts[off:off+c])
+			off += c
+		}
+	}
+	if len(m.filters) == m.nrequire {
+		matching = p.cand.count()
+	}
 
 	best, bestCost := -1, 0.0
 	var bestHash uint64
 	bestHashed := false
-machines:
-	for i := range p.machines {
-		for f, flt := range m.filters {
-			if !flt.keep(q, i) {
-				counts[f]++
-				continue machines
+	for w, word := range p.cand {
+		for word != 0 {
+			i := w*64 + bits.TrailingZeros64(word)
+			word &= word - 1
+			c := 0.0
+			for _, s := range m.scorers {
+				c += s.cost(q, i)
 			}
-		}
-		c := 0.0
-		for _, s := range m.scorers {
-			c += s.cost(q, i)
-		}
-		switch {
-		case best < 0 || c < bestCost:
-			best, bestCost, bestHashed = i, c, false
-		case c == bestCost:
-			if !bestHashed {
-				bestHash, bestHashed = tieHash(q.seed, p.machines[best].Name), true
-			}
-			h := tieHash(q.seed, p.machines[i].Name)
-			if h < bestHash || h == bestHash && p.machines[i].Name < p.machines[best].Name {
-				best, bestHash = i, h
+			switch {
+			case best < 0 || c < bestCost:
+				best, bestCost, bestHashed = i, c, false
+			case c == bestCost:
+				if !bestHashed {
+					bestHash, bestHashed = tieHash(q.seed, p.machines[best].Name), true
+				}
+				h := tieHash(q.seed, p.machines[i].Name)
+				if h < bestHash || h == bestHash && p.machines[i].Name < p.machines[best].Name {
+					best, bestHash = i, h
+				}
 			}
 		}
 	}
 
-	res := Result{Machine: best}
+	res := Result{Machine: best, Matching: matching}
 	if best >= 0 {
 		res.Key = chooseKey(q, best)
 	}
-	rejecting := 0
-	for _, n := range counts {
-		if n > 0 {
-			rejecting++
-		}
-	}
-	if rejecting > 0 {
-		res.Rejections = make([]Rejection, 0, rejecting)
-	}
-	for f, n := range counts {
-		if n > 0 {
-			res.Rejections = append(res.Rejections, Rejection{
-				Filter: m.filters[f].name(),
-				Count:  n,
-				Reason: m.filters[f].reason(q, n),
-			})
-		}
-	}
+	res.Rejections = m.rejections(q, counts)
 	return res
+}
+
+// rejections turns counts into Rejections, in pipeline order.
+func (m *Matcher) rejections(q *query, counts []int) []Rejection {
+	n := 0
+	for _, c := range counts {
+		if c > 0 {
+			n++
+		}
+	}
+	if n == 0 {
+		return nil
+	}
+	out := make([]Rejection, 0, n)
+	off := 0
+	for _, f := range m.filters {
+		c := f.causes(q)
+		for cause, k := range counts[off : off+c] {
+			if k > 0 {
+				out = append(out, Rejection{Filter: f.name(), Count: k, Reason: f.reason(q, cause, k)})
+			}
+		}
+		off += c
+	}
+	return out
 }
 
 // chooseKey returns the binary key to run on machine i: the first of the
 // request's keys the machine has, preferring any exact key over "*".
 func chooseKey(q *query, i int) string {
 	for _, k := range q.req.BinaryKeys {
-		if k != Wildcard && q.pool.hasKey(i, k) {
+		if k != Wildcard && q.pool.keys.has(i, q.pool.keys.id(k)) {
 			return k
 		}
 	}
@@ -156,4 +249,18 @@ func chooseKey(q *query, i int) string {
 		return Wildcard
 	}
 	return ""
+}
+
+// loadJobCounts fills p.jc with the instances of job on each machine.
+func (p *Pool) loadJobCounts(job uint64) {
+	for _, i := range p.jobs[job] {
+		p.jc[i] = int32(p.machines[i].JobCounts[job])
+	}
+}
+
+// clearJobCounts undoes loadJobCounts.
+func (p *Pool) clearJobCounts(job uint64) {
+	for _, i := range p.jobs[job] {
+		p.jc[i] = 0
+	}
 }

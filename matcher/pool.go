@@ -1,92 +1,188 @@
 package matcher
 
-import "slices"
+import (
+	"maps"
+	"slices"
+)
 
-// Pool is the set of machines for one planning round, with their keys
-// indexed once so that each Match costs a few bit tests per machine. The
-// scheduler builds one Pool, then for each waiting instance calls
-// Matcher.MatchPool and, on success, Take.
+// Pool is the set of machines for one planning round, indexed once so that
+// each match works on bitsets of machines, a few word operations per 64
+// machines per filter, and visits single machines only where it must (the
+// attrs and memory filters, the scorers). The scheduler builds one Pool,
+// then for each waiting instance calls Matcher.MatchPool and, on success,
+// Take.
 //
 // A Pool is not safe for concurrent use: Take changes it and MatchPool uses
 // scratch space inside it. Use one Pool from one goroutine.
 type Pool struct {
-	// machines is the Pool's own copy of the views; Take changes Running.
+	// machines is the Pool's own copy of the views; Take changes it. The
+	// JobCounts map of machine i is the caller's until owned[i], when Take
+	// has replaced it with a copy.
 	machines []MachineView
+	owned    []bool
 
-	// ids interns every key seen on any machine; nil when the Pool wraps a
-	// slice without an index (Matcher.Match), in which case filters search
-	// the sorted MachineView.Keys instead.
-	ids map[string]uint32
-	// bits holds one bitset of key ids per machine, stride words each.
-	bits   []uint64
-	stride int
+	keys   index // binary and required keys
+	mounts index
+	// names maps a machine name to its indexes; built on first use.
+	names map[string][]int32
+	// attrs holds, per attribute name, a column of every machine's value;
+	// built on first use.
+	attrs map[string]attrColumn
+	// jobs lists, per job id, the machines running at least one of its
+	// instances (in no particular order).
+	jobs map[uint64][]int32
 
-	// q and counts are scratch space reused by every MatchPool call.
+	// Machine state as bitsets, for the state filters, and as columns, for
+	// the memory filter and the scorers. Take keeps them current.
+	reserved bitset    // ReservedBy != ""
+	down     bitset    // !Up
+	asleep   bitset    // !Awake
+	full     bitset    // Running >= Slots
+	memFree  []int64   // MemoryMB - UsedMemoryMB; 0 when MemoryMB is unknown
+	load     []float64 // effectiveLoad
+	rating   []float64 // normRating(Rating)
+
+	// Scratch space reused by every MatchPool call.
 	q      query
+	cand   bitset
+	tmp    bitset
+	jc     []int32 // instances of the current request's job, per machine
 	counts []int
 }
 
-// NewPool copies machines and indexes their keys. The Keys slices are shared,
-// not copied, and must not change while the Pool is in use; they need not be
-// sorted. The indexes in Results from the Pool are indexes into machines.
+// NewPool copies machines and indexes their keys and mounts. The Keys,
+// Mounts, Attrs and JobCounts of the views are shared, not copied, and must
+// not change while the Pool is in use; the Pool never writes to them. The
+// indexes in Results from the Pool are indexes into machines.
 func NewPool(machines []MachineView) *Pool {
+	n := len(machines)
+	w := words(n)
 	p := &Pool{
 		machines: slices.Clone(machines),
-		ids:      make(map[string]uint32),
+		owned:    make([]bool, n),
+		jobs:     make(map[uint64][]int32),
+		reserved: make(bitset, w),
+		down:     make(bitset, w),
+		asleep:   make(bitset, w),
+		full:     make(bitset, w),
+		memFree:  make([]int64, n),
+		load:     make([]float64, n),
+		rating:   make([]float64, n),
+		cand:     make(bitset, w),
+		tmp:      make(bitset, w),
+		jc:       make([]int32, n),
 	}
+	p.keys = newIndex(n, func(i int) []string { return p.machines[i].Keys })
+	p.mounts = newIndex(n, func(i int) []string { return p.machines[i].Mounts })
 	for i := range p.machines {
-		for _, k := range p.machines[i].Keys {
-			if _, ok := p.ids[k]; !ok {
-				p.ids[k] = uint32(len(p.ids))
-			}
+		m := &p.machines[i]
+		if m.ReservedBy != "" {
+			p.reserved.set(i)
 		}
-	}
-	p.stride = (len(p.ids) + 63) / 64
-	p.bits = make([]uint64, p.stride*len(p.machines))
-	for i := range p.machines {
-		row := p.row(i)
-		for _, k := range p.machines[i].Keys {
-			id := p.ids[k]
-			row[id/64] |= 1 << (id % 64)
+		if !m.Up {
+			p.down.set(i)
+		}
+		if !m.Awake {
+			p.asleep.set(i)
+		}
+		p.rating[i] = normRating(m.Rating)
+		p.update(i)
+		for job, c := range m.JobCounts {
+			if c > 0 {
+				p.jobs[job] = append(p.jobs[job], int32(i))
+			}
 		}
 	}
 	return p
 }
 
-// wrapPool returns an unindexed Pool over machines, without copying them.
-func wrapPool(machines []MachineView) *Pool {
-	return &Pool{machines: machines}
+// update recomputes what Take changes of machine i: full, memFree, load.
+func (p *Pool) update(i int) {
+	m := &p.machines[i]
+	if m.Running >= m.Slots {
+		p.full.set(i)
+	}
+	if m.MemoryMB > 0 {
+		p.memFree[i] = m.MemoryMB - m.UsedMemoryMB
+	}
+	p.load[i] = effectiveLoad(m)
 }
 
 // Len returns the number of machines in the Pool.
 func (p *Pool) Len() int { return len(p.machines) }
 
-// Machine returns the Pool's current view of machine i, including the
-// instances Take has added to Running. It panics if i is out of range.
+// Machine returns the Pool's current view of machine i, including what Take
+// has added. Its maps belong to the Pool: do not change them. It panics if i
+// is out of range.
 func (p *Pool) Machine(i int) MachineView { return p.machines[i] }
 
-// Take records that one more instance was placed on machine i, so later
-// matches in this round see its extra load and one slot fewer. It panics if
-// i is out of range.
-func (p *Pool) Take(i int) { p.machines[i].Running++ }
-
-// indexed reports whether the Pool has a key index.
-func (p *Pool) indexed() bool { return p.ids != nil }
-
-// row returns machine i's key bitset; only for indexed Pools.
-func (p *Pool) row(i int) []uint64 { return p.bits[i*p.stride : (i+1)*p.stride] }
-
-// hasKeyID reports whether machine i has the interned key id.
-func (p *Pool) hasKeyID(i int, id uint32) bool {
-	return p.bits[i*p.stride+int(id/64)]&(1<<(id%64)) != 0
+// Take records that one instance of req was placed on machine i, so later
+// matches in this round see it: Running grows by one, ImposedLoad by
+// req.Load (1 when req.Load is 0), UsedMemoryMB by req.MemoryMB, and
+// JobCounts[req.JobID] by one. The caller's JobCounts map is copied before
+// its first change, never written. It panics if i is out of range.
+func (p *Pool) Take(i int, req Request) {
+	m := &p.machines[i]
+	m.Running++
+	m.ImposedLoad += instanceLoad(req)
+	m.UsedMemoryMB += req.MemoryMB
+	p.update(i)
+	if !p.owned[i] {
+		m.JobCounts = maps.Clone(m.JobCounts)
+		if m.JobCounts == nil {
+			m.JobCounts = make(map[uint64]int)
+		}
+		p.owned[i] = true
+	}
+	m.JobCounts[req.JobID]++
+	if m.JobCounts[req.JobID] == 1 {
+		p.jobs[req.JobID] = append(p.jobs[req.JobID], int32(i))
+	}
 }
 
-// hasKey reports whether machine i has key k.
-func (p *Pool) hasKey(i int, k string) bool {
-	if !p.indexed() {
-		_, ok := slices.BinarySearch(p.machines[i].Keys, k)
-		return ok
+// instanceLoad is the load one instance of req imposes: req.Load, or 1 when
+// that is 0, negative or NaN.
+func instanceLoad(req Request) float64 {
+	if req.Load > 0 {
+		return req.Load
 	}
-	id, ok := p.ids[k]
-	return ok && p.hasKeyID(i, id)
+	return 1
+}
+
+// attrColumn is one attribute of every machine: has[i] reports whether
+// machine i has it, and then val[i] is its value.
+type attrColumn struct {
+	val []float64
+	has bitset
+}
+
+// attr returns the column of the attribute name.
+func (p *Pool) attr(name string) attrColumn {
+	if c, ok := p.attrs[name]; ok {
+		return c
+	}
+	if p.attrs == nil {
+		p.attrs = make(map[string]attrColumn)
+	}
+	c := attrColumn{val: make([]float64, len(p.machines)), has: make(bitset, words(len(p.machines)))}
+	for i := range p.machines {
+		if v, ok := p.machines[i].Attrs[name]; ok {
+			c.val[i] = v
+			c.has.set(i)
+		}
+	}
+	p.attrs[name] = c
+	return c
+}
+
+// named returns the indexes of the machines called name.
+func (p *Pool) named(name string) []int32 {
+	if p.names == nil {
+		p.names = make(map[string][]int32, len(p.machines))
+		for i := range p.machines {
+			n := p.machines[i].Name
+			p.names[n] = append(p.names[n], int32(i))
+		}
+	}
+	return p.names[name]
 }

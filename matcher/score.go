@@ -10,43 +10,78 @@ type scorer interface {
 	cost(q *query, i int) float64
 }
 
-var _ scorer = loadScorer{}
+var (
+	_ scorer = loadScorer{}
+	_ scorer = spreadScorer{}
+)
 
 // loadScorer prefers the machine with the lowest effective load:
 //
-//	cost = (Load + Running) / Rating
+//	cost = (Load + ImposedLoad) / Rating
 //
-// Load is the 1-minute load average and Running the instances placed or
-// running there (counted again because a just-placed instance has not yet
-// shown up in Load); dividing by Rating lets a fast machine carry
-// proportionally more: a rating-16 machine with load 4 (cost 0.25) beats a
-// rating-1 machine with load 1 (cost 1). A Rating that is 0, negative or NaN
-// counts as 1; a Load that is negative or NaN counts as 0, as does a
-// negative Running.
+// Load is the 1-minute load average and ImposedLoad the sum of the load=
+// factors of the instances placed or running there (counted again because a
+// just-placed instance has not yet shown up in Load, and because a job's
+// declared load is what it will impose once it does); dividing by Rating
+// lets a fast machine carry proportionally more: a rating-16 machine with
+// load 4 (cost 0.25) beats a rating-1 machine with load 1 (cost 1). A
+// Rating that is 0, negative or NaN counts as 1; a Load or ImposedLoad that
+// is negative or NaN counts as 0.
 type loadScorer struct{}
 
 func (loadScorer) name() string { return "load" }
 
-func (loadScorer) cost(q *query, i int) float64 {
-	return effectiveLoad(&q.pool.machines[i])
-}
+func (loadScorer) cost(q *query, i int) float64 { return q.pool.load[i] }
 
-// effectiveLoad is loadScorer's formula.
+// effectiveLoad is loadScorer's formula, with its defaults.
 func effectiveLoad(m *MachineView) float64 {
-	load := m.Load
-	if !(load >= 0) { // negative or NaN
-		load = 0
-	}
-	rating := m.Rating
-	if !(rating > 0) { // zero, negative or NaN
-		rating = 1
-	}
-	running := float64(max(m.Running, 0))
-	c := (load + running) / rating
+	c := (nonNegative(m.Load) + nonNegative(m.ImposedLoad)) / normRating(m.Rating)
 	if math.IsNaN(c) { // +Inf load on a +Inf rating
 		return math.Inf(1)
 	}
 	return c
+}
+
+// normRating returns r, or 1 when r is 0, negative or NaN.
+func normRating(r float64) float64 {
+	if !(r > 0) {
+		return 1
+	}
+	return r
+}
+
+// nonNegative returns f, or 0 when f is negative or NaN.
+func nonNegative(f float64) float64 {
+	if !(f >= 0) {
+		return 0
+	}
+	return f
+}
+
+// spreadScorer prefers machines running fewer instances of the same job:
+//
+//	cost = weight × JobCounts[job] / Rating
+//
+// With weight 1 an instance of the job already on a machine weighs as much
+// as one more unit of load there, so (with the load each instance imposes)
+// placing a job's instance raises that machine's cost for the same job twice
+// as much as for other jobs. Instances of one job tend to peak together and
+// die together when their machine does, so a job spreads unless a machine
+// is more than one unit of load per co-located instance less busy. Dividing
+// by Rating keeps a fast machine's proportionally larger share. New uses
+// weight 1.
+type spreadScorer struct {
+	weight float64
+}
+
+func (spreadScorer) name() string { return "spread" }
+
+func (s spreadScorer) cost(q *query, i int) float64 {
+	n := q.pool.jc[i]
+	if n <= 0 {
+		return 0
+	}
+	return s.weight * float64(n) / q.pool.rating[i]
 }
 
 // FNV-1a, 64 bit (hash/fnv without the interface, so it does not allocate).

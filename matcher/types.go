@@ -6,69 +6,153 @@ import (
 )
 
 // MachineView is what the scheduler knows of one machine at planning time.
-// The matcher only reads it; Pool.Take changes the Pool's own copy.
+// The matcher only reads it; Pool.Take changes the Pool's own copy and never
+// the caller's slices or maps.
 type MachineView struct {
-	// Name is the machine's unique name; it also feeds the tie-break hash.
+	// Name is the machine's unique name; machines= names it and it feeds the
+	// tie-break hash.
 	Name string
-	// Keys are the machine's keys, sorted; they include the architecture
-	// (e.g. "x86_64"). Matcher.Match relies on the order; a Pool does not.
+	// Keys are the machine's keys: its architecture (e.g. "x86_64"), its
+	// mtype's keys, and keys declared for it or read from its init file. A
+	// Pool does not need them sorted.
 	Keys []string
-	// Up reports that the machine is up and awake: it accepts new work.
+	// Attrs are the machine's numeric attributes (mem, rating, nprocs and
+	// any declared one) that requirements such as mem>10 compare against.
+	Attrs map[string]float64
+	// Mounts are the file systems the machine has mounted; a Pool does not
+	// need them sorted.
+	Mounts []string
+	// Up reports that the machine is in the pool and not draining.
 	Up bool
-	// Slots is the most instances it may run at once (its CPUs by default).
+	// Awake reports that the machine is not asleep under its owner's policy;
+	// a machine that is up but not awake takes no new work.
+	Awake bool
+	// ReservedBy is the user holding a reservation on the machine, or ""
+	// when it is not reserved; a reserved machine runs only that user's jobs.
+	ReservedBy string
+	// Slots is the most instances it may run at once (nprocs, by default its
+	// CPU count).
 	Slots int
 	// Running is the number of instances placed or running on it now.
 	Running int
-	// Load is the 1-minute load average.
+	// Load is the 1-minute load average; negative or NaN counts as 0.
 	Load float64
-	// Rating is the machine's relative speed; 0 means 1.
+	// Rating is the machine's relative speed; 0, negative or NaN means 1.
 	Rating float64
+	// MemoryMB is its total physical memory; 0 means unknown, and a machine
+	// of unknown memory takes no instance that asks for memory.
+	MemoryMB int64
+	// UsedMemoryMB is the memory claimed by the instances placed or running
+	// on it (the sum of their requests, not a measurement).
+	UsedMemoryMB int64
+	// ImposedLoad is the sum of the load= factors of the instances placed or
+	// running on it; negative or NaN counts as 0.
+	ImposedLoad float64
+	// JobCounts is how many instances of each job (by id) are placed or
+	// running on it. The matcher never writes to the caller's map.
+	JobCounts map[uint64]int
+}
+
+// Requirement is one comparison on a numeric machine attribute, such as
+// mem>10: the machine's Attrs[Attr] Op Value must hold. It has the same
+// fields as client.Requirement, so one converts to the other.
+type Requirement struct {
+	// Attr is the attribute's name, such as "mem".
+	Attr string
+	// Op is one of > >= < <= == !=; any other operator is never satisfied.
+	Op string
+	// Value is the number the attribute is compared with.
+	Value float64
 }
 
 // Request is one instance to place.
 type Request struct {
-	// JobID identifies the job; with Instance it seeds the tie-break.
+	// JobID identifies the job: per-machine bounds and the spread scorer
+	// count its instances, and with Instance it seeds the tie-break.
 	JobID uint64
 	// Instance is the instance number within the job.
 	Instance int
-	// BinaryKeys are the keys of the job's binaries, sorted; the key "*"
-	// matches every machine.
+	// Owner is the user who submitted the job; a machine reserved by
+	// another user is turned down.
+	Owner string
+	// BinaryKeys are the keys of the job's binaries, in the order the
+	// matcher prefers them; the key "*" matches every machine.
 	BinaryKeys []string
+	// Keys are keys the machine must all have.
+	Keys []string
+	// Requirements are comparisons the machine's attributes must all meet.
+	Requirements []Requirement
+	// Mounts are file systems the machine must all have mounted.
+	Mounts []string
+	// Machines, when not empty, restricts the instance to the machines of
+	// these names.
+	Machines []string
+	// MaxPerMachine bounds the job's instances on one machine; 0 means no
+	// bound. A unique job is sent as 1.
+	MaxPerMachine int
+	// MemoryMB is the memory each instance asks for; 0 asks for none.
+	MemoryMB int64
+	// Load is the load each instance imposes on its machine (load=F);
+	// 0, negative or NaN means 1.
+	Load float64
 }
 
 // Wildcard is the binary key that matches every machine.
 const Wildcard = "*"
 
+// Filter names, as they appear in Rejection.Filter, in pipeline order.
+const (
+	FilterBinary      = "binary"
+	FilterKeys        = "keys"
+	FilterMachines    = "machines"
+	FilterAttrs       = "attrs"
+	FilterMounts      = "mounts"
+	FilterReservation = "reservation"
+	FilterUp          = "up"
+	FilterAwake       = "awake"
+	FilterSlot        = "slot"
+	FilterPerMachine  = "per-machine"
+	FilterMemory      = "memory"
+)
+
 // Result is the matcher's answer for one Request.
 type Result struct {
-	// Machine is the index of the chosen machine in the slice (or Pool)
+	// Machine is the index of the chosen machine in the Pool (or slice)
 	// given to the matcher, or -1 when no machine fits.
 	Machine int
 	// Key is the binary key chosen for Machine: the first of the request's
-	// keys (in their order) that the machine has, else "*". Empty when
-	// Machine is -1.
+	// binary keys (in their order) that the machine has, else "*". Empty
+	// when Machine is -1.
 	Key string
-	// Rejections says, per filter in pipeline order, how many machines the
-	// filter removed and why; filters that removed none are left out. Each
-	// machine is counted once, by the first filter that removed it.
+	// Matching is how many machines meet every requirement of the job
+	// (binary, keys, attrs, mounts, machines), whatever their state. When
+	// Machine is -1 and Matching > 0 the instance waits for capacity (the
+	// matching machines are reserved, down, asleep or full); when Matching
+	// is 0 no machine in the pool can ever run it.
+	Matching int
+	// Rejections says how many machines were turned down and why, per
+	// filter in pipeline order and, within a filter that has several causes
+	// (keys, attrs, mounts), per cause in request order. Causes that removed
+	// no machine are left out. Each machine is counted once: by the first
+	// filter, and within it the first cause, that turned it down.
 	Rejections []Rejection
 }
 
-// Rejection is how many machines one filter removed, and why.
+// Rejection is how many machines one filter turned down for one cause.
 type Rejection struct {
-	// Filter is the filter's name: "binary", "up", "slot".
+	// Filter is the filter's name, one of the Filter constants.
 	Filter string
-	// Count is how many machines the filter removed.
+	// Count is how many machines it turned down for this cause.
 	Count int
 	// Reason is a verb phrase agreeing with Count, such as
-	// "lack binary key sparc|mips" or, for one machine, "has no free slot".
+	// "lack key mathlab" or, for one machine, "has no free slot".
 	Reason string
 }
 
 // Why explains the result in one line for netstatus --why, for example
-// "3 machines lack binary key sparc; 1 has no free slot". It returns "no
-// machines in the pool" when the matcher was given no machines, and "" when
-// a machine was chosen and none was turned down.
+// "8 machines lack key mathlab; 3 have mem<=10; 1 has no free slot". It
+// returns "no machines in the pool" when the matcher was given no machines,
+// and "" when a machine was chosen and none was turned down.
 func (r Result) Why() string {
 	if len(r.Rejections) == 0 {
 		if r.Machine < 0 {
