@@ -1,5 +1,7 @@
 package fsm
 
+import "time"
+
 // current finds the instance a CHILD event names and reports whether the
 // event is for its current attempt on the machine it was placed on. A
 // non-current event is counted on the instance and changes nothing else.
@@ -63,5 +65,52 @@ func (d *db) applyChildTerm(index uint64, c *ChildTerm) *Result {
 	}
 	d.setState(j.ID, in, state, index)
 	j.ModifyIndex = index
+	if !j.KillRequested && restarts(&j.Spec, in) {
+		d.restart(j, in, c.At, index)
+	}
 	return &Result{Index: index, JobID: j.ID}
+}
+
+// restarts reports whether the restart policy starts an ended attempt
+// again: on-failure after a failure or an unasked-for signal, always after
+// any end, never after netkill, and never beyond max_restarts.
+func restarts(s *JobSpec, in *Instance) bool {
+	limit := s.MaxRestarts
+	if limit <= 0 {
+		limit = DefaultMaxRestarts
+	}
+	if in.Restarts >= limit {
+		return false
+	}
+	switch s.Restart {
+	case RestartAlways:
+		return in.State != InstanceKilled
+	case RestartOnFailure:
+		return in.State == InstanceFailed || in.State == InstanceSignaled
+	}
+	return false
+}
+
+// restartBackoff is the delay before the n-th restart of an instance:
+// 500 ms doubling, at most 30 s. Computed from the command's time, so
+// every replica agrees.
+func restartBackoff(n int) time.Duration {
+	return min(500*time.Millisecond<<min(n-1, 6), 30*time.Second)
+}
+
+// restart records how the attempt ended and queues the next one.
+func (d *db) restart(j *Job, in *Instance, at time.Time, index uint64) {
+	in.History = append(in.History, AttemptEnd{
+		Attempt: in.Attempt, Machine: in.Machine, Key: in.Key, State: in.State, ExitCode: in.ExitCode,
+		Signal: in.Signal, Error: in.Error, UserMS: in.UserMS, SysMS: in.SysMS, MaxRSSKB: in.MaxRSSKB,
+		PlacedAt: in.PlacedAt, StartedAt: in.StartedAt, EndedAt: in.EndedAt,
+	})
+	in.Restarts++
+	in.Attempt++
+	in.Machine, in.Key, in.PID = "", "", 0
+	in.ExitCode, in.Signal, in.Error = 0, "", ""
+	in.UserMS, in.SysMS, in.MaxRSSKB = 0, 0, 0
+	in.PlacedAt, in.StartedAt, in.EndedAt = time.Time{}, time.Time{}, time.Time{}
+	in.NotBefore = at.Add(restartBackoff(in.Restarts))
+	d.setState(j.ID, in, InstanceQueued, index)
 }

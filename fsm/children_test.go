@@ -1,6 +1,7 @@
 package fsm_test
 
 import (
+	"reflect"
 	"testing"
 
 	"github.com/netmgr/netmgr/fsm"
@@ -114,7 +115,7 @@ func TestChildEventsStale(t *testing.T) {
 						}
 						got.StaleEvents, got.ModifyIndex = want.StaleEvents, want.ModifyIndex
 					}
-					if got != want {
+					if !reflect.DeepEqual(got, want) {
 						t.Errorf("instance %d changed beyond its stale count:\ngot  %+v\nwant %+v", i, got, want)
 					}
 				}

@@ -20,6 +20,7 @@ const (
 	ChildRegisterType MessageType = 5
 	ChildTermType     MessageType = 6
 	KillType          MessageType = 7
+	LoadDatabaseType  MessageType = 8
 )
 
 // IgnoreUnknownFlag marks a command that a server which does not know its
@@ -44,6 +45,8 @@ func (t MessageType) String() string {
 		return "ChildTerm"
 	case KillType:
 		return "Kill"
+	case LoadDatabaseType:
+		return "LoadDatabase"
 	}
 	return fmt.Sprintf("MessageType(%d)", uint8(t))
 }
@@ -59,15 +62,19 @@ func Encode(t MessageType, body any) ([]byte, error) {
 	return append(out, data...), nil
 }
 
-// MachineFacts is what a stub reports about its machine.
+// MachineFacts is what a stub reports about its machine: what it detected
+// and what its init file claims (MType, Attrs, and the keys and mounts
+// listed there).
 type MachineFacts struct {
-	Name     string   `json:"name"`
-	Arch     string   `json:"arch"`
-	CPUs     int      `json:"cpus"`
-	MemoryMB int64    `json:"memory_mb"`
-	Mounts   []string `json:"mounts,omitempty"`
-	Keys     []string `json:"keys,omitempty"`
-	Addr     string   `json:"addr"`
+	Name     string             `json:"name"`
+	Arch     string             `json:"arch"`
+	CPUs     int                `json:"cpus"`
+	MemoryMB int64              `json:"memory_mb"`
+	Mounts   []string           `json:"mounts,omitempty"`
+	Keys     []string           `json:"keys,omitempty"`
+	MType    string             `json:"mtype,omitempty"`
+	Attrs    map[string]float64 `json:"attrs,omitempty"`
+	Addr     string             `json:"addr"`
 }
 
 // StubJoin commits a machine to the pool, or brings a known one back up
@@ -86,11 +93,48 @@ type StubLeave struct {
 
 // JobSpec is the job as the log records it.
 type JobSpec struct {
-	Name     string            `json:"name,omitempty"`
-	Binaries map[string]string `json:"binaries"`
-	Args     []string          `json:"args,omitempty"`
-	Env      []string          `json:"env,omitempty"`
-	Min      int               `json:"min,omitempty"`
+	Name          string            `json:"name,omitempty"`
+	Binaries      map[string]string `json:"binaries"`
+	Args          []string          `json:"args,omitempty"`
+	Env           []string          `json:"env,omitempty"`
+	Min           int               `json:"min,omitempty"`
+	Keys          []string          `json:"keys,omitempty"`
+	Requirements  []Requirement     `json:"requirements,omitempty"`
+	Mounts        []string          `json:"mounts,omitempty"`
+	Machines      []string          `json:"machines,omitempty"`
+	Unique        bool              `json:"unique,omitempty"`
+	MaxPerMachine int               `json:"max_per_machine,omitempty"`
+	Load          float64           `json:"load,omitempty"`
+	MemoryMB      int64             `json:"memory_mb,omitempty"`
+	Queue         string            `json:"queue,omitempty"`
+	Restart       string            `json:"restart,omitempty"`
+	MaxRestarts   int               `json:"max_restarts,omitempty"`
+}
+
+// Requirement is one comparison on a numeric machine attribute.
+type Requirement struct {
+	Attr  string  `json:"attr"`
+	Op    string  `json:"op"`
+	Value float64 `json:"value"`
+}
+
+// Restart policies.
+const (
+	RestartNo        = "no"
+	RestartOnFailure = "on-failure"
+	RestartAlways    = "always"
+)
+
+// DefaultMaxRestarts bounds restarts per instance when the job names none.
+const DefaultMaxRestarts = 3
+
+// PerMachineLimit is how many of the job's instances one machine may hold;
+// 0 means no bound beyond the machine's slots.
+func (s *JobSpec) PerMachineLimit() int {
+	if s.Unique {
+		return 1
+	}
+	return s.MaxPerMachine
 }
 
 // Submit creates a job. Owner is the identity the server authenticated (or,
@@ -153,4 +197,14 @@ type Kill struct {
 	JobID  uint64    `json:"job_id"`
 	By     string    `json:"by"`
 	Signal string    `json:"signal,omitempty"`
+}
+
+// LoadDatabase replaces the declared database (keys, machine types,
+// machine declarations, queues, admins) as one command. Machines declared
+// before and not now are drained: no new work, running work left alone.
+type LoadDatabase struct {
+	At       time.Time `json:"at"`
+	Source   string    `json:"source,omitempty"`
+	By       string    `json:"by,omitempty"`
+	Database Database  `json:"database"`
 }

@@ -13,13 +13,18 @@ type db struct {
 	nextJobID uint64
 	machines  map[string]*Machine
 	jobs      map[uint64]*Job
+	database  Database
+	// databaseIndex is the index of the last LoadDatabase; 0 = never loaded.
+	databaseIndex uint64
 
 	// Derived indexes, rebuilt from machines and jobs by reindex.
 	byIdempotency map[string]uint64
 	byName        map[string][]uint64 // ascending job ids
 	queued        map[InstanceRef]struct{}
-	active        map[InstanceRef]string // placed or running -> machine
-	running       map[string]int         // machine -> active instances
+	active        map[InstanceRef]string    // placed or running -> machine
+	running       map[string]int            // machine -> active instances
+	usedMemory    map[string]int64          // machine -> memory_mb of active instances
+	perJob        map[string]map[uint64]int // machine -> job -> active instances
 }
 
 func newDB() *db {
@@ -39,6 +44,11 @@ func (d *db) reindex() {
 	d.queued = make(map[InstanceRef]struct{})
 	d.active = make(map[InstanceRef]string)
 	d.running = make(map[string]int)
+	d.usedMemory = make(map[string]int64)
+	d.perJob = make(map[string]map[uint64]int)
+	for _, m := range d.machines {
+		m.eff = d.database.effective(&m.MachineFacts)
+	}
 	ids := make([]uint64, 0, len(d.jobs))
 	for id := range d.jobs {
 		ids = append(ids, id)
@@ -70,6 +80,13 @@ func (d *db) setIndexes(jobID uint64, in *Instance) {
 	case in.Active():
 		d.active[ref] = in.Machine
 		d.running[in.Machine]++
+		if d.perJob[in.Machine] == nil {
+			d.perJob[in.Machine] = make(map[uint64]int)
+		}
+		d.perJob[in.Machine][jobID]++
+		if j, ok := d.jobs[jobID]; ok && j.Spec.MemoryMB > 0 {
+			d.usedMemory[in.Machine] += j.Spec.MemoryMB
+		}
 	}
 }
 
@@ -81,9 +98,21 @@ func (d *db) unsetIndexes(jobID uint64, in *Instance) {
 		delete(d.queued, ref)
 	case in.Active():
 		delete(d.active, ref)
-		if d.running[in.Machine]--; d.running[in.Machine] <= 0 {
-			delete(d.running, in.Machine)
+		decrement(d.running, in.Machine, 1)
+		if decrement(d.perJob[in.Machine], jobID, 1); len(d.perJob[in.Machine]) == 0 {
+			delete(d.perJob, in.Machine)
 		}
+		if j, ok := d.jobs[jobID]; ok && j.Spec.MemoryMB > 0 {
+			decrement(d.usedMemory, in.Machine, j.Spec.MemoryMB)
+		}
+	}
+}
+
+// decrement lowers a counter, deleting it at zero so maps hold only live
+// entries.
+func decrement[K comparable, V int | int64](m map[K]V, k K, by V) {
+	if m[k] -= by; m[k] <= 0 {
+		delete(m, k)
 	}
 }
 

@@ -29,6 +29,42 @@ var genMachines = []genMachine{
 // genKeys are the binaries keys jobs use.
 var genKeys = []string{fsm.AnyKey, "x86_64", "sparc", "lic"}
 
+// genMTypes are the machine types of genDatabases, which stubs may also
+// claim in their init files ("cray" is declared nowhere).
+var genMTypes = []string{"small", "big", "cray"}
+
+// genDatabases are the databases the generator loads, in any order: each
+// declares a different set of machines (those it leaves out of the
+// previous one drain), changes slots and memory under running work, and the
+// last is invalid.
+var genDatabases = []fsm.Database{
+	{
+		Keys: []fsm.DeclaredKey{{Name: "lic"}},
+		MTypes: []fsm.DeclaredMType{
+			{Name: "small", Attrs: map[string]float64{"nprocs": 1, "mem": 1000}},
+			{Name: "big", Keys: []string{"lic"}, Attrs: map[string]float64{"nprocs": 3, "mem": 4000, "rating": 2}},
+		},
+		Machines: []fsm.DeclaredMachine{
+			{Name: "m0", MType: "small"}, {Name: "m1", MType: "big"}, {Name: "m2", Keys: []string{"lic"}},
+			{Name: "m3", MType: "big", Attrs: map[string]float64{"mem": 1500}},
+		},
+		Admins: []string{"gen"},
+	},
+	{
+		MTypes: []fsm.DeclaredMType{
+			{Name: "small", Attrs: map[string]float64{"nprocs": 1, "mem": 800}},
+			{Name: "big", Attrs: map[string]float64{"nprocs": 4, "mem": 8000}},
+		},
+		Machines: []fsm.DeclaredMachine{
+			{Name: "m1", MType: "small"}, {Name: "m4", MType: "big", Attrs: map[string]float64{"nprocs": 2}},
+			{Name: "m3", Attrs: map[string]float64{"mem": 600}},
+		},
+		Queues: []fsm.DeclaredQueue{{Name: "q", MaxActive: 3}},
+	},
+	{},
+	{Machines: []fsm.DeclaredMachine{{Name: "m0"}, {Name: "m0"}}},
+}
+
 // generator builds a random but reproducible log by applying each command
 // to a driver FSM and choosing the next from the driver's state, so that
 // most commands are plausible (a Place of a queued instance, a CHILD event
@@ -39,6 +75,8 @@ type generator struct {
 	log    [][]byte
 	places [][]byte // earlier Place entries, for duplicates
 	step   int
+	// placed is the result of the last command if it was a Place, else nil.
+	placed *fsm.Result
 }
 
 func newGenerator(tb testing.TB, seed uint64) *generator {
@@ -57,6 +95,7 @@ func (g *generator) cmd(typ fsm.MessageType, body any) []byte {
 // next generates and applies one command.
 func (g *generator) next() {
 	g.step++
+	g.placed = nil
 	now := at(g.step)
 	p := g.r.IntN(100)
 	switch {
@@ -69,12 +108,12 @@ func (g *generator) next() {
 		g.emit(g.submit(now))
 	case p < 48:
 		if len(g.places) > 0 && g.r.IntN(10) == 0 {
-			g.emit(g.places[g.r.IntN(len(g.places))])
+			g.placed = g.emit(g.places[g.r.IntN(len(g.places))])
 			return
 		}
 		data := g.place(now)
 		g.places = append(g.places, data)
-		g.emit(data)
+		g.placed = g.emit(data)
 	case p < 63:
 		g.emit(g.child(now, false))
 	case p < 83:
@@ -85,6 +124,9 @@ func (g *generator) next() {
 		g.emit(g.cmd(fsm.KillType, fsm.Kill{At: now, JobID: uint64(1 + g.r.IntN(n+1)), By: "gen", Signal: "TERM"}))
 	case p < 91:
 		g.emit(append([]byte{byte(fsm.IgnoreUnknownFlag | 100)}, `{"future":true}`...))
+	case p < 94:
+		db := genDatabases[g.r.IntN(len(genDatabases))]
+		g.emit(g.cmd(fsm.LoadDatabaseType, fsm.LoadDatabase{At: now, By: "gen", Database: db}))
 	default:
 		// Re-apply an earlier entry other than a StubJoin: a duplicated
 		// proposal. (A duplicated old StubJoin would re-report stale
@@ -110,13 +152,26 @@ func machineNames() []string {
 	return names
 }
 
-// join re-reports an up machine's facts unchanged, or joins a new or down
-// machine with a random CPU count.
+// join mostly re-reports an up machine's facts unchanged, or joins a new
+// or down machine with random CPUs, memory and init-file claims (an mtype,
+// nprocs, mem). Sometimes an up machine reports new facts, which may leave
+// it with fewer slots or less memory than its running work holds.
 func (g *generator) join(now time.Time) []byte {
 	gm := genMachines[g.r.IntN(len(genMachines))]
 	f := facts(gm.name, gm.arch, 1+g.r.IntN(3), gm.keys...)
+	f.MemoryMB = []int64{1000, 2000, 4096}[g.r.IntN(3)]
+	if g.r.IntN(4) == 0 {
+		f.MType = genMTypes[g.r.IntN(len(genMTypes))]
+	}
+	if g.r.IntN(4) == 0 {
+		f.Attrs = map[string]float64{"nprocs": float64(1 + g.r.IntN(3))}
+		if g.r.IntN(2) == 0 {
+			f.Attrs["mem"] = float64(500 * (1 + g.r.IntN(4)))
+		}
+	}
+	fresh := g.r.IntN(10) == 0
 	g.a.f.Read(func(v fsm.View) {
-		if m, ok := v.Machine(gm.name); ok && m.State == fsm.MachineUp {
+		if m, ok := v.Machine(gm.name); ok && m.State == fsm.MachineUp && !fresh {
 			f = m.MachineFacts
 		}
 	})
@@ -142,6 +197,19 @@ func (g *generator) submit(now time.Time) []byte {
 	if g.r.IntN(20) == 0 {
 		s.Env = []string{"NOEQUALS"}
 	}
+	switch g.r.IntN(6) {
+	case 0:
+		s.Unique = true
+	case 1:
+		s.MaxPerMachine = 1 + g.r.IntN(2)
+	}
+	if g.r.IntN(3) == 0 {
+		s.MemoryMB = []int64{300, 700, 1500}[g.r.IntN(3)]
+	}
+	if g.r.IntN(3) == 0 {
+		s.Restart = []string{fsm.RestartNo, fsm.RestartOnFailure, fsm.RestartAlways}[g.r.IntN(3)]
+		s.MaxRestarts = g.r.IntN(3)
+	}
 	c := fsm.Submit{At: now, Owner: "gen", Spec: s}
 	if g.r.IntN(3) == 0 {
 		c.IdempotencyKey = fmt.Sprintf("k%d", g.r.IntN(8))
@@ -157,17 +225,29 @@ func (g *generator) place(now time.Time) []byte {
 		jobs := len(v.Jobs())
 		for range 1 + g.r.IntN(6) {
 			a := fsm.Assignment{Attempt: 1, Machine: names[g.r.IntN(len(names))]}
+			// Often another instance of the previous assignment's job
+			// on its machine, to meet per-machine limits and memory.
+			var prev *fsm.Assignment
+			if len(as) > 0 && g.r.IntN(10) < 4 {
+				prev = &as[len(as)-1]
+				a.Machine = prev.Machine
+			}
 			if len(queued) > 0 && g.r.IntN(10) < 7 {
 				ref := queued[g.r.IntN(len(queued))]
-				j, _ := v.Job(ref.JobID)
+				if prev != nil {
+					if same := slices.DeleteFunc(slices.Clone(queued), func(r fsm.InstanceRef) bool { return r.JobID != prev.JobID }); len(same) > 0 {
+						ref = same[g.r.IntN(len(same))]
+					}
+				}
+				j, in, _ := v.Instance(ref)
 				keys := make([]string, 0, len(j.Spec.Binaries))
 				for k := range j.Spec.Binaries {
 					keys = append(keys, k)
 				}
 				slices.Sort(keys)
-				a.JobID, a.Instance, a.Key = ref.JobID, ref.Instance, keys[g.r.IntN(len(keys))]
+				a.JobID, a.Instance, a.Key, a.Attempt = ref.JobID, ref.Instance, keys[g.r.IntN(len(keys))], in.Attempt
 				if g.r.IntN(10) == 0 {
-					a.Attempt = 2
+					a.Attempt++
 				}
 			} else {
 				a.JobID = uint64(g.r.IntN(jobs + 2))
@@ -235,9 +315,12 @@ func (g *generator) child(now time.Time, term bool) []byte {
 	return g.cmd(fsm.ChildTermType, c)
 }
 
-// checkInvariants verifies the derived indexes against the records: no
-// machine runs more than its slots, every instance is in exactly the index
-// its state calls for, and the running counts add up to the active set.
+// checkInvariants verifies the derived indexes against the records: every
+// instance is in exactly the index its state calls for, the running counts
+// add up to the active set, and JobCounts and UsedMemoryMB equal a recount
+// of the active instances. (Running may exceed Slots, and UsedMemoryMB the
+// machine's memory, after a LoadDatabase or StubJoin lowered them under
+// running work; checkPlaced checks that no Place makes that worse.)
 func checkInvariants(tb testing.TB, f *fsm.FSM, step int) {
 	tb.Helper()
 	var errs []string
@@ -251,16 +334,24 @@ func checkInvariants(tb testing.TB, f *fsm.FSM, step int) {
 		}
 		active := map[fsm.InstanceRef]bool{}
 		perMachine := map[string]int{}
+		perJob := map[string]map[uint64]int{}
+		memory := map[string]int64{}
 		for _, r := range v.Active() {
 			active[r] = true
 			if queued[r] {
 				fail("%v is both queued and active", r)
 			}
-			if _, in, ok := v.Instance(r); ok {
-				perMachine[in.Machine]++
-			} else {
+			j, in, ok := v.Instance(r)
+			if !ok {
 				fail("active %v does not exist", r)
+				continue
 			}
+			perMachine[in.Machine]++
+			if perJob[in.Machine] == nil {
+				perJob[in.Machine] = map[uint64]int{}
+			}
+			perJob[in.Machine][j.ID]++
+			memory[in.Machine] += j.Spec.MemoryMB
 		}
 		for r := range queued {
 			if _, _, ok := v.Instance(r); !ok {
@@ -282,8 +373,14 @@ func checkInvariants(tb testing.TB, f *fsm.FSM, step int) {
 		for _, m := range v.Machines() {
 			n := v.Running(m.Name)
 			sum += n
-			if n > m.Slots() {
-				fail("machine %s: Running %d > Slots %d", m.Name, n, m.Slots())
+			if got, want := v.JobCounts(m.Name), perJob[m.Name]; !mapsEqual(got, want) {
+				fail("machine %s: JobCounts %v, recount %v", m.Name, got, want)
+			}
+			if got, want := v.UsedMemoryMB(m.Name), memory[m.Name]; got != want {
+				fail("machine %s: UsedMemoryMB %d, recount %d", m.Name, got, want)
+			}
+			if e := m.Effective(); !slices.Contains(e.Keys, m.Arch) || !slices.IsSorted(e.Keys) || e.Slots < 1 || e.Rating <= 0 {
+				fail("machine %s: effective %+v lacks its arch, is unsorted, or has no slot or rating", m.Name, *e)
 			}
 			if n != perMachine[m.Name] {
 				fail("machine %s: Running %d, but %d active instances there", m.Name, n, perMachine[m.Name])
@@ -294,6 +391,48 @@ func checkInvariants(tb testing.TB, f *fsm.FSM, step int) {
 		}
 		if sum != len(active) {
 			fail("sum of Running %d, want %d active instances", sum, len(active))
+		}
+		if got := v.JobCounts("ghost"); len(got) != 0 || v.UsedMemoryMB("ghost") != 0 || v.Running("ghost") != 0 {
+			fail("unknown machine has JobCounts %v UsedMemoryMB %d Running %d", got, v.UsedMemoryMB("ghost"), v.Running("ghost"))
+		}
+	})
+	for _, e := range errs {
+		tb.Errorf("step %d: %s", step, e)
+	}
+	if len(errs) > 0 {
+		tb.FailNow()
+	}
+}
+
+// checkPlaced verifies that a Place made no machine it placed on worse:
+// each accepted assignment's machine takes work and has the key, and after
+// the Place it runs no more than its slots, holds no more of the job than
+// the job's per-machine limit, and, when the job asks memory, has no more
+// memory claimed than it has. Running work a LoadDatabase or StubJoin
+// left over a lowered bound only makes the Place drop more.
+func checkPlaced(tb testing.TB, f *fsm.FSM, res *fsm.Result, step int) {
+	tb.Helper()
+	var errs []string
+	f.Read(func(v fsm.View) {
+		for _, a := range res.Accepted {
+			m, ok := v.Machine(a.Machine)
+			j, _ := v.Job(a.JobID)
+			if !ok || j == nil {
+				errs = append(errs, fmt.Sprintf("accepted %+v names no machine or job", a))
+				continue
+			}
+			if m.State != fsm.MachineUp || m.Draining || !m.HasKey(a.Key) {
+				errs = append(errs, fmt.Sprintf("accepted %+v on a machine that is %s, draining %v, has key %v", a, m.State, m.Draining, m.HasKey(a.Key)))
+			}
+			if n := v.Running(m.Name); n > m.Slots() {
+				errs = append(errs, fmt.Sprintf("accepted %+v: Running %d > Slots %d", a, n, m.Slots()))
+			}
+			if limit := j.Spec.PerMachineLimit(); limit > 0 && v.JobCounts(m.Name)[j.ID] > limit {
+				errs = append(errs, fmt.Sprintf("accepted %+v: job holds %d there, limit %d", a, v.JobCounts(m.Name)[j.ID], limit))
+			}
+			if j.Spec.MemoryMB > 0 && v.UsedMemoryMB(m.Name) > m.Effective().MemoryMB {
+				errs = append(errs, fmt.Sprintf("accepted %+v: UsedMemoryMB %d > %d", a, v.UsedMemoryMB(m.Name), m.Effective().MemoryMB))
+			}
 		}
 	})
 	for _, e := range errs {
@@ -311,9 +450,17 @@ func TestPropertyIndexesAndSlots(t *testing.T) {
 			for step := range 600 {
 				g.next()
 				checkInvariants(t, g.a.f, step)
+				if g.placed != nil {
+					checkPlaced(t, g.a.f, g.placed, step)
+				}
 			}
-			// The invariants hold after a restore too.
-			checkInvariants(t, restored(t, snapshotBytes(t, g.a.f)), -1)
+			// The invariants hold after a restore too, and the restored
+			// replica derives the same effective attributes and counts.
+			b := restored(t, snapshotBytes(t, g.a.f))
+			checkInvariants(t, b, -1)
+			if got, want := readIndexes(b), readIndexes(g.a.f); !got.equal(want) {
+				t.Errorf("indexes after restore:\ngot  %+v\nwant %+v", got, want)
+			}
 		})
 	}
 }
@@ -334,6 +481,8 @@ func TestGeneratedLogCoverage(t *testing.T) {
 		switch {
 		case res.Err != nil:
 			seen[typ.String()+" error"]++
+		case len(res.Draining) > 0:
+			seen["draining"]++
 		case res.Stale:
 			seen["stale"]++
 		case res.Existing:
@@ -347,6 +496,23 @@ func TestGeneratedLogCoverage(t *testing.T) {
 			for _, j := range v.Jobs() {
 				for _, in := range j.Instances {
 					seen[in.State]++
+					if in.Restarts > 0 {
+						seen["restarted"]++
+					}
+				}
+			}
+			for _, m := range v.Machines() {
+				counts := v.JobCounts(m.Name)
+				for _, j := range v.Jobs() {
+					if l := j.Spec.PerMachineLimit(); l > 0 && counts[j.ID] == l {
+						seen["per-machine limit reached"]++
+					}
+				}
+				if v.Running(m.Name) > 0 && v.Running(m.Name) == m.Slots() {
+					seen["slots full"]++
+				}
+				if mem := v.UsedMemoryMB(m.Name); mem > 0 && mem+300 > m.Effective().MemoryMB {
+					seen["memory nearly full"]++
 				}
 			}
 		})
@@ -354,6 +520,7 @@ func TestGeneratedLogCoverage(t *testing.T) {
 	for _, want := range []string{
 		"StubJoin", "StubJoin error", "StubLeave", "Submit", "Submit error", "Place", "ChildRegister",
 		"ChildTerm", "Kill", "Kill error", "MessageType(228)", "stale", "existing", "accepted", "dropped",
+		"LoadDatabase", "LoadDatabase error", "draining", "restarted", "per-machine limit reached", "slots full", "memory nearly full",
 		fsm.InstanceQueued, fsm.InstancePlaced, fsm.InstanceRunning, fsm.InstanceExited, fsm.InstanceFailed, fsm.InstanceSignaled,
 		fsm.InstanceKilled, fsm.InstanceLost,
 	} {
@@ -378,8 +545,8 @@ func TestDeterminism(t *testing.T) {
 			res := a.raw(data)
 			// Error texts are for the proposer's user and may differ;
 			// everything else must not.
-			results = append(results, fmt.Sprintf("%d %d %v %v %d %v %d %d %v",
-				res.Index, res.JobID, res.Existing, res.Accepted, res.Dropped, res.Stale, res.Signaled, res.Dequeued, res.Err != nil))
+			results = append(results, fmt.Sprintf("%d %d %v %v %d %v %d %d %v %v",
+				res.Index, res.JobID, res.Existing, res.Accepted, res.Dropped, res.Stale, res.Signaled, res.Dequeued, res.Draining, res.Err != nil))
 		}
 		return a, results
 	}
@@ -409,6 +576,9 @@ func TestDeterminism(t *testing.T) {
 			}
 			if got := snapshotBytes(t, d.f); !bytes.Equal(got, want) {
 				t.Errorf("replica restored at %d differs from the driver", cut)
+			}
+			if got, want := readIndexes(d.f), readIndexes(g.a.f); !got.equal(want) {
+				t.Errorf("replica restored at %d derives other indexes:\ngot  %+v\nwant %+v", cut, got, want)
 			}
 		})
 	}

@@ -16,3 +16,7 @@ var (
 	// ErrJobFinished means the command asked to change a job that has ended.
 	ErrJobFinished = errors.New("job has already finished")
 )
+
+// ErrInvalidDatabase means a LoadDatabase's declarations contradict
+// themselves.
+var ErrInvalidDatabase = errors.New("invalid database")

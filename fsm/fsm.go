@@ -27,6 +27,8 @@ type Result struct {
 	// Signaled and Dequeued count what a Kill affected.
 	Signaled int
 	Dequeued int
+	// Draining names the machines a LoadDatabase drained.
+	Draining []string
 	Err      error
 }
 
@@ -112,6 +114,10 @@ func (f *FSM) apply(index uint64, data []byte) *Result {
 		var c Kill
 		decode(index, t, body, &c)
 		return d.applyKill(index, &c)
+	case LoadDatabaseType:
+		var c LoadDatabase
+		decode(index, t, body, &c)
+		return d.applyLoadDatabase(index, &c)
 	}
 	if ignorable {
 		return &Result{Index: index}

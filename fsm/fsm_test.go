@@ -211,6 +211,7 @@ func TestMessageTypeString(t *testing.T) {
 		{fsm.ChildRegisterType, "ChildRegister"},
 		{fsm.ChildTermType, "ChildTerm"},
 		{fsm.KillType, "Kill"},
+		{fsm.LoadDatabaseType, "LoadDatabase"},
 		{fsm.KillType | fsm.IgnoreUnknownFlag, "Kill"},
 		{99, "MessageType(99)"},
 	}

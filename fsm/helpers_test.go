@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"maps"
 	"testing"
 	"time"
 
@@ -162,6 +163,30 @@ func (a *applier) machine(name string) fsm.Machine {
 		a.tb.Fatalf("machine %q: not found", name)
 	}
 	return out
+}
+
+// effective returns a copy of a machine's effective attributes.
+func (a *applier) effective(name string) fsm.Effective {
+	a.tb.Helper()
+	m := a.machine(name)
+	return *m.Effective()
+}
+
+// load applies a LoadDatabase, failing the test if it is refused.
+func (a *applier) load(db fsm.Database) *fsm.Result {
+	a.tb.Helper()
+	return a.mustOK(fsm.LoadDatabaseType, fsm.LoadDatabase{At: at(5), By: "tclark", Database: db})
+}
+
+// usage returns View.JobCounts (copied) and View.UsedMemoryMB for a machine.
+func (a *applier) usage(name string) (map[uint64]int, int64) {
+	var counts map[uint64]int
+	var mem int64
+	a.f.Read(func(v fsm.View) {
+		counts = maps.Clone(v.JobCounts(name))
+		mem = v.UsedMemoryMB(name)
+	})
+	return counts, mem
 }
 
 // running returns View.Running for a machine.

@@ -58,6 +58,14 @@ func validateSpec(s *JobSpec) error {
 	if s.Min < 0 || s.Min > MaxInstances {
 		return fmt.Errorf("%w: min: must be between 1 and %d, got %d", ErrInvalidSpec, MaxInstances, s.Min)
 	}
+	switch s.Restart {
+	case "", RestartNo, RestartOnFailure, RestartAlways:
+	default:
+		return fmt.Errorf("%w: restart: %q is not no, on-failure or always", ErrInvalidSpec, s.Restart)
+	}
+	if s.MaxRestarts < 0 || s.MaxPerMachine < 0 || s.MemoryMB < 0 || s.Load < 0 {
+		return fmt.Errorf("%w: max_restarts, max_per_machine, memory and load must not be negative", ErrInvalidSpec)
+	}
 	for _, e := range s.Env {
 		if k, _, ok := strings.Cut(e, "="); !ok || k == "" {
 			return fmt.Errorf("%w: env: %q is not NAME=value", ErrInvalidSpec, e)

@@ -2,6 +2,7 @@ package fsm
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"time"
 )
@@ -15,12 +16,14 @@ func (d *db) applyStubJoin(index uint64, c *StubJoin) *Result {
 	slices.Sort(f.Keys)
 	f.Mounts = slices.Clone(f.Mounts)
 	slices.Sort(f.Mounts)
+	f.Attrs = maps.Clone(f.Attrs)
 	m, ok := d.machines[f.Name]
 	if !ok {
 		m = &Machine{CreateIndex: index}
 		d.machines[f.Name] = m
 	}
 	m.MachineFacts = f
+	m.eff = d.database.effective(&m.MachineFacts)
 	if m.State != MachineUp {
 		m.JoinedAt = c.At
 	}
@@ -53,4 +56,32 @@ func (d *db) applyStubLeave(index uint64, c *StubLeave) *Result {
 		j.ModifyIndex = index
 	}
 	return &Result{Index: index}
+}
+
+// applyLoadDatabase replaces the declarations atomically. Machines whose
+// declaration disappeared are drained (no new work; what runs there is left
+// alone); machines declared again are no longer drained. Every machine's
+// effective attributes are recomputed.
+func (d *db) applyLoadDatabase(index uint64, c *LoadDatabase) *Result {
+	if err := c.Database.check(); err != nil {
+		return &Result{Index: index, Err: err}
+	}
+	old := d.database
+	d.database = c.Database
+	d.databaseIndex = index
+	res := &Result{Index: index}
+	for _, m := range sortedMachines(d.machines) {
+		_, wasDeclared := old.machine(m.Name)
+		_, declared := d.database.machine(m.Name)
+		switch {
+		case wasDeclared && !declared && !m.Draining:
+			m.Draining = true
+			res.Draining = append(res.Draining, m.Name)
+		case declared && m.Draining:
+			m.Draining = false
+		}
+		m.eff = d.database.effective(&m.MachineFacts)
+		m.ModifyIndex = index
+	}
+	return res
 }

@@ -1,6 +1,7 @@
 package fsm_test
 
 import (
+	"fmt"
 	"slices"
 	"testing"
 
@@ -214,7 +215,9 @@ func TestPlaceDuplicated(t *testing.T) {
 }
 
 func TestHasKey(t *testing.T) {
-	m := &fsm.Machine{MachineFacts: facts("m1", "x86_64", 1, "lic")}
+	a := newApplier(t)
+	a.join("m1", "x86_64", 1, "lic")
+	m := a.machine("m1")
 	tests := []struct {
 		key  string
 		want bool
@@ -232,4 +235,238 @@ func TestHasKey(t *testing.T) {
 			}
 		})
 	}
+}
+
+// limitJob submits a job of n instances that runs anywhere with the given
+// per-machine bounds and memory, and returns its id.
+func (a *applier) limitJob(name string, n int, unique bool, maxPer int, memMB int64) uint64 {
+	a.tb.Helper()
+	s := spec(name, n)
+	s.Unique, s.MaxPerMachine, s.MemoryMB = unique, maxPer, memMB
+	return a.mustOK(fsm.SubmitType, fsm.Submit{At: at(1), Owner: "alice", Spec: s}).JobID
+}
+
+func TestPlaceDrainingMachine(t *testing.T) {
+	a := newApplier(t)
+	a.join("m1", "x86_64", 4)
+	a.join("m2", "x86_64", 4)
+	a.load(declaring("m1", "m2"))
+	id := a.submit("j", 3)
+	a.load(declaring("m2"))
+	res := a.place(asg(id, 0, "m1"), asg(id, 1, "m2"))
+	if want := []fsm.Assignment{asg(id, 1, "m2")}; !slices.Equal(res.Accepted, want) || res.Dropped != 1 {
+		t.Errorf("got Accepted %v Dropped %d, want %v and 1", res.Accepted, res.Dropped, want)
+	}
+	if got := a.instance(id, 0).State; got != fsm.InstanceQueued {
+		t.Errorf("dropped instance: got state %q, want %q", got, fsm.InstanceQueued)
+	}
+	a.load(declaring("m1", "m2"))
+	if res := a.place(asg(id, 0, "m1")); len(res.Accepted) != 1 {
+		t.Errorf("after redeclaring m1: got Accepted %v, want one", res.Accepted)
+	}
+}
+
+func TestPlaceSlotsFromNprocs(t *testing.T) {
+	tests := []struct {
+		name  string
+		setup func(a *applier)
+		want  int // slots
+	}{
+		{"declared nprocs below CPUs", func(a *applier) {
+			a.join("m1", "x86_64", 8)
+			a.load(fsm.Database{Machines: []fsm.DeclaredMachine{{Name: "m1", Attrs: map[string]float64{"nprocs": 2}}}})
+		}, 2},
+		{"declared nprocs above CPUs", func(a *applier) {
+			a.join("m1", "x86_64", 1)
+			a.load(fsm.Database{Machines: []fsm.DeclaredMachine{{Name: "m1", Attrs: map[string]float64{"nprocs": 3}}}})
+		}, 3},
+		{"nprocs of the declared mtype", func(a *applier) {
+			a.join("m1", "x86_64", 8)
+			a.load(fsm.Database{
+				MTypes:   []fsm.DeclaredMType{{Name: "small", Attrs: map[string]float64{"nprocs": 1}}},
+				Machines: []fsm.DeclaredMachine{{Name: "m1", MType: "small"}},
+			})
+		}, 1},
+		{"init file nprocs", func(a *applier) {
+			f := facts("m1", "x86_64", 8)
+			f.Attrs = map[string]float64{"nprocs": 2}
+			a.mustOK(fsm.StubJoinType, fsm.StubJoin{At: at(0), Machine: f})
+		}, 2},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			a := newApplier(t)
+			tc.setup(a)
+			id := a.submit("j", 10)
+			var plan []fsm.Assignment
+			for i := range tc.want + 1 {
+				plan = append(plan, asg(id, i, "m1"))
+			}
+			res := a.place(plan...)
+			if !slices.Equal(res.Accepted, plan[:tc.want]) || res.Dropped != 1 {
+				t.Errorf("got Accepted %v Dropped %d, want the first %d and 1", res.Accepted, res.Dropped, tc.want)
+			}
+			if res := a.place(asg(id, tc.want+1, "m1")); len(res.Accepted) != 0 {
+				t.Errorf("full machine, next place: got Accepted %v, want none", res.Accepted)
+			}
+		})
+	}
+}
+
+func TestPlacePerMachineLimit(t *testing.T) {
+	tests := []struct {
+		name   string
+		unique bool
+		maxPer int
+		// batches are Places of instances (in order) on m1, then m2;
+		// want is how many of each batch are accepted.
+		batches [][2]int // {on m1, on m2}
+		want    [][2]int
+	}{
+		{"unique within one place", true, 0, [][2]int{{3, 2}}, [][2]int{{1, 1}}},
+		{"unique across places", true, 0, [][2]int{{1, 0}, {1, 1}, {0, 1}}, [][2]int{{1, 0}, {0, 1}, {0, 0}}},
+		{"max_per_machine within one place", false, 2, [][2]int{{3, 3}}, [][2]int{{2, 2}}},
+		{"max_per_machine across places", false, 2, [][2]int{{1, 0}, {2, 1}, {1, 1}}, [][2]int{{1, 0}, {1, 1}, {0, 1}}},
+		{"unique wins over max_per_machine", true, 3, [][2]int{{2, 0}}, [][2]int{{1, 0}}},
+		// m1 has 4 slots, one held by another job.
+		{"no limit is the slots", false, 0, [][2]int{{5, 0}}, [][2]int{{3, 0}}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			a := newApplier(t)
+			a.join("m1", "x86_64", 4)
+			a.join("m2", "x86_64", 4)
+			id := a.limitJob("limited", 10, tc.unique, tc.maxPer, 0)
+			other := a.submit("other", 4)
+			// Another job's instances never count against this one's limit.
+			a.place(asg(other, 0, "m1"))
+			next := 0
+			for b, batch := range tc.batches {
+				var plan []fsm.Assignment
+				for range batch[0] {
+					plan = append(plan, asg(id, next, "m1"))
+					next++
+				}
+				for range batch[1] {
+					plan = append(plan, asg(id, next, "m2"))
+					next++
+				}
+				res := a.place(plan...)
+				var got [2]int
+				for _, x := range res.Accepted {
+					if x.Machine == "m1" {
+						got[0]++
+					} else {
+						got[1]++
+					}
+				}
+				if got != tc.want[b] {
+					t.Errorf("batch %d: got accepted %v on m1, m2, want %v", b, got, tc.want[b])
+				}
+			}
+			if limit := (&fsm.JobSpec{Unique: tc.unique, MaxPerMachine: tc.maxPer}).PerMachineLimit(); limit > 0 {
+				for _, m := range []string{"m1", "m2"} {
+					if counts, _ := a.usage(m); counts[id] > limit {
+						t.Errorf("%s: got %d instances of the job, want at most %d", m, counts[id], limit)
+					}
+				}
+			}
+		})
+	}
+
+	t.Run("an ended instance frees its place under the limit", func(t *testing.T) {
+		a := newApplier(t)
+		a.join("m1", "x86_64", 4)
+		id := a.limitJob("limited", 3, true, 0, 0)
+		a.place(asg(id, 0, "m1"))
+		if res := a.place(asg(id, 1, "m1")); len(res.Accepted) != 0 {
+			t.Fatalf("while one runs: got Accepted %v, want none", res.Accepted)
+		}
+		a.term(id, 0, "m1", 0)
+		if res := a.place(asg(id, 1, "m1")); len(res.Accepted) != 1 {
+			t.Errorf("after it ended: got Accepted %v, want one", res.Accepted)
+		}
+	})
+}
+
+func TestPerMachineLimit(t *testing.T) {
+	tests := []struct {
+		spec fsm.JobSpec
+		want int
+	}{
+		{fsm.JobSpec{}, 0},
+		{fsm.JobSpec{Unique: true}, 1},
+		{fsm.JobSpec{MaxPerMachine: 3}, 3},
+		{fsm.JobSpec{Unique: true, MaxPerMachine: 3}, 1},
+	}
+	for _, tc := range tests {
+		t.Run(fmt.Sprintf("unique=%v max=%d", tc.spec.Unique, tc.spec.MaxPerMachine), func(t *testing.T) {
+			if got := tc.spec.PerMachineLimit(); got != tc.want {
+				t.Errorf("got %d, want %d", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestPlaceMemory(t *testing.T) {
+	// m1: 1000 MB detected, 8 CPUs, so only memory limits it.
+	setup := func(t *testing.T) *applier {
+		a := newApplier(t)
+		f := facts("m1", "x86_64", 8)
+		f.MemoryMB = 1000
+		a.mustOK(fsm.StubJoinType, fsm.StubJoin{At: at(0), Machine: f})
+		return a
+	}
+	t.Run("within one place", func(t *testing.T) {
+		a := setup(t)
+		big := a.limitJob("big", 2, false, 0, 600)
+		small := a.limitJob("small", 2, false, 0, 400)
+		tiny := a.limitJob("tiny", 1, false, 0, 1)
+		free := a.limitJob("free", 2, false, 0, 0)
+		plan := []fsm.Assignment{asg(big, 0, "m1"), asg(big, 1, "m1"), asg(small, 0, "m1"), asg(tiny, 0, "m1"), asg(free, 0, "m1"), asg(free, 1, "m1")}
+		res := a.place(plan...)
+		// 600 + 400 fills it exactly; the second 600 and the 1 MB do not
+		// fit; jobs asking no memory are not limited by it.
+		if want := []fsm.Assignment{plan[0], plan[2], plan[4], plan[5]}; !slices.Equal(res.Accepted, want) || res.Dropped != 2 {
+			t.Errorf("got Accepted %v Dropped %d, want %v and 2", res.Accepted, res.Dropped, want)
+		}
+		if _, used := a.usage("m1"); used != 1000 {
+			t.Errorf("got UsedMemoryMB %d, want 1000", used)
+		}
+	})
+	t.Run("across places and freed by the end", func(t *testing.T) {
+		a := setup(t)
+		id := a.limitJob("j", 3, false, 0, 400)
+		for i, want := range []int{1, 1, 0} {
+			if res := a.place(asg(id, i, "m1")); len(res.Accepted) != want {
+				t.Errorf("place %d: got Accepted %v, want %d", i, res.Accepted, want)
+			}
+		}
+		a.register(id, 0, "m1", 10)
+		a.term(id, 0, "m1", 0)
+		if res := a.place(asg(id, 2, "m1")); len(res.Accepted) != 1 {
+			t.Errorf("after one ended: got Accepted %v, want one", res.Accepted)
+		}
+	})
+	t.Run("memory from the declaration", func(t *testing.T) {
+		a := setup(t)
+		a.load(fsm.Database{Machines: []fsm.DeclaredMachine{{Name: "m1", Attrs: map[string]float64{"mem": 16}}}})
+		id := a.limitJob("j", 2, false, 0, 32)
+		ok := a.limitJob("ok", 1, false, 0, 16)
+		if res := a.place(asg(id, 0, "m1"), asg(ok, 0, "m1")); !slices.Equal(res.Accepted, []fsm.Assignment{asg(ok, 0, "m1")}) {
+			t.Errorf("got Accepted %v, want only the 16 MB job", res.Accepted)
+		}
+	})
+	t.Run("lowered under running work", func(t *testing.T) {
+		a := setup(t)
+		id := a.limitJob("j", 3, false, 0, 400)
+		a.place(asg(id, 0, "m1"), asg(id, 1, "m1"))
+		a.load(fsm.Database{Machines: []fsm.DeclaredMachine{{Name: "m1", Attrs: map[string]float64{"mem": 500}}}})
+		if got := a.instance(id, 1).State; got != fsm.InstancePlaced {
+			t.Errorf("got state %q, want %q (left alone)", got, fsm.InstancePlaced)
+		}
+		if res := a.place(asg(id, 2, "m1")); len(res.Accepted) != 0 {
+			t.Errorf("over its memory: got Accepted %v, want none", res.Accepted)
+		}
+	})
 }

@@ -11,8 +11,9 @@ import (
 )
 
 // SnapshotVersion is the snapshot format version. Restore refuses newer
-// versions rather than misread them.
-const SnapshotVersion = 1
+// versions rather than misread them. Version 2 added the database record
+// after the header; version 1 snapshots restore with an empty database.
+const SnapshotVersion = 2
 
 // snapshotHeader opens every snapshot.
 type snapshotHeader struct {
@@ -22,6 +23,8 @@ type snapshotHeader struct {
 	NextJobID uint64 `json:"next_job_id"`
 	Machines  int    `json:"machines"`
 	Jobs      int    `json:"jobs"`
+	// DatabaseIndex is the index of the last LoadDatabase (version 2).
+	DatabaseIndex uint64 `json:"database_index,omitempty"`
 }
 
 const snapshotFormat = "netmgr-fsm"
@@ -32,6 +35,7 @@ var ErrSnapshotFormat = errors.New("unrecognised snapshot")
 // snapshot is a point-in-time copy of the records, written by Persist.
 type snapshot struct {
 	header   snapshotHeader
+	database Database
 	machines []Machine
 	jobs     []Job
 }
@@ -51,7 +55,12 @@ func (d *db) copyRecords() *snapshot {
 		NextJobID: d.nextJobID,
 		Machines:  len(d.machines),
 		Jobs:      len(d.jobs),
+
+		DatabaseIndex: d.databaseIndex,
 	}}
+	// Declarations are replaced whole by LoadDatabase, never changed in
+	// place, so sharing them with the live state is safe.
+	s.database = d.database
 	for _, m := range sortedMachines(d.machines) {
 		s.machines = append(s.machines, *m)
 	}
@@ -77,6 +86,9 @@ func (s *snapshot) write(w io.Writer) error {
 	bw := bufio.NewWriterSize(w, 1<<16)
 	enc := json.NewEncoder(bw)
 	if err := enc.Encode(s.header); err != nil {
+		return err
+	}
+	if err := enc.Encode(&s.database); err != nil {
 		return err
 	}
 	for i := range s.machines {
@@ -121,6 +133,12 @@ func readSnapshot(r io.Reader) (*db, error) {
 	}
 	d := newDB()
 	d.index, d.nextJobID = h.Index, h.NextJobID
+	if h.Version >= 2 {
+		if err := dec.Decode(&d.database); err != nil {
+			return nil, fmt.Errorf("read database: %w", err)
+		}
+		d.databaseIndex = h.DatabaseIndex
+	}
 	for range h.Machines {
 		m := new(Machine)
 		if err := dec.Decode(m); err != nil {

@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"errors"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/netmgr/netmgr/fsm"
@@ -18,7 +20,10 @@ var update = flag.Bool("update", false, "rewrite testdata/snapshot.golden")
 // state: machines up and down (with keys and mounts), jobs with and without
 // names, idempotency keys, args and env, and instances queued, placed,
 // running, exited, failed, signaled, killed (from the queue and while
-// running), lost, kill-requested and with stale events.
+// running), lost, kill-requested and with stale events; a loaded database
+// (keys, an mtype, declared machines, a queue, an admin), a draining
+// machine, a job with every spec option, and a restarted instance with its
+// history.
 func richCommands() []command {
 	x := func(job uint64, inst int, machine, key string) fsm.Assignment {
 		return fsm.Assignment{JobID: job, Instance: inst, Attempt: 1, Machine: machine, Key: key}
@@ -68,7 +73,60 @@ func richCommands() []command {
 		{fsm.ChildRegisterType, fsm.ChildRegister{At: at(72), JobID: 5, Instance: 0, Attempt: 1, Machine: "m1", PID: 500}},
 		{fsm.KillType, fsm.Kill{At: at(80), JobID: 5, By: "dave"}},
 		{fsm.SubmitType, fsm.Submit{At: at(90), Owner: "erin", Spec: spec("waiting", 2)}},
+		// The database: m4 joins, is declared, then drained by a second
+		// load that declares only m2.
+		{fsm.StubJoinType, fsm.StubJoin{At: at(100), Machine: facts("m4", "x86_64", 2)}},
+		{fsm.LoadDatabaseType, fsm.LoadDatabase{At: at(101), Source: "isis.db", By: "tclark", Database: richDatabase("m2", "m4")}},
+		{fsm.LoadDatabaseType, fsm.LoadDatabase{At: at(102), Source: "isis.db", By: "tclark", Database: richDatabase("m2")}},
+		// A job using every spec option, whose instance failed once and
+		// was restarted (queued again with its history), then a late
+		// duplicate of the failed attempt's CHILD_TERM (stale).
+		{fsm.SubmitType, fsm.Submit{At: at(103), Owner: "fred", Spec: fsm.JobSpec{
+			Name:          "flaky",
+			Binaries:      map[string]string{"*": "/bin/flaky", "sparc": "/bin/flaky.sparc"},
+			Min:           1,
+			Keys:          []string{"lic"},
+			Requirements:  []fsm.Requirement{{Attr: "mem", Op: ">", Value: 10}, {Attr: "rating", Op: ">=", Value: 1.5}},
+			Mounts:        []string{"/usr/local"},
+			Machines:      []string{"m1", "m2"},
+			Unique:        true,
+			MaxPerMachine: 2,
+			Load:          0.5,
+			MemoryMB:      512,
+			Queue:         "NEW_Q",
+			Restart:       fsm.RestartOnFailure,
+			MaxRestarts:   2,
+		}}},
+		{fsm.PlaceType, fsm.Place{At: at(104), PlannedAtIndex: 31, Assignments: []fsm.Assignment{x(7, 0, "m2", "sparc")}}},
+		{fsm.ChildRegisterType, fsm.ChildRegister{At: at(105), JobID: 7, Instance: 0, Attempt: 1, Machine: "m2", PID: 700}},
+		{fsm.ChildTermType, fsm.ChildTerm{At: at(106), JobID: 7, Instance: 0, Attempt: 1, Machine: "m2", ExitCode: 2, UserMS: 1}},
+		{fsm.ChildTermType, fsm.ChildTerm{At: at(107), JobID: 7, Instance: 0, Attempt: 1, Machine: "m2", ExitCode: 2}}, // stale
 	}
+}
+
+// richDatabase is a database with two keys, an mtype with keys, attributes
+// and mounts, the named machines declared (m2 of that mtype, others with a
+// key), a queue and an admin.
+func richDatabase(machines ...string) fsm.Database {
+	db := fsm.Database{
+		Keys: []fsm.DeclaredKey{{Name: "lic", Comment: "licensed compiler"}, {Name: "gpu"}},
+		MTypes: []fsm.DeclaredMType{{
+			Name:   "sun4",
+			Keys:   []string{"lic"},
+			Attrs:  map[string]float64{"mem": 8192, "rating": 2.5},
+			Mounts: []string{"/usr/local"},
+		}},
+		Queues: []fsm.DeclaredQueue{{Name: "NEW_Q", Priority: 2, MaxSize: 10, MaxActive: 4, MaxRunMinutes: 60, MaxMemMB: 1024}},
+		Admins: []string{"tclark"},
+	}
+	for _, name := range machines {
+		if name == "m2" {
+			db.Machines = append(db.Machines, fsm.DeclaredMachine{Name: name, MType: "sun4", Attrs: map[string]float64{"rating": 3}, Mounts: []string{"/proj"}})
+			continue
+		}
+		db.Machines = append(db.Machines, fsm.DeclaredMachine{Name: name, Keys: []string{"gpu"}})
+	}
+	return db
 }
 
 // richState applies richCommands to a fresh FSM.
@@ -84,10 +142,14 @@ func richState(t *testing.T) *applier {
 func TestRichStateCoversEveryState(t *testing.T) {
 	a := richState(t)
 	seen := map[string]bool{}
-	var kill, stale, killedJob bool
+	var kill, stale, killedJob, draining, history bool
+	var db *fsm.Database
+	var dbIndex uint64
 	a.f.Read(func(v fsm.View) {
+		db, dbIndex = v.Database()
 		for _, m := range v.Machines() {
 			seen["machine "+m.State] = true
+			draining = draining || m.Draining
 		}
 		for _, j := range v.Jobs() {
 			seen["job "+j.State()] = true
@@ -96,6 +158,7 @@ func TestRichStateCoversEveryState(t *testing.T) {
 				seen[in.State] = true
 				kill = kill || in.KillRequested
 				stale = stale || in.StaleEvents > 0
+				history = history || (len(in.History) > 0 && in.Restarts > 0 && in.State == fsm.InstanceQueued)
 			}
 		}
 	})
@@ -112,6 +175,12 @@ func TestRichStateCoversEveryState(t *testing.T) {
 	if !kill || !stale || !killedJob {
 		t.Errorf("got kill-requested instance %v, stale events %v, killed job %v, want all true", kill, stale, killedJob)
 	}
+	if !draining || !history {
+		t.Errorf("got draining machine %v, restarted instance with history %v, want both true", draining, history)
+	}
+	if dbIndex == 0 || len(db.Keys) == 0 || len(db.MTypes) == 0 || len(db.Machines) == 0 || len(db.Queues) == 0 || len(db.Admins) == 0 {
+		t.Errorf("got database %+v at index %d, want every kind of declaration loaded", db, dbIndex)
+	}
 }
 
 // indexes is everything the derived indexes answer, for comparison.
@@ -123,6 +192,9 @@ type indexes struct {
 	Active   []fsm.InstanceRef
 	Running  map[string]int
 	ByName   map[string]uint64
+	// Derived prints, per machine, what is computed rather than stored:
+	// effective attributes, per-job counts and used memory.
+	Derived map[string]string
 }
 
 func readIndexes(f *fsm.FSM) indexes {
@@ -132,9 +204,11 @@ func readIndexes(f *fsm.FSM) indexes {
 		ix.Queued, ix.Active = v.Queued(), v.Active()
 		ix.Running = map[string]int{}
 		ix.ByName = map[string]uint64{}
+		ix.Derived = map[string]string{}
 		for _, m := range v.Machines() {
 			ix.Machines = append(ix.Machines, m.Name)
 			ix.Running[m.Name] = v.Running(m.Name)
+			ix.Derived[m.Name] = fmt.Sprintf("%+v jobs=%v mem=%d", *m.Effective(), v.JobCounts(m.Name), v.UsedMemoryMB(m.Name))
 		}
 		for _, j := range v.Jobs() {
 			ix.Jobs = append(ix.Jobs, j.ID)
@@ -153,7 +227,7 @@ func (x indexes) equal(y indexes) bool {
 	return x.Index == y.Index &&
 		slices.Equal(x.Machines, y.Machines) && slices.Equal(x.Jobs, y.Jobs) &&
 		slices.Equal(x.Queued, y.Queued) && slices.Equal(x.Active, y.Active) &&
-		mapsEqual(x.Running, y.Running) && mapsEqual(x.ByName, y.ByName)
+		mapsEqual(x.Running, y.Running) && mapsEqual(x.ByName, y.ByName) && mapsEqual(x.Derived, y.Derived)
 }
 
 func mapsEqual[K comparable, V comparable](a, b map[K]V) bool {
@@ -198,6 +272,18 @@ func TestSnapshotRoundTrip(t *testing.T) {
 					t.Errorf("got Accepted %v, want none", res.Accepted)
 				}
 			}},
+		{"place on a draining machine", command{fsm.PlaceType, fsm.Place{At: at(101), Assignments: []fsm.Assignment{asg(6, 1, "m4")}}},
+			func(t *testing.T, res *fsm.Result) {
+				if len(res.Accepted) != 0 {
+					t.Errorf("got Accepted %v, want none", res.Accepted)
+				}
+			}},
+		{"place the old attempt of a restarted instance", command{fsm.PlaceType, fsm.Place{At: at(101), Assignments: []fsm.Assignment{{JobID: 7, Instance: 0, Attempt: 1, Machine: "m4", Key: "*"}}}},
+			func(t *testing.T, res *fsm.Result) {
+				if len(res.Accepted) != 0 {
+					t.Errorf("got Accepted %v, want none", res.Accepted)
+				}
+			}},
 		{"place for a kill-requested job", command{fsm.PlaceType, fsm.Place{At: at(101), Assignments: []fsm.Assignment{asg(3, 1, "m2")}}},
 			func(t *testing.T, res *fsm.Result) {
 				if len(res.Accepted) != 0 {
@@ -218,8 +304,8 @@ func TestSnapshotRoundTrip(t *testing.T) {
 			}},
 		{"next job id continues", command{fsm.SubmitType, fsm.Submit{At: at(104), Owner: "erin", Spec: spec("", 1)}},
 			func(t *testing.T, res *fsm.Result) {
-				if res.JobID != 7 || res.Existing {
-					t.Errorf("got JobID %d Existing %v, want 7 and false", res.JobID, res.Existing)
+				if res.JobID != 8 || res.Existing {
+					t.Errorf("got JobID %d Existing %v, want 8 and false", res.JobID, res.Existing)
 				}
 			}},
 		{"term of a lost instance", command{fsm.ChildTermType, fsm.ChildTerm{At: at(105), JobID: 4, Instance: 0, Attempt: 1, Machine: "m3"}},
@@ -234,7 +320,7 @@ func TestSnapshotRoundTrip(t *testing.T) {
 					t.Errorf("got Stale %v Err %v, want false and nil", res.Stale, res.Err)
 				}
 			}},
-		{"freed slot is usable", command{fsm.PlaceType, fsm.Place{At: at(107), Assignments: []fsm.Assignment{asg(6, 1, "m1"), asg(7, 0, "m1")}}},
+		{"freed slot is usable", command{fsm.PlaceType, fsm.Place{At: at(107), Assignments: []fsm.Assignment{asg(6, 1, "m1"), asg(8, 0, "m1")}}},
 			func(t *testing.T, res *fsm.Result) {
 				if want := []fsm.Assignment{asg(6, 1, "m1")}; !slices.Equal(res.Accepted, want) {
 					t.Errorf("got Accepted %v, want %v", res.Accepted, want)
@@ -246,6 +332,30 @@ func TestSnapshotRoundTrip(t *testing.T) {
 					t.Errorf("got Err %v Signaled %d, want nil and 1", res.Err, res.Signaled)
 				}
 			}},
+		{"redeclaring the drained machine", command{fsm.LoadDatabaseType, fsm.LoadDatabase{At: at(109), Database: richDatabase("m2", "m4")}},
+			func(t *testing.T, res *fsm.Result) {
+				if res.Err != nil || len(res.Draining) != 0 {
+					t.Errorf("got Err %v Draining %v, want nil and none", res.Err, res.Draining)
+				}
+			}},
+		{"undrained machine takes work", command{fsm.PlaceType, fsm.Place{At: at(110), Assignments: []fsm.Assignment{asg(8, 0, "m4")}}},
+			func(t *testing.T, res *fsm.Result) {
+				if want := []fsm.Assignment{asg(8, 0, "m4")}; !slices.Equal(res.Accepted, want) {
+					t.Errorf("got Accepted %v, want %v", res.Accepted, want)
+				}
+			}},
+		{"restarted attempt placed within its memory", command{fsm.PlaceType, fsm.Place{At: at(111), Assignments: []fsm.Assignment{{JobID: 7, Instance: 0, Attempt: 2, Machine: "m4", Key: "*"}}}},
+			func(t *testing.T, res *fsm.Result) {
+				if len(res.Accepted) != 1 {
+					t.Errorf("got Accepted %v, want one", res.Accepted)
+				}
+			}},
+		{"dropping every declaration drains the declared machines", command{fsm.LoadDatabaseType, fsm.LoadDatabase{At: at(112)}},
+			func(t *testing.T, res *fsm.Result) {
+				if want := []string{"m2", "m4"}; res.Err != nil || !slices.Equal(res.Draining, want) {
+					t.Errorf("got Err %v Draining %v, want nil and %v", res.Err, res.Draining, want)
+				}
+			}},
 	}
 	for _, st := range steps {
 		t.Run(st.name, func(t *testing.T) {
@@ -255,6 +365,9 @@ func TestSnapshotRoundTrip(t *testing.T) {
 			st.check(t, resB)
 			if got, want := snapshotBytes(t, b.f), snapshotBytes(t, a.f); !bytes.Equal(got, want) {
 				t.Errorf("restored FSM diverged:\ngot:  %s\nwant: %s", got, want)
+			}
+			if got, want := readIndexes(b.f), readIndexes(a.f); !got.equal(want) {
+				t.Errorf("restored FSM's indexes diverged:\ngot  %+v\nwant %+v", got, want)
 			}
 		})
 	}
@@ -307,13 +420,16 @@ func TestRestoreRejects(t *testing.T) {
 		wantFormat bool // the error wraps ErrSnapshotFormat
 	}{
 		{"unknown format", `{"format":"other-db","version":1,"index":5,"next_job_id":1,"machines":0,"jobs":0}` + "\n", true},
-		{"newer version", `{"format":"netmgr-fsm","version":2,"index":5,"next_job_id":1,"machines":0,"jobs":0}` + "\n", true},
+		{"newer version", `{"format":"netmgr-fsm","version":3,"index":5,"next_job_id":1,"machines":0,"jobs":0}` + "\n", true},
 		{"version zero", `{"format":"netmgr-fsm","version":0,"index":5,"next_job_id":1,"machines":0,"jobs":0}` + "\n", true},
 		{"no format", `{"version":1,"index":5}` + "\n", true},
 		{"empty", "", false},
 		{"not json", "hello\n", false},
 		{"truncated records", `{"format":"netmgr-fsm","version":1,"index":5,"next_job_id":1,"machines":2,"jobs":0}` + "\n" + `{"name":"m1","arch":"x86_64","cpus":1,"memory_mb":1,"addr":"","state":"up","joined_at":"2024-03-01T09:30:00Z","create_index":1,"modify_index":1}` + "\n", false},
 		{"corrupt job", `{"format":"netmgr-fsm","version":1,"index":5,"next_job_id":1,"machines":0,"jobs":1}` + "\n" + `{"id":"one"}` + "\n", false},
+		{"version 2 without its database", `{"format":"netmgr-fsm","version":2,"index":5,"next_job_id":1,"machines":0,"jobs":0}` + "\n", false},
+		{"corrupt database", `{"format":"netmgr-fsm","version":2,"index":5,"next_job_id":1,"machines":0,"jobs":0}` + "\n" + `{"keys":"lic"}` + "\n", false},
+		{"version 1 read as version 2", `{"format":"netmgr-fsm","version":2,"index":5,"next_job_id":1,"machines":1,"jobs":0}` + "\n" + `{"name":"m1","arch":"x86_64","cpus":1,"memory_mb":1,"addr":"","state":"up","joined_at":"2024-03-01T09:30:00Z","create_index":1,"modify_index":1}` + "\n", false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -374,5 +490,56 @@ func TestSnapshotGolden(t *testing.T) {
 	// snapshotting again gives the same bytes.
 	if again := snapshotBytes(t, restored(t, want)); !bytes.Equal(again, want) {
 		t.Errorf("golden does not round-trip:\ngot:\n%s\nwant:\n%s", again, want)
+	}
+}
+
+// TestRestoreVersion1 restores a snapshot written before the database
+// existed (the version 1 golden, kept as it was): it restores with an empty
+// database, every machine's effective attributes are its own facts, and
+// snapshotting it again writes version 2 with an empty database record and
+// the same machines and jobs.
+func TestRestoreVersion1(t *testing.T) {
+	old, err := os.ReadFile(filepath.Join("testdata", "snapshot_v1.golden"))
+	if err != nil {
+		t.Fatalf("read version 1 snapshot: %v", err)
+	}
+	f := restored(t, old)
+	f.Read(func(v fsm.View) {
+		db, index := v.Database()
+		if index != 0 || len(db.Keys)+len(db.MTypes)+len(db.Machines)+len(db.Queues)+len(db.Admins) != 0 {
+			t.Errorf("got database %+v at index %d, want empty at 0", db, index)
+		}
+		for _, m := range v.Machines() {
+			e := m.Effective()
+			if m.Draining || e.Declared || e.Slots != m.CPUs || e.MemoryMB != m.MemoryMB || e.Rating != 1 || !slices.Contains(e.Keys, m.Arch) {
+				t.Errorf("machine %s: got draining %v effective %+v, want its own facts", m.Name, m.Draining, *e)
+			}
+		}
+	})
+
+	again := snapshotBytes(t, f)
+	oldLines := bytes.SplitAfter(old, []byte("\n"))
+	newLines := bytes.SplitAfter(again, []byte("\n"))
+	if len(newLines) != len(oldLines)+1 {
+		t.Fatalf("got %d lines, want %d (one more: the database)", len(newLines), len(oldLines)+1)
+	}
+	if got, want := string(newLines[0]), strings.Replace(string(oldLines[0]), `"version":1`, `"version":2`, 1); got != want {
+		t.Errorf("got header %s, want %s", got, want)
+	}
+	if got := string(newLines[1]); got != "{}\n" {
+		t.Errorf("got database record %q, want %q", got, "{}\n")
+	}
+	if got, want := bytes.Join(newLines[2:], nil), bytes.Join(oldLines[1:], nil); !bytes.Equal(got, want) {
+		t.Errorf("records changed by the version upgrade:\ngot:\n%s\nwant:\n%s", got, want)
+	}
+
+	// The restored state takes a database like any other.
+	a := &applier{tb: t, f: f, next: 28}
+	res := a.mustOK(fsm.LoadDatabaseType, fsm.LoadDatabase{At: at(200), Database: richDatabase("m1")})
+	if len(res.Draining) != 0 {
+		t.Errorf("got Draining %v, want none", res.Draining)
+	}
+	if got := a.effective("m1"); !got.Declared || !slices.Contains(got.Keys, "gpu") {
+		t.Errorf("got m1 effective %+v, want declared with key gpu", got)
 	}
 }

@@ -28,21 +28,35 @@ const (
 // Machine is a machine of the pool.
 type Machine struct {
 	MachineFacts
-	State       string    `json:"state"`
+	State string `json:"state"`
+	// Draining is set when the machine's declaration left the database:
+	// it takes no new work and its running work is left alone.
+	Draining    bool      `json:"draining,omitempty"`
 	JoinedAt    time.Time `json:"joined_at"`
 	LeftAt      time.Time `json:"left_at,omitzero"`
 	LeaveReason string    `json:"leave_reason,omitempty"`
 	CreateIndex uint64    `json:"create_index"`
 	ModifyIndex uint64    `json:"modify_index"`
+
+	// eff is derived from the facts and the database; never snapshotted.
+	eff Effective
 }
 
-// Slots is how many instances the machine may run at once: one per CPU.
-func (m *Machine) Slots() int { return max(m.CPUs, 1) }
+// Effective returns the attributes the scheduler matches the machine by.
+func (m *Machine) Effective() *Effective { return &m.eff }
+
+// Slots is how many instances the machine may run at once: its nprocs
+// attribute, which defaults to its CPU count.
+func (m *Machine) Slots() int { return max(m.eff.Slots, 1) }
+
+// Accepts reports whether the machine takes new work.
+func (m *Machine) Accepts() bool { return m.State == MachineUp && !m.Draining }
 
 // HasKey reports whether a binary for key runs on the machine: key is the
-// wildcard "*", the machine's architecture, or one of its keys.
+// wildcard "*" or one of its effective keys (which include its architecture).
 func (m *Machine) HasKey(key string) bool {
-	return key == AnyKey || key == m.Arch || slices.Contains(m.Keys, key)
+	_, ok := slices.BinarySearch(m.eff.Keys, key)
+	return key == AnyKey || ok
 }
 
 // AnyKey is the binaries key that matches every machine.
@@ -66,6 +80,12 @@ type Instance struct {
 	StartedAt     time.Time `json:"started_at,omitzero"`
 	EndedAt       time.Time `json:"ended_at,omitzero"`
 	KillRequested bool      `json:"kill_requested,omitempty"`
+	// NotBefore delays a restarted attempt (restart backoff).
+	NotBefore time.Time `json:"not_before,omitzero"`
+	// Restarts counts attempts started again under the restart policy;
+	// History keeps how each earlier attempt ended.
+	Restarts int          `json:"restarts,omitempty"`
+	History  []AttemptEnd `json:"history,omitempty"`
 	// StaleEvents counts CHILD events that arrived for an attempt that was
 	// no longer current (fenced).
 	StaleEvents int    `json:"stale_events,omitempty"`
@@ -158,4 +178,21 @@ func compareRefs(a, b InstanceRef) int {
 		return 1
 	}
 	return a.Instance - b.Instance
+}
+
+// AttemptEnd records how an earlier attempt of an instance ended.
+type AttemptEnd struct {
+	Attempt   uint64    `json:"attempt"`
+	Machine   string    `json:"machine"`
+	Key       string    `json:"key,omitempty"`
+	State     string    `json:"state"`
+	ExitCode  int       `json:"exit_code"`
+	Signal    string    `json:"signal,omitempty"`
+	Error     string    `json:"error,omitempty"`
+	UserMS    int64     `json:"user_ms,omitempty"`
+	SysMS     int64     `json:"sys_ms,omitempty"`
+	MaxRSSKB  int64     `json:"max_rss_kb,omitempty"`
+	PlacedAt  time.Time `json:"placed_at,omitzero"`
+	StartedAt time.Time `json:"started_at,omitzero"`
+	EndedAt   time.Time `json:"ended_at,omitzero"`
 }

@@ -49,3 +49,14 @@ func (v View) Instance(ref InstanceRef) (*Job, *Instance, bool) {
 	j, in, err := v.d.instance(ref.JobID, ref.Instance)
 	return j, in, err == nil
 }
+
+// Database returns the declared database and the index that loaded it
+// (0 when none was ever loaded).
+func (v View) Database() (*Database, uint64) { return &v.d.database, v.d.databaseIndex }
+
+// UsedMemoryMB is the memory claimed by the instances active on a machine.
+func (v View) UsedMemoryMB(machine string) int64 { return v.d.usedMemory[machine] }
+
+// JobCounts returns, for one machine, how many instances of each job are
+// placed or running there. The map is the FSM's own: read it, don't keep it.
+func (v View) JobCounts(machine string) map[uint64]int { return v.d.perJob[machine] }

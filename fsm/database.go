@@ -1,0 +1,197 @@
+package fsm
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+)
+
+// Database is the administrator's declarations, as the log records them.
+// Slices keep declaration order so the database prints back as written.
+type Database struct {
+	Keys     []DeclaredKey     `json:"keys,omitempty"`
+	MTypes   []DeclaredMType   `json:"mtypes,omitempty"`
+	Machines []DeclaredMachine `json:"machines,omitempty"`
+	Queues   []DeclaredQueue   `json:"queues,omitempty"`
+	Admins   []string          `json:"admins,omitempty"`
+}
+
+// DeclaredKey is a `key NAME /* comment */` declaration.
+type DeclaredKey struct {
+	Name    string `json:"name"`
+	Comment string `json:"comment,omitempty"`
+}
+
+// DeclaredMType is an `mtype NAME = {...}` declaration.
+type DeclaredMType struct {
+	Name   string             `json:"name"`
+	Keys   []string           `json:"keys,omitempty"`
+	Attrs  map[string]float64 `json:"attrs,omitempty"`
+	Mounts []string           `json:"mounts,omitempty"`
+}
+
+// DeclaredMachine is a `machine NAME = ...` declaration.
+type DeclaredMachine struct {
+	Name   string             `json:"name"`
+	MType  string             `json:"mtype,omitempty"`
+	Keys   []string           `json:"keys,omitempty"`
+	Attrs  map[string]float64 `json:"attrs,omitempty"`
+	Mounts []string           `json:"mounts,omitempty"`
+}
+
+// DeclaredQueue is an `add_q NAME = {...}` declaration; 0 means no limit.
+type DeclaredQueue struct {
+	Name          string `json:"name"`
+	Priority      int    `json:"priority,omitempty"`
+	MaxSize       int64  `json:"max_size,omitempty"`
+	MaxActive     int64  `json:"max_active,omitempty"`
+	MaxRunMinutes int64  `json:"max_run_minutes,omitempty"`
+	MaxMemMB      int64  `json:"max_mem_mb,omitempty"`
+}
+
+// check re-checks the invariants the rest of the FSM relies on: unique
+// names and machine types that exist. The server validated the text with
+// positions; this only guards the state.
+func (db *Database) check() error {
+	seen := map[string]bool{}
+	for _, k := range db.Keys {
+		if k.Name == "" || seen["key "+k.Name] {
+			return fmt.Errorf("%w: key %q empty or declared twice", ErrInvalidDatabase, k.Name)
+		}
+		seen["key "+k.Name] = true
+	}
+	for _, t := range db.MTypes {
+		if t.Name == "" || seen["mtype "+t.Name] {
+			return fmt.Errorf("%w: mtype %q empty or declared twice", ErrInvalidDatabase, t.Name)
+		}
+		seen["mtype "+t.Name] = true
+	}
+	for _, m := range db.Machines {
+		if m.Name == "" || seen["machine "+m.Name] {
+			return fmt.Errorf("%w: machine %q empty or declared twice", ErrInvalidDatabase, m.Name)
+		}
+		if m.MType != "" && !seen["mtype "+m.MType] {
+			return fmt.Errorf("%w: machine %q has unknown mtype %q", ErrInvalidDatabase, m.Name, m.MType)
+		}
+		seen["machine "+m.Name] = true
+	}
+	for _, q := range db.Queues {
+		if q.Name == "" || seen["queue "+q.Name] {
+			return fmt.Errorf("%w: queue %q empty or declared twice", ErrInvalidDatabase, q.Name)
+		}
+		seen["queue "+q.Name] = true
+	}
+	return nil
+}
+
+func (db *Database) mtype(name string) (*DeclaredMType, bool) {
+	for i := range db.MTypes {
+		if db.MTypes[i].Name == name {
+			return &db.MTypes[i], true
+		}
+	}
+	return nil, false
+}
+
+func (db *Database) machine(name string) (*DeclaredMachine, bool) {
+	for i := range db.Machines {
+		if db.Machines[i].Name == name {
+			return &db.Machines[i], true
+		}
+	}
+	return nil, false
+}
+
+// Queue returns a declared queue by name.
+func (db *Database) Queue(name string) (*DeclaredQueue, bool) {
+	for i := range db.Queues {
+		if db.Queues[i].Name == name {
+			return &db.Queues[i], true
+		}
+	}
+	return nil, false
+}
+
+// IsAdmin reports whether user is a declared admin_id.
+func (db *Database) IsAdmin(user string) bool { return slices.Contains(db.Admins, user) }
+
+// Effective is a machine's attributes as the scheduler matches them: the
+// stub's detected facts, overlaid by its init file, overlaid by the
+// database's declaration. Keys and mounts add up; attributes are replaced
+// by the later source. Derived, never snapshotted.
+type Effective struct {
+	MType    string
+	Keys     []string // sorted, distinct, including the architecture
+	Attrs    map[string]float64
+	Mounts   []string // sorted, distinct
+	Slots    int
+	Rating   float64
+	MemoryMB int64
+	Declared bool
+}
+
+// effective computes a machine's Effective attributes.
+//
+// Precedence: detected < init file < database. The administrator's
+// declaration is the site's policy (a workstation lent with one slot though
+// it has eight CPUs), the init file is the machine owner's claim, and
+// detection knows only the hardware.
+func (db *Database) effective(f *MachineFacts) Effective {
+	e := Effective{
+		MType: f.MType,
+		Attrs: map[string]float64{"mem": float64(f.MemoryMB), "nprocs": float64(max(f.CPUs, 1)), "rating": 1},
+	}
+	keys := append([]string{f.Arch}, f.Keys...)
+	mounts := slices.Clone(f.Mounts)
+	decl, declared := db.machine(f.Name)
+	if declared && decl.MType != "" {
+		e.MType = decl.MType
+	}
+	if t, ok := db.mtype(e.MType); ok {
+		keys = append(keys, t.Keys...)
+		mounts = append(mounts, t.Mounts...)
+		maps.Copy(e.Attrs, t.Attrs)
+	}
+	maps.Copy(e.Attrs, f.Attrs)
+	if declared {
+		e.Declared = true
+		keys = append(keys, decl.Keys...)
+		mounts = append(mounts, decl.Mounts...)
+		if t, ok := db.mtype(decl.MType); ok {
+			maps.Copy(e.Attrs, t.Attrs)
+		}
+		maps.Copy(e.Attrs, decl.Attrs)
+	}
+	slices.Sort(keys)
+	e.Keys = slices.Compact(keys)
+	slices.Sort(mounts)
+	e.Mounts = slices.Compact(mounts)
+	e.Slots = int(clamp(e.Attrs["nprocs"], 1, maxSlots))
+	e.Rating = clamp(e.Attrs["rating"], 0, maxRating)
+	if e.Rating == 0 {
+		e.Rating = 1
+	}
+	e.MemoryMB = int64(clamp(e.Attrs["mem"], 0, maxMemoryMB))
+	return e
+}
+
+// Bounds for attributes turned into integers. Go leaves the conversion of
+// an out-of-range float to an integer to the platform (amd64 and arm64
+// disagree), so every value is clamped first and replicas on different
+// hardware agree.
+const (
+	maxSlots    = 1 << 20
+	maxRating   = 1e9
+	maxMemoryMB = 1 << 40
+)
+
+// clamp bounds f to [lo, hi]; NaN becomes lo.
+func clamp(f, lo, hi float64) float64 {
+	switch {
+	case f != f || f < lo:
+		return lo
+	case f > hi:
+		return hi
+	}
+	return f
+}
