@@ -32,6 +32,11 @@ type Config struct {
 	// Servers are optional static server HTTP addresses, used in addition
 	// to the servers learned from gossip (tests and bootstrap).
 	Servers []string
+	// InitFile, when set, is the machine's init file (`--init`): its
+	// claimed mtype, attributes (mem, rating, nprocs, ...), keys and
+	// mounts, in the database language's syntax. It is read at start; a
+	// bad file stops the stub from starting.
+	InitFile string
 	// Logger receives the stub's and memberlist's logs; nil discards them.
 	Logger *slog.Logger
 }

@@ -2,11 +2,14 @@ package stub
 
 import (
 	"fmt"
+	"maps"
+	"os"
 	"runtime"
 	"slices"
 	"strings"
 
 	"github.com/netmgr/netmgr/client"
+	"github.com/netmgr/netmgr/client/dblang"
 	"github.com/prometheus/procfs"
 	"golang.org/x/sys/unix"
 )
@@ -22,15 +25,30 @@ var pseudoFS = map[string]bool{
 	"sysfs": true, "tmpfs": true, "tracefs": true,
 }
 
-// factSource reads what the stub reports about its machine from /proc.
+// factSource reads what the stub reports about its machine from /proc,
+// and adds what its init file claims.
 type factSource struct {
-	fs  procfs.FS
-	err error // from opening /proc; every read then fails with it
+	fs   procfs.FS
+	err  error        // from opening /proc; every read then fails with it
+	init *dblang.Init // nil without --init
 }
 
 func newFactSource() *factSource {
 	fs, err := procfs.NewDefaultFS()
 	return &factSource{fs: fs, err: err}
+}
+
+// readInit parses the stub's init file.
+func readInit(path string) (*dblang.Init, error) {
+	text, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read init file: %w", err)
+	}
+	init, err := dblang.ParseInit(path, text)
+	if err != nil {
+		return nil, err
+	}
+	return init, nil
 }
 
 // facts gathers the machine's facts; name and httpAddr are the stub's.
@@ -51,7 +69,7 @@ func (f *factSource) facts(name, httpAddr string) (client.Facts, error) {
 	if err != nil {
 		return client.Facts{}, err
 	}
-	return client.Facts{
+	facts := client.Facts{
 		Name:     name,
 		Arch:     arch,
 		CPUs:     runtime.NumCPU(),
@@ -59,7 +77,16 @@ func (f *factSource) facts(name, httpAddr string) (client.Facts, error) {
 		Mounts:   mounts,
 		Load:     load,
 		HTTPAddr: httpAddr,
-	}, nil
+	}
+	if f.init != nil {
+		facts.MType = f.init.MType
+		facts.Attrs = maps.Clone(f.init.Attrs)
+		facts.Keys = slices.Clone(f.init.Keys)
+		facts.Mounts = append(facts.Mounts, f.init.Mounts...)
+		slices.Sort(facts.Mounts)
+		facts.Mounts = slices.Compact(facts.Mounts)
+	}
+	return facts, nil
 }
 
 // machineArch returns the machine hardware name exactly as uname -m prints it.

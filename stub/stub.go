@@ -78,6 +78,12 @@ func New(cfg Config) (*Stub, error) {
 
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &Stub{cfg: cfg, log: cfg.Logger, ctx: ctx, cancel: cancel, facts: newFactSource()}
+	if cfg.InitFile != "" {
+		if s.facts.init, err = readInit(cfg.InitFile); err != nil {
+			cancel()
+			return nil, err
+		}
+	}
 	ok := false
 	defer func() {
 		if !ok {
