@@ -30,6 +30,11 @@ type Config struct {
 	BootstrapExpect int
 	// Join lists gossip addresses of servers or stubs to join.
 	Join []string
+	// DatabaseFile, when set, is a database in the declaration language
+	// that the group loads when it is first formed. It is parsed at start,
+	// so a server with a bad file does not start. Later changes go through
+	// `netmgr admin load`.
+	DatabaseFile string
 	// Logger receives the server's logs; nil discards them.
 	Logger *slog.Logger
 

@@ -17,6 +17,10 @@ func (s *Server) handleSubmit(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, http.StatusBadRequest, fmt.Errorf("read submit request: %w", err))
 		return
 	}
+	if err := validateSpec(&req.Spec); err != nil {
+		s.writeError(w, http.StatusBadRequest, fmt.Errorf("submit: %w", err))
+		return
+	}
 	cmd := fsm.Submit{
 		At:             time.Now().UTC(),
 		Owner:          requestUser(r),

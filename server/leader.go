@@ -68,6 +68,7 @@ func (s *Server) leaderLoop(ctx context.Context) {
 	}
 	s.ready.Store(true)
 	defer s.ready.Store(false)
+	s.loadInitialDatabase()
 	d := newDispatcher(s)
 	defer d.wait()
 	m := newMembership(s)

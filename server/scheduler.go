@@ -12,44 +12,21 @@ import (
 	"github.com/netmgr/netmgr/queue"
 )
 
-// schedule runs one scheduling pass: it orders the queued instances, asks
-// the matcher for a machine for each against one pool whose running counts
-// grow as it assigns, and commits all assignments in one Place.
+// schedule runs one scheduling pass and commits what it places in one
+// Place command.
 func (s *Server) schedule() error {
-	pool := s.gossip.snapshot()
 	var plan fsm.Place
 	s.fsm.Read(func(v fsm.View) {
-		queued := v.Queued()
-		if len(queued) == 0 {
-			return
-		}
-		machines := v.Machines()
-		views := make([]matcher.MachineView, len(machines))
-		for i, m := range machines {
-			views[i] = machineView(m, v.Running(m.Name), pool[m.Name])
-		}
-		p := matcher.NewPool(views)
-		mt := matcher.New()
-
-		items := make([]queue.Item, 0, len(queued))
-		for _, ref := range queued {
-			j, _, _ := v.Instance(ref)
-			items = append(items, queue.Item{JobID: ref.JobID, Instance: ref.Instance, SubmitIndex: j.CreateIndex})
-		}
-		queue.Order(items)
-		for _, it := range items {
-			j, in, _ := v.Instance(fsm.InstanceRef{JobID: it.JobID, Instance: it.Instance})
-			keys := slices.Sorted(maps.Keys(j.Spec.Binaries))
-			res := mt.MatchPool(matcher.Request{JobID: j.ID, Instance: in.Index, BinaryKeys: keys}, p)
+		p := s.newPlanner(v, time.Now())
+		p.run(func(it queue.Item, in *fsm.Instance, res matcher.Result) {
 			if res.Machine < 0 {
-				continue
+				return
 			}
-			p.Take(res.Machine)
 			plan.Assignments = append(plan.Assignments, fsm.Assignment{
-				JobID: j.ID, Instance: in.Index, Attempt: in.Attempt,
-				Machine: machines[res.Machine].Name, Key: res.Key,
+				JobID: it.JobID, Instance: in.Index, Attempt: in.Attempt,
+				Machine: p.machines[res.Machine].Name, Key: res.Key,
 			})
-		}
+		})
 		plan.PlannedAtIndex = v.Index()
 	})
 	if len(plan.Assignments) == 0 {
@@ -66,18 +43,122 @@ func (s *Server) schedule() error {
 	return nil
 }
 
-// machineView is what the matcher sees of a machine: the database's facts
-// and counts, with liveness and load from gossip.
-func machineView(m *fsm.Machine, running int, g member) matcher.MachineView {
-	keys := append([]string{m.Arch}, m.Keys...)
-	slices.Sort(keys)
-	return matcher.MachineView{
-		Name:    m.Name,
-		Keys:    slices.Compact(keys),
-		Up:      m.State == fsm.MachineUp && g.Alive && g.Meta.Role == client.RoleStub,
-		Slots:   m.Slots(),
-		Running: running,
-		Load:    g.Meta.Load,
-		Rating:  1,
+// planner is one scheduling pass over a consistent view: the queued
+// instances in queue order, matched one by one against a pool whose counts
+// grow as it assigns. The scheduler and `netstatus --why` share it, so the
+// explanation is the scheduler's own reasoning.
+type planner struct {
+	v        fsm.View
+	now      time.Time
+	machines []*fsm.Machine
+	pool     *matcher.Pool
+	matcher  *matcher.Matcher
+}
+
+func (s *Server) newPlanner(v fsm.View, now time.Time) *planner {
+	gossip := s.gossip.snapshot()
+	machines := v.Machines()
+	views := make([]matcher.MachineView, len(machines))
+	for i, m := range machines {
+		views[i] = machineView(v, m, gossip[m.Name])
 	}
+	return &planner{v: v, now: now, machines: machines, pool: matcher.NewPool(views), matcher: matcher.New()}
+}
+
+// waiting is a queued instance held back by restart backoff.
+var waiting = matcher.Result{Machine: -1}
+
+// run calls visit for every queued instance in queue order with the
+// matcher's answer; a placed instance is taken from the pool before the
+// next is matched. An instance in restart backoff gets Machine -1 and no
+// rejections.
+func (p *planner) run(visit func(queue.Item, *fsm.Instance, matcher.Result)) {
+	queued := p.v.Queued()
+	items := make([]queue.Item, 0, len(queued))
+	for _, ref := range queued {
+		j, _, _ := p.v.Instance(ref)
+		items = append(items, queue.Item{JobID: ref.JobID, Instance: ref.Instance, SubmitIndex: j.CreateIndex})
+	}
+	queue.Order(items)
+	// Within one pass capacity only shrinks, so once an instance of a job
+	// finds no machine, its later instances find none either: reuse the
+	// answer instead of matching them all again.
+	unplaceable := make(map[uint64]matcher.Result)
+	for _, it := range items {
+		j, in, _ := p.v.Instance(fsm.InstanceRef{JobID: it.JobID, Instance: it.Instance})
+		if in.NotBefore.After(p.now) {
+			visit(it, in, waiting)
+			continue
+		}
+		if res, ok := unplaceable[j.ID]; ok {
+			visit(it, in, res)
+			continue
+		}
+		req := matchRequest(j, in)
+		res := p.matcher.MatchPool(req, p.pool)
+		if res.Machine >= 0 {
+			p.pool.Take(res.Machine, req)
+		} else {
+			unplaceable[j.ID] = res
+		}
+		visit(it, in, res)
+	}
+}
+
+// matchRequest is what the matcher needs to know of one instance.
+func matchRequest(j *fsm.Job, in *fsm.Instance) matcher.Request {
+	req := matcher.Request{
+		JobID:         j.ID,
+		Instance:      in.Index,
+		Owner:         j.Owner,
+		BinaryKeys:    slices.Sorted(maps.Keys(j.Spec.Binaries)),
+		Keys:          j.Spec.Keys,
+		Mounts:        j.Spec.Mounts,
+		Machines:      j.Spec.Machines,
+		MaxPerMachine: j.Spec.PerMachineLimit(),
+		MemoryMB:      j.Spec.MemoryMB,
+		Load:          j.Spec.Load,
+	}
+	for _, r := range j.Spec.Requirements {
+		req.Requirements = append(req.Requirements, matcher.Requirement{Attr: r.Attr, Op: r.Op, Value: r.Value})
+	}
+	return req
+}
+
+// machineView is what the matcher sees of a machine: the database's
+// effective attributes and counts, with liveness and load from gossip.
+func machineView(v fsm.View, m *fsm.Machine, g member) matcher.MachineView {
+	e := m.Effective()
+	counts := v.JobCounts(m.Name)
+	imposed := 0.0
+	for _, id := range slices.Sorted(maps.Keys(counts)) { // float sums depend on order
+		if j, ok := v.Job(id); ok {
+			imposed += float64(counts[id]) * loadOf(&j.Spec)
+		}
+	}
+	return matcher.MachineView{
+		Name:         m.Name,
+		Keys:         e.Keys,
+		Attrs:        e.Attrs,
+		Mounts:       e.Mounts,
+		Up:           m.Accepts() && g.Alive && g.Meta.Role == client.RoleStub,
+		Awake:        true,
+		Slots:        m.Slots(),
+		Running:      v.Running(m.Name),
+		Load:         g.Meta.Load,
+		Rating:       e.Rating,
+		MemoryMB:     e.MemoryMB,
+		UsedMemoryMB: v.UsedMemoryMB(m.Name),
+		ImposedLoad:  imposed,
+		JobCounts:    counts,
+	}
+}
+
+// loadOf is the load one instance of the job imposes: its load= factor,
+// one busy CPU by default.
+func loadOf(s *fsm.JobSpec) float64 {
+	if s.Load > 0 {
+		return s.Load
+	}
+	return 1
 }

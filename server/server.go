@@ -40,6 +40,9 @@ type Server struct {
 	wg     sync.WaitGroup // every goroutine the server starts
 
 	shutdownOnce sync.Once
+
+	// initialDB is Config.DatabaseFile parsed, or nil.
+	initialDB *fsm.Database
 }
 
 // New starts a server: Raft, the gossip node, the HTTP API, bootstrap by
@@ -54,6 +57,13 @@ func New(cfg Config) (*Server, error) {
 		log: cfg.Logger.With("server", cfg.Name),
 		fsm: fsm.New(),
 		hc:  &http.Client{Timeout: 70 * time.Second, Transport: newTransport()},
+	}
+	if cfg.DatabaseFile != "" {
+		db, err := readDatabaseFile(cfg.DatabaseFile)
+		if err != nil {
+			return nil, err
+		}
+		s.initialDB = &db
 	}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 

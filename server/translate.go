@@ -11,23 +11,51 @@ import (
 // these functions are the only place they meet.
 
 func specFromWire(s client.JobSpec) fsm.JobSpec {
-	return fsm.JobSpec{
-		Name:     s.Name,
-		Binaries: maps.Clone(s.Binaries),
-		Args:     append([]string(nil), s.Args...),
-		Env:      append([]string(nil), s.Env...),
-		Min:      s.Min,
+	out := fsm.JobSpec{
+		Name:          s.Name,
+		Binaries:      maps.Clone(s.Binaries),
+		Args:          clone(s.Args),
+		Env:           clone(s.Env),
+		Min:           s.Min,
+		Keys:          clone(s.Keys),
+		Mounts:        clone(s.Mounts),
+		Machines:      clone(s.Machines),
+		Unique:        s.Unique,
+		MaxPerMachine: s.MaxPerMachine,
+		Load:          s.Load,
+		MemoryMB:      s.MemoryMB,
+		Queue:         s.Queue,
+		Restart:       s.Restart,
+		MaxRestarts:   s.MaxRestarts,
 	}
+	for _, r := range s.Requirements {
+		out.Requirements = append(out.Requirements, fsm.Requirement{Attr: r.Attr, Op: r.Op, Value: r.Value})
+	}
+	return out
 }
 
 func specToWire(s fsm.JobSpec) client.JobSpec {
-	return client.JobSpec{
-		Name:     s.Name,
-		Binaries: maps.Clone(s.Binaries),
-		Args:     append([]string(nil), s.Args...),
-		Env:      append([]string(nil), s.Env...),
-		Min:      s.Min,
+	out := client.JobSpec{
+		Name:          s.Name,
+		Binaries:      maps.Clone(s.Binaries),
+		Args:          clone(s.Args),
+		Env:           clone(s.Env),
+		Min:           s.Min,
+		Keys:          clone(s.Keys),
+		Mounts:        clone(s.Mounts),
+		Machines:      clone(s.Machines),
+		Unique:        s.Unique,
+		MaxPerMachine: s.MaxPerMachine,
+		Load:          s.Load,
+		MemoryMB:      s.MemoryMB,
+		Queue:         s.Queue,
+		Restart:       s.Restart,
+		MaxRestarts:   s.MaxRestarts,
 	}
+	for _, r := range s.Requirements {
+		out.Requirements = append(out.Requirements, client.Requirement{Attr: r.Attr, Op: r.Op, Value: r.Value})
+	}
+	return out
 }
 
 func jobToWire(j *fsm.Job) client.Job {
@@ -60,6 +88,8 @@ func jobToWire(j *fsm.Job) client.Job {
 			SysMS:         in.SysMS,
 			MaxRSSKB:      in.MaxRSSKB,
 			KillRequested: in.KillRequested,
+			Restarts:      in.Restarts,
+			NotBefore:     in.NotBefore,
 		}
 	}
 	return out
@@ -71,23 +101,37 @@ func factsFromWire(f client.Facts) fsm.MachineFacts {
 		Arch:     f.Arch,
 		CPUs:     f.CPUs,
 		MemoryMB: f.MemoryMB,
-		Mounts:   append([]string(nil), f.Mounts...),
-		Keys:     append([]string(nil), f.Keys...),
+		Mounts:   clone(f.Mounts),
+		Keys:     clone(f.Keys),
+		MType:    f.MType,
+		Attrs:    maps.Clone(f.Attrs),
 		Addr:     f.HTTPAddr,
 	}
 }
 
+// machineToWire reports a machine with its effective attributes (what the
+// scheduler matches against) and its live load and running count.
 func machineToWire(m *fsm.Machine, running int, load float64) client.Machine {
+	e := m.Effective()
+	state := m.State
+	if m.State == fsm.MachineUp && m.Draining {
+		state = client.MachineDraining
+	}
 	return client.Machine{
 		Name:     m.Name,
 		Arch:     m.Arch,
+		MType:    e.MType,
 		CPUs:     m.CPUs,
-		MemoryMB: m.MemoryMB,
+		Slots:    m.Slots(),
+		MemoryMB: e.MemoryMB,
+		Rating:   e.Rating,
 		Load:     load,
 		Running:  running,
-		State:    m.State,
-		Keys:     append([]string(nil), m.Keys...),
-		Mounts:   append([]string(nil), m.Mounts...),
+		State:    state,
+		Keys:     clone(e.Keys),
+		Attrs:    maps.Clone(e.Attrs),
+		Mounts:   clone(e.Mounts),
 		Addr:     m.Addr,
+		Declared: e.Declared,
 	}
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"math"
 	"regexp"
 	"sort"
 	"strconv"
@@ -23,24 +24,60 @@ func execCommand() *cli.Command {
 			"netmgr exec [options] BINARY [ARG...]",
 		Description: "Submits a job and prints its name and id. The job is either a binary and its\n" +
 			"arguments, run on any machine, or one job specification string in the paper's\n" +
-			"language (options binaries, min, symb_name, env, args):\n\n" +
+			"language:\n\n" +
 			"   netexec -n 3 --name hello /bin/sh -c 'echo hi from $(hostname)'\n" +
 			"   netexec 'binaries={x86_64=/bin/sh},min=3,symb_name=job1,env={\"A=b\"},args={-c,\"echo hi\"}'\n\n" +
+			"The paper's Example 1, 3 copies on sparc machines with more than 10 MB of memory,\n" +
+			"mailing the owner when done:\n\n" +
+			"   netexec 'binaries={sparc=/usr/u/fred/test},min=3,mem>10,mail'\n\n" +
+			"and Example 2, 4 copies of a sparc or mips binary with argument 4 on machines\n" +
+			"that mount /usr/u/fred/data, named test1:\n\n" +
+			"   netexec 'binaries={sparc=/usr/u/fred/sparc/test,mips=/usr/u/fred/mips/test},min=4,args={4},mounts={/usr/u/fred/data},symb_name=test1'\n\n" +
+			"The spec options: binaries={KEY=PATH,...} (required; each instance runs the\n" +
+			"binary for a key its machine has, \"*\" for any), min=N, symb_name=NAME,\n" +
+			"args={...}, env={NAME=value,...}; what a machine must have: keys={K,...},\n" +
+			"comparisons ATTR OP NUMBER on its numeric attributes (mem>10, rating>=8,\n" +
+			"nprocs<4, mem==32; OP is one of > >= < <= == !=), mounts={/PATH,...},\n" +
+			"machines={NAME,...}; placement: unique (one instance per machine),\n" +
+			"max_per_machine=N, load=F (load one instance imposes), memory=MB, queue=NAME;\n" +
+			"restart=no|on-failure|always with max_restarts=N; and mail[=ADDRESS],\n" +
+			"cron=\"...\", after=JOB, copy_in={...}, copy_out={...}, which a server refuses\n" +
+			"with \"not supported yet\" until it can honour them. Each has a flag below.\n\n" +
 			"Options go before BINARY; everything after it is passed to the job ('--' also\n" +
-			"ends the options). A flag may not set what the spec string sets too.\n\n" +
+			"ends the options). A flag may not set what the spec string sets too. List flags\n" +
+			"take comma-separated values and may be repeated.\n\n" +
 			"--wait started prints where each instance runs; --wait done prints how each\n" +
 			"ended and exits 1 if any did not exit 0.\n\n" + retryNote,
 		Flags: append([]cli.Flag{
 			&cli.IntFlag{Name: "instances", Aliases: []string{"n"}, DefaultText: "1", Usage: "run `N` instances (the spec's min=N)"},
 			&cli.StringFlag{Name: "name", Usage: "symbolic job `NAME` (the spec's symb_name=); the server picks job<ID> when not given"},
 			&cli.StringSliceFlag{Name: "env", Usage: "add `NAME=value` to the job's environment (repeatable)"},
+			&cli.StringSliceFlag{Name: "keys", Usage: "run only on machines with all these `KEY`s, e.g. mathlab,fpu (keys=)"},
+			&cli.StringSliceFlag{Name: "require", Usage: "run only on machines whose attributes meet `ATTR>N`, e.g. 'mem>10' or 'rating>=8' (repeatable; the spec's comparisons)"},
+			&cli.StringSliceFlag{Name: "mounts", Usage: "run only on machines that mount these `PATH`s (mounts=)"},
+			&cli.StringSliceFlag{Name: "machines", Usage: "run only on these `MACHINE`s, e.g. flute,viola (machines=)"},
+			&cli.BoolFlag{Name: "unique", Usage: "run at most one instance per machine (unique)"},
+			&cli.IntFlag{Name: "max-per-machine", DefaultText: "no limit", Usage: "run at most `N` instances on one machine (max_per_machine=)"},
+			&cli.Float64Flag{Name: "load", DefaultText: "1.0, one busy CPU", Usage: "the load `F` one instance imposes on its machine (load=)"},
+			&cli.Int64Flag{Name: "memory", DefaultText: "not checked", Usage: "memory one instance needs, in `MB` (memory=)"},
+			&cli.StringFlag{Name: "queue", Usage: "wait in batch queue `NAME` (queue=)"},
+			&cli.StringFlag{Name: "restart", Usage: "restart `POLICY`: no, on-failure or always (restart=)"},
+			&cli.IntFlag{Name: "max-restarts", DefaultText: "the server's", Usage: "restart an instance at most `N` times; needs --restart (max_restarts=)"},
+			&cli.BoolFlag{Name: "mail", Usage: "mail the job's owner when it ends (mail)"},
+			&cli.StringFlag{Name: "mail-to", Usage: "mail `ADDRESS` when the job ends (mail=ADDRESS)"},
+			&cli.StringFlag{Name: "cron", Usage: "run on the cron schedule `EXPR`, e.g. '0 3 * * *' (cron=)"},
+			&cli.StringFlag{Name: "after", Usage: "start once `JOB` (name or id) has ended (after=)"},
+			&cli.StringSliceFlag{Name: "copy-in", Usage: "copy `FILE`s into the execution directory (copy_in=)"},
+			&cli.StringSliceFlag{Name: "copy-out", Usage: "copy `FILE`s out of the execution directory (copy_out=)"},
 			&cli.StringFlag{Name: "wait", Usage: "wait until the instances have started or are done (`WHEN`: started|done) and report them"},
 		}, clientFlags()...),
 		Action: runExec,
 	}
 }
 
-// execArgs is netexec's command line after flag parsing.
+// execArgs is netexec's command line after flag parsing. The Set fields
+// tell whether a flag was given at all, for flags whose zero value is a
+// value someone might give.
 type execArgs struct {
 	Positional []string
 	// Instances is -n; InstancesSet tells whether it was given at all.
@@ -48,6 +85,30 @@ type execArgs struct {
 	InstancesSet bool
 	Name         string
 	Env          []string
+
+	Keys     []string
+	Require  []string
+	Mounts   []string
+	Machines []string
+	Unique   bool
+
+	MaxPerMachine    int
+	MaxPerMachineSet bool
+	Load             float64
+	LoadSet          bool
+	MemoryMB         int64
+	MemorySet        bool
+	Queue            string
+	Restart          string
+	MaxRestarts      int
+	MaxRestartsSet   bool
+
+	Mail    bool
+	MailTo  string
+	Cron    string
+	After   string
+	CopyIn  []string
+	CopyOut []string
 }
 
 // specStringRE matches the start of a spec string: an option name and '='.
@@ -64,7 +125,8 @@ func buildSpec(a execArgs) (client.JobSpec, error) {
 		return client.JobSpec{}, usagef("missing BINARY or job spec string")
 	}
 	var js client.JobSpec
-	if isSpecString(a.Positional[0]) {
+	fromSpec := isSpecString(a.Positional[0])
+	if fromSpec {
 		if len(a.Positional) > 1 {
 			if strings.HasPrefix(a.Positional[1], "-") {
 				return js, usagef("options go before the job spec string, got %q after it", a.Positional[1])
@@ -75,44 +137,142 @@ func buildSpec(a execArgs) (client.JobSpec, error) {
 		if js, err = spec.Parse(a.Positional[0]); err != nil {
 			return js, &usageError{err: err}
 		}
-		switch {
-		case a.InstancesSet && js.Min != 0:
-			return js, usagef("-n/--instances and min= in the spec string both set the number of instances; use one")
-		case a.Name != "" && js.Name != "":
-			return js, usagef("--name and symb_name= in the spec string both set the job name; use one")
-		case len(a.Env) > 0 && len(js.Env) > 0:
-			return js, usagef("--env and env= in the spec string both set the environment; use one")
-		}
 	} else {
 		js.Binaries = map[string]string{client.AnyKey: a.Positional[0]}
 		if len(a.Positional) > 1 {
 			js.Args = append([]string(nil), a.Positional[1:]...)
 		}
 	}
-	if a.InstancesSet {
-		if a.Instances < 1 {
-			return js, usagef("-n/--instances must be at least 1, got %d", a.Instances)
+	for _, f := range execFlags(a, js) {
+		if !f.given {
+			continue
 		}
-		js.Min = a.Instances
-	}
-	if a.Name != "" {
-		if err := spec.CheckName(a.Name); err != nil {
-			return js, usagef("--name: %w", err)
+		if fromSpec && f.inSpec {
+			return js, usagef("%s and %s in the spec string both set %s; use one", f.flag, f.opt, f.what)
 		}
-		js.Name = a.Name
-	}
-	for _, e := range a.Env {
-		if err := spec.CheckEnv(e); err != nil {
-			return js, usagef("--env: %w", err)
+		if err := f.apply(&js); err != nil {
+			return js, err
 		}
-	}
-	if len(a.Env) > 0 {
-		js.Env = append([]string(nil), a.Env...)
 	}
 	if err := spec.Validate(js); err != nil {
 		return js, &usageError{err: err}
 	}
 	return js, nil
+}
+
+// execFlag is one netexec flag: whether it was given, whether the spec
+// string set the same field, and how it sets the field.
+type execFlag struct {
+	flag, opt, what string
+	given, inSpec   bool
+	apply           func(*client.JobSpec) error
+}
+
+// execFlags lists netexec's job flags for a, with inSpec taken from js as
+// the spec string (or the BINARY form) left it.
+func execFlags(a execArgs, js client.JobSpec) []execFlag {
+	setList := func(vals []string, set func(*client.JobSpec, []string)) func(*client.JobSpec) error {
+		return func(js *client.JobSpec) error {
+			set(js, splitList(vals))
+			return nil
+		}
+	}
+	return []execFlag{
+		{"-n/--instances", "min=", "the number of instances", a.InstancesSet, js.Min != 0, func(js *client.JobSpec) error {
+			if a.Instances < 1 {
+				return usagef("-n/--instances must be at least 1, got %d", a.Instances)
+			}
+			js.Min = a.Instances
+			return nil
+		}},
+		{"--name", "symb_name=", "the job name", a.Name != "", js.Name != "", func(js *client.JobSpec) error {
+			if err := spec.CheckName(a.Name); err != nil {
+				return usagef("--name: %w", err)
+			}
+			js.Name = a.Name
+			return nil
+		}},
+		{"--env", "env=", "the environment", len(a.Env) > 0, len(js.Env) > 0, func(js *client.JobSpec) error {
+			for _, e := range a.Env {
+				if err := spec.CheckEnv(e); err != nil {
+					return usagef("--env: %w", err)
+				}
+			}
+			js.Env = append([]string(nil), a.Env...)
+			return nil
+		}},
+		{"--keys", "keys=", "the required keys", len(a.Keys) > 0, len(js.Keys) > 0, setList(a.Keys, func(js *client.JobSpec, v []string) { js.Keys = v })},
+		{"--require", "comparisons such as mem>10", "the attribute requirements", len(a.Require) > 0, len(js.Requirements) > 0,
+			func(js *client.JobSpec) error {
+				for _, r := range splitList(a.Require) {
+					req, err := spec.ParseRequirement(r)
+					if err != nil {
+						return usagef("--require: %w", err)
+					}
+					js.Requirements = append(js.Requirements, req)
+				}
+				return nil
+			}},
+		{"--mounts", "mounts=", "the required mounts", len(a.Mounts) > 0, len(js.Mounts) > 0, setList(a.Mounts, func(js *client.JobSpec, v []string) { js.Mounts = v })},
+		{"--machines", "machines=", "the machines to run on", len(a.Machines) > 0, len(js.Machines) > 0, setList(a.Machines, func(js *client.JobSpec, v []string) { js.Machines = v })},
+		{"--unique", "unique", "one instance per machine", a.Unique, js.Unique, func(js *client.JobSpec) error {
+			js.Unique = true
+			return nil
+		}},
+		{"--max-per-machine", "max_per_machine=", "the instances per machine", a.MaxPerMachineSet, js.MaxPerMachine != 0, func(js *client.JobSpec) error {
+			if a.MaxPerMachine < 1 {
+				return usagef("--max-per-machine must be at least 1, got %d", a.MaxPerMachine)
+			}
+			js.MaxPerMachine = a.MaxPerMachine
+			return nil
+		}},
+		{"--load", "load=", "the imposed load", a.LoadSet, js.Load != 0, func(js *client.JobSpec) error {
+			if !(a.Load > 0) || math.IsInf(a.Load, 0) {
+				return usagef("--load must be a positive number, got %v", a.Load)
+			}
+			js.Load = a.Load
+			return nil
+		}},
+		{"--memory", "memory=", "the memory per instance", a.MemorySet, js.MemoryMB != 0, func(js *client.JobSpec) error {
+			if a.MemoryMB < 1 {
+				return usagef("--memory must be at least 1 (MB), got %d", a.MemoryMB)
+			}
+			js.MemoryMB = a.MemoryMB
+			return nil
+		}},
+		{"--queue", "queue=", "the queue", a.Queue != "", js.Queue != "", func(js *client.JobSpec) error {
+			js.Queue = a.Queue
+			return nil
+		}},
+		{"--restart", "restart=", "the restart policy", a.Restart != "", js.Restart != "", func(js *client.JobSpec) error {
+			js.Restart = a.Restart
+			return nil
+		}},
+		{"--max-restarts", "max_restarts=", "the restart limit", a.MaxRestartsSet, js.MaxRestarts != 0, func(js *client.JobSpec) error {
+			if a.MaxRestarts < 1 {
+				return usagef("--max-restarts must be at least 1, got %d", a.MaxRestarts)
+			}
+			js.MaxRestarts = a.MaxRestarts
+			return nil
+		}},
+		{"--mail/--mail-to", "mail", "who is mailed", a.Mail || a.MailTo != "", js.Mail != "", func(js *client.JobSpec) error {
+			js.Mail = spec.MailOwner
+			if a.MailTo != "" {
+				js.Mail = a.MailTo
+			}
+			return nil
+		}},
+		{"--cron", "cron=", "the schedule", a.Cron != "", js.Cron != "", func(js *client.JobSpec) error {
+			js.Cron = a.Cron
+			return nil
+		}},
+		{"--after", "after=", "the job to wait for", a.After != "", js.After != "", func(js *client.JobSpec) error {
+			js.After = a.After
+			return nil
+		}},
+		{"--copy-in", "copy_in=", "the files copied in", len(a.CopyIn) > 0, len(js.CopyIn) > 0, setList(a.CopyIn, func(js *client.JobSpec, v []string) { js.CopyIn = v })},
+		{"--copy-out", "copy_out=", "the files copied out", len(a.CopyOut) > 0, len(js.CopyOut) > 0, setList(a.CopyOut, func(js *client.JobSpec, v []string) { js.CopyOut = v })},
+	}
 }
 
 func runExec(cCtx *cli.Context) error {
@@ -121,11 +281,32 @@ func runExec(cCtx *cli.Context) error {
 		return usagef("--wait must be %q or %q, got %q", client.WaitStarted, client.WaitDone, wait)
 	}
 	js, err := buildSpec(execArgs{
-		Positional:   cCtx.Args().Slice(),
-		Instances:    cCtx.Int("instances"),
-		InstancesSet: cCtx.IsSet("instances"),
-		Name:         cCtx.String("name"),
-		Env:          cCtx.StringSlice("env"),
+		Positional:       cCtx.Args().Slice(),
+		Instances:        cCtx.Int("instances"),
+		InstancesSet:     cCtx.IsSet("instances"),
+		Name:             cCtx.String("name"),
+		Env:              cCtx.StringSlice("env"),
+		Keys:             cCtx.StringSlice("keys"),
+		Require:          cCtx.StringSlice("require"),
+		Mounts:           cCtx.StringSlice("mounts"),
+		Machines:         cCtx.StringSlice("machines"),
+		Unique:           cCtx.Bool("unique"),
+		MaxPerMachine:    cCtx.Int("max-per-machine"),
+		MaxPerMachineSet: cCtx.IsSet("max-per-machine"),
+		Load:             cCtx.Float64("load"),
+		LoadSet:          cCtx.IsSet("load"),
+		MemoryMB:         cCtx.Int64("memory"),
+		MemorySet:        cCtx.IsSet("memory"),
+		Queue:            cCtx.String("queue"),
+		Restart:          cCtx.String("restart"),
+		MaxRestarts:      cCtx.Int("max-restarts"),
+		MaxRestartsSet:   cCtx.IsSet("max-restarts"),
+		Mail:             cCtx.Bool("mail"),
+		MailTo:           cCtx.String("mail-to"),
+		Cron:             cCtx.String("cron"),
+		After:            cCtx.String("after"),
+		CopyIn:           cCtx.StringSlice("copy-in"),
+		CopyOut:          cCtx.StringSlice("copy-out"),
 	})
 	if err != nil {
 		return err

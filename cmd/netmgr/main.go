@@ -105,7 +105,7 @@ func newApp(base string, rest []string) (*cli.App, string) {
 		Commands: []*cli.Command{
 			execCommand(), killCommand(), statusCommand(),
 			reserveCommand(), unreserveCommand(),
-			serverCommand(), stubCommand(), agentCommand(),
+			serverCommand(), stubCommand(), agentCommand(), adminCommand(),
 		},
 		Action: func(cCtx *cli.Context) error {
 			if cCtx.Args().Present() {

@@ -70,7 +70,7 @@ func TestUsageErrors(t *testing.T) {
 		{"kill without job", []string{"netkill"}, exitUsage, "netkill: missing JOB or ID"},
 		{"kill flag after job", []string{"netkill", "job1", "--signal", "KILL"}, exitUsage, `netkill: options go before JOB|ID, got "--signal" after it`},
 		{"kill bad signal", []string{"netkill", "--signal", "NOPE", "job1"}, exitUsage, `netkill: --signal: unknown signal "NOPE"`},
-		{"status two views", []string{"netstatus", "-j", "-m"}, exitUsage, "netstatus: give only one of -j, -m and -s"},
+		{"status two views", []string{"netstatus", "-j", "-m"}, exitUsage, "netstatus: give only one of -j, -m, -s and --why"},
 		{"status argument", []string{"netstatus", "job1"}, exitUsage, `netstatus: unexpected argument "job1"`},
 		{"reserve", []string{"reserve", "flute"}, exitError, "reserve: not implemented yet (see the reservations issue)"},
 		{"unreserve", []string{"netmgr", "unreserve", "flute"}, exitError, "netmgr unreserve: not implemented yet (see the reservations issue)"},
@@ -79,6 +79,20 @@ func TestUsageErrors(t *testing.T) {
 		{"server bad log level", []string{"netmgr", "server", "--name", "s", "--data-dir", "/nonexistent", "--log-level", "loud"}, exitUsage, `netmgr server: --log-level must be debug, info, warn or error, got "loud"`},
 		{"stub without join", []string{"netmgr", "stub", "--data-dir", "/nonexistent"}, exitUsage, "netmgr stub: --join is required"},
 		{"negative retry", []string{"netstatus", "--retry-for", "-1s"}, exitUsage, "netstatus: --retry-for must not be negative, got -1s"},
+		{"status why and -m", []string{"netstatus", "-m", "--why", "job1"}, exitUsage, "netstatus: give only one of -j, -m, -s and --why"},
+		{"status why empty", []string{"netstatus", "--why", ""}, exitUsage, "netstatus: --why needs a job name or id"},
+		{"exec bad --require", []string{"netexec", "--require", "mem=10", "/bin/true"}, exitUsage, `netexec: --require: "mem=10" is not a comparison`},
+		{"exec --keys conflict", []string{"netexec", "--keys", "fpu", "binaries={x=/a},keys={fpu}"}, exitUsage, "netexec: --keys and keys= in the spec string both set the required keys; use one"},
+		{"exec bad --load", []string{"netexec", "--load", "x", "/bin/true"}, exitUsage, `netexec: invalid value "x" for flag -load`},
+		{"exec spec attribute assigned", []string{"netexec", "binaries={sparc=/t},mem=10"}, exitUsage, "netexec: spec:1:21: unknown option mem (to compare a machine attribute write mem==10 or mem>=10)"},
+		{"admin without command", []string{"netmgr", "admin"}, exitUsage, "netmgr admin: no admin command given (load or show)"},
+		{"admin unknown command", []string{"netmgr", "admin", "frob"}, exitUsage, `netmgr admin: unknown admin command "frob" (load or show)`},
+		{"admin load without file", []string{"netmgr", "admin", "load"}, exitUsage, "netmgr admin: missing FILE"},
+		{"admin load two files", []string{"netmgr", "admin", "load", "a", "b"}, exitUsage, `netmgr admin: admin load takes one FILE, got ["b"] after it`},
+		{"admin load flag after file", []string{"netmgr", "admin", "load", "a", "--addr", "x"}, exitUsage, `netmgr admin: options go before FILE, got "--addr" after it`},
+		{"admin load missing file", []string{"netmgr", "admin", "load", "/nonexistent/isis.db"}, exitError, "netmgr admin: read database: open /nonexistent/isis.db: no such file or directory"},
+		{"admin load bad flag", []string{"netmgr", "admin", "load", "--bogus", "a"}, exitUsage, "netmgr admin: flag provided but not defined: -bogus"},
+		{"admin show argument", []string{"netmgr", "admin", "show", "x"}, exitUsage, `netmgr admin: unexpected argument "x"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -99,15 +113,24 @@ func TestHelp(t *testing.T) {
 		args []string
 		want []string // substrings of the help text
 	}{
-		{[]string{"netmgr", "--help"}, []string{"netmgr agent --dev", "exec", "status", "server", "stub"}},
-		{[]string{"netexec", "--help"}, []string{"netexec -n 3", "binaries={x86_64=/bin/sh}", "--wait", envAddr, envRetryFor, "OPTIONS:"}},
+		{[]string{"netmgr", "--help"}, []string{"netmgr agent --dev", "exec", "status", "server", "stub", "admin"}},
+		{[]string{"netexec", "--help"}, []string{
+			"netexec -n 3", "binaries={x86_64=/bin/sh}", "--wait", envAddr, envRetryFor, "OPTIONS:",
+			"binaries={sparc=/usr/u/fred/test},min=3,mem>10,mail",
+			"binaries={sparc=/usr/u/fred/sparc/test,mips=/usr/u/fred/mips/test},min=4,args={4},mounts={/usr/u/fred/data},symb_name=test1",
+			"--keys", "--require", "--mounts", "--machines", "--unique", "--max-per-machine", "--load", "--memory",
+			"--queue", "--restart", "--max-restarts", "--mail", "--mail-to", "--cron", "--after", "--copy-in", "--copy-out",
+		}},
 		{[]string{"netmgr", "exec", "--help"}, []string{"netexec -n 3", "--instances"}},
 		{[]string{"netkill", "--help"}, []string{"netkill job1", "--signal"}},
-		{[]string{"netstatus", "-h"}, []string{"netstatus -m", "JOB NAME", "--json"}},
+		{[]string{"netstatus", "-h"}, []string{"netstatus -m", "JOB NAME", "--json", "--why JOB", "MTYPE", "RATING", "draining"}},
+		{[]string{"netmgr", "admin", "--help"}, []string{"netmgr admin load", "netmgr admin show", "mtype sparc1+"}},
+		{[]string{"netmgr", "admin", "load", "--help"}, []string{"FILE:LINE:COL", "draining", "--addr"}},
+		{[]string{"netmgr", "admin", "show", "--help"}, []string{"admin show", "--addr"}},
 		{[]string{"reserve", "--help"}, []string{"reserve flute"}},
 		{[]string{"unreserve", "--help"}, []string{"unreserve flute"}},
-		{[]string{"netmgr", "server", "--help"}, []string{"netmgr server --name s1", "--bootstrap-expect", "--log-level"}},
-		{[]string{"netmgr", "stub", "--help"}, []string{"netmgr stub --name flute", "--exec-dir"}},
+		{[]string{"netmgr", "server", "--help"}, []string{"netmgr server --name s1", "--bootstrap-expect", "--log-level", "--database FILE"}},
+		{[]string{"netmgr", "stub", "--help"}, []string{"netmgr stub --name flute", "--exec-dir", "--init FILE", "mtype=sparc1+"}},
 		{[]string{"netmgr", "agent", "--help"}, []string{"netmgr agent --dev", "export NETMGR_ADDR="}},
 	}
 	for _, tt := range tests {
@@ -132,6 +155,13 @@ type fakeServer struct {
 	submits  []client.SubmitRequest
 	users    []string
 	killRefs []string
+
+	why      []client.WhyInstance  // returned by GET /v1/jobs/{ref}/why
+	whyRefs  []string              // refs asked about
+	machines []client.Machine      // returned by GET /v1/machines
+	db       client.DatabaseText   // returned by GET /v1/admin/database
+	loaded   []client.DatabaseText // bodies of POST /v1/admin/database
+	loadResp client.LoadResponse   // its answer
 }
 
 func (f *fakeServer) start(t *testing.T) string {
@@ -162,6 +192,25 @@ func (f *fakeServer) start(t *testing.T) string {
 		}
 		f.killRefs = append(f.killRefs, ref)
 		_ = json.NewEncoder(w).Encode(client.KillResponse{ID: f.job.ID, Signaled: 1, Dequeued: 2})
+	})
+	mux.HandleFunc("GET /v1/jobs/{ref}/why", func(w http.ResponseWriter, r *http.Request) {
+		f.whyRefs = append(f.whyRefs, r.PathValue("ref"))
+		_ = json.NewEncoder(w).Encode(f.why)
+	})
+	mux.HandleFunc("GET /v1/machines", func(w http.ResponseWriter, r *http.Request) {
+		_ = json.NewEncoder(w).Encode(f.machines)
+	})
+	mux.HandleFunc("GET /v1/admin/database", func(w http.ResponseWriter, r *http.Request) {
+		_ = json.NewEncoder(w).Encode(f.db)
+	})
+	mux.HandleFunc("POST /v1/admin/database", func(w http.ResponseWriter, r *http.Request) {
+		var db client.DatabaseText
+		if err := json.NewDecoder(r.Body).Decode(&db); err != nil {
+			http.Error(w, `{"error":"bad body"}`, http.StatusBadRequest)
+			return
+		}
+		f.loaded = append(f.loaded, db)
+		_ = json.NewEncoder(w).Encode(f.loadResp)
 	})
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)

@@ -175,32 +175,60 @@ func sortedMachines(ms []client.Machine) []client.Machine {
 	return out
 }
 
-// renderMachines writes the netstatus -m table.
+// renderMachines writes the netstatus -m table. MTYPE is the machine type
+// from the database or the stub's init file; RATING is the processor
+// rating the load balancer divides by.
 func renderMachines(w io.Writer, ms []client.Machine) error {
 	tw := newTable(w)
-	fmt.Fprintln(tw, "NAME\tARCH\tCPUS\tMEMORY\tLOAD\tRUNNING\tSTATE")
+	fmt.Fprintln(tw, "NAME\tARCH\tMTYPE\tCPUS\tMEMORY\tRATING\tLOAD\tRUNNING\tSTATE")
 	for _, m := range sortedMachines(ms) {
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%.2f\t%d\t%s\n", m.Name, orDash(m.Arch), m.CPUs, formatMemory(m.MemoryMB), m.Load, m.Running, m.State)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\t%.2f\t%d\t%s\n", m.Name, orDash(m.Arch), orDash(m.MType), m.CPUs,
+			formatMemory(m.MemoryMB), formatRating(m.Rating), m.Load, m.Running, m.State)
 	}
 	return tw.Flush()
 }
 
-// machineRow is one object of netstatus -m --json.
+// formatRating prints a rating as 16 or 1.5, and "-" when there is none.
+func formatRating(r float64) string {
+	if r == 0 {
+		return "-"
+	}
+	return strconv.FormatFloat(r, 'f', -1, 64)
+}
+
+// machineRow is one object of netstatus -m --json. Keys, attrs and mounts
+// are always present, empty when the machine has none.
 type machineRow struct {
-	Name     string  `json:"name"`
-	Arch     string  `json:"arch"`
-	CPUs     int     `json:"cpus"`
-	MemoryMB int64   `json:"memory_mb"`
-	Load     float64 `json:"load"`
-	Running  int     `json:"running"`
-	State    string  `json:"state"`
+	Name     string             `json:"name"`
+	Arch     string             `json:"arch"`
+	MType    string             `json:"mtype"`
+	CPUs     int                `json:"cpus"`
+	Slots    int                `json:"slots"`
+	MemoryMB int64              `json:"memory_mb"`
+	Rating   float64            `json:"rating"`
+	Load     float64            `json:"load"`
+	Running  int                `json:"running"`
+	State    string             `json:"state"`
+	Keys     []string           `json:"keys"`
+	Attrs    map[string]float64 `json:"attrs"`
+	Mounts   []string           `json:"mounts"`
+	Declared bool               `json:"declared"`
 }
 
 // renderMachinesJSON writes netstatus -m --json.
 func renderMachinesJSON(w io.Writer, ms []client.Machine) error {
 	rows := []machineRow{}
 	for _, m := range sortedMachines(ms) {
-		rows = append(rows, machineRow{Name: m.Name, Arch: m.Arch, CPUs: m.CPUs, MemoryMB: m.MemoryMB, Load: m.Load, Running: m.Running, State: m.State})
+		row := machineRow{
+			Name: m.Name, Arch: m.Arch, MType: m.MType, CPUs: m.CPUs, Slots: m.Slots, MemoryMB: m.MemoryMB,
+			Rating: m.Rating, Load: m.Load, Running: m.Running, State: m.State,
+			Keys: append([]string{}, m.Keys...), Attrs: map[string]float64{}, Mounts: append([]string{}, m.Mounts...),
+			Declared: m.Declared,
+		}
+		for k, v := range m.Attrs {
+			row.Attrs[k] = v
+		}
+		rows = append(rows, row)
 	}
 	return writeJSON(w, rows)
 }
@@ -253,6 +281,7 @@ func renderServersJSON(w io.Writer, ss []client.Server) error {
 
 func writeJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false) // "mem<=10" reads better than "mem\u003c=10"
 	enc.SetIndent("", "  ")
 	if err := enc.Encode(v); err != nil {
 		return fmt.Errorf("write json: %w", err)

@@ -81,10 +81,48 @@ func sampleJobs() []client.Job {
 
 func sampleMachines() []client.Machine {
 	return []client.Machine{
-		{Name: "viola", Arch: "mips", CPUs: 1, MemoryMB: 512, Load: 0.5, Running: 1, State: client.MachineUp, Addr: "10.0.0.2:4656"},
-		{Name: "flute", Arch: "x86_64", CPUs: 16, MemoryMB: 15974, Load: 3.25, Running: 4, State: client.MachineUp, Addr: "10.0.0.1:4656"},
+		{
+			Name: "viola", Arch: "mips", MType: "mips", CPUs: 1, Slots: 1, MemoryMB: 512, Rating: 16, Load: 0.5, Running: 1,
+			State: client.MachineUp, Addr: "10.0.0.2:4656", Declared: true,
+			Keys: []string{"mips", "fpu", "xfpu", "mathlab"}, Attrs: map[string]float64{"mem": 16, "rating": 16},
+			Mounts: []string{"/usr/fsys/fs1", "/usr/fsys/fs2"},
+		},
+		{
+			Name: "flute", Arch: "x86_64", MType: "sparc1+", CPUs: 16, Slots: 16, MemoryMB: 15974, Rating: 8, Load: 3.25, Running: 4,
+			State: client.MachineUp, Addr: "10.0.0.1:4656", Declared: true,
+			Keys: []string{"sparc"}, Attrs: map[string]float64{"mem": 16, "rating": 8},
+		},
 		{Name: "oboe", Arch: "", CPUs: 0, MemoryMB: 0, State: client.MachineDown},
-		{Name: "tuba", Arch: "arm64", CPUs: 4, MemoryMB: 1024, Load: 0, State: client.MachineUp},
+		{Name: "tuba", Arch: "arm64", CPUs: 4, Slots: 4, MemoryMB: 1024, Rating: 1.5, Load: 0, State: client.MachineUp},
+		{
+			Name: "bongo", Arch: "sparc", MType: "sparc1+", CPUs: 2, Slots: 2, MemoryMB: 32768, Rating: 8, Load: 1, Running: 1,
+			State: client.MachineDraining, Keys: []string{"sparc"}, Attrs: map[string]float64{"mem": 32, "rating": 8},
+			Mounts: []string{"/usr/fsys/fs1"},
+		},
+	}
+}
+
+// sampleWhy explains two queued instances of a job, out of order; the
+// second came without a one-line reason, as an older server might send.
+func sampleWhy() []client.WhyInstance {
+	return []client.WhyInstance{
+		{
+			Instance: 3, Attempt: 2,
+			Rejections: []client.Rejection{
+				{Filter: "binary", Count: 1, Reason: "lacks binary key sparc|mips"},
+				{Filter: "mounts", Count: 2, Reason: "lack mount /usr/u/fred/data"},
+			},
+		},
+		{
+			Instance: 2, Attempt: 1,
+			Reason: "8 machines lack key mathlab; 3 have mem<=10; 1 has no free slot",
+			Rejections: []client.Rejection{
+				{Filter: "keys", Count: 8, Reason: "lack key mathlab"},
+				{Filter: "compare", Count: 3, Reason: "have mem<=10"},
+				{Filter: "slot", Count: 1, Reason: "has no free slot"},
+			},
+		},
+		{Instance: 4, Attempt: 1},
 	}
 }
 
@@ -107,6 +145,12 @@ func TestRender(t *testing.T) {
 		{"jobs_empty.json.golden", func(b *bytes.Buffer) error { return renderJobsJSON(b, nil) }},
 		{"machines.golden", func(b *bytes.Buffer) error { return renderMachines(b, sampleMachines()) }},
 		{"machines.json.golden", func(b *bytes.Buffer) error { return renderMachinesJSON(b, sampleMachines()) }},
+		{"why.golden", func(b *bytes.Buffer) error {
+			return renderWhy(b, client.Job{Name: "test1", Owner: "tclark"}, sampleWhy())
+		}},
+		{"why.json.golden", func(b *bytes.Buffer) error { return renderWhyJSON(b, sampleWhy()) }},
+		{"why_none.golden", func(b *bytes.Buffer) error { return renderWhy(b, client.Job{Name: "test1", Owner: "tclark"}, nil) }},
+		{"why_none.json.golden", func(b *bytes.Buffer) error { return renderWhyJSON(b, nil) }},
 		{"servers.golden", func(b *bytes.Buffer) error { return renderServers(b, sampleServers()) }},
 		{"servers.json.golden", func(b *bytes.Buffer) error { return renderServersJSON(b, sampleServers()) }},
 	}
@@ -131,6 +175,25 @@ func TestRenderDoesNotReorderInput(t *testing.T) {
 	}
 	if got, want := jobs[0].Instances[0].Index, 1; got != want {
 		t.Errorf("renderJobs sorted its input: instance[0].Index = %d, want %d", got, want)
+	}
+}
+
+func TestFormatRating(t *testing.T) {
+	tests := []struct {
+		in   float64
+		want string
+	}{
+		{0, "-"},
+		{1, "1"},
+		{16, "16"},
+		{1.5, "1.5"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.want, func(t *testing.T) {
+			if got := formatRating(tt.in); got != tt.want {
+				t.Errorf("formatRating(%v) = %q, want %q", tt.in, got, tt.want)
+			}
+		})
 	}
 }
 

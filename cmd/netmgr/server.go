@@ -13,7 +13,7 @@ func serverCommand() *cli.Command {
 		Name:  "server",
 		Usage: "run a server: one replica of the job and machine database",
 		UsageText: "netmgr server --name NAME --data-dir DIR [--http ADDR] [--raft ADDR] [--gossip ADDR]\n" +
-			"    [--bootstrap-expect N] [--join GOSSIP_ADDR,...] [--log-level LEVEL]",
+			"    [--bootstrap-expect N] [--join GOSSIP_ADDR,...] [--database FILE] [--log-level LEVEL]",
 		Description: "Runs one member of the server group until SIGINT or SIGTERM. Start three (or\n" +
 			"five) with the same --bootstrap-expect; they find each other through --join and\n" +
 			"form the group once that many are seen. A server started with\n" +
@@ -21,6 +21,9 @@ func serverCommand() *cli.Command {
 			"   netmgr server --name s1 --data-dir /var/lib/netmgr/s1 --bootstrap-expect 3 \\\n" +
 			"       --http 10.0.0.1:4646 --raft 10.0.0.1:4647 --gossip 10.0.0.1:4648 \\\n" +
 			"       --join 10.0.0.2:4648,10.0.0.3:4648\n\n" +
+			"--database FILE is the machine database (keys, mtypes, machines, queues) the\n" +
+			"group starts with when it is first formed; later changes go through\n" +
+			"'netmgr admin load FILE'. A file with errors stops the server from starting.\n\n" +
 			"It prints 'server NAME api http://HOST:PORT' once it listens.",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "name", Usage: "unique server `NAME`, also its Raft id (required)"},
@@ -30,6 +33,7 @@ func serverCommand() *cli.Command {
 			&cli.StringFlag{Name: "gossip", Value: "127.0.0.1:4648", Usage: "gossip bind address `HOST:PORT` (TCP and UDP)"},
 			&cli.IntFlag{Name: "bootstrap-expect", Usage: "form a new group once `N` servers are seen; 0 joins an existing group"},
 			&cli.StringSliceFlag{Name: "join", Usage: "gossip addresses (`HOST:PORT`) of other servers or stubs, comma-separated or repeated"},
+			&cli.StringFlag{Name: "database", Usage: "machine database `FILE` to load when the group is first formed"},
 			logLevelFlag(),
 		},
 		Action: runServer,
@@ -58,6 +62,7 @@ func runServer(cCtx *cli.Context) error {
 		GossipAddr:      cCtx.String("gossip"),
 		BootstrapExpect: cCtx.Int("bootstrap-expect"),
 		Join:            splitList(cCtx.StringSlice("join")),
+		DatabaseFile:    cCtx.String("database"),
 		Logger:          logger,
 	})
 	if err != nil {

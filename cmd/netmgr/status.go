@@ -4,25 +4,34 @@ import (
 	"fmt"
 
 	"github.com/urfave/cli/v2"
+
+	"github.com/netmgr/netmgr/client"
 )
 
 func statusCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "status",
-		Usage: "show jobs (-j, the default), machines (-m) or servers (-s)",
+		Usage: "show jobs (-j, the default), machines (-m) or servers (-s), or why a job waits (--why)",
 		UsageText: "netstatus [-j|-m|-s] [--json]\n" +
-			"netmgr status [-j|-m|-s] [--json]",
+			"netstatus --why JOB [--json]\n" +
+			"netmgr status [-j|-m|-s|--why JOB] [--json]",
 		Description: "Prints one table:\n\n" +
 			"   netstatus -j   jobs: ID, JOB NAME (name.owner), BINARY NAME, WHERE, STATE,\n" +
 			"                  one row per started instance and one 'N instances queued' row\n" +
-			"   netstatus -m   machines: NAME, ARCH, CPUS, MEMORY, LOAD, RUNNING, STATE\n" +
+			"   netstatus -m   machines: NAME, ARCH, MTYPE, CPUS, MEMORY, RATING, LOAD,\n" +
+			"                  RUNNING, STATE (up, down, or draining: up but taking no new work)\n" +
 			"   netstatus -s   servers: NAME, ADDRESS, ROLE, TERM, LAST INDEX, LEADER\n\n" +
+			"netstatus --why JOB says, per queued instance of JOB (name or id), how many\n" +
+			"machines each of the matcher's filters turned down:\n\n" +
+			"   instance 2 (attempt 1): 8 machines lack key mathlab; 3 have mem<=10; 1 has no free slot\n\n" +
 			"--json prints a JSON array of objects instead, one per row (for -j one per\n" +
-			"instance, queued ones included), with keys named like the columns.\n\n" + retryNote,
+			"instance, queued ones included), with keys named like the columns; for --why\n" +
+			"one per queued instance with keys instance, attempt, reason, rejections.\n\n" + retryNote,
 		Flags: append([]cli.Flag{
 			&cli.BoolFlag{Name: "jobs", Aliases: []string{"j"}, Usage: "show jobs and their instances (default)"},
 			&cli.BoolFlag{Name: "machines", Aliases: []string{"m"}, Usage: "show the machines of the pool"},
 			&cli.BoolFlag{Name: "servers", Aliases: []string{"s"}, Usage: "show the server group"},
+			&cli.StringFlag{Name: "why", Usage: "explain why the queued instances of `JOB` (name or id) wait"},
 			&cli.BoolFlag{Name: "json", Usage: "print JSON instead of a table"},
 		}, clientFlags()...),
 		Action: runStatus,
@@ -41,8 +50,16 @@ func runStatus(cCtx *cli.Context) error {
 			n++
 		}
 	}
+	why := cCtx.String("why")
+	if cCtx.IsSet("why") {
+		if why == "" {
+			return usagef("--why needs a job name or id")
+		}
+		view = "why"
+		n++
+	}
 	if n > 1 {
-		return usagef("give only one of -j, -m and -s")
+		return usagef("give only one of -j, -m, -s and --why")
 	}
 	c, err := newClient(cCtx)
 	if err != nil {
@@ -60,6 +77,8 @@ func runStatus(cCtx *cli.Context) error {
 			return renderMachinesJSON(w, ms)
 		}
 		return renderMachines(w, ms)
+	case "why":
+		return runWhy(cCtx, c, why, asJSON)
 	case "servers":
 		ss, err := c.Servers(cCtx.Context)
 		if err != nil {
@@ -79,4 +98,23 @@ func runStatus(cCtx *cli.Context) error {
 		}
 		return renderJobs(w, jobs)
 	}
+}
+
+// runWhy prints why the queued instances of job ref wait.
+func runWhy(cCtx *cli.Context, c *client.Client, ref string, asJSON bool) error {
+	ws, err := c.Why(cCtx.Context, ref)
+	if err != nil {
+		return fmt.Errorf("explain job %s: %w", ref, err)
+	}
+	w := cCtx.App.Writer
+	if asJSON {
+		return renderWhyJSON(w, ws)
+	}
+	var job client.Job
+	if len(ws) == 0 {
+		if job, err = c.Job(cCtx.Context, ref); err != nil {
+			return fmt.Errorf("get job %s: %w", ref, err)
+		}
+	}
+	return renderWhy(w, job, ws)
 }

@@ -14,12 +14,21 @@ func stubCommand() *cli.Command {
 		Name:  "stub",
 		Usage: "run the stub of this machine: it starts and watches the jobs placed here",
 		UsageText: "netmgr stub --data-dir DIR --join GOSSIP_ADDR,... [--name NAME] [--http ADDR]\n" +
-			"    [--gossip ADDR] [--exec-dir DIR] [--log-level LEVEL]",
+			"    [--gossip ADDR] [--exec-dir DIR] [--init FILE] [--log-level LEVEL]",
 		Description: "Runs this machine's stub until SIGINT or SIGTERM. It joins the gossip pool of\n" +
 			"the servers, reports the machine's facts and load, runs the jobs the servers\n" +
 			"place here in --exec-dir and reports when they start and end. For example:\n\n" +
 			"   netmgr stub --name flute --data-dir /var/lib/netmgr/stub \\\n" +
 			"       --http 10.0.0.9:4656 --gossip 10.0.0.9:4658 --join 10.0.0.1:4648\n\n" +
+			"--init FILE describes the machine in the database language's syntax, e.g.\n\n" +
+			"   mtype=sparc1+\n" +
+			"   mem=32\n" +
+			"   rating=8.0\n" +
+			"   nprocs=1\n" +
+			"   keys={fpu}\n" +
+			"   mounts={/usr/u/fred/data}\n\n" +
+			"A machine declared in the servers' database takes its type and attributes from\n" +
+			"there; the init file and the detected facts fill in the rest.\n\n" +
 			"It prints 'stub NAME api http://HOST:PORT' once it listens.",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "name", Usage: "machine `NAME` (default: the host name)"},
@@ -28,6 +37,7 @@ func stubCommand() *cli.Command {
 			&cli.StringFlag{Name: "gossip", Value: "127.0.0.1:4658", Usage: "gossip bind address `HOST:PORT` (TCP and UDP)"},
 			&cli.StringSliceFlag{Name: "join", Usage: "gossip addresses (`HOST:PORT`) of servers or other stubs, comma-separated or repeated (required)"},
 			&cli.StringFlag{Name: "exec-dir", Usage: "`DIR` jobs run in (default " + stub.DefaultExecDir + ")"},
+			&cli.StringFlag{Name: "init", Usage: "machine init `FILE`: its mtype, mem, rating, nprocs, keys and mounts"},
 			logLevelFlag(),
 		},
 		Action: runStub,
@@ -62,6 +72,7 @@ func runStub(cCtx *cli.Context) error {
 		GossipAddr: cCtx.String("gossip"),
 		Join:       join,
 		ExecDir:    cCtx.String("exec-dir"),
+		InitFile:   cCtx.String("init"),
 		Logger:     logger,
 	})
 	if err != nil {

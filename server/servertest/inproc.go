@@ -163,10 +163,14 @@ func (c *Cluster) Client(only ...int) *client.Client {
 
 // AddStub starts a stub in this process that joins the group's gossip pool
 // and forks real jobs under an exec dir in the test's temp dir.
-func (c *Cluster) AddStub(name string) *stub.Stub {
+func (c *Cluster) AddStub(name string) *stub.Stub { return c.AddStubInit(name, "") }
+
+// AddStubInit is AddStub with an init file: its text is written to the
+// stub's directory and passed as --init.
+func (c *Cluster) AddStubInit(name, init string) *stub.Stub {
 	c.t.Helper()
 	dir := filepath.Join(c.dir, name)
-	st, err := stub.New(stub.Config{
+	cfg := stub.Config{
 		Name:       name,
 		DataDir:    filepath.Join(dir, "data"),
 		HTTPAddr:   "127.0.0.1:0",
@@ -174,7 +178,17 @@ func (c *Cluster) AddStub(name string) *stub.Stub {
 		Join:       []string{c.Servers[0].GossipAddr()},
 		ExecDir:    filepath.Join(dir, "exec"),
 		Logger:     Logger(),
-	})
+	}
+	if init != "" {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			c.t.Fatalf("stub dir: %v", err)
+		}
+		cfg.InitFile = filepath.Join(dir, "init")
+		if err := os.WriteFile(cfg.InitFile, []byte(init), 0o644); err != nil {
+			c.t.Fatalf("write init file: %v", err)
+		}
+	}
+	st, err := stub.New(cfg)
 	if err != nil {
 		c.t.Fatalf("start stub %s: %v", name, err)
 	}

@@ -1,0 +1,81 @@
+package server
+
+import (
+	"fmt"
+	"maps"
+	"os"
+
+	"github.com/netmgr/netmgr/client/dblang"
+	"github.com/netmgr/netmgr/fsm"
+)
+
+// parseDatabase parses declarations in the database language into the
+// log's form. Errors name file:line:col.
+func parseDatabase(filename string, text []byte) (fsm.Database, error) {
+	db, err := dblang.Parse(filename, text)
+	if err != nil {
+		return fsm.Database{}, err
+	}
+	return databaseToLog(db), nil
+}
+
+// readDatabaseFile reads and parses --database FILE.
+func readDatabaseFile(path string) (fsm.Database, error) {
+	text, err := os.ReadFile(path)
+	if err != nil {
+		return fsm.Database{}, fmt.Errorf("read database: %w", err)
+	}
+	return parseDatabase(path, text)
+}
+
+func databaseToLog(db *dblang.Database) fsm.Database {
+	var out fsm.Database
+	for _, k := range db.Keys {
+		out.Keys = append(out.Keys, fsm.DeclaredKey{Name: k.Name, Comment: k.Comment})
+	}
+	for _, t := range db.MTypes {
+		out.MTypes = append(out.MTypes, fsm.DeclaredMType{
+			Name: t.Name, Keys: clone(t.Keys), Attrs: maps.Clone(t.Attrs), Mounts: clone(t.Mounts),
+		})
+	}
+	for _, m := range db.Machines {
+		out.Machines = append(out.Machines, fsm.DeclaredMachine{
+			Name: m.Name, MType: m.MType, Keys: clone(m.Keys), Attrs: maps.Clone(m.Attrs), Mounts: clone(m.Mounts),
+		})
+	}
+	for _, q := range db.Queues {
+		out.Queues = append(out.Queues, fsm.DeclaredQueue{
+			Name: q.Name, Priority: q.Priority, MaxSize: q.MaxSize, MaxActive: q.MaxActive,
+			MaxRunMinutes: q.MaxRunMinutes, MaxMemMB: q.MaxMemMB,
+		})
+	}
+	out.Admins = clone(db.Admins)
+	return out
+}
+
+func databaseFromLog(db *fsm.Database) *dblang.Database {
+	out := &dblang.Database{}
+	for _, k := range db.Keys {
+		out.Keys = append(out.Keys, dblang.Key{Name: k.Name, Comment: k.Comment})
+	}
+	for _, t := range db.MTypes {
+		out.MTypes = append(out.MTypes, dblang.MType{
+			Name: t.Name, Keys: clone(t.Keys), Attrs: maps.Clone(t.Attrs), Mounts: clone(t.Mounts),
+		})
+	}
+	for _, m := range db.Machines {
+		out.Machines = append(out.Machines, dblang.Machine{
+			Name: m.Name, MType: m.MType, Keys: clone(m.Keys), Attrs: maps.Clone(m.Attrs), Mounts: clone(m.Mounts),
+		})
+	}
+	for _, q := range db.Queues {
+		out.Queues = append(out.Queues, dblang.Queue{
+			Name: q.Name, Priority: q.Priority, MaxSize: q.MaxSize, MaxActive: q.MaxActive,
+			MaxRunMinutes: q.MaxRunMinutes, MaxMemMB: q.MaxMemMB,
+		})
+	}
+	out.Admins = clone(db.Admins)
+	return out
+}
+
+func clone(s []string) []string { return append([]string(nil), s...) }

@@ -1,0 +1,99 @@
+package server
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/netmgr/netmgr/client"
+	"github.com/netmgr/netmgr/client/dblang"
+	"github.com/netmgr/netmgr/fsm"
+)
+
+// errNotAdmin refuses an administrative request from a user who is not a
+// declared admin_id.
+var errNotAdmin = errors.New("permission denied")
+
+// mayAdminister reports whether user may change the database: root, or a
+// declared admin_id. Until a database declares one, anyone may load the
+// first database.
+func mayAdminister(db *fsm.Database, user string) bool {
+	return user == "root" || len(db.Admins) == 0 || db.IsAdmin(user)
+}
+
+// handleLoadDatabase replaces the database with the posted declarations,
+// as one replicated command: a text with any error changes nothing.
+func (s *Server) handleLoadDatabase(w http.ResponseWriter, r *http.Request) {
+	var req client.DatabaseText
+	if err := decodeBody(r, &req); err != nil {
+		s.writeError(w, http.StatusBadRequest, fmt.Errorf("read database request: %w", err))
+		return
+	}
+	user := requestUser(r)
+	var allowed bool
+	s.fsm.Read(func(v fsm.View) {
+		db, _ := v.Database()
+		allowed = mayAdminister(db, user)
+	})
+	if !allowed {
+		s.writeError(w, http.StatusForbidden, fmt.Errorf("load database: %w: %s is not an admin_id of this database", errNotAdmin, user))
+		return
+	}
+	if req.Filename == "" {
+		req.Filename = "database"
+	}
+	db, err := parseDatabase(req.Filename, []byte(req.Text))
+	if err != nil {
+		s.writeError(w, http.StatusBadRequest, err)
+		return
+	}
+	res, err := s.apply(fsm.LoadDatabaseType, fsm.LoadDatabase{At: time.Now().UTC(), Source: req.Filename, By: user, Database: db})
+	if err != nil {
+		s.writeApplyError(w, err)
+		return
+	}
+	if res.Err != nil {
+		s.writeError(w, http.StatusBadRequest, res.Err)
+		return
+	}
+	s.log.Info("database loaded", "source", req.Filename, "by", user, "index", res.Index, "draining", res.Draining)
+	s.writeJSON(w, http.StatusOK, client.LoadResponse{
+		Index: res.Index, Keys: len(db.Keys), MTypes: len(db.MTypes), Machines: len(db.Machines),
+		Queues: len(db.Queues), Draining: res.Draining,
+	})
+}
+
+// handleShowDatabase prints the live database in the declaration language.
+func (s *Server) handleShowDatabase(w http.ResponseWriter, r *http.Request) {
+	var text []byte
+	s.fsm.Read(func(v fsm.View) {
+		db, _ := v.Database()
+		text = dblang.Format(databaseFromLog(db))
+	})
+	s.writeJSON(w, http.StatusOK, client.DatabaseText{Text: string(text)})
+}
+
+// loadInitialDatabase applies --database FILE when the group has never had
+// a database: the first leader of a new group does it, once.
+func (s *Server) loadInitialDatabase() {
+	if s.initialDB == nil {
+		return
+	}
+	var loaded uint64
+	s.fsm.Read(func(v fsm.View) { _, loaded = v.Database() })
+	if loaded != 0 {
+		return
+	}
+	res, err := s.apply(fsm.LoadDatabaseType, fsm.LoadDatabase{
+		At: time.Now().UTC(), Source: s.cfg.DatabaseFile, By: s.cfg.Name, Database: *s.initialDB,
+	})
+	switch {
+	case err != nil:
+		s.log.Error("load initial database failed", "file", s.cfg.DatabaseFile, "err", err)
+	case res.Err != nil:
+		s.log.Error("initial database refused", "file", s.cfg.DatabaseFile, "err", res.Err)
+	default:
+		s.log.Info("initial database loaded", "file", s.cfg.DatabaseFile, "index", res.Index)
+	}
+}

@@ -1,0 +1,61 @@
+package server
+
+import (
+	"errors"
+	"fmt"
+	"math"
+
+	"github.com/netmgr/netmgr/client"
+)
+
+// errNotSupported marks a job option whose machinery is not built yet: the
+// job is refused rather than run without it.
+var errNotSupported = errors.New("not supported yet")
+
+// validateSpec refuses a spec this server cannot honour. The fsm re-checks
+// its own invariants; this check gives the user the clear answer.
+func validateSpec(s *client.JobSpec) error {
+	for _, opt := range []struct {
+		name string
+		set  bool
+	}{
+		{"mail", s.Mail != ""},
+		{"cron", s.Cron != ""},
+		{"after", s.After != ""},
+		{"copy_in", len(s.CopyIn) > 0},
+		{"copy_out", len(s.CopyOut) > 0},
+		{"queue", s.Queue != ""},
+	} {
+		if opt.set {
+			return fmt.Errorf("option %s is %w: remove it to run the job without it", opt.name, errNotSupported)
+		}
+	}
+	for _, r := range s.Requirements {
+		switch r.Op {
+		case ">", ">=", "<", "<=", "==", "!=":
+		default:
+			return fmt.Errorf("requirement %s%s%v: unknown comparison %q (use > >= < <= == !=)", r.Attr, r.Op, r.Value, r.Op)
+		}
+		if r.Attr == "" || math.IsNaN(r.Value) || math.IsInf(r.Value, 0) {
+			return fmt.Errorf("requirement %s%s%v: needs an attribute name and a finite number", r.Attr, r.Op, r.Value)
+		}
+	}
+	switch s.Restart {
+	case "", client.RestartNo, client.RestartOnFailure, client.RestartAlways:
+	default:
+		return fmt.Errorf("restart=%s: want no, on-failure or always", s.Restart)
+	}
+	switch {
+	case s.MaxRestarts < 0:
+		return fmt.Errorf("max_restarts=%d: must not be negative", s.MaxRestarts)
+	case s.MaxPerMachine < 0:
+		return fmt.Errorf("max_per_machine=%d: must not be negative", s.MaxPerMachine)
+	case s.Load < 0 || math.IsNaN(s.Load) || math.IsInf(s.Load, 0):
+		return fmt.Errorf("load=%v: must be a positive number", s.Load)
+	case s.MemoryMB < 0:
+		return fmt.Errorf("memory=%d: must not be negative", s.MemoryMB)
+	case s.Unique && s.MaxPerMachine > 1:
+		return fmt.Errorf("unique and max_per_machine=%d contradict each other", s.MaxPerMachine)
+	}
+	return nil
+}
