@@ -194,6 +194,68 @@ func (c *Client) Servers(ctx context.Context) ([]Server, error) {
 	return ss, err
 }
 
+// Suspend stops every running instance of a job (SIGSTOP to its process
+// group); the instances keep their slots.
+func (c *Client) Suspend(ctx context.Context, ref string) (ControlResponse, error) {
+	return c.control(ctx, ref, "suspend")
+}
+
+// Resume continues a suspended job (SIGCONT).
+func (c *Client) Resume(ctx context.Context, ref string) (ControlResponse, error) {
+	return c.control(ctx, ref, "resume")
+}
+
+// Restart ends every instance's current attempt and starts a new one.
+func (c *Client) Restart(ctx context.Context, ref string) (ControlResponse, error) {
+	return c.control(ctx, ref, "restart")
+}
+
+func (c *Client) control(ctx context.Context, ref, action string) (ControlResponse, error) {
+	var resp ControlResponse
+	err := c.do(ctx, http.MethodPost, "/v1/jobs/"+url.PathEscape(ref)+"/"+action, struct{}{}, &resp)
+	return resp, err
+}
+
+// Queues lists the batch queues with their limits and contents.
+func (c *Client) Queues(ctx context.Context) ([]Queue, error) {
+	var qs []Queue
+	err := c.do(ctx, http.MethodGet, "/v1/queues", nil, &qs)
+	return qs, err
+}
+
+// SetQueue creates a queue or replaces the limits of one (admins only).
+func (c *Client) SetQueue(ctx context.Context, q Queue) (Queue, error) {
+	var out Queue
+	err := c.do(ctx, http.MethodPut, "/v1/queues/"+url.PathEscape(q.Name), q, &out)
+	return out, err
+}
+
+// RemoveQueue removes an empty queue (admins only).
+func (c *Client) RemoveQueue(ctx context.Context, name string) error {
+	return c.do(ctx, http.MethodDelete, "/v1/queues/"+url.PathEscape(name), nil, nil)
+}
+
+// Reserve sets machines aside for the requesting user.
+func (c *Client) Reserve(ctx context.Context, req ReserveRequest) (Reservation, error) {
+	var r Reservation
+	err := c.do(ctx, http.MethodPost, "/v1/reservations", req, &r)
+	return r, err
+}
+
+// Unreserve ends reservations of the requesting user.
+func (c *Client) Unreserve(ctx context.Context, req UnreserveRequest) (UnreserveResponse, error) {
+	var r UnreserveResponse
+	err := c.do(ctx, http.MethodPost, "/v1/reservations/end", req, &r)
+	return r, err
+}
+
+// Reservations lists the reservations in force or yet to start.
+func (c *Client) Reservations(ctx context.Context) ([]Reservation, error) {
+	var rs []Reservation
+	err := c.do(ctx, http.MethodGet, "/v1/reservations", nil, &rs)
+	return rs, err
+}
+
 // Why explains why each queued instance of a job waits.
 func (c *Client) Why(ctx context.Context, ref string) ([]WhyInstance, error) {
 	var out []WhyInstance

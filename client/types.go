@@ -107,6 +107,8 @@ const (
 	InstanceSignaled = "signaled" // ended by a signal it was not asked to take
 	InstanceKilled   = "killed"   // ended after netkill
 	InstanceLost     = "lost"     // its machine left the pool while it ran
+	// InstanceSuspended is running but stopped (SIGSTOP); it keeps its slot.
+	InstanceSuspended = "suspended"
 )
 
 // Job is one job with its instances, as GET /v1/jobs returns it.
@@ -146,6 +148,71 @@ type Instance struct {
 	// NotBefore is when a restarted attempt may be placed.
 	Restarts  int       `json:"restarts,omitempty"`
 	NotBefore time.Time `json:"not_before,omitzero"`
+	// Reason says why an instance ended when it was not its own doing:
+	// "killed by netkill", "run limit of 200m exceeded", "memory limit of
+	// 20 MB exceeded".
+	Reason string `json:"reason,omitempty"`
+	// Queue is the job's queue.
+	Queue string `json:"queue,omitempty"`
+}
+
+// DefaultQueue is the queue of a job that names none. It always exists,
+// has priority 0 and no limits unless an administrator sets some.
+const DefaultQueue = "default"
+
+// Queue is a batch queue with its limits (0 = no limit) and, in answers,
+// what it holds now.
+type Queue struct {
+	Name          string `json:"name"`
+	Priority      int    `json:"priority"`
+	MaxSize       int64  `json:"max_size"`        // jobs it may hold (not finished)
+	MaxActive     int64  `json:"max_active"`      // instances running at once
+	MaxRunSeconds int64  `json:"max_run_seconds"` // per instance, then TERM and KILL
+	MaxMemMB      int64  `json:"max_mem_mb"`      // per instance
+	Jobs          int    `json:"jobs"`            // unfinished jobs
+	Waiting       int    `json:"waiting"`         // queued instances
+	Running       int    `json:"running"`         // placed, running or suspended instances
+}
+
+// ReserveRequest asks to set machines aside for the requesting user: the
+// named Machines, or N machines meeting Require (a job-spec string of
+// requirements such as "keys={mathlab},mem>10"). The window starts at From
+// (now when zero) and lasts For (until unreserve when zero).
+type ReserveRequest struct {
+	Machines []string      `json:"machines,omitempty"`
+	N        int           `json:"n,omitempty"`
+	Require  *JobSpec      `json:"require,omitempty"`
+	From     time.Time     `json:"from,omitzero"`
+	For      time.Duration `json:"for,omitempty"`
+}
+
+// Reservation is machines set aside for one user during a window.
+type Reservation struct {
+	ID       uint64    `json:"id"`
+	Owner    string    `json:"owner"`
+	Machines []string  `json:"machines"`
+	From     time.Time `json:"from"`
+	Until    time.Time `json:"until,omitzero"` // zero: until unreserved
+}
+
+// UnreserveRequest ends reservations: by ID, or every reservation of the
+// requesting user that holds one of Machines (all of the user's when both
+// are empty).
+type UnreserveRequest struct {
+	ID       uint64   `json:"id,omitempty"`
+	Machines []string `json:"machines,omitempty"`
+}
+
+// UnreserveResponse lists the reservations ended.
+type UnreserveResponse struct {
+	Ended []Reservation `json:"ended"`
+}
+
+// ControlResponse answers suspend, resume and restart of a job.
+type ControlResponse struct {
+	ID uint64 `json:"id"`
+	// Affected counts the instances the action applies to.
+	Affected int `json:"affected"`
 }
 
 // Finished reports whether the instance has ended for good.
@@ -200,6 +267,9 @@ type Machine struct {
 	Addr     string             `json:"addr"`
 	// Declared is true when the database has a machine declaration for it.
 	Declared bool `json:"declared,omitempty"`
+	// ReservedBy and ReservedUntil show a reservation in force now.
+	ReservedBy    string    `json:"reserved_by,omitempty"`
+	ReservedUntil time.Time `json:"reserved_until,omitzero"`
 }
 
 // DatabaseText is the body of POST /v1/admin/database and the answer of
@@ -284,6 +354,14 @@ type StartRequest struct {
 	// Servers are HTTP addresses of the server group, a hint for where to
 	// send CHILD events.
 	Servers []string `json:"servers,omitempty"`
+	// MaxRunSeconds, when positive, is the queue's run limit: the stub
+	// sends SIGTERM to the group when it passes and SIGKILL GraceMS later.
+	MaxRunSeconds int64 `json:"max_run_seconds,omitempty"`
+	// MaxMemMB, when positive, is the queue's memory limit: the stub kills
+	// the group when its resident memory exceeds it.
+	MaxMemMB int64 `json:"max_mem_mb,omitempty"`
+	// GraceMS is the time between SIGTERM and SIGKILL for limits.
+	GraceMS int64 `json:"grace_ms,omitempty"`
 }
 
 // SignalRequest asks a stub to signal the process group of an attempt.
@@ -317,7 +395,10 @@ type ChildEvent struct {
 	ExitCode int       `json:"exit_code"`
 	Signal   string    `json:"signal,omitempty"`
 	// Error is set when the binary could not be started at all.
-	Error    string `json:"error,omitempty"`
+	Error string `json:"error,omitempty"`
+	// Reason is set when the stub ended the attempt itself: "run limit of
+	// 200m exceeded", "memory limit of 20 MB exceeded".
+	Reason   string `json:"reason,omitempty"`
 	UserMS   int64  `json:"user_ms,omitempty"`
 	SysMS    int64  `json:"sys_ms,omitempty"`
 	MaxRSSKB int64  `json:"max_rss_kb,omitempty"`

@@ -45,7 +45,7 @@ type DeclaredQueue struct {
 	Priority      int    `json:"priority,omitempty"`
 	MaxSize       int64  `json:"max_size,omitempty"`
 	MaxActive     int64  `json:"max_active,omitempty"`
-	MaxRunMinutes int64  `json:"max_run_minutes,omitempty"`
+	MaxRunSeconds int64  `json:"max_run_seconds,omitempty"`
 	MaxMemMB      int64  `json:"max_mem_mb,omitempty"`
 }
 

@@ -116,7 +116,7 @@ func richDatabase(machines ...string) fsm.Database {
 			Attrs:  map[string]float64{"mem": 8192, "rating": 2.5},
 			Mounts: []string{"/usr/local"},
 		}},
-		Queues: []fsm.DeclaredQueue{{Name: "NEW_Q", Priority: 2, MaxSize: 10, MaxActive: 4, MaxRunMinutes: 60, MaxMemMB: 1024}},
+		Queues: []fsm.DeclaredQueue{{Name: "NEW_Q", Priority: 2, MaxSize: 10, MaxActive: 4, MaxRunSeconds: 3600, MaxMemMB: 1024}},
 		Admins: []string{"tclark"},
 	}
 	for _, name := range machines {

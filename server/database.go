@@ -46,7 +46,7 @@ func databaseToLog(db *dblang.Database) fsm.Database {
 	for _, q := range db.Queues {
 		out.Queues = append(out.Queues, fsm.DeclaredQueue{
 			Name: q.Name, Priority: q.Priority, MaxSize: q.MaxSize, MaxActive: q.MaxActive,
-			MaxRunMinutes: q.MaxRunMinutes, MaxMemMB: q.MaxMemMB,
+			MaxRunSeconds: q.MaxRunSeconds, MaxMemMB: q.MaxMemMB,
 		})
 	}
 	out.Admins = clone(db.Admins)
@@ -71,7 +71,7 @@ func databaseFromLog(db *fsm.Database) *dblang.Database {
 	for _, q := range db.Queues {
 		out.Queues = append(out.Queues, dblang.Queue{
 			Name: q.Name, Priority: q.Priority, MaxSize: q.MaxSize, MaxActive: q.MaxActive,
-			MaxRunMinutes: q.MaxRunMinutes, MaxMemMB: q.MaxMemMB,
+			MaxRunSeconds: q.MaxRunSeconds, MaxMemMB: q.MaxMemMB,
 		})
 	}
 	out.Admins = clone(db.Admins)

@@ -54,10 +54,14 @@ func Format(db *Database) []byte {
 			name string
 			n    int64
 		}{
-			{qMaxSize, q.MaxSize}, {qMaxActive, q.MaxActive}, {qMaxRun, q.MaxRunMinutes},
+			{qMaxSize, q.MaxSize}, {qMaxActive, q.MaxActive}, {qMaxRun, q.MaxRunSeconds},
 			{qMaxMem, q.MaxMemMB}, {qPriority, int64(q.Priority)},
 		} {
-			if p.n != 0 {
+			switch {
+			case p.n == 0:
+			case p.name == qMaxRun:
+				items = append(items, p.name+"="+formatRunLimit(p.n))
+			default:
 				items = append(items, p.name+"="+strconv.FormatInt(p.n, 10))
 			}
 		}

@@ -209,7 +209,7 @@ func genDatabase(r *rand.Rand) *Database {
 	for i := range r.IntN(3) {
 		db.Queues = append(db.Queues, Queue{
 			Name: fmt.Sprintf("Q%d", i), Priority: r.IntN(21) - 10,
-			MaxSize: r.Int64N(3), MaxActive: r.Int64N(300), MaxRunMinutes: r.Int64N(2), MaxMemMB: math.MaxInt64 - r.Int64N(2),
+			MaxSize: r.Int64N(3), MaxActive: r.Int64N(300), MaxRunSeconds: r.Int64N(2) * 90, MaxMemMB: math.MaxInt64 - r.Int64N(2),
 		})
 	}
 	db.Admins = pick(r, genAdmins, r.IntN(3))

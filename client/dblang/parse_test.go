@@ -76,7 +76,7 @@ func TestParseIsisByHand(t *testing.T) {
 		!reflect.DeepEqual(sun3.Attrs, map[string]float64{"mem": 8, "rating": 1}) {
 		t.Errorf("sun3: got %+v, want keys [mc68020 fpu], mem 8, rating 1", sun3)
 	}
-	want := Queue{Name: "NEW_Q", MaxSize: 120, MaxActive: 100, MaxRunMinutes: 200, MaxMemMB: 20,
+	want := Queue{Name: "NEW_Q", MaxSize: 120, MaxActive: 100, MaxRunSeconds: 200 * 60, MaxMemMB: 20,
 		Pos: Pos{File: "isis.db", Line: 16, Col: 1}}
 	if len(db.Queues) != 1 || db.Queues[0] != want {
 		t.Errorf("queues: got %+v, want [%+v]", db.Queues, want)
@@ -185,7 +185,7 @@ func TestParse(t *testing.T) {
 			src:  "add_q Q = {priority=-3, nq_maxsize=0}\nadd_q R = {nq_maxmem=4096, nq_maxrun=+60, priority=7}",
 			want: &Database{Queues: []Queue{
 				{Name: "Q", Priority: -3},
-				{Name: "R", Priority: 7, MaxRunMinutes: 60, MaxMemMB: 4096},
+				{Name: "R", Priority: 7, MaxRunSeconds: 60 * 60, MaxMemMB: 4096},
 			}},
 		},
 		{

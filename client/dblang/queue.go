@@ -1,6 +1,9 @@
 package dblang
 
-import "strings"
+import (
+	"strconv"
+	"strings"
+)
 
 // Queue parameters of add_q, in the order Format prints them.
 const (
@@ -41,6 +44,15 @@ func (c *checker) queue(d decl) {
 			continue
 		}
 		at[name] = it.name.pos
+		if name == qMaxRun {
+			secs, msg := parseRunLimit(it.val, name+" in "+owner)
+			if msg != "" {
+				c.errs.add(it.val.pos, "%s", msg)
+				continue
+			}
+			q.MaxRunSeconds = secs
+			continue
+		}
 		n, msg := parseInt(it.val, name+" in "+owner)
 		if msg != "" {
 			c.errs.add(it.val.pos, "%s", msg)
@@ -55,8 +67,6 @@ func (c *checker) queue(d decl) {
 			q.MaxSize = n
 		case qMaxActive:
 			q.MaxActive = n
-		case qMaxRun:
-			q.MaxRunMinutes = n
 		case qMaxMem:
 			q.MaxMemMB = n
 		case qPriority:
@@ -77,4 +87,36 @@ func isQueueParam(name string) bool {
 		}
 	}
 	return false
+}
+
+// runUnits are the units nq_maxrun may carry, in seconds.
+var runUnits = map[byte]int64{'s': 1, 'm': 60, 'h': 3600}
+
+// parseRunLimit reads nq_maxrun: whole minutes (the paper's unit), or a
+// whole number with a unit s, m or h. It returns seconds.
+func parseRunLimit(v value, what string) (int64, string) {
+	unit := int64(60)
+	text := v.text
+	if v.kind == vWord && len(text) > 1 {
+		if u, ok := runUnits[text[len(text)-1]]; ok {
+			unit, text = u, text[:len(text)-1]
+		}
+	}
+	n, err := strconv.ParseInt(text, 10, 64)
+	if v.kind != vWord || err != nil || n < 0 {
+		return 0, "bad run limit " + v.describe() + " for " + what + "; write whole minutes such as 200, or a whole number with a unit: 90s, 30m, 2h"
+	}
+	if n > (1<<62)/unit {
+		return 0, "run limit " + v.text + " for " + what + " is out of range"
+	}
+	return n * unit, ""
+}
+
+// formatRunLimit prints seconds as nq_maxrun writes them: whole minutes
+// without a unit, else seconds with one.
+func formatRunLimit(secs int64) string {
+	if secs%60 == 0 {
+		return strconv.FormatInt(secs/60, 10)
+	}
+	return strconv.FormatInt(secs, 10) + "s"
 }

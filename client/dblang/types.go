@@ -70,8 +70,10 @@ type Queue struct {
 	MaxSize int64
 	// MaxActive is nq_maxactive, the most of its jobs running at once.
 	MaxActive int64
-	// MaxRunMinutes is nq_maxrun, a job's longest run in minutes.
-	MaxRunMinutes int64
+	// MaxRunSeconds is nq_maxrun, an instance's longest run. The language
+	// writes it in minutes, as the paper does (nq_maxrun=200), or as a
+	// whole number of seconds, minutes or hours with a unit (90s, 2h).
+	MaxRunSeconds int64
 	// MaxMemMB is nq_maxmem, the memory one job may use, in MB.
 	MaxMemMB int64
 	Pos      Pos
