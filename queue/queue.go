@@ -11,11 +11,16 @@ type Item struct {
 	JobID uint64
 	// Instance is the instance number within the job.
 	Instance int
-	// Priority orders jobs: higher first.
+	// Priority orders jobs: higher first. It is the priority of the job's
+	// queue.
 	Priority int
 	// SubmitIndex is the Raft index of the job's Submit command: earlier
 	// first among equal priorities.
 	SubmitIndex uint64
+	// Queue names the job's queue (client.DefaultQueue when it names none);
+	// Active admits by it. It is not an ordering key: (JobID, Instance)
+	// already tells items apart.
+	Queue string
 }
 
 // Compare returns a negative number when a runs before b, a positive number
@@ -23,16 +28,23 @@ type Item struct {
 // descending, then SubmitIndex, JobID and Instance ascending. It suits
 // slices.SortFunc and slices.BinarySearchFunc.
 func Compare(a, b Item) int {
-	return cmp.Or(
-		cmp.Compare(b.Priority, a.Priority),
-		cmp.Compare(a.SubmitIndex, b.SubmitIndex),
-		cmp.Compare(a.JobID, b.JobID),
-		cmp.Compare(a.Instance, b.Instance),
-	)
+	// Early returns rather than cmp.Or, which would evaluate every key.
+	if a.Priority != b.Priority {
+		return cmp.Compare(b.Priority, a.Priority)
+	}
+	if a.SubmitIndex != b.SubmitIndex {
+		return cmp.Compare(a.SubmitIndex, b.SubmitIndex)
+	}
+	if a.JobID != b.JobID {
+		return cmp.Compare(a.JobID, b.JobID)
+	}
+	return cmp.Compare(a.Instance, b.Instance)
 }
 
 // Order sorts items in place into the order they should be scheduled (see
-// Compare). Items are told apart by (JobID, Instance), so any input order
+// Compare): a higher-priority queue's items all come before a lower one's,
+// and within equal priorities the earlier submission comes first, whatever
+// the queue. Items are told apart by (JobID, Instance), so any input order
 // gives the same result. It does not allocate.
 func Order(items []Item) {
 	slices.SortFunc(items, Compare)
