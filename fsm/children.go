@@ -50,11 +50,12 @@ func (d *db) applyChildTerm(index uint64, c *ChildTerm) *Result {
 	in.ExitCode = c.ExitCode
 	in.Signal = c.Signal
 	in.Error = c.Error
+	in.Reason = c.Reason
 	in.UserMS, in.SysMS, in.MaxRSSKB = c.UserMS, c.SysMS, c.MaxRSSKB
 	in.EndedAt = c.At
 	var state string
 	switch {
-	case in.KillRequested:
+	case in.KillRequested || c.Reason != "":
 		state = InstanceKilled
 	case c.Error != "" || (c.Signal == "" && c.ExitCode != 0):
 		state = InstanceFailed
@@ -65,8 +66,13 @@ func (d *db) applyChildTerm(index uint64, c *ChildTerm) *Result {
 	}
 	d.setState(j.ID, in, state, index)
 	j.ModifyIndex = index
-	if !j.KillRequested && restarts(&j.Spec, in) {
-		d.restart(j, in, c.At, index)
+	switch {
+	case j.KillRequested:
+	case in.RestartRequested:
+		d.newAttempt(j, in, c.At, 0, index)
+	case restarts(&j.Spec, in):
+		in.Restarts++
+		d.newAttempt(j, in, c.At, restartBackoff(in.Restarts), index)
 	}
 	return &Result{Index: index, JobID: j.ID}
 }
@@ -98,19 +104,25 @@ func restartBackoff(n int) time.Duration {
 	return min(500*time.Millisecond<<min(n-1, 6), 30*time.Second)
 }
 
-// restart records how the attempt ended and queues the next one.
-func (d *db) restart(j *Job, in *Instance, at time.Time, index uint64) {
+// newAttempt records how the attempt ended and queues the next one, to be
+// placed no sooner than delay after at.
+func (d *db) newAttempt(j *Job, in *Instance, at time.Time, delay time.Duration, index uint64) {
 	in.History = append(in.History, AttemptEnd{
 		Attempt: in.Attempt, Machine: in.Machine, Key: in.Key, State: in.State, ExitCode: in.ExitCode,
-		Signal: in.Signal, Error: in.Error, UserMS: in.UserMS, SysMS: in.SysMS, MaxRSSKB: in.MaxRSSKB,
-		PlacedAt: in.PlacedAt, StartedAt: in.StartedAt, EndedAt: in.EndedAt,
+		Signal: in.Signal, Error: in.Error, Reason: in.Reason, UserMS: in.UserMS, SysMS: in.SysMS,
+		MaxRSSKB: in.MaxRSSKB, PlacedAt: in.PlacedAt, StartedAt: in.StartedAt, EndedAt: in.EndedAt,
 	})
-	in.Restarts++
 	in.Attempt++
 	in.Machine, in.Key, in.PID = "", "", 0
-	in.ExitCode, in.Signal, in.Error = 0, "", ""
+	in.ExitCode, in.Signal, in.Error, in.Reason = 0, "", "", ""
+	in.RestartRequested = false
+	in.SuspendIndex, in.ResumeIndex = 0, 0
 	in.UserMS, in.SysMS, in.MaxRSSKB = 0, 0, 0
 	in.PlacedAt, in.StartedAt, in.EndedAt = time.Time{}, time.Time{}, time.Time{}
-	in.NotBefore = at.Add(restartBackoff(in.Restarts))
+	in.NotBefore = time.Time{}
+	if delay > 0 {
+		in.NotBefore = at.Add(delay)
+	}
 	d.setState(j.ID, in, InstanceQueued, index)
+	j.ModifyIndex = index
 }

@@ -21,6 +21,13 @@ const (
 	ChildTermType     MessageType = 6
 	KillType          MessageType = 7
 	LoadDatabaseType  MessageType = 8
+	SetQueueType      MessageType = 9
+	RemoveQueueType   MessageType = 10
+	ReserveType       MessageType = 11
+	UnreserveType     MessageType = 12
+	SuspendType       MessageType = 13
+	ResumeType        MessageType = 14
+	RestartJobType    MessageType = 15
 )
 
 // IgnoreUnknownFlag marks a command that a server which does not know its
@@ -47,6 +54,20 @@ func (t MessageType) String() string {
 		return "Kill"
 	case LoadDatabaseType:
 		return "LoadDatabase"
+	case SetQueueType:
+		return "SetQueue"
+	case RemoveQueueType:
+		return "RemoveQueue"
+	case ReserveType:
+		return "Reserve"
+	case UnreserveType:
+		return "Unreserve"
+	case SuspendType:
+		return "Suspend"
+	case ResumeType:
+		return "Resume"
+	case RestartJobType:
+		return "RestartJob"
 	}
 	return fmt.Sprintf("MessageType(%d)", uint8(t))
 }
@@ -185,9 +206,11 @@ type ChildTerm struct {
 	ExitCode int       `json:"exit_code"`
 	Signal   string    `json:"signal,omitempty"`
 	Error    string    `json:"error,omitempty"`
-	UserMS   int64     `json:"user_ms,omitempty"`
-	SysMS    int64     `json:"sys_ms,omitempty"`
-	MaxRSSKB int64     `json:"max_rss_kb,omitempty"`
+	// Reason is set when the stub ended the attempt for a limit.
+	Reason   string `json:"reason,omitempty"`
+	UserMS   int64  `json:"user_ms,omitempty"`
+	SysMS    int64  `json:"sys_ms,omitempty"`
+	MaxRSSKB int64  `json:"max_rss_kb,omitempty"`
 }
 
 // Kill ends a job: queued instances never run, placed and running ones are
@@ -207,4 +230,43 @@ type LoadDatabase struct {
 	Source   string    `json:"source,omitempty"`
 	By       string    `json:"by,omitempty"`
 	Database Database  `json:"database"`
+}
+
+// SetQueue creates a queue or replaces its limits.
+type SetQueue struct {
+	At    time.Time     `json:"at"`
+	By    string        `json:"by"`
+	Queue DeclaredQueue `json:"queue"`
+}
+
+// RemoveQueue removes a queue that holds no unfinished job.
+type RemoveQueue struct {
+	At   time.Time `json:"at"`
+	By   string    `json:"by"`
+	Name string    `json:"name"`
+}
+
+// Reserve sets machines aside for Owner from From until Until (zero: until
+// unreserved). The leader chose the machines; Apply checks they exist and
+// that no other user's reservation overlaps the window.
+type Reserve struct {
+	At       time.Time `json:"at"`
+	Owner    string    `json:"owner"`
+	Machines []string  `json:"machines"`
+	From     time.Time `json:"from"`
+	Until    time.Time `json:"until,omitzero"`
+}
+
+// Unreserve ends reservations by id.
+type Unreserve struct {
+	At  time.Time `json:"at"`
+	By  string    `json:"by"`
+	IDs []uint64  `json:"ids"`
+}
+
+// JobControl is the body of Suspend, Resume and RestartJob.
+type JobControl struct {
+	At    time.Time `json:"at"`
+	JobID uint64    `json:"job_id"`
+	By    string    `json:"by"`
 }

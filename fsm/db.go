@@ -15,7 +15,9 @@ type db struct {
 	jobs      map[uint64]*Job
 	database  Database
 	// databaseIndex is the index of the last LoadDatabase; 0 = never loaded.
-	databaseIndex uint64
+	databaseIndex     uint64
+	reservations      map[uint64]*Reservation
+	nextReservationID uint64
 
 	// Derived indexes, rebuilt from machines and jobs by reindex.
 	byIdempotency map[string]uint64
@@ -25,13 +27,32 @@ type db struct {
 	running       map[string]int            // machine -> active instances
 	usedMemory    map[string]int64          // machine -> memory_mb of active instances
 	perJob        map[string]map[uint64]int // machine -> job -> active instances
+	queues        map[string]*queueCounts   // queue -> what it holds
+}
+
+// queueCounts is what one queue holds now.
+type queueCounts struct {
+	Jobs    int // unfinished jobs
+	Waiting int // queued instances
+	Active  int // placed, running or suspended instances
+}
+
+func (d *db) counts(queue string) *queueCounts {
+	c, ok := d.queues[queue]
+	if !ok {
+		c = &queueCounts{}
+		d.queues[queue] = c
+	}
+	return c
 }
 
 func newDB() *db {
 	d := &db{
-		nextJobID: 1,
-		machines:  make(map[string]*Machine),
-		jobs:      make(map[uint64]*Job),
+		nextJobID:         1,
+		nextReservationID: 1,
+		machines:          make(map[string]*Machine),
+		jobs:              make(map[uint64]*Job),
+		reservations:      make(map[uint64]*Reservation),
 	}
 	d.reindex()
 	return d
@@ -46,6 +67,7 @@ func (d *db) reindex() {
 	d.running = make(map[string]int)
 	d.usedMemory = make(map[string]int64)
 	d.perJob = make(map[string]map[uint64]int)
+	d.queues = make(map[string]*queueCounts)
 	for _, m := range d.machines {
 		m.eff = d.database.effective(&m.MachineFacts)
 	}
@@ -64,9 +86,29 @@ func (d *db) indexJob(j *Job) {
 		d.byIdempotency[j.IdempotencyKey] = j.ID
 	}
 	d.byName[j.Name] = append(d.byName[j.Name], j.ID)
+	if j.Queue == "" {
+		j.Queue = DefaultQueue // jobs recorded before queues existed
+	}
+	j.done = j.allFinished()
+	if !j.done {
+		d.counts(j.Queue).Jobs++
+	}
 	for i := range j.Instances {
 		d.setIndexes(j.ID, &j.Instances[i])
 	}
+}
+
+// refreshDone keeps the count of a queue's unfinished jobs true after an
+// instance of j changed state.
+func (d *db) refreshDone(j *Job) {
+	done := j.allFinished()
+	switch {
+	case done && !j.done:
+		d.counts(j.Queue).Jobs--
+	case !done && j.done:
+		d.counts(j.Queue).Jobs++
+	}
+	j.done = done
 }
 
 // setIndexes files an instance under the indexes its state calls for.
@@ -74,17 +116,20 @@ func (d *db) indexJob(j *Job) {
 // already removed by unsetIndexes.
 func (d *db) setIndexes(jobID uint64, in *Instance) {
 	ref := InstanceRef{JobID: jobID, Instance: in.Index}
+	j := d.jobs[jobID]
 	switch {
 	case in.State == InstanceQueued:
 		d.queued[ref] = struct{}{}
+		d.counts(j.Queue).Waiting++
 	case in.Active():
+		d.counts(j.Queue).Active++
 		d.active[ref] = in.Machine
 		d.running[in.Machine]++
 		if d.perJob[in.Machine] == nil {
 			d.perJob[in.Machine] = make(map[uint64]int)
 		}
 		d.perJob[in.Machine][jobID]++
-		if j, ok := d.jobs[jobID]; ok && j.Spec.MemoryMB > 0 {
+		if j.Spec.MemoryMB > 0 {
 			d.usedMemory[in.Machine] += j.Spec.MemoryMB
 		}
 	}
@@ -93,16 +138,19 @@ func (d *db) setIndexes(jobID uint64, in *Instance) {
 // unsetIndexes removes an instance from the indexes of its current state.
 func (d *db) unsetIndexes(jobID uint64, in *Instance) {
 	ref := InstanceRef{JobID: jobID, Instance: in.Index}
+	j := d.jobs[jobID]
 	switch {
 	case in.State == InstanceQueued:
 		delete(d.queued, ref)
+		d.counts(j.Queue).Waiting--
 	case in.Active():
+		d.counts(j.Queue).Active--
 		delete(d.active, ref)
 		decrement(d.running, in.Machine, 1)
 		if decrement(d.perJob[in.Machine], jobID, 1); len(d.perJob[in.Machine]) == 0 {
 			delete(d.perJob, in.Machine)
 		}
-		if j, ok := d.jobs[jobID]; ok && j.Spec.MemoryMB > 0 {
+		if j.Spec.MemoryMB > 0 {
 			decrement(d.usedMemory, in.Machine, j.Spec.MemoryMB)
 		}
 	}
@@ -122,6 +170,7 @@ func (d *db) setState(jobID uint64, in *Instance, state string, index uint64) {
 	in.State = state
 	in.ModifyIndex = index
 	d.setIndexes(jobID, in)
+	d.refreshDone(d.jobs[jobID])
 }
 
 func (d *db) instance(jobID uint64, idx int) (*Job, *Instance, error) {

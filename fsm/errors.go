@@ -20,3 +20,17 @@ var (
 // ErrInvalidDatabase means a LoadDatabase's declarations contradict
 // themselves.
 var ErrInvalidDatabase = errors.New("invalid database")
+
+// Queue errors.
+var (
+	// ErrNoSuchQueue means a job or command named a queue that does not exist.
+	ErrNoSuchQueue = errors.New("no such queue")
+	// ErrQueueInUse means a queue cannot be removed: it is the default
+	// queue, or it holds unfinished jobs.
+	ErrQueueInUse = errors.New("queue cannot be removed")
+	// ErrReserved means a machine is already reserved by someone else for
+	// an overlapping window.
+	ErrReserved = errors.New("already reserved")
+	// ErrNoSuchMachine means a command named a machine the pool lacks.
+	ErrNoSuchMachine = errors.New("no such machine")
+)

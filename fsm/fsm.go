@@ -29,6 +29,12 @@ type Result struct {
 	Dequeued int
 	// Draining names the machines a LoadDatabase drained.
 	Draining []string
+	// ReservationID is the reservation a Reserve made; Ended the ones an
+	// Unreserve ended.
+	ReservationID uint64
+	Ended         []uint64
+	// Affected counts the instances a Suspend, Resume or RestartJob changed.
+	Affected int
 	Err      error
 }
 
@@ -118,6 +124,34 @@ func (f *FSM) apply(index uint64, data []byte) *Result {
 		var c LoadDatabase
 		decode(index, t, body, &c)
 		return d.applyLoadDatabase(index, &c)
+	case SetQueueType:
+		var c SetQueue
+		decode(index, t, body, &c)
+		return d.applySetQueue(index, &c)
+	case RemoveQueueType:
+		var c RemoveQueue
+		decode(index, t, body, &c)
+		return d.applyRemoveQueue(index, &c)
+	case ReserveType:
+		var c Reserve
+		decode(index, t, body, &c)
+		return d.applyReserve(index, &c)
+	case UnreserveType:
+		var c Unreserve
+		decode(index, t, body, &c)
+		return d.applyUnreserve(index, &c)
+	case SuspendType:
+		var c JobControl
+		decode(index, t, body, &c)
+		return d.applySuspend(index, &c)
+	case ResumeType:
+		var c JobControl
+		decode(index, t, body, &c)
+		return d.applyResume(index, &c)
+	case RestartJobType:
+		var c JobControl
+		decode(index, t, body, &c)
+		return d.applyRestartJob(index, &c)
 	}
 	if ignorable {
 		return &Result{Index: index}

@@ -20,6 +20,10 @@ func (d *db) applySubmit(index uint64, c *Submit) *Result {
 	if err := validateSpec(&c.Spec); err != nil {
 		return &Result{Index: index, Err: err}
 	}
+	queueName, err := d.admit(&c.Spec)
+	if err != nil {
+		return &Result{Index: index, Err: err}
+	}
 	id := d.nextJobID
 	d.nextJobID++
 	name := c.Spec.Name
@@ -31,6 +35,7 @@ func (d *db) applySubmit(index uint64, c *Submit) *Result {
 		ID:             id,
 		Name:           name,
 		Owner:          c.Owner,
+		Queue:          queueName,
 		Spec:           c.Spec,
 		SubmittedAt:    c.At,
 		IdempotencyKey: c.IdempotencyKey,

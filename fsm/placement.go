@@ -8,7 +8,8 @@ import "time"
 // has a free slot, room under the job's per-machine bound and enough
 // memory, and has the binary's key. The rest are dropped, so a stale or
 // duplicated plan can neither overcommit a machine nor start an instance
-// twice. Matching requirements (keys, attributes, mounts) is the leader's
+// twice. It also enforces the job's queue's nq_maxactive and the
+// reservations in force at the command's time. Matching requirements (keys, attributes, mounts) is the leader's
 // job and is not re-checked.
 func (d *db) applyPlace(index uint64, c *Place) *Result {
 	res := &Result{Index: index}
@@ -44,6 +45,12 @@ func (d *db) placeable(a Assignment, at time.Time) bool {
 		return false
 	}
 	if need := j.Spec.MemoryMB; need > 0 && d.usedMemory[m.Name]+need > m.eff.MemoryMB {
+		return false
+	}
+	if q, ok := d.queueLimits(j.Queue); ok && q.MaxActive > 0 && int64(d.counts(j.Queue).Active) >= q.MaxActive {
+		return false
+	}
+	if owner, ok := d.reservedBy(m.Name, at); ok && owner != j.Owner {
 		return false
 	}
 	if _, ok := j.Spec.Binaries[a.Key]; !ok {

@@ -13,7 +13,8 @@ import (
 // SnapshotVersion is the snapshot format version. Restore refuses newer
 // versions rather than misread them. Version 2 added the database record
 // after the header; version 1 snapshots restore with an empty database.
-const SnapshotVersion = 2
+// Version 3 added reservation records after the jobs.
+const SnapshotVersion = 3
 
 // snapshotHeader opens every snapshot.
 type snapshotHeader struct {
@@ -25,6 +26,9 @@ type snapshotHeader struct {
 	Jobs      int    `json:"jobs"`
 	// DatabaseIndex is the index of the last LoadDatabase (version 2).
 	DatabaseIndex uint64 `json:"database_index,omitempty"`
+	// Reservations and NextReservationID (version 3).
+	Reservations      int    `json:"reservations,omitempty"`
+	NextReservationID uint64 `json:"next_reservation_id,omitempty"`
 }
 
 const snapshotFormat = "netmgr-fsm"
@@ -34,10 +38,11 @@ var ErrSnapshotFormat = errors.New("unrecognised snapshot")
 
 // snapshot is a point-in-time copy of the records, written by Persist.
 type snapshot struct {
-	header   snapshotHeader
-	database Database
-	machines []Machine
-	jobs     []Job
+	header       snapshotHeader
+	database     Database
+	machines     []Machine
+	jobs         []Job
+	reservations []Reservation
 }
 
 // Snapshot copies the records under the lock; Persist does the I/O.
@@ -56,8 +61,13 @@ func (d *db) copyRecords() *snapshot {
 		Machines:  len(d.machines),
 		Jobs:      len(d.jobs),
 
-		DatabaseIndex: d.databaseIndex,
+		DatabaseIndex:     d.databaseIndex,
+		Reservations:      len(d.reservations),
+		NextReservationID: d.nextReservationID,
 	}}
+	for _, r := range d.sortedReservations() {
+		s.reservations = append(s.reservations, *r)
+	}
 	// Declarations are replaced whole by LoadDatabase, never changed in
 	// place, so sharing them with the live state is safe.
 	s.database = d.database
@@ -98,6 +108,11 @@ func (s *snapshot) write(w io.Writer) error {
 	}
 	for i := range s.jobs {
 		if err := enc.Encode(&s.jobs[i]); err != nil {
+			return err
+		}
+	}
+	for i := range s.reservations {
+		if err := enc.Encode(&s.reservations[i]); err != nil {
 			return err
 		}
 	}
@@ -152,6 +167,16 @@ func readSnapshot(r io.Reader) (*db, error) {
 			return nil, fmt.Errorf("read job: %w", err)
 		}
 		d.jobs[j.ID] = j
+	}
+	if h.Version >= 3 {
+		d.nextReservationID = max(h.NextReservationID, 1)
+		for range h.Reservations {
+			r := new(Reservation)
+			if err := dec.Decode(r); err != nil {
+				return nil, fmt.Errorf("read reservation: %w", err)
+			}
+			d.reservations[r.ID] = r
+		}
 	}
 	d.reindex()
 	return d, nil

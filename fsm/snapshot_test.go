@@ -420,7 +420,7 @@ func TestRestoreRejects(t *testing.T) {
 		wantFormat bool // the error wraps ErrSnapshotFormat
 	}{
 		{"unknown format", `{"format":"other-db","version":1,"index":5,"next_job_id":1,"machines":0,"jobs":0}` + "\n", true},
-		{"newer version", `{"format":"netmgr-fsm","version":3,"index":5,"next_job_id":1,"machines":0,"jobs":0}` + "\n", true},
+		{"newer version", `{"format":"netmgr-fsm","version":4,"index":5,"next_job_id":1,"machines":0,"jobs":0}` + "\n", true},
 		{"version zero", `{"format":"netmgr-fsm","version":0,"index":5,"next_job_id":1,"machines":0,"jobs":0}` + "\n", true},
 		{"no format", `{"version":1,"index":5}` + "\n", true},
 		{"empty", "", false},
@@ -523,14 +523,23 @@ func TestRestoreVersion1(t *testing.T) {
 	if len(newLines) != len(oldLines)+1 {
 		t.Fatalf("got %d lines, want %d (one more: the database)", len(newLines), len(oldLines)+1)
 	}
-	if got, want := string(newLines[0]), strings.Replace(string(oldLines[0]), `"version":1`, `"version":2`, 1); got != want {
-		t.Errorf("got header %s, want %s", got, want)
+	wantHeader := strings.Replace(string(oldLines[0]), `"version":1`, `"version":3`, 1)
+	wantHeader = strings.Replace(wantHeader, "}\n", `,"next_reservation_id":1}`+"\n", 1)
+	if got := string(newLines[0]); got != wantHeader {
+		t.Errorf("got header %s, want %s", got, wantHeader)
 	}
 	if got := string(newLines[1]); got != "{}\n" {
 		t.Errorf("got database record %q, want %q", got, "{}\n")
 	}
-	if got, want := bytes.Join(newLines[2:], nil), bytes.Join(oldLines[1:], nil); !bytes.Equal(got, want) {
-		t.Errorf("records changed by the version upgrade:\ngot:\n%s\nwant:\n%s", got, want)
+	// Jobs recorded before queues existed are filed in the default queue;
+	// nothing else changes.
+	upgraded := bytes.Join(newLines[2:], nil)
+	if n, want := bytes.Count(upgraded, []byte(`"queue":"default",`)), 6; n != want {
+		t.Errorf("got %d jobs in the default queue, want %d", n, want)
+	}
+	upgraded = bytes.ReplaceAll(upgraded, []byte(`"queue":"default",`), nil)
+	if want := bytes.Join(oldLines[1:], nil); !bytes.Equal(upgraded, want) {
+		t.Errorf("records changed by the version upgrade:\ngot:\n%s\nwant:\n%s", upgraded, want)
 	}
 
 	// The restored state takes a database like any other.

@@ -23,6 +23,8 @@ const (
 	InstanceSignaled = "signaled"
 	InstanceKilled   = "killed"
 	InstanceLost     = "lost"
+	// InstanceSuspended is running but stopped (SIGSTOP); it keeps its slot.
+	InstanceSuspended = "suspended"
 )
 
 // Machine is a machine of the pool.
@@ -82,6 +84,16 @@ type Instance struct {
 	KillRequested bool      `json:"kill_requested,omitempty"`
 	// NotBefore delays a restarted attempt (restart backoff).
 	NotBefore time.Time `json:"not_before,omitzero"`
+	// RestartRequested is set by `netmgr restart` on an active attempt: it
+	// is signalled, and its end queues a new attempt at once.
+	RestartRequested bool `json:"restart_requested,omitempty"`
+	// Reason says why the stub ended the attempt (a queue limit).
+	Reason string `json:"reason,omitempty"`
+	// SuspendIndex and ResumeIndex are the indexes of the last Suspend and
+	// Resume of the attempt: the leader owes SIGSTOP while it is suspended
+	// and SIGCONT once ResumeIndex is the later.
+	SuspendIndex uint64 `json:"suspend_index,omitempty"`
+	ResumeIndex  uint64 `json:"resume_index,omitempty"`
 	// Restarts counts attempts started again under the restart policy;
 	// History keeps how each earlier attempt ended.
 	Restarts int          `json:"restarts,omitempty"`
@@ -103,7 +115,7 @@ func (i *Instance) Finished() bool {
 
 // Active reports whether the instance holds a slot on its machine.
 func (i *Instance) Active() bool {
-	return i.State == InstancePlaced || i.State == InstanceRunning
+	return i.State == InstancePlaced || i.State == InstanceRunning || i.State == InstanceSuspended
 }
 
 // Job is a submitted job and its instances.
@@ -111,6 +123,7 @@ type Job struct {
 	ID             uint64     `json:"id"`
 	Name           string     `json:"name"`
 	Owner          string     `json:"owner"`
+	Queue          string     `json:"queue,omitempty"`
 	Spec           JobSpec    `json:"spec"`
 	SubmittedAt    time.Time  `json:"submitted_at"`
 	IdempotencyKey string     `json:"idempotency_key,omitempty"`
@@ -120,6 +133,19 @@ type Job struct {
 	Instances      []Instance `json:"instances"`
 	CreateIndex    uint64     `json:"create_index"`
 	ModifyIndex    uint64     `json:"modify_index"`
+
+	// done is derived: every instance has finished.
+	done bool
+}
+
+// allFinished reports whether every instance has ended for good.
+func (j *Job) allFinished() bool {
+	for i := range j.Instances {
+		if !j.Instances[i].Finished() {
+			return false
+		}
+	}
+	return true
 }
 
 // Job states, derived from the instances.
@@ -139,7 +165,7 @@ func (j *Job) State() string {
 		switch j.Instances[i].State {
 		case InstanceQueued:
 			queued = true
-		case InstancePlaced, InstanceRunning:
+		case InstancePlaced, InstanceRunning, InstanceSuspended:
 			active = true
 		case InstanceKilled:
 			killed = true
@@ -189,10 +215,32 @@ type AttemptEnd struct {
 	ExitCode  int       `json:"exit_code"`
 	Signal    string    `json:"signal,omitempty"`
 	Error     string    `json:"error,omitempty"`
+	Reason    string    `json:"reason,omitempty"`
 	UserMS    int64     `json:"user_ms,omitempty"`
 	SysMS     int64     `json:"sys_ms,omitempty"`
 	MaxRSSKB  int64     `json:"max_rss_kb,omitempty"`
 	PlacedAt  time.Time `json:"placed_at,omitzero"`
 	StartedAt time.Time `json:"started_at,omitzero"`
 	EndedAt   time.Time `json:"ended_at,omitzero"`
+}
+
+// Reservation sets machines aside for one user during a window.
+type Reservation struct {
+	ID          uint64    `json:"id"`
+	Owner       string    `json:"owner"`
+	Machines    []string  `json:"machines"`
+	From        time.Time `json:"from"`
+	Until       time.Time `json:"until,omitzero"` // zero: until unreserved
+	CreateIndex uint64    `json:"create_index"`
+}
+
+// InForce reports whether the reservation holds at t.
+func (r *Reservation) InForce(t time.Time) bool {
+	return !t.Before(r.From) && (r.Until.IsZero() || t.Before(r.Until))
+}
+
+// overlaps reports whether two windows share any instant.
+func (r *Reservation) overlaps(from, until time.Time) bool {
+	endsBefore := func(end, start time.Time) bool { return !end.IsZero() && !end.After(start) }
+	return !endsBefore(r.Until, from) && !endsBefore(until, r.From)
 }

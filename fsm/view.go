@@ -1,5 +1,7 @@
 package fsm
 
+import "time"
+
 // View reads the database. It is valid only inside the function given to
 // FSM.Read; the records it returns must be neither modified nor retained
 // after that function returns (copy what you keep).
@@ -60,3 +62,47 @@ func (v View) UsedMemoryMB(machine string) int64 { return v.d.usedMemory[machine
 // JobCounts returns, for one machine, how many instances of each job are
 // placed or running there. The map is the FSM's own: read it, don't keep it.
 func (v View) JobCounts(machine string) map[uint64]int { return v.d.perJob[machine] }
+
+// Reservations returns every reservation, by id.
+func (v View) Reservations() []*Reservation { return v.d.sortedReservations() }
+
+// ReservedBy returns who holds a reservation of the machine in force at t.
+func (v View) ReservedBy(machine string, t time.Time) (string, bool) {
+	return v.d.reservedBy(machine, t)
+}
+
+// QueueView is a queue's declaration and what it holds.
+type QueueView struct {
+	DeclaredQueue
+	Jobs, Waiting, Active int
+}
+
+// Queues returns every queue, the default one included, in declaration
+// order (the default first when it is not declared).
+func (v View) Queues() []QueueView {
+	var out []QueueView
+	if _, ok := v.d.database.Queue(DefaultQueue); !ok {
+		out = append(out, v.queueView(DeclaredQueue{Name: DefaultQueue}))
+	}
+	for _, q := range v.d.database.Queues {
+		out = append(out, v.queueView(q))
+	}
+	return out
+}
+
+// Queue returns one queue, the default one included.
+func (v View) Queue(name string) (QueueView, bool) {
+	q, ok := v.d.queueLimits(name)
+	if !ok {
+		return QueueView{}, false
+	}
+	return v.queueView(q), true
+}
+
+func (v View) queueView(q DeclaredQueue) QueueView {
+	qv := QueueView{DeclaredQueue: q}
+	if c, ok := v.d.queues[q.Name]; ok {
+		qv.Jobs, qv.Waiting, qv.Active = c.Jobs, c.Waiting, c.Active
+	}
+	return qv
+}

@@ -1,0 +1,85 @@
+package fsm
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/netmgr/netmgr/queue"
+)
+
+// DefaultQueue is the queue of a job that names none. It always exists:
+// with priority 0 and no limits until an administrator declares it.
+const DefaultQueue = "default"
+
+// queueLimits returns a queue's declaration; the default queue exists even
+// when undeclared.
+func (d *db) queueLimits(name string) (DeclaredQueue, bool) {
+	if q, ok := d.database.Queue(name); ok {
+		return *q, true
+	}
+	if name == DefaultQueue {
+		return DeclaredQueue{Name: DefaultQueue}, true
+	}
+	return DeclaredQueue{}, false
+}
+
+// Limits turns a declaration into the queue package's limits.
+func (q DeclaredQueue) Limits() queue.Limits {
+	return queue.Limits{
+		Priority: q.Priority, MaxSize: q.MaxSize, MaxActive: q.MaxActive,
+		MaxRunSeconds: q.MaxRunSeconds, MaxMemMB: q.MaxMemMB,
+	}
+}
+
+// admit checks that the job's queue exists and can take it.
+func (d *db) admit(s *JobSpec) (string, error) {
+	name := s.Queue
+	if name == "" {
+		name = DefaultQueue
+	}
+	q, ok := d.queueLimits(name)
+	if !ok {
+		return "", fmt.Errorf("%w: queue %s", ErrNoSuchQueue, name)
+	}
+	held := 0
+	if c, ok := d.queues[name]; ok {
+		held = c.Jobs
+	}
+	if err := queue.CheckSubmit(name, q.Limits(), held, s.MemoryMB); err != nil {
+		return "", err
+	}
+	return name, nil
+}
+
+func (d *db) applySetQueue(index uint64, c *SetQueue) *Result {
+	q := c.Queue
+	if q.Name == "" || q.MaxSize < 0 || q.MaxActive < 0 || q.MaxRunSeconds < 0 || q.MaxMemMB < 0 {
+		return &Result{Index: index, Err: fmt.Errorf("%w: queue %q: a name and non-negative limits are required", ErrInvalidDatabase, q.Name)}
+	}
+	// Replace the declarations slice rather than edit it in place: a
+	// snapshot being persisted may share it.
+	qs := slices.Clone(d.database.Queues)
+	i := slices.IndexFunc(qs, func(x DeclaredQueue) bool { return x.Name == q.Name })
+	if i >= 0 {
+		qs[i] = q
+	} else {
+		qs = append(qs, q)
+	}
+	d.database.Queues = qs
+	return &Result{Index: index}
+}
+
+func (d *db) applyRemoveQueue(index uint64, c *RemoveQueue) *Result {
+	if c.Name == DefaultQueue {
+		return &Result{Index: index, Err: fmt.Errorf("queue %s: %w", c.Name, ErrQueueInUse)}
+	}
+	i := slices.IndexFunc(d.database.Queues, func(x DeclaredQueue) bool { return x.Name == c.Name })
+	if i < 0 {
+		return &Result{Index: index, Err: fmt.Errorf("%w: queue %s", ErrNoSuchQueue, c.Name)}
+	}
+	if n := d.queues[c.Name]; n != nil && n.Jobs > 0 {
+		return &Result{Index: index, Err: fmt.Errorf("queue %s holds %d unfinished jobs: %w", c.Name, n.Jobs, ErrQueueInUse)}
+	}
+	d.database.Queues = slices.Delete(slices.Clone(d.database.Queues), i, i+1)
+	return &Result{Index: index}
+}
