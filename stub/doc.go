@@ -31,6 +31,21 @@
 // orphans of a job come back to it rather than to init); a process that
 // leaves the group with setsid escapes this.
 //
+// Limits: a StartRequest may carry its queue's limits, kept with the
+// running attempt. With MaxRunSeconds the stub sends SIGTERM to the
+// attempt's process group that long after the attempt started — wall
+// time, so time the group spends stopped by netmgr suspend counts — and
+// SIGKILL GraceMS later (10 s when 0) if the group is still alive. With
+// MaxMemMB one sampler for the whole stub walks /proc every 250 ms, sums
+// the resident memory (RSS) of every process of each limited group and
+// SIGKILLs a group above its limit at once; the largest sum seen is
+// reported as MaxRSSKB when it exceeds what wait returned. Each of these
+// signals is followed by SIGCONT so that a stopped group receives it. The
+// attempt's CHILD_TERM then carries a Reason, whatever the exit status:
+// "run limit of 3m20s exceeded" or "memory limit of 20 MB exceeded
+// (resident 23 MB)"; the first limit to act names it. After Shutdown no
+// limit is enforced any more.
+//
 // Events: CHILD_REGISTER (the job started, with its pid, which is also its
 // process group) and CHILD_TERM (it ended: exit code, signal name without
 // "SIG" and exit code 128+signal when a signal ended it, user/sys CPU and

@@ -54,13 +54,17 @@ func parseAttemptKey(b []byte) (attemptKey, bool) {
 
 // attempt is the stub's view of one attempt.
 type attempt struct {
-	ready chan struct{} // closed once Start has decided what happened
+	ready  chan struct{} // closed once Start has decided what happened
+	done   chan struct{} // closed once a supervised attempt's leader is waited for
+	limits limits        // the queue limits, fixed at start
 	// The fields below are guarded by runner.mu and final once ready is
-	// closed, except exited.
-	recovered  bool // started by an earlier stub on the same DataDir
-	supervised bool // this stub process started it and waits for it
-	pgid       int  // process group, 0 when the exec failed
-	exited     bool // the group leader has been waited for
+	// closed, except exited, reason and peakKB.
+	recovered  bool   // started by an earlier stub on the same DataDir
+	supervised bool   // this stub process started it and waits for it
+	pgid       int    // process group, 0 when the exec failed
+	exited     bool   // the group leader has been waited for
+	reason     string // why the stub ended it (a limit), "" if it did not
+	peakKB     int64  // largest resident memory of the group sampled
 }
 
 // runner starts attempts and waits for them. It is safe for concurrent use.
@@ -70,23 +74,25 @@ type runner struct {
 	out     *outbox
 	log     *slog.Logger
 	stop    chan struct{}  // closed by close
-	timers  sync.WaitGroup // grace-period goroutines
+	timers  sync.WaitGroup // grace-period and run-limit goroutines
 
-	mu       sync.Mutex // guards attempts, closed and the attempt fields
-	attempts map[attemptKey]*attempt
-	closed   bool
+	mu         sync.Mutex // guards attempts, memLimited, closed and the attempt fields
+	attempts   map[attemptKey]*attempt
+	memLimited map[attemptKey]*attempt // running attempts with a memory limit
+	closed     bool
 }
 
 // newRunner returns a runner that treats the known attempts, started by an
 // earlier stub on the same DataDir, as already started.
 func newRunner(machine, execDir string, out *outbox, log *slog.Logger, known []attemptKey) *runner {
 	r := &runner{
-		machine:  machine,
-		execDir:  execDir,
-		out:      out,
-		log:      log,
-		stop:     make(chan struct{}),
-		attempts: make(map[attemptKey]*attempt, len(known)),
+		machine:    machine,
+		execDir:    execDir,
+		out:        out,
+		log:        log,
+		stop:       make(chan struct{}),
+		attempts:   make(map[attemptKey]*attempt, len(known)),
+		memLimited: make(map[attemptKey]*attempt),
 	}
 	for _, k := range known {
 		a := &attempt{ready: make(chan struct{}), recovered: true}
@@ -110,7 +116,7 @@ func (r *runner) start(req client.StartRequest) (bool, error) {
 		r.mu.Unlock()
 		return false, nil
 	}
-	a := &attempt{ready: make(chan struct{})}
+	a := &attempt{ready: make(chan struct{}), done: make(chan struct{}), limits: limitsOf(req)}
 	r.attempts[k] = a
 	r.mu.Unlock()
 	defer close(a.ready)
@@ -120,7 +126,8 @@ func (r *runner) start(req client.StartRequest) (bool, error) {
 		err = cmd.Start()
 		closeFiles(cmd)
 	}
-	at := time.Now().UTC()
+	started := time.Now() // with the monotonic reading the run limit counts from
+	at := started.UTC()
 	if err != nil {
 		r.log.Warn("attempt failed to start", "attempt", k, "binary", req.Binary, "err", err)
 		ev := r.event(k, client.ChildTerm, at)
@@ -146,6 +153,7 @@ func (r *runner) start(req client.StartRequest) (bool, error) {
 	}
 	r.mu.Lock()
 	a.supervised, a.pgid = true, pid
+	r.armLimits(k, a, started)
 	r.mu.Unlock()
 	r.log.Info("attempt started", "attempt", k, "binary", req.Binary, "pid", pid)
 	go r.wait(k, a, cmd)
@@ -224,7 +232,10 @@ func (r *runner) wait(k attemptKey, a *attempt, cmd *exec.Cmd) {
 	_ = cmd.Wait() // the exit status is in cmd.ProcessState
 	r.mu.Lock()
 	a.exited = true
+	delete(r.memLimited, k)
+	reason, peakKB := a.reason, a.peakKB
 	r.mu.Unlock()
+	close(a.done)
 	reapGroup(a.pgid)
 
 	ev := r.event(k, client.ChildTerm, time.Now().UTC())
@@ -240,7 +251,9 @@ func (r *runner) wait(k attemptKey, a *attempt, cmd *exec.Cmd) {
 		ev.SysMS = ru.Stime.Sec*1000 + ru.Stime.Usec/1000
 		ev.MaxRSSKB = ru.Maxrss
 	}
-	r.log.Info("attempt ended", "attempt", k, "exit_code", ev.ExitCode, "signal", ev.Signal)
+	ev.MaxRSSKB = max(ev.MaxRSSKB, peakKB)
+	ev.Reason = reason
+	r.log.Info("attempt ended", "attempt", k, "exit_code", ev.ExitCode, "signal", ev.Signal, "reason", reason)
 
 	r.mu.Lock()
 	closed := r.closed
@@ -280,11 +293,26 @@ func (r *runner) signal(ctx context.Context, k attemptKey, sig unix.Signal, grac
 	if err := unix.Kill(-a.pgid, sig); err != nil && !errors.Is(err, unix.ESRCH) {
 		return fmt.Errorf("signal attempt %s: %w", k, err)
 	}
+	if wakes(sig) {
+		// A suspended (stopped) group takes the signal only once continued.
+		_ = unix.Kill(-a.pgid, unix.SIGCONT)
+	}
 	r.log.Info("attempt signalled", "attempt", k, "signal", signalName(sig), "grace", grace)
 	if grace > 0 && sig != unix.SIGKILL {
 		r.timers.Go(func() { r.killAfter(k, a, grace) })
 	}
 	return nil
+}
+
+// wakes reports whether a signal is meant to end or interrupt the job, so
+// that a stopped group must be continued to act on it. Job-control signals
+// themselves (STOP, CONT, TSTP, TTIN, TTOU) do not.
+func wakes(sig unix.Signal) bool {
+	switch sig {
+	case unix.SIGSTOP, unix.SIGCONT, unix.SIGTSTP, unix.SIGTTIN, unix.SIGTTOU:
+		return false
+	}
+	return true
 }
 
 // killAfter SIGKILLs the attempt's group after grace unless it ended first
@@ -303,6 +331,7 @@ func (r *runner) killAfter(k attemptKey, a *attempt, grace time.Duration) {
 		return
 	}
 	if err := unix.Kill(-a.pgid, unix.SIGKILL); err == nil {
+		_ = unix.Kill(-a.pgid, unix.SIGCONT)
 		r.log.Info("attempt killed after grace", "attempt", k, "grace", grace)
 	}
 }
@@ -325,7 +354,8 @@ func (r *runner) close() {
 	}
 }
 
-// waitTimers waits for the grace-period goroutines, which end at close.
+// waitTimers waits for the grace-period and run-limit goroutines, which
+// end at close.
 func (r *runner) waitTimers() { r.timers.Wait() }
 
 // event returns an event of kind for attempt k.

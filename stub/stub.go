@@ -51,7 +51,7 @@ type Stub struct {
 
 	ctx    context.Context // canceled by Shutdown
 	cancel context.CancelFunc
-	wg     sync.WaitGroup // the HTTP server, sender and gossip goroutines
+	wg     sync.WaitGroup // the HTTP server, sender, memory sampler and gossip goroutines
 
 	shutdownOnce sync.Once
 	shutdownErr  error
@@ -123,6 +123,8 @@ func New(cfg Config) (*Stub, error) {
 	})
 	snd := &sender{out: s.out, servers: s.servers, log: s.log}
 	s.wg.Go(func() { snd.run(ctx) })
+	mem := newMemSampler(s.runner, s.log)
+	s.wg.Go(func() { mem.run(ctx) })
 	if s.gossip != nil {
 		s.wg.Go(func() { s.gossip.run(ctx, cfg.Join) })
 	}

@@ -1,0 +1,226 @@
+package stub
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/netmgr/netmgr/client"
+	"github.com/prometheus/procfs"
+)
+
+func TestLimitsOf(t *testing.T) {
+	tests := []struct {
+		name string
+		req  client.StartRequest
+		want limits
+	}{
+		{name: "none", want: limits{grace: defaultLimitGrace}},
+		{
+			name: "all",
+			req:  client.StartRequest{MaxRunSeconds: 200, MaxMemMB: 20, GraceMS: 300},
+			want: limits{run: 200 * time.Second, grace: 300 * time.Millisecond, memKB: 20 * 1024},
+		},
+		{
+			name: "negative means none",
+			req:  client.StartRequest{MaxRunSeconds: -1, MaxMemMB: -1, GraceMS: -1},
+			want: limits{grace: defaultLimitGrace},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := limitsOf(tt.req); got != tt.want {
+				t.Errorf("limitsOf = %+v, want %+v", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestLimitReasons(t *testing.T) {
+	tests := []struct {
+		name string
+		got  string
+		want string
+	}{
+		{name: "run", got: runLimitReason(200 * time.Second), want: "run limit of 3m20s exceeded"},
+		{name: "run in hours", got: runLimitReason(2 * time.Hour), want: "run limit of 2h0m0s exceeded"},
+		{name: "memory", got: memLimitReason(20*1024, 23*1024), want: "memory limit of 20 MB exceeded (resident 23 MB)"},
+		{name: "memory rounded up", got: memLimitReason(20*1024, 20*1024+1), want: "memory limit of 20 MB exceeded (resident 21 MB)"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if tt.got != tt.want {
+				t.Errorf("got %q, want %q", tt.got, tt.want)
+			}
+		})
+	}
+}
+
+func TestGroupRSS(t *testing.T) {
+	fs, err := procfs.NewDefaultFS()
+	if err != nil {
+		t.Skipf("no /proc: %v", err)
+	}
+	self, err := fs.Self()
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := self.Stat()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rss, err := groupRSS(fs, map[int]limitedGroup{st.PGRP: {}})
+	if err != nil {
+		t.Fatalf("groupRSS: %v", err)
+	}
+	if own := int64(st.ResidentMemory()) / 1024; rss[st.PGRP] < own/2 {
+		t.Errorf("group RSS = %d KB, want at least about the test's own %d KB", rss[st.PGRP], own)
+	}
+	if len(rss) != 1 {
+		t.Errorf("groupRSS = %v, want only group %d", rss, st.PGRP)
+	}
+}
+
+func TestLimits(t *testing.T) {
+	srv := newFakeServer(t, 0)
+	execDir := t.TempDir()
+	s := newTestStub(t, Config{Servers: []string{srv.addr()}, ExecDir: execDir})
+	c := stubClient(t, s)
+
+	runReason := runLimitReason(time.Second)
+	tests := []struct {
+		name       string
+		req        client.StartRequest
+		during     func(t *testing.T, c *client.StubClient, req client.StartRequest, pid int) // after REGISTER
+		wantCode   int
+		wantSignal string
+		wantReason string // prefix of the TERM's Reason; "" = none
+		minTime    time.Duration
+		check      func(t *testing.T, dir string, term client.ChildEvent)
+	}{
+		{
+			name: "run limit sends TERM first",
+			req: withLimits(shJob(1, 0, `trap "echo TERM > $PWD/trapped; exit 7" TERM; sleep 3600 & wait`),
+				1, 0, 0),
+			wantCode:   7,
+			wantReason: runReason,
+			minTime:    time.Second,
+			check: func(t *testing.T, dir string, _ client.ChildEvent) {
+				got, err := os.ReadFile(filepath.Join(dir, "trapped"))
+				if err != nil {
+					t.Fatalf("the job's trap left no file: %v", err)
+				}
+				if string(got) != "TERM\n" {
+					t.Errorf("trapped = %q, want %q", got, "TERM\n")
+				}
+			},
+		},
+		{
+			name:       "run limit KILLs a job ignoring TERM after the grace",
+			req:        withLimits(shJob(2, 0, `trap "" TERM; sleep 3600`), 1, 0, 300),
+			wantCode:   128 + 9,
+			wantSignal: "KILL",
+			wantReason: runReason,
+			minTime:    time.Second + 300*time.Millisecond,
+		},
+		{
+			name: "memory limit KILLs a hog",
+			req: withLimits(shJob(3, 0, `x=$(head -c 60000000 /dev/zero | tr "\0" a); sleep 60`),
+				0, 20, 0),
+			wantCode:   128 + 9,
+			wantSignal: "KILL",
+			wantReason: "memory limit of 20 MB exceeded (resident ",
+			check: func(t *testing.T, _ string, term client.ChildEvent) {
+				if term.MaxRSSKB <= 20*1024 {
+					t.Errorf("MaxRSSKB = %d, want above the 20 MB limit", term.MaxRSSKB)
+				}
+			},
+		},
+		{
+			name: "a job within its limits is not touched",
+			req:  withLimits(shJob(4, 0, `sleep 1; echo ok`), 30, 200, 0),
+			check: func(t *testing.T, dir string, _ client.ChildEvent) {
+				got, _ := os.ReadFile(filepath.Join(dir, "stdout"))
+				if string(got) != "ok\n" {
+					t.Errorf("stdout = %q, want %q", got, "ok\n")
+				}
+			},
+		},
+		{
+			// With the default grace of 10 s a stopped group would only
+			// end by SIGKILL if the TERM were not followed by SIGCONT.
+			name:       "a stopped group over its run limit still ends",
+			req:        withLimits(shJob(5, 0, `sleep 3600`), 2, 0, 0),
+			during:     stopGroup,
+			wantCode:   128 + 15,
+			wantSignal: "TERM",
+			wantReason: runLimitReason(2 * time.Second),
+			minTime:    2 * time.Second,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			k := keyOf(tt.req)
+			start := time.Now()
+			mustStart(t, c, tt.req)
+			if tt.during != nil {
+				var evs []client.ChildEvent
+				waitFor(t, "REGISTER of "+k.String(), func() bool { evs = srv.events(k); return len(evs) > 0 })
+				tt.during(t, c, tt.req, evs[0].PID)
+			}
+			evs := srv.waitTerm(t, k)
+			elapsed := time.Since(start)
+			term := evs[len(evs)-1]
+			if term.ExitCode != tt.wantCode || term.Signal != tt.wantSignal {
+				t.Errorf("TERM exit code %d signal %q, want %d and %q", term.ExitCode, term.Signal, tt.wantCode, tt.wantSignal)
+			}
+			switch {
+			case tt.wantReason == "" && term.Reason != "":
+				t.Errorf("TERM reason = %q, want none", term.Reason)
+			case !strings.HasPrefix(term.Reason, tt.wantReason):
+				t.Errorf("TERM reason = %q, want %q", term.Reason, tt.wantReason)
+			}
+			if elapsed < tt.minTime {
+				t.Errorf("ended after %v, want at least %v", elapsed, tt.minTime)
+			}
+			if tt.check != nil {
+				tt.check(t, filepath.Join(execDir, k.String()), term)
+			}
+		})
+	}
+}
+
+// withLimits returns req with a run limit in seconds, a memory limit in
+// MB and a grace in milliseconds.
+func withLimits(req client.StartRequest, runSeconds, memMB, graceMS int64) client.StartRequest {
+	req.MaxRunSeconds, req.MaxMemMB, req.GraceMS = runSeconds, memMB, graceMS
+	return req
+}
+
+// stopGroup stops the attempt's process group the way netmgr suspend
+// does, through the stub's Signal, and waits until its leader is stopped.
+func stopGroup(t *testing.T, c *client.StubClient, req client.StartRequest, pid int) {
+	t.Helper()
+	err := c.Signal(context.Background(), client.SignalRequest{
+		JobID: req.JobID, Instance: req.Instance, Attempt: req.Attempt, Signal: "STOP",
+	})
+	if err != nil {
+		t.Fatalf("Signal STOP: %v", err)
+	}
+	fs, err := procfs.NewDefaultFS()
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the job to be stopped", func() bool {
+		p, err := fs.Proc(pid)
+		if err != nil {
+			t.Fatalf("the job ended before it was stopped: %v", err)
+		}
+		st, err := p.Stat()
+		return err == nil && st.State == "T"
+	})
+}
