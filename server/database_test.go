@@ -187,7 +187,6 @@ func TestOptionsNotBuiltAreRefused(t *testing.T) {
 		{"after", func(s *client.JobSpec) { s.After = "job1" }},
 		{"copy_in", func(s *client.JobSpec) { s.CopyIn = []string{"a"} }},
 		{"copy_out", func(s *client.JobSpec) { s.CopyOut = []string{"b"} }},
-		{"queue", func(s *client.JobSpec) { s.Queue = "NEW_Q" }},
 	}
 	for _, tt := range tests {
 		t.Run(tt.option, func(t *testing.T) {

@@ -10,9 +10,10 @@ import (
 	"github.com/netmgr/netmgr/fsm"
 )
 
-// killGrace is how long a stub waits after netkill's first signal before it
-// sends SIGKILL to the job's process group.
-const killGrace = 5 * time.Second
+// killGrace is how long a stub waits after the first signal (netkill,
+// netmgr restart, a queue's run limit) before it sends SIGKILL to the
+// job's process group.
+const killGrace = 10 * time.Second
 
 // attemptKey names one attempt of one instance: the unit a Start or a
 // kill Signal is sent for, and the key stubs deduplicate by.
@@ -41,7 +42,15 @@ type dispatcher struct {
 
 	mu      sync.Mutex // guards starts and signals
 	starts  map[attemptKey]*sendState
-	signals map[attemptKey]*sendState
+	signals map[signalKey]*sendState
+}
+
+// signalKey names one signal decision for an attempt: a kill, a restart,
+// or the suspend or resume committed at index.
+type signalKey struct {
+	attemptKey
+	what  string
+	index uint64
 }
 
 func newDispatcher(s *Server) *dispatcher {
@@ -49,7 +58,7 @@ func newDispatcher(s *Server) *dispatcher {
 		s:       s,
 		done:    make(chan struct{}, 1),
 		starts:  make(map[attemptKey]*sendState),
-		signals: make(map[attemptKey]*sendState),
+		signals: make(map[signalKey]*sendState),
 	}
 }
 
@@ -63,7 +72,7 @@ type startWork struct {
 }
 
 type signalWork struct {
-	key  attemptKey
+	key  signalKey
 	addr string
 	req  client.SignalRequest
 }
@@ -86,12 +95,13 @@ func (d *dispatcher) dispatch(ctx context.Context) {
 			key := attemptKey{JobID: j.ID, Instance: in.Index, Attempt: in.Attempt}
 			live[key] = true
 			if in.State == fsm.InstancePlaced {
-				starts = append(starts, startWork{key: key, addr: m.Addr, req: startRequest(j, in, servers)})
+				q, _ := v.Queue(j.Queue)
+				starts = append(starts, startWork{key: key, addr: m.Addr, req: startRequest(j, in, q, servers)})
+				continue
 			}
-			if in.KillRequested && in.State == fsm.InstanceRunning {
-				signals = append(signals, signalWork{key: key, addr: m.Addr, req: client.SignalRequest{
-					JobID: j.ID, Instance: in.Index, Attempt: in.Attempt,
-					Signal: j.KillSignal, GraceMS: killGrace.Milliseconds(),
+			if sk, sig, grace, ok := owedSignal(j, in); ok {
+				signals = append(signals, signalWork{key: signalKey{key, sk.what, sk.index}, addr: m.Addr, req: client.SignalRequest{
+					JobID: j.ID, Instance: in.Index, Attempt: in.Attempt, Signal: sig, GraceMS: grace,
 				}})
 			}
 		}
@@ -114,17 +124,39 @@ func (d *dispatcher) dispatch(ctx context.Context) {
 	}
 }
 
+// owedSignal is the signal the database says a started attempt is owed:
+// the kill or restart signal (SIGKILL follows after killGrace), SIGSTOP
+// while suspended, SIGCONT after a resume.
+func owedSignal(j *fsm.Job, in *fsm.Instance) (key signalKey, sig string, graceMS int64, ok bool) {
+	switch {
+	case in.KillRequested:
+		return signalKey{what: "kill"}, j.KillSignal, killGrace.Milliseconds(), true
+	case in.RestartRequested:
+		return signalKey{what: "restart"}, "TERM", killGrace.Milliseconds(), true
+	case in.State == fsm.InstanceSuspended:
+		return signalKey{what: "stop", index: in.SuspendIndex}, "STOP", 0, true
+	case in.State == fsm.InstanceRunning && in.ResumeIndex > in.SuspendIndex:
+		return signalKey{what: "cont", index: in.ResumeIndex}, "CONT", 0, true
+	}
+	return signalKey{}, "", 0, false
+}
+
 // prune forgets attempts that no longer hold a slot.
-func prune(m map[attemptKey]*sendState, live map[attemptKey]bool) {
+func prune[K interface {
+	comparable
+	attempt() attemptKey
+}](m map[K]*sendState, live map[attemptKey]bool) {
 	for k, st := range m {
-		if !live[k] && !st.inflight {
+		if !live[k.attempt()] && !st.inflight {
 			delete(m, k)
 		}
 	}
 }
 
+func (k attemptKey) attempt() attemptKey { return k }
+
 // claim returns the send state to use if a send for key is due now.
-func claim(m map[attemptKey]*sendState, key attemptKey, now time.Time) *sendState {
+func claim[K comparable](m map[K]*sendState, key K, now time.Time) *sendState {
 	st, ok := m[key]
 	if !ok {
 		st = &sendState{}
@@ -174,17 +206,20 @@ func (d *dispatcher) serverHints() []string {
 	return out
 }
 
-func startRequest(j *fsm.Job, in *fsm.Instance, servers []string) client.StartRequest {
+func startRequest(j *fsm.Job, in *fsm.Instance, q fsm.QueueView, servers []string) client.StartRequest {
 	return client.StartRequest{
-		JobID:    j.ID,
-		JobName:  j.Name,
-		Owner:    j.Owner,
-		Instance: in.Index,
-		Attempt:  in.Attempt,
-		Binary:   j.Spec.Binaries[in.Key],
-		Args:     append([]string(nil), j.Spec.Args...),
-		Env:      append([]string(nil), j.Spec.Env...),
-		Servers:  servers,
+		MaxRunSeconds: q.MaxRunSeconds,
+		MaxMemMB:      q.MaxMemMB,
+		GraceMS:       killGrace.Milliseconds(),
+		JobID:         j.ID,
+		JobName:       j.Name,
+		Owner:         j.Owner,
+		Instance:      in.Index,
+		Attempt:       in.Attempt,
+		Binary:        j.Spec.Binaries[in.Key],
+		Args:          append([]string(nil), j.Spec.Args...),
+		Env:           append([]string(nil), j.Spec.Env...),
+		Servers:       servers,
 	}
 }
 

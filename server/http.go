@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"github.com/netmgr/netmgr/client"
+	"github.com/netmgr/netmgr/fsm"
 )
 
 // routes builds the API. Writes are marked so that a follower forwards them
@@ -19,6 +20,15 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("GET /v1/jobs/{ref}", s.leaderRead(s.handleJob))
 	mux.HandleFunc("POST /v1/jobs/{ref}/kill", s.leaderWrite(s.handleKill))
 	mux.HandleFunc("GET /v1/jobs/{ref}/why", s.leaderRead(s.handleWhy))
+	mux.HandleFunc("POST /v1/jobs/{ref}/suspend", s.leaderWrite(s.handleControl(fsm.SuspendType, "suspend")))
+	mux.HandleFunc("POST /v1/jobs/{ref}/resume", s.leaderWrite(s.handleControl(fsm.ResumeType, "resume")))
+	mux.HandleFunc("POST /v1/jobs/{ref}/restart", s.leaderWrite(s.handleControl(fsm.RestartJobType, "restart")))
+	mux.HandleFunc("GET /v1/queues", s.leaderRead(s.handleQueues))
+	mux.HandleFunc("PUT /v1/queues/{name}", s.leaderWrite(s.handleSetQueue))
+	mux.HandleFunc("DELETE /v1/queues/{name}", s.leaderWrite(s.handleRemoveQueue))
+	mux.HandleFunc("GET /v1/reservations", s.leaderRead(s.handleReservations))
+	mux.HandleFunc("POST /v1/reservations", s.leaderWrite(s.handleReserve))
+	mux.HandleFunc("POST /v1/reservations/end", s.leaderWrite(s.handleUnreserve))
 	mux.HandleFunc("GET /v1/machines", s.leaderRead(s.handleMachines))
 	mux.HandleFunc("POST /v1/admin/database", s.leaderWrite(s.handleLoadDatabase))
 	mux.HandleFunc("GET /v1/admin/database", s.leaderRead(s.handleShowDatabase))

@@ -30,7 +30,7 @@ func (s *Server) handleChild(w http.ResponseWriter, r *http.Request) {
 	case client.ChildTerm:
 		t, body = fsm.ChildTermType, fsm.ChildTerm{
 			At: ev.At.UTC(), JobID: ev.JobID, Instance: ev.Instance, Attempt: ev.Attempt,
-			Machine: ev.Machine, ExitCode: ev.ExitCode, Signal: ev.Signal, Error: ev.Error,
+			Machine: ev.Machine, ExitCode: ev.ExitCode, Signal: ev.Signal, Error: ev.Error, Reason: ev.Reason,
 			UserMS: ev.UserMS, SysMS: ev.SysMS, MaxRSSKB: ev.MaxRSSKB,
 		}
 	default:

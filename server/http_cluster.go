@@ -18,12 +18,20 @@ import (
 
 func (s *Server) handleMachines(w http.ResponseWriter, r *http.Request) {
 	pool := s.gossip.snapshot()
+	now := time.Now()
 	var out []client.Machine
 	s.fsm.Read(func(v fsm.View) {
 		ms := v.Machines()
 		out = make([]client.Machine, 0, len(ms))
 		for _, m := range ms {
-			out = append(out, machineToWire(m, v.Running(m.Name), pool[m.Name].Meta.Load))
+			wm := machineToWire(m, v.Running(m.Name), pool[m.Name].Meta.Load)
+			for _, r := range v.Reservations() {
+				if r.InForce(now) && slices.Contains(r.Machines, m.Name) {
+					wm.ReservedBy, wm.ReservedUntil = r.Owner, r.Until
+					break
+				}
+			}
+			out = append(out, wm)
 		}
 	})
 	s.writeJSON(w, http.StatusOK, out)

@@ -33,7 +33,7 @@ func (s *Server) handleSubmit(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if res.Err != nil {
-		s.writeError(w, http.StatusBadRequest, fmt.Errorf("submit: %w", res.Err))
+		s.writeError(w, statusOf(res.Err), fmt.Errorf("submit: %w", res.Err))
 		return
 	}
 	var resp client.SubmitResponse
@@ -130,7 +130,6 @@ func (s *Server) handleJob(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) handleKill(w http.ResponseWriter, r *http.Request) {
-	ref := r.PathValue("ref")
 	var req client.KillRequest
 	if r.ContentLength != 0 {
 		if err := decodeBody(r, &req); err != nil {
@@ -141,17 +140,8 @@ func (s *Server) handleKill(w http.ResponseWriter, r *http.Request) {
 	if req.Signal == "" {
 		req.Signal = "TERM"
 	}
-	var (
-		id    uint64
-		found bool
-	)
-	s.fsm.Read(func(v fsm.View) {
-		if j, ok := lookupJob(v, ref); ok {
-			id, found = j.ID, true
-		}
-	})
-	if !found {
-		s.writeError(w, http.StatusNotFound, errNoJob(ref))
+	id, _, ok := s.resolveControlled(w, r, "kill")
+	if !ok {
 		return
 	}
 	res, err := s.apply(fsm.KillType, fsm.Kill{At: time.Now().UTC(), JobID: id, By: requestUser(r), Signal: req.Signal})

@@ -2,6 +2,7 @@ package server
 
 import (
 	"net/http"
+	"strconv"
 	"time"
 
 	"github.com/netmgr/netmgr/client"
@@ -27,11 +28,11 @@ func (s *Server) handleWhy(w http.ResponseWriter, r *http.Request) {
 		found = true
 		now := time.Now()
 		out = []client.WhyInstance{}
-		s.newPlanner(v, now).run(func(it queue.Item, in *fsm.Instance, res matcher.Result) {
+		s.newPlanner(v, now).run(func(it queue.Item, in *fsm.Instance, res matcher.Result, h *held) {
 			if it.JobID != j.ID {
 				return
 			}
-			out = append(out, whyInstance(in, res, now))
+			out = append(out, whyInstance(in, res, h, now))
 		})
 	})
 	if !found {
@@ -41,18 +42,42 @@ func (s *Server) handleWhy(w http.ResponseWriter, r *http.Request) {
 	s.writeJSON(w, http.StatusOK, out)
 }
 
-func whyInstance(in *fsm.Instance, res matcher.Result, now time.Time) client.WhyInstance {
+func whyInstance(in *fsm.Instance, res matcher.Result, h *held, now time.Time) client.WhyInstance {
 	w := client.WhyInstance{Instance: in.Index, Attempt: in.Attempt}
 	switch {
+	case h != nil:
+		w.Reason = h.reason
 	case in.NotBefore.After(now):
 		w.Reason = "restarting after a backoff until " + in.NotBefore.UTC().Format(time.RFC3339)
 	case res.Machine >= 0:
 		w.Reason = "a machine is free: it will be placed on the scheduler's next pass"
+	case res.Matching > 0 && onlyState(res):
+		w.Reason = "all " + strconv.Itoa(res.Matching) + " matching machines are busy: " + res.Why()
+		w.Rejections = rejections(res)
 	default:
 		w.Reason = res.Why()
-		for _, rj := range res.Rejections {
-			w.Rejections = append(w.Rejections, client.Rejection{Filter: rj.Filter, Count: rj.Count, Reason: rj.Reason})
-		}
+		w.Rejections = rejections(res)
 	}
 	return w
+}
+
+// onlyState reports whether every rejection is about the machines' state
+// now (busy, down, asleep), not about what the job requires.
+func onlyState(res matcher.Result) bool {
+	for _, r := range res.Rejections {
+		switch r.Filter {
+		case matcher.FilterBinary, matcher.FilterKeys, matcher.FilterAttrs, matcher.FilterMounts,
+			matcher.FilterMachines, matcher.FilterReservation:
+			return false
+		}
+	}
+	return true
+}
+
+func rejections(res matcher.Result) []client.Rejection {
+	var out []client.Rejection
+	for _, rj := range res.Rejections {
+		out = append(out, client.Rejection{Filter: rj.Filter, Count: rj.Count, Reason: rj.Reason})
+	}
+	return out
 }

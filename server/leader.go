@@ -82,6 +82,7 @@ func (s *Server) leaderLoop(ctx context.Context) {
 		_, changed := s.fsm.Watch()
 		if reconcile {
 			m.reconcile(ctx)
+			s.expireReservations(time.Now())
 		}
 		if err := s.schedule(); err != nil {
 			s.log.Warn("scheduling pass failed", "err", err)

@@ -90,6 +90,8 @@ func jobToWire(j *fsm.Job) client.Job {
 			KillRequested: in.KillRequested,
 			Restarts:      in.Restarts,
 			NotBefore:     in.NotBefore,
+			Reason:        in.Reason,
+			Queue:         j.Queue,
 		}
 	}
 	return out

@@ -24,7 +24,6 @@ func validateSpec(s *client.JobSpec) error {
 		{"after", s.After != ""},
 		{"copy_in", len(s.CopyIn) > 0},
 		{"copy_out", len(s.CopyOut) > 0},
-		{"queue", s.Queue != ""},
 	} {
 		if opt.set {
 			return fmt.Errorf("option %s is %w: remove it to run the job without it", opt.name, errNotSupported)

@@ -58,6 +58,14 @@ func NewDurableCluster(t testing.TB, n int) *Cluster { return newCluster(t, n, t
 func newCluster(t testing.TB, n int, durable bool) *Cluster {
 	t.Helper()
 	c := &Cluster{t: t, dir: t.TempDir()}
+	// Stubs running as root start jobs as their owners; let any user reach
+	// the exec dirs under the test's temp dir (made 0700 by the testing
+	// package).
+	for _, d := range []string{c.dir, filepath.Dir(c.dir)} {
+		if err := os.Chmod(d, 0o755); err != nil {
+			t.Fatalf("open temp dir to job owners: %v", err)
+		}
+	}
 	if !durable {
 		for range n {
 			_, tr := raft.NewInmemTransport("")
@@ -179,10 +187,10 @@ func (c *Cluster) AddStubInit(name, init string) *stub.Stub {
 		ExecDir:    filepath.Join(dir, "exec"),
 		Logger:     Logger(),
 	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		c.t.Fatalf("stub dir: %v", err)
+	}
 	if init != "" {
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			c.t.Fatalf("stub dir: %v", err)
-		}
 		cfg.InitFile = filepath.Join(dir, "init")
 		if err := os.WriteFile(cfg.InitFile, []byte(init), 0o644); err != nil {
 			c.t.Fatalf("write init file: %v", err)

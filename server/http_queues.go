@@ -1,0 +1,93 @@
+package server
+
+import (
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/netmgr/netmgr/client"
+	"github.com/netmgr/netmgr/fsm"
+)
+
+func queueToWire(q fsm.QueueView) client.Queue {
+	return client.Queue{
+		Name: q.Name, Priority: q.Priority, MaxSize: q.MaxSize, MaxActive: q.MaxActive,
+		MaxRunSeconds: q.MaxRunSeconds, MaxMemMB: q.MaxMemMB,
+		Jobs: q.Jobs, Waiting: q.Waiting, Running: q.Active,
+	}
+}
+
+func (s *Server) handleQueues(w http.ResponseWriter, r *http.Request) {
+	var out []client.Queue
+	s.fsm.Read(func(v fsm.View) {
+		for _, q := range v.Queues() {
+			out = append(out, queueToWire(q))
+		}
+	})
+	s.writeJSON(w, http.StatusOK, out)
+}
+
+// requireAdmin answers 403 unless the requesting user administers the
+// pool; it returns the user when they may.
+func (s *Server) requireAdmin(w http.ResponseWriter, r *http.Request, action string) (string, bool) {
+	user := requestUser(r)
+	var allowed bool
+	s.fsm.Read(func(v fsm.View) {
+		db, _ := v.Database()
+		allowed = mayAdminister(db, user)
+	})
+	if !allowed {
+		s.writeError(w, http.StatusForbidden, fmt.Errorf("%s: %w: %s is not an admin_id of this database", action, errNotAdmin, user))
+	}
+	return user, allowed
+}
+
+func (s *Server) handleSetQueue(w http.ResponseWriter, r *http.Request) {
+	name := r.PathValue("name")
+	user, ok := s.requireAdmin(w, r, "set queue "+name)
+	if !ok {
+		return
+	}
+	var q client.Queue
+	if err := decodeBody(r, &q); err != nil {
+		s.writeError(w, http.StatusBadRequest, fmt.Errorf("read queue: %w", err))
+		return
+	}
+	decl := fsm.DeclaredQueue{
+		Name: name, Priority: q.Priority, MaxSize: q.MaxSize, MaxActive: q.MaxActive,
+		MaxRunSeconds: q.MaxRunSeconds, MaxMemMB: q.MaxMemMB,
+	}
+	res, err := s.apply(fsm.SetQueueType, fsm.SetQueue{At: time.Now().UTC(), By: user, Queue: decl})
+	if err != nil {
+		s.writeApplyError(w, err)
+		return
+	}
+	if res.Err != nil {
+		s.writeError(w, statusOf(res.Err), res.Err)
+		return
+	}
+	var out client.Queue
+	s.fsm.Read(func(v fsm.View) {
+		qv, _ := v.Queue(name)
+		out = queueToWire(qv)
+	})
+	s.writeJSON(w, http.StatusOK, out)
+}
+
+func (s *Server) handleRemoveQueue(w http.ResponseWriter, r *http.Request) {
+	name := r.PathValue("name")
+	user, ok := s.requireAdmin(w, r, "remove queue "+name)
+	if !ok {
+		return
+	}
+	res, err := s.apply(fsm.RemoveQueueType, fsm.RemoveQueue{At: time.Now().UTC(), By: user, Name: name})
+	if err != nil {
+		s.writeApplyError(w, err)
+		return
+	}
+	if res.Err != nil {
+		s.writeError(w, statusOf(res.Err), res.Err)
+		return
+	}
+	s.writeJSON(w, http.StatusOK, struct{}{})
+}
