@@ -16,8 +16,8 @@ import (
 func adminCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "admin",
-		Usage:     "administer the pool: load the machine database, show it",
-		UsageText: "netmgr admin load [options] FILE\nnetmgr admin show [options]",
+		Usage:     "administer the pool: load the machine database, show it, change batch queues",
+		UsageText: "netmgr admin load [options] FILE\nnetmgr admin show [options]\nnetmgr admin queue add|set|remove [options] NAME",
 		Description: "The database declares keys, machine types, machines, batch queues and\n" +
 			"administrators in the paper's language, for example:\n\n" +
 			"   key fpu /* Has hardware fpu */\n" +
@@ -26,14 +26,16 @@ func adminCommand() *cli.Command {
 			"   add_q NEW_Q = {nq_maxsize=120, nq_maxactive=100, nq_maxrun=200, nq_maxmem=20}\n" +
 			"   admin_id tclark\n\n" +
 			"   netmgr admin load isis.db   replace the live database with the file's, at once\n" +
-			"   netmgr admin show           print the live database in the same language",
-		Subcommands: []*cli.Command{adminLoadCommand(), adminShowCommand()},
+			"   netmgr admin show           print the live database in the same language\n" +
+			"   netmgr admin queue add NEW_Q --max-active 100 --max-run 200\n" +
+			"                               add, set or remove one batch queue at run time",
+		Subcommands: []*cli.Command{adminLoadCommand(), adminShowCommand(), adminQueueCommand()},
 		Action: func(cCtx *cli.Context) error {
 			if cCtx.Args().Present() {
-				return usagef("unknown admin command %q (load or show)", cCtx.Args().First())
+				return usagef("unknown admin command %q (load, show or queue)", cCtx.Args().First())
 			}
 			_ = cli.ShowSubcommandHelp(cCtx)
-			return usagef("no admin command given (load or show)")
+			return usagef("no admin command given (load, show or queue)")
 		},
 	}
 }

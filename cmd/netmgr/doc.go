@@ -3,8 +3,10 @@
 //
 // Reached as netexec, netkill, netstatus, reserve or unreserve (links to
 // the binary; argv[0] picks the command), it runs that command; otherwise
-// `netmgr exec|kill|status|reserve|unreserve|server|stub|agent` reaches the
-// same code. Every command has --help with an example.
+// `netmgr exec|kill|status|reserve|unreserve|suspend|resume|restart|
+// server|stub|agent|admin` reaches the same code. Every command has --help
+// with an example. reserve, unreserve and `admin queue add|set|remove`
+// take their options after their arguments too (see flagsFirst).
 //
 // Exit codes: 0 on success, 1 when the command failed (or, for
 // `netexec --wait done`, when an instance did not exit 0), 2 when the
@@ -15,5 +17,6 @@
 // http://127.0.0.1:4646) and keep retrying for --retry-for or
 // $NETMGR_RETRY_FOR (default 15s) while no server answers or the group has
 // no leader. This package is the only place urfave/cli is used; the
-// renderers (render.go) are pure functions with golden-file tests.
+// renderers (render.go, render_sched.go, why.go) are pure functions with
+// golden-file tests.
 package main

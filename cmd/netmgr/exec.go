@@ -342,7 +342,11 @@ func writeOutcomes(w io.Writer, job client.Job) int {
 	sort.Slice(ins, func(i, j int) bool { return ins[i].Index < ins[j].Index })
 	bad := 0
 	for _, in := range ins {
-		fmt.Fprintf(w, "instance %d: %s\n", in.Index, describeInstance(in))
+		desc := describeInstance(in)
+		if in.Reason != "" && in.Finished() {
+			desc += " (" + in.Reason + ")"
+		}
+		fmt.Fprintf(w, "instance %d: %s\n", in.Index, desc)
 		if in.Finished() && (in.State != client.InstanceExited || in.ExitCode != 0) {
 			bad++
 		}

@@ -58,6 +58,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
 		args = []string{"netmgr"}
 	}
+	args = flagsFirst(args)
 	app, prefix := newApp(filepath.Base(args[0]), args[1:])
 	app.Writer, app.ErrWriter = stdout, stderr
 	err := app.RunContext(ctx, args)
@@ -105,6 +106,7 @@ func newApp(base string, rest []string) (*cli.App, string) {
 		Commands: []*cli.Command{
 			execCommand(), killCommand(), statusCommand(),
 			reserveCommand(), unreserveCommand(),
+			suspendCommand(), resumeCommand(), restartCommand(),
 			serverCommand(), stubCommand(), agentCommand(), adminCommand(),
 		},
 		Action: func(cCtx *cli.Context) error {
@@ -138,4 +140,46 @@ func setCommon(app *cli.App) {
 
 func onUsageError(_ *cli.Context, err error, _ bool) error {
 	return &usageError{err: err}
+}
+
+// flagsFirst lets the options of reserve, unreserve and admin queue
+// add|set|remove come after their MACHINE or NAME arguments as well as
+// before them: it moves the options ahead of the arguments, since the flag
+// parser stops at the first argument that is not an option. Every option
+// of these commands takes a value, written apart or after '=', except
+// --help; "--" ends the options. Other command lines (netexec passes what
+// follows BINARY to the job) are returned as they are.
+func flagsFirst(args []string) []string {
+	from := 0 // index of the command's first option or argument
+	switch base := filepath.Base(args[0]); {
+	case base == "reserve" || base == "unreserve":
+		from = 1
+	case linked[base] != nil || len(args) < 2: // netexec, netkill, netstatus; or no command
+	case args[1] == "reserve" || args[1] == "unreserve":
+		from = 2
+	case len(args) >= 4 && args[1] == "admin" && args[2] == "queue" &&
+		(args[3] == "add" || args[3] == "set" || args[3] == "remove"):
+		from = 4
+	}
+	if from == 0 {
+		return args
+	}
+	var flags, rest []string
+	for i := from; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case a == "--":
+			rest = append(rest, args[i:]...)
+			i = len(args)
+		case !strings.HasPrefix(a, "-") || a == "-":
+			rest = append(rest, a)
+		case strings.Contains(a, "=") || a == "-h" || a == "--help" || a == "-help" || i == len(args)-1:
+			flags = append(flags, a)
+		default:
+			flags = append(flags, a, args[i+1])
+			i++
+		}
+	}
+	out := append([]string{}, args[:from]...)
+	return append(append(out, flags...), rest...)
 }

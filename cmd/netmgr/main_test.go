@@ -70,23 +70,57 @@ func TestUsageErrors(t *testing.T) {
 		{"kill without job", []string{"netkill"}, exitUsage, "netkill: missing JOB or ID"},
 		{"kill flag after job", []string{"netkill", "job1", "--signal", "KILL"}, exitUsage, `netkill: options go before JOB|ID, got "--signal" after it`},
 		{"kill bad signal", []string{"netkill", "--signal", "NOPE", "job1"}, exitUsage, `netkill: --signal: unknown signal "NOPE"`},
-		{"status two views", []string{"netstatus", "-j", "-m"}, exitUsage, "netstatus: give only one of -j, -m, -s and --why"},
+		{"status two views", []string{"netstatus", "-j", "-m"}, exitUsage, "netstatus: give only one of -j, -m, -s, -q, -r and --why"},
+		{"status queues and reservations", []string{"netstatus", "-q", "-r"}, exitUsage, "netstatus: give only one of -j, -m, -s, -q, -r and --why"},
 		{"status argument", []string{"netstatus", "job1"}, exitUsage, `netstatus: unexpected argument "job1"`},
-		{"reserve", []string{"reserve", "flute"}, exitError, "reserve: not implemented yet (see the reservations issue)"},
-		{"unreserve", []string{"netmgr", "unreserve", "flute"}, exitError, "netmgr unreserve: not implemented yet (see the reservations issue)"},
+		{"reserve nothing", []string{"reserve"}, exitUsage, "reserve: missing MACHINE... or -n N"},
+		{"reserve machines and -n", []string{"reserve", "-n", "2", "flute"}, exitUsage, "reserve: give MACHINE... or -n N, not both"},
+		{"reserve -n zero", []string{"reserve", "-n", "0"}, exitUsage, "reserve: -n must be a positive number of machines, got 0"},
+		{"reserve require without -n", []string{"netmgr", "reserve", "--require", "keys={a}", "flute"}, exitUsage, "netmgr reserve: --require goes with -n N"},
+		{"reserve flag after --", []string{"reserve", "--", "flute", "--for", "2h"}, exitUsage, `reserve: options go before MACHINE, got "--for" after it`},
+		{"reserve machine twice", []string{"reserve", "flute", "flute"}, exitUsage, "reserve: machine flute named twice"},
+		{"reserve require binaries", []string{"reserve", "-n", "1", "--require", "binaries={x=/a},mem>10"}, exitUsage,
+			"reserve: --require: binaries is not a requirement; give only keys, comparisons such as mem>10, mounts and machines"},
+		{"reserve require min", []string{"reserve", "-n", "1", "--require", "keys={fpu},min=3"}, exitUsage, "reserve: --require: min is not a requirement"},
+		{"reserve require args", []string{"reserve", "-n", "1", "--require", "args={x}"}, exitUsage, "reserve: --require: args is not a requirement"},
+		{"reserve require env", []string{"reserve", "-n", "1", "--require", `env={"A=b"}`}, exitUsage, "reserve: --require: env is not a requirement"},
+		{"reserve require queue", []string{"reserve", "-n", "1", "--require", "mem>1,queue=q"}, exitUsage, "reserve: --require: queue is not a requirement"},
+		{"reserve require syntax", []string{"reserve", "-n", "1", "--require", "keys={fpu},mem=10"}, exitUsage, "reserve: --require: spec:1:12: unknown option mem"},
+		{"reserve require empty", []string{"reserve", "-n", "1", "--require", " "}, exitUsage, "reserve: --require: empty SPEC"},
+		{"reserve bad from", []string{"reserve", "--from", "teatime", "flute"}, exitUsage, `reserve: --from: "teatime" is not a time`},
+		{"reserve past from", []string{"reserve", "--from", "2001-01-01T00:00:00Z", "flute"}, exitUsage, "reserve: --from: 2001-01-01T00:00:00Z is in the past"},
+		{"reserve zero for", []string{"reserve", "--for", "0s", "flute"}, exitUsage, "reserve: --for must be a positive duration, got 0s"},
+		{"reserve bad for", []string{"reserve", "--for", "soon", "flute"}, exitUsage, `reserve: invalid value "soon" for flag -for`},
+		{"unreserve flag after --", []string{"netmgr", "unreserve", "--", "flute", "--id", "3"}, exitUsage, `netmgr unreserve: options go before MACHINE, got "--id" after it`},
+		{"unreserve id zero", []string{"unreserve", "--id", "0"}, exitUsage, "unreserve: --id must be a reservation id, 1 or more"},
+		{"suspend without job", []string{"netmgr", "suspend"}, exitUsage, "netmgr suspend: missing JOB or ID"},
+		{"resume flag after job", []string{"netmgr", "resume", "job1", "--addr", "x"}, exitUsage, `netmgr resume: options go before JOB|ID, got "--addr" after it`},
+		{"restart without job", []string{"netmgr", "restart"}, exitUsage, "netmgr restart: missing JOB or ID"},
+		{"queue without command", []string{"netmgr", "admin", "queue"}, exitUsage, "netmgr admin: no queue command given (add, set or remove)"},
+		{"queue unknown command", []string{"netmgr", "admin", "queue", "drop", "q"}, exitUsage, `netmgr admin: unknown queue command "drop" (add, set or remove)`},
+		{"queue add without name", []string{"netmgr", "admin", "queue", "add"}, exitUsage, "netmgr admin: missing queue NAME"},
+		{"queue add flag after --", []string{"netmgr", "admin", "queue", "add", "--", "q", "--priority", "3"}, exitUsage, `netmgr admin: options go before NAME, got "--priority" after it`},
+		{"queue add two names", []string{"netmgr", "admin", "queue", "add", "q", "--priority", "3", "r"}, exitUsage, `netmgr admin: one queue NAME at a time, got ["r"] after it`},
+		{"queue set missing value", []string{"netmgr", "admin", "queue", "set", "q", "--priority"}, exitUsage, `netmgr admin: invalid value "q" for flag -priority`},
+		{"queue add negative size", []string{"netmgr", "admin", "queue", "add", "--max-size", "-1", "q"}, exitUsage, "netmgr admin: --max-size must not be negative, got -1; 0 means no limit"},
+		{"queue add bad max run", []string{"netmgr", "admin", "queue", "add", "--max-run", "2 hours", "q"}, exitUsage, `netmgr admin: --max-run: "2 hours" is neither whole minutes (200) nor a duration (90s, 30m, 2h)`},
+		{"queue set fractional max run", []string{"netmgr", "admin", "queue", "set", "--max-run", "1500ms", "q"}, exitUsage, "netmgr admin: --max-run: 1500ms is not a whole number of seconds"},
+		{"queue set negative max run", []string{"netmgr", "admin", "queue", "set", "--max-run", "-5", "q"}, exitUsage, "netmgr admin: --max-run: -5 minutes is out of range"},
+		{"queue set bad flag", []string{"netmgr", "admin", "queue", "set", "--bogus", "q"}, exitUsage, "netmgr admin: flag provided but not defined: -bogus"},
+		{"queue remove default", []string{"netmgr", "admin", "queue", "remove", "default"}, exitError, "netmgr admin: remove queue default: the default queue always exists"},
 		{"agent without dev", []string{"netmgr", "agent"}, exitUsage, "netmgr agent: only --dev exists today"},
 		{"server without name", []string{"netmgr", "server", "--data-dir", "/nonexistent"}, exitUsage, "netmgr server: --name is required"},
 		{"server bad log level", []string{"netmgr", "server", "--name", "s", "--data-dir", "/nonexistent", "--log-level", "loud"}, exitUsage, `netmgr server: --log-level must be debug, info, warn or error, got "loud"`},
 		{"stub without join", []string{"netmgr", "stub", "--data-dir", "/nonexistent"}, exitUsage, "netmgr stub: --join is required"},
 		{"negative retry", []string{"netstatus", "--retry-for", "-1s"}, exitUsage, "netstatus: --retry-for must not be negative, got -1s"},
-		{"status why and -m", []string{"netstatus", "-m", "--why", "job1"}, exitUsage, "netstatus: give only one of -j, -m, -s and --why"},
+		{"status why and -m", []string{"netstatus", "-m", "--why", "job1"}, exitUsage, "netstatus: give only one of -j, -m, -s, -q, -r and --why"},
 		{"status why empty", []string{"netstatus", "--why", ""}, exitUsage, "netstatus: --why needs a job name or id"},
 		{"exec bad --require", []string{"netexec", "--require", "mem=10", "/bin/true"}, exitUsage, `netexec: --require: "mem=10" is not a comparison`},
 		{"exec --keys conflict", []string{"netexec", "--keys", "fpu", "binaries={x=/a},keys={fpu}"}, exitUsage, "netexec: --keys and keys= in the spec string both set the required keys; use one"},
 		{"exec bad --load", []string{"netexec", "--load", "x", "/bin/true"}, exitUsage, `netexec: invalid value "x" for flag -load`},
 		{"exec spec attribute assigned", []string{"netexec", "binaries={sparc=/t},mem=10"}, exitUsage, "netexec: spec:1:21: unknown option mem (to compare a machine attribute write mem==10 or mem>=10)"},
-		{"admin without command", []string{"netmgr", "admin"}, exitUsage, "netmgr admin: no admin command given (load or show)"},
-		{"admin unknown command", []string{"netmgr", "admin", "frob"}, exitUsage, `netmgr admin: unknown admin command "frob" (load or show)`},
+		{"admin without command", []string{"netmgr", "admin"}, exitUsage, "netmgr admin: no admin command given (load, show or queue)"},
+		{"admin unknown command", []string{"netmgr", "admin", "frob"}, exitUsage, `netmgr admin: unknown admin command "frob" (load, show or queue)`},
 		{"admin load without file", []string{"netmgr", "admin", "load"}, exitUsage, "netmgr admin: missing FILE"},
 		{"admin load two files", []string{"netmgr", "admin", "load", "a", "b"}, exitUsage, `netmgr admin: admin load takes one FILE, got ["b"] after it`},
 		{"admin load flag after file", []string{"netmgr", "admin", "load", "a", "--addr", "x"}, exitUsage, `netmgr admin: options go before FILE, got "--addr" after it`},
@@ -108,6 +142,38 @@ func TestUsageErrors(t *testing.T) {
 	}
 }
 
+func TestFlagsFirst(t *testing.T) {
+	tests := []struct {
+		name string
+		in   string
+		want string
+	}{
+		{"queue name first", "netmgr admin queue add Q --priority 5 --max-run=90s", "netmgr admin queue add --priority 5 --max-run=90s Q"},
+		{"queue name between", "netmgr admin queue set --max-mem 20 Q --max-size 3", "netmgr admin queue set --max-mem 20 --max-size 3 Q"},
+		{"queue name last", "netmgr admin queue remove --addr x Q", "netmgr admin queue remove --addr x Q"},
+		{"help after name", "netmgr admin queue add Q -h", "netmgr admin queue add -h Q"},
+		{"double dash", "netmgr admin queue add Q -- --priority", "netmgr admin queue add Q -- --priority"},
+		{"negative value", "netmgr admin queue set Q --priority -1", "netmgr admin queue set --priority -1 Q"},
+		{"value missing", "netmgr admin queue set Q --priority", "netmgr admin queue set --priority Q"},
+		{"reserve link", "/usr/bin/reserve flute viola --for 2h -n=1", "/usr/bin/reserve --for 2h -n=1 flute viola"},
+		{"netmgr unreserve", "netmgr unreserve flute --id 3", "netmgr unreserve --id 3 flute"},
+		{"netmgr under another name", "./nm reserve flute -n 1", "./nm reserve -n 1 flute"},
+		{"netstatus untouched", "netstatus reserve -m", "netstatus reserve -m"},
+		{"netexec untouched", "netexec /bin/sh -c x", "netexec /bin/sh -c x"},
+		{"kill untouched", "netmgr kill job1 --signal INT", "netmgr kill job1 --signal INT"},
+		{"admin load untouched", "netmgr admin load f --addr x", "netmgr admin load f --addr x"},
+		{"unknown queue verb untouched", "netmgr admin queue frob Q --priority 1", "netmgr admin queue frob Q --priority 1"},
+		{"netmgr alone", "netmgr", "netmgr"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := strings.Join(flagsFirst(strings.Fields(tt.in)), " "); got != tt.want {
+				t.Errorf("flagsFirst(%q) = %q, want %q", tt.in, got, tt.want)
+			}
+		})
+	}
+}
+
 func TestHelp(t *testing.T) {
 	tests := []struct {
 		args []string
@@ -123,12 +189,22 @@ func TestHelp(t *testing.T) {
 		}},
 		{[]string{"netmgr", "exec", "--help"}, []string{"netexec -n 3", "--instances"}},
 		{[]string{"netkill", "--help"}, []string{"netkill job1", "--signal"}},
-		{[]string{"netstatus", "-h"}, []string{"netstatus -m", "JOB NAME", "--json", "--why JOB", "MTYPE", "RATING", "draining"}},
-		{[]string{"netmgr", "admin", "--help"}, []string{"netmgr admin load", "netmgr admin show", "mtype sparc1+"}},
+		{[]string{"netstatus", "-h"}, []string{"netstatus -m", "JOB NAME", "--json", "--why JOB", "MTYPE", "RATING", "draining",
+			"netstatus -q", "MAXACTIVE", "netstatus -r", "RESERVED", "tclark until 16:00", "killed(run limit)", "suspended"}},
+		{[]string{"netmgr", "admin", "--help"}, []string{"netmgr admin load", "netmgr admin show", "mtype sparc1+", "netmgr admin queue add"}},
+		{[]string{"netmgr", "admin", "queue", "--help"}, []string{"netmgr admin queue add NEW_Q --max-size 120", "netmgr admin queue set NEW_Q", "netmgr admin queue remove NEW_Q"}},
+		{[]string{"netmgr", "admin", "queue", "add", "--help"}, []string{"$ netmgr admin queue add NEW_Q", "queue NEW_Q added:", "--max-run", "--max-mem", "--priority", "SIGKILL 10 s later"}},
+		{[]string{"netmgr", "admin", "queue", "set", "--help"}, []string{"$ netmgr admin queue set NEW_Q --priority 5", "--max-active"}},
+		{[]string{"netmgr", "admin", "queue", "remove", "--help"}, []string{"$ netmgr admin queue remove NEW_Q", "queue NEW_Q removed"}},
+		{[]string{"netmgr", "suspend", "--help"}, []string{"$ netmgr suspend job4", "job 4: 3 instances suspended", "SIGSTOP"}},
+		{[]string{"netmgr", "resume", "--help"}, []string{"$ netmgr resume job4", "job 4: 3 instances resumed", "SIGCONT"}},
+		{[]string{"netmgr", "restart", "--help"}, []string{"$ netmgr restart job4", "job 4: 3 instances restarted"}},
+		{[]string{"netmgr", "--help"}, []string{"suspend", "resume", "restart", "reserve", "unreserve"}},
 		{[]string{"netmgr", "admin", "load", "--help"}, []string{"FILE:LINE:COL", "draining", "--addr"}},
 		{[]string{"netmgr", "admin", "show", "--help"}, []string{"admin show", "--addr"}},
-		{[]string{"reserve", "--help"}, []string{"reserve flute"}},
-		{[]string{"unreserve", "--help"}, []string{"unreserve flute"}},
+		{[]string{"reserve", "--help"}, []string{"reserve flute viola", "reserve -n 2 --require 'keys={mathlab},mem>10' --from 14:00 --for 2h",
+			"reservation 3: flute, viola for root from 14:00 until 16:00", "--from", "--for", "+30m", "RFC 3339"}},
+		{[]string{"unreserve", "--help"}, []string{"$ unreserve flute", "ended reservation 3", "--id"}},
 		{[]string{"netmgr", "server", "--help"}, []string{"netmgr server --name s1", "--bootstrap-expect", "--log-level", "--database FILE"}},
 		{[]string{"netmgr", "stub", "--help"}, []string{"netmgr stub --name flute", "--exec-dir", "--init FILE", "mtype=sparc1+"}},
 		{[]string{"netmgr", "agent", "--help"}, []string{"netmgr agent --dev", "export NETMGR_ADDR="}},
@@ -162,6 +238,22 @@ type fakeServer struct {
 	db       client.DatabaseText   // returned by GET /v1/admin/database
 	loaded   []client.DatabaseText // bodies of POST /v1/admin/database
 	loadResp client.LoadResponse   // its answer
+
+	controls     []string           // "suspend job1" per job-control call
+	queues       []client.Queue     // returned by GET /v1/queues
+	setQueues    []client.Queue     // bodies of PUT /v1/queues/{name}
+	removed      []string           // names of DELETE /v1/queues/{name}
+	reservation  client.Reservation // returned by POST /v1/reservations
+	reserves     []client.ReserveRequest
+	ended        []client.Reservation // returned by POST /v1/reservations/end
+	unreserves   []client.UnreserveRequest
+	reservations []client.Reservation // returned by GET /v1/reservations
+}
+
+// notFound answers 404 with the API's error body.
+func notFound(w http.ResponseWriter, msg string) {
+	w.WriteHeader(http.StatusNotFound)
+	_ = json.NewEncoder(w).Encode(client.ErrorResponse{Error: msg})
 }
 
 func (f *fakeServer) start(t *testing.T) string {
@@ -211,6 +303,62 @@ func (f *fakeServer) start(t *testing.T) string {
 		}
 		f.loaded = append(f.loaded, db)
 		_ = json.NewEncoder(w).Encode(f.loadResp)
+	})
+	for _, action := range []string{"suspend", "resume", "restart"} {
+		mux.HandleFunc("POST /v1/jobs/{ref}/"+action, func(w http.ResponseWriter, r *http.Request) {
+			ref := r.PathValue("ref")
+			if ref == "missing" {
+				notFound(w, "job missing not found")
+				return
+			}
+			f.controls = append(f.controls, action+" "+ref)
+			_ = json.NewEncoder(w).Encode(client.ControlResponse{ID: f.job.ID, Affected: 3})
+		})
+	}
+	mux.HandleFunc("GET /v1/queues", func(w http.ResponseWriter, r *http.Request) {
+		_ = json.NewEncoder(w).Encode(f.queues)
+	})
+	mux.HandleFunc("PUT /v1/queues/{name}", func(w http.ResponseWriter, r *http.Request) {
+		var q client.Queue
+		if err := json.NewDecoder(r.Body).Decode(&q); err != nil || q.Name != r.PathValue("name") {
+			http.Error(w, `{"error":"bad body"}`, http.StatusBadRequest)
+			return
+		}
+		f.setQueues = append(f.setQueues, q)
+		_ = json.NewEncoder(w).Encode(q)
+	})
+	mux.HandleFunc("DELETE /v1/queues/{name}", func(w http.ResponseWriter, r *http.Request) {
+		name := r.PathValue("name")
+		if name == "missing" {
+			notFound(w, "queue missing not found")
+			return
+		}
+		f.removed = append(f.removed, name)
+	})
+	mux.HandleFunc("POST /v1/reservations", func(w http.ResponseWriter, r *http.Request) {
+		var req client.ReserveRequest
+		if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+			http.Error(w, `{"error":"bad body"}`, http.StatusBadRequest)
+			return
+		}
+		f.reserves = append(f.reserves, req)
+		_ = json.NewEncoder(w).Encode(f.reservation)
+	})
+	mux.HandleFunc("POST /v1/reservations/end", func(w http.ResponseWriter, r *http.Request) {
+		var req client.UnreserveRequest
+		if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+			http.Error(w, `{"error":"bad body"}`, http.StatusBadRequest)
+			return
+		}
+		f.unreserves = append(f.unreserves, req)
+		if len(f.ended) == 0 { // as the server answers
+			notFound(w, "unreserve: root holds no matching reservation")
+			return
+		}
+		_ = json.NewEncoder(w).Encode(client.UnreserveResponse{Ended: f.ended})
+	})
+	mux.HandleFunc("GET /v1/reservations", func(w http.ResponseWriter, r *http.Request) {
+		_ = json.NewEncoder(w).Encode(f.reservations)
 	})
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)

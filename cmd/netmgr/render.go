@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/netmgr/netmgr/client"
 )
@@ -59,9 +60,33 @@ func instanceBinary(job client.Job, in client.Instance) string {
 	return jobBinaries(job.Spec)
 }
 
-// instanceState is the STATE column: running, exited(0), failed(3),
-// failed(exec), signaled(KILL), killed, lost, placed, queued.
+// Limits an instance can be ended by, as the STATE column names them.
+const (
+	limitRun    = "run limit"
+	limitMemory = "memory limit"
+)
+
+// limitReason names the queue limit that ended an instance, "run limit" or
+// "memory limit", from its Reason ("run limit of 200m exceeded"); it is ""
+// when the instance did not end by a limit.
+func limitReason(reason string) string {
+	r := strings.ToLower(strings.TrimSpace(reason))
+	for _, l := range []string{limitRun, limitMemory} {
+		if strings.HasPrefix(r, l) {
+			return l
+		}
+	}
+	return ""
+}
+
+// instanceState is the STATE column: running, suspended, exited(0),
+// failed(3), failed(exec), signaled(KILL), killed, lost, placed, queued;
+// an instance a queue limit ended shows the limit instead of the detail:
+// killed(run limit), killed(memory limit).
 func instanceState(in client.Instance) string {
+	if l := limitReason(in.Reason); l != "" && in.Finished() {
+		return in.State + "(" + l + ")"
+	}
 	switch in.State {
 	case client.InstanceExited:
 		return fmt.Sprintf("exited(%d)", in.ExitCode)
@@ -137,7 +162,23 @@ type jobRow struct {
 	ExitCode int    `json:"exit_code"`
 	Signal   string `json:"signal,omitempty"`
 	Error    string `json:"error,omitempty"`
-	PID      int    `json:"pid"`
+	// Reason says why the instance ended when it was not its own doing.
+	Reason string `json:"reason,omitempty"`
+	PID    int    `json:"pid"`
+	// Queue is the batch queue the job waits or ran in.
+	Queue string `json:"queue"`
+}
+
+// instanceQueue is the queue of an instance: its own, else its job's, else
+// the default queue.
+func instanceQueue(job client.Job, in client.Instance) string {
+	switch {
+	case in.Queue != "":
+		return in.Queue
+	case job.Spec.Queue != "":
+		return job.Spec.Queue
+	}
+	return client.DefaultQueue
 }
 
 // renderJobsJSON writes netstatus -j --json: one object per instance,
@@ -154,7 +195,8 @@ func renderJobsJSON(w io.Writer, jobs []client.Job) error {
 				ID: job.ID, Name: job.Name, Owner: job.Owner, JobState: job.State,
 				Instance: in.Index, Attempt: in.Attempt, Binary: instanceBinary(job, in),
 				Where: where, Machine: in.Machine, State: in.State, ExitCode: in.ExitCode,
-				Signal: in.Signal, Error: in.Error, PID: in.PID,
+				Signal: in.Signal, Error: in.Error, Reason: in.Reason, PID: in.PID,
+				Queue: instanceQueue(job, in),
 			})
 		}
 	}
@@ -177,15 +219,28 @@ func sortedMachines(ms []client.Machine) []client.Machine {
 
 // renderMachines writes the netstatus -m table. MTYPE is the machine type
 // from the database or the stub's init file; RATING is the processor
-// rating the load balancer divides by.
-func renderMachines(w io.Writer, ms []client.Machine) error {
+// rating the load balancer divides by; RESERVED is who holds the machine
+// and until when ("tclark until 16:00", "tclark" for a reservation without
+// an end, "-" for none), with times in now's location.
+func renderMachines(w io.Writer, ms []client.Machine, now time.Time) error {
 	tw := newTable(w)
-	fmt.Fprintln(tw, "NAME\tARCH\tMTYPE\tCPUS\tMEMORY\tRATING\tLOAD\tRUNNING\tSTATE")
+	fmt.Fprintln(tw, "NAME\tARCH\tMTYPE\tCPUS\tMEMORY\tRATING\tLOAD\tRUNNING\tSTATE\tRESERVED")
 	for _, m := range sortedMachines(ms) {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\t%.2f\t%d\t%s\n", m.Name, orDash(m.Arch), orDash(m.MType), m.CPUs,
-			formatMemory(m.MemoryMB), formatRating(m.Rating), m.Load, m.Running, m.State)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\t%.2f\t%d\t%s\t%s\n", m.Name, orDash(m.Arch), orDash(m.MType), m.CPUs,
+			formatMemory(m.MemoryMB), formatRating(m.Rating), m.Load, m.Running, m.State, reservedColumn(m, now))
 	}
 	return tw.Flush()
+}
+
+// reservedColumn is the RESERVED column of netstatus -m.
+func reservedColumn(m client.Machine, now time.Time) string {
+	switch {
+	case m.ReservedBy == "":
+		return "-"
+	case m.ReservedUntil.IsZero():
+		return m.ReservedBy
+	}
+	return m.ReservedBy + " until " + formatWhen(m.ReservedUntil, now)
 }
 
 // formatRating prints a rating as 16 or 1.5, and "-" when there is none.
@@ -213,6 +268,11 @@ type machineRow struct {
 	Attrs    map[string]float64 `json:"attrs"`
 	Mounts   []string           `json:"mounts"`
 	Declared bool               `json:"declared"`
+	// ReservedBy is the user holding the machine now, "" when none;
+	// ReservedUntil is when that reservation ends, null when it has no end
+	// or there is none.
+	ReservedBy    string     `json:"reserved_by"`
+	ReservedUntil *time.Time `json:"reserved_until"`
 }
 
 // renderMachinesJSON writes netstatus -m --json.
@@ -223,7 +283,7 @@ func renderMachinesJSON(w io.Writer, ms []client.Machine) error {
 			Name: m.Name, Arch: m.Arch, MType: m.MType, CPUs: m.CPUs, Slots: m.Slots, MemoryMB: m.MemoryMB,
 			Rating: m.Rating, Load: m.Load, Running: m.Running, State: m.State,
 			Keys: append([]string{}, m.Keys...), Attrs: map[string]float64{}, Mounts: append([]string{}, m.Mounts...),
-			Declared: m.Declared,
+			Declared: m.Declared, ReservedBy: m.ReservedBy, ReservedUntil: optionalTime(m.ReservedUntil),
 		}
 		for k, v := range m.Attrs {
 			row.Attrs[k] = v

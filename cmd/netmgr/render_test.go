@@ -63,6 +63,19 @@ func sampleJobs() []client.Job {
 			},
 		},
 		{
+			ID: 15, Name: "limits", Owner: "carol", State: client.JobRunning, SubmittedAt: t0,
+			Spec: client.JobSpec{Name: "limits", Min: 4, Queue: "NEW_Q", Binaries: map[string]string{client.AnyKey: "/bin/hog"}},
+			Instances: []client.Instance{
+				{Index: 0, Attempt: 1, State: client.InstanceSuspended, Machine: "stub1", Binary: "/bin/hog", PID: 300, Queue: "NEW_Q"},
+				{Index: 1, Attempt: 1, State: client.InstanceKilled, Machine: "stub2", Binary: "/bin/hog", PID: 301, Signal: "TERM",
+					Reason: "run limit of 200m exceeded", Queue: "NEW_Q"},
+				{Index: 2, Attempt: 1, State: client.InstanceKilled, Machine: "stub1", Binary: "/bin/hog", PID: 302, Signal: "KILL",
+					Reason: "memory limit of 20 MB exceeded", Queue: "NEW_Q"},
+				{Index: 3, Attempt: 2, State: client.InstanceSignaled, Machine: "stub2", Binary: "/bin/hog", PID: 303, Signal: "KILL",
+					Reason: "killed by netkill"},
+			},
+		},
+		{
 			ID: 9, Name: "job9", Owner: "bob", State: client.JobKilled, SubmittedAt: t0,
 			Spec: client.JobSpec{Min: 3, Binaries: map[string]string{client.AnyKey: "/bin/sleep"}},
 			Instances: []client.Instance{
@@ -85,7 +98,8 @@ func sampleMachines() []client.Machine {
 			Name: "viola", Arch: "mips", MType: "mips", CPUs: 1, Slots: 1, MemoryMB: 512, Rating: 16, Load: 0.5, Running: 1,
 			State: client.MachineUp, Addr: "10.0.0.2:4656", Declared: true,
 			Keys: []string{"mips", "fpu", "xfpu", "mathlab"}, Attrs: map[string]float64{"mem": 16, "rating": 16},
-			Mounts: []string{"/usr/fsys/fs1", "/usr/fsys/fs2"},
+			Mounts:     []string{"/usr/fsys/fs1", "/usr/fsys/fs2"},
+			ReservedBy: "tclark", ReservedUntil: t0.Add(2 * time.Hour),
 		},
 		{
 			Name: "flute", Arch: "x86_64", MType: "sparc1+", CPUs: 16, Slots: 16, MemoryMB: 15974, Rating: 8, Load: 3.25, Running: 4,
@@ -93,7 +107,9 @@ func sampleMachines() []client.Machine {
 			Keys: []string{"sparc"}, Attrs: map[string]float64{"mem": 16, "rating": 8},
 		},
 		{Name: "oboe", Arch: "", CPUs: 0, MemoryMB: 0, State: client.MachineDown},
-		{Name: "tuba", Arch: "arm64", CPUs: 4, Slots: 4, MemoryMB: 1024, Rating: 1.5, Load: 0, State: client.MachineUp},
+		{Name: "tuba", Arch: "arm64", CPUs: 4, Slots: 4, MemoryMB: 1024, Rating: 1.5, Load: 0, State: client.MachineUp, ReservedBy: "root"},
+		{Name: "harp", Arch: "x86_64", CPUs: 8, Slots: 8, MemoryMB: 8192, State: client.MachineUp,
+			ReservedBy: "alice", ReservedUntil: t0.Add(36 * time.Hour)},
 		{
 			Name: "bongo", Arch: "sparc", MType: "sparc1+", CPUs: 2, Slots: 2, MemoryMB: 32768, Rating: 8, Load: 1, Running: 1,
 			State: client.MachineDraining, Keys: []string{"sparc"}, Attrs: map[string]float64{"mem": 32, "rating": 8},
@@ -143,7 +159,7 @@ func TestRender(t *testing.T) {
 		{"jobs.json.golden", func(b *bytes.Buffer) error { return renderJobsJSON(b, sampleJobs()) }},
 		{"jobs_empty.golden", func(b *bytes.Buffer) error { return renderJobs(b, nil) }},
 		{"jobs_empty.json.golden", func(b *bytes.Buffer) error { return renderJobsJSON(b, nil) }},
-		{"machines.golden", func(b *bytes.Buffer) error { return renderMachines(b, sampleMachines()) }},
+		{"machines.golden", func(b *bytes.Buffer) error { return renderMachines(b, sampleMachines(), t0) }},
 		{"machines.json.golden", func(b *bytes.Buffer) error { return renderMachinesJSON(b, sampleMachines()) }},
 		{"why.golden", func(b *bytes.Buffer) error {
 			return renderWhy(b, client.Job{Name: "test1", Owner: "tclark"}, sampleWhy())
@@ -153,6 +169,14 @@ func TestRender(t *testing.T) {
 		{"why_none.json.golden", func(b *bytes.Buffer) error { return renderWhyJSON(b, nil) }},
 		{"servers.golden", func(b *bytes.Buffer) error { return renderServers(b, sampleServers()) }},
 		{"servers.json.golden", func(b *bytes.Buffer) error { return renderServersJSON(b, sampleServers()) }},
+		{"queues.golden", func(b *bytes.Buffer) error { return renderQueues(b, sampleQueues()) }},
+		{"queues.json.golden", func(b *bytes.Buffer) error { return renderQueuesJSON(b, sampleQueues()) }},
+		{"queues_empty.golden", func(b *bytes.Buffer) error { return renderQueues(b, nil) }},
+		{"queues_empty.json.golden", func(b *bytes.Buffer) error { return renderQueuesJSON(b, nil) }},
+		{"reservations.golden", func(b *bytes.Buffer) error { return renderReservations(b, sampleReservations(), t0) }},
+		{"reservations.json.golden", func(b *bytes.Buffer) error { return renderReservationsJSON(b, sampleReservations()) }},
+		{"reservations_empty.golden", func(b *bytes.Buffer) error { return renderReservations(b, nil, t0) }},
+		{"reservations_empty.json.golden", func(b *bytes.Buffer) error { return renderReservationsJSON(b, nil) }},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -232,11 +256,128 @@ func TestInstanceState(t *testing.T) {
 		{"signaled without name", client.Instance{State: client.InstanceSignaled}, "signaled(-)"},
 		{"killed", client.Instance{State: client.InstanceKilled, Signal: "TERM"}, "killed"},
 		{"lost", client.Instance{State: client.InstanceLost}, "lost"},
+		{"suspended", client.Instance{State: client.InstanceSuspended}, "suspended"},
+		{"run limit", client.Instance{State: client.InstanceKilled, Signal: "TERM", Reason: "run limit of 200m exceeded"}, "killed(run limit)"},
+		{"memory limit", client.Instance{State: client.InstanceKilled, Reason: "memory limit of 20 MB exceeded"}, "killed(memory limit)"},
+		{"run limit, trapped and failed", client.Instance{State: client.InstanceFailed, ExitCode: 3, Reason: "run limit of 90s exceeded"}, "failed(run limit)"},
+		{"netkill reason", client.Instance{State: client.InstanceKilled, Reason: "killed by netkill"}, "killed"},
+		{"limit reason while running", client.Instance{State: client.InstanceRunning, Reason: "run limit of 200m exceeded"}, "running"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			if got := instanceState(tt.in); got != tt.want {
 				t.Errorf("instanceState() = %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+// sampleQueues has the default queue, the paper's NEW_Q and limits that
+// print in each unit, out of order.
+func sampleQueues() []client.Queue {
+	return []client.Queue{
+		{Name: "NEW_Q", Priority: 0, MaxSize: 120, MaxActive: 100, MaxRunSeconds: 200 * 60, MaxMemMB: 20, Jobs: 3, Waiting: 5, Running: 100},
+		{Name: client.DefaultQueue, Jobs: 2, Waiting: 1, Running: 7},
+		{Name: "short", Priority: 10, MaxActive: 4, MaxRunSeconds: 90, MaxMemMB: 2048},
+		{Name: "big", Priority: -1, MaxSize: 5, MaxRunSeconds: 2 * 3600, MaxMemMB: 1536, Jobs: 1, Waiting: 64},
+	}
+}
+
+// sampleReservations has one reservation per shape of window, out of id
+// order.
+func sampleReservations() []client.Reservation {
+	return []client.Reservation{
+		{ID: 5, Owner: "alice", Machines: []string{"harp"}, From: t0.Add(time.Hour), Until: t0.Add(36 * time.Hour)},
+		{ID: 3, Owner: "root", Machines: []string{"flute", "viola"}, From: t0.Add(-time.Hour), Until: t0.Add(time.Hour)},
+		{ID: 4, Owner: "tclark", Machines: []string{"tuba"}, From: t0.Add(-400 * 24 * time.Hour)},
+	}
+}
+
+func TestFormatWhen(t *testing.T) {
+	now := time.Date(2026, 3, 4, 13, 0, 0, 0, time.FixedZone("CET", 3600))
+	tests := []struct {
+		name string
+		t    time.Time
+		want string
+	}{
+		{"today", now.Add(time.Hour), "14:00"},
+		{"today from UTC", time.Date(2026, 3, 4, 15, 30, 0, 0, time.UTC), "16:30"},
+		{"tomorrow", now.Add(24 * time.Hour), "Mar 5 13:00"},
+		{"next day once local", time.Date(2026, 3, 4, 23, 30, 0, 0, time.UTC), "Mar 5 00:30"},
+		{"next year", now.AddDate(1, 0, 0), "2027-03-04 13:00"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := formatWhen(tt.t, now); got != tt.want {
+				t.Errorf("formatWhen(%v) = %q, want %q", tt.t, got, tt.want)
+			}
+		})
+	}
+}
+
+func TestFormatLimits(t *testing.T) {
+	tests := []struct {
+		name string
+		got  string
+		want string
+	}{
+		{"run none", formatRunLimit(0), "-"},
+		{"run minutes", formatRunLimit(200 * 60), "200m"},
+		{"run hours as minutes", formatRunLimit(2 * 3600), "120m"},
+		{"run seconds", formatRunLimit(90), "90s"},
+		{"mem none", formatMemLimit(0), "-"},
+		{"mem MB", formatMemLimit(20), "20M"},
+		{"mem GB", formatMemLimit(2048), "2G"},
+		{"mem not whole GB", formatMemLimit(1536), "1536M"},
+		{"count none", formatLimit(0), "-"},
+		{"count", formatLimit(120), "120"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if tt.got != tt.want {
+				t.Errorf("got %q, want %q", tt.got, tt.want)
+			}
+		})
+	}
+}
+
+func TestDescribeReservation(t *testing.T) {
+	tests := []struct {
+		name string
+		r    client.Reservation
+		want string
+	}{
+		{"window", client.Reservation{ID: 3, Owner: "root", Machines: []string{"flute", "viola"}, From: t0, Until: t0.Add(2 * time.Hour)},
+			"reservation 3: flute, viola for root from 03:04 until 05:04"},
+		{"open ended", client.Reservation{ID: 4, Owner: "tclark", Machines: []string{"tuba"}, From: t0.Add(24 * time.Hour)},
+			"reservation 4: tuba for tclark from Jan 3 03:04 until unreserved"},
+		{"no start from the server", client.Reservation{ID: 5, Owner: "bob", Machines: []string{"harp"}},
+			"reservation 5: harp for bob from now until unreserved"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := describeReservation(tt.r, t0); got != tt.want {
+				t.Errorf("describeReservation() = %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestDescribeQueue(t *testing.T) {
+	tests := []struct {
+		name string
+		q    client.Queue
+		want string
+	}{
+		{"no limits", client.Queue{Name: "q"}, "priority 0, no limits"},
+		{"all limits", client.Queue{Name: "NEW_Q", Priority: 5, MaxSize: 120, MaxActive: 100, MaxRunSeconds: 12000, MaxMemMB: 20},
+			"priority 5, max size 120, max active 100, max run 200m, max mem 20M"},
+		{"some limits", client.Queue{Name: "q", Priority: -1, MaxRunSeconds: 90}, "priority -1, max run 90s"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := describeQueue(tt.q); got != tt.want {
+				t.Errorf("describeQueue() = %q, want %q", got, tt.want)
 			}
 		})
 	}

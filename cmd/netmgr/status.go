@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/urfave/cli/v2"
 
@@ -11,26 +12,40 @@ import (
 func statusCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "status",
-		Usage: "show jobs (-j, the default), machines (-m) or servers (-s), or why a job waits (--why)",
-		UsageText: "netstatus [-j|-m|-s] [--json]\n" +
+		Usage: "show jobs (-j, the default), machines (-m), servers (-s), queues (-q), reservations (-r), or why a job waits (--why)",
+		UsageText: "netstatus [-j|-m|-s|-q|-r] [--json]\n" +
 			"netstatus --why JOB [--json]\n" +
-			"netmgr status [-j|-m|-s|--why JOB] [--json]",
+			"netmgr status [-j|-m|-s|-q|-r|--why JOB] [--json]",
 		Description: "Prints one table:\n\n" +
 			"   netstatus -j   jobs: ID, JOB NAME (name.owner), BINARY NAME, WHERE, STATE,\n" +
-			"                  one row per started instance and one 'N instances queued' row\n" +
+			"                  one row per started instance and one 'N instances queued' row;\n" +
+			"                  STATE is e.g. running, suspended, exited(0), failed(3),\n" +
+			"                  signaled(KILL), killed, or killed(run limit) and\n" +
+			"                  killed(memory limit) for an instance its queue's limit ended\n" +
 			"   netstatus -m   machines: NAME, ARCH, MTYPE, CPUS, MEMORY, RATING, LOAD,\n" +
-			"                  RUNNING, STATE (up, down, or draining: up but taking no new work)\n" +
-			"   netstatus -s   servers: NAME, ADDRESS, ROLE, TERM, LAST INDEX, LEADER\n\n" +
+			"                  RUNNING, STATE (up, down, or draining: up but taking no new work),\n" +
+			"                  RESERVED (who holds it and until when: 'tclark until 16:00',\n" +
+			"                  'tclark' until unreserved, '-' when not reserved)\n" +
+			"   netstatus -s   servers: NAME, ADDRESS, ROLE, TERM, LAST INDEX, LEADER\n" +
+			"   netstatus -q   batch queues, highest priority first: QUEUE, PRIORITY, MAXSIZE,\n" +
+			"                  MAXACTIVE, MAXRUN (200m, 90s), MAXMEM (20M), JOBS, WAITING,\n" +
+			"                  RUNNING; '-' is no limit\n" +
+			"   netstatus -r   reservations: ID, OWNER, MACHINES, FROM, UNTIL ('-' until\n" +
+			"                  unreserved); times are local, with the date when not today\n\n" +
 			"netstatus --why JOB says, per queued instance of JOB (name or id), how many\n" +
 			"machines each of the matcher's filters turned down:\n\n" +
 			"   instance 2 (attempt 1): 8 machines lack key mathlab; 3 have mem<=10; 1 has no free slot\n\n" +
 			"--json prints a JSON array of objects instead, one per row (for -j one per\n" +
-			"instance, queued ones included), with keys named like the columns; for --why\n" +
-			"one per queued instance with keys instance, attempt, reason, rejections.\n\n" + retryNote,
+			"instance, queued ones included, with its queue and the reason it ended), with\n" +
+			"keys named like the columns; limits of 0 mean none, times are RFC 3339 and\n" +
+			"null when there is none; for --why one per queued instance with keys\n" +
+			"instance, attempt, reason, rejections.\n\n" + retryNote,
 		Flags: append([]cli.Flag{
 			&cli.BoolFlag{Name: "jobs", Aliases: []string{"j"}, Usage: "show jobs and their instances (default)"},
 			&cli.BoolFlag{Name: "machines", Aliases: []string{"m"}, Usage: "show the machines of the pool"},
 			&cli.BoolFlag{Name: "servers", Aliases: []string{"s"}, Usage: "show the server group"},
+			&cli.BoolFlag{Name: "queues", Aliases: []string{"q"}, Usage: "show the batch queues"},
+			&cli.BoolFlag{Name: "reservations", Aliases: []string{"r"}, Usage: "show the reservations in force or yet to start"},
 			&cli.StringFlag{Name: "why", Usage: "explain why the queued instances of `JOB` (name or id) wait"},
 			&cli.BoolFlag{Name: "json", Usage: "print JSON instead of a table"},
 		}, clientFlags()...),
@@ -44,7 +59,7 @@ func runStatus(cCtx *cli.Context) error {
 	}
 	view := "jobs"
 	n := 0
-	for _, v := range []string{"jobs", "machines", "servers"} {
+	for _, v := range []string{"jobs", "machines", "servers", "queues", "reservations"} {
 		if cCtx.Bool(v) {
 			view = v
 			n++
@@ -59,7 +74,7 @@ func runStatus(cCtx *cli.Context) error {
 		n++
 	}
 	if n > 1 {
-		return usagef("give only one of -j, -m, -s and --why")
+		return usagef("give only one of -j, -m, -s, -q, -r and --why")
 	}
 	c, err := newClient(cCtx)
 	if err != nil {
@@ -76,7 +91,25 @@ func runStatus(cCtx *cli.Context) error {
 		if asJSON {
 			return renderMachinesJSON(w, ms)
 		}
-		return renderMachines(w, ms)
+		return renderMachines(w, ms, time.Now())
+	case "queues":
+		qs, err := c.Queues(cCtx.Context)
+		if err != nil {
+			return fmt.Errorf("list queues: %w", err)
+		}
+		if asJSON {
+			return renderQueuesJSON(w, qs)
+		}
+		return renderQueues(w, qs)
+	case "reservations":
+		rs, err := c.Reservations(cCtx.Context)
+		if err != nil {
+			return fmt.Errorf("list reservations: %w", err)
+		}
+		if asJSON {
+			return renderReservationsJSON(w, rs)
+		}
+		return renderReservations(w, rs, time.Now())
 	case "why":
 		return runWhy(cCtx, c, why, asJSON)
 	case "servers":
