@@ -278,6 +278,14 @@ func (c *Client) Database(ctx context.Context) (DatabaseText, error) {
 	return db, err
 }
 
+// RenewLease renews a stub's lease; it returns once the leader, having
+// confirmed it still leads, has granted it.
+func (c *Client) RenewLease(ctx context.Context, req LeaseRequest) (LeaseResponse, error) {
+	var resp LeaseResponse
+	err := c.do(ctx, http.MethodPost, "/v1/lease", req, &resp)
+	return resp, err
+}
+
 // ReportChild sends a CHILD_REGISTER or CHILD_TERM event; it returns once a
 // server has committed it.
 func (c *Client) ReportChild(ctx context.Context, ev ChildEvent) (ChildEventResponse, error) {

@@ -107,6 +107,9 @@ const (
 	InstanceSignaled = "signaled" // ended by a signal it was not asked to take
 	InstanceKilled   = "killed"   // ended after netkill
 	InstanceLost     = "lost"     // its machine left the pool while it ran
+	// InstanceUnknown is a non-restartable instance whose machine's lease
+	// expired: it may still be running there; it is never killed for that.
+	InstanceUnknown = "unknown"
 	// InstanceSuspended is running but stopped (SIGSTOP); it keeps its slot.
 	InstanceSuspended = "suspended"
 )
@@ -242,9 +245,11 @@ type KillResponse struct {
 
 // Machine states.
 const (
-	MachineUp       = "up"
-	MachineDown     = "down"
-	MachineDraining = "draining" // up, but takes no new work
+	MachineUp          = "up"
+	MachineDown        = "down"
+	MachineDraining    = "draining"    // up, but takes no new work
+	MachineSuspect     = "suspect"     // gossip suspects it: no new work
+	MachineUnreachable = "unreachable" // its lease expired: its restartable work runs elsewhere
 )
 
 // Machine is one machine of the pool, as GET /v1/machines returns it,
@@ -362,6 +367,31 @@ type StartRequest struct {
 	MaxMemMB int64 `json:"max_mem_mb,omitempty"`
 	// GraceMS is the time between SIGTERM and SIGKILL for limits.
 	GraceMS int64 `json:"grace_ms,omitempty"`
+	// Restartable is set for jobs with a restart policy: the servers may
+	// start this instance elsewhere once the stub's lease has expired, so
+	// the stub must stop the attempt when its lease runs out.
+	Restartable bool `json:"restartable,omitempty"`
+}
+
+// AttemptRef names one attempt of one instance.
+type AttemptRef struct {
+	JobID    uint64 `json:"job_id"`
+	Instance int    `json:"instance"`
+	Attempt  uint64 `json:"attempt"`
+}
+
+// LeaseRequest renews a stub's lease, the body of POST /v1/lease. Running
+// lists the attempts the stub runs now.
+type LeaseRequest struct {
+	Machine string       `json:"machine"`
+	Running []AttemptRef `json:"running,omitempty"`
+}
+
+// LeaseResponse grants a lease: it holds for LeaseMS from when the stub
+// sent the request; the stub renews every RenewMS.
+type LeaseResponse struct {
+	LeaseMS int64 `json:"lease_ms"`
+	RenewMS int64 `json:"renew_ms"`
 }
 
 // SignalRequest asks a stub to signal the process group of an attempt.
@@ -403,6 +433,10 @@ type ChildEvent struct {
 	SysMS    int64  `json:"sys_ms,omitempty"`
 	MaxRSSKB int64  `json:"max_rss_kb,omitempty"`
 }
+
+// ReasonLeaseExpired is the Reason of an attempt its stub stopped because
+// its lease ran out; the servers start such an instance again elsewhere.
+const ReasonLeaseExpired = "lease expired: the servers may run it elsewhere"
 
 // ChildEventResponse answers POST /v1/child. Stale is true when the event
 // was for an attempt that is no longer current: it was recorded and
