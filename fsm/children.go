@@ -25,7 +25,7 @@ func (d *db) applyChildRegister(index uint64, c *ChildRegister) *Result {
 	if res != nil {
 		return res
 	}
-	if in.State != InstancePlaced {
+	if in.State != InstancePlaced && in.State != InstanceUnknown {
 		// A duplicate, or the attempt already ended: nothing to change.
 		return &Result{Index: index, JobID: j.ID}
 	}
@@ -68,7 +68,7 @@ func (d *db) applyChildTerm(index uint64, c *ChildTerm) *Result {
 	j.ModifyIndex = index
 	switch {
 	case j.KillRequested:
-	case in.RestartRequested:
+	case in.RestartRequested, c.LeaseLost && j.Spec.Restartable():
 		d.newAttempt(j, in, c.At, 0, index)
 	case restarts(&j.Spec, in):
 		in.Restarts++

@@ -28,6 +28,8 @@ const (
 	SuspendType       MessageType = 13
 	ResumeType        MessageType = 14
 	RestartJobType    MessageType = 15
+	LeaseExpiredType  MessageType = 16
+	LeaseRestoredType MessageType = 17
 )
 
 // IgnoreUnknownFlag marks a command that a server which does not know its
@@ -68,6 +70,10 @@ func (t MessageType) String() string {
 		return "Resume"
 	case RestartJobType:
 		return "RestartJob"
+	case LeaseExpiredType:
+		return "LeaseExpired"
+	case LeaseRestoredType:
+		return "LeaseRestored"
 	}
 	return fmt.Sprintf("MessageType(%d)", uint8(t))
 }
@@ -149,6 +155,12 @@ const (
 // DefaultMaxRestarts bounds restarts per instance when the job names none.
 const DefaultMaxRestarts = 3
 
+// Restartable reports whether the job has a restart policy: its instances
+// may be started elsewhere when their machine's lease expires.
+func (s *JobSpec) Restartable() bool {
+	return s.Restart == RestartOnFailure || s.Restart == RestartAlways
+}
+
 // PerMachineLimit is how many of the job's instances one machine may hold;
 // 0 means no bound beyond the machine's slots.
 func (s *JobSpec) PerMachineLimit() int {
@@ -207,10 +219,13 @@ type ChildTerm struct {
 	Signal   string    `json:"signal,omitempty"`
 	Error    string    `json:"error,omitempty"`
 	// Reason is set when the stub ended the attempt for a limit.
-	Reason   string `json:"reason,omitempty"`
-	UserMS   int64  `json:"user_ms,omitempty"`
-	SysMS    int64  `json:"sys_ms,omitempty"`
-	MaxRSSKB int64  `json:"max_rss_kb,omitempty"`
+	Reason string `json:"reason,omitempty"`
+	// LeaseLost is set when the stub ended the attempt because its lease
+	// ran out: the instance starts again elsewhere, as after LeaseExpired.
+	LeaseLost bool  `json:"lease_lost,omitempty"`
+	UserMS    int64 `json:"user_ms,omitempty"`
+	SysMS     int64 `json:"sys_ms,omitempty"`
+	MaxRSSKB  int64 `json:"max_rss_kb,omitempty"`
 }
 
 // Kill ends a job: queued instances never run, placed and running ones are
@@ -269,4 +284,29 @@ type JobControl struct {
 	At    time.Time `json:"at"`
 	JobID uint64    `json:"job_id"`
 	By    string    `json:"by"`
+}
+
+// LeaseExpired records that a machine's lease ran out: the leader heard no
+// renewal for longer than the lease plus its margin, so the stub has
+// stopped its restartable attempts. Those get new attempts elsewhere; the
+// others become unknown.
+type LeaseExpired struct {
+	At      time.Time `json:"at"`
+	Machine string    `json:"machine"`
+}
+
+// AttemptRef names one attempt of one instance.
+type AttemptRef struct {
+	JobID    uint64 `json:"job_id"`
+	Instance int    `json:"instance"`
+	Attempt  uint64 `json:"attempt"`
+}
+
+// LeaseRestored records that an unreachable machine renewed its lease
+// again; Running are the attempts its stub reports running, so unknown
+// instances among them are running again.
+type LeaseRestored struct {
+	At      time.Time    `json:"at"`
+	Machine string       `json:"machine"`
+	Running []AttemptRef `json:"running,omitempty"`
 }

@@ -86,8 +86,11 @@ func (d *db) indexJob(j *Job) {
 		d.byIdempotency[j.IdempotencyKey] = j.ID
 	}
 	d.byName[j.Name] = append(d.byName[j.Name], j.ID)
-	if j.Queue == "" {
-		j.Queue = DefaultQueue // jobs recorded before queues existed
+	if j.Queue == "" { // a job recorded before jobs kept their queue
+		j.Queue = j.Spec.Queue
+		if j.Queue == "" {
+			j.Queue = DefaultQueue
+		}
 	}
 	j.done = j.allFinished()
 	if !j.done {

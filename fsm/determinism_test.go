@@ -48,6 +48,7 @@ var genDatabases = []fsm.Database{
 			{Name: "m0", MType: "small"}, {Name: "m1", MType: "big"}, {Name: "m2", Keys: []string{"lic"}},
 			{Name: "m3", MType: "big", Attrs: map[string]float64{"mem": 1500}},
 		},
+		Queues: []fsm.DeclaredQueue{{Name: "qa", MaxSize: 4, MaxActive: 2}},
 		Admins: []string{"gen"},
 	},
 	{
@@ -75,8 +76,10 @@ type generator struct {
 	log    [][]byte
 	places [][]byte // earlier Place entries, for duplicates
 	step   int
-	// placed is the result of the last command if it was a Place, else nil.
-	placed *fsm.Result
+	// placed is the result of the last command if it was a Place, else
+	// nil; placedAt is that Place's time.
+	placed   *fsm.Result
+	placedAt time.Time
 }
 
 func newGenerator(tb testing.TB, seed uint64) *generator {
@@ -85,7 +88,11 @@ func newGenerator(tb testing.TB, seed uint64) *generator {
 
 func (g *generator) emit(data []byte) *fsm.Result {
 	g.log = append(g.log, data)
-	return g.a.raw(data)
+	res := g.a.raw(data)
+	if fsm.MessageType(data[0]) == fsm.PlaceType {
+		g.placed, g.placedAt = res, placeTime(g.a.tb, data)
+	}
+	return res
 }
 
 func (g *generator) cmd(typ fsm.MessageType, body any) []byte {
@@ -97,8 +104,10 @@ func (g *generator) next() {
 	g.step++
 	g.placed = nil
 	now := at(g.step)
-	p := g.r.IntN(100)
+	p := g.r.IntN(120)
 	switch {
+	case p >= 100:
+		g.emit(g.queueCommand(now))
 	case p < 6:
 		g.emit(g.join(now))
 	case p < 10:
@@ -108,12 +117,12 @@ func (g *generator) next() {
 		g.emit(g.submit(now))
 	case p < 48:
 		if len(g.places) > 0 && g.r.IntN(10) == 0 {
-			g.placed = g.emit(g.places[g.r.IntN(len(g.places))])
+			g.emit(g.places[g.r.IntN(len(g.places))])
 			return
 		}
 		data := g.place(now)
 		g.places = append(g.places, data)
-		g.placed = g.emit(data)
+		g.emit(data)
 	case p < 63:
 		g.emit(g.child(now, false))
 	case p < 83:
@@ -126,6 +135,19 @@ func (g *generator) next() {
 		g.emit(append([]byte{byte(fsm.IgnoreUnknownFlag | 100)}, `{"future":true}`...))
 	case p < 94:
 		db := genDatabases[g.r.IntN(len(genDatabases))]
+		// A load may not drop a queue that holds unfinished jobs; an
+		// administrator would keep its add_q, so the generator does too
+		// (most of the time: a refused load is covered as well).
+		if g.r.IntN(8) != 0 {
+			db.Queues = slices.Clone(db.Queues)
+			g.a.f.Read(func(v fsm.View) {
+				for _, q := range v.Queues() {
+					if q.Jobs > 0 && q.Name != fsm.DefaultQueue && !slices.ContainsFunc(db.Queues, func(d fsm.DeclaredQueue) bool { return d.Name == q.Name }) {
+						db.Queues = append(db.Queues, q.DeclaredQueue)
+					}
+				}
+			})
+		}
 		g.emit(g.cmd(fsm.LoadDatabaseType, fsm.LoadDatabase{At: now, By: "gen", Database: db}))
 	default:
 		// Re-apply an earlier entry other than a StubJoin: a duplicated
@@ -210,7 +232,8 @@ func (g *generator) submit(now time.Time) []byte {
 		s.Restart = []string{fsm.RestartNo, fsm.RestartOnFailure, fsm.RestartAlways}[g.r.IntN(3)]
 		s.MaxRestarts = g.r.IntN(3)
 	}
-	c := fsm.Submit{At: now, Owner: "gen", Spec: s}
+	s.Queue = genQueues[g.r.IntN(len(genQueues))]
+	c := fsm.Submit{At: now, Owner: genOwners[g.r.IntN(len(genOwners))], Spec: s}
 	if g.r.IntN(3) == 0 {
 		c.IdempotencyKey = fmt.Sprintf("k%d", g.r.IntN(8))
 	}
@@ -304,13 +327,15 @@ func (g *generator) child(now time.Time, term bool) []byte {
 		return g.cmd(fsm.ChildRegisterType, fsm.ChildRegister{At: now, JobID: t.ref.JobID, Instance: t.ref.Instance, Attempt: t.attempt, Machine: t.machine, PID: 1000 + g.step})
 	}
 	c := fsm.ChildTerm{At: now, JobID: t.ref.JobID, Instance: t.ref.Instance, Attempt: t.attempt, Machine: t.machine, UserMS: int64(g.step)}
-	switch g.r.IntN(6) {
+	switch g.r.IntN(7) {
 	case 0:
 		c.ExitCode = 1 + g.r.IntN(3)
 	case 1:
 		c.ExitCode, c.Signal = -1, "KILL"
 	case 2:
 		c.ExitCode, c.Error = -1, "exec failed"
+	case 3:
+		c.ExitCode, c.Signal, c.Reason = -1, "KILL", "run limit of 1m0s exceeded"
 	}
 	return g.cmd(fsm.ChildTermType, c)
 }
@@ -334,6 +359,7 @@ func checkInvariants(tb testing.TB, f *fsm.FSM, step int) {
 		}
 		active := map[fsm.InstanceRef]bool{}
 		perMachine := map[string]int{}
+		restartableOn := map[string]int{}
 		perJob := map[string]map[uint64]int{}
 		memory := map[string]int64{}
 		for _, r := range v.Active() {
@@ -347,6 +373,9 @@ func checkInvariants(tb testing.TB, f *fsm.FSM, step int) {
 				continue
 			}
 			perMachine[in.Machine]++
+			if j.Spec.Restartable() && in.State != fsm.InstanceUnknown {
+				restartableOn[in.Machine]++
+			}
 			if perJob[in.Machine] == nil {
 				perJob[in.Machine] = map[uint64]int{}
 			}
@@ -385,8 +414,10 @@ func checkInvariants(tb testing.TB, f *fsm.FSM, step int) {
 			if n != perMachine[m.Name] {
 				fail("machine %s: Running %d, but %d active instances there", m.Name, n, perMachine[m.Name])
 			}
-			if m.State == fsm.MachineDown && n != 0 {
-				fail("machine %s is down with Running %d", m.Name, n)
+			// A down machine keeps only attempts of restartable jobs, which
+			// wait for its lease to expire before they run elsewhere.
+			if m.State == fsm.MachineDown && n != restartableOn[m.Name] {
+				fail("machine %s is down with Running %d, %d of them restartable", m.Name, n, restartableOn[m.Name])
 			}
 		}
 		if sum != len(active) {
@@ -446,18 +477,23 @@ func checkPlaced(tb testing.TB, f *fsm.FSM, res *fsm.Result, step int) {
 func TestPropertyIndexesAndSlots(t *testing.T) {
 	for _, seed := range []uint64{1, 2, 3, 42, 1992} {
 		t.Run(fmt.Sprintf("seed %d", seed), func(t *testing.T) {
+			t.Parallel()
 			g := newGenerator(t, seed)
 			for step := range 600 {
 				g.next()
 				checkInvariants(t, g.a.f, step)
+				checkQueuesAndReservations(t, g.a.f, step)
+				checkRoundTrip(t, g.a.f, step)
 				if g.placed != nil {
 					checkPlaced(t, g.a.f, g.placed, step)
+					checkPlacedLimits(t, g.a.f, g.placed, g.placedAt, step)
 				}
 			}
 			// The invariants hold after a restore too, and the restored
 			// replica derives the same effective attributes and counts.
 			b := restored(t, snapshotBytes(t, g.a.f))
 			checkInvariants(t, b, -1)
+			checkQueuesAndReservations(t, b, -1)
 			if got, want := readIndexes(b), readIndexes(g.a.f); !got.equal(want) {
 				t.Errorf("indexes after restore:\ngot  %+v\nwant %+v", got, want)
 			}
@@ -470,7 +506,7 @@ func TestPropertyIndexesAndSlots(t *testing.T) {
 func TestGeneratedLogCoverage(t *testing.T) {
 	g := newGenerator(t, 7)
 	seen := map[string]int{}
-	for range 2000 {
+	for range 3000 {
 		g.next()
 	}
 	replay := newApplier(t)
@@ -478,6 +514,7 @@ func TestGeneratedLogCoverage(t *testing.T) {
 		typ := fsm.MessageType(data[0])
 		res := replay.raw(data)
 		seen[typ.String()]++
+		countQueueOutcomes(seen, typ, res)
 		switch {
 		case res.Err != nil:
 			seen[typ.String()+" error"]++
@@ -515,6 +552,7 @@ func TestGeneratedLogCoverage(t *testing.T) {
 					seen["memory nearly full"]++
 				}
 			}
+			countQueueStates(seen, v)
 		})
 	}
 	for _, want := range []string{
@@ -524,6 +562,11 @@ func TestGeneratedLogCoverage(t *testing.T) {
 		fsm.InstanceQueued, fsm.InstancePlaced, fsm.InstanceRunning, fsm.InstanceExited, fsm.InstanceFailed, fsm.InstanceSignaled,
 		fsm.InstanceKilled, fsm.InstanceLost,
 	} {
+		if seen[want] == 0 {
+			t.Errorf("generated log never produced %q", want)
+		}
+	}
+	for _, want := range queueOutcomes {
 		if seen[want] == 0 {
 			t.Errorf("generated log never produced %q", want)
 		}
@@ -545,8 +588,9 @@ func TestDeterminism(t *testing.T) {
 			res := a.raw(data)
 			// Error texts are for the proposer's user and may differ;
 			// everything else must not.
-			results = append(results, fmt.Sprintf("%d %d %v %v %d %v %d %d %v %v",
-				res.Index, res.JobID, res.Existing, res.Accepted, res.Dropped, res.Stale, res.Signaled, res.Dequeued, res.Draining, res.Err != nil))
+			results = append(results, fmt.Sprintf("%d %d %v %v %d %v %d %d %v %d %v %d %v",
+				res.Index, res.JobID, res.Existing, res.Accepted, res.Dropped, res.Stale, res.Signaled, res.Dequeued, res.Draining,
+				res.ReservationID, res.Ended, res.Affected, res.Err != nil))
 		}
 		return a, results
 	}

@@ -152,6 +152,14 @@ func (f *FSM) apply(index uint64, data []byte) *Result {
 		var c JobControl
 		decode(index, t, body, &c)
 		return d.applyRestartJob(index, &c)
+	case LeaseExpiredType:
+		var c LeaseExpired
+		decode(index, t, body, &c)
+		return d.applyLeaseExpired(index, &c)
+	case LeaseRestoredType:
+		var c LeaseRestored
+		decode(index, t, body, &c)
+		return d.applyLeaseRestored(index, &c)
 	}
 	if ignorable {
 		return &Result{Index: index}

@@ -212,6 +212,13 @@ func TestMessageTypeString(t *testing.T) {
 		{fsm.ChildTermType, "ChildTerm"},
 		{fsm.KillType, "Kill"},
 		{fsm.LoadDatabaseType, "LoadDatabase"},
+		{fsm.SetQueueType, "SetQueue"},
+		{fsm.RemoveQueueType, "RemoveQueue"},
+		{fsm.ReserveType, "Reserve"},
+		{fsm.UnreserveType, "Unreserve"},
+		{fsm.SuspendType, "Suspend"},
+		{fsm.ResumeType, "Resume"},
+		{fsm.RestartJobType, "RestartJob"},
 		{fsm.KillType | fsm.IgnoreUnknownFlag, "Kill"},
 		{99, "MessageType(99)"},
 	}

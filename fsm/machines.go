@@ -34,8 +34,11 @@ func (d *db) applyStubJoin(index uint64, c *StubJoin) *Result {
 	return &Result{Index: index}
 }
 
-// applyStubLeave marks the machine down; instances placed or running there
-// are lost (a later issue restarts the restartable ones).
+// applyStubLeave marks the machine down. Gossip calling a machine dead is
+// not proof that its processes are: restartable instances there keep their
+// attempt until the machine's lease expires (LeaseExpired starts them
+// elsewhere), and the others are lost, their stub free to report a result
+// later.
 func (d *db) applyStubLeave(index uint64, c *StubLeave) *Result {
 	m, ok := d.machines[c.Machine]
 	if !ok || m.State == MachineDown {
@@ -50,6 +53,9 @@ func (d *db) applyStubLeave(index uint64, c *StubLeave) *Result {
 			continue
 		}
 		j, in, _ := d.instance(ref.JobID, ref.Instance)
+		if j.Spec.Restartable() && !j.KillRequested && in.State != InstanceUnknown {
+			continue
+		}
 		in.EndedAt = c.At
 		in.Error = "machine " + c.Machine + " left the pool: " + c.Reason
 		d.setState(ref.JobID, in, InstanceLost, index)
@@ -65,6 +71,14 @@ func (d *db) applyStubLeave(index uint64, c *StubLeave) *Result {
 func (d *db) applyLoadDatabase(index uint64, c *LoadDatabase) *Result {
 	if err := c.Database.check(); err != nil {
 		return &Result{Index: index, Err: err}
+	}
+	// A queue that still holds unfinished jobs must stay declared: its
+	// jobs would lose their limits.
+	for _, name := range sortedQueueNames(d.queues) {
+		if _, kept := c.Database.Queue(name); !kept && name != DefaultQueue && d.queues[name].Jobs > 0 {
+			return &Result{Index: index, Err: fmt.Errorf("load would remove queue %s, which holds %d unfinished jobs; keep its add_q or wait for them: %w",
+				name, d.queues[name].Jobs, ErrQueueInUse)}
+		}
 	}
 	old := d.database
 	d.database = c.Database

@@ -83,3 +83,13 @@ func (d *db) applyRemoveQueue(index uint64, c *RemoveQueue) *Result {
 	d.database.Queues = slices.Delete(slices.Clone(d.database.Queues), i, i+1)
 	return &Result{Index: index}
 }
+
+// sortedQueueNames lists the queues that hold something, by name.
+func sortedQueueNames(m map[string]*queueCounts) []string {
+	names := make([]string, 0, len(m))
+	for n := range m {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	return names
+}

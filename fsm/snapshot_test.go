@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/netmgr/netmgr/fsm"
+	"github.com/netmgr/netmgr/queue"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/snapshot.golden")
@@ -23,7 +24,10 @@ var update = flag.Bool("update", false, "rewrite testdata/snapshot.golden")
 // running), lost, kill-requested and with stale events; a loaded database
 // (keys, an mtype, declared machines, a queue, an admin), a draining
 // machine, a job with every spec option, and a restarted instance with its
-// history.
+// history; then (snapshot version 3) a queue set at run time, a suspended
+// instance, a restart-requested one, a finished instance queued again by
+// RestartJob, an instance killed for a queue limit with its reason, and
+// reservations (bounded, open-ended, and one ended by Unreserve).
 func richCommands() []command {
 	x := func(job uint64, inst int, machine, key string) fsm.Assignment {
 		return fsm.Assignment{JobID: job, Instance: inst, Attempt: 1, Machine: machine, Key: key}
@@ -101,12 +105,51 @@ func richCommands() []command {
 		{fsm.ChildRegisterType, fsm.ChildRegister{At: at(105), JobID: 7, Instance: 0, Attempt: 1, Machine: "m2", PID: 700}},
 		{fsm.ChildTermType, fsm.ChildTerm{At: at(106), JobID: 7, Instance: 0, Attempt: 1, Machine: "m2", ExitCode: 2, UserMS: 1}},
 		{fsm.ChildTermType, fsm.ChildTerm{At: at(107), JobID: 7, Instance: 0, Attempt: 1, Machine: "m2", ExitCode: 2}}, // stale
+		// Queues, job control and reservations on a fifth machine.
+		{fsm.StubJoinType, fsm.StubJoin{At: at(110), Machine: facts("m5", "x86_64", 4)}},
+		{fsm.SetQueueType, fsm.SetQueue{At: at(111), By: "tclark", Queue: fsm.DeclaredQueue{
+			Name: "batch", Priority: 1, MaxSize: 5, MaxActive: 2, MaxRunSeconds: 600, MaxMemMB: 2048,
+		}}},
+		{fsm.SubmitType, fsm.Submit{At: at(112), Owner: "gina", Spec: fsm.JobSpec{
+			Name: "paused", Binaries: map[string]string{"*": "/bin/count"}, Min: 1, MemoryMB: 256, Queue: "batch",
+		}}},
+		{fsm.SubmitType, fsm.Submit{At: at(113), Owner: "hank", Spec: fsm.JobSpec{
+			Name: "again", Binaries: map[string]string{"*": "/bin/again"}, Min: 2, Restart: fsm.RestartOnFailure,
+		}}},
+		{fsm.SubmitType, fsm.Submit{At: at(114), Owner: "ivan", Spec: fsm.JobSpec{
+			Name: "hog", Binaries: map[string]string{"*": "/bin/hog"}, Min: 1, MemoryMB: 512, Queue: "NEW_Q",
+		}}},
+		{fsm.PlaceType, fsm.Place{At: at(115), PlannedAtIndex: 40, Assignments: []fsm.Assignment{
+			x(8, 0, "m5", "*"), x(9, 0, "m5", "*"), x(9, 1, "m5", "*"), x(10, 0, "m5", "*"),
+		}}},
+		{fsm.ChildRegisterType, fsm.ChildRegister{At: at(116), JobID: 8, Instance: 0, Attempt: 1, Machine: "m5", PID: 800}},
+		{fsm.ChildRegisterType, fsm.ChildRegister{At: at(116), JobID: 9, Instance: 0, Attempt: 1, Machine: "m5", PID: 900}},
+		{fsm.ChildRegisterType, fsm.ChildRegister{At: at(116), JobID: 9, Instance: 1, Attempt: 1, Machine: "m5", PID: 901}},
+		{fsm.ChildRegisterType, fsm.ChildRegister{At: at(116), JobID: 10, Instance: 0, Attempt: 1, Machine: "m5", PID: 1000}},
+		{fsm.ChildTermType, fsm.ChildTerm{At: at(117), JobID: 9, Instance: 1, Attempt: 1, Machine: "m5", UserMS: 3}},
+		{fsm.SuspendType, fsm.JobControl{At: at(118), JobID: 8, By: "gina"}},
+		{fsm.RestartJobType, fsm.JobControl{At: at(119), JobID: 9, By: "hank"}},
+		{fsm.ChildTermType, fsm.ChildTerm{At: at(120), JobID: 10, Instance: 0, Attempt: 1, Machine: "m5", ExitCode: -1, Signal: "KILL",
+			Reason: "memory limit of 1024 MB exceeded (resident 1100 MB)", MaxRSSKB: 1126400}},
+		{fsm.ReserveType, fsm.Reserve{At: at(121), Owner: "alice", Machines: []string{"m5", "m1"}, From: at(200), Until: at(300)}},
+		{fsm.ReserveType, fsm.Reserve{At: at(122), Owner: "bob", Machines: []string{"m5"}, From: at(300)}},
+		{fsm.ReserveType, fsm.Reserve{At: at(123), Owner: "carol", Machines: []string{"m2"}, From: at(100), Until: at(150)}},
+		{fsm.UnreserveType, fsm.Unreserve{At: at(124), By: "carol", IDs: []uint64{3}}},
 	}
 }
 
 // richDatabase is a database with two keys, an mtype with keys, attributes
 // and mounts, the named machines declared (m2 of that mtype, others with a
 // key), a queue and an admin.
+// batchQueue is the queue the rich state sets at run time; it holds
+// unfinished jobs, so later loads keep it.
+var batchQueue = fsm.DeclaredQueue{Name: "batch", Priority: 1, MaxSize: 5, MaxActive: 2, MaxRunSeconds: 600, MaxMemMB: 2048}
+
+func withQueue(db fsm.Database, q fsm.DeclaredQueue) fsm.Database {
+	db.Queues = append(slices.Clone(db.Queues), q)
+	return db
+}
+
 func richDatabase(machines ...string) fsm.Database {
 	db := fsm.Database{
 		Keys: []fsm.DeclaredKey{{Name: "lic", Comment: "licensed compiler"}, {Name: "gpu"}},
@@ -142,7 +185,7 @@ func richState(t *testing.T) *applier {
 func TestRichStateCoversEveryState(t *testing.T) {
 	a := richState(t)
 	seen := map[string]bool{}
-	var kill, stale, killedJob, draining, history bool
+	var kill, stale, killedJob, draining, history, restartRequested, reason, requeued bool
 	var db *fsm.Database
 	var dbIndex uint64
 	a.f.Read(func(v fsm.View) {
@@ -159,13 +202,16 @@ func TestRichStateCoversEveryState(t *testing.T) {
 				kill = kill || in.KillRequested
 				stale = stale || in.StaleEvents > 0
 				history = history || (len(in.History) > 0 && in.Restarts > 0 && in.State == fsm.InstanceQueued)
+				restartRequested = restartRequested || (in.RestartRequested && in.Active())
+				reason = reason || (in.Reason != "" && in.State == fsm.InstanceKilled)
+				requeued = requeued || (len(in.History) > 0 && in.Restarts == 0 && in.State == fsm.InstanceQueued)
 			}
 		}
 	})
 	for _, want := range []string{
 		"machine up", "machine down",
 		fsm.InstanceQueued, fsm.InstancePlaced, fsm.InstanceRunning, fsm.InstanceExited,
-		fsm.InstanceFailed, fsm.InstanceSignaled, fsm.InstanceKilled, fsm.InstanceLost,
+		fsm.InstanceFailed, fsm.InstanceSignaled, fsm.InstanceKilled, fsm.InstanceLost, fsm.InstanceSuspended,
 		"job " + fsm.JobQueued, "job " + fsm.JobRunning, "job " + fsm.JobKilled, "job " + fsm.JobFailed,
 	} {
 		if !seen[want] {
@@ -180,6 +226,22 @@ func TestRichStateCoversEveryState(t *testing.T) {
 	}
 	if dbIndex == 0 || len(db.Keys) == 0 || len(db.MTypes) == 0 || len(db.Machines) == 0 || len(db.Queues) == 0 || len(db.Admins) == 0 {
 		t.Errorf("got database %+v at index %d, want every kind of declaration loaded", db, dbIndex)
+	}
+	if !restartRequested || !reason || !requeued {
+		t.Errorf("got restart requested %v, killed with a reason %v, requeued by RestartJob %v, want all true", restartRequested, reason, requeued)
+	}
+	var rs []*fsm.Reservation
+	var batch fsm.QueueView
+	var ok bool
+	a.f.Read(func(v fsm.View) {
+		rs = v.Reservations()
+		batch, ok = v.Queue("batch")
+	})
+	if len(rs) != 2 || !rs[0].Until.After(rs[0].From) || !rs[1].Until.IsZero() {
+		t.Errorf("got %d reservations, want a bounded and an open-ended one", len(rs))
+	}
+	if !ok || batch.Active != 1 || batch.Jobs != 1 {
+		t.Errorf("got queue batch %+v (found %v), want it set at run time holding one suspended job", batch, ok)
 	}
 }
 
@@ -304,8 +366,8 @@ func TestSnapshotRoundTrip(t *testing.T) {
 			}},
 		{"next job id continues", command{fsm.SubmitType, fsm.Submit{At: at(104), Owner: "erin", Spec: spec("", 1)}},
 			func(t *testing.T, res *fsm.Result) {
-				if res.JobID != 8 || res.Existing {
-					t.Errorf("got JobID %d Existing %v, want 8 and false", res.JobID, res.Existing)
+				if res.JobID != 11 || res.Existing {
+					t.Errorf("got JobID %d Existing %v, want 11 and false", res.JobID, res.Existing)
 				}
 			}},
 		{"term of a lost instance", command{fsm.ChildTermType, fsm.ChildTerm{At: at(105), JobID: 4, Instance: 0, Attempt: 1, Machine: "m3"}},
@@ -320,7 +382,7 @@ func TestSnapshotRoundTrip(t *testing.T) {
 					t.Errorf("got Stale %v Err %v, want false and nil", res.Stale, res.Err)
 				}
 			}},
-		{"freed slot is usable", command{fsm.PlaceType, fsm.Place{At: at(107), Assignments: []fsm.Assignment{asg(6, 1, "m1"), asg(8, 0, "m1")}}},
+		{"freed slot is usable", command{fsm.PlaceType, fsm.Place{At: at(107), Assignments: []fsm.Assignment{asg(6, 1, "m1"), asg(11, 0, "m1")}}},
 			func(t *testing.T, res *fsm.Result) {
 				if want := []fsm.Assignment{asg(6, 1, "m1")}; !slices.Equal(res.Accepted, want) {
 					t.Errorf("got Accepted %v, want %v", res.Accepted, want)
@@ -332,15 +394,21 @@ func TestSnapshotRoundTrip(t *testing.T) {
 					t.Errorf("got Err %v Signaled %d, want nil and 1", res.Err, res.Signaled)
 				}
 			}},
-		{"redeclaring the drained machine", command{fsm.LoadDatabaseType, fsm.LoadDatabase{At: at(109), Database: richDatabase("m2", "m4")}},
+		{"the run-time queue's nq_maxmem", command{fsm.SubmitType, fsm.Submit{At: at(111), Owner: "gina", Spec: fsm.JobSpec{Binaries: map[string]string{"*": "/bin/x"}, Queue: "batch", MemoryMB: 4096}}},
+			func(t *testing.T, res *fsm.Result) {
+				if !errors.Is(res.Err, queue.ErrMemoryOverLimit) || res.JobID != 0 {
+					t.Errorf("got Err %v JobID %d, want %v and 0", res.Err, res.JobID, queue.ErrMemoryOverLimit)
+				}
+			}},
+		{"redeclaring the drained machine", command{fsm.LoadDatabaseType, fsm.LoadDatabase{At: at(109), Database: withQueue(richDatabase("m2", "m4"), batchQueue)}},
 			func(t *testing.T, res *fsm.Result) {
 				if res.Err != nil || len(res.Draining) != 0 {
 					t.Errorf("got Err %v Draining %v, want nil and none", res.Err, res.Draining)
 				}
 			}},
-		{"undrained machine takes work", command{fsm.PlaceType, fsm.Place{At: at(110), Assignments: []fsm.Assignment{asg(8, 0, "m4")}}},
+		{"undrained machine takes work", command{fsm.PlaceType, fsm.Place{At: at(110), Assignments: []fsm.Assignment{asg(11, 0, "m4")}}},
 			func(t *testing.T, res *fsm.Result) {
-				if want := []fsm.Assignment{asg(8, 0, "m4")}; !slices.Equal(res.Accepted, want) {
+				if want := []fsm.Assignment{asg(11, 0, "m4")}; !slices.Equal(res.Accepted, want) {
 					t.Errorf("got Accepted %v, want %v", res.Accepted, want)
 				}
 			}},
@@ -350,10 +418,56 @@ func TestSnapshotRoundTrip(t *testing.T) {
 					t.Errorf("got Accepted %v, want one", res.Accepted)
 				}
 			}},
-		{"dropping every declaration drains the declared machines", command{fsm.LoadDatabaseType, fsm.LoadDatabase{At: at(112)}},
+		{"dropping every other declaration drains the declared machines", command{fsm.LoadDatabaseType, fsm.LoadDatabase{At: at(112), Database: withQueue(fsm.Database{Queues: richDatabase().Queues}, batchQueue)}},
 			func(t *testing.T, res *fsm.Result) {
 				if want := []string{"m2", "m4"}; res.Err != nil || !slices.Equal(res.Draining, want) {
 					t.Errorf("got Err %v Draining %v, want nil and %v", res.Err, res.Draining, want)
+				}
+			}},
+		{"resume the suspended job", command{fsm.ResumeType, fsm.JobControl{At: at(114), JobID: 8, By: "gina"}},
+			func(t *testing.T, res *fsm.Result) {
+				if res.Err != nil || res.Affected != 1 {
+					t.Errorf("got Err %v Affected %d, want nil and 1", res.Err, res.Affected)
+				}
+			}},
+		{"the restart-requested attempt ends", command{fsm.ChildTermType, fsm.ChildTerm{At: at(115), JobID: 9, Instance: 0, Attempt: 1, Machine: "m5", ExitCode: -1, Signal: "TERM"}},
+			func(t *testing.T, res *fsm.Result) {
+				if res.Err != nil || res.Stale {
+					t.Errorf("got Err %v Stale %v, want nil and false", res.Err, res.Stale)
+				}
+			}},
+		{"another user inside a reservation", command{fsm.PlaceType, fsm.Place{At: at(250), Assignments: []fsm.Assignment{
+			{JobID: 9, Instance: 0, Attempt: 2, Machine: "m5", Key: "*"}, {JobID: 9, Instance: 1, Attempt: 2, Machine: "m5", Key: "*"},
+		}}},
+			func(t *testing.T, res *fsm.Result) {
+				if len(res.Accepted) != 0 || res.Dropped != 2 {
+					t.Errorf("got Accepted %v Dropped %d, want none and 2", res.Accepted, res.Dropped)
+				}
+			}},
+		{"between the reservations", command{fsm.PlaceType, fsm.Place{At: at(150), Assignments: []fsm.Assignment{
+			{JobID: 9, Instance: 0, Attempt: 2, Machine: "m5", Key: "*"},
+		}}},
+			func(t *testing.T, res *fsm.Result) {
+				if len(res.Accepted) != 1 {
+					t.Errorf("got Accepted %v, want one", res.Accepted)
+				}
+			}},
+		{"a reservation overlapping another user's", command{fsm.ReserveType, fsm.Reserve{At: at(116), Owner: "carol", Machines: []string{"m5"}, From: at(1000), Until: at(1001)}},
+			func(t *testing.T, res *fsm.Result) {
+				if res.Err == nil {
+					t.Errorf("got nil error, want bob's open-ended reservation to refuse it")
+				}
+			}},
+		{"reservation ids continue", command{fsm.ReserveType, fsm.Reserve{At: at(117), Owner: "carol", Machines: []string{"m2"}, From: at(100), Until: at(150)}},
+			func(t *testing.T, res *fsm.Result) {
+				if res.Err != nil || res.ReservationID != 4 {
+					t.Errorf("got Err %v ReservationID %d, want nil and 4", res.Err, res.ReservationID)
+				}
+			}},
+		{"the removed reservation stays removed", command{fsm.UnreserveType, fsm.Unreserve{At: at(118), IDs: []uint64{3, 1}}},
+			func(t *testing.T, res *fsm.Result) {
+				if !slices.Equal(res.Ended, []uint64{1}) {
+					t.Errorf("got Ended %v, want [1]", res.Ended)
 				}
 			}},
 	}

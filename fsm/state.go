@@ -6,10 +6,12 @@ import (
 	"time"
 )
 
-// Machine states.
+// Machine states. An unreachable machine's lease expired; a down one left
+// the gossip pool.
 const (
-	MachineUp   = "up"
-	MachineDown = "down"
+	MachineUp          = "up"
+	MachineDown        = "down"
+	MachineUnreachable = "unreachable"
 )
 
 // Instance states. An instance moves queued -> placed -> running -> one of
@@ -25,6 +27,11 @@ const (
 	InstanceLost     = "lost"
 	// InstanceSuspended is running but stopped (SIGSTOP); it keeps its slot.
 	InstanceSuspended = "suspended"
+	// InstanceUnknown is a non-restartable instance on a machine whose
+	// lease expired: it may still run there and is never killed for that;
+	// it becomes lost when the machine is declared down, or takes the
+	// result its stub reports when it comes back.
+	InstanceUnknown = "unknown"
 )
 
 // Machine is a machine of the pool.
@@ -115,7 +122,11 @@ func (i *Instance) Finished() bool {
 
 // Active reports whether the instance holds a slot on its machine.
 func (i *Instance) Active() bool {
-	return i.State == InstancePlaced || i.State == InstanceRunning || i.State == InstanceSuspended
+	switch i.State {
+	case InstancePlaced, InstanceRunning, InstanceSuspended, InstanceUnknown:
+		return true
+	}
+	return false
 }
 
 // Job is a submitted job and its instances.
@@ -165,7 +176,7 @@ func (j *Job) State() string {
 		switch j.Instances[i].State {
 		case InstanceQueued:
 			queued = true
-		case InstancePlaced, InstanceRunning, InstanceSuspended:
+		case InstancePlaced, InstanceRunning, InstanceSuspended, InstanceUnknown:
 			active = true
 		case InstanceKilled:
 			killed = true
