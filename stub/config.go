@@ -37,6 +37,12 @@ type Config struct {
 	// mounts, in the database language's syntax. It is read at start; a
 	// bad file stops the stub from starting.
 	InitFile string
+	// CgroupParent is the cgroup v2 directory under which each job gets a
+	// cgroup of its own (netmgr/<stub>/<job>.<instance>.<attempt>, <stub>
+	// naming the DataDir). Empty means the stub's own cgroup, where the
+	// host offers a writable cgroup v2 tree; NoCgroups, or a tree the
+	// stub cannot write, makes jobs run in process groups only.
+	CgroupParent string
 	// Logger receives the stub's and memberlist's logs; nil discards them.
 	Logger *slog.Logger
 }

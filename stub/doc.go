@@ -7,8 +7,9 @@
 //     by (job id, instance, attempt): a repeat of an attempt this stub (or an
 //     earlier stub on the same DataDir) already started answers 200 and
 //     starts nothing.
-//   - POST /v1/signal signals the whole process group of an attempt, with an
-//     optional grace period after which the group gets SIGKILL.
+//   - POST /v1/signal signals the whole job of an attempt (its process group
+//     and cgroup) through its supervisor, with an optional grace period
+//     after which the job gets SIGKILL.
 //   - GET /v1/facts reports the machine: name, architecture (as uname -m
 //     prints it), CPUs, memory, mounted file systems, load average.
 //   - GET /v1/health answers 200 while the stub runs.
@@ -26,25 +27,60 @@
 // exit code 127). When the stub does not run as root, every job runs as the
 // stub's own user whatever the Owner says.
 //
-// When the job's process ends the stub SIGKILLs whatever is left of its
-// process group and reaps it (the stub makes itself a child subreaper, so
-// orphans of a job come back to it rather than to init); a process that
-// leaves the group with setsid escapes this.
+// Supervisors: each attempt runs under a supervisor process, the stub's
+// own binary re-executed (/proc/self/exe) as `netmgr supervise` in a
+// session of its own, as slurmstepd or Nomad's executor do (the package's
+// init turns any binary that links it, a test binary included, into the
+// supervisor when NETMGR_SUPERVISOR_DIR is set; see Supervise). The stub
+// writes the attempt's spec to its supervisor directory
+// <DataDir>/attempts/<job>.<instance>.<attempt> (private to the stub: the
+// exec dir belongs to the job's owner, who must not forge a result); the
+// supervisor starts the job in its own process group (and its own cgroup,
+// below) with the owner's credentials, writes state.json atomically (its
+// own and the job's pid, process start time and boot id, and the start
+// time), and reports on a pipe that the job runs; only then does the stub
+// record the CHILD_REGISTER. The supervisor waits for the job, enforces
+// its limits, kills whatever is left of the job when its first process
+// ends (it is a child subreaper, so orphans that left the group come back
+// to it) and writes result.json: exit code, signal, usage of every
+// process of the job (RUSAGE_CHILDREN), the limit's reason, the leftover
+// processes it killed. The stub asks it for the result on the unix socket
+// "sock" of the supervisor directory, and signals the job through it.
 //
-// Limits: a StartRequest may carry its queue's limits, kept with the
-// running attempt. With MaxRunSeconds the stub sends SIGTERM to the
-// attempt's process group that long after the attempt started — wall
-// time, so time the group spends stopped by netmgr suspend counts — and
-// SIGKILL GraceMS later (10 s when 0) if the group is still alive. With
-// MaxMemMB one sampler for the whole stub walks /proc every 250 ms, sums
-// the resident memory (RSS) of every process of each limited group and
-// SIGKILLs a group above its limit at once; the largest sum seen is
+// The supervisor does not depend on the stub: Shutdown leaves it and its
+// job alone. A new stub on the same DataDir reattaches to every attempt
+// not yet reported as ended: a result written meanwhile is recorded at
+// once; a running supervisor is verified by pid, start time (field 22 of
+// /proc/<pid>/stat) and boot id — never by a bare pid, which the kernel
+// recycles — and watched again, so Signal works as before; a supervisor
+// that is gone without a result (killed, or the machine rebooted) makes
+// the attempt lost: a CHILD_TERM with Error "lost: supervisor gone" and
+// exit code -1, after what is left of the job is killed (its cgroup, or
+// its process group once its first process verifies).
+//
+// Cgroups: where the host offers a writable cgroup v2 tree (the cgroup2
+// mount, /sys/fs/cgroup or /sys/fs/cgroup/unified, and the stub can
+// create a cgroup under Config.CgroupParent or its own cgroup), each job
+// is started straight into its own cgroup
+// netmgr/<stub>/<job>.<instance>.<attempt> (clone3 CLONE_INTO_CGROUP);
+// cleanup and SIGKILL use cgroup.kill, other signals reach every process
+// in cgroup.procs, and memory is measured as anon + file_mapped from
+// memory.stat where the memory controller is on (memory.current would
+// count the page cache), else as the RSS of the cgroup's processes.
+// Otherwise jobs run in process groups; the stub logs which at start.
+//
+// Limits: a StartRequest may carry its queue's limits, enforced by the
+// attempt's supervisor, so they hold while no stub runs. With
+// MaxRunSeconds the supervisor sends SIGTERM to the job that long after
+// it started — wall time, so time the job spends stopped by netmgr
+// suspend counts — and SIGKILL GraceMS later (10 s when 0) if it is still
+// alive. With MaxMemMB it measures the job's resident memory every 250 ms
+// and SIGKILLs the job above its limit at once; the largest sum seen is
 // reported as MaxRSSKB when it exceeds what wait returned. Each of these
-// signals is followed by SIGCONT so that a stopped group receives it. The
+// signals is followed by SIGCONT so that a stopped job receives it. The
 // attempt's CHILD_TERM then carries a Reason, whatever the exit status:
 // "run limit of 3m20s exceeded" or "memory limit of 20 MB exceeded
-// (resident 23 MB)"; the first limit to act names it. After Shutdown no
-// limit is enforced any more.
+// (resident 23 MB)"; the first limit to act names it.
 //
 // Events: CHILD_REGISTER (the job started, with its pid, which is also its
 // process group) and CHILD_TERM (it ended: exit code, signal name without
@@ -64,9 +100,6 @@
 // tracks the members whose role is "server". Config.Servers and the
 // Servers hint of each StartRequest add to that list.
 //
-// What the stub does not do yet: Shutdown leaves running jobs running and
-// stops watching them (their CHILD_TERM is never reported, and a new stub
-// answers a Signal for them with 404); a supervisor process that outlives
-// the stub comes in a later issue. There is no lease, no owner policy
-// (sleep on console activity) and no init file of extra facts.
+// What the stub does not do yet: an owner policy (sleep on console
+// activity).
 package stub

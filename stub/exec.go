@@ -3,15 +3,13 @@ package stub
 import (
 	"context"
 	"encoding/binary"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"os"
 	"os/exec"
-	"os/user"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -20,9 +18,23 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// execFailedCode is the exit code reported when the binary could not be
-// started, as a shell reports a command it cannot run.
-const execFailedCode = 127
+const (
+	// execFailedCode is the exit code reported when the binary could not
+	// be started, as a shell reports a command it cannot run.
+	execFailedCode = 127
+	// lostExitCode is the exit code reported with a lost attempt: unknown,
+	// as os.ProcessState.ExitCode says.
+	lostExitCode = -1
+	// lostError is the Error of an attempt whose supervisor is gone
+	// without a result.
+	lostError = "lost: supervisor gone"
+	// launchTimeout bounds how long a new supervisor may take to report
+	// that its job runs.
+	launchTimeout = 30 * time.Second
+	// maxWatchBackoff bounds the pause between two looks at a supervisor
+	// that does not answer.
+	maxWatchBackoff = 2 * time.Second
+)
 
 // attemptKey names one attempt of one instance of a job.
 type attemptKey struct {
@@ -52,54 +64,73 @@ func parseAttemptKey(b []byte) (attemptKey, bool) {
 	}, true
 }
 
-// attempt is the stub's view of one attempt.
-type attempt struct {
-	ready  chan struct{} // closed once Start has decided what happened
-	done   chan struct{} // closed once a supervised attempt's leader is waited for
-	limits limits        // the queue limits, fixed at start
-	// The fields below are guarded by runner.mu and final once ready is
-	// closed, except exited, reason and peakKB.
-	recovered  bool   // started by an earlier stub on the same DataDir
-	supervised bool   // this stub process started it and waits for it
-	pgid       int    // process group, 0 when the exec failed
-	exited     bool   // the group leader has been waited for
-	reason     string // why the stub ended it (a limit), "" if it did not
-	peakKB     int64  // largest resident memory of the group sampled
+// parseAttemptName parses the name k.String() gives.
+func parseAttemptName(name string) (attemptKey, bool) {
+	var k attemptKey
+	var rest string
+	n, _ := fmt.Sscanf(name, "%d.%d.%d%s", &k.JobID, &k.Instance, &k.Attempt, &rest)
+	return k, n == 3 && k.String() == name
 }
 
-// runner starts attempts and waits for them. It is safe for concurrent use.
+// attempt is the stub's view of one attempt.
+type attempt struct {
+	ready chan struct{} // closed once Start has decided what happened
+	// The fields below are guarded by runner.mu and final once ready is
+	// closed, except exited and reason.
+	rec         attemptRecord // what the outbox keeps
+	dir         string        // supervisor directory
+	restartable bool          // the job has a restart policy
+	supervised  bool          // a supervisor runs it (false when the exec failed)
+	pgid        int           // the job's process group, its first pid; 0 when not supervised
+	exited      bool          // its CHILD_TERM is recorded
+	// reason is why the stub ended it (its lease ran out), "" if it did
+	// not; a limit's reason, which the supervisor reports, comes first.
+	reason string
+}
+
+// running reports whether a supervisor runs a and its end is not recorded
+// yet. The caller holds runner.mu.
+func (a *attempt) running() bool { return a.supervised && !a.exited }
+
+// runner starts attempts, each under a supervisor process, and reports
+// their ends. It is safe for concurrent use.
 type runner struct {
 	machine string
 	execDir string
+	dataDir string // supervisor directories live in dataDir/attempts
+	cgroups string // directory of the jobs' cgroups; "" = process groups
 	out     *outbox
 	log     *slog.Logger
-	stop    chan struct{}  // closed by close
-	timers  sync.WaitGroup // grace-period and run-limit goroutines
 
-	mu         sync.Mutex // guards attempts, memLimited, closed and the attempt fields
-	attempts   map[attemptKey]*attempt
-	memLimited map[attemptKey]*attempt // running attempts with a memory limit
-	closed     bool
+	ctx      context.Context // canceled by close
+	cancel   context.CancelFunc
+	watchers sync.WaitGroup // one watch goroutine per running attempt
+
+	mu       sync.Mutex // guards attempts, closed and the attempt fields
+	attempts map[attemptKey]*attempt
+	closed   bool
 }
 
-// newRunner returns a runner that treats the known attempts, started by an
-// earlier stub on the same DataDir, as already started.
-func newRunner(machine, execDir string, out *outbox, log *slog.Logger, known []attemptKey) *runner {
-	r := &runner{
-		machine:    machine,
-		execDir:    execDir,
-		out:        out,
-		log:        log,
-		stop:       make(chan struct{}),
-		attempts:   make(map[attemptKey]*attempt, len(known)),
-		memLimited: make(map[attemptKey]*attempt),
+// newRunner returns a runner with no attempts; recover adds those of an
+// earlier stub on the same DataDir.
+func newRunner(machine, execDir, dataDir, cgroups string, out *outbox, log *slog.Logger) *runner {
+	ctx, cancel := context.WithCancel(context.Background())
+	return &runner{
+		machine:  machine,
+		execDir:  execDir,
+		dataDir:  dataDir,
+		cgroups:  cgroups,
+		out:      out,
+		log:      log,
+		ctx:      ctx,
+		cancel:   cancel,
+		attempts: make(map[attemptKey]*attempt),
 	}
-	for _, k := range known {
-		a := &attempt{ready: make(chan struct{}), recovered: true}
-		close(a.ready)
-		r.attempts[k] = a
-	}
-	return r
+}
+
+// supDir is the supervisor directory of attempt k.
+func (r *runner) supDir(k attemptKey) string {
+	return filepath.Join(r.dataDir, attemptsDir, k.String())
 }
 
 // start starts an attempt unless it is known, and returns whether it
@@ -116,160 +147,126 @@ func (r *runner) start(req client.StartRequest) (bool, error) {
 		r.mu.Unlock()
 		return false, nil
 	}
-	a := &attempt{ready: make(chan struct{}), done: make(chan struct{}), limits: limitsOf(req)}
+	a := &attempt{ready: make(chan struct{}), dir: r.supDir(k), restartable: req.Restartable}
 	r.attempts[k] = a
 	r.mu.Unlock()
 	defer close(a.ready)
 
-	cmd, err := r.command(k, req)
-	if err == nil {
-		err = cmd.Start()
-		closeFiles(cmd)
-	}
-	started := time.Now() // with the monotonic reading the run limit counts from
-	at := started.UTC()
+	at := time.Now().UTC()
+	spec, err := r.spec(k, req)
 	if err != nil {
-		r.log.Warn("attempt failed to start", "attempt", k, "binary", req.Binary, "err", err)
-		ev := r.event(k, client.ChildTerm, at)
-		ev.ExitCode = execFailedCode
-		ev.Error = err.Error()
-		if err := r.out.record(k, &attemptRecord{At: at}, ev); err != nil {
-			r.forget(k)
-			return false, err
-		}
-		return true, nil
+		return r.recordExecFailure(k, a, at, err)
 	}
-
-	pid := cmd.Process.Pid
+	st, reaped, err := r.launch(a.dir, spec)
+	if err != nil {
+		_ = os.RemoveAll(a.dir)
+		r.forget(k)
+		return false, err
+	}
+	if st.Error != "" {
+		return r.recordExecFailure(k, a, at, errors.New(st.Error))
+	}
 	ev := r.event(k, client.ChildRegister, at)
-	ev.PID = pid
-	if err := r.out.record(k, &attemptRecord{PID: pid, At: at}, ev); err != nil {
+	ev.PID = st.PID
+	rec := attemptRecord{PID: st.PID, At: at, Restartable: req.Restartable}
+	if err := r.out.record(k, &rec, ev); err != nil {
 		// Not durable, so not started: undo, and let the caller retry.
-		_ = unix.Kill(-pid, unix.SIGKILL)
-		_ = cmd.Wait()
-		reapGroup(pid)
+		if err := signalSupervised(context.Background(), a.dir, unix.SIGKILL, 0); err != nil {
+			r.log.Error("undo attempt", "attempt", k, "err", err)
+		}
+		<-reaped
+		_ = os.RemoveAll(a.dir)
 		r.forget(k)
 		return false, err
 	}
 	r.mu.Lock()
-	a.supervised, a.pgid = true, pid
-	r.armLimits(k, a, started)
+	a.rec, a.supervised, a.pgid = rec, true, st.PID
 	r.mu.Unlock()
-	r.log.Info("attempt started", "attempt", k, "binary", req.Binary, "pid", pid)
-	go r.wait(k, a, cmd)
+	r.log.Info("attempt started", "attempt", k, "binary", req.Binary, "pid", st.PID)
+	r.watch(k, a)
 	return true, nil
 }
 
-// command prepares the attempt's process: directory, credentials,
-// environment, output files.
-func (r *runner) command(k attemptKey, req client.StartRequest) (*exec.Cmd, error) {
-	cred, err := credential(req.Owner)
-	if err != nil {
-		return nil, err
+// recordExecFailure records that attempt k could not be started.
+func (r *runner) recordExecFailure(k attemptKey, a *attempt, at time.Time, cause error) (bool, error) {
+	r.log.Warn("attempt failed to start", "attempt", k, "err", cause)
+	ev := r.event(k, client.ChildTerm, at)
+	ev.ExitCode = execFailedCode
+	ev.Error = cause.Error()
+	rec := attemptRecord{At: at, Ended: true}
+	if err := r.out.record(k, &rec, ev); err != nil {
+		r.forget(k)
+		return false, err
 	}
-	dir := filepath.Join(r.execDir, k.String())
+	r.mu.Lock()
+	a.rec = rec
+	r.mu.Unlock()
+	return true, nil
+}
+
+// launch writes spec to dir and starts a supervisor for it: this binary
+// again (/proc/self/exe, so an upgrade of the file on disk does not
+// matter), as `netmgr supervise`, in a session of its own so that it
+// outlives the stub. It returns what the supervisor reported once the job
+// runs or failed to start, and a channel closed once the supervisor
+// process is reaped.
+//
+// The goroutine that reaps the supervisor is the one goroutine of the
+// runner that outlives Shutdown: the supervisor outlives the stub, and a
+// stub in a process that goes on (tests) must still reap it.
+func (r *runner) launch(dir string, spec supervisorSpec) (startStatus, <-chan struct{}, error) {
+	var st startStatus
 	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return nil, fmt.Errorf("make exec dir: %w", err)
+		return st, nil, fmt.Errorf("make supervisor dir: %w", err)
 	}
+	if err := writeJSONFile(filepath.Join(dir, specFile), spec); err != nil {
+		return st, nil, err
+	}
+	logf, err := os.OpenFile(filepath.Join(dir, logFile), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+	if err != nil {
+		return st, nil, fmt.Errorf("open supervisor log: %w", err)
+	}
+	defer logf.Close()
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		return st, nil, fmt.Errorf("launch supervisor: %w", err)
+	}
+	defer pr.Close()
 	cmd := &exec.Cmd{
-		Path:        req.Binary,
-		Args:        append([]string{req.Binary}, req.Args...),
+		Path:        "/proc/self/exe",
+		Args:        []string{"netmgr", "supervise", "--dir", dir},
+		Env:         []string{supervisorEnv + "=" + dir},
 		Dir:         dir,
-		Env:         r.environ(k, req),
-		SysProcAttr: &syscall.SysProcAttr{Setpgid: true, Credential: cred},
+		Stdout:      logf,
+		Stderr:      logf,
+		ExtraFiles:  []*os.File{pw},
+		SysProcAttr: &syscall.SysProcAttr{Setsid: true},
 	}
-	if !strings.Contains(req.Binary, "/") {
-		if cmd.Path, err = lookPath(req.Binary, cmd.Env); err != nil {
-			return nil, err
-		}
+	err = cmd.Start()
+	_ = pw.Close()
+	if err != nil {
+		return st, nil, fmt.Errorf("launch supervisor: %w", err)
 	}
-	for _, name := range []string{"stdout", "stderr"} {
-		f, err := os.OpenFile(filepath.Join(dir, name), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
-		if err != nil {
-			closeFiles(cmd)
-			return nil, fmt.Errorf("open %s: %w", name, err)
-		}
-		if name == "stdout" {
-			cmd.Stdout = f
-		} else {
-			cmd.Stderr = f
-		}
+	reaped := make(chan struct{})
+	go func() {
+		_ = cmd.Wait()
+		close(reaped)
+	}()
+	_ = pr.SetReadDeadline(time.Now().Add(launchTimeout))
+	if err := json.NewDecoder(pr).Decode(&st); err != nil {
+		// It died or hangs before reporting: make sure nothing of it runs.
+		_ = cmd.Process.Kill()
+		<-reaped
+		killLeftovers(dir, r.log)
+		return st, nil, fmt.Errorf("launch supervisor: no report (see %s): %w", filepath.Join(dir, logFile), err)
 	}
-	if cred != nil {
-		if err := chownAll(dir, int(cred.Uid), int(cred.Gid)); err != nil {
-			closeFiles(cmd)
-			return nil, err
-		}
-	}
-	return cmd, nil
+	return st, reaped, nil
 }
 
-// environ is the request's environment plus the NETMGR_ variables, and
-// the stub's PATH when the request sets none.
-func (r *runner) environ(k attemptKey, req client.StartRequest) []string {
-	env := append([]string(nil), req.Env...)
-	hasPath := false
-	for _, kv := range env {
-		if strings.HasPrefix(kv, "PATH=") {
-			hasPath = true
-		}
-	}
-	if !hasPath {
-		env = append(env, "PATH="+os.Getenv("PATH"))
-	}
-	return append(env,
-		"NETMGR_JOB_ID="+strconv.FormatUint(k.JobID, 10),
-		"NETMGR_JOB_NAME="+req.JobName,
-		"NETMGR_INSTANCE="+strconv.Itoa(k.Instance),
-		"NETMGR_ATTEMPT="+strconv.FormatUint(k.Attempt, 10),
-		"NETMGR_MACHINE="+r.machine,
-	)
-}
-
-// wait waits for the attempt's process, kills and reaps what is left of
-// its group and records its CHILD_TERM.
-func (r *runner) wait(k attemptKey, a *attempt, cmd *exec.Cmd) {
-	_ = cmd.Wait() // the exit status is in cmd.ProcessState
-	r.mu.Lock()
-	a.exited = true
-	delete(r.memLimited, k)
-	reason, peakKB := a.reason, a.peakKB
-	r.mu.Unlock()
-	close(a.done)
-	reapGroup(a.pgid)
-
-	ev := r.event(k, client.ChildTerm, time.Now().UTC())
-	ps := cmd.ProcessState
-	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-		ev.Signal = signalName(ws.Signal())
-		ev.ExitCode = 128 + int(ws.Signal())
-	} else {
-		ev.ExitCode = ps.ExitCode()
-	}
-	if ru, ok := ps.SysUsage().(*syscall.Rusage); ok {
-		ev.UserMS = ru.Utime.Sec*1000 + ru.Utime.Usec/1000
-		ev.SysMS = ru.Stime.Sec*1000 + ru.Stime.Usec/1000
-		ev.MaxRSSKB = ru.Maxrss
-	}
-	ev.MaxRSSKB = max(ev.MaxRSSKB, peakKB)
-	ev.Reason = reason
-	r.log.Info("attempt ended", "attempt", k, "exit_code", ev.ExitCode, "signal", ev.Signal, "reason", reason)
-
-	r.mu.Lock()
-	closed := r.closed
-	r.mu.Unlock()
-	if closed {
-		r.log.Warn("attempt ended after shutdown; its CHILD_TERM is not recorded", "attempt", k)
-		return
-	}
-	if err := r.out.record(k, nil, ev); err != nil {
-		r.log.Error("CHILD_TERM lost", "attempt", k, "err", err)
-	}
-}
-
-// signal sends sig to the attempt's process group and, when grace is
-// positive, SIGKILL after grace if the group is still alive. It waits for
-// a Start of the same attempt in progress.
+// signal asks the attempt's supervisor to send sig to its job and, when
+// grace is positive, SIGKILL after grace if the job is still alive. It
+// waits for a Start of the same attempt in progress. An attempt that has
+// ended, or never started, is signalled no more: that is no error.
 func (r *runner) signal(ctx context.Context, k attemptKey, sig unix.Signal, grace time.Duration) error {
 	r.mu.Lock()
 	a, ok := r.attempts[k]
@@ -283,57 +280,146 @@ func (r *runner) signal(ctx context.Context, k attemptKey, sig unix.Signal, grac
 		return fmt.Errorf("signal attempt %s: %w", k, ctx.Err())
 	}
 	r.mu.Lock()
-	defer r.mu.Unlock() // held across kill so the group cannot be reaped meanwhile
-	switch {
-	case a.recovered:
-		return fmt.Errorf("signal attempt %s: started by an earlier stub process and not supervised: %w", k, ErrUnknownAttempt)
-	case !a.supervised || a.exited:
-		return nil // the exec failed or the job ended: nothing to signal
+	running, dir := a.running(), a.dir
+	r.mu.Unlock()
+	if !running {
+		return nil
 	}
-	if err := unix.Kill(-a.pgid, sig); err != nil && !errors.Is(err, unix.ESRCH) {
+	if err := signalSupervised(ctx, dir, sig, grace); err != nil {
+		if _, rerr := readResult(dir); rerr == nil {
+			return nil // it ended meanwhile
+		}
 		return fmt.Errorf("signal attempt %s: %w", k, err)
 	}
-	if wakes(sig) {
-		// A suspended (stopped) group takes the signal only once continued.
-		_ = unix.Kill(-a.pgid, unix.SIGCONT)
-	}
 	r.log.Info("attempt signalled", "attempt", k, "signal", signalName(sig), "grace", grace)
-	if grace > 0 && sig != unix.SIGKILL {
-		r.timers.Go(func() { r.killAfter(k, a, grace) })
-	}
 	return nil
 }
 
-// wakes reports whether a signal is meant to end or interrupt the job, so
-// that a stopped group must be continued to act on it. Job-control signals
-// themselves (STOP, CONT, TSTP, TTIN, TTOU) do not.
-func wakes(sig unix.Signal) bool {
-	switch sig {
-	case unix.SIGSTOP, unix.SIGCONT, unix.SIGTSTP, unix.SIGTTIN, unix.SIGTTOU:
-		return false
-	}
-	return true
+// watch starts the goroutine that waits for the end of a running attempt
+// and records it.
+func (r *runner) watch(k attemptKey, a *attempt) {
+	r.watchers.Go(func() { r.watchAttempt(k, a) })
 }
 
-// killAfter SIGKILLs the attempt's group after grace unless it ended first
-// or the runner closed.
-func (r *runner) killAfter(k attemptKey, a *attempt, grace time.Duration) {
-	t := time.NewTimer(grace)
+// watchAttempt asks the attempt's supervisor for its result, which it
+// answers once the job has ended, and records the CHILD_TERM. A
+// supervisor that does not answer is looked at again, backing off, until
+// its result file appears or it is certainly gone (its identity no longer
+// verifies): then the attempt is lost. It returns early when the runner
+// closes: a later stub on the same DataDir takes over.
+func (r *runner) watchAttempt(k attemptKey, a *attempt) {
+	backoff := 50 * time.Millisecond
+	t := time.NewTimer(0)
 	defer t.Stop()
-	select {
-	case <-t.C:
-	case <-r.stop:
+	for {
+		resp, err := askSupervisor(r.ctx, a.dir, supRequest{Op: opWait})
+		if err == nil && resp.Result != nil {
+			r.finish(k, a, *resp.Result)
+			return
+		}
+		if r.ctx.Err() != nil {
+			return
+		}
+		if res, err := readResult(a.dir); err == nil {
+			r.finish(k, a, res)
+			return
+		}
+		if err := supervisorAlive(a.dir); err != nil {
+			// It may have written its result just before it went.
+			if res, rerr := readResult(a.dir); rerr == nil {
+				r.finish(k, a, res)
+			} else {
+				r.lost(k, a, err)
+			}
+			return
+		}
+		t.Reset(backoff)
+		select {
+		case <-t.C:
+		case <-r.ctx.Done():
+			return
+		}
+		backoff = min(2*backoff, maxWatchBackoff)
+	}
+}
+
+// supervisorAlive returns nil when the supervisor recorded in dir's state
+// file still runs.
+func supervisorAlive(dir string) error {
+	var st supervisorState
+	if err := readJSONFile(filepath.Join(dir, stateFile), &st); err != nil {
+		return err
+	}
+	return st.Supervisor.verify()
+}
+
+// finish records the CHILD_TERM of an attempt whose supervisor reported
+// res.
+func (r *runner) finish(k attemptKey, a *attempt, res supervisorResult) {
+	ev := r.event(k, client.ChildTerm, res.EndedAt)
+	ev.ExitCode, ev.Signal, ev.Error, ev.Reason = res.ExitCode, res.Signal, res.Error, res.Reason
+	ev.UserMS, ev.SysMS, ev.MaxRSSKB = res.UserMS, res.SysMS, res.MaxRSSKB
+	if len(res.Leftovers) > 0 {
+		r.log.Info("the attempt's leftover processes were killed", "attempt", k, "processes", res.Leftovers)
+	}
+	r.log.Info("attempt ended", "attempt", k, "exit_code", ev.ExitCode, "signal", ev.Signal, "reason", ev.Reason)
+	r.recordEnd(k, a, ev)
+}
+
+// lost records the CHILD_TERM of an attempt whose supervisor is gone
+// without a result, after killing what may be left of its job.
+func (r *runner) lost(k attemptKey, a *attempt, why error) {
+	r.log.Warn("attempt lost: its supervisor is gone without a result", "attempt", k, "why", why)
+	killLeftovers(a.dir, r.log)
+	ev := r.event(k, client.ChildTerm, time.Now().UTC())
+	ev.ExitCode, ev.Error = lostExitCode, lostError
+	r.recordEnd(k, a, ev)
+}
+
+// recordEnd records ev, the attempt's CHILD_TERM, with the attempt marked
+// ended in the same transaction, so that no later stub reports it again.
+func (r *runner) recordEnd(k attemptKey, a *attempt, ev client.ChildEvent) {
+	r.mu.Lock()
+	rec := a.rec
+	if ev.Reason == "" {
+		ev.Reason = a.reason
+	}
+	r.mu.Unlock()
+	rec.Ended = true
+	if err := r.out.record(k, &rec, ev); err != nil {
+		// A later stub on this DataDir finds the result and records it.
+		r.log.Error("CHILD_TERM not recorded", "attempt", k, "err", err)
 		return
 	}
 	r.mu.Lock()
-	defer r.mu.Unlock()
-	if a.exited {
+	a.rec, a.exited = rec, true
+	r.mu.Unlock()
+}
+
+// killLeftovers SIGKILLs what may be left of the job of supervisor
+// directory dir after its supervisor died: its cgroup's processes, or its
+// process group once its first process proves to be the one recorded. A
+// pid that does not verify is never signalled.
+func killLeftovers(dir string, log *slog.Logger) {
+	var st supervisorState
+	if err := readJSONFile(filepath.Join(dir, stateFile), &st); err != nil {
 		return
 	}
-	if err := unix.Kill(-a.pgid, unix.SIGKILL); err == nil {
-		_ = unix.Kill(-a.pgid, unix.SIGCONT)
-		r.log.Info("attempt killed after grace", "attempt", k, "grace", grace)
+	if st.Cgroup != "" {
+		cg := &jobCgroup{dir: st.Cgroup}
+		if pids, err := cg.procs(); err == nil && len(pids) > 0 {
+			log.Warn("killing the processes left in a lost attempt's cgroup", "cgroup", st.Cgroup, "pids", pids)
+			_ = cg.signal(unix.SIGKILL)
+		}
+		_ = cg.remove() // fails while the killed processes linger; harmless
+		return
 	}
+	if err := st.Job.verify(); err != nil {
+		return
+	}
+	log.Warn("killing the process group of a lost attempt", "pgid", st.Job.PID)
+	_ = unix.Kill(-st.Job.PID, unix.SIGKILL)
+	_ = unix.Kill(-st.Job.PID, unix.SIGCONT)
 }
 
 // forget drops an attempt whose start was undone.
@@ -343,20 +429,17 @@ func (r *runner) forget(k attemptKey) {
 	r.mu.Unlock()
 }
 
-// close makes the runner refuse new attempts and stop recording events;
-// running jobs are left alone.
+// close makes the runner refuse new attempts and stops its watch
+// goroutines; running jobs and their supervisors are left alone.
 func (r *runner) close() {
 	r.mu.Lock()
-	defer r.mu.Unlock()
-	if !r.closed {
-		r.closed = true
-		close(r.stop)
-	}
+	r.closed = true
+	r.mu.Unlock()
+	r.cancel()
 }
 
-// waitTimers waits for the grace-period and run-limit goroutines, which
-// end at close.
-func (r *runner) waitTimers() { r.timers.Wait() }
+// wait waits for the watch goroutines, which end at close.
+func (r *runner) wait() { r.watchers.Wait() }
 
 // event returns an event of kind for attempt k.
 func (r *runner) event(k attemptKey, kind string, at time.Time) client.ChildEvent {
@@ -364,133 +447,4 @@ func (r *runner) event(k attemptKey, kind string, at time.Time) client.ChildEven
 		Kind: kind, JobID: k.JobID, Instance: k.Instance, Attempt: k.Attempt,
 		Machine: r.machine, At: at,
 	}
-}
-
-// reapGroup SIGKILLs what is left of process group pgid and reaps the
-// members that are the stub's children (orphans, as the stub is a
-// subreaper).
-func reapGroup(pgid int) {
-	_ = unix.Kill(-pgid, unix.SIGKILL)
-	for {
-		_, err := unix.Wait4(-pgid, nil, 0, nil)
-		if errors.Is(err, unix.EINTR) {
-			continue
-		}
-		if err != nil {
-			return // ECHILD: none left
-		}
-	}
-}
-
-// credential returns the credential to run owner's job with: nil (the
-// stub's own user) unless the stub is root and owner a non-root user.
-func credential(owner string) (*syscall.Credential, error) {
-	if os.Geteuid() != 0 || owner == "" {
-		return nil, nil
-	}
-	u, err := user.Lookup(owner)
-	if err != nil {
-		var unknown user.UnknownUserError
-		if errors.As(err, &unknown) {
-			return nil, fmt.Errorf("run as %q: %w", owner, ErrUnknownOwner)
-		}
-		return nil, fmt.Errorf("look up owner %q: %w", owner, err)
-	}
-	uid, err := strconv.ParseUint(u.Uid, 10, 32)
-	if err != nil {
-		return nil, fmt.Errorf("look up owner %q: uid %q: %w", owner, u.Uid, err)
-	}
-	if uid == 0 {
-		return nil, nil
-	}
-	gid, err := strconv.ParseUint(u.Gid, 10, 32)
-	if err != nil {
-		return nil, fmt.Errorf("look up owner %q: gid %q: %w", owner, u.Gid, err)
-	}
-	groups := []uint32{}
-	if ids, err := u.GroupIds(); err == nil {
-		for _, id := range ids {
-			if g, err := strconv.ParseUint(id, 10, 32); err == nil {
-				groups = append(groups, uint32(g))
-			}
-		}
-	}
-	return &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid), Groups: groups}, nil
-}
-
-// lookPath finds a binary named without a slash in the PATH of env.
-func lookPath(name string, env []string) (string, error) {
-	path := ""
-	for _, kv := range env {
-		if p, ok := strings.CutPrefix(kv, "PATH="); ok {
-			path = p
-		}
-	}
-	for _, dir := range filepath.SplitList(path) {
-		if dir == "" {
-			continue // never the exec dir by accident
-		}
-		p := filepath.Join(dir, name)
-		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
-			return p, nil
-		}
-	}
-	return "", fmt.Errorf("exec %q: %w", name, exec.ErrNotFound)
-}
-
-// chownAll gives dir and the files in it (not recursively) to uid:gid.
-func chownAll(dir string, uid, gid int) error {
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		return fmt.Errorf("chown exec dir: %w", err)
-	}
-	for _, e := range entries {
-		if err := os.Lchown(filepath.Join(dir, e.Name()), uid, gid); err != nil {
-			return fmt.Errorf("chown exec dir: %w", err)
-		}
-	}
-	if err := os.Lchown(dir, uid, gid); err != nil {
-		return fmt.Errorf("chown exec dir: %w", err)
-	}
-	return nil
-}
-
-// closeFiles closes the stub's copies of the job's output files.
-func closeFiles(cmd *exec.Cmd) {
-	for _, w := range []any{cmd.Stdout, cmd.Stderr} {
-		if f, ok := w.(*os.File); ok {
-			_ = f.Close()
-		}
-	}
-}
-
-// parseSignal turns "TERM", "SIGTERM", "term" or "15" into a signal;
-// empty means SIGTERM.
-func parseSignal(name string) (unix.Signal, error) {
-	if name == "" {
-		return unix.SIGTERM, nil
-	}
-	if n, err := strconv.Atoi(name); err == nil {
-		if unix.SignalName(unix.Signal(n)) == "" {
-			return 0, fmt.Errorf("signal %q: %w", name, ErrUnknownSignal)
-		}
-		return unix.Signal(n), nil
-	}
-	up := strings.ToUpper(name)
-	if !strings.HasPrefix(up, "SIG") {
-		up = "SIG" + up
-	}
-	sig := unix.SignalNum(up)
-	if sig == 0 {
-		return 0, fmt.Errorf("signal %q: %w", name, ErrUnknownSignal)
-	}
-	return sig, nil
-}
-
-// signalName is the signal's name without "SIG", e.g. "TERM".
-func signalName(sig syscall.Signal) string {
-	if n := unix.SignalName(sig); n != "" {
-		return strings.TrimPrefix(n, "SIG")
-	}
-	return strconv.Itoa(int(sig))
 }

@@ -29,6 +29,12 @@ var errOutboxClosed = errors.New("outbox is closed")
 type attemptRecord struct {
 	PID int       `json:"pid,omitempty"`
 	At  time.Time `json:"at"`
+	// Restartable is set for a job with a restart policy, which the stub
+	// stops when its lease runs out.
+	Restartable bool `json:"restartable,omitempty"`
+	// Ended is set once the attempt's CHILD_TERM is recorded: a later stub
+	// has nothing more to report about it.
+	Ended bool `json:"ended,omitempty"`
 }
 
 // entry is one undelivered event and its sequence number.
@@ -152,23 +158,28 @@ func (o *outbox) remove(seqs ...uint64) error {
 	return nil
 }
 
-// knownAttempts returns every attempt recorded as started.
-func (o *outbox) knownAttempts() ([]attemptKey, error) {
-	var keys []attemptKey
+// knownAttempts returns every attempt recorded as started, with its
+// record.
+func (o *outbox) knownAttempts() (map[attemptKey]attemptRecord, error) {
+	recs := make(map[attemptKey]attemptRecord)
 	err := o.view(func(tx *bolt.Tx) error {
-		return tx.Bucket(attemptsBucket).ForEach(func(k, _ []byte) error {
+		return tx.Bucket(attemptsBucket).ForEach(func(k, v []byte) error {
 			ak, ok := parseAttemptKey(k)
 			if !ok {
 				return fmt.Errorf("bad attempt key %x", k)
 			}
-			keys = append(keys, ak)
+			var rec attemptRecord
+			if err := json.Unmarshal(v, &rec); err != nil {
+				return fmt.Errorf("decode attempt record %s: %w", ak, err)
+			}
+			recs[ak] = rec
 			return nil
 		})
 	})
 	if err != nil {
 		return nil, fmt.Errorf("read known attempts: %w", err)
 	}
-	return keys, nil
+	return recs, nil
 }
 
 // close closes the bolt file; later calls fail with errOutboxClosed.

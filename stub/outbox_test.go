@@ -44,12 +44,16 @@ func TestOutboxSurvivesRestart(t *testing.T) {
 		return err == nil && len(es) == 0
 	})
 
-	// The new stub knows the attempts the old one started.
+	// The new stub knows the attempts the old one started, and that they
+	// ended: a Signal is no error and reaches nothing.
 	c2 := stubClient(t, s2)
 	mustStart(t, c2, reqs[0])
-	err := c2.Signal(context.Background(), client.SignalRequest{JobID: 1, Attempt: 1})
+	if err := c2.Signal(context.Background(), client.SignalRequest{JobID: 1, Attempt: 1}); err != nil {
+		t.Errorf("Signal of an ended attempt of an earlier stub = %v, want nil", err)
+	}
+	err := c2.Signal(context.Background(), client.SignalRequest{JobID: 99, Attempt: 1})
 	if !errors.Is(err, client.ErrNotFound) {
-		t.Errorf("Signal of an attempt of an earlier stub = %v, want ErrNotFound", err)
+		t.Errorf("Signal of an unknown attempt = %v, want ErrNotFound", err)
 	}
 	if evs := up.events(keyOf(reqs[0])); len(evs) != 2 {
 		t.Errorf("events after a repeated Start = %+v, want the first two only", evs)

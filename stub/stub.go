@@ -11,8 +11,6 @@ import (
 	"path/filepath"
 	"sync"
 	"time"
-
-	"golang.org/x/sys/unix"
 )
 
 // Sentinel errors. Test with errors.Is.
@@ -51,7 +49,7 @@ type Stub struct {
 
 	ctx    context.Context // canceled by Shutdown
 	cancel context.CancelFunc
-	wg     sync.WaitGroup // the HTTP server, sender, memory sampler and gossip goroutines
+	wg     sync.WaitGroup // the HTTP server, sender and gossip goroutines
 
 	shutdownOnce sync.Once
 	shutdownErr  error
@@ -71,11 +69,6 @@ func New(cfg Config) (*Stub, error) {
 	if err := os.MkdirAll(cfg.ExecDir, 0o755); err != nil {
 		return nil, fmt.Errorf("make exec dir: %w", err)
 	}
-	// Orphans of a job come back to the stub, which kills and reaps them.
-	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
-		cfg.Logger.Warn("cannot become child subreaper; orphans of jobs go to init", "err", err)
-	}
-
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &Stub{cfg: cfg, log: cfg.Logger, ctx: ctx, cancel: cancel, facts: newFactSource()}
 	if cfg.InitFile != "" {
@@ -101,7 +94,16 @@ func New(cfg Config) (*Stub, error) {
 	if s.servers, err = newServerList(cfg.Servers); err != nil {
 		return nil, err
 	}
-	s.runner = newRunner(cfg.Name, cfg.ExecDir, s.out, s.log, known)
+	cgroups, why := detectCgroups(cfg.CgroupParent, cfg.DataDir)
+	if cgroups != "" {
+		s.log.Info("each job runs in its own cgroup", "under", cgroups)
+	} else {
+		s.log.Info("jobs run in process groups, not cgroups", "why", why)
+	}
+	s.runner = newRunner(cfg.Name, cfg.ExecDir, cfg.DataDir, cgroups, s.out, s.log)
+	if err := s.runner.recover(known); err != nil {
+		return nil, err
+	}
 
 	if s.ln, err = net.Listen("tcp", cfg.HTTPAddr); err != nil {
 		return nil, fmt.Errorf("listen on %s: %w", cfg.HTTPAddr, err)
@@ -123,8 +125,8 @@ func New(cfg Config) (*Stub, error) {
 	})
 	snd := &sender{out: s.out, servers: s.servers, log: s.log}
 	s.wg.Go(func() { snd.run(ctx) })
-	mem := newMemSampler(s.runner, s.log)
-	s.wg.Go(func() { mem.run(ctx) })
+	lease := &leaseKeeper{machine: cfg.Name, dataDir: cfg.DataDir, runner: s.runner, servers: s.servers, log: s.log}
+	s.wg.Go(func() { lease.run(ctx) })
 	if s.gossip != nil {
 		s.wg.Go(func() { s.gossip.run(ctx, cfg.Join) })
 	}
@@ -138,11 +140,13 @@ func New(cfg Config) (*Stub, error) {
 // unspecified host.
 func (s *Stub) HTTPAddr() string { return s.httpAddr }
 
-// Shutdown leaves the gossip pool, stops the API and the event sender and
-// closes the outbox. Running jobs are left running and no longer reported:
-// the goroutine waiting for each one ends when the job does and records
-// nothing. Shutdown waits for every other goroutine of the stub; calling it
-// again returns the first result.
+// Shutdown leaves the gossip pool, stops the API, the event sender and
+// the goroutines watching the supervisors, and closes the outbox. Running
+// jobs and their supervisors are left alone: a new stub on the same
+// DataDir reattaches to them and reports their ends. Shutdown waits for
+// the stub's goroutines (but for the one reaping each supervisor this
+// process started, which ends with the supervisor); calling it again
+// returns the first result.
 func (s *Stub) Shutdown() error {
 	s.shutdownOnce.Do(func() { s.shutdownErr = s.stop() })
 	return s.shutdownErr
@@ -166,7 +170,10 @@ func (s *Stub) stop() error {
 	s.runner.close()
 	s.cancel()
 	s.wg.Wait()
-	s.runner.waitTimers()
+	s.runner.wait()
+	if s.runner.cgroups != "" {
+		_ = os.Remove(s.runner.cgroups) // only if no job's cgroup is left in it
+	}
 	errs = append(errs, s.out.close())
 	s.log.Info("stub stopped", "name", s.cfg.Name)
 	return errors.Join(errs...)
@@ -180,6 +187,10 @@ func (s *Stub) abort() {
 	}
 	if s.ln != nil {
 		_ = s.ln.Close()
+	}
+	if s.runner != nil {
+		s.runner.close()
+		s.runner.wait()
 	}
 	if s.out != nil {
 		_ = s.out.close()

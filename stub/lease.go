@@ -1,0 +1,137 @@
+package stub
+
+import (
+	"cmp"
+	"context"
+	"log/slog"
+	"slices"
+	"time"
+
+	"github.com/netmgr/netmgr/client"
+	"golang.org/x/sys/unix"
+)
+
+// Lease timing the stub assumes until a server tells it otherwise (the
+// server's LeaseResponse carries the real values).
+const (
+	defaultLease      = 3 * time.Second
+	defaultRenewEvery = 500 * time.Millisecond
+	// renewTimeout bounds one renewal, so an unreachable server group
+	// cannot keep the keeper from noticing that the lease ran out.
+	renewTimeout = 400 * time.Millisecond
+)
+
+// leaseKeeper renews the stub's lease with the server group and, when the
+// lease runs out unrenewed, stops the attempts of restartable jobs: the
+// servers may start them elsewhere once the lease has expired on their
+// side, which is later than here (see server.LeaseDuration). Non-restartable
+// attempts are never stopped for being cut off.
+type leaseKeeper struct {
+	machine string
+	dataDir string // where the lease file for supervisors goes
+	runner  *runner
+	servers *serverList
+	log     *slog.Logger
+}
+
+// run renews until ctx ends. A stub that has just started assumes a lease
+// granted now: its previous incarnation may have renewed one moments ago,
+// so it must stop restartable work if it cannot renew within a lease.
+func (k *leaseKeeper) run(ctx context.Context) {
+	lease, every := defaultLease, defaultRenewEvery
+	validUntil := time.Now().Add(lease)
+	expired := false
+	for {
+		sent, sentBoot := time.Now(), bootNow()
+		if resp, ok := k.renew(ctx); ok {
+			lease = time.Duration(resp.LeaseMS) * time.Millisecond
+			every = time.Duration(resp.RenewMS) * time.Millisecond
+			validUntil = sent.Add(lease)
+			if err := writeLease(k.dataDir, sentBoot, lease); err != nil {
+				k.log.Error("record lease for supervisors", "err", err)
+			}
+			if expired {
+				k.log.Info("lease renewed again", "machine", k.machine)
+				expired = false
+			}
+		}
+		if !expired && !time.Now().Before(validUntil) {
+			expired = true
+			n := k.runner.stopRestartable(ctx)
+			k.log.Warn("lease expired: stopped restartable attempts", "machine", k.machine, "stopped", n)
+		}
+		wait := every
+		if !expired {
+			wait = min(wait, max(time.Until(validUntil), 0))
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(max(wait-time.Since(sent), 0)):
+		}
+	}
+}
+
+func (k *leaseKeeper) renew(ctx context.Context) (client.LeaseResponse, bool) {
+	c := k.servers.client()
+	if c == nil {
+		return client.LeaseResponse{}, false
+	}
+	rctx, cancel := context.WithTimeout(ctx, renewTimeout)
+	defer cancel()
+	resp, err := c.RenewLease(rctx, client.LeaseRequest{Machine: k.machine, Running: k.runner.runningAttempts()})
+	if err != nil || resp.LeaseMS <= 0 {
+		k.log.Debug("lease renewal failed", "machine", k.machine, "err", err)
+		return resp, false
+	}
+	return resp, true
+}
+
+// runningAttempts lists the attempts this stub runs now.
+func (r *runner) runningAttempts() []client.AttemptRef {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []client.AttemptRef
+	for k, a := range r.attempts {
+		if a.running() {
+			out = append(out, client.AttemptRef{JobID: k.JobID, Instance: k.Instance, Attempt: k.Attempt})
+		}
+	}
+	slices.SortFunc(out, func(a, b client.AttemptRef) int {
+		return cmp.Or(cmp.Compare(a.JobID, b.JobID), cmp.Compare(a.Instance, b.Instance), cmp.Compare(a.Attempt, b.Attempt))
+	})
+	return out
+}
+
+// stopRestartable SIGKILLs the jobs of running restartable attempts
+// through their supervisors (which check the job's identity, so a recycled
+// pid is never hit), recording why, and reports how many it stopped. Their
+// CHILD_TERM still goes to the servers, which fence it as stale.
+func (r *runner) stopRestartable(ctx context.Context) int {
+	type target struct {
+		k   attemptKey
+		dir string
+	}
+	var targets []target
+	r.mu.Lock()
+	for k, a := range r.attempts {
+		if !a.restartable || !a.running() {
+			continue
+		}
+		if a.reason == "" {
+			a.reason = client.ReasonLeaseExpired
+		}
+		targets = append(targets, target{k, a.dir})
+	}
+	r.mu.Unlock()
+	n := 0
+	for _, t := range targets {
+		if err := signalSupervised(ctx, t.dir, unix.SIGKILL, 0); err != nil {
+			r.log.Error("stop restartable attempt: lease expired", "attempt", t.k, "err", err)
+			continue
+		}
+		r.log.Warn("stopped restartable attempt: lease expired", "attempt", t.k)
+		n++
+	}
+	return n
+}

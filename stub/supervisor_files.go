@@ -1,0 +1,170 @@
+package stub
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// The files of a supervisor directory, <DataDir>/attempts/<job>.<instance>.<attempt>.
+// It lives in the stub's private DataDir, not in the attempt's exec dir,
+// which belongs to the job's owner: a job must not be able to forge its
+// own result.
+const (
+	attemptsDir = "attempts"       // under DataDir
+	specFile    = "spec.json"      // what to run, written by the stub
+	stateFile   = "state.json"     // the supervisor's and the job's identity
+	resultFile  = "result.json"    // how the job ended
+	sockFile    = "sock"           // the supervisor's unix socket
+	logFile     = "supervisor.log" // the supervisor's stderr
+)
+
+var (
+	// errProcessGone means a process is no longer the one recorded: it
+	// ended, or its pid now names another process, or the machine booted.
+	errProcessGone = errors.New("process gone")
+	// errNoResult means a supervisor directory holds no result yet.
+	errNoResult = errors.New("no result")
+)
+
+// supervisorSpec is what the stub asks a supervisor to run (spec.json).
+type supervisorSpec struct {
+	Key  string   `json:"key"` // job.instance.attempt, for the log
+	Path string   `json:"path"`
+	Args []string `json:"args"` // argv, Args[0] included
+	Dir  string   `json:"dir"`  // the attempt's exec dir: cwd, stdout, stderr
+	Env  []string `json:"env"`
+	// Cred, when set, is the user the job runs as.
+	Cred *specCred `json:"cred,omitempty"`
+	// The queue limits; 0 means none.
+	RunMS   int64 `json:"run_ms,omitempty"`
+	GraceMS int64 `json:"grace_ms,omitempty"`
+	MemKB   int64 `json:"mem_kb,omitempty"`
+	// Cgroup, when set, is the cgroup v2 directory the supervisor creates
+	// for the job; empty means a process group only.
+	Cgroup string `json:"cgroup,omitempty"`
+	// Restartable is the StartRequest's: a stub adopting the supervisor
+	// needs it.
+	Restartable bool `json:"restartable,omitempty"`
+	// LeaseFile, for a restartable job, is where the stub records its
+	// lease; the supervisor stops the job when that lease runs out, even
+	// with no stub alive (leaseguard.go).
+	LeaseFile string `json:"lease_file,omitempty"`
+}
+
+// specCred is the job's user.
+type specCred struct {
+	UID    uint32   `json:"uid"`
+	GID    uint32   `json:"gid"`
+	Groups []uint32 `json:"groups,omitempty"`
+}
+
+// limits returns the spec's queue limits.
+func (s supervisorSpec) limits() limits {
+	return limits{
+		run:   time.Duration(s.RunMS) * time.Millisecond,
+		grace: time.Duration(s.GraceMS) * time.Millisecond,
+		memKB: s.MemKB,
+	}
+}
+
+// supervisorState is state.json, written by the supervisor once the job
+// runs.
+type supervisorState struct {
+	Supervisor procIdentity `json:"supervisor"`
+	// Job is the job's first process; its pid is also its process group.
+	Job       procIdentity `json:"job"`
+	Cgroup    string       `json:"cgroup,omitempty"`
+	StartedAt time.Time    `json:"started_at"`
+}
+
+// supervisorResult is result.json: how the job ended.
+type supervisorResult struct {
+	ExitCode int    `json:"exit_code"`
+	Signal   string `json:"signal,omitempty"` // name without SIG
+	Error    string `json:"error,omitempty"`  // the exec error
+	Reason   string `json:"reason,omitempty"` // the limit that ended it
+	UserMS   int64  `json:"user_ms"`
+	SysMS    int64  `json:"sys_ms"`
+	MaxRSSKB int64  `json:"max_rss_kb"`
+	// Leftovers are the processes still in the job's group or cgroup
+	// (or orphaned to the supervisor) after the job's first process
+	// ended; the supervisor killed them.
+	Leftovers []leftover `json:"leftovers,omitempty"`
+	EndedAt   time.Time  `json:"ended_at"`
+}
+
+// leftover is one process killed because it outlived its job.
+type leftover struct {
+	PID  int    `json:"pid"`
+	Comm string `json:"comm"`
+}
+
+// startStatus is the line a supervisor writes on its status pipe (fd 3)
+// once the job runs (PID) or could not be started (Error).
+type startStatus struct {
+	PID   int    `json:"pid,omitempty"`
+	Error string `json:"error,omitempty"`
+}
+
+// writeJSONFile writes v to path atomically and durably: a temporary file
+// in the same directory, synced, renamed over path, and the directory
+// synced.
+func writeJSONFile(path string, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encode %s: %w", filepath.Base(path), err)
+	}
+	dir := filepath.Dir(path)
+	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*")
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	tmp := f.Name()
+	_, err = f.Write(append(b, '\n'))
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
+		_ = os.Remove(tmp)
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if d, err := os.Open(dir); err == nil {
+		_ = d.Sync()
+		_ = d.Close()
+	}
+	return nil
+}
+
+// readJSONFile decodes the JSON file path into v; a missing file is an
+// error wrapping os.ErrNotExist.
+func readJSONFile(path string, v any) error {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Errorf("read %s: %w", path, err)
+	}
+	if err := json.Unmarshal(b, v); err != nil {
+		return fmt.Errorf("decode %s: %w", path, err)
+	}
+	return nil
+}
+
+// readResult returns the result in supervisor directory dir, or an error
+// wrapping errNoResult when there is none yet.
+func readResult(dir string) (supervisorResult, error) {
+	var res supervisorResult
+	err := readJSONFile(filepath.Join(dir, resultFile), &res)
+	if errors.Is(err, os.ErrNotExist) {
+		return res, fmt.Errorf("read result of %s: %w", filepath.Base(dir), errNoResult)
+	}
+	return res, err
+}
