@@ -208,6 +208,7 @@ func (d *dispatcher) serverHints() []string {
 
 func startRequest(j *fsm.Job, in *fsm.Instance, q fsm.QueueView, servers []string) client.StartRequest {
 	return client.StartRequest{
+		Restartable:   j.Spec.Restartable(),
 		MaxRunSeconds: q.MaxRunSeconds,
 		MaxMemMB:      q.MaxMemMB,
 		GraceMS:       killGrace.Milliseconds(),

@@ -19,7 +19,10 @@ type member struct {
 	Name  string
 	Meta  client.NodeMeta
 	Alive bool // false once memberlist reported it dead or gone
-	Since time.Time
+	// Suspect is true while memberlist suspects the node: a probe failed
+	// and the pool has not yet confirmed it dead. No new work goes there.
+	Suspect bool
+	Since   time.Time
 }
 
 // gossip runs this server's memberlist node and keeps a view of the pool.
@@ -90,13 +93,22 @@ func (g *gossip) join(addrs []string, stop <-chan struct{}) {
 	}
 }
 
-// snapshot returns a copy of the pool as this server sees it.
+// snapshot returns a copy of the pool as this server sees it, with the
+// nodes memberlist suspects now marked.
 func (g *gossip) snapshot() map[string]member {
+	suspects := make(map[string]bool)
+	for _, n := range g.ml.Members() {
+		if n.State == memberlist.StateSuspect {
+			suspects[n.Name] = true
+		}
+	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	out := make(map[string]member, len(g.members))
 	for name, m := range g.members {
-		out[name] = *m
+		c := *m
+		c.Suspect = suspects[name]
+		out[name] = c
 	}
 	return out
 }

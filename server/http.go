@@ -33,6 +33,7 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("POST /v1/admin/database", s.leaderWrite(s.handleLoadDatabase))
 	mux.HandleFunc("GET /v1/admin/database", s.leaderRead(s.handleShowDatabase))
 	mux.HandleFunc("POST /v1/child", s.leaderWrite(s.handleChild))
+	mux.HandleFunc("POST /v1/lease", s.leaderWrite(s.handleLease))
 	mux.HandleFunc("GET /v1/servers", s.handleServers)
 	mux.HandleFunc("GET /v1/agent/self", s.handleSelf)
 	mux.HandleFunc("GET /v1/health", s.handleHealth)

@@ -31,7 +31,8 @@ func (s *Server) handleChild(w http.ResponseWriter, r *http.Request) {
 		t, body = fsm.ChildTermType, fsm.ChildTerm{
 			At: ev.At.UTC(), JobID: ev.JobID, Instance: ev.Instance, Attempt: ev.Attempt,
 			Machine: ev.Machine, ExitCode: ev.ExitCode, Signal: ev.Signal, Error: ev.Error, Reason: ev.Reason,
-			UserMS: ev.UserMS, SysMS: ev.SysMS, MaxRSSKB: ev.MaxRSSKB,
+			LeaseLost: ev.Reason == client.ReasonLeaseExpired,
+			UserMS:    ev.UserMS, SysMS: ev.SysMS, MaxRSSKB: ev.MaxRSSKB,
 		}
 	default:
 		s.writeError(w, http.StatusBadRequest, fmt.Errorf("child event kind %q: want %q or %q", ev.Kind, client.ChildRegister, client.ChildTerm))

@@ -69,6 +69,17 @@ func (s *Server) leaderLoop(ctx context.Context) {
 	s.ready.Store(true)
 	defer s.ready.Store(false)
 	s.loadInitialDatabase()
+
+	check := newLeaderCheck(s)
+	checkDone := make(chan struct{})
+	go func() {
+		defer close(checkDone)
+		check.run(ctx)
+	}()
+	defer func() { <-checkDone }()
+	leases := &leaseTable{since: time.Now(), last: make(map[string]time.Time)}
+	s.leader.Store(&leaderState{check: check, leases: leases})
+	defer s.leader.Store(nil)
 	d := newDispatcher(s)
 	defer d.wait()
 	m := newMembership(s)
@@ -83,6 +94,7 @@ func (s *Server) leaderLoop(ctx context.Context) {
 		if reconcile {
 			m.reconcile(ctx)
 			s.expireReservations(time.Now())
+			s.expireLeases(leases, time.Now())
 		}
 		if err := s.schedule(); err != nil {
 			s.log.Warn("scheduling pass failed", "err", err)

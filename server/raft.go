@@ -28,6 +28,12 @@ type raftNode struct {
 func newRaft(cfg *Config, f *fsm.FSM) (*raftNode, error) {
 	rc := raft.DefaultConfig()
 	rc.LocalID = raft.ServerID(cfg.Name)
+	// Half of hashicorp/raft's defaults: an election takes about 0.5-1.5 s,
+	// well inside a stub's lease (LeaseDuration), and a leader's death
+	// costs about a second of writes. Heartbeats go every 50 ms.
+	rc.HeartbeatTimeout = 500 * time.Millisecond
+	rc.ElectionTimeout = 500 * time.Millisecond
+	rc.LeaderLeaseTimeout = 250 * time.Millisecond
 	rc.Logger = raftLogger(cfg.Logger)
 	notify := make(chan bool, 16)
 	rc.NotifyCh = notify

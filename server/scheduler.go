@@ -279,7 +279,7 @@ func machineView(v fsm.View, m *fsm.Machine, g member, now time.Time) matcher.Ma
 		Keys:         e.Keys,
 		Attrs:        e.Attrs,
 		Mounts:       e.Mounts,
-		Up:           m.Accepts() && g.Alive && g.Meta.Role == client.RoleStub,
+		Up:           m.Accepts() && g.Alive && !g.Suspect && g.Meta.Role == client.RoleStub,
 		Awake:        true,
 		Slots:        m.Slots(),
 		Running:      v.Running(m.Name),

@@ -34,6 +34,9 @@ type Server struct {
 	// has applied everything earlier leaders committed; consistent reads
 	// wait for it.
 	ready atomic.Bool
+	// leader holds the lease table and leadership check while this
+	// server leads; nil otherwise.
+	leader atomic.Pointer[leaderState]
 
 	ctx    context.Context // cancelled by Shutdown
 	cancel context.CancelFunc

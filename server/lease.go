@@ -1,0 +1,186 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/netmgr/netmgr/client"
+	"github.com/netmgr/netmgr/fsm"
+)
+
+// The lease timing. A stub's lease holds for LeaseDuration from the moment
+// it sent the renewal the leader granted; it renews every
+// LeaseRenewInterval and stops the attempts of restartable jobs when its
+// lease runs out. The leader declares a lease expired only LeaseDuration +
+// leaseMargin after the last renewal it received (and a new leader counts
+// every lease as renewed at its election), and only then starts those jobs
+// elsewhere. Since a renewal is received after it was sent, the stub has
+// stopped its copies at least leaseMargin before any replacement can be
+// placed, whatever the clocks read: only their rates are assumed to agree
+// within a few percent. A renewal is granted only after a Raft leadership
+// check that began after it arrived, so a deposed leader cannot extend a
+// lease. The lease outlasts an election (about 0.5-1.5 s with our Raft
+// timeouts) with margin, so an election does not stop jobs.
+const (
+	LeaseDuration      = 3 * time.Second
+	LeaseRenewInterval = 500 * time.Millisecond
+	leaseMargin        = time.Second
+)
+
+// leaderCheck confirms leadership with Raft's VerifyLeader, one round at a
+// time, shared by every request waiting for a check begun after it
+// arrived: a burst of renewals costs one round of heartbeats.
+type leaderCheck struct {
+	s    *Server
+	kick chan struct{} // cap 1: a waiter wants a new round
+
+	mu       sync.Mutex // guards verified and changed
+	verified time.Time  // start of the last round that confirmed leadership
+	changed  chan struct{}
+}
+
+func newLeaderCheck(s *Server) *leaderCheck {
+	return &leaderCheck{s: s, kick: make(chan struct{}, 1), changed: make(chan struct{})}
+}
+
+// run serves rounds until ctx ends.
+func (c *leaderCheck) run(ctx context.Context) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-c.kick:
+		}
+		start := time.Now()
+		err := c.s.raft.VerifyLeader().Error()
+		c.mu.Lock()
+		if err == nil {
+			c.verified = start
+		}
+		close(c.changed)
+		c.changed = make(chan struct{})
+		c.mu.Unlock()
+	}
+}
+
+// since waits until leadership has been confirmed by a round that began
+// at or after t.
+func (c *leaderCheck) since(ctx context.Context, t time.Time) error {
+	for {
+		c.mu.Lock()
+		ok, changed := !c.verified.Before(t), c.changed
+		c.mu.Unlock()
+		if ok {
+			return nil
+		}
+		select {
+		case c.kick <- struct{}{}:
+		default:
+		}
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			return fmt.Errorf("confirm leadership: %w", errNotLeader)
+		}
+	}
+}
+
+// leaseTable is the leader's memory of when each machine last renewed. It
+// is soft state: a new leader starts every lease afresh.
+type leaseTable struct {
+	since time.Time // this leadership began
+
+	mu   sync.Mutex // guards last
+	last map[string]time.Time
+}
+
+func (t *leaseTable) renew(machine string, at time.Time) {
+	t.mu.Lock()
+	t.last[machine] = at
+	t.mu.Unlock()
+}
+
+// expired reports whether the machine's lease has certainly run out.
+func (t *leaseTable) expired(machine string, now time.Time) bool {
+	t.mu.Lock()
+	last, ok := t.last[machine]
+	t.mu.Unlock()
+	if !ok || last.Before(t.since) {
+		last = t.since
+	}
+	return now.Sub(last) > LeaseDuration+leaseMargin
+}
+
+// leaderState is what handlers need of the current leadership.
+type leaderState struct {
+	check  *leaderCheck
+	leases *leaseTable
+}
+
+// handleLease grants a stub's lease renewal, on the leader.
+func (s *Server) handleLease(w http.ResponseWriter, r *http.Request) {
+	arrival := time.Now()
+	var req client.LeaseRequest
+	if err := decodeBody(r, &req); err != nil {
+		s.writeError(w, http.StatusBadRequest, fmt.Errorf("read lease request: %w", err))
+		return
+	}
+	st := s.leader.Load()
+	if st == nil {
+		s.writeError(w, http.StatusServiceUnavailable, errNotLeader)
+		return
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), LeaseRenewInterval*2)
+	defer cancel()
+	if err := st.check.since(ctx, arrival); err != nil {
+		s.writeError(w, http.StatusServiceUnavailable, err)
+		return
+	}
+	st.leases.renew(req.Machine, arrival)
+	var unreachable bool
+	s.fsm.Read(func(v fsm.View) {
+		m, ok := v.Machine(req.Machine)
+		unreachable = ok && m.State == fsm.MachineUnreachable
+	})
+	if unreachable {
+		c := fsm.LeaseRestored{At: time.Now().UTC(), Machine: req.Machine}
+		for _, a := range req.Running {
+			c.Running = append(c.Running, fsm.AttemptRef{JobID: a.JobID, Instance: a.Instance, Attempt: a.Attempt})
+		}
+		if _, err := s.apply(fsm.LeaseRestoredType, c); err != nil {
+			s.writeApplyError(w, err)
+			return
+		}
+		s.log.Info("machine reachable again", "machine", req.Machine)
+	}
+	s.writeJSON(w, http.StatusOK, client.LeaseResponse{
+		LeaseMS: LeaseDuration.Milliseconds(), RenewMS: LeaseRenewInterval.Milliseconds(),
+	})
+}
+
+// expireLeases declares expired the leases of machines that stopped
+// renewing: up machines, and down ones still holding restartable work.
+func (s *Server) expireLeases(t *leaseTable, now time.Time) {
+	var expired []string
+	s.fsm.Read(func(v fsm.View) {
+		for _, m := range v.Machines() {
+			if m.State == fsm.MachineUnreachable || !t.expired(m.Name, now) {
+				continue
+			}
+			if m.State == fsm.MachineUp || v.Running(m.Name) > 0 {
+				expired = append(expired, m.Name)
+			}
+		}
+	})
+	for _, name := range expired {
+		res, err := s.apply(fsm.LeaseExpiredType, fsm.LeaseExpired{At: now.UTC(), Machine: name})
+		if err != nil {
+			s.log.Warn("commit lease expiry failed", "machine", name, "err", err)
+			continue
+		}
+		s.log.Warn("machine lease expired", "machine", name, "restarted", res.Affected)
+	}
+}
