@@ -1,11 +1,14 @@
 package servertest
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
 	"os"
 	"os/user"
 	"path/filepath"
+	"strconv"
+	"sync"
 	"testing"
 	"time"
 
@@ -20,11 +23,12 @@ import (
 // in-memory transport (so tests can cut links) and gossip and HTTP over
 // loopback.
 type Cluster struct {
-	t       testing.TB
-	Servers []*server.Server
-	trans   []*raft.InmemTransport
-	Stubs   []*stub.Stub
-	dir     string
+	t        testing.TB
+	killOnce sync.Once
+	Servers  []*server.Server
+	trans    []*raft.InmemTransport
+	Stubs    []*stub.Stub
+	dir      string
 }
 
 // FastRaft shortens Raft's timeouts for tests, as hashicorp/raft's own
@@ -202,7 +206,41 @@ func (c *Cluster) AddStubInit(name, init string) *stub.Stub {
 	}
 	c.Stubs = append(c.Stubs, st)
 	c.t.Cleanup(func() { _ = st.Shutdown() })
+	// Cleanups run last-registered first, so this runs before any stub
+	// stops: jobs run under supervisors that outlive their stub, and a test
+	// must not leave them behind.
+	c.t.Cleanup(c.killJobsOnce)
 	return st
+}
+
+// killJobsOnce kills every unfinished job through the API and waits a
+// little for them to end; what is still running then is logged.
+func (c *Cluster) killJobsOnce() {
+	c.killOnce.Do(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+		defer cancel()
+		cl, err := client.New(c.Addrs(), client.WithUser("root"), client.WithRetryFor(2*time.Second))
+		if err != nil {
+			return
+		}
+		jobs, err := cl.Jobs(ctx)
+		if err != nil {
+			c.t.Logf("cleanup: list jobs: %v", err)
+			return
+		}
+		for _, j := range jobs {
+			if j.State == client.JobRunning || j.State == client.JobQueued {
+				_, _ = cl.Kill(ctx, strconv.FormatUint(j.ID, 10), client.KillRequest{Signal: "KILL"})
+			}
+		}
+		for _, j := range jobs {
+			if j.State == client.JobRunning {
+				if _, err := cl.WaitJob(ctx, strconv.FormatUint(j.ID, 10), client.WaitDone); err != nil {
+					c.t.Logf("cleanup: job %d did not end: %v", j.ID, err)
+				}
+			}
+		}
+	})
 }
 
 // CurrentUser is the name of the OS user running the test.
