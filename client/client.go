@@ -32,9 +32,10 @@ const DefaultRetryFor = 15 * time.Second
 
 // Client talks to the server group. It is safe for concurrent use.
 type Client struct {
-	hc       *http.Client
-	user     string
-	retryFor time.Duration
+	hc         *http.Client
+	user       string
+	retryFor   time.Duration
+	tryTimeout time.Duration // per server tried; 0 = none beyond the request's
 
 	mu        sync.Mutex // guards addrs and preferred
 	addrs     []string
@@ -52,6 +53,11 @@ func WithHTTPClient(hc *http.Client) Option { return func(c *Client) { c.hc = hc
 
 // WithRetryFor sets how long requests retry across servers (see DefaultRetryFor).
 func WithRetryFor(d time.Duration) Option { return func(c *Client) { c.retryFor = d } }
+
+// WithTryTimeout bounds each attempt on one server, so a server that hangs
+// (cut off by a partition rather than refusing) costs only d before the
+// next is tried. Zero means no bound beyond the request's context.
+func WithTryTimeout(d time.Duration) Option { return func(c *Client) { c.tryTimeout = d } }
 
 // New returns a client for the servers at addrs, each "host:port" or a URL.
 func New(addrs []string, opts ...Option) (*Client, error) {
@@ -322,7 +328,12 @@ func (c *Client) do(ctx context.Context, method, path string, in, out any) error
 	for {
 		for i := range addrs {
 			n := (start + i) % len(addrs)
-			err := c.try(ctx, method, addrs[n]+path, body, out)
+			tctx, cancel := ctx, context.CancelFunc(func() {})
+			if c.tryTimeout > 0 {
+				tctx, cancel = context.WithTimeout(ctx, c.tryTimeout)
+			}
+			err := c.try(tctx, method, addrs[n]+path, body, out)
+			cancel()
 			if err == nil {
 				c.mu.Lock()
 				c.preferred = n
@@ -334,6 +345,12 @@ func (c *Client) do(ctx context.Context, method, path string, in, out any) error
 				return err
 			}
 			last = err
+			// Prefer the next server from now on: this one failed.
+			c.mu.Lock()
+			if c.preferred == n {
+				c.preferred = (n + 1) % len(addrs)
+			}
+			c.mu.Unlock()
 		}
 		if time.Now().Add(backoff).After(deadline) {
 			return &unreachableError{tried: addrs, last: last}

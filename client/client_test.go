@@ -181,3 +181,27 @@ func TestJobReached(t *testing.T) {
 		})
 	}
 }
+
+// TestTryTimeoutSkipsAHangingServer: a server that accepts connections but
+// never answers (as a partitioned one may) costs only the try timeout.
+func TestTryTimeoutSkipsAHangingServer(t *testing.T) {
+	hang := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		<-r.Context().Done()
+	}))
+	defer hang.Close()
+	live := httptest.NewServer(jsonHandler(t, 200, []client.Machine{}))
+	defer live.Close()
+	c := newClient(t, []string{hang.URL, live.URL}, client.WithTryTimeout(100*time.Millisecond), client.WithRetryFor(0))
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	if _, err := c.Machines(ctx); err != nil {
+		t.Fatalf("machines: %v", err)
+	}
+	// The failed server is no longer preferred: the next call goes straight
+	// to the live one.
+	ctx2, cancel2 := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel2()
+	if _, err := c.Machines(ctx2); err != nil {
+		t.Errorf("second call did not go to the live server first: %v", err)
+	}
+}

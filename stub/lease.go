@@ -16,9 +16,10 @@ import (
 const (
 	defaultLease      = 3 * time.Second
 	defaultRenewEvery = 500 * time.Millisecond
-	// renewTimeout bounds one renewal, so an unreachable server group
-	// cannot keep the keeper from noticing that the lease ran out.
-	renewTimeout = 400 * time.Millisecond
+	// renewTimeout bounds one renewal round across the servers (each gets
+	// leaseTryTimeout), so an unreachable group cannot keep the keeper from
+	// noticing that the lease ran out.
+	renewTimeout = 450 * time.Millisecond
 )
 
 // leaseKeeper renews the stub's lease with the server group and, when the
@@ -73,7 +74,7 @@ func (k *leaseKeeper) run(ctx context.Context) {
 }
 
 func (k *leaseKeeper) renew(ctx context.Context) (client.LeaseResponse, bool) {
-	c := k.servers.client()
+	c := k.servers.leaseClient()
 	if c == nil {
 		return client.LeaseResponse{}, false
 	}

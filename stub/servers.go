@@ -2,6 +2,7 @@ package stub
 
 import (
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -12,6 +13,14 @@ import (
 // outbox sender is the real retry loop.
 const reportRetryFor = 2 * time.Second
 
+// reportTryTimeout bounds one CHILD event delivery to one server; a commit
+// takes milliseconds, so a server that takes this long is skipped.
+const reportTryTimeout = time.Second
+
+// leaseTryTimeout bounds one renewal to one server: a few such tries fit in
+// a renewal interval.
+const leaseTryTimeout = 150 * time.Millisecond
+
 // serverList is the set of server HTTP addresses the stub reports to: the
 // static ones from Config.Servers, those learned from gossip and the hint
 // of the latest StartRequest. It is safe for concurrent use.
@@ -21,6 +30,7 @@ type serverList struct {
 	gossip map[string]string // memberlist node name -> HTTP address
 	hint   []string
 	c      *client.Client // nil until some address is known
+	lc     *client.Client // for lease renewals; set with c
 	empty  bool           // no address is known now
 }
 
@@ -83,6 +93,19 @@ func (l *serverList) client() *client.Client {
 	return l.c
 }
 
+// leaseClient returns the client lease renewals use, or nil when no server
+// is known: one that gives each server only leaseTryTimeout, so a server
+// cut off by a partition (which hangs rather than refuses) cannot use up a
+// renewal's whole budget.
+func (l *serverList) leaseClient() *client.Client {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.empty {
+		return nil
+	}
+	return l.lc
+}
+
 func (l *serverList) refreshLocked() error {
 	addrs := l.addrsLocked()
 	l.empty = len(addrs) == 0
@@ -90,12 +113,34 @@ func (l *serverList) refreshLocked() error {
 		return nil
 	}
 	if l.c == nil {
-		c, err := client.New(addrs, client.WithRetryFor(reportRetryFor))
+		c, err := client.New(addrs, client.WithRetryFor(reportRetryFor), client.WithTryTimeout(reportTryTimeout))
 		if err != nil {
 			return err
 		}
-		l.c = c
+		lc, err := client.New(addrs, client.WithRetryFor(0), client.WithTryTimeout(leaseTryTimeout))
+		if err != nil {
+			return err
+		}
+		l.c, l.lc = c, lc
 		return nil
 	}
+	if slices.Equal(l.c.Addrs(), normalized(addrs)) {
+		return nil // keep each client's memory of which server answered
+	}
+	if err := l.lc.SetAddrs(addrs); err != nil {
+		return err
+	}
 	return l.c.SetAddrs(addrs)
+}
+
+// normalized writes addresses as the client keeps them.
+func normalized(addrs []string) []string {
+	out := make([]string, len(addrs))
+	for i, a := range addrs {
+		if !strings.Contains(a, "://") {
+			a = "http://" + a
+		}
+		out[i] = strings.TrimRight(a, "/")
+	}
+	return out
 }
