@@ -1,0 +1,115 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/netmgr/netmgr/client"
+)
+
+// cluster is the running containers and a client for the servers'
+// published API ports.
+type cluster struct {
+	d    *docker
+	topo topology
+	cli  *client.Client
+}
+
+// newCluster returns a cluster whose client reaches every server through
+// its port published on 127.0.0.1. Requests time out after 10 s, so a
+// paused server costs one try, not the client's default 70 s.
+func newCluster(d *docker, t topology) (*cluster, error) {
+	var addrs []string
+	for _, s := range t.Servers {
+		addrs = append(addrs, fmt.Sprintf("127.0.0.1:%d", s.HostPort))
+	}
+	cli, err := client.New(addrs,
+		client.WithUser("root"),
+		client.WithRetryFor(30*time.Second),
+		client.WithHTTPClient(&http.Client{Timeout: 10 * time.Second}))
+	if err != nil {
+		return nil, fmt.Errorf("new cluster: %w", err)
+	}
+	return &cluster{d: d, topo: t, cli: cli}, nil
+}
+
+// waitReady waits until the group has a leader and every stub is an up
+// machine.
+func (c *cluster) waitReady(ctx context.Context, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	var last string
+	for time.Now().Before(deadline) {
+		if _, err := c.leader(ctx); err != nil {
+			last = err.Error()
+		} else if ms, err := c.cli.Machines(ctx); err != nil {
+			last = err.Error()
+		} else {
+			up := 0
+			for _, m := range ms {
+				if m.State == client.MachineUp {
+					up++
+				}
+			}
+			if up >= len(c.topo.Stubs) {
+				return nil
+			}
+			last = fmt.Sprintf("%d of %d machines up", up, len(c.topo.Stubs))
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("wait for cluster: %w", ctx.Err())
+		case <-time.After(time.Second):
+		}
+	}
+	return fmt.Errorf("wait for cluster: not ready after %s: %s", timeout, last)
+}
+
+// leader returns the server that is leader in the highest term any
+// server reports.
+func (c *cluster) leader(ctx context.Context) (node, error) {
+	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	defer cancel()
+	ss, err := c.cli.Servers(ctx)
+	if err != nil {
+		return node{}, fmt.Errorf("find leader: %w", err)
+	}
+	var best client.Server
+	for _, s := range ss {
+		if s.Role == "leader" && s.Term >= best.Term {
+			best = s
+		}
+	}
+	if best.Name == "" {
+		return node{}, fmt.Errorf("find leader: no server reports itself leader")
+	}
+	n, ok := c.topo.server(best.Name)
+	if !ok {
+		return node{}, fmt.Errorf("find leader: unknown server %q", best.Name)
+	}
+	return n, nil
+}
+
+// stubPID returns the pid of the netmgr stub process in a stub container.
+func (c *cluster) stubPID(ctx context.Context, n node) (string, error) {
+	out, err := c.d.run(ctx, "exec", n.Container, "cat", "/run/stub.pid")
+	if err != nil {
+		return "", fmt.Errorf("stub pid of %s: %w", n.Name, err)
+	}
+	return strings.TrimSpace(out), nil
+}
+
+// saveLogs writes every container's log into dir.
+func (c *cluster) saveLogs(ctx context.Context, dir string) {
+	for _, n := range c.topo.all() {
+		out, err := runCombined(ctx, "docker", "logs", "-t", n.Container)
+		if err != nil {
+			out = append(out, []byte("\nnetmgr-chaos: docker logs: "+err.Error()+"\n")...)
+		}
+		_ = os.WriteFile(filepath.Join(dir, n.Name+".log"), out, 0o644)
+	}
+}

@@ -1,0 +1,75 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"text/template"
+)
+
+// composeData is what compose.yml.tmpl is rendered from.
+type composeData struct {
+	topology
+	Image           string
+	Subnet          string
+	Join            string
+	LedgerContainer string
+	APIPort         int
+	RaftPort        int
+	GossipPort      int
+	StubPort        int
+	StubGossipPort  int
+}
+
+// renderCompose renders the Compose file for t.
+func renderCompose(t topology, subnet string) ([]byte, error) {
+	text, err := dockerFiles.ReadFile("docker/compose.yml.tmpl")
+	if err != nil {
+		return nil, fmt.Errorf("render compose file: %w", err)
+	}
+	tmpl, err := template.New("compose").Option("missingkey=error").Parse(string(text))
+	if err != nil {
+		return nil, fmt.Errorf("render compose file: %w", err)
+	}
+	data := composeData{
+		topology: t, Image: imageName, Subnet: subnet, Join: t.join(), LedgerContainer: ledgerContainer,
+		APIPort: apiPort, RaftPort: raftPort, GossipPort: gossipPort, StubPort: stubPort, StubGossipPort: stubGossipPort,
+	}
+	var buf bytes.Buffer
+	if err := tmpl.Execute(&buf, data); err != nil {
+		return nil, fmt.Errorf("render compose file: %w", err)
+	}
+	return buf.Bytes(), nil
+}
+
+// writeCompose writes the Compose file into dir and points d at it.
+func writeCompose(d *docker, dir string, t topology, subnet string) error {
+	data, err := renderCompose(t, subnet)
+	if err != nil {
+		return err
+	}
+	path := filepath.Join(dir, "compose.yml")
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		return fmt.Errorf("write compose file: %w", err)
+	}
+	d.compose = append(d.compose, "-p", project, "-f", path)
+	return nil
+}
+
+// composeUp starts every container.
+func composeUp(ctx context.Context, d *docker) error {
+	if _, err := d.composeRun(ctx, "up", "-d", "--no-build"); err != nil {
+		return fmt.Errorf("start containers: %w", err)
+	}
+	return nil
+}
+
+// composeDown removes the containers, the network and the volumes.
+func composeDown(ctx context.Context, d *docker) error {
+	if _, err := d.composeRun(ctx, "down", "-v", "--remove-orphans", "-t", "2"); err != nil {
+		return fmt.Errorf("remove containers: %w", err)
+	}
+	return nil
+}

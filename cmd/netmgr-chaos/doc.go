@@ -1,0 +1,44 @@
+// Command netmgr-chaos is netmgr's chaos suite: it runs 5 servers and 6
+// stubs in Docker containers on a private network, submits a steady stream
+// of jobs, injects a seeded schedule of faults (killed and restarted
+// leaders and servers, machine loss, stub restarts, paused containers,
+// network partitions), heals everything, waits for the work to drain and
+// then checks what happened against the rules netmgr promises:
+//
+//   - every acknowledged job is in the database;
+//   - every instance of a restartable job finished (exited 0);
+//   - no two attempts of one instance ran at the same time, no attempt ran
+//     twice, and nothing started again after the instance had ended;
+//   - every server holds the same jobs at the same applied Raft index;
+//   - no process is left in a stub container.
+//
+// What the jobs did comes from a ledger on a volume shared by the stubs:
+// each job's shell script (docker/job.sh) appends start, beat and end
+// records tagged with job, instance, attempt and machine. The suite ends
+// with one line,
+//
+//	chaos: seed S, F faults, J jobs, L lost, D doubled, X diverged
+//
+// and exits 1 when any rule was broken (the details are printed above that
+// line), 0 when none was, and 0 with "chaos: skipped: no Docker engine: ..."
+// where no Docker engine answers.
+//
+// Usage:
+//
+//	netmgr-chaos -netmgr bin/chaos/netmgr [-busybox /bin/busybox]
+//	    [-duration 3m] [-seed N | -schedule FILE] [-keep]
+//
+// The netmgr binary and busybox must be static: the image is built FROM
+// scratch. `make chaos` builds both binaries, installs Debian's
+// busybox-static where needed and runs this command. Traffic goes only to
+// the containers on the network the suite creates (subnet -subnet) and to
+// the servers' API ports published on 127.0.0.1.
+//
+// The files: main.go (flags), suite.go (the run from start to verdict),
+// config.go (names and addresses), docker.go, compose.go and image.go (the
+// Docker side), cluster.go (the running cluster), workload.go (the job
+// stream), schedule.go (the fault schedule), faults.go (injecting and
+// healing), ledger.go, violation.go and check_*.go (the checker's pure
+// logic, unit-tested), collect.go (gathering what the checker reads) and
+// report.go (the verdict).
+package main

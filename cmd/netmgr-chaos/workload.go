@@ -1,0 +1,179 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/netmgr/netmgr/client"
+)
+
+// ack is a submit a server acknowledged: the job must exist from then on.
+type ack struct {
+	ID        uint64
+	Restart   string
+	Instances int
+	Seconds   int
+	FailFirst bool
+	At        time.Time
+}
+
+// maxInFlight bounds submits waiting for an answer (during an election
+// they wait); a tick that finds them all busy is skipped and counted.
+const maxInFlight = 16
+
+// workload submits a steady stream of jobs: restartable and not, short
+// (1-3 s) and long (20-60 s), each running docker/job.sh.
+type workload struct {
+	cli  *client.Client
+	rate time.Duration
+	rng  *rand.Rand // used by run's goroutine only
+
+	mu      sync.Mutex // guards acks, failed, skipped, lastErr
+	acks    []ack
+	failed  int
+	skipped int
+	lastErr error
+}
+
+// newWorkload returns a workload whose job mix is drawn from seed.
+func newWorkload(cli *client.Client, rate time.Duration, seed int64) *workload {
+	return &workload{cli: cli, rate: rate, rng: rand.New(rand.NewPCG(uint64(seed), 0x776f726b))}
+}
+
+// run submits one job every rate until ctx ends, then waits for the
+// submits still in flight.
+func (w *workload) run(ctx context.Context) {
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	sem := make(chan struct{}, maxInFlight)
+	tick := time.NewTicker(w.rate)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		a, req := w.draw()
+		select {
+		case sem <- struct{}{}:
+		default:
+			w.mu.Lock()
+			w.skipped++
+			w.mu.Unlock()
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			w.submit(a, req)
+		}()
+	}
+}
+
+// submit sends one job. It does not use run's context: a submit that has
+// started is seen through, so an acknowledgement is never dropped.
+func (w *workload) submit(a ack, req client.SubmitRequest) {
+	ctx, cancel := context.WithTimeout(context.Background(), 45*time.Second)
+	defer cancel()
+	resp, err := w.cli.Submit(ctx, req)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if err != nil {
+		w.failed++
+		w.lastErr = err
+		return
+	}
+	a.ID, a.At = resp.ID, time.Now()
+	w.acks = append(w.acks, a)
+}
+
+// draw picks the next job.
+func (w *workload) draw() (ack, client.SubmitRequest) {
+	r := w.rng
+	a := ack{Instances: 1, Seconds: 1 + r.IntN(3)}
+	if r.Float64() < 0.2 {
+		a.Instances = 2
+	}
+	if r.Float64() < 0.12 {
+		a.Seconds = 20 + r.IntN(41)
+	}
+	spec := client.JobSpec{Binaries: map[string]string{client.AnyKey: "/bin/sh"}}
+	switch p := r.Float64(); {
+	case p < 0.4:
+		a.Restart = client.RestartNo
+		a.FailFirst = r.Float64() < 0.1
+	case p < 0.75:
+		a.Restart = client.RestartOnFailure
+		a.FailFirst = r.Float64() < 0.5
+		spec.MaxRestarts = 5
+	default:
+		a.Restart = client.RestartAlways
+		spec.MaxRestarts = 1 + r.IntN(2)
+		if a.Seconds > 3 {
+			spec.MaxRestarts = 1
+		}
+	}
+	fail := "0"
+	if a.FailFirst {
+		fail = "1"
+	}
+	spec.Restart = a.Restart
+	spec.Min = a.Instances
+	spec.Args = []string{"/chaos/job.sh", strconv.Itoa(a.Seconds), fail}
+	return a, client.SubmitRequest{Spec: spec, IdempotencyKey: client.NewIdempotencyKey()}
+}
+
+// results returns the acknowledged submits and the failure counts.
+func (w *workload) results() (acks []ack, failed, skipped int, lastErr error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return append([]ack(nil), w.acks...), w.failed, w.skipped, w.lastErr
+}
+
+// drain waits until every acknowledged job has ended (no instance queued,
+// placed or running) or timeout passes; it reports progress to out.
+func drain(ctx context.Context, cli *client.Client, acks []ack, timeout time.Duration, out io.Writer) error {
+	want := map[uint64]bool{}
+	for _, a := range acks {
+		want[a.ID] = true
+	}
+	deadline := time.Now().Add(timeout)
+	lastReport := time.Now()
+	for {
+		jobs, err := cli.Jobs(ctx)
+		open := len(want)
+		if err == nil {
+			open = 0
+			for _, j := range jobs {
+				if want[j.ID] && !client.JobReached(j, client.WaitDone) {
+					open++
+				}
+			}
+			if open == 0 {
+				return nil
+			}
+		}
+		if time.Now().After(deadline) {
+			if err != nil {
+				return fmt.Errorf("drain: %w", err)
+			}
+			return fmt.Errorf("drain: %d of %d jobs still unfinished after %s", open, len(want), timeout)
+		}
+		if time.Since(lastReport) > 15*time.Second {
+			fmt.Fprintf(out, "chaos: draining: %d of %d jobs unfinished\n", open, len(want))
+			lastReport = time.Now()
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("drain: %w", ctx.Err())
+		case <-time.After(2 * time.Second):
+		}
+	}
+}
