@@ -42,6 +42,10 @@ func (s *Stub) handleStart(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.servers.setHint(req.Servers)
+	if req.Restartable && !s.lease.valid() {
+		writeError(w, http.StatusConflict, fmt.Errorf("start attempt %d of %d/%d: %w", req.Attempt, req.JobID, req.Instance, ErrLeaseExpired))
+		return
+	}
 	started, err := s.runner.start(req)
 	switch {
 	case errors.Is(err, ErrShuttingDown):

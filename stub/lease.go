@@ -5,6 +5,7 @@ import (
 	"context"
 	"log/slog"
 	"slices"
+	"sync/atomic"
 	"time"
 
 	"github.com/netmgr/netmgr/client"
@@ -33,7 +34,23 @@ type leaseKeeper struct {
 	runner  *runner
 	servers *serverList
 	log     *slog.Logger
+	// deadline is when the lease runs out, on the boot clock (ns).
+	deadline atomic.Int64
 }
+
+// newLeaseKeeper returns a keeper whose lease counts as granted now: a
+// previous incarnation of the stub may have renewed one moments ago.
+func newLeaseKeeper(machine, dataDir string, r *runner, servers *serverList, log *slog.Logger) *leaseKeeper {
+	k := &leaseKeeper{machine: machine, dataDir: dataDir, runner: r, servers: servers, log: log}
+	k.deadline.Store(int64(bootNow() + defaultLease))
+	return k
+}
+
+// valid reports whether the lease holds now. A stub outside its lease must
+// not start restartable work: a Start that waited in a socket while the
+// machine was frozen may name an attempt the servers have since started
+// elsewhere.
+func (k *leaseKeeper) valid() bool { return bootNow() < time.Duration(k.deadline.Load()) }
 
 // run renews until ctx ends. A stub that has just started assumes a lease
 // granted now: its previous incarnation may have renewed one moments ago,
@@ -48,6 +65,7 @@ func (k *leaseKeeper) run(ctx context.Context) {
 			lease = time.Duration(resp.LeaseMS) * time.Millisecond
 			every = time.Duration(resp.RenewMS) * time.Millisecond
 			validUntil = sent.Add(lease)
+			k.deadline.Store(int64(sentBoot + lease))
 			if err := writeLease(k.dataDir, sentBoot, lease); err != nil {
 				k.log.Error("record lease for supervisors", "err", err)
 			}

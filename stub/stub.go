@@ -26,6 +26,9 @@ var (
 	ErrUnknownSignal = errors.New("unknown signal")
 	// ErrUnknownOwner means a Start's owner is no user of this machine.
 	ErrUnknownOwner = errors.New("owner is no user of this machine")
+	// ErrLeaseExpired means the stub's lease has run out, so it starts no
+	// restartable attempt: the servers may have started it elsewhere.
+	ErrLeaseExpired = errors.New("lease expired: restartable work may run elsewhere")
 )
 
 // httpShutdownTimeout bounds how long Shutdown waits for API requests in
@@ -44,6 +47,7 @@ type Stub struct {
 	out     *outbox
 	servers *serverList
 	runner  *runner
+	lease   *leaseKeeper
 	gossip  *gossip // nil when gossip is disabled
 	facts   *factSource
 
@@ -105,6 +109,8 @@ func New(cfg Config) (*Stub, error) {
 		return nil, err
 	}
 
+	s.lease = newLeaseKeeper(cfg.Name, cfg.DataDir, s.runner, s.servers, s.log)
+
 	if s.ln, err = net.Listen("tcp", cfg.HTTPAddr); err != nil {
 		return nil, fmt.Errorf("listen on %s: %w", cfg.HTTPAddr, err)
 	}
@@ -125,8 +131,7 @@ func New(cfg Config) (*Stub, error) {
 	})
 	snd := &sender{out: s.out, servers: s.servers, log: s.log}
 	s.wg.Go(func() { snd.run(ctx) })
-	lease := &leaseKeeper{machine: cfg.Name, dataDir: cfg.DataDir, runner: s.runner, servers: s.servers, log: s.log}
-	s.wg.Go(func() { lease.run(ctx) })
+	s.wg.Go(func() { s.lease.run(ctx) })
 	if s.gossip != nil {
 		s.wg.Go(func() { s.gossip.run(ctx, cfg.Join) })
 	}
