@@ -56,15 +56,45 @@ func (s *Server) self() client.Server {
 	case raft.Shutdown:
 		role = "shutdown"
 	}
+	contact, healthy := lastContact(role, stats["last_contact"])
 	return client.Server{
-		Name:      s.cfg.Name,
-		Address:   string(s.node.transport.LocalAddr()),
-		HTTP:      s.HTTPAddr(),
-		Role:      role,
-		Term:      term,
-		LastIndex: s.raft.LastIndex(),
-		Leader:    string(leader),
+		Name:        s.cfg.Name,
+		Address:     string(s.node.transport.LocalAddr()),
+		HTTP:        s.HTTPAddr(),
+		Role:        role,
+		Term:        term,
+		LastIndex:   s.raft.LastIndex(),
+		Leader:      string(leader),
+		LastContact: contact,
+		Healthy:     healthy && leader != "",
 	}
+}
+
+// healthyContact is how recently a follower must have heard from its
+// leader to be healthy: two of the production heartbeat timeouts.
+const healthyContact = 2 * 500 * time.Millisecond
+
+// lastContact normalizes raft.Stats()["last_contact"] ("never", "0" on the
+// leader, or a duration) to "leader", "never" or a duration rounded to the
+// millisecond, and reports whether that contact is recent enough.
+func lastContact(role, stat string) (string, bool) {
+	switch {
+	case role == "leader":
+		return "leader", true
+	case stat == "never" || stat == "":
+		return "never", false
+	case stat == "0":
+		// The leader's own value; a server that just lost leadership.
+		return "0s", true
+	}
+	d, err := time.ParseDuration(stat)
+	if err != nil {
+		return stat, false
+	}
+	if d >= time.Millisecond {
+		d = d.Round(time.Millisecond)
+	}
+	return d.String(), d <= healthyContact
 }
 
 func (s *Server) handleSelf(w http.ResponseWriter, r *http.Request) {

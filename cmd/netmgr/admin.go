@@ -29,7 +29,7 @@ func adminCommand() *cli.Command {
 			"   netmgr admin show           print the live database in the same language\n" +
 			"   netmgr admin queue add NEW_Q --max-active 100 --max-run 200\n" +
 			"                               add, set or remove one batch queue at run time",
-		Subcommands: []*cli.Command{adminLoadCommand(), adminShowCommand(), adminQueueCommand()},
+		Subcommands: []*cli.Command{adminLoadCommand(), adminShowCommand(), adminQueueCommand(), adminRaftCommand()},
 		Action: func(cCtx *cli.Context) error {
 			if cCtx.Args().Present() {
 				return usagef("unknown admin command %q (load, show or queue)", cCtx.Args().First())

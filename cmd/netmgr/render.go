@@ -300,10 +300,10 @@ func sortedServers(ss []client.Server) []client.Server {
 }
 
 // renderServers writes the netstatus -s table. A server that did not
-// answer shows its error in the LEADER column.
+// answer shows its error in the LEADER column and is unreachable.
 func renderServers(w io.Writer, ss []client.Server) error {
 	tw := newTable(w)
-	fmt.Fprintln(tw, "NAME\tADDRESS\tROLE\tTERM\tLAST INDEX\tLEADER")
+	fmt.Fprintln(tw, "NAME\tADDRESS\tROLE\tTERM\tLAST INDEX\tLAST CONTACT\tHEALTH\tLEADER")
 	for _, s := range sortedServers(ss) {
 		role := s.Role
 		if role == "" {
@@ -313,9 +313,22 @@ func renderServers(w io.Writer, ss []client.Server) error {
 		if s.Error != "" {
 			leader = "error: " + s.Error
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%s\n", s.Name, orDash(s.Address), role, s.Term, s.LastIndex, leader)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%s\t%s\t%s\n", s.Name, orDash(s.Address), role, s.Term, s.LastIndex,
+			orDash(s.LastContact), serverHealth(s), leader)
 	}
 	return tw.Flush()
+}
+
+// serverHealth is the HEALTH column: unreachable when the server did not
+// answer, else ok or unhealthy as it reports itself.
+func serverHealth(s client.Server) string {
+	switch {
+	case s.Error != "":
+		return "unreachable"
+	case s.Healthy:
+		return "ok"
+	}
+	return "unhealthy"
 }
 
 // serverRow is one object of netstatus -s --json.
@@ -328,13 +341,18 @@ type serverRow struct {
 	LastIndex uint64 `json:"last_index"`
 	Leader    string `json:"leader"`
 	Error     string `json:"error,omitempty"`
+	// LastContact is "leader", "never" or how long ago the server heard
+	// from the leader; empty when it did not answer.
+	LastContact string `json:"last_contact"`
+	Healthy     bool   `json:"healthy"`
 }
 
 // renderServersJSON writes netstatus -s --json.
 func renderServersJSON(w io.Writer, ss []client.Server) error {
 	rows := []serverRow{}
 	for _, s := range sortedServers(ss) {
-		rows = append(rows, serverRow{Name: s.Name, Address: s.Address, HTTP: s.HTTP, Role: s.Role, Term: s.Term, LastIndex: s.LastIndex, Leader: s.Leader, Error: s.Error})
+		rows = append(rows, serverRow{Name: s.Name, Address: s.Address, HTTP: s.HTTP, Role: s.Role, Term: s.Term, LastIndex: s.LastIndex, Leader: s.Leader, Error: s.Error,
+			LastContact: s.LastContact, Healthy: s.Healthy && s.Error == ""})
 	}
 	return writeJSON(w, rows)
 }

@@ -1,0 +1,71 @@
+package server
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/hashicorp/raft"
+)
+
+// Errors of DELETE /v1/raft/servers/{name}.
+var (
+	// errNotAMember refuses to remove a name outside the Raft configuration.
+	errNotAMember = errors.New("not a member of the raft configuration (netstatus -s lists the members)")
+	// errRemoveLeader refuses to remove the leader itself: the group would
+	// lose its leader in the middle of the change.
+	errRemoveLeader = errors.New("it is the leader; transfer leadership first (stop it and let the others elect a new one)")
+	// errRemoveAlive refuses to remove a server that gossip shows alive: the
+	// leader would add it back on its next membership tick.
+	errRemoveAlive = errors.New("it is alive in the gossip pool and would rejoin at once; stop it first")
+)
+
+// removeTimeout bounds how long a removal waits to be committed.
+const removeTimeout = 5 * time.Second
+
+// handleRemoveServer removes a dead server from the Raft configuration
+// (admins only). It refuses the leader, a name outside the configuration
+// (404) and a server that gossip shows alive (409): membership.addServers
+// adds a live server back, so removal is for servers already stopped.
+func (s *Server) handleRemoveServer(w http.ResponseWriter, r *http.Request) {
+	name := r.PathValue("name")
+	user, ok := s.requireAdmin(w, r, "remove server "+name)
+	if !ok {
+		return
+	}
+	if name == s.cfg.Name {
+		s.writeError(w, http.StatusConflict, fmt.Errorf("%s: %w", name, errRemoveLeader))
+		return
+	}
+	f := s.raft.GetConfiguration()
+	if err := f.Error(); err != nil {
+		s.writeError(w, http.StatusServiceUnavailable, fmt.Errorf("read raft configuration: %w", err))
+		return
+	}
+	var member bool
+	for _, srv := range f.Configuration().Servers {
+		if string(srv.ID) == name {
+			member = true
+			break
+		}
+	}
+	if !member {
+		s.writeError(w, http.StatusNotFound, fmt.Errorf("%s is %w", name, errNotAMember))
+		return
+	}
+	if mem, ok := s.gossip.snapshot()[name]; ok && mem.Alive {
+		s.writeError(w, http.StatusConflict, fmt.Errorf("%s: %w", name, errRemoveAlive))
+		return
+	}
+	if err := s.raft.RemoveServer(raft.ServerID(name), 0, removeTimeout).Error(); err != nil {
+		if errors.Is(err, raft.ErrNotLeader) || errors.Is(err, raft.ErrLeadershipLost) {
+			s.writeError(w, http.StatusServiceUnavailable, fmt.Errorf("remove %s: %w", name, errNoLeader))
+			return
+		}
+		s.writeError(w, http.StatusInternalServerError, fmt.Errorf("remove %s: %w", name, err))
+		return
+	}
+	s.log.Warn("server removed from the raft group", "server", name, "by", user)
+	s.writeJSON(w, http.StatusOK, struct{}{})
+}
