@@ -419,3 +419,108 @@ func ParseIndex(h http.Header) uint64 {
 	n, _ := strconv.ParseUint(h.Get(IndexHeader), 10, 64)
 	return n
 }
+
+// RemoveServer removes a stopped server from the Raft configuration
+// (admins only). The servers refuse the leader, an unknown name and a
+// server that is still alive in the gossip pool.
+func (c *Client) RemoveServer(ctx context.Context, name string) error {
+	return c.do(ctx, http.MethodDelete, "/v1/raft/servers/"+url.PathEscape(name), nil, nil)
+}
+
+// Events returns the committed events with an index greater than after,
+// oldest first, as far as the leader still holds them (it keeps the most
+// recent few thousand since it started).
+func (c *Client) Events(ctx context.Context, after uint64) ([]Event, error) {
+	var out []Event
+	err := c.do(ctx, http.MethodGet, "/v1/events?after="+strconv.FormatUint(after, 10), nil, &out)
+	return out, err
+}
+
+// FollowEvents calls fn with every committed event after index after, as
+// it happens, until ctx ends or fn returns an error (which it returns).
+// When the stream breaks (a server stops, leadership moves) it reconnects
+// to any server and resumes after the last event seen, giving up only when
+// none has answered for the client's retry period.
+func (c *Client) FollowEvents(ctx context.Context, after uint64, fn func(Event) error) error {
+	hc := *c.hc
+	hc.Timeout = 0 // the stream lasts as long as ctx
+	backoff := 25 * time.Millisecond
+	deadline := time.Now().Add(c.retryFor)
+	var last error
+	for {
+		addrs := c.Addrs()
+		for _, addr := range addrs {
+			got, err := c.followOnce(ctx, &hc, addr, &after, fn)
+			var apiErr *APIError
+			var fnErr *callbackError
+			switch {
+			case errors.As(err, &fnErr):
+				return fnErr.err
+			case ctx.Err() != nil:
+				return ctx.Err()
+			case errors.As(err, &apiErr):
+				return err
+			}
+			if got {
+				deadline = time.Now().Add(c.retryFor)
+				backoff = 25 * time.Millisecond
+			}
+			last = err
+		}
+		if time.Now().Add(backoff).After(deadline) {
+			return &unreachableError{tried: addrs, last: last}
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(backoff):
+		}
+		backoff = min(2*backoff, time.Second)
+	}
+}
+
+// callbackError carries the error of FollowEvents' fn.
+type callbackError struct{ err error }
+
+func (e *callbackError) Error() string { return e.err.Error() }
+
+// followOnce streams events from one server, advancing *after. connected
+// reports whether the server answered the stream; err is why it ended.
+func (c *Client) followOnce(ctx context.Context, hc *http.Client, addr string, after *uint64, fn func(Event) error) (connected bool, err error) {
+	u := addr + "/v1/events?follow=1&after=" + strconv.FormatUint(*after, 10)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	if err != nil {
+		return false, &APIError{Message: fmt.Sprintf("build request %s: %v", u, err)}
+	}
+	if c.user != "" {
+		req.Header.Set(UserHeader, c.user)
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		return false, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode >= 300 {
+		data, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<16))
+		var e ErrorResponse
+		msg := strings.TrimSpace(string(data))
+		if json.Unmarshal(data, &e) == nil && e.Error != "" {
+			msg = e.Error
+		}
+		if resp.StatusCode >= 500 || resp.StatusCode == http.StatusTooManyRequests {
+			return false, &retryable{msg: fmt.Sprintf("%s: %s: %s", u, resp.Status, msg)}
+		}
+		return false, &APIError{Status: resp.StatusCode, Message: msg}
+	}
+	dec := json.NewDecoder(resp.Body)
+	for {
+		var ev Event
+		if err := dec.Decode(&ev); err != nil {
+			return true, fmt.Errorf("read events from %s: %w", addr, err)
+		}
+		if err := fn(ev); err != nil {
+			return true, &callbackError{err: err}
+		}
+		*after = ev.Index
+	}
+}

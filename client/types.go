@@ -325,6 +325,12 @@ type Server struct {
 	LastIndex uint64 `json:"last_index"`
 	Leader    string `json:"leader"` // the leader's name as this server sees it
 	Error     string `json:"error,omitempty"`
+	// LastContact is how long ago this server last heard from the leader
+	// ("1.2ms"), "leader" on the leader, or "never".
+	LastContact string `json:"last_contact,omitempty"`
+	// Healthy is true when the server answered, sees a leader, and is the
+	// leader or heard from it within two heartbeat timeouts.
+	Healthy bool `json:"healthy"`
 }
 
 // Facts is what a stub reports about its machine.
@@ -468,4 +474,21 @@ type NodeMeta struct {
 // ErrorResponse is the body of every non-2xx answer.
 type ErrorResponse struct {
 	Error string `json:"error"`
+}
+
+// Event is one committed state change, as GET /v1/events lists it: a
+// leader elected, a machine joined, left, unreachable or back, an instance
+// placed, started, ended, lost, restarted, fenced, failed or killed, a job
+// submitted or killed, a database loaded. Index is the Raft index of the
+// command that caused it; At is that command's time. Instance is -1 when
+// the event names no instance.
+type Event struct {
+	Index    uint64    `json:"index"`
+	At       time.Time `json:"at"`
+	Kind     string    `json:"kind"`
+	Job      uint64    `json:"job,omitempty"`
+	Instance int       `json:"instance"`
+	Attempt  uint64    `json:"attempt,omitempty"`
+	Machine  string    `json:"machine,omitempty"`
+	Detail   string    `json:"detail,omitempty"`
 }

@@ -1,6 +1,9 @@
 package fsm
 
-import "time"
+import (
+	"fmt"
+	"time"
+)
 
 // current finds the instance a CHILD event names and reports whether the
 // event is for its current attempt on the machine it was placed on. A
@@ -23,6 +26,7 @@ func (d *db) current(index uint64, jobID uint64, idx int, attempt uint64, machin
 func (d *db) applyChildRegister(index uint64, c *ChildRegister) *Result {
 	j, in, res := d.current(index, c.JobID, c.Instance, c.Attempt, c.Machine)
 	if res != nil {
+		d.fenced(index, c.At, res, c.JobID, c.Instance, c.Attempt, c.Machine, "CHILD_REGISTER")
 		return res
 	}
 	if in.State != InstancePlaced && in.State != InstanceUnknown {
@@ -32,6 +36,7 @@ func (d *db) applyChildRegister(index uint64, c *ChildRegister) *Result {
 	in.PID = c.PID
 	in.StartedAt = c.At
 	d.setState(j.ID, in, InstanceRunning, index)
+	d.event(index, c.At, EventInstanceStarted, j.ID, in.Index, in.Attempt, c.Machine, fmt.Sprintf("pid %d", c.PID))
 	j.ModifyIndex = index
 	return &Result{Index: index, JobID: j.ID}
 }
@@ -42,6 +47,7 @@ func (d *db) applyChildRegister(index uint64, c *ChildRegister) *Result {
 func (d *db) applyChildTerm(index uint64, c *ChildTerm) *Result {
 	j, in, res := d.current(index, c.JobID, c.Instance, c.Attempt, c.Machine)
 	if res != nil {
+		d.fenced(index, c.At, res, c.JobID, c.Instance, c.Attempt, c.Machine, "CHILD_TERM")
 		return res
 	}
 	if in.Finished() && in.State != InstanceLost {
@@ -65,6 +71,7 @@ func (d *db) applyChildTerm(index uint64, c *ChildTerm) *Result {
 		state = InstanceExited
 	}
 	d.setState(j.ID, in, state, index)
+	d.event(index, c.At, termEventKind(state), j.ID, in.Index, in.Attempt, c.Machine, endDetail(in))
 	j.ModifyIndex = index
 	switch {
 	case j.KillRequested:
@@ -113,6 +120,7 @@ func (d *db) newAttempt(j *Job, in *Instance, at time.Time, delay time.Duration,
 		MaxRSSKB: in.MaxRSSKB, PlacedAt: in.PlacedAt, StartedAt: in.StartedAt, EndedAt: in.EndedAt,
 	})
 	in.Attempt++
+	d.event(index, at, EventInstanceRestarted, j.ID, in.Index, in.Attempt, "", fmt.Sprintf("attempt %d on %s ended %s; next after %v", in.Attempt-1, in.Machine, in.State, delay))
 	in.Machine, in.Key, in.PID = "", "", 0
 	in.ExitCode, in.Signal, in.Error, in.Reason = 0, "", "", ""
 	in.RestartRequested = false
@@ -125,4 +133,35 @@ func (d *db) newAttempt(j *Job, in *Instance, at time.Time, delay time.Duration,
 	}
 	d.setState(j.ID, in, InstanceQueued, index)
 	j.ModifyIndex = index
+}
+
+// fenced records a CHILD event that named an attempt no longer current.
+func (d *db) fenced(index uint64, at time.Time, res *Result, job uint64, instance int, attempt uint64, machine, what string) {
+	if res.Stale && res.Err == nil {
+		d.event(index, at, EventInstanceFenced, job, instance, attempt, machine, "stale "+what+" ignored")
+	}
+}
+
+// termEventKind is the event of an attempt that ended in state.
+func termEventKind(state string) string {
+	switch state {
+	case InstanceFailed:
+		return EventInstanceFailed
+	case InstanceKilled:
+		return EventInstanceKilled
+	}
+	return EventInstanceEnded
+}
+
+// endDetail says how an attempt ended.
+func endDetail(in *Instance) string {
+	switch {
+	case in.Error != "":
+		return in.Error
+	case in.Reason != "":
+		return in.Reason
+	case in.Signal != "":
+		return "signal " + in.Signal
+	}
+	return fmt.Sprintf("exit %d", in.ExitCode)
 }

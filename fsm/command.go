@@ -30,6 +30,7 @@ const (
 	RestartJobType    MessageType = 15
 	LeaseExpiredType  MessageType = 16
 	LeaseRestoredType MessageType = 17
+	LeaderElectedType MessageType = 18 // proposed with IgnoreUnknownFlag: informational
 )
 
 // IgnoreUnknownFlag marks a command that a server which does not know its
@@ -74,6 +75,8 @@ func (t MessageType) String() string {
 		return "LeaseExpired"
 	case LeaseRestoredType:
 		return "LeaseRestored"
+	case LeaderElectedType:
+		return "LeaderElected"
 	}
 	return fmt.Sprintf("MessageType(%d)", uint8(t))
 }
@@ -309,4 +312,12 @@ type LeaseRestored struct {
 	At      time.Time    `json:"at"`
 	Machine string       `json:"machine"`
 	Running []AttemptRef `json:"running,omitempty"`
+}
+
+// LeaderElected records that Name won the election of Term; applying it
+// changes nothing but the event ring.
+type LeaderElected struct {
+	At   time.Time `json:"at"`
+	Name string    `json:"name"`
+	Term uint64    `json:"term"`
 }

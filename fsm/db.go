@@ -18,6 +18,7 @@ type db struct {
 	databaseIndex     uint64
 	reservations      map[uint64]*Reservation
 	nextReservationID uint64
+	events            eventRing // derived, never snapshotted
 
 	// Derived indexes, rebuilt from machines and jobs by reindex.
 	byIdempotency map[string]uint64

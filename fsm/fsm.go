@@ -160,6 +160,10 @@ func (f *FSM) apply(index uint64, data []byte) *Result {
 		var c LeaseRestored
 		decode(index, t, body, &c)
 		return d.applyLeaseRestored(index, &c)
+	case LeaderElectedType:
+		var c LeaderElected
+		decode(index, t, body, &c)
+		return d.applyLeaderElected(index, &c)
 	}
 	if ignorable {
 		return &Result{Index: index}

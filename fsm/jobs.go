@@ -48,6 +48,7 @@ func (d *db) applySubmit(index uint64, c *Submit) *Result {
 	}
 	d.jobs[id] = j
 	d.indexJob(j)
+	d.event(index, c.At, EventJobSubmitted, id, -1, 0, "", fmt.Sprintf("name=%s owner=%s instances=%d", name, c.Owner, n))
 	return &Result{Index: index, JobID: id}
 }
 
@@ -93,6 +94,7 @@ func (d *db) applyKill(index uint64, c *Kill) *Result {
 		case in.State == InstanceQueued:
 			in.EndedAt = c.At
 			d.setState(j.ID, in, InstanceKilled, index)
+			d.event(index, c.At, EventInstanceKilled, j.ID, in.Index, in.Attempt, "", "dequeued")
 			res.Dequeued++
 		case in.Active():
 			in.KillRequested = true
@@ -107,5 +109,6 @@ func (d *db) applyKill(index uint64, c *Kill) *Result {
 	j.KilledBy = c.By
 	j.KillSignal = c.Signal
 	j.ModifyIndex = index
+	d.event(index, c.At, EventJobKilled, j.ID, -1, 0, "", fmt.Sprintf("by=%s signal=%s signaled=%d dequeued=%d", c.By, c.Signal, res.Signaled, res.Dequeued))
 	return res
 }

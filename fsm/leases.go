@@ -15,6 +15,7 @@ func (d *db) applyLeaseExpired(index uint64, c *LeaseExpired) *Result {
 	if m.State == MachineUp {
 		m.State = MachineUnreachable
 		m.ModifyIndex = index
+		d.event(index, c.At, EventMachineUnreachable, 0, -1, 0, c.Machine, "lease expired")
 	}
 	res := &Result{Index: index}
 	for _, ref := range sortedRefs(d.active) {
@@ -26,14 +27,17 @@ func (d *db) applyLeaseExpired(index uint64, c *LeaseExpired) *Result {
 		case j.KillRequested:
 			// Being killed: its end is the stub's to report, or lost.
 			d.setState(j.ID, in, InstanceUnknown, index)
+			d.event(index, c.At, EventInstanceUnknown, j.ID, in.Index, in.Attempt, c.Machine, "lease expired while being killed")
 		case j.Spec.Restartable():
 			in.Error = "the lease of machine " + c.Machine + " expired"
 			in.EndedAt = c.At
 			d.setState(j.ID, in, InstanceLost, index) // as the history records it
+			d.event(index, c.At, EventInstanceLost, j.ID, in.Index, in.Attempt, c.Machine, in.Error)
 			d.newAttempt(j, in, c.At, 0, index)
 			res.Affected++
 		default:
 			d.setState(j.ID, in, InstanceUnknown, index)
+			d.event(index, c.At, EventInstanceUnknown, j.ID, in.Index, in.Attempt, c.Machine, "lease expired; not restartable")
 		}
 		j.ModifyIndex = index
 	}
@@ -50,12 +54,14 @@ func (d *db) applyLeaseRestored(index uint64, c *LeaseRestored) *Result {
 	}
 	m.State = MachineUp
 	m.ModifyIndex = index
+	d.event(index, c.At, EventMachineBack, 0, -1, 0, c.Machine, "lease renewed")
 	for _, a := range c.Running {
 		j, in, err := d.instance(a.JobID, a.Instance)
 		if err != nil || in.Attempt != a.Attempt || in.Machine != c.Machine || in.State != InstanceUnknown {
 			continue
 		}
 		d.setState(j.ID, in, InstanceRunning, index)
+		d.event(index, c.At, EventInstanceStarted, j.ID, in.Index, in.Attempt, c.Machine, "running again")
 		j.ModifyIndex = index
 	}
 	return &Result{Index: index}

@@ -26,6 +26,7 @@ func (d *db) applyStubJoin(index uint64, c *StubJoin) *Result {
 	m.eff = d.database.effective(&m.MachineFacts)
 	if m.State != MachineUp {
 		m.JoinedAt = c.At
+		d.event(index, c.At, EventMachineJoined, 0, -1, 0, f.Name, fmt.Sprintf("%s, %d cpus", f.Arch, f.CPUs))
 	}
 	m.State = MachineUp
 	m.LeftAt = time.Time{}
@@ -48,6 +49,7 @@ func (d *db) applyStubLeave(index uint64, c *StubLeave) *Result {
 	m.LeftAt = c.At
 	m.LeaveReason = c.Reason
 	m.ModifyIndex = index
+	d.event(index, c.At, EventMachineLeft, 0, -1, 0, c.Machine, c.Reason)
 	for _, ref := range sortedRefs(d.active) {
 		if d.active[ref] != c.Machine {
 			continue
@@ -59,6 +61,7 @@ func (d *db) applyStubLeave(index uint64, c *StubLeave) *Result {
 		in.EndedAt = c.At
 		in.Error = "machine " + c.Machine + " left the pool: " + c.Reason
 		d.setState(ref.JobID, in, InstanceLost, index)
+		d.event(index, c.At, EventInstanceLost, j.ID, in.Index, in.Attempt, c.Machine, in.Error)
 		j.ModifyIndex = index
 	}
 	return &Result{Index: index}
@@ -97,5 +100,6 @@ func (d *db) applyLoadDatabase(index uint64, c *LoadDatabase) *Result {
 		m.eff = d.database.effective(&m.MachineFacts)
 		m.ModifyIndex = index
 	}
+	d.event(index, c.At, EventDatabaseLoaded, 0, -1, 0, "", fmt.Sprintf("source=%q by=%q draining=%v", c.Source, c.By, res.Draining))
 	return res
 }

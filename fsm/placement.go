@@ -23,6 +23,7 @@ func (d *db) applyPlace(index uint64, c *Place) *Result {
 		in.Key = a.Key
 		in.PlacedAt = c.At
 		d.setState(j.ID, in, InstancePlaced, index)
+		d.event(index, c.At, EventInstancePlaced, j.ID, in.Index, in.Attempt, a.Machine, "key="+a.Key)
 		j.ModifyIndex = index
 		res.Accepted = append(res.Accepted, a)
 	}

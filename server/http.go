@@ -35,8 +35,10 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("POST /v1/child", s.leaderWrite(s.handleChild))
 	mux.HandleFunc("POST /v1/lease", s.leaderWrite(s.handleLease))
 	mux.HandleFunc("GET /v1/servers", s.handleServers)
+	mux.HandleFunc("DELETE /v1/raft/servers/{name}", s.leaderWrite(s.handleRemoveServer))
 	mux.HandleFunc("GET /v1/agent/self", s.handleSelf)
 	mux.HandleFunc("GET /v1/health", s.handleHealth)
+	mux.HandleFunc("GET /v1/events", s.leaderRead(s.handleEvents))
 	return mux
 }
 

@@ -69,6 +69,7 @@ func (s *Server) leaderLoop(ctx context.Context) {
 	s.ready.Store(true)
 	defer s.ready.Store(false)
 	s.loadInitialDatabase()
+	s.announceLeadership()
 
 	check := newLeaderCheck(s)
 	checkDone := make(chan struct{})

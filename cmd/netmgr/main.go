@@ -106,7 +106,7 @@ func newApp(base string, rest []string) (*cli.App, string) {
 		Commands: []*cli.Command{
 			execCommand(), killCommand(), statusCommand(),
 			reserveCommand(), unreserveCommand(),
-			suspendCommand(), resumeCommand(), restartCommand(),
+			suspendCommand(), resumeCommand(), restartCommand(), eventsCommand(),
 			serverCommand(), stubCommand(), agentCommand(), adminCommand(), superviseCommand(),
 		},
 		Action: func(cCtx *cli.Context) error {

@@ -1,0 +1,118 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/netmgr/netmgr/client"
+)
+
+// eventTimeLayout prints event times in UTC to the millisecond.
+const eventTimeLayout = "2006-01-02T15:04:05.000Z07:00"
+
+func eventsCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "events",
+		Usage:     "show committed events (elections, machines joining and leaving, instances starting and ending)",
+		UsageText: "netmgr events [--follow] [--json] [--after INDEX]",
+		Description: "Prints the events the leader holds (the most recent few thousand since it\n" +
+			"started), one per line, oldest first:\n\n" +
+			"   2026-11-22T07:01:02.123Z  #812  machine-unreachable  machine=stub3  lease expired\n\n" +
+			"Times are the UTC times of the commands; #N is the Raft index. Kinds:\n" +
+			"leader-elected, machine-joined, machine-left, machine-unreachable,\n" +
+			"machine-back, instance-placed, instance-started, instance-ended,\n" +
+			"instance-failed, instance-killed, instance-lost, instance-unknown,\n" +
+			"instance-restarted, instance-fenced (a report from a superseded attempt,\n" +
+			"ignored), job-submitted, job-killed, database-loaded.\n\n" +
+			"--follow keeps printing events as they are committed, following the\n" +
+			"leader through failovers, until interrupted. --json prints one JSON object\n" +
+			"per line with keys index, at, kind, job, instance, attempt, machine, detail.\n\n" + retryNote,
+		Flags: append([]cli.Flag{
+			&cli.BoolFlag{Name: "follow", Aliases: []string{"f"}, Usage: "keep streaming new events"},
+			&cli.BoolFlag{Name: "json", Usage: "print one JSON object per line"},
+			&cli.Uint64Flag{Name: "after", Usage: "show only events after Raft `INDEX`"},
+		}, clientFlags()...),
+		Action: runEvents,
+	}
+}
+
+func runEvents(cCtx *cli.Context) error {
+	if cCtx.Args().Present() {
+		return usagef("unexpected argument %q (events takes only options)", cCtx.Args().First())
+	}
+	c, err := newClient(cCtx)
+	if err != nil {
+		return err
+	}
+	show := eventPrinter(cCtx.App.Writer, cCtx.Bool("json"))
+	after := cCtx.Uint64("after")
+	if cCtx.Bool("follow") {
+		err := c.FollowEvents(cCtx.Context, after, show)
+		if errors.Is(err, context.Canceled) {
+			return nil // interrupted: the normal end of --follow
+		}
+		if err != nil {
+			return fmt.Errorf("follow events: %w", err)
+		}
+		return nil
+	}
+	evs, err := c.Events(cCtx.Context, after)
+	if err != nil {
+		return fmt.Errorf("list events: %w", err)
+	}
+	for _, e := range evs {
+		if err := show(e); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// eventPrinter returns a function writing one event per line to w.
+func eventPrinter(w io.Writer, asJSON bool) func(client.Event) error {
+	enc := json.NewEncoder(w)
+	return func(e client.Event) error {
+		var err error
+		if asJSON {
+			err = enc.Encode(e)
+		} else {
+			_, err = fmt.Fprintln(w, formatEvent(e))
+		}
+		if err != nil {
+			return fmt.Errorf("print event: %w", err)
+		}
+		return nil
+	}
+}
+
+// formatEvent renders an event as one line: time, index, kind, what it
+// names, detail.
+func formatEvent(e client.Event) string {
+	var names []string
+	if e.Job != 0 {
+		names = append(names, fmt.Sprintf("job=%d", e.Job))
+	}
+	if e.Instance >= 0 && e.Job != 0 {
+		names = append(names, fmt.Sprintf("instance=%d", e.Instance))
+	}
+	if e.Attempt != 0 {
+		names = append(names, fmt.Sprintf("attempt=%d", e.Attempt))
+	}
+	if e.Machine != "" {
+		names = append(names, "machine="+e.Machine)
+	}
+	parts := []string{e.At.UTC().Format(eventTimeLayout), fmt.Sprintf("#%d", e.Index), e.Kind}
+	if len(names) > 0 {
+		parts = append(parts, strings.Join(names, " "))
+	}
+	if e.Detail != "" {
+		parts = append(parts, e.Detail)
+	}
+	return strings.Join(parts, "  ")
+}
