@@ -45,8 +45,11 @@ func (d *db) applyLeaseExpired(index uint64, c *LeaseExpired) *Result {
 }
 
 // applyLeaseRestored brings an unreachable machine back: its stub renews
-// its lease again. Unknown instances it reports running are running again;
-// the others wait for the CHILD_TERM its outbox still holds.
+// its lease again. Unknown instances it reports running are running again.
+// An unknown instance that never registered was placed but may never have
+// reached the stub (its Start lost with the machine): it goes back to
+// placed, so the leader sends its Start again, which a stub that did start
+// it ignores. The others wait for the CHILD_TERM the stub's outbox holds.
 func (d *db) applyLeaseRestored(index uint64, c *LeaseRestored) *Result {
 	m, ok := d.machines[c.Machine]
 	if !ok || m.State != MachineUnreachable {
@@ -55,13 +58,28 @@ func (d *db) applyLeaseRestored(index uint64, c *LeaseRestored) *Result {
 	m.State = MachineUp
 	m.ModifyIndex = index
 	d.event(index, c.At, EventMachineBack, 0, -1, 0, c.Machine, "lease renewed")
+	running := make(map[AttemptRef]bool, len(c.Running))
 	for _, a := range c.Running {
-		j, in, err := d.instance(a.JobID, a.Instance)
-		if err != nil || in.Attempt != a.Attempt || in.Machine != c.Machine || in.State != InstanceUnknown {
+		running[a] = true
+	}
+	for _, ref := range sortedRefs(d.active) {
+		if d.active[ref] != c.Machine {
 			continue
 		}
-		d.setState(j.ID, in, InstanceRunning, index)
-		d.event(index, c.At, EventInstanceStarted, j.ID, in.Index, in.Attempt, c.Machine, "running again")
+		j, in, _ := d.instance(ref.JobID, ref.Instance)
+		if in.State != InstanceUnknown {
+			continue
+		}
+		switch {
+		case running[AttemptRef{JobID: j.ID, Instance: in.Index, Attempt: in.Attempt}]:
+			d.setState(j.ID, in, InstanceRunning, index)
+			d.event(index, c.At, EventInstanceStarted, j.ID, in.Index, in.Attempt, c.Machine, "running again")
+		case in.StartedAt.IsZero():
+			d.setState(j.ID, in, InstancePlaced, index)
+			d.event(index, c.At, EventInstancePlaced, j.ID, in.Index, in.Attempt, c.Machine, "never started: Start sent again")
+		default:
+			continue
+		}
 		j.ModifyIndex = index
 	}
 	return &Result{Index: index}

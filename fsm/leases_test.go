@@ -94,3 +94,23 @@ func TestChildTermForLostLeaseRestarts(t *testing.T) {
 		t.Errorf("got %s attempt %d restarts %d, want queued attempt 2 with no restart counted", in.State, in.Attempt, in.Restarts)
 	}
 }
+
+// TestLeaseRestoredReplacesUnstartedWork: an unknown attempt that never
+// registered (its Start may have died with the machine) is placed again
+// when the machine is back, so the leader re-sends its Start; one that
+// registered and is not reported running waits for its CHILD_TERM.
+func TestLeaseRestoredReplacesUnstartedWork(t *testing.T) {
+	a := newApplier(t)
+	a.join("m1", "x86_64", 4)
+	started, unstarted := a.submit("started", 1), a.submit("unstarted", 1)
+	a.run(started, 0, 1, "m1", at(2))
+	a.place(fsm.Assignment{JobID: unstarted, Instance: 0, Attempt: 1, Machine: "m1", Key: fsm.AnyKey})
+	a.mustOK(fsm.LeaseExpiredType, fsm.LeaseExpired{At: at(10), Machine: "m1"})
+	a.mustOK(fsm.LeaseRestoredType, fsm.LeaseRestored{At: at(11), Machine: "m1"})
+	if in := a.instance(unstarted, 0); in.State != fsm.InstancePlaced || in.Attempt != 1 {
+		t.Errorf("never-started instance: %s attempt %d, want placed attempt 1 (its Start sent again)", in.State, in.Attempt)
+	}
+	if in := a.instance(started, 0); in.State != fsm.InstanceUnknown {
+		t.Errorf("started instance not reported running: %s, want unknown until its CHILD_TERM", in.State)
+	}
+}
