@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"strconv"
 	"sync"
 	"time"
 
@@ -222,9 +221,4 @@ func startRequest(j *fsm.Job, in *fsm.Instance, q fsm.QueueView, servers []strin
 		Env:           append([]string(nil), j.Spec.Env...),
 		Servers:       servers,
 	}
-}
-
-// String names an attempt in logs.
-func (k attemptKey) String() string {
-	return strconv.FormatUint(k.JobID, 10) + "." + strconv.Itoa(k.Instance) + "." + strconv.FormatUint(k.Attempt, 10)
 }

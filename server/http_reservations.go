@@ -105,7 +105,7 @@ func (s *Server) pickReservable(user string, rq client.ReserveRequest, from, unt
 		for i, m := range ms {
 			views[i] = machineView(v, m, gossip[m.Name], from)
 			// A reservation needs the machine, not a free slot now.
-			views[i].Running, views[i].Slots = 0, max(views[i].Slots, 1)
+			views[i].Running = 0
 			views[i].ReservedBy = ""
 			if taken[m.Name] {
 				views[i].ReservedBy = "another user"

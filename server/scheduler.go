@@ -91,12 +91,10 @@ func (s *Server) newPlanner(v fsm.View, now time.Time) *planner {
 	}
 }
 
-// Results the planner reports for instances it did not ask the matcher
-// about; Why explains them.
-var (
-	// waiting is a queued instance held back by restart backoff.
-	waiting = matcher.Result{Machine: -1}
-)
+// waiting is the result the planner reports for a queued instance it did
+// not ask the matcher about: held back by restart backoff or by a held
+// reason (which Why explains).
+var waiting = matcher.Result{Machine: -1}
 
 // held is an instance the planner kept from a machine for a reason of its
 // own: its queue's nq_maxactive, or the head job's claim.
