@@ -26,11 +26,13 @@ type config struct {
 	duration    time.Duration
 	json        bool
 	keep        bool
+	quick       bool   // BENCH_QUICK: shorter runs, fewer samples
+	only        string // comma-separated suite names; "" runs all
 }
 
 // defaultConfig returns the defaults, shortened when quick.
 func defaultConfig(quick bool) config {
-	c := config{servers: 3, stubs: 2, n: 300, concurrency: 32, duration: 10 * time.Second}
+	c := config{servers: 3, stubs: 2, n: 300, concurrency: 32, duration: 10 * time.Second, quick: quick}
 	if quick {
 		c.n = 60
 		c.duration = 3 * time.Second
@@ -45,25 +47,58 @@ const opTimeout = 60 * time.Second
 // and the stubs' first fork are not in the figures.
 const warmup = 5
 
-// bench starts the cluster, runs both phases and stops the cluster.
-func bench(ctx context.Context, cfg config) (*results, error) {
-	dir, err := os.MkdirTemp("", "netmgr-bench-")
+func init() {
+	register(suite{name: "latency", order: 10, run: latencySuite})
+}
+
+// latencySuite measures submit->registered latency and throughput with
+// real forks on a process cluster.
+func latencySuite(ctx context.Context, cfg config) ([]figure, error) {
+	res, err := bench(ctx, cfg)
 	if err != nil {
-		return nil, fmt.Errorf("bench: %w", err)
+		return nil, err
+	}
+	return res.figures(), nil
+}
+
+// benchDir makes the directory a suite's cluster lives in, and returns
+// a function that removes it unless -keep was given.
+func benchDir(cfg config, suite string) (string, func(), error) {
+	dir, err := os.MkdirTemp("", "netmgr-bench-"+suite+"-")
+	if err != nil {
+		return "", nil, fmt.Errorf("bench %s: %w", suite, err)
 	}
 	if cfg.keep {
-		fmt.Fprintf(os.Stderr, "cluster data and logs in %s\n", dir)
-	} else {
-		defer os.RemoveAll(dir)
+		fmt.Fprintf(os.Stderr, "%s: cluster data and logs in %s\n", suite, dir)
+		return dir, func() {}, nil
 	}
-	bin := cfg.bin
-	if bin == "" {
+	return dir, func() { _ = os.RemoveAll(dir) }, nil
+}
+
+// netmgrBinary returns the absolute path of the netmgr binary to run,
+// building it into dir when -netmgr was not given.
+func netmgrBinary(cfg config, dir string) (string, error) {
+	if cfg.bin == "" {
 		fmt.Fprintln(os.Stderr, "building netmgr ...")
-		if bin, err = servertest.BuildBinary(dir); err != nil {
-			return nil, err
-		}
-	} else if bin, err = filepath.Abs(bin); err != nil {
-		return nil, fmt.Errorf("bench: %w", err)
+		return servertest.BuildBinary(dir)
+	}
+	bin, err := filepath.Abs(cfg.bin)
+	if err != nil {
+		return "", fmt.Errorf("bench: %w", err)
+	}
+	return bin, nil
+}
+
+// bench starts the cluster, runs both phases and stops the cluster.
+func bench(ctx context.Context, cfg config) (*results, error) {
+	dir, cleanup, err := benchDir(cfg, "latency")
+	if err != nil {
+		return nil, err
+	}
+	defer cleanup()
+	bin, err := netmgrBinary(cfg, dir)
+	if err != nil {
+		return nil, err
 	}
 	job := trueBinary()
 

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"runtime"
+	"strings"
 	"syscall"
 )
 
@@ -26,7 +28,8 @@ func run() error {
 	flag.IntVar(&cfg.concurrency, "c", cfg.concurrency, "concurrent submitters for the throughput figure")
 	flag.DurationVar(&cfg.duration, "duration", cfg.duration, "how long the throughput phase runs")
 	flag.BoolVar(&cfg.json, "json", false, "print the results as JSON")
-	flag.BoolVar(&cfg.keep, "keep", false, "keep the cluster's data and logs directory")
+	flag.BoolVar(&cfg.keep, "keep", false, "keep the clusters' data and logs directories")
+	flag.StringVar(&cfg.only, "only", "", "run only these suites (comma-separated: "+suiteNames()+")")
 	flag.Parse()
 	if flag.NArg() > 0 {
 		return fmt.Errorf("unexpected arguments %q", flag.Args())
@@ -35,15 +38,48 @@ func run() error {
 		return errors.New("-n and -c must be positive and -duration longer than zero")
 	}
 
+	run := selectSuites(cfg.only)
+	if len(run) == 0 {
+		return fmt.Errorf("-only %q names no suite; the suites are %s", cfg.only, suiteNames())
+	}
+
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	res, err := bench(ctx, cfg)
-	if err != nil {
-		return err
+	rep := &report{CPUs: runtime.NumCPU(), OS: runtime.GOOS, Arch: runtime.GOARCH, Quick: cfg.quick}
+	for _, s := range run {
+		fmt.Fprintf(os.Stderr, "== suite %s\n", s.name)
+		figs, err := s.run(ctx, cfg)
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "suite %s failed: %v\n", s.name, err)
+			if rep.Failed == nil {
+				rep.Failed = make(map[string]string)
+			}
+			rep.Failed[s.name] = err.Error()
+			continue
+		}
+		rep.Figures = append(rep.Figures, figs...)
 	}
 	if cfg.json {
-		return res.writeJSON(os.Stdout)
+		if err := rep.writeJSON(os.Stdout); err != nil {
+			return err
+		}
+	} else {
+		rep.writeTable(os.Stdout)
 	}
-	res.writeTable(os.Stdout)
+	if len(rep.Failed) > 0 {
+		return fmt.Errorf("%d of %d suites failed", len(rep.Failed), len(run))
+	}
 	return nil
+}
+
+// suiteNames lists the registered suites' names in run order.
+func suiteNames() string {
+	names := make([]string, len(suites))
+	for i, s := range suites {
+		names[i] = s.name
+	}
+	return strings.Join(names, ",")
 }

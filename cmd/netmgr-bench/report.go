@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"slices"
 	"text/tabwriter"
@@ -65,7 +66,34 @@ type results struct {
 	LastError  string  `json:"last_error,omitempty"`
 }
 
-func (r *results) writeJSON(w io.Writer) error {
+// figures returns the latency suite's rows of the table.
+func (r *results) figures() []figure {
+	tp := fmt.Sprintf("%d jobs in %.1f s = %.1f jobs/s overall, %d submitters", r.Jobs, r.Seconds, r.JobsPerSec, r.Concurrency)
+	if r.Errors > 0 {
+		tp += fmt.Sprintf("; %d errors (last: %s)", r.Errors, r.LastError)
+	}
+	return []figure{
+		{Name: "submit->registered, sequential", Unit: "ms", Sample: r.Sequential, Target: "p50 <= 10, p99 <= 30",
+			Note: fmt.Sprintf("%d servers, %d stubs as processes on 127.0.0.1, job %s", r.Servers, r.Stubs, r.Binary)},
+		{Name: fmt.Sprintf("submit->registered, %d submitters", r.Concurrency), Unit: "ms", Sample: r.Loaded},
+		{Name: fmt.Sprintf("jobs registered per 1 s, %d submitters, real forks", r.Concurrency), Unit: "jobs/s", Sample: r.Windows,
+			Target: ">= 500", Note: tp},
+	}
+}
+
+// report is everything one run of the benchmark measured; its JSON form
+// is -json's output.
+type report struct {
+	CPUs    int      `json:"cpus"`
+	OS      string   `json:"os"`
+	Arch    string   `json:"arch"`
+	Quick   bool     `json:"quick"`
+	Figures []figure `json:"figures"`
+	// Failed names the suites that failed, with their errors.
+	Failed map[string]string `json:"failed,omitempty"`
+}
+
+func (r *report) writeJSON(w io.Writer) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	if err := enc.Encode(r); err != nil {
@@ -74,20 +102,49 @@ func (r *results) writeJSON(w io.Writer) error {
 	return nil
 }
 
-func (r *results) writeTable(w io.Writer) {
-	fmt.Fprintf(w, "netmgr-bench: %d servers, %d stubs on 127.0.0.1, %d CPU cores (%s/%s), job %s\n\n",
-		r.Servers, r.Stubs, r.CPUs, r.OS, r.Arch, r.Binary)
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "figure\tn\tmedian\tp90\tp99\tspread (min-max)")
-	row := func(name string, s summary, unit string) {
-		fmt.Fprintf(tw, "%s\t%d\t%.1f\t%.1f\t%.1f\t%.1f-%.1f %s\n", name, s.N, s.Median, s.P90, s.P99, s.Min, s.Max, unit)
+// writeTable prints one table of every figure, medians with spread, then
+// the figures' notes and any failed suite.
+func (r *report) writeTable(w io.Writer) {
+	fmt.Fprintf(w, "netmgr-bench: %d CPU cores (%s/%s)", r.CPUs, r.OS, r.Arch)
+	if r.Quick {
+		fmt.Fprint(w, ", BENCH_QUICK")
 	}
-	row("submit->registered, sequential", r.Sequential, "ms")
-	row(fmt.Sprintf("submit->registered, %d submitters", r.Concurrency), r.Loaded, "ms")
-	row(fmt.Sprintf("jobs registered per 1 s, %d submitters", r.Concurrency), r.Windows, "jobs/s")
+	fmt.Fprint(w, "\n\n")
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "figure\tn\tmedian\tp90\tp99\tspread (min-max)\ttarget")
+	for _, f := range r.Figures {
+		s := f.Sample
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s-%s %s\t%s\n", f.Name, s.N,
+			num(s.Median), num(s.P90), num(s.P99), num(s.Min), num(s.Max), f.Unit, f.Target)
+	}
 	tw.Flush()
-	fmt.Fprintf(w, "\nthroughput overall: %d jobs in %.1f s = %.1f jobs/s\n", r.Jobs, r.Seconds, r.JobsPerSec)
-	if r.Errors > 0 {
-		fmt.Fprintf(w, "errors: %d (last: %s)\n", r.Errors, r.LastError)
+	notes := false
+	for _, f := range r.Figures {
+		if f.Note == "" {
+			continue
+		}
+		if !notes {
+			fmt.Fprintln(w)
+			notes = true
+		}
+		fmt.Fprintf(w, "%s: %s\n", f.Name, f.Note)
+	}
+	if len(r.Failed) > 0 {
+		fmt.Fprintln(w)
+		for _, name := range slices.Sorted(maps.Keys(r.Failed)) {
+			fmt.Fprintf(w, "suite %s failed: %s\n", name, r.Failed[name])
+		}
+	}
+}
+
+// num formats a value with precision fitting its size.
+func num(v float64) string {
+	switch a := math.Abs(v); {
+	case a >= 1000:
+		return fmt.Sprintf("%.0f", v)
+	case a >= 10:
+		return fmt.Sprintf("%.1f", v)
+	default:
+		return fmt.Sprintf("%.2f", v)
 	}
 }

@@ -29,9 +29,13 @@ func TestSummarize(t *testing.T) {
 func TestWriteTable(t *testing.T) {
 	r := &results{CPUs: 4, Servers: 3, Stubs: 2, Concurrency: 32, Binary: "/bin/true",
 		Sequential: summary{N: 3, Min: 1, Median: 2, P90: 3, P99: 3, Max: 3}}
+	rep := &report{CPUs: 4, OS: "linux", Arch: "amd64", Figures: r.figures(),
+		Failed: map[string]string{"gossip": "no quorum"}}
 	var b bytes.Buffer
-	r.writeTable(&b)
-	for _, want := range []string{"4 CPU cores", "figure", "median", "p99", "submit->registered, sequential", "1.0-3.0 ms"} {
+	rep.writeTable(&b)
+	for _, want := range []string{"4 CPU cores", "figure", "median", "p99", "target",
+		"submit->registered, sequential", "1.00-3.00 ms", "p50 <= 10", "3 servers, 2 stubs",
+		"suite gossip failed: no quorum"} {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("table has no %q:\n%s", want, b.String())
 		}

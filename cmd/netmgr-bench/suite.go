@@ -1,0 +1,65 @@
+package main
+
+import (
+	"context"
+	"slices"
+	"strings"
+)
+
+// figure is one row of the table `make bench` prints: one measured
+// quantity, its sample's order statistics and the target it is held to.
+type figure struct {
+	// Name says what was measured, e.g. "submit->registered, sequential".
+	Name string `json:"name"`
+	// Unit is the unit of the sample's values: "ms", "s", "jobs/s", "MiB".
+	Unit string `json:"unit"`
+	// Sample holds the measurements' order statistics; a single
+	// measurement is a sample of one.
+	Sample summary `json:"sample"`
+	// Target is the goal the figure is held to, e.g. "p50 <= 10 ms", or
+	// "" when there is none.
+	Target string `json:"target,omitempty"`
+	// Note is a short remark printed under the table, e.g. the setup.
+	Note string `json:"note,omitempty"`
+}
+
+// suite is one independent part of the benchmark. Each starts what it
+// needs (a process cluster, simulated stubs, an in-memory state) and stops
+// it before it returns.
+type suite struct {
+	// name selects the suite with -only; lower case, no spaces.
+	name string
+	// order places the suite in the run and the table; lower runs first.
+	order int
+	// run measures and returns the suite's figures.
+	run func(ctx context.Context, cfg config) ([]figure, error)
+}
+
+// suites holds every registered suite; register adds one from an init
+// function in the suite's own file.
+var suites []suite
+
+// register adds s to the suites the benchmark runs.
+func register(s suite) {
+	suites = append(suites, s)
+	slices.SortStableFunc(suites, func(a, b suite) int { return a.order - b.order })
+}
+
+// selectSuites returns the suites named in only, a comma-separated list,
+// or all of them when only is empty.
+func selectSuites(only string) []suite {
+	if only == "" {
+		return suites
+	}
+	want := strings.Split(only, ",")
+	var out []suite
+	for _, s := range suites {
+		if slices.Contains(want, s.name) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// sample returns the summary of a single measurement.
+func sample(v float64) summary { return summarize([]float64{v}) }
