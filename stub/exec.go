@@ -219,7 +219,7 @@ func (r *runner) launch(dir string, spec supervisorSpec) (startStatus, <-chan st
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return st, nil, fmt.Errorf("make supervisor dir: %w", err)
 	}
-	if err := writeJSONFile(filepath.Join(dir, specFile), spec); err != nil {
+	if err := replaceJSONFile(filepath.Join(dir, specFile), spec); err != nil {
 		return st, nil, err
 	}
 	logf, err := os.OpenFile(filepath.Join(dir, logFile), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)

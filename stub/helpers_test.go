@@ -18,7 +18,7 @@ import (
 const waitTimeout = 15 * time.Second
 
 // waitFor polls cond until it holds, failing the test after waitTimeout.
-func waitFor(t *testing.T, what string, cond func() bool) {
+func waitFor(t testing.TB, what string, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(waitTimeout)
 	for !cond() {
@@ -41,7 +41,7 @@ type fakeServer struct {
 	received []client.ChildEvent // every event, accepted or not
 }
 
-func newFakeServer(t *testing.T, status int) *fakeServer {
+func newFakeServer(t testing.TB, status int) *fakeServer {
 	t.Helper()
 	f := &fakeServer{status: status}
 	mux := http.NewServeMux()
@@ -96,7 +96,7 @@ func eventsOf(evs []client.ChildEvent, k attemptKey) []client.ChildEvent {
 
 // waitTerm waits until the CHILD_TERM of attempt k arrived and returns the
 // attempt's events.
-func (f *fakeServer) waitTerm(t *testing.T, k attemptKey) []client.ChildEvent {
+func (f *fakeServer) waitTerm(t testing.TB, k attemptKey) []client.ChildEvent {
 	t.Helper()
 	var evs []client.ChildEvent
 	waitFor(t, "CHILD_TERM of "+k.String(), func() bool {
@@ -108,7 +108,7 @@ func (f *fakeServer) waitTerm(t *testing.T, k attemptKey) []client.ChildEvent {
 
 // newTestStub starts a stub on 127.0.0.1 with test defaults and stops it
 // at cleanup.
-func newTestStub(t *testing.T, cfg Config) *Stub {
+func newTestStub(t testing.TB, cfg Config) *Stub {
 	t.Helper()
 	if cfg.Name == "" {
 		cfg.Name = "m1"
@@ -138,7 +138,7 @@ func newTestStub(t *testing.T, cfg Config) *Stub {
 }
 
 // stubClient returns a client for s's API.
-func stubClient(t *testing.T, s *Stub) *client.StubClient {
+func stubClient(t testing.TB, s *Stub) *client.StubClient {
 	t.Helper()
 	c, err := client.NewStub(s.HTTPAddr(), nil)
 	if err != nil {

@@ -38,7 +38,7 @@ func bootNow() time.Duration {
 // writeLease records the lease's deadline, sent being when the granted
 // renewal was sent on the boot clock.
 func writeLease(dataDir string, sent, lease time.Duration) error {
-	return writeJSONFile(filepath.Join(dataDir, leaseFile), leaseRecord{ValidUntilBootNS: int64(sent + lease)})
+	return replaceJSONFile(filepath.Join(dataDir, leaseFile), leaseRecord{ValidUntilBootNS: int64(sent + lease)})
 }
 
 // enforceLease stops the job when the stub's lease runs out: it SIGKILLs

@@ -44,9 +44,10 @@ type entry struct {
 }
 
 // outbox is the durable queue of child events, a bbolt file. It is safe for
-// concurrent use; concurrent writes share one transaction (bolt Batch).
+// concurrent use; concurrent writes share one transaction (groupCommitter).
 type outbox struct {
-	wake chan struct{} // cap 1; signalled after every append
+	wake   chan struct{} // cap 1; signalled after every append
+	writes groupCommitter
 
 	mu     sync.RWMutex // guards db against use after close, and closed
 	db     *bolt.DB
@@ -58,7 +59,6 @@ func openOutbox(path string) (*outbox, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open outbox %s: %w", path, err)
 	}
-	db.MaxBatchDelay = 2 * time.Millisecond
 	err = db.Update(func(tx *bolt.Tx) error {
 		for _, b := range [][]byte{eventsBucket, attemptsBucket} {
 			if _, err := tx.CreateBucketIfNotExists(b); err != nil {
@@ -71,7 +71,7 @@ func openOutbox(path string) (*outbox, error) {
 		_ = db.Close()
 		return nil, fmt.Errorf("open outbox %s: %w", path, err)
 	}
-	return &outbox{db: db, wake: make(chan struct{}, 1)}, nil
+	return &outbox{db: db, wake: make(chan struct{}, 1), writes: groupCommitter{db: db}}, nil
 }
 
 // record durably appends evs, and when rec is not nil also records the
@@ -203,7 +203,7 @@ func (o *outbox) update(fn func(*bolt.Tx) error) error {
 	if o.closed {
 		return errOutboxClosed
 	}
-	return o.db.Batch(fn)
+	return o.writes.update(fn)
 }
 
 func (o *outbox) view(fn func(*bolt.Tx) error) error {

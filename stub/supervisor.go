@@ -165,7 +165,7 @@ func (s *supervisor) startJob() error {
 	if err == nil {
 		var job procIdentity
 		if job, err = identify(s.pgid); err == nil {
-			err = writeJSONFile(filepath.Join(s.dir, stateFile), supervisorState{
+			err = replaceJSONFile(filepath.Join(s.dir, stateFile), supervisorState{
 				Supervisor: self, Job: job, Cgroup: s.spec.Cgroup, StartedAt: s.started.UTC(),
 			})
 		}

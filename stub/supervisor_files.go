@@ -112,8 +112,25 @@ type startStatus struct {
 
 // writeJSONFile writes v to path atomically and durably: a temporary file
 // in the same directory, synced, renamed over path, and the directory
-// synced.
+// synced. It is for what must outlive a crash of the machine: a job's
+// result.
 func writeJSONFile(path string, v any) error {
+	return writeJSONAtomic(path, v, true)
+}
+
+// replaceJSONFile writes v to path atomically but does not sync it. It is
+// for files that matter only while this boot lasts (spec.json, state.json,
+// the lease deadline on the boot clock): a stub or supervisor that crashes
+// still finds them in the page cache, and after a crash of the machine no
+// supervisor and no job of this boot is left for them to describe (the boot
+// id tells). Every start skips two file syncs and two directory syncs.
+func replaceJSONFile(path string, v any) error {
+	return writeJSONAtomic(path, v, false)
+}
+
+// writeJSONAtomic writes v to path through a temporary file renamed over it,
+// syncing file and directory when durable.
+func writeJSONAtomic(path string, v any, durable bool) error {
 	b, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
 		return fmt.Errorf("encode %s: %w", filepath.Base(path), err)
@@ -125,7 +142,7 @@ func writeJSONFile(path string, v any) error {
 	}
 	tmp := f.Name()
 	_, err = f.Write(append(b, '\n'))
-	if err == nil {
+	if err == nil && durable {
 		err = f.Sync()
 	}
 	if cerr := f.Close(); err == nil {
@@ -137,6 +154,9 @@ func writeJSONFile(path string, v any) error {
 	if err != nil {
 		_ = os.Remove(tmp)
 		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if !durable {
+		return nil
 	}
 	if d, err := os.Open(dir); err == nil {
 		_ = d.Sync()

@@ -1,0 +1,28 @@
+package stub
+
+import (
+	"context"
+	"testing"
+
+	"github.com/netmgr/netmgr/client"
+)
+
+// BenchmarkStart measures one Start of /bin/true through the stub's API:
+// the supervisor launched, the job forked and its CHILD_REGISTER durable in
+// the outbox, which is when Start answers. It is the stub's share of
+// submit->running.
+func BenchmarkStart(b *testing.B) {
+	srv := newFakeServer(b, 0)
+	s := newTestStub(b, Config{Servers: []string{srv.addr()}})
+	c := stubClient(b, s)
+	ctx := context.Background()
+	b.ResetTimer()
+	for i := range b.N {
+		req := client.StartRequest{JobID: uint64(i + 1), JobName: "true", Attempt: 1, Binary: "/bin/true"}
+		if err := c.Start(ctx, req); err != nil {
+			b.Fatalf("Start: %v", err)
+		}
+	}
+	b.StopTimer()
+	srv.waitTerm(b, attemptKey{JobID: uint64(b.N), Attempt: 1})
+}
