@@ -155,6 +155,9 @@ type Instance struct {
 	// "killed by netkill", "run limit of 200m exceeded", "memory limit of
 	// 20 MB exceeded".
 	Reason string `json:"reason,omitempty"`
+	// Leftovers are processes the attempt left behind when it ended; its
+	// supervisor killed them.
+	Leftovers []Leftover `json:"leftovers,omitempty"`
 	// Queue is the job's queue.
 	Queue string `json:"queue,omitempty"`
 }
@@ -438,6 +441,17 @@ type ChildEvent struct {
 	UserMS   int64  `json:"user_ms,omitempty"`
 	SysMS    int64  `json:"sys_ms,omitempty"`
 	MaxRSSKB int64  `json:"max_rss_kb,omitempty"`
+	// Leftovers are the processes of the job still alive after its first
+	// process ended (daemonized children, a forgotten `&`); the supervisor
+	// killed them. Set on a CHILD_TERM only.
+	Leftovers []Leftover `json:"leftovers,omitempty"`
+}
+
+// Leftover is a process that outlived its job's first process and was
+// killed so that no orphan survives the job.
+type Leftover struct {
+	PID  int    `json:"pid"`
+	Comm string `json:"comm"` // the process's name from /proc/PID/comm
 }
 
 // ReasonLeaseExpired is the Reason of an attempt its stub stopped because

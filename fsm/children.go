@@ -2,6 +2,8 @@ package fsm
 
 import (
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 )
 
@@ -59,6 +61,7 @@ func (d *db) applyChildTerm(index uint64, c *ChildTerm) *Result {
 	in.Reason = c.Reason
 	in.UserMS, in.SysMS, in.MaxRSSKB = c.UserMS, c.SysMS, c.MaxRSSKB
 	in.EndedAt = c.At
+	in.Leftovers = slices.Clone(c.Leftovers)
 	var state string
 	switch {
 	case in.KillRequested || c.Reason != "":
@@ -72,6 +75,9 @@ func (d *db) applyChildTerm(index uint64, c *ChildTerm) *Result {
 	}
 	d.setState(j.ID, in, state, index)
 	d.event(index, c.At, termEventKind(state), j.ID, in.Index, in.Attempt, c.Machine, endDetail(in))
+	if len(c.Leftovers) > 0 {
+		d.event(index, c.At, EventInstanceLeftovers, j.ID, in.Index, in.Attempt, c.Machine, leftoverDetail(c.Leftovers))
+	}
 	j.ModifyIndex = index
 	switch {
 	case j.KillRequested:
@@ -126,6 +132,7 @@ func (d *db) newAttempt(j *Job, in *Instance, at time.Time, delay time.Duration,
 	in.RestartRequested = false
 	in.SuspendIndex, in.ResumeIndex = 0, 0
 	in.UserMS, in.SysMS, in.MaxRSSKB = 0, 0, 0
+	in.Leftovers = nil
 	in.PlacedAt, in.StartedAt, in.EndedAt = time.Time{}, time.Time{}, time.Time{}
 	in.NotBefore = time.Time{}
 	if delay > 0 {
@@ -151,6 +158,15 @@ func termEventKind(state string) string {
 		return EventInstanceKilled
 	}
 	return EventInstanceEnded
+}
+
+// leftoverDetail lists killed leftover processes for an event.
+func leftoverDetail(ls []Leftover) string {
+	parts := make([]string, len(ls))
+	for i, l := range ls {
+		parts[i] = fmt.Sprintf("%d (%s)", l.PID, l.Comm)
+	}
+	return fmt.Sprintf("killed %d leftover process(es): %s", len(ls), strings.Join(parts, ", "))
 }
 
 // endDetail says how an attempt ended.

@@ -266,3 +266,26 @@ func TestChildTerm(t *testing.T) {
 		assertUnchanged(t, a.f, before)
 	})
 }
+
+func TestChildTermLeftovers(t *testing.T) {
+	a, id := placedJob(t)
+	a.register(id, 0, "m1", 4242)
+	left := []fsm.Leftover{{PID: 4250, Comm: "sleep"}, {PID: 4251, Comm: "sh"}}
+	res := a.mustOK(fsm.ChildTermType, fsm.ChildTerm{At: at(50), JobID: id, Instance: 0, Attempt: 1, Machine: "m1", Leftovers: left})
+	in := a.instance(id, 0)
+	if in.State != fsm.InstanceExited || !reflect.DeepEqual(in.Leftovers, left) {
+		t.Errorf("got state %q leftovers %v, want exited and %v", in.State, in.Leftovers, left)
+	}
+	var evs []fsm.Event
+	a.f.Read(func(v fsm.View) { evs = v.EventsSince(0) })
+	var got *fsm.Event
+	for i := range evs {
+		if evs[i].Kind == fsm.EventInstanceLeftovers {
+			got = &evs[i]
+		}
+	}
+	want := "killed 2 leftover process(es): 4250 (sleep), 4251 (sh)"
+	if got == nil || got.Index != res.Index || got.Job != id || got.Detail != want {
+		t.Errorf("got leftover event %+v, want one at index %d for job %d with detail %q", got, res.Index, id, want)
+	}
+}

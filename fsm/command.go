@@ -229,6 +229,17 @@ type ChildTerm struct {
 	UserMS    int64 `json:"user_ms,omitempty"`
 	SysMS     int64 `json:"sys_ms,omitempty"`
 	MaxRSSKB  int64 `json:"max_rss_kb,omitempty"`
+	// Leftovers are processes of the job that outlived its first process
+	// and were killed. The field was added to ChildTerm without a new
+	// type: it is optional, and a replica that predates it ignores it.
+	Leftovers []Leftover `json:"leftovers,omitempty"`
+}
+
+// Leftover is a process that outlived its job's first process and was
+// killed by the job's supervisor.
+type Leftover struct {
+	PID  int    `json:"pid"`
+	Comm string `json:"comm"`
 }
 
 // Kill ends a job: queued instances never run, placed and running ones are

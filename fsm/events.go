@@ -25,6 +25,7 @@ const (
 	EventInstanceFenced     = "instance-fenced"
 	EventInstanceFailed     = "instance-failed"
 	EventInstanceKilled     = "instance-killed"
+	EventInstanceLeftovers  = "instance-leftovers-killed"
 	EventJobSubmitted       = "job-submitted"
 	EventJobKilled          = "job-killed"
 	EventDatabaseLoaded     = "database-loaded"

@@ -105,6 +105,9 @@ type Instance struct {
 	// History keeps how each earlier attempt ended.
 	Restarts int          `json:"restarts,omitempty"`
 	History  []AttemptEnd `json:"history,omitempty"`
+	// Leftovers are the processes the current attempt left behind when it
+	// ended, which its supervisor killed.
+	Leftovers []Leftover `json:"leftovers,omitempty"`
 	// StaleEvents counts CHILD events that arrived for an attempt that was
 	// no longer current (fenced).
 	StaleEvents int    `json:"stale_events,omitempty"`

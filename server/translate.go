@@ -91,6 +91,7 @@ func jobToWire(j *fsm.Job) client.Job {
 			Restarts:      in.Restarts,
 			NotBefore:     in.NotBefore,
 			Reason:        in.Reason,
+			Leftovers:     leftoversToWire(in.Leftovers),
 			Queue:         j.Queue,
 		}
 	}
@@ -136,4 +137,16 @@ func machineToWire(m *fsm.Machine, running int, load float64) client.Machine {
 		Addr:     m.Addr,
 		Declared: e.Declared,
 	}
+}
+
+// leftoversToWire converts an instance's killed leftover processes.
+func leftoversToWire(ls []fsm.Leftover) []client.Leftover {
+	if len(ls) == 0 {
+		return nil
+	}
+	out := make([]client.Leftover, len(ls))
+	for i, l := range ls {
+		out[i] = client.Leftover{PID: l.PID, Comm: l.Comm}
+	}
+	return out
 }

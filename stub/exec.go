@@ -361,6 +361,7 @@ func (r *runner) finish(k attemptKey, a *attempt, res supervisorResult) {
 	ev.UserMS, ev.SysMS, ev.MaxRSSKB = res.UserMS, res.SysMS, res.MaxRSSKB
 	if len(res.Leftovers) > 0 {
 		r.log.Info("the attempt's leftover processes were killed", "attempt", k, "processes", res.Leftovers)
+		ev.Leftovers = wireLeftovers(res.Leftovers)
 	}
 	r.log.Info("attempt ended", "attempt", k, "exit_code", ev.ExitCode, "signal", ev.Signal, "reason", ev.Reason)
 	r.recordEnd(k, a, ev)
@@ -370,9 +371,10 @@ func (r *runner) finish(k attemptKey, a *attempt, res supervisorResult) {
 // without a result, after killing what may be left of its job.
 func (r *runner) lost(k attemptKey, a *attempt, why error) {
 	r.log.Warn("attempt lost: its supervisor is gone without a result", "attempt", k, "why", why)
-	killLeftovers(a.dir, r.log)
+	left := killLeftovers(a.dir, r.log)
 	ev := r.event(k, client.ChildTerm, time.Now().UTC())
 	ev.ExitCode, ev.Error = lostExitCode, lostError
+	ev.Leftovers = wireLeftovers(left)
 	r.recordEnd(k, a, ev)
 }
 
@@ -399,27 +401,47 @@ func (r *runner) recordEnd(k attemptKey, a *attempt, ev client.ChildEvent) {
 // killLeftovers SIGKILLs what may be left of the job of supervisor
 // directory dir after its supervisor died: its cgroup's processes, or its
 // process group once its first process proves to be the one recorded. A
-// pid that does not verify is never signalled.
-func killLeftovers(dir string, log *slog.Logger) {
+// pid that does not verify is never signalled. It returns the processes
+// it killed where it can name them: those of the cgroup, or the group's
+// first process.
+func killLeftovers(dir string, log *slog.Logger) []leftover {
 	var st supervisorState
 	if err := readJSONFile(filepath.Join(dir, stateFile), &st); err != nil {
-		return
+		return nil
 	}
 	if st.Cgroup != "" {
 		cg := &jobCgroup{dir: st.Cgroup}
+		var killed []leftover
 		if pids, err := cg.procs(); err == nil && len(pids) > 0 {
 			log.Warn("killing the processes left in a lost attempt's cgroup", "cgroup", st.Cgroup, "pids", pids)
+			for _, pid := range pids {
+				killed = append(killed, leftover{PID: pid, Comm: procComm(pid)})
+			}
 			_ = cg.signal(unix.SIGKILL)
 		}
 		_ = cg.remove() // fails while the killed processes linger; harmless
-		return
+		return killed
 	}
 	if err := st.Job.verify(); err != nil {
-		return
+		return nil
 	}
 	log.Warn("killing the process group of a lost attempt", "pgid", st.Job.PID)
+	killed := []leftover{{PID: st.Job.PID, Comm: procComm(st.Job.PID)}}
 	_ = unix.Kill(-st.Job.PID, unix.SIGKILL)
 	_ = unix.Kill(-st.Job.PID, unix.SIGCONT)
+	return killed
+}
+
+// wireLeftovers converts killed leftover processes for a CHILD_TERM.
+func wireLeftovers(ls []leftover) []client.Leftover {
+	if len(ls) == 0 {
+		return nil
+	}
+	out := make([]client.Leftover, len(ls))
+	for i, l := range ls {
+		out[i] = client.Leftover{PID: l.PID, Comm: l.Comm}
+	}
+	return out
 }
 
 // forget drops an attempt whose start was undone.

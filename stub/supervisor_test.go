@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -95,7 +96,7 @@ func gatedJob(job uint64) client.StartRequest {
 func distinct(evs []client.ChildEvent) []client.ChildEvent {
 	var out []client.ChildEvent
 	for _, ev := range evs {
-		if !slices.Contains(out, ev) {
+		if !slices.ContainsFunc(out, func(o client.ChildEvent) bool { return reflect.DeepEqual(o, ev) }) {
 			out = append(out, ev)
 		}
 	}

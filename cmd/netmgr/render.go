@@ -165,6 +165,8 @@ type jobRow struct {
 	// Reason says why the instance ended when it was not its own doing.
 	Reason string `json:"reason,omitempty"`
 	PID    int    `json:"pid"`
+	// Leftovers are processes the attempt left behind, which were killed.
+	Leftovers []client.Leftover `json:"leftovers,omitempty"`
 	// Queue is the batch queue the job waits or ran in.
 	Queue string `json:"queue"`
 }
@@ -196,7 +198,7 @@ func renderJobsJSON(w io.Writer, jobs []client.Job) error {
 				Instance: in.Index, Attempt: in.Attempt, Binary: instanceBinary(job, in),
 				Where: where, Machine: in.Machine, State: in.State, ExitCode: in.ExitCode,
 				Signal: in.Signal, Error: in.Error, Reason: in.Reason, PID: in.PID,
-				Queue: instanceQueue(job, in),
+				Leftovers: in.Leftovers, Queue: instanceQueue(job, in),
 			})
 		}
 	}
