@@ -101,6 +101,7 @@ type runner struct {
 	cgroups string // directory of the jobs' cgroups; "" = process groups
 	out     *outbox
 	log     *slog.Logger
+	warm    *warmPool // a supervisor started ahead of the next Start
 
 	ctx      context.Context // canceled by close
 	cancel   context.CancelFunc
@@ -122,6 +123,7 @@ func newRunner(machine, execDir, dataDir, cgroups string, out *outbox, log *slog
 		cgroups:  cgroups,
 		out:      out,
 		log:      log,
+		warm:     &warmPool{root: filepath.Join(dataDir, attemptsDir)},
 		ctx:      ctx,
 		cancel:   cancel,
 		attempts: make(map[attemptKey]*attempt),
@@ -222,6 +224,13 @@ func (r *runner) launch(dir string, spec supervisorSpec) (startStatus, <-chan st
 	if err := replaceJSONFile(filepath.Join(dir, specFile), spec); err != nil {
 		return st, nil, err
 	}
+	defer r.warm.refill()
+	if w := r.warm.take(); w != nil {
+		if err := w.handOver(dir); err == nil {
+			return r.awaitStart(dir, w.status, w.cmd.Process, w.reaped)
+		}
+		w.discard() // it died waiting: start one cold
+	}
 	logf, err := os.OpenFile(filepath.Join(dir, logFile), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
 	if err != nil {
 		return st, nil, fmt.Errorf("open supervisor log: %w", err)
@@ -252,10 +261,20 @@ func (r *runner) launch(dir string, spec supervisorSpec) (startStatus, <-chan st
 		_ = cmd.Wait()
 		close(reaped)
 	}()
-	_ = pr.SetReadDeadline(time.Now().Add(launchTimeout))
-	if err := json.NewDecoder(pr).Decode(&st); err != nil {
+	return r.awaitStart(dir, pr, cmd.Process, reaped)
+}
+
+// awaitStart reads what the supervisor proc of directory dir reports on
+// its status pipe once its job runs or failed to start, and returns it
+// with reaped, which is closed once the supervisor is reaped.
+func (r *runner) awaitStart(dir string, status *os.File, proc *os.Process, reaped chan struct{}) (startStatus, <-chan struct{}, error) {
+	var st startStatus
+	_ = status.SetReadDeadline(time.Now().Add(launchTimeout))
+	err := json.NewDecoder(status).Decode(&st)
+	_ = status.Close()
+	if err != nil {
 		// It died or hangs before reporting: make sure nothing of it runs.
-		_ = cmd.Process.Kill()
+		_ = proc.Kill()
 		<-reaped
 		killLeftovers(dir, r.log)
 		return st, nil, fmt.Errorf("launch supervisor: no report (see %s): %w", filepath.Join(dir, logFile), err)
@@ -457,6 +476,7 @@ func (r *runner) close() {
 	r.mu.Lock()
 	r.closed = true
 	r.mu.Unlock()
+	r.warm.close()
 	r.cancel()
 }
 

@@ -21,6 +21,12 @@ func init() {
 	if !ok {
 		return
 	}
+	if dir == warmDir {
+		var err error
+		if dir, err = awaitDir(); err != nil {
+			os.Exit(0) // the stub closed the pipe: not needed
+		}
+	}
 	if err := Supervise(dir); err != nil {
 		fmt.Fprintf(os.Stderr, "netmgr supervise: %v\n", err)
 		os.Exit(1)
