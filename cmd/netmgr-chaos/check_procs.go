@@ -19,8 +19,8 @@ type proc struct {
 
 // leftovers reads psScript's output and returns the processes that are
 // neither the container's init, the stub's entrypoint loop, the stub
-// itself nor the docker exec that asked: after the suite, with every job
-// ended, anything else was left behind.
+// itself, the stub's idle warm supervisor nor the docker exec that asked:
+// after the suite, with every job ended, anything else was left behind.
 func leftovers(out string) ([]proc, error) {
 	var self, stub string
 	var procs []proc
@@ -63,6 +63,8 @@ func leftovers(out string) ([]proc, error) {
 		switch {
 		case p.PID == "1", p.PID == self, p.PPID == self, stub != "" && p.PID == stub, p.PID == entry:
 		case p.PPID == entry && p.Args == "sleep 1": // the loop between two stub runs
+		case stub != "" && p.PPID == stub && strings.HasSuffix(p.Args, "supervise --warm"):
+			// Started ahead of the next job; it exits with its stub.
 		default:
 			left = append(left, p)
 		}

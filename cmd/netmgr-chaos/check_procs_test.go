@@ -17,6 +17,7 @@ PID   PPID  STAT COMMAND
     1     0 S    /sbin/docker-init -- /bin/sh /chaos/stub.sh --name=stub1
     7     1 S    /bin/sh /chaos/stub.sh --name=stub1
     8     7 S    /bin/netmgr stub --name=stub1
+    9     8 S    netmgr supervise --warm
    40     0 S    sh -c echo
    45    40 R    ps -o pid,ppid,stat,args
 `,
@@ -41,9 +42,10 @@ PID   PPID  STAT COMMAND
    20     8 S    /bin/sh /chaos/job.sh 30 0
    21    20 S    sleep 1
    30     1 Z    [sh]
+   31     1 S    netmgr supervise --warm
    40     0 R    ps -o pid,ppid,stat,args
 `,
-		want: []string{"20", "21", "30"},
+		want: []string{"20", "21", "30", "31"},
 	}}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
