@@ -3,6 +3,7 @@ package server
 import (
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/hashicorp/raft"
 
@@ -29,6 +30,7 @@ func (s *Server) apply(t fsm.MessageType, body any) (*fsm.Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	start := time.Now()
 	f := s.raft.Apply(data, s.cfg.ApplyTimeout)
 	if err := f.Error(); err != nil {
 		if errors.Is(err, raft.ErrNotLeader) || errors.Is(err, raft.ErrLeadershipLost) || errors.Is(err, raft.ErrLeadershipTransferInProgress) {
@@ -36,6 +38,7 @@ func (s *Server) apply(t fsm.MessageType, body any) (*fsm.Result, error) {
 		}
 		return nil, fmt.Errorf("apply %v: %w", t, err)
 	}
+	s.metrics.committed(t, start)
 	res, ok := f.Response().(*fsm.Result)
 	if !ok {
 		return nil, fmt.Errorf("apply %v: unexpected response %T", t, f.Response())

@@ -65,9 +65,10 @@ func newDispatcher(s *Server) *dispatcher {
 func (d *dispatcher) wait() { d.wg.Wait() }
 
 type startWork struct {
-	key  attemptKey
-	addr string
-	req  client.StartRequest
+	key      attemptKey
+	addr     string
+	req      client.StartRequest
+	placedAt time.Time
 }
 
 type signalWork struct {
@@ -95,7 +96,7 @@ func (d *dispatcher) dispatch(ctx context.Context) {
 			live[key] = true
 			if in.State == fsm.InstancePlaced {
 				q, _ := v.Queue(j.Queue)
-				starts = append(starts, startWork{key: key, addr: m.Addr, req: startRequest(j, in, q, servers)})
+				starts = append(starts, startWork{key: key, addr: m.Addr, req: startRequest(j, in, q, servers), placedAt: in.PlacedAt})
 				continue
 			}
 			if sk, sig, grace, ok := owedSignal(j, in); ok {
@@ -113,12 +114,16 @@ func (d *dispatcher) dispatch(ctx context.Context) {
 	prune(d.signals, live)
 	for _, w := range starts {
 		if st := claim(d.starts, w.key, now); st != nil {
-			d.send(ctx, st, w.addr, func(ctx context.Context, c *client.StubClient) error { return c.Start(ctx, w.req) })
+			d.send(ctx, st, w.addr, func(ctx context.Context, c *client.StubClient) error {
+				return d.s.metrics.started(w.placedAt, c.Start(ctx, w.req))
+			})
 		}
 	}
 	for _, w := range signals {
 		if st := claim(d.signals, w.key, now); st != nil {
-			d.send(ctx, st, w.addr, func(ctx context.Context, c *client.StubClient) error { return c.Signal(ctx, w.req) })
+			d.send(ctx, st, w.addr, func(ctx context.Context, c *client.StubClient) error {
+				return d.s.metrics.signalled(c.Signal(ctx, w.req))
+			})
 		}
 	}
 }

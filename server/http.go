@@ -39,6 +39,7 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("GET /v1/agent/self", s.handleSelf)
 	mux.HandleFunc("GET /v1/health", s.handleHealth)
 	mux.HandleFunc("GET /v1/events", s.leaderRead(s.handleEvents))
+	mux.Handle("GET /metrics", s.metrics.handler())
 	return mux
 }
 

@@ -181,6 +181,7 @@ func (s *Server) expireLeases(t *leaseTable, now time.Time) {
 			s.log.Warn("commit lease expiry failed", "machine", name, "err", err)
 			continue
 		}
+		s.metrics.leaseExpired()
 		s.log.Warn("machine lease expired", "machine", name, "restarted", res.Affected)
 	}
 }

@@ -16,6 +16,8 @@ import (
 // schedule runs one scheduling pass and commits what it places in one
 // Place command.
 func (s *Server) schedule() error {
+	start, placed := time.Now(), 0
+	defer func() { s.metrics.schedulePass(start, placed) }()
 	var plan fsm.Place
 	s.fsm.Read(func(v fsm.View) {
 		p := s.newPlanner(v, time.Now())
@@ -38,6 +40,7 @@ func (s *Server) schedule() error {
 	if err != nil {
 		return fmt.Errorf("commit placement: %w", err)
 	}
+	placed = len(res.Accepted)
 	if res.Dropped > 0 {
 		s.log.Info("placement re-check dropped assignments", "dropped", res.Dropped, "accepted", len(res.Accepted))
 	}

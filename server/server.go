@@ -25,6 +25,8 @@ type Server struct {
 	node   *raftNode
 	raft   *raft.Raft
 	gossip *gossip
+	// metrics is this server's Prometheus registry and instruments.
+	metrics *metrics
 
 	httpLn  net.Listener
 	httpSrv *http.Server
@@ -61,6 +63,7 @@ func New(cfg Config) (*Server, error) {
 		fsm: fsm.New(),
 		hc:  &http.Client{Timeout: 70 * time.Second, Transport: newTransport()},
 	}
+	s.metrics = newMetrics(s)
 	if cfg.DatabaseFile != "" {
 		db, err := readDatabaseFile(cfg.DatabaseFile)
 		if err != nil {
@@ -81,6 +84,7 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s.raft = s.node.raft
+	s.raft.RegisterObserver(s.metrics.electionObserver())
 
 	meta := client.NodeMeta{
 		Role:   client.RoleServer,

@@ -13,6 +13,8 @@
 //   - GET /v1/facts reports the machine: name, architecture (as uname -m
 //     prints it), CPUs, memory, mounted file systems, load average.
 //   - GET /v1/health answers 200 while the stub runs.
+//   - GET /metrics serves the stub's metrics in the Prometheus text format
+//     (event backlog and delivery, start latency, lease, gossip health).
 //
 // Each attempt runs in its own directory <ExecDir>/<job>.<instance>.<attempt>
 // (standard output and error go to the files "stdout" and "stderr" there),

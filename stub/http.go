@@ -20,6 +20,7 @@ func (s *Stub) routes() http.Handler {
 	mux.HandleFunc("POST /v1/signal", s.handleSignal)
 	mux.HandleFunc("GET /v1/facts", s.handleFacts)
 	mux.HandleFunc("GET /v1/health", s.handleHealth)
+	mux.Handle("GET /metrics", s.metrics.handler())
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, fmt.Errorf("no such endpoint %s %s", r.Method, r.URL.Path))
 	})
@@ -33,6 +34,7 @@ type startResponse struct {
 }
 
 func (s *Stub) handleStart(w http.ResponseWriter, r *http.Request) {
+	received := time.Now()
 	var req client.StartRequest
 	if !decode(w, r, &req) {
 		return
@@ -47,6 +49,7 @@ func (s *Stub) handleStart(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	started, err := s.runner.start(req)
+	s.metrics.startAnswered(received, started, err)
 	switch {
 	case errors.Is(err, ErrShuttingDown):
 		writeError(w, http.StatusServiceUnavailable, err)

@@ -48,6 +48,8 @@ type entry struct {
 type outbox struct {
 	wake   chan struct{} // cap 1; signalled after every append
 	writes groupCommitter
+	// recorded stamps each event as it is recorded, for the metrics.
+	recorded recordTimes
 
 	mu     sync.RWMutex // guards db against use after close, and closed
 	db     *bolt.DB
@@ -108,6 +110,7 @@ func (o *outbox) record(k attemptKey, rec *attemptRecord, evs ...client.ChildEve
 			if err := b.Put(seqKey(seq), v); err != nil {
 				return err
 			}
+			o.recorded.put(seq)
 		}
 		return nil
 	})

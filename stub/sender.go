@@ -32,6 +32,7 @@ type sender struct {
 	out     *outbox
 	servers *serverList
 	log     *slog.Logger
+	metrics *metrics
 }
 
 // delivery is the outcome of sending one attempt's events.
@@ -192,6 +193,7 @@ func (s *sender) deliver(ctx context.Context, c *client.Client, k attemptKey, es
 			s.log.Debug("child event was stale", "kind", e.ev.Kind, "job", e.ev.JobID, "attempt", e.ev.Attempt)
 		}
 		d.sent = append(d.sent, e.seq)
+		s.metrics.answered(s.out, e.seq)
 	}
 	return d
 }

@@ -50,6 +50,7 @@ type Stub struct {
 	lease   *leaseKeeper
 	gossip  *gossip // nil when gossip is disabled
 	facts   *factSource
+	metrics *metrics
 
 	ctx    context.Context // canceled by Shutdown
 	cancel context.CancelFunc
@@ -115,6 +116,7 @@ func New(cfg Config) (*Stub, error) {
 		return nil, fmt.Errorf("listen on %s: %w", cfg.HTTPAddr, err)
 	}
 	s.httpAddr = s.ln.Addr().String()
+	s.metrics = newMetrics(s)
 	s.srv = &http.Server{Handler: s.routes(), ReadHeaderTimeout: 10 * time.Second}
 
 	if cfg.GossipAddr != "" {
@@ -129,7 +131,7 @@ func New(cfg Config) (*Stub, error) {
 			s.log.Error("stub API stopped", "err", err)
 		}
 	})
-	snd := &sender{out: s.out, servers: s.servers, log: s.log}
+	snd := &sender{out: s.out, servers: s.servers, log: s.log, metrics: s.metrics}
 	s.wg.Go(func() { snd.run(ctx) })
 	s.wg.Go(func() { s.lease.run(ctx) })
 	if s.gossip != nil {

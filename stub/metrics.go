@@ -1,0 +1,145 @@
+package stub
+
+import (
+	"math"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	bolt "go.etcd.io/bbolt"
+)
+
+// metricsPrefix starts the name of every metric a stub exports.
+const metricsPrefix = "netmgr_stub_"
+
+// latencyBuckets bound the stub's latency histograms, in seconds.
+var latencyBuckets = []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30}
+
+// metrics is one stub's Prometheus instrumentation, on a registry of its
+// own (tests run several stubs in one process). The counters and
+// histograms are fed by hooks in the API and the sender; the gauges read
+// the outbox, the runner, the lease and the gossip node when /metrics is
+// scraped. Safe for concurrent use.
+type metrics struct {
+	reg *prometheus.Registry
+
+	delivered       prometheus.Counter
+	deliverySeconds prometheus.Histogram
+	startSeconds    prometheus.Histogram
+}
+
+// newMetrics registers s's metrics. The gauges read s.out, s.runner,
+// s.lease and s.gossip lazily, so they may be set after this call but
+// must be before the first scrape; the gossip gauges exist only when
+// gossip is configured.
+func newMetrics(s *Stub) *metrics {
+	m := &metrics{
+		reg: prometheus.NewRegistry(),
+		delivered: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: metricsPrefix + "events_delivered_total",
+			Help: "CHILD events a server answered (accepted, stale or rejected), so removed from the outbox.",
+		}),
+		deliverySeconds: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name: metricsPrefix + "event_delivery_seconds",
+			Help: "Time from a CHILD event being recorded in the outbox to a server answering it " +
+				"(events recorded by an earlier stub process are not timed).",
+			Buckets: latencyBuckets,
+		}),
+		startSeconds: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name: metricsPrefix + "start_seconds",
+			Help: "Time from receiving a Start to its first event being durable in the outbox: " +
+				"the CHILD_REGISTER, or the CHILD_TERM of a binary that could not run.",
+			Buckets: latencyBuckets,
+		}),
+	}
+	gauge := func(name, help string, read func() float64) prometheus.GaugeFunc {
+		return prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: metricsPrefix + name, Help: help}, read)
+	}
+	m.reg.MustRegister(
+		collectors.NewGoCollector(),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+		m.delivered, m.deliverySeconds, m.startSeconds,
+		gauge("event_backlog", "CHILD events in the outbox that no server has answered yet (NaN if the outbox cannot be read).",
+			func() float64 {
+				n, err := s.out.backlog()
+				if err != nil {
+					return math.NaN()
+				}
+				return float64(n)
+			}),
+		gauge("running_attempts", "Attempts whose supervisor runs and whose end is not recorded yet.",
+			func() float64 { return float64(len(s.runner.runningAttempts())) }),
+		gauge("lease_remaining_seconds", "Time until the stub's lease runs out unless renewed; negative once it has.",
+			func() float64 { return (time.Duration(s.lease.deadline.Load()) - bootNow()).Seconds() }),
+	)
+	if s.cfg.GossipAddr != "" {
+		m.reg.MustRegister(
+			gauge("gossip_health_score", "Memberlist's awareness score: 0 is healthy, higher means this node is slow to answer probes.",
+				func() float64 { return float64(s.gossip.ml.GetHealthScore()) }),
+			gauge("gossip_members", "Live members of the gossip pool, servers and stubs, this node included.",
+				func() float64 { return float64(s.gossip.ml.NumMembers()) }),
+		)
+	}
+	return m
+}
+
+// handler serves the registry in the Prometheus text format.
+func (m *metrics) handler() http.Handler {
+	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{})
+}
+
+// startAnswered records the outcome of a Start received at received: only
+// a Start that recorded a first event now is timed.
+func (m *metrics) startAnswered(received time.Time, started bool, err error) {
+	if started && err == nil {
+		m.startSeconds.Observe(time.Since(received).Seconds())
+	}
+}
+
+// answered records that a server answered the outbox event seq.
+func (m *metrics) answered(out *outbox, seq uint64) {
+	m.delivered.Inc()
+	if at, ok := out.recorded.take(seq); ok {
+		m.deliverySeconds.Observe(time.Since(at).Seconds())
+	}
+}
+
+// backlog counts the events in the outbox.
+func (o *outbox) backlog() (int, error) {
+	n := 0
+	err := o.view(func(tx *bolt.Tx) error {
+		n = tx.Bucket(eventsBucket).Stats().KeyN
+		return nil
+	})
+	return n, err
+}
+
+// recordTimes remembers when this process recorded each outbox event, by
+// sequence number, until a server answers it. Safe for concurrent use.
+type recordTimes struct {
+	mu sync.Mutex // guards at
+	at map[uint64]time.Time
+}
+
+// put stamps seq as recorded now. It is called inside the write
+// transaction, which may run again: a later put of the same seq wins.
+func (r *recordTimes) put(seq uint64) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.at == nil {
+		r.at = make(map[uint64]time.Time)
+	}
+	r.at[seq] = time.Now()
+}
+
+// take returns and forgets when seq was recorded.
+func (r *recordTimes) take(seq uint64) (time.Time, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	at, ok := r.at[seq]
+	delete(r.at, seq)
+	return at, ok
+}
