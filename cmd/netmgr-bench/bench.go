@@ -175,6 +175,18 @@ func bench(ctx context.Context, cfg config) (*results, error) {
 	if len(seq) == 0 || res.Jobs == 0 {
 		return fail(fmt.Errorf("no job completed: %s", res.LastError))
 	}
+
+	fmt.Fprintf(os.Stderr, "submit rate: %d clients for %v ...\n", submitClients, cfg.duration)
+	var errs int
+	var lastErr string
+	res.SubmitWindows, res.Submitted, errs, lastErr = submitRate(ctx, cl, job, submitClients, cfg.duration)
+	if ctx.Err() != nil {
+		return nil, ctx.Err()
+	}
+	res.Errors += errs
+	if lastErr != "" {
+		res.LastError = lastErr
+	}
 	return res, nil
 }
 
