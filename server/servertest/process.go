@@ -3,9 +3,11 @@ package servertest
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -328,6 +330,116 @@ func (c *ProcCluster) RestartServer(i int) error {
 		}
 	}
 	return c.start(p, join)
+}
+
+// KillStubMachine simulates the loss of stub i's whole machine: it
+// SIGKILLs at once the stub, every supervisor the stub started (found in
+// /proc by their --dir or working directory under the stub's data
+// directory) and every job process under them, repeating until none is left alive. It returns when
+// the first SIGKILL went out, once every one of them is dead and the stub
+// reaped. The stub's data and execution directories stay, for
+// RestartStub.
+func (c *ProcCluster) KillStubMachine(i int) (time.Time, error) {
+	if i < 0 || i >= len(c.Stubs) {
+		return time.Time{}, fmt.Errorf("kill machine of stub %d: no such stub", i)
+	}
+	p := c.Stubs[i]
+	pid := 0
+	if p.Running() {
+		pid = p.PID()
+	}
+	at, err := killMachine(pid, p.DataDir)
+	if err != nil {
+		return at, fmt.Errorf("kill machine %s: %w", p.Name, err)
+	}
+	if pid != 0 {
+		p.mu.Lock()
+		done := p.done
+		p.mu.Unlock()
+		<-done
+	}
+	return at, nil
+}
+
+// RestartStub starts stub i again with its data and execution directories
+// and ports, joining the servers' gossip addresses. The stub must have
+// exited (see KillStubMachine). It returns once the stub listens; see
+// WaitMachines for its registration.
+func (c *ProcCluster) RestartStub(i int) error {
+	if i < 0 || i >= len(c.Stubs) {
+		return fmt.Errorf("restart stub %d: no such stub", i)
+	}
+	p := c.Stubs[i]
+	if p.Running() {
+		return fmt.Errorf("restart %s: still running", p.Name)
+	}
+	var join []string
+	for _, s := range c.Servers {
+		join = append(join, s.GossipAddr)
+	}
+	return c.start(p, join)
+}
+
+// WaitCaughtUp blocks until server i is a healthy follower of the one
+// leader the group reports and its Raft log reaches the leader's last
+// index, or timeout passes.
+func (c *ProcCluster) WaitCaughtUp(i int, timeout time.Duration) error {
+	if i < 0 || i >= len(c.Servers) {
+		return fmt.Errorf("wait for server %d: no such server", i)
+	}
+	name := c.Servers[i].Name
+	var last string
+	err := poll(timeout, func(ctx context.Context) bool {
+		ss, err := c.cl.Servers(ctx)
+		if err != nil {
+			last = err.Error()
+			return false
+		}
+		var me, leader *client.Server
+		leaders := 0
+		for j := range ss {
+			switch {
+			case ss[j].Role == "leader":
+				leader = &ss[j]
+				leaders++
+			case ss[j].Name == name:
+				me = &ss[j]
+			}
+		}
+		last = fmt.Sprintf("%+v", ss)
+		return leaders == 1 && me != nil && me.Role == "follower" && me.Healthy && me.LastIndex >= leader.LastIndex
+	})
+	if err != nil {
+		return fmt.Errorf("wait for %s to catch up: %w (last seen: %s)", name, err, last)
+	}
+	return nil
+}
+
+// Self asks server i alone for its own view (GET /v1/agent/self): its
+// role, term, last index and the leader it follows. It fails when the
+// server does not answer within ctx.
+func (c *ProcCluster) Self(ctx context.Context, i int) (client.Server, error) {
+	var st client.Server
+	if i < 0 || i >= len(c.Servers) {
+		return st, fmt.Errorf("ask server %d: no such server", i)
+	}
+	p := c.Servers[i]
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, p.URL()+"/v1/agent/self", nil)
+	if err != nil {
+		return st, fmt.Errorf("ask %s: %w", p.Name, err)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return st, fmt.Errorf("ask %s: %w", p.Name, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return st, fmt.Errorf("ask %s: %s", p.Name, resp.Status)
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&st); err != nil {
+		return st, fmt.Errorf("ask %s: %w", p.Name, err)
+	}
+	return st, nil
 }
 
 // Stop sends SIGTERM to every running process, waits for them, and sends
