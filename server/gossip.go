@@ -19,8 +19,8 @@ type member struct {
 	Name  string
 	Meta  client.NodeMeta
 	Alive bool // false once memberlist reported it dead or gone
-	// Suspect is true while memberlist suspects the node: a probe failed
-	// and the pool has not yet confirmed it dead. No new work goes there.
+	// Suspect is true while the leader has had no lease renewal from the
+	// stub for suspectAfter (Server.pool sets it). No new work goes there.
 	Suspect bool
 	Since   time.Time
 }
@@ -93,22 +93,14 @@ func (g *gossip) join(addrs []string, stop <-chan struct{}) {
 	}
 }
 
-// snapshot returns a copy of the pool as this server sees it, with the
-// nodes memberlist suspects now marked.
+// snapshot returns a copy of the pool as this server's gossip sees it.
+// Server.pool adds the leader's suspicions.
 func (g *gossip) snapshot() map[string]member {
-	suspects := make(map[string]bool)
-	for _, n := range g.ml.Members() {
-		if n.State == memberlist.StateSuspect {
-			suspects[n.Name] = true
-		}
-	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	out := make(map[string]member, len(g.members))
 	for name, m := range g.members {
-		c := *m
-		c.Suspect = suspects[name]
-		out[name] = c
+		out[name] = *m
 	}
 	return out
 }

@@ -17,8 +17,8 @@ import (
 )
 
 func (s *Server) handleMachines(w http.ResponseWriter, r *http.Request) {
-	pool := s.gossip.snapshot()
 	now := time.Now()
+	pool := s.pool(now)
 	var out []client.Machine
 	s.fsm.Read(func(v fsm.View) {
 		ms := v.Machines()

@@ -99,7 +99,7 @@ func (s *Server) pickReservable(user string, rq client.ReserveRequest, from, unt
 	)
 	s.fsm.Read(func(v fsm.View) {
 		taken := reservedDuring(v, user, from, until)
-		gossip := s.gossip.snapshot()
+		gossip := s.pool(time.Now())
 		ms := v.Machines()
 		views := make([]matcher.MachineView, len(ms))
 		for i, m := range ms {

@@ -103,15 +103,21 @@ func (t *leaseTable) renew(machine string, at time.Time) {
 	t.mu.Unlock()
 }
 
-// expired reports whether the machine's lease has certainly run out.
-func (t *leaseTable) expired(machine string, now time.Time) bool {
+// silence is how long ago the machine last renewed, counting the start of
+// this leadership as a renewal.
+func (t *leaseTable) silence(machine string, now time.Time) time.Duration {
 	t.mu.Lock()
 	last, ok := t.last[machine]
 	t.mu.Unlock()
 	if !ok || last.Before(t.since) {
 		last = t.since
 	}
-	return now.Sub(last) > LeaseDuration+leaseMargin
+	return now.Sub(last)
+}
+
+// expired reports whether the machine's lease has certainly run out.
+func (t *leaseTable) expired(machine string, now time.Time) bool {
+	return t.silence(machine, now) > LeaseDuration+leaseMargin
 }
 
 // leaderState is what handlers need of the current leadership.

@@ -117,6 +117,13 @@ func (m *membership) join(ctx context.Context, name, addr string) {
 		case res.Err != nil:
 			m.s.log.Warn("stub join refused", "machine", name, "err", res.Err)
 		default:
+			// A machine back from a crash joins before its first renewal
+			// arrives: count the join as one, or the renewal from before
+			// the crash expires its lease a second time. Expiry only moves
+			// later, so no stub's lease is cut short.
+			if st := m.s.leader.Load(); st != nil {
+				st.leases.renew(name, time.Now())
+			}
 			m.s.log.Info("machine joined the pool", "machine", name, "arch", facts.Arch, "cpus", facts.CPUs)
 		}
 	}()

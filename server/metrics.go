@@ -229,7 +229,7 @@ func (c *machineCollector) Describe(ch chan<- *prometheus.Desc) { ch <- machines
 
 // Collect counts the machines under the database's read lock.
 func (c *machineCollector) Collect(ch chan<- prometheus.Metric) {
-	pool := c.s.gossip.snapshot()
+	pool := c.s.pool(time.Now())
 	counts := make(map[string]int, len(machineStates))
 	c.s.fsm.Read(func(v fsm.View) {
 		for _, m := range v.Machines() {

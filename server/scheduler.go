@@ -75,7 +75,7 @@ type head struct {
 }
 
 func (s *Server) newPlanner(v fsm.View, now time.Time) *planner {
-	gossip := s.gossip.snapshot()
+	gossip := s.pool(now)
 	machines := v.Machines()
 	views := make([]matcher.MachineView, len(machines))
 	for i, m := range machines {

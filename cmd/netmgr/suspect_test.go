@@ -1,0 +1,105 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/netmgr/netmgr/client"
+	"github.com/netmgr/netmgr/server/servertest"
+)
+
+// TestFrozenStubIsSuspect freezes one stub process (SIGSTOP): it stops
+// renewing its lease, so within about a second the leader shows its
+// machine suspect and places new work on the other machine only; once
+// thawed it is up again. Gossip would take several seconds to call it
+// dead, and the lease 4 s to expire.
+func TestFrozenStubIsSuspect(t *testing.T) {
+	if testing.Short() {
+		t.Skip("skipping end-to-end test under -short: it builds netmgr and runs 5 processes")
+	}
+	dir := t.TempDir()
+	bin, err := servertest.BuildBinary(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := servertest.StartProcCluster(bin, filepath.Join(dir, "cluster"), 3, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Stop)
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("process logs:\n%s", c.Logs(6000))
+		}
+	})
+	if err := c.WaitLeader(60 * time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.WaitMachines(2, 60*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	cl, err := c.Client(client.WithUser("e2e"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	frozen, other := c.Stubs[0], c.Stubs[1]
+	stateOf := func(name string) string {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		ms, err := cl.Machines(ctx)
+		if err != nil {
+			return "error: " + err.Error()
+		}
+		for _, m := range ms {
+			if m.Name == name {
+				return m.State
+			}
+		}
+		return "absent"
+	}
+
+	if err := syscall.Kill(frozen.PID(), syscall.SIGSTOP); err != nil {
+		t.Fatalf("freeze stub: %v", err)
+	}
+	thawed := false
+	thaw := func() {
+		if !thawed {
+			thawed = true
+			_ = syscall.Kill(frozen.PID(), syscall.SIGCONT)
+		}
+	}
+	t.Cleanup(thaw)
+	stopped := time.Now()
+	servertest.WaitFor(t, 10*time.Second, frozen.Name+" suspect", func() bool {
+		return stateOf(frozen.Name) == client.MachineSuspect
+	})
+	t.Logf("frozen stub suspect after %v", time.Since(stopped).Round(10*time.Millisecond))
+
+	for i := range 4 {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		sub, err := cl.Submit(ctx, client.SubmitRequest{Spec: client.JobSpec{
+			Binaries: map[string]string{client.AnyKey: "/bin/true"}, Min: 1,
+		}})
+		if err != nil {
+			cancel()
+			t.Fatalf("submit %d: %v", i, err)
+		}
+		job, err := cl.WaitJob(ctx, fmt.Sprint(sub.ID), client.WaitStarted)
+		cancel()
+		if err != nil {
+			t.Fatalf("wait for job %d: %v", sub.ID, err)
+		}
+		if m := job.Instances[0].Machine; m != other.Name {
+			t.Errorf("job %d placed on %s while %s is suspect, want %s", sub.ID, m, frozen.Name, other.Name)
+		}
+	}
+
+	thaw()
+	servertest.WaitFor(t, 15*time.Second, frozen.Name+" up again", func() bool {
+		return stateOf(frozen.Name) == client.MachineUp
+	})
+}

@@ -1,0 +1,37 @@
+package server
+
+import (
+	"time"
+
+	"github.com/netmgr/netmgr/client"
+)
+
+// suspectAfter is how long the leader goes without a lease renewal from a
+// machine before it suspects the machine and places no new work there:
+// two renewal intervals. Its running work is left alone; only the lease's
+// expiry (LeaseDuration + leaseMargin) moves it elsewhere.
+//
+// memberlist keeps its suspicion to itself (a Node's State in Members()
+// never becomes StateSuspect: hashicorp/memberlist#266), and the
+// renewals are a direct, per-machine heartbeat to the one server that
+// places work, every LeaseRenewInterval, whatever the pool's size. A
+// machine that stops renewing is suspect within about a second.
+const suspectAfter = 2 * LeaseRenewInterval
+
+// pool returns the gossip pool as this server sees it, with Suspect set on
+// the stubs the leader has not heard a renewal from for suspectAfter. On a
+// follower no stub is suspect: it holds no leases.
+func (s *Server) pool(now time.Time) map[string]member {
+	pool := s.gossip.snapshot()
+	st := s.leader.Load()
+	if st == nil {
+		return pool
+	}
+	for name, m := range pool {
+		if m.Meta.Role == client.RoleStub && st.leases.silence(name, now) > suspectAfter {
+			m.Suspect = true
+			pool[name] = m
+		}
+	}
+	return pool
+}
