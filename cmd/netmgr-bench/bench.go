@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -135,7 +136,7 @@ func bench(ctx context.Context, cfg config) (*results, error) {
 		Concurrency: cfg.concurrency,
 	}
 	for range warmup {
-		if _, err := submitAndWait(ctx, cl, job); err != nil {
+		if _, err := submitAndWait(ctx, cl, job, 1); err != nil {
 			return fail(fmt.Errorf("warm-up: %w", err))
 		}
 	}
@@ -143,7 +144,7 @@ func bench(ctx context.Context, cfg config) (*results, error) {
 	fmt.Fprintf(os.Stderr, "latency: %d sequential jobs ...\n", cfg.n)
 	seq := make([]time.Duration, 0, cfg.n)
 	for range cfg.n {
-		d, err := submitAndWait(ctx, cl, job)
+		d, err := submitAndWait(ctx, cl, job, 1)
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil, ctx.Err()
@@ -157,6 +158,9 @@ func bench(ctx context.Context, cfg config) (*results, error) {
 	res.Sequential = summarize(ms(seq))
 
 	fmt.Fprintf(os.Stderr, "throughput: %d submitters for %v ...\n", cfg.concurrency, cfg.duration)
+	if err := liftSlots(ctx, cl, c); err != nil {
+		return fail(err)
+	}
 	tp, err := throughput(ctx, cl, job, cfg.concurrency, cfg.duration)
 	if err != nil {
 		return fail(err)
@@ -190,15 +194,15 @@ func bench(ctx context.Context, cfg config) (*results, error) {
 	return res, nil
 }
 
-// submitAndWait submits one single-instance job of bin and returns how long
-// it took until WaitJob(started) answered.
-func submitAndWait(ctx context.Context, cl *client.Client, bin string) (time.Duration, error) {
+// submitAndWait submits one job of bin with n instances and returns how
+// long it took until WaitJob(started) answered: every instance registered.
+func submitAndWait(ctx context.Context, cl *client.Client, bin string, n int) (time.Duration, error) {
 	ctx, cancel := context.WithTimeout(ctx, opTimeout)
 	defer cancel()
 	start := time.Now()
 	sub, err := cl.Submit(ctx, client.SubmitRequest{Spec: client.JobSpec{
 		Binaries: map[string]string{client.AnyKey: bin},
-		Min:      1,
+		Min:      n,
 	}})
 	if err != nil {
 		return 0, fmt.Errorf("submit: %w", err)
@@ -207,6 +211,31 @@ func submitAndWait(ctx context.Context, cl *client.Client, bin string) (time.Dur
 		return 0, fmt.Errorf("wait for job %d: %w", sub.ID, err)
 	}
 	return time.Since(start), nil
+}
+
+// tpInstances is the number of instances of each job of the throughput
+// phase: the figure is instances started per second, and a job of several
+// instances is placed in one Place command, as a user's would be.
+const tpInstances = 10
+
+// benchSlots is the slot count (nprocs) liftSlots gives every stub.
+const benchSlots = 256
+
+// liftSlots loads a database that gives every stub benchSlots slots, so
+// that the throughput phase measures how fast instances start rather than
+// how many slots two 2-core machines have: /bin/true needs no CPU of its
+// own.
+func liftSlots(ctx context.Context, cl *client.Client, c *servertest.ProcCluster) error {
+	var db strings.Builder
+	for _, st := range c.Stubs {
+		fmt.Fprintf(&db, "machine %s = {nprocs=%d}\n", st.Name, benchSlots)
+	}
+	ctx, cancel := context.WithTimeout(ctx, opTimeout)
+	defer cancel()
+	if _, err := cl.LoadDatabase(ctx, client.DatabaseText{Filename: "bench.db", Text: db.String()}); err != nil {
+		return fmt.Errorf("give the stubs %d slots: %w", benchSlots, err)
+	}
+	return nil
 }
 
 // tpResult is what the throughput phase measured.
@@ -238,7 +267,7 @@ func throughput(ctx context.Context, cl *client.Client, bin string, conc int, d 
 		go func() {
 			defer wg.Done()
 			for time.Now().Before(deadline) && ctx.Err() == nil {
-				lat, err := submitAndWait(ctx, cl, bin)
+				lat, err := submitAndWait(ctx, cl, bin, tpInstances)
 				mu.Lock()
 				all = append(all, done{at: time.Since(start), lat: lat, err: err})
 				mu.Unlock()
@@ -263,7 +292,7 @@ func throughput(ctx context.Context, cl *client.Client, bin string, conc int, d 
 		}
 		r.latencies = append(r.latencies, x.lat)
 		if w := int(x.at / time.Second); w < nwin {
-			counts[w]++
+			counts[w] += tpInstances
 		}
 	}
 	r.windows = counts

@@ -72,15 +72,16 @@ type results struct {
 
 // figures returns the latency suite's rows of the table.
 func (r *results) figures() []figure {
-	tp := fmt.Sprintf("%d jobs in %.1f s = %.1f jobs/s overall, %d submitters", r.Jobs, r.Seconds, r.JobsPerSec, r.Concurrency)
+	tp := fmt.Sprintf("%d jobs of %d instances in %.1f s = %.0f instances/s overall, %d submitters, %d slots per stub",
+		r.Jobs, tpInstances, r.Seconds, r.JobsPerSec*tpInstances, r.Concurrency, benchSlots)
 	if r.Errors > 0 {
 		tp += fmt.Sprintf("; %d errors (last: %s)", r.Errors, r.LastError)
 	}
 	return []figure{
 		{Name: "submit->registered, sequential", Unit: "ms", Sample: r.Sequential, Target: "p50 <= 10, p99 <= 30",
 			Note: fmt.Sprintf("%d servers, %d stubs as processes on 127.0.0.1, job %s", r.Servers, r.Stubs, r.Binary)},
-		{Name: fmt.Sprintf("submit->registered, %d submitters", r.Concurrency), Unit: "ms", Sample: r.Loaded},
-		{Name: fmt.Sprintf("jobs registered per 1 s, %d submitters, real forks", r.Concurrency), Unit: "jobs/s", Sample: r.Windows,
+		{Name: fmt.Sprintf("submit->all %d registered, %d submitters", tpInstances, r.Concurrency), Unit: "ms", Sample: r.Loaded},
+		{Name: "instances registered per 1 s, real forks, 2 stubs", Unit: "inst/s", Sample: r.Windows,
 			Target: ">= 500", Note: tp},
 		{Name: fmt.Sprintf("submits accepted per 1 s, %d clients", submitClients), Unit: "jobs/s",
 			Sample: summarize(r.SubmitWindows), Target: ">= 5000",
