@@ -61,8 +61,10 @@ func newDB() *db {
 
 // reindex rebuilds the derived indexes from the records.
 func (d *db) reindex() {
-	d.byIdempotency = make(map[string]uint64)
-	d.byName = make(map[string][]uint64)
+	// Sized for every job, so that indexing a restored snapshot's million
+	// jobs does not grow the maps a few dozen times over.
+	d.byIdempotency = make(map[string]uint64, len(d.jobs))
+	d.byName = make(map[string][]uint64, len(d.jobs))
 	d.queued = make(map[InstanceRef]struct{})
 	d.active = make(map[InstanceRef]string)
 	d.running = make(map[string]int)

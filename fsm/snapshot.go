@@ -6,17 +6,22 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 
 	"github.com/hashicorp/raft"
 )
 
 // SnapshotVersion is the snapshot format version. Restore refuses newer
-// versions rather than misread them. Version 2 added the database record
-// after the header; version 1 snapshots restore with an empty database.
-// Version 3 added reservation records after the jobs.
-const SnapshotVersion = 3
+// versions rather than misread them, and reads every older one. Version 2
+// added the database record after the header; version 1 snapshots restore
+// with an empty database. Version 3 added reservation records after the
+// jobs. Version 4 keeps the JSON header and database lines and writes the
+// machine, job and reservation records in a binary form
+// (snapshot_codec.go): a quarter of the size, read several times faster,
+// with repeated strings stored once.
+const SnapshotVersion = 4
 
-// snapshotHeader opens every snapshot.
+// snapshotHeader opens every snapshot, as one JSON line.
 type snapshotHeader struct {
 	Format    string `json:"format"`
 	Version   int    `json:"version"`
@@ -36,24 +41,25 @@ const snapshotFormat = "netmgr-fsm"
 // ErrSnapshotFormat means a snapshot is not one this version can restore.
 var ErrSnapshotFormat = errors.New("unrecognised snapshot")
 
-// snapshot is a point-in-time copy of the records, written by Persist.
+// snapshot is a point-in-time copy of the state, written by Persist: the
+// records already encoded, and the database, which LoadDatabase replaces
+// whole and never changes in place, so it is shared with the live state.
 type snapshot struct {
-	header       snapshotHeader
-	database     Database
-	machines     []Machine
-	jobs         []Job
-	reservations []Reservation
+	header   snapshotHeader
+	database Database
+	records  [][]byte
 }
 
-// Snapshot copies the records under the lock; Persist does the I/O.
+// Snapshot encodes the records under the read lock (Apply waits; reads
+// do not); Persist does the I/O.
 func (f *FSM) Snapshot() (raft.FSMSnapshot, error) {
 	f.mu.RLock()
 	defer f.mu.RUnlock()
-	return f.d.copyRecords(), nil
+	return f.d.encodeRecords(), nil
 }
 
-func (d *db) copyRecords() *snapshot {
-	s := &snapshot{header: snapshotHeader{
+func (d *db) encodeRecords() *snapshot {
+	s := &snapshot{database: d.database, header: snapshotHeader{
 		Format:    snapshotFormat,
 		Version:   SnapshotVersion,
 		Index:     d.index,
@@ -65,25 +71,27 @@ func (d *db) copyRecords() *snapshot {
 		Reservations:      len(d.reservations),
 		NextReservationID: d.nextReservationID,
 	}}
-	for _, r := range d.sortedReservations() {
-		s.reservations = append(s.reservations, *r)
-	}
-	// Declarations are replaced whole by LoadDatabase, never changed in
-	// place, so sharing them with the live state is safe.
-	s.database = d.database
+	e := newEncoder()
 	for _, m := range sortedMachines(d.machines) {
-		s.machines = append(s.machines, *m)
+		e.machine(m)
 	}
-	for _, j := range sortedJobs(d.jobs) {
-		c := *j
-		c.Instances = append([]Instance(nil), j.Instances...)
-		s.jobs = append(s.jobs, c)
+	ids := make([]uint64, 0, len(d.jobs))
+	for id := range d.jobs {
+		ids = append(ids, id)
 	}
+	slices.Sort(ids)
+	for _, id := range ids {
+		e.job(d.jobs[id])
+	}
+	for _, r := range d.sortedReservations() {
+		e.reservation(r)
+	}
+	s.records = e.finish()
 	return s
 }
 
-// Persist writes the header, then one JSON line per machine, then one per
-// job. The record slices are never shared with the live state.
+// Persist writes the header and the database as JSON lines, then the
+// binary records.
 func (s *snapshot) Persist(sink raft.SnapshotSink) error {
 	if err := s.write(sink); err != nil {
 		_ = sink.Cancel()
@@ -101,26 +109,16 @@ func (s *snapshot) write(w io.Writer) error {
 	if err := enc.Encode(&s.database); err != nil {
 		return err
 	}
-	for i := range s.machines {
-		if err := enc.Encode(&s.machines[i]); err != nil {
-			return err
-		}
-	}
-	for i := range s.jobs {
-		if err := enc.Encode(&s.jobs[i]); err != nil {
-			return err
-		}
-	}
-	for i := range s.reservations {
-		if err := enc.Encode(&s.reservations[i]); err != nil {
+	for _, c := range s.records {
+		if _, err := bw.Write(c); err != nil {
 			return err
 		}
 	}
 	return bw.Flush()
 }
 
-// Release is a no-op: the copy is garbage collected.
-func (s *snapshot) Release() {}
+// Release drops the encoded records.
+func (s *snapshot) Release() { s.records = nil }
 
 // Restore replaces the whole database with the snapshot's.
 func (f *FSM) Restore(rc io.ReadCloser) error {
@@ -138,9 +136,9 @@ func (f *FSM) Restore(rc io.ReadCloser) error {
 }
 
 func readSnapshot(r io.Reader) (*db, error) {
-	dec := json.NewDecoder(bufio.NewReaderSize(r, 1<<16))
+	br := bufio.NewReaderSize(r, 1<<16)
 	var h snapshotHeader
-	if err := dec.Decode(&h); err != nil {
+	if err := readLine(br, &h); err != nil {
 		return nil, fmt.Errorf("read header: %w", err)
 	}
 	if h.Format != snapshotFormat || h.Version < 1 || h.Version > SnapshotVersion {
@@ -148,36 +146,79 @@ func readSnapshot(r io.Reader) (*db, error) {
 	}
 	d := newDB()
 	d.index, d.nextJobID = h.Index, h.NextJobID
-	if h.Version >= 2 {
-		if err := dec.Decode(&d.database); err != nil {
-			return nil, fmt.Errorf("read database: %w", err)
+	if h.Version < 4 {
+		if err := readJSONRecords(d, &h, br); err != nil {
+			return nil, err
 		}
-		d.databaseIndex = h.DatabaseIndex
+		d.reindex()
+		return d, nil
 	}
-	for range h.Machines {
-		m := new(Machine)
-		if err := dec.Decode(m); err != nil {
-			return nil, fmt.Errorf("read machine: %w", err)
-		}
-		d.machines[m.Name] = m
+	if err := readLine(br, &d.database); err != nil {
+		return nil, fmt.Errorf("read database: %w", err)
 	}
-	for range h.Jobs {
-		j := new(Job)
-		if err := dec.Decode(j); err != nil {
-			return nil, fmt.Errorf("read job: %w", err)
-		}
-		d.jobs[j.ID] = j
-	}
-	if h.Version >= 3 {
-		d.nextReservationID = max(h.NextReservationID, 1)
-		for range h.Reservations {
-			r := new(Reservation)
-			if err := dec.Decode(r); err != nil {
-				return nil, fmt.Errorf("read reservation: %w", err)
-			}
-			d.reservations[r.ID] = r
-		}
+	d.databaseIndex = h.DatabaseIndex
+	d.nextReservationID = max(h.NextReservationID, 1)
+	if err := readBinaryRecords(d, &h, newDecoder(br)); err != nil {
+		return nil, err
 	}
 	d.reindex()
 	return d, nil
+}
+
+// readLine decodes one JSON line into v.
+func readLine(br *bufio.Reader, v any) error {
+	line, err := br.ReadBytes('\n')
+	if err != nil && (err != io.EOF || len(line) == 0) {
+		return err
+	}
+	return json.Unmarshal(line, v)
+}
+
+// maxPresized bounds the size hint a header's counts give the maps, so
+// that a corrupt header cannot make Restore allocate without bound.
+const maxPresized = 1 << 22
+
+// jobArena is how many jobs a restore allocates at once.
+const jobArena = 1024
+
+// readBinaryRecords reads the machine, job and reservation records of a
+// version 4 snapshot; the stream must end after them.
+func readBinaryRecords(d *db, h *snapshotHeader, dec *decoder) error {
+	if h.Machines < 0 || h.Jobs < 0 || h.Reservations < 0 {
+		return fmt.Errorf("read records: %w: negative counts in the header", errCorrupt)
+	}
+	d.machines = make(map[string]*Machine, min(h.Machines, maxPresized))
+	for range h.Machines {
+		m := new(Machine)
+		if dec.machine(m); dec.err != nil {
+			return fmt.Errorf("read machine: %w", dec.err)
+		}
+		d.machines[m.Name] = m
+	}
+	d.jobs = make(map[uint64]*Job, min(h.Jobs, maxPresized))
+	var chunk []Job
+	for i := range h.Jobs {
+		// Jobs are allocated jobArena at a time: a million allocations
+		// fewer, for a state that never removes a job.
+		if len(chunk) == 0 {
+			chunk = make([]Job, min(h.Jobs-i, jobArena))
+		}
+		j := &chunk[0]
+		chunk = chunk[1:]
+		if dec.job(j); dec.err != nil {
+			return fmt.Errorf("read job: %w", dec.err)
+		}
+		d.jobs[j.ID] = j
+	}
+	for range h.Reservations {
+		r := new(Reservation)
+		if dec.reservation(r); dec.err != nil {
+			return fmt.Errorf("read reservation: %w", dec.err)
+		}
+		d.reservations[r.ID] = r
+	}
+	if !dec.atEnd() {
+		return fmt.Errorf("read records: %w: data after the last record", errCorrupt)
+	}
+	return nil
 }

@@ -2,6 +2,7 @@ package fsm_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -534,7 +535,7 @@ func TestRestoreRejects(t *testing.T) {
 		wantFormat bool // the error wraps ErrSnapshotFormat
 	}{
 		{"unknown format", `{"format":"other-db","version":1,"index":5,"next_job_id":1,"machines":0,"jobs":0}` + "\n", true},
-		{"newer version", `{"format":"netmgr-fsm","version":4,"index":5,"next_job_id":1,"machines":0,"jobs":0}` + "\n", true},
+		{"newer version", `{"format":"netmgr-fsm","version":5,"index":5,"next_job_id":1,"machines":0,"jobs":0}` + "\n", true},
 		{"version zero", `{"format":"netmgr-fsm","version":0,"index":5,"next_job_id":1,"machines":0,"jobs":0}` + "\n", true},
 		{"no format", `{"version":1,"index":5}` + "\n", true},
 		{"empty", "", false},
@@ -544,6 +545,13 @@ func TestRestoreRejects(t *testing.T) {
 		{"version 2 without its database", `{"format":"netmgr-fsm","version":2,"index":5,"next_job_id":1,"machines":0,"jobs":0}` + "\n", false},
 		{"corrupt database", `{"format":"netmgr-fsm","version":2,"index":5,"next_job_id":1,"machines":0,"jobs":0}` + "\n" + `{"keys":"lic"}` + "\n", false},
 		{"version 1 read as version 2", `{"format":"netmgr-fsm","version":2,"index":5,"next_job_id":1,"machines":1,"jobs":0}` + "\n" + `{"name":"m1","arch":"x86_64","cpus":1,"memory_mb":1,"addr":"","state":"up","joined_at":"2024-03-01T09:30:00Z","create_index":1,"modify_index":1}` + "\n", false},
+		{"version 4 without its database", v4Header(0, 0), false},
+		{"version 4 with JSON records", v4Header(1, 0) + "{}\n" + `{"name":"m1","arch":"x86_64","cpus":1,"memory_mb":1,"addr":"","state":"up","joined_at":"2024-03-01T09:30:00Z","create_index":1,"modify_index":1}` + "\n", false},
+		{"version 4 truncated record", v4Header(1, 0) + "{}\n" + "\x04m1\x0cx86_64\x02", false},
+		{"version 4 negative count", v4Header(-1, 0) + "{}\n", false},
+		{"version 4 data after the records", v4Header(0, 0) + "{}\n" + "\x00", false},
+		{"version 4 undefined symbol", v4Header(1, 0) + "{}\n" + "\x05", false},
+		{"version 4 huge list", v4Header(1, 0) + "{}\n" + "\x04m1\x02a\x02\x02\xff\xff\xff\xff\x0f", false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -598,20 +606,62 @@ func TestSnapshotGolden(t *testing.T) {
 		t.Fatalf("read golden (run go test ./fsm -update to create it): %v", err)
 	}
 	if !bytes.Equal(got, want) {
-		t.Errorf("snapshot differs from %s (run go test ./fsm -update if the change is intended):\ngot:\n%s\nwant:\n%s", golden, got, want)
+		t.Errorf("snapshot differs from %s (run go test ./fsm -update if the change is intended):\ngot:\n%s\nwant:\n%s",
+			golden, jsonSnapshot(t, restored(t, got)), jsonSnapshot(t, restored(t, want)))
 	}
 	// An old snapshot must stay restorable: restoring the golden file and
 	// snapshotting again gives the same bytes.
 	if again := snapshotBytes(t, restored(t, want)); !bytes.Equal(again, want) {
-		t.Errorf("golden does not round-trip:\ngot:\n%s\nwant:\n%s", again, want)
+		t.Errorf("golden does not round-trip:\ngot:\n%s\nwant:\n%s", jsonSnapshot(t, restored(t, again)), jsonSnapshot(t, restored(t, want)))
 	}
+}
+
+// v4Header is a version 4 header line announcing machines and jobs.
+func v4Header(machines, jobs int) string {
+	return fmt.Sprintf(`{"format":"netmgr-fsm","version":4,"index":5,"next_job_id":1,"machines":%d,"jobs":%d}`+"\n", machines, jobs)
+}
+
+// jsonSnapshot renders f's state as the JSON lines snapshot versions 1
+// to 3 wrote: the header line (of the current version), the database,
+// then one line per machine, job and reservation. Tests compare states
+// written in different versions through it, and print it for people.
+func jsonSnapshot(tb testing.TB, f *fsm.FSM) []byte {
+	tb.Helper()
+	header, _, _ := bytes.Cut(snapshotBytes(tb, f), []byte("\n"))
+	var b bytes.Buffer
+	b.Write(header)
+	b.WriteByte('\n')
+	enc := json.NewEncoder(&b)
+	var err error
+	encode := func(v any) {
+		if err == nil {
+			err = enc.Encode(v)
+		}
+	}
+	f.Read(func(v fsm.View) {
+		db, _ := v.Database()
+		encode(db)
+		for _, m := range v.Machines() {
+			encode(m)
+		}
+		for _, j := range v.Jobs() {
+			encode(j)
+		}
+		for _, r := range v.Reservations() {
+			encode(r)
+		}
+	})
+	if err != nil {
+		tb.Fatalf("render snapshot as JSON: %v", err)
+	}
+	return b.Bytes()
 }
 
 // TestRestoreVersion1 restores a snapshot written before the database
 // existed (the version 1 golden, kept as it was): it restores with an empty
 // database, every machine's effective attributes are its own facts, and
-// snapshotting it again writes version 2 with an empty database record and
-// the same machines and jobs.
+// snapshotting it again writes the current version with an empty database
+// record and the same machines and jobs.
 func TestRestoreVersion1(t *testing.T) {
 	old, err := os.ReadFile(filepath.Join("testdata", "snapshot_v1.golden"))
 	if err != nil {
@@ -631,13 +681,13 @@ func TestRestoreVersion1(t *testing.T) {
 		}
 	})
 
-	again := snapshotBytes(t, f)
+	again := jsonSnapshot(t, f)
 	oldLines := bytes.SplitAfter(old, []byte("\n"))
 	newLines := bytes.SplitAfter(again, []byte("\n"))
 	if len(newLines) != len(oldLines)+1 {
 		t.Fatalf("got %d lines, want %d (one more: the database)", len(newLines), len(oldLines)+1)
 	}
-	wantHeader := strings.Replace(string(oldLines[0]), `"version":1`, `"version":3`, 1)
+	wantHeader := strings.Replace(string(oldLines[0]), `"version":1`, `"version":4`, 1)
 	wantHeader = strings.Replace(wantHeader, "}\n", `,"next_reservation_id":1}`+"\n", 1)
 	if got := string(newLines[0]); got != wantHeader {
 		t.Errorf("got header %s, want %s", got, wantHeader)

@@ -75,7 +75,12 @@ type head struct {
 }
 
 func (s *Server) newPlanner(v fsm.View, now time.Time) *planner {
-	gossip := s.pool(now)
+	return newPlannerFrom(v, s.pool(now), now)
+}
+
+// newPlannerFrom is newPlanner with the gossip pool given (PlanPass
+// fabricates one).
+func newPlannerFrom(v fsm.View, gossip map[string]member, now time.Time) *planner {
 	machines := v.Machines()
 	views := make([]matcher.MachineView, len(machines))
 	for i, m := range machines {

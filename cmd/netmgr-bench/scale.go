@@ -1,0 +1,163 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"runtime/debug"
+	"time"
+
+	"github.com/netmgr/netmgr/fsm"
+	"github.com/netmgr/netmgr/fsm/fsmscale"
+)
+
+func init() {
+	register(suite{name: "scale", order: 70, run: scaleSuite})
+}
+
+// The scale suite's sizes: the issue's 10,000 machines and 1,000,000 job
+// records, a tenth of each when quick.
+const (
+	scaleMachines      = 10_000
+	scaleJobs          = 1_000_000
+	scaleMachinesQuick = 1_000
+	scaleJobsQuick     = 100_000
+	// scaleRounds is how often snapshot, restore and restart are each
+	// measured.
+	scaleRounds      = 3
+	scaleRoundsQuick = 2
+	// scaleServerName is the name of the group's one server.
+	scaleServerName = "scale1"
+)
+
+// scaleSuite builds a database of 10,000 machines and 1,000,000 jobs
+// through the real FSM, persists its snapshot into a server data
+// directory through raft's file snapshot store, restores it in process,
+// then starts a real `netmgr server` on that directory and measures the
+// time to its first consistent read and its memory.
+func scaleSuite(ctx context.Context, cfg config) ([]figure, error) {
+	machines, jobs, rounds := scaleMachines, scaleJobs, scaleRounds
+	if cfg.quick {
+		machines, jobs, rounds = scaleMachinesQuick, scaleJobsQuick, scaleRoundsQuick
+	}
+	dir, cleanup, err := benchDir(cfg, "scale")
+	if err != nil {
+		return nil, err
+	}
+	defer cleanup()
+	bin, err := netmgrBinary(cfg, dir)
+	if err != nil {
+		return nil, err
+	}
+	srv, err := newScaleServer(bin, scaleServerName, filepath.Join(dir, "data"), filepath.Join(dir, "server.log"))
+	if err != nil {
+		return nil, err
+	}
+	data, err := newDataDir(srv.dataDir, srv.name, srv.raft)
+	if err != nil {
+		return nil, err
+	}
+	size := fmt.Sprintf("%dk machines, %s jobs", machines/1000, count(jobs))
+
+	b, err := buildAndSnapshot(ctx, data, fsmscale.Params{Machines: machines, Jobs: jobs}, rounds)
+	if err != nil {
+		return nil, err
+	}
+	debug.FreeOSMemory() // only the snapshot file now: the restores' memory is their own
+
+	var restoreTimes []float64
+	var restoredHeap float64
+	for i := range rounds {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		g, took, err := data.restore()
+		if err != nil {
+			return nil, err
+		}
+		restoredHeap = liveHeapMiB()
+		runtime.KeepAlive(g)
+		fmt.Fprintf(os.Stderr, "scale: restore %d: %.2f s, %.0f MiB live heap\n", i+1, took.Seconds(), restoredHeap)
+		restoreTimes = append(restoreTimes, took.Seconds())
+	}
+	debug.FreeOSMemory()
+
+	var serving, rss, peak []float64
+	for i := range rounds {
+		r, err := srv.run(ctx, uint64(b.stats.Jobs))
+		if err != nil {
+			return nil, err
+		}
+		fmt.Fprintf(os.Stderr, "scale: restart %d: serving after %.2f s, RSS %.0f MiB (peak %.0f MiB)\n",
+			i+1, r.serving.Seconds(), r.rssMiB, r.peakRSSMiB)
+		serving = append(serving, r.serving.Seconds())
+		rss = append(rss, r.rssMiB)
+		peak = append(peak, r.peakRSSMiB)
+	}
+
+	note := fmt.Sprintf("scale: %s (%d instances, %d commands applied in %.0f s), fsm live heap %.0f MiB "+
+		"(%.0f MiB restored, %.2f KiB per job); snapshot %d bytes; %d rounds on a shared machine",
+		size, b.stats.Instances, b.stats.Index, b.took.Seconds(), b.heapMiB, restoredHeap, restoredHeap*1024/float64(jobs), b.bytes, rounds)
+	return []figure{
+		{Name: "snapshot size, " + size, Unit: "MiB", Sample: sample(float64(b.bytes) / (1 << 20))},
+		{Name: "snapshot (Snapshot+Persist), " + size, Unit: "s", Sample: summarize(b.snapshots)},
+		{Name: "snapshot under lock (Snapshot), " + size, Unit: "s", Sample: summarize(b.locked)},
+		{Name: "restore (Open+Restore), " + size, Unit: "s", Sample: summarize(restoreTimes)},
+		{Name: "server restart->serving, " + size, Unit: "s", Sample: summarize(serving), Target: "<= 10 s"},
+		{Name: "server RSS serving, " + size, Unit: "MiB", Sample: summarize(rss), Target: "<= 4096 MiB"},
+		{Name: "server peak RSS, " + size, Unit: "MiB", Sample: summarize(peak), Note: note},
+	}, nil
+}
+
+// built is what buildAndSnapshot made and measured.
+type built struct {
+	stats     fsmscale.Stats
+	took      time.Duration // applying the commands
+	heapMiB   float64       // the live heap holding the built FSM
+	snapshots []float64     // seconds per Snapshot+Persist
+	locked    []float64     // seconds per Snapshot, under the FSM's lock
+	bytes     int64         // size of the snapshot file
+}
+
+// buildAndSnapshot applies the commands of a database of p's size to a
+// new FSM and persists its snapshot into data rounds times. The FSM is
+// garbage once it returns.
+func buildAndSnapshot(ctx context.Context, data *dataDir, p fsmscale.Params, rounds int) (built, error) {
+	size := fmt.Sprintf("%d machines and %d jobs", p.Machines, p.Jobs)
+	fmt.Fprintf(os.Stderr, "scale: applying the commands of %s to an fsm ...\n", size)
+	start := time.Now()
+	p.Progress = func(n int) {
+		fmt.Fprintf(os.Stderr, "scale: %d jobs applied (%.0f s)\n", n, time.Since(start).Seconds())
+	}
+	f := fsm.New()
+	st, err := fsmscale.Build(f, p)
+	if err != nil {
+		return built{}, err
+	}
+	b := built{stats: st, took: time.Since(start), heapMiB: liveHeapMiB()}
+	for i := range rounds {
+		if ctx.Err() != nil {
+			return built{}, ctx.Err()
+		}
+		st, err := data.snapshot(f)
+		if err != nil {
+			return built{}, err
+		}
+		fmt.Fprintf(os.Stderr, "scale: snapshot %d: %.0f MiB in %.2f s (%.2f s locked)\n",
+			i+1, float64(st.bytes)/(1<<20), st.total.Seconds(), st.locked.Seconds())
+		b.snapshots = append(b.snapshots, st.total.Seconds())
+		b.locked = append(b.locked, st.locked.Seconds())
+		b.bytes = st.bytes
+	}
+	return b, nil
+}
+
+// count prints n as 100k or 1M.
+func count(n int) string {
+	if n >= 1_000_000 && n%1_000_000 == 0 {
+		return fmt.Sprintf("%dM", n/1_000_000)
+	}
+	return fmt.Sprintf("%dk", n/1000)
+}

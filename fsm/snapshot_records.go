@@ -1,0 +1,256 @@
+package fsm
+
+// The version 4 record layouts: each write function and its read function
+// list the same fields in the same order. A field added to a record needs
+// a new snapshot version that writes it; TestRecordsRoundTrip fails until
+// it is written.
+
+func (e *encoder) machine(m *Machine) {
+	f := &m.MachineFacts
+	e.sym(f.Name)
+	e.sym(f.Arch)
+	e.int(int64(f.CPUs))
+	e.int(f.MemoryMB)
+	e.symList(f.Mounts)
+	e.symList(f.Keys)
+	e.sym(f.MType)
+	e.attrs(f.Attrs)
+	e.str(f.Addr)
+	e.sym(m.State)
+	e.bool(m.Draining)
+	e.time(m.JoinedAt)
+	e.time(m.LeftAt)
+	e.str(m.LeaveReason)
+	e.uint(m.CreateIndex)
+	e.uint(m.ModifyIndex)
+	e.endRecord()
+}
+
+func (d *decoder) machine(m *Machine) {
+	f := &m.MachineFacts
+	f.Name = d.sym()
+	f.Arch = d.sym()
+	f.CPUs = int(d.int())
+	f.MemoryMB = d.int()
+	f.Mounts = d.symList()
+	f.Keys = d.symList()
+	f.MType = d.sym()
+	f.Attrs = d.attrs()
+	d.str(&f.Addr)
+	m.State = d.sym()
+	m.Draining = d.bool()
+	m.JoinedAt = d.time()
+	m.LeftAt = d.time()
+	d.str(&m.LeaveReason)
+	m.CreateIndex = d.uint()
+	m.ModifyIndex = d.uint()
+	d.flushRaw()
+}
+
+func (e *encoder) job(j *Job) {
+	e.uint(j.ID)
+	e.str(j.Name)
+	e.sym(j.Owner)
+	e.sym(j.Queue)
+	e.spec(&j.Spec)
+	e.time(j.SubmittedAt)
+	e.str(j.IdempotencyKey)
+	e.bool(j.KillRequested)
+	e.sym(j.KilledBy)
+	e.sym(j.KillSignal)
+	e.uint(uint64(len(j.Instances)))
+	for i := range j.Instances {
+		e.instance(&j.Instances[i])
+	}
+	e.uint(j.CreateIndex)
+	e.uint(j.ModifyIndex)
+	e.endRecord()
+}
+
+func (d *decoder) job(j *Job) {
+	j.ID = d.uint()
+	d.str(&j.Name)
+	j.Owner = d.sym()
+	j.Queue = d.sym()
+	d.spec(&j.Spec)
+	j.SubmittedAt = d.time()
+	d.str(&j.IdempotencyKey)
+	j.KillRequested = d.bool()
+	j.KilledBy = d.sym()
+	j.KillSignal = d.sym()
+	j.Instances = d.instanceList()
+	j.CreateIndex = d.uint()
+	j.ModifyIndex = d.uint()
+	d.flushRaw()
+}
+
+func (e *encoder) spec(s *JobSpec) {
+	e.str(s.Name)
+	e.symMap(s.Binaries)
+	e.strs(s.Args)
+	e.strs(s.Env)
+	e.int(int64(s.Min))
+	e.symList(s.Keys)
+	e.uint(uint64(len(s.Requirements)))
+	for _, r := range s.Requirements {
+		e.sym(r.Attr)
+		e.sym(r.Op)
+		e.float(r.Value)
+	}
+	e.symList(s.Mounts)
+	e.symList(s.Machines)
+	e.bool(s.Unique)
+	e.int(int64(s.MaxPerMachine))
+	e.float(s.Load)
+	e.int(s.MemoryMB)
+	e.sym(s.Queue)
+	e.sym(s.Restart)
+	e.int(int64(s.MaxRestarts))
+}
+
+func (d *decoder) spec(s *JobSpec) {
+	d.str(&s.Name)
+	// A spec never changes after Submit (Apply only reads it, and View's
+	// users must not change what they read), so specs naming the same
+	// binaries share one map.
+	s.Binaries = d.sharedSymMap()
+	s.Args = d.strs()
+	s.Env = d.strs()
+	s.Min = int(d.int())
+	s.Keys = d.symList()
+	s.Requirements = list(d, func(r *Requirement) {
+		r.Attr = d.sym()
+		r.Op = d.sym()
+		r.Value = d.float()
+	})
+	s.Mounts = d.symList()
+	s.Machines = d.symList()
+	s.Unique = d.bool()
+	s.MaxPerMachine = int(d.int())
+	s.Load = d.float()
+	s.MemoryMB = d.int()
+	s.Queue = d.sym()
+	s.Restart = d.sym()
+	s.MaxRestarts = int(d.int())
+}
+
+func (e *encoder) instance(in *Instance) {
+	e.int(int64(in.Index))
+	e.uint(in.Attempt)
+	e.sym(in.State)
+	e.sym(in.Machine)
+	e.sym(in.Key)
+	e.int(int64(in.PID))
+	e.int(int64(in.ExitCode))
+	e.sym(in.Signal)
+	e.str(in.Error)
+	e.int(in.UserMS)
+	e.int(in.SysMS)
+	e.int(in.MaxRSSKB)
+	e.time(in.PlacedAt)
+	e.time(in.StartedAt)
+	e.time(in.EndedAt)
+	e.bool(in.KillRequested)
+	e.time(in.NotBefore)
+	e.bool(in.RestartRequested)
+	e.str(in.Reason)
+	e.uint(in.SuspendIndex)
+	e.uint(in.ResumeIndex)
+	e.int(int64(in.Restarts))
+	e.uint(uint64(len(in.History)))
+	for i := range in.History {
+		e.attemptEnd(&in.History[i])
+	}
+	e.uint(uint64(len(in.Leftovers)))
+	for _, l := range in.Leftovers {
+		e.int(int64(l.PID))
+		e.sym(l.Comm)
+	}
+	e.int(int64(in.StaleEvents))
+	e.uint(in.ModifyIndex)
+}
+
+func (d *decoder) instance(in *Instance) {
+	in.Index = int(d.int())
+	in.Attempt = d.uint()
+	in.State = d.sym()
+	in.Machine = d.sym()
+	in.Key = d.sym()
+	in.PID = int(d.int())
+	in.ExitCode = int(d.int())
+	in.Signal = d.sym()
+	d.str(&in.Error)
+	in.UserMS = d.int()
+	in.SysMS = d.int()
+	in.MaxRSSKB = d.int()
+	in.PlacedAt = d.time()
+	in.StartedAt = d.time()
+	in.EndedAt = d.time()
+	in.KillRequested = d.bool()
+	in.NotBefore = d.time()
+	in.RestartRequested = d.bool()
+	d.str(&in.Reason)
+	in.SuspendIndex = d.uint()
+	in.ResumeIndex = d.uint()
+	in.Restarts = int(d.int())
+	in.History = list(d, d.attemptEnd)
+	in.Leftovers = list(d, func(l *Leftover) {
+		l.PID = int(d.int())
+		l.Comm = d.sym()
+	})
+	in.StaleEvents = int(d.int())
+	in.ModifyIndex = d.uint()
+}
+
+func (e *encoder) attemptEnd(a *AttemptEnd) {
+	e.uint(a.Attempt)
+	e.sym(a.Machine)
+	e.sym(a.Key)
+	e.sym(a.State)
+	e.int(int64(a.ExitCode))
+	e.sym(a.Signal)
+	e.str(a.Error)
+	e.str(a.Reason)
+	e.int(a.UserMS)
+	e.int(a.SysMS)
+	e.int(a.MaxRSSKB)
+	e.time(a.PlacedAt)
+	e.time(a.StartedAt)
+	e.time(a.EndedAt)
+}
+
+func (d *decoder) attemptEnd(a *AttemptEnd) {
+	a.Attempt = d.uint()
+	a.Machine = d.sym()
+	a.Key = d.sym()
+	a.State = d.sym()
+	a.ExitCode = int(d.int())
+	a.Signal = d.sym()
+	d.str(&a.Error)
+	d.str(&a.Reason)
+	a.UserMS = d.int()
+	a.SysMS = d.int()
+	a.MaxRSSKB = d.int()
+	a.PlacedAt = d.time()
+	a.StartedAt = d.time()
+	a.EndedAt = d.time()
+}
+
+func (e *encoder) reservation(r *Reservation) {
+	e.uint(r.ID)
+	e.sym(r.Owner)
+	e.symList(r.Machines)
+	e.time(r.From)
+	e.time(r.Until)
+	e.uint(r.CreateIndex)
+	e.endRecord()
+}
+
+func (d *decoder) reservation(r *Reservation) {
+	r.ID = d.uint()
+	r.Owner = d.sym()
+	r.Machines = d.symList()
+	r.From = d.time()
+	r.Until = d.time()
+	r.CreateIndex = d.uint()
+}
