@@ -45,6 +45,9 @@ type Config struct {
 	CgroupParent string
 	// Logger receives the stub's and memberlist's logs; nil discards them.
 	Logger *slog.Logger
+	// Simulate, when set, makes the stub simulate its jobs instead of
+	// forking them (see Simulation); CgroupParent is then NoCgroups.
+	Simulate *Simulation
 }
 
 // withDefaults checks cfg and fills in the defaults.
@@ -64,6 +67,9 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.HTTPAddr == "" {
 		c.HTTPAddr = "127.0.0.1:0"
+	}
+	if c.Simulate != nil {
+		c.CgroupParent = NoCgroups
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)

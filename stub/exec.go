@@ -102,6 +102,8 @@ type runner struct {
 	out     *outbox
 	log     *slog.Logger
 	warm    *warmPool // a supervisor started ahead of the next Start
+	// sim is nil unless the stub simulates its jobs (simulate.go).
+	sim *simulator
 
 	ctx      context.Context // canceled by close
 	cancel   context.CancelFunc
@@ -216,7 +218,12 @@ func (r *runner) recordExecFailure(k attemptKey, a *attempt, at time.Time, cause
 // The goroutine that reaps the supervisor is the one goroutine of the
 // runner that outlives Shutdown: the supervisor outlives the stub, and a
 // stub in a process that goes on (tests) must still reap it.
+//
+// A simulated stub starts a simulated supervisor instead (Simulation).
 func (r *runner) launch(dir string, spec supervisorSpec) (startStatus, <-chan struct{}, error) {
+	if r.sim != nil {
+		return r.sim.launch(dir, spec)
+	}
 	var st startStatus
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return st, nil, fmt.Errorf("make supervisor dir: %w", err)

@@ -106,6 +106,7 @@ func New(cfg Config) (*Stub, error) {
 		s.log.Info("jobs run in process groups, not cgroups", "why", why)
 	}
 	s.runner = newRunner(cfg.Name, cfg.ExecDir, cfg.DataDir, cgroups, s.out, s.log)
+	s.simulate(cfg.Simulate)
 	if err := s.runner.recover(known); err != nil {
 		return nil, err
 	}

@@ -1,19 +1,35 @@
-// Command netmgr-bench starts a local cluster of real netmgr processes
-// (3 servers, 2 stubs, on 127.0.0.1, Raft log fsynced as raft-boltdb does
-// by default) and measures how fast the server group turns a submit into a
-// running process:
+// Command netmgr-bench measures netmgr on this machine and prints one
+// table of figures, each with its median, spread and the target the
+// performance issue holds it to. It runs suites, each starting what it
+// needs and stopping it before the next:
 //
-//   - latency: N sequential single-instance jobs, each timed from Submit to
-//     the moment WaitJob(started) returns, i.e. the CHILD_REGISTER is
-//     committed;
-//   - throughput: C concurrent submitters doing the same for a fixed time,
-//     reported as jobs registered per second in 1 s windows, plus the
-//     latency each submitter saw under that load.
+//   - latency: 3 servers and 2 stubs as processes on 127.0.0.1 (Raft log
+//     fsynced, as raft-boltdb does by default). Submit->registered for N
+//     sequential single-instance /bin/true jobs (until WaitJob(started)
+//     returns, i.e. the CHILD_REGISTER is committed); then C concurrent
+//     submitters of 10-instance jobs on stubs given 256 slots each,
+//     counted as instances registered per 1 s window (real forks); then
+//     64 clients submitting without waiting, counted as submits accepted
+//     per 1 s window.
+//   - simstubs: 3 servers and 100 simulated stubs (`netmgr sim`, no
+//     fork): instances started per second.
+//   - failover: 3 servers and 3 stubs; machine loss (stub, supervisors
+//     and job SIGKILLed together) to the restartable instance running
+//     elsewhere, and leader SIGKILL to the next accepted submit, 5 rounds
+//     each.
+//   - gossip: 3 servers and 200 simulated stubs over 4 processes with the
+//     default memberlist settings: convergence, time to notice a dead
+//     member, false suspicions, server CPU.
+//   - pass: one scheduling pass of the leader's planner placing 10,000
+//     queued instances on 1,000 machines.
+//   - scale: 10,000 machines and 1,000,000 job records built through the
+//     fsm: snapshot size and time, restore time, and a real server's
+//     restart to serving and its RSS.
 //
 // Usage:
 //
-//	netmgr-bench [-netmgr bin/netmgr] [-n 300] [-c 32] [-duration 10s] [-json]
+//	netmgr-bench [-netmgr bin/netmgr] [-only latency,failover] [-n 300] [-c 32] [-duration 10s] [-json]
 //
-// BENCH_QUICK=1 in the environment shortens the defaults (-n 60,
-// -duration 3s). Without -netmgr the binary is built into a temp dir.
+// BENCH_QUICK=1 in the environment shortens every suite. Without -netmgr
+// the binary is built into a temp dir.
 package main

@@ -107,7 +107,7 @@ func newApp(base string, rest []string) (*cli.App, string) {
 			execCommand(), killCommand(), statusCommand(),
 			reserveCommand(), unreserveCommand(),
 			suspendCommand(), resumeCommand(), restartCommand(), eventsCommand(),
-			serverCommand(), stubCommand(), agentCommand(), adminCommand(), superviseCommand(),
+			serverCommand(), stubCommand(), simCommand(), agentCommand(), adminCommand(), superviseCommand(),
 		},
 		Action: func(cCtx *cli.Context) error {
 			if cCtx.Args().Present() {

@@ -1,0 +1,159 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/netmgr/netmgr/stub"
+)
+
+func simCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "sim",
+		Usage: "run many simulated stubs in one process, for tests and benchmarks at scale",
+		UsageText: "netmgr sim --data-dir DIR --join GOSSIP_ADDR,... [--count N] [--prefix PREFIX]\n" +
+			"    [--http ADDR] [--gossip ADDR] [--run-time DURATION] [--slots N] [--mem MB]\n" +
+			"    [--exec-dir DIR] [--init FILE] [--log-level LEVEL]",
+		Description: "Runs --count stubs named PREFIX-0 ... PREFIX-(N-1) in this process until SIGINT or\n" +
+			"SIGTERM, to try the servers with many machines without as many hosts. Each is a\n" +
+			"real stub (its API, outbox, lease, gossip and facts) whose jobs are simulated: no\n" +
+			"process is forked; a job gets a fake pid, runs for --run-time and exits 0, and a\n" +
+			"signal (netkill, suspend, resume) acts on it as on a process. For example, 100\n" +
+			"machines of 4 slots each whose jobs run 2 s:\n\n" +
+			"   netmgr sim --count 100 --slots 4 --run-time 2s --data-dir /tmp/sim \\\n" +
+			"       --http 127.0.0.1:20000 --gossip 127.0.0.1:30000 --join 127.0.0.1:4648\n\n" +
+			"Stub i listens on the port of --http plus i and gossips on the port of --gossip\n" +
+			"plus i (port 0: each picks a free port). Its outbox lives in DIR/NAME/data and\n" +
+			"its jobs' directories in DIR/NAME/exec (or EXEC_DIR/NAME). A job's binary must\n" +
+			"exist here, as on a real machine. --slots and --mem are the machines' nprocs and\n" +
+			"mem claims, as an init file makes them.\n\n" +
+			"It prints 'stub NAME api http://HOST:PORT' for each stub once all listen.",
+		Flags: []cli.Flag{
+			&cli.IntFlag{Name: "count", Value: 10, Usage: "number `N` of simulated stubs"},
+			&cli.StringFlag{Name: "prefix", Value: "sim", Usage: "machine names are `PREFIX`-0, PREFIX-1, ..."},
+			&cli.StringFlag{Name: "data-dir", Usage: "`DIR` holding a directory per stub (required)"},
+			&cli.StringFlag{Name: "http", Value: "127.0.0.1:0", Usage: "API address `HOST:PORT` of the first stub; the next ones count up from it"},
+			&cli.StringFlag{Name: "gossip", Value: "127.0.0.1:0", Usage: "gossip address `HOST:PORT` of the first stub; the next ones count up from it"},
+			&cli.StringSliceFlag{Name: "join", Usage: "gossip addresses (`HOST:PORT`) of servers or other stubs, comma-separated or repeated (required)"},
+			&cli.DurationFlag{Name: "run-time", Value: time.Second, Usage: "`DURATION` each simulated job runs before it exits 0"},
+			&cli.IntFlag{Name: "slots", Usage: "instances (`N`) each machine runs at once, its nprocs claim; 0 keeps the host's CPUs"},
+			&cli.Int64Flag{Name: "mem", Usage: "memory `MB` each machine claims; 0 keeps the host's"},
+			&cli.StringFlag{Name: "exec-dir", Usage: "`DIR` holding the jobs' directories of each stub (default: DIR/NAME/exec)"},
+			&cli.StringFlag{Name: "init", Usage: "machine init `FILE` every stub reads: mtype, mem, rating, nprocs, keys and mounts"},
+			logLevelFlag(),
+		},
+		Action: runSim,
+	}
+}
+
+func runSim(cCtx *cli.Context) error {
+	if cCtx.Args().Present() {
+		return usagef("unexpected argument %q", cCtx.Args().First())
+	}
+	if err := requireFlags(cCtx, "data-dir"); err != nil {
+		return err
+	}
+	join := splitList(cCtx.StringSlice("join"))
+	if len(join) == 0 {
+		return usagef("--join is required: the gossip address of at least one server")
+	}
+	n := cCtx.Int("count")
+	if n < 1 {
+		return usagef("--count must be at least 1, got %d", n)
+	}
+	if cCtx.Duration("run-time") < 0 || cCtx.Int("slots") < 0 || cCtx.Int64("mem") < 0 {
+		return usagef("--run-time, --slots and --mem must not be negative")
+	}
+	httpAddrs, err := countUp(cCtx.String("http"), n)
+	if err != nil {
+		return usagef("--http: %v", err)
+	}
+	gossipAddrs, err := countUp(cCtx.String("gossip"), n)
+	if err != nil {
+		return usagef("--gossip: %v", err)
+	}
+	logger, err := newLogger(cCtx, cCtx.App.ErrWriter)
+	if err != nil {
+		return err
+	}
+	sim := stub.Simulation{RunTime: cCtx.Duration("run-time"), Slots: cCtx.Int("slots"), MemoryMB: cCtx.Int64("mem")}
+	dataDir, execDir := cCtx.String("data-dir"), cCtx.String("exec-dir")
+
+	var stubs []*stub.Stub
+	for i := range n {
+		name := fmt.Sprintf("%s-%d", cCtx.String("prefix"), i)
+		cfg := stub.Config{
+			Name:       name,
+			DataDir:    filepath.Join(dataDir, name, "data"),
+			HTTPAddr:   httpAddrs[i],
+			GossipAddr: gossipAddrs[i],
+			Join:       join,
+			ExecDir:    filepath.Join(dataDir, name, "exec"),
+			InitFile:   cCtx.String("init"),
+			Logger:     logger.With("machine", name),
+			Simulate:   &sim,
+		}
+		if execDir != "" {
+			cfg.ExecDir = filepath.Join(execDir, name)
+		}
+		st, err := stub.New(cfg)
+		if err != nil {
+			_ = shutdownAll(stubs)
+			return fmt.Errorf("start simulated stub %s: %w", name, err)
+		}
+		stubs = append(stubs, st)
+	}
+	for i, st := range stubs {
+		fmt.Fprintf(cCtx.App.Writer, "stub %s-%d api http://%s\n", cCtx.String("prefix"), i, st.HTTPAddr())
+	}
+	<-cCtx.Context.Done()
+	logger.Info("shutting down", "stubs", len(stubs))
+	return shutdownAll(stubs)
+}
+
+// countUp returns n addresses: addr, then addr's port plus 1, 2, ...;
+// port 0 stays 0 for every one (each picks a free port).
+func countUp(addr string, n int) ([]string, error) {
+	host, portStr, err := net.SplitHostPort(addr)
+	if err != nil {
+		return nil, err
+	}
+	port, err := strconv.Atoi(portStr)
+	if err != nil || port < 0 || port > 65535 {
+		return nil, fmt.Errorf("bad port %q", portStr)
+	}
+	if port > 0 && port+n-1 > 65535 {
+		return nil, fmt.Errorf("%d ports from %d run past 65535", n, port)
+	}
+	out := make([]string, n)
+	for i := range out {
+		p := port
+		if p > 0 {
+			p += i
+		}
+		out[i] = net.JoinHostPort(host, strconv.Itoa(p))
+	}
+	return out, nil
+}
+
+// shutdownAll shuts the stubs down at once (each leaves the gossip pool,
+// which takes up to a second) and returns their errors.
+func shutdownAll(stubs []*stub.Stub) error {
+	errs := make([]error, len(stubs))
+	var wg sync.WaitGroup
+	for i, st := range stubs {
+		wg.Go(func() { errs[i] = st.Shutdown() })
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("shut down simulated stubs: %w", err)
+	}
+	return nil
+}

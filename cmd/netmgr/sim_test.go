@@ -1,0 +1,127 @@
+package main
+
+import (
+	"context"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/netmgr/netmgr/client"
+	"github.com/netmgr/netmgr/server/servertest"
+)
+
+// TestSim runs `netmgr sim` with 5 simulated stubs in this process against
+// a group of 3 in-process servers: the stubs register as machines, and a
+// 10-instance job runs to completion on them, each instance exiting 0.
+func TestSim(t *testing.T) {
+	if testing.Short() {
+		t.Skip("skipping: starts 3 servers and 5 stubs")
+	}
+	c := servertest.NewCluster(t, 3)
+	c.WaitLeader()
+	var join []string
+	for _, s := range c.Servers {
+		join = append(join, s.GossipAddr())
+	}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var stdout, stderr syncBuffer
+	codeCh := make(chan int, 1)
+	go func() {
+		codeCh <- run(ctx, []string{"netmgr", "sim", "--count", "5", "--prefix", "simtest",
+			"--data-dir", t.TempDir(), "--join", strings.Join(join, ","),
+			"--slots", "2", "--run-time", "50ms", "--log-level", "warn"}, &stdout, &stderr)
+	}()
+	stopped := false
+	stop := func() {
+		if stopped {
+			return
+		}
+		stopped = true
+		cancel()
+		select {
+		case code := <-codeCh:
+			if code != exitOK {
+				t.Errorf("netmgr sim exited %d; stderr:\n%s", code, stderr.String())
+			}
+		case <-time.After(30 * time.Second):
+			t.Errorf("netmgr sim did not stop within 30 s")
+		}
+	}
+	defer stop()
+
+	cl := c.Client()
+	var names []string
+	for i := range 5 {
+		names = append(names, "simtest-"+strconv.Itoa(i))
+	}
+	servertest.WaitFor(t, 60*time.Second, "5 simulated machines up", func() bool {
+		ms, err := cl.Machines(ctx)
+		if err != nil {
+			return false
+		}
+		var up []string
+		for _, m := range ms {
+			if m.State == client.MachineUp && m.Slots == 2 {
+				up = append(up, m.Name)
+			}
+		}
+		slices.Sort(up)
+		return slices.Equal(up, names)
+	})
+	if out := stdout.String(); !strings.Contains(out, "stub simtest-4 api http://127.0.0.1:") {
+		t.Errorf("stdout does not announce simtest-4's API:\n%s", out)
+	}
+
+	wctx, wcancel := context.WithTimeout(ctx, 60*time.Second)
+	defer wcancel()
+	sub, err := cl.Submit(wctx, client.SubmitRequest{Spec: client.JobSpec{
+		Binaries: map[string]string{client.AnyKey: "/bin/true"},
+		Min:      10,
+	}})
+	if err != nil {
+		t.Fatalf("submit: %v", err)
+	}
+	job, err := cl.WaitJob(wctx, strconv.FormatUint(sub.ID, 10), client.WaitDone)
+	if err != nil {
+		t.Fatalf("wait for job %d: %v", sub.ID, err)
+	}
+	if got, want := len(job.Instances), 10; got != want {
+		t.Fatalf("job has %d instances, want %d", got, want)
+	}
+	for _, in := range job.Instances {
+		if in.ExitCode != 0 || in.Signal != "" || in.Error != "" || !slices.Contains(names, in.Machine) {
+			t.Errorf("instance %d: exit %d signal %q error %q on %q, want exit 0 on a simulated machine",
+				in.Index, in.ExitCode, in.Signal, in.Error, in.Machine)
+		}
+	}
+	stop()
+}
+
+func TestCountUp(t *testing.T) {
+	tests := []struct {
+		name, addr string
+		n          int
+		want       []string
+		wantErr    bool
+	}{
+		{"ports count up", "127.0.0.1:7000", 3, []string{"127.0.0.1:7000", "127.0.0.1:7001", "127.0.0.1:7002"}, false},
+		{"port 0 picks", "127.0.0.1:0", 2, []string{"127.0.0.1:0", "127.0.0.1:0"}, false},
+		{"past the last port", "127.0.0.1:65535", 2, nil, true},
+		{"no port", "127.0.0.1", 1, nil, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := countUp(tt.addr, tt.n)
+			if (err != nil) != tt.wantErr {
+				t.Fatalf("countUp(%q, %d) error = %v, want error %v", tt.addr, tt.n, err, tt.wantErr)
+			}
+			if !slices.Equal(got, tt.want) {
+				t.Errorf("countUp(%q, %d) = %v, want %v", tt.addr, tt.n, got, tt.want)
+			}
+		})
+	}
+}
