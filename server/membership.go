@@ -55,7 +55,11 @@ func (m *membership) reconcile(ctx context.Context) {
 			}
 		}
 		for _, mc := range v.Machines() {
-			if mc.State != fsm.MachineUp {
+			// An unreachable machine (its lease expired first, as it does
+			// after a crash: 4 s against gossip's 10 s or more) still goes
+			// down when gossip gives it up, so that its unknown work is
+			// declared lost.
+			if mc.State != fsm.MachineUp && mc.State != fsm.MachineUnreachable {
 				continue
 			}
 			mem, ok := pool[mc.Name]
