@@ -46,6 +46,18 @@ func (v View) Queued() []InstanceRef { return sortedRefs(v.d.queued) }
 // Active returns the placed and running instances, by job then instance.
 func (v View) Active() []InstanceRef { return sortedRefs(v.d.active) }
 
+// EachActive calls fn for every active instance with the machine it holds
+// a slot on, in no particular order, until fn returns false. It neither
+// sorts nor allocates, for the leader's passes after every commit, which
+// need no order; Apply never uses it.
+func (v View) EachActive(fn func(ref InstanceRef, machine string) bool) {
+	for ref, m := range v.d.active {
+		if !fn(ref, m) {
+			return
+		}
+	}
+}
+
 // Instance returns one instance and its job.
 func (v View) Instance(ref InstanceRef) (*Job, *Instance, bool) {
 	j, in, err := v.d.instance(ref.JobID, ref.Instance)

@@ -28,6 +28,7 @@ type sendState struct {
 	acked    bool
 	failures int
 	retryAt  time.Time
+	pass     uint64 // the last pass that found it owed
 }
 
 // dispatcher sends Starts for placed attempts and kill Signals for attempts
@@ -39,9 +40,10 @@ type dispatcher struct {
 	done chan struct{} // a send finished; the leader loop runs another pass
 	wg   sync.WaitGroup
 
-	mu      sync.Mutex // guards starts and signals
+	mu      sync.Mutex // guards starts, signals and pass
 	starts  map[attemptKey]*sendState
 	signals map[signalKey]*sendState
+	pass    uint64 // counts passes, to forget what is no longer owed
 }
 
 // signalKey names one signal decision for an attempt: a kill, a restart,
@@ -65,66 +67,73 @@ func newDispatcher(s *Server) *dispatcher {
 func (d *dispatcher) wait() { d.wg.Wait() }
 
 type startWork struct {
-	key      attemptKey
+	st       *sendState
 	addr     string
 	req      client.StartRequest
 	placedAt time.Time
 }
 
 type signalWork struct {
-	key  signalKey
+	st   *sendState
 	addr string
 	req  client.SignalRequest
 }
 
-// dispatch starts the sends the database owes.
+// dispatch starts the sends the database owes. It runs after every
+// commit, so it walks the active instances without sorting them and
+// builds a request only for a send that is due: most active instances run
+// and are owed nothing, and most owed sends are in flight or acknowledged.
 func (d *dispatcher) dispatch(ctx context.Context) {
 	servers := d.serverHints()
 	var (
 		starts  []startWork
 		signals []signalWork
 	)
-	live := make(map[attemptKey]bool)
+	now := time.Now()
+	// d.mu, then the database's read lock: the send goroutines take d.mu
+	// alone, so the order cannot deadlock.
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.pass++
 	d.s.fsm.Read(func(v fsm.View) {
-		for _, ref := range v.Active() {
+		v.EachActive(func(ref fsm.InstanceRef, machine string) bool {
 			j, in, _ := v.Instance(ref)
-			m, ok := v.Machine(in.Machine)
-			if !ok {
-				continue
-			}
 			key := attemptKey{JobID: j.ID, Instance: in.Index, Attempt: in.Attempt}
-			live[key] = true
 			if in.State == fsm.InstancePlaced {
-				q, _ := v.Queue(j.Queue)
-				starts = append(starts, startWork{key: key, addr: m.Addr, req: startRequest(j, in, q, servers), placedAt: in.PlacedAt})
-				continue
+				st := owe(d.starts, key, d.pass)
+				if m, ok := v.Machine(machine); ok && due(st, now) {
+					q, _ := v.Queue(j.Queue)
+					st.inflight = true
+					starts = append(starts, startWork{st: st, addr: m.Addr, req: startRequest(j, in, q, servers), placedAt: in.PlacedAt})
+				}
+				return true
 			}
-			if sk, sig, grace, ok := owedSignal(j, in); ok {
-				signals = append(signals, signalWork{key: signalKey{key, sk.what, sk.index}, addr: m.Addr, req: client.SignalRequest{
+			sk, sig, grace, ok := owedSignal(j, in)
+			if !ok {
+				return true
+			}
+			sk.attemptKey = key
+			st := owe(d.signals, sk, d.pass)
+			if m, ok := v.Machine(machine); ok && due(st, now) {
+				st.inflight = true
+				signals = append(signals, signalWork{st: st, addr: m.Addr, req: client.SignalRequest{
 					JobID: j.ID, Instance: in.Index, Attempt: in.Attempt, Signal: sig, GraceMS: grace,
 				}})
 			}
-		}
+			return true
+		})
 	})
-
-	now := time.Now()
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	prune(d.starts, live)
-	prune(d.signals, live)
+	forget(d.starts, d.pass)
+	forget(d.signals, d.pass)
 	for _, w := range starts {
-		if st := claim(d.starts, w.key, now); st != nil {
-			d.send(ctx, st, w.addr, func(ctx context.Context, c *client.StubClient) error {
-				return d.s.metrics.started(w.placedAt, c.Start(ctx, w.req))
-			})
-		}
+		d.send(ctx, w.st, w.addr, func(ctx context.Context, c *client.StubClient) error {
+			return d.s.metrics.started(w.placedAt, c.Start(ctx, w.req))
+		})
 	}
 	for _, w := range signals {
-		if st := claim(d.signals, w.key, now); st != nil {
-			d.send(ctx, st, w.addr, func(ctx context.Context, c *client.StubClient) error {
-				return d.s.metrics.signalled(c.Signal(ctx, w.req))
-			})
-		}
+		d.send(ctx, w.st, w.addr, func(ctx context.Context, c *client.StubClient) error {
+			return d.s.metrics.signalled(c.Signal(ctx, w.req))
+		})
 	}
 }
 
@@ -145,32 +154,31 @@ func owedSignal(j *fsm.Job, in *fsm.Instance) (key signalKey, sig string, graceM
 	return signalKey{}, "", 0, false
 }
 
-// prune forgets attempts that no longer hold a slot.
-func prune[K interface {
-	comparable
-	attempt() attemptKey
-}](m map[K]*sendState, live map[attemptKey]bool) {
-	for k, st := range m {
-		if !live[k.attempt()] && !st.inflight {
-			delete(m, k)
-		}
-	}
-}
-
-func (k attemptKey) attempt() attemptKey { return k }
-
-// claim returns the send state to use if a send for key is due now.
-func claim[K comparable](m map[K]*sendState, key K, now time.Time) *sendState {
+// owe returns the send state of key, made if new, marked as owed in pass.
+func owe[K comparable](m map[K]*sendState, key K, pass uint64) *sendState {
 	st, ok := m[key]
 	if !ok {
 		st = &sendState{}
 		m[key] = st
 	}
-	if st.inflight || st.acked || now.Before(st.retryAt) {
-		return nil
-	}
-	st.inflight = true
+	st.pass = pass
 	return st
+}
+
+// due reports whether a send is due now: none in flight, none
+// acknowledged, and its retry backoff over.
+func due(st *sendState, now time.Time) bool {
+	return !st.inflight && !st.acked && !now.Before(st.retryAt)
+}
+
+// forget drops the send states the database no longer owes (their attempt
+// started, ended or was signalled as owed), unless a send is in flight.
+func forget[K comparable](m map[K]*sendState, pass uint64) {
+	for k, st := range m {
+		if st.pass != pass && !st.inflight {
+			delete(m, k)
+		}
+	}
 }
 
 // send runs one request to a stub in its own goroutine. Called with d.mu held.

@@ -95,29 +95,39 @@ func (s *Server) handleJob(w http.ResponseWriter, r *http.Request) {
 	}
 	deadline := time.NewTimer(timeout)
 	defer deadline.Stop()
+	var (
+		job     client.Job
+		version uint64 // the job's ModifyIndex when job was rendered
+	)
 	for {
 		_, changed := s.fsm.Watch()
-		var (
-			job   client.Job
-			found bool
-		)
+		var found, same bool
+		// Every commit wakes every waiter; only one whose job changed
+		// renders it again.
 		s.fsm.Read(func(v fsm.View) {
 			var j *fsm.Job
 			if j, found = lookupJob(v, ref); found {
-				job = jobToWire(j)
+				if same = version != 0 && jobVersion(j) == version; !same {
+					job, version = jobToWire(j), jobVersion(j)
+				}
 			}
 		})
 		if !found {
 			s.writeError(w, http.StatusNotFound, errNoJob(ref))
 			return
 		}
-		if until == "" || client.JobReached(job, until) {
+		if !same && (until == "" || client.JobReached(job, until)) {
 			s.writeJSON(w, http.StatusOK, job)
 			return
 		}
 		select {
 		case <-changed:
 		case <-deadline.C:
+			s.fsm.Read(func(v fsm.View) {
+				if j, ok := lookupJob(v, ref); ok {
+					job = jobToWire(j)
+				}
+			})
 			s.writeJSON(w, http.StatusOK, job)
 			return
 		case <-r.Context().Done():
@@ -158,4 +168,14 @@ func (s *Server) handleKill(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.writeJSON(w, http.StatusOK, client.KillResponse{ID: id, Signaled: res.Signaled, Dequeued: res.Dequeued})
+}
+
+// jobVersion is the last index that changed the job or any of its
+// instances: a long poll renders the job again only when it moves.
+func jobVersion(j *fsm.Job) uint64 {
+	v := j.ModifyIndex
+	for i := range j.Instances {
+		v = max(v, j.Instances[i].ModifyIndex)
+	}
+	return v
 }

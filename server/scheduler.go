@@ -21,6 +21,9 @@ func (s *Server) schedule() error {
 	var plan fsm.Place
 	s.fsm.Read(func(v fsm.View) {
 		p := s.newPlanner(v, time.Now())
+		if !p.free {
+			return // every machine is full, down or draining: nothing can start
+		}
 		p.run(func(it queue.Item, in *fsm.Instance, res matcher.Result, _ *held) {
 			if res.Machine < 0 {
 				return
@@ -62,6 +65,11 @@ type planner struct {
 	active   *queue.Active
 	limits   map[string]queue.Limits
 	head     *head
+	// free reports that some machine is up, awake and has a free slot.
+	// Without one no instance can be placed, and the scheduler, which runs
+	// after every commit, skips the pass (a full pool with a long queue
+	// would otherwise match every queued job again on every commit).
+	free bool
 }
 
 // head is the first job in queue order that waits for capacity on
@@ -83,8 +91,10 @@ func (s *Server) newPlanner(v fsm.View, now time.Time) *planner {
 func newPlannerFrom(v fsm.View, gossip map[string]member, now time.Time) *planner {
 	machines := v.Machines()
 	views := make([]matcher.MachineView, len(machines))
+	free := false
 	for i, m := range machines {
 		views[i] = machineView(v, m, gossip[m.Name], now)
+		free = free || (views[i].Up && views[i].Awake && views[i].Running < views[i].Slots)
 	}
 	limits := make(map[string]queue.Limits)
 	running := make(map[string]int)
@@ -93,7 +103,7 @@ func newPlannerFrom(v fsm.View, gossip map[string]member, now time.Time) *planne
 		running[q.Name] = q.Active
 	}
 	return &planner{
-		v: v, now: now, machines: machines,
+		v: v, now: now, machines: machines, free: free,
 		pool: matcher.NewPool(views), matcher: matcher.New(),
 		active: queue.NewActive(limits, running), limits: limits,
 	}
