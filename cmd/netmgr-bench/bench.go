@@ -141,6 +141,7 @@ func bench(ctx context.Context, cfg config) (*results, error) {
 		}
 	}
 
+	before, berr := stageSums(ctx, c)
 	fmt.Fprintf(os.Stderr, "latency: %d sequential jobs ...\n", cfg.n)
 	seq := make([]time.Duration, 0, cfg.n)
 	for range cfg.n {
@@ -156,6 +157,9 @@ func bench(ctx context.Context, cfg config) (*results, error) {
 		seq = append(seq, d)
 	}
 	res.Sequential = summarize(ms(seq))
+	if after, err := stageSums(ctx, c); berr == nil && err == nil {
+		res.Stages = breakdown(before, after)
+	}
 
 	fmt.Fprintf(os.Stderr, "throughput: %d submitters for %v ...\n", cfg.concurrency, cfg.duration)
 	if err := liftSlots(ctx, cl, c); err != nil {

@@ -66,8 +66,11 @@ type results struct {
 	// clients that do not wait for their jobs; Submitted is their total.
 	SubmitWindows []float64 `json:"submit_windows"`
 	Submitted     int       `json:"submitted"`
-	Errors        int       `json:"errors"`
-	LastError     string    `json:"last_error,omitempty"`
+	// Stages is the sequential phase's mean time per stage, from the
+	// leader's and the stubs' /metrics.
+	Stages    string `json:"stages,omitempty"`
+	Errors    int    `json:"errors"`
+	LastError string `json:"last_error,omitempty"`
 }
 
 // figures returns the latency suite's rows of the table.
@@ -79,7 +82,7 @@ func (r *results) figures() []figure {
 	}
 	return []figure{
 		{Name: "submit->registered, sequential", Unit: "ms", Sample: r.Sequential, Target: "p50 <= 10, p99 <= 30",
-			Note: fmt.Sprintf("%d servers, %d stubs as processes on 127.0.0.1, job %s", r.Servers, r.Stubs, r.Binary)},
+			Note: fmt.Sprintf("%d servers, %d stubs as processes on 127.0.0.1, job %s; %s", r.Servers, r.Stubs, r.Binary, r.Stages)},
 		{Name: fmt.Sprintf("submit->all %d registered, %d submitters", tpInstances, r.Concurrency), Unit: "ms", Sample: r.Loaded},
 		{Name: "instances registered per 1 s, real forks, 2 stubs", Unit: "inst/s", Sample: r.Windows,
 			Target: ">= 500", Note: tp},
