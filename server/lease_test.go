@@ -96,16 +96,24 @@ echo "end $NETMGR_MACHINE $NETMGR_ATTEMPT $(now)" >> ` + ledger
 	if in := job.Instances[0]; in.Attempt != 2 || in.Restarts != 0 {
 		t.Errorf("got attempt %d restarts %d, want attempt 2 not counted as a restart", in.Attempt, in.Restarts)
 	}
-	entries := readLedger(t, ledger)
-	var endOnBeta, startOnAlpha time.Time
-	for _, e := range entries {
-		switch {
-		case e.what == "end" && e.machine == "beta":
-			endOnBeta = e.at
-		case e.what == "start" && e.machine == "alpha":
-			startOnAlpha = e.at
+	// Running means forked: the job's shell may not have written its
+	// first line yet.
+	var (
+		entries                 []ledgerEntry
+		endOnBeta, startOnAlpha time.Time
+	)
+	servertest.WaitFor(t, 10*time.Second, "attempt 2's start in the ledger", func() bool {
+		entries = readLedger(t, ledger)
+		for _, e := range entries {
+			switch {
+			case e.what == "end" && e.machine == "beta":
+				endOnBeta = e.at
+			case e.what == "start" && e.machine == "alpha":
+				startOnAlpha = e.at
+			}
 		}
-	}
+		return !startOnAlpha.IsZero()
+	})
 	if endOnBeta.IsZero() || startOnAlpha.IsZero() || !startOnAlpha.After(endOnBeta) {
 		t.Errorf("ledger %+v: attempt 2 on alpha must start after attempt 1 on beta ended", entries)
 	}
