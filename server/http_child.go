@@ -33,7 +33,7 @@ func (s *Server) handleChild(w http.ResponseWriter, r *http.Request) {
 			Machine: ev.Machine, ExitCode: ev.ExitCode, Signal: ev.Signal, Error: ev.Error, Reason: ev.Reason,
 			LeaseLost: ev.Reason == client.ReasonLeaseExpired,
 			UserMS:    ev.UserMS, SysMS: ev.SysMS, MaxRSSKB: ev.MaxRSSKB,
-			Leftovers: leftovers(ev.Leftovers),
+			Leftovers: leftoversFromWire(ev.Leftovers),
 		}
 	default:
 		s.writeError(w, http.StatusBadRequest, fmt.Errorf("child event kind %q: want %q or %q", ev.Kind, client.ChildRegister, client.ChildTerm))
@@ -49,16 +49,4 @@ func (s *Server) handleChild(w http.ResponseWriter, r *http.Request) {
 			"attempt", ev.Attempt, "machine", ev.Machine, "err", res.Err)
 	}
 	s.writeJSON(w, http.StatusOK, client.ChildEventResponse{Index: res.Index, Stale: res.Stale})
-}
-
-// leftovers converts a CHILD_TERM's leftover processes to the command's.
-func leftovers(ls []client.Leftover) []fsm.Leftover {
-	if len(ls) == 0 {
-		return nil
-	}
-	out := make([]fsm.Leftover, len(ls))
-	for i, l := range ls {
-		out[i] = fsm.Leftover{PID: l.PID, Comm: l.Comm}
-	}
-	return out
 }

@@ -150,3 +150,16 @@ func leftoversToWire(ls []fsm.Leftover) []client.Leftover {
 	}
 	return out
 }
+
+// leftoversFromWire converts a CHILD_TERM's leftover processes to the
+// command's.
+func leftoversFromWire(ls []client.Leftover) []fsm.Leftover {
+	if len(ls) == 0 {
+		return nil
+	}
+	out := make([]fsm.Leftover, len(ls))
+	for i, l := range ls {
+		out[i] = fsm.Leftover{PID: l.PID, Comm: l.Comm}
+	}
+	return out
+}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/user"
 	"path/filepath"
 	"syscall"
 	"testing"
@@ -24,35 +23,7 @@ func TestKillEveryServerLosesNothing(t *testing.T) {
 		t.Skip("skipping end-to-end test under -short: it builds netmgr and restarts a server group")
 	}
 	dir := t.TempDir()
-	bin, err := servertest.BuildBinary(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := servertest.StartProcCluster(bin, filepath.Join(dir, "cluster"), 3, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(c.Stop)
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("process logs:\n%s", c.Logs(6000))
-		}
-	})
-	if err := c.WaitLeader(60 * time.Second); err != nil {
-		t.Fatal(err)
-	}
-	if err := c.WaitMachines(1, 60*time.Second); err != nil {
-		t.Fatal(err)
-	}
-	// Jobs run as their owner when the stub runs as root: a real user.
-	me, err := user.Current()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cl, err := c.Client(client.WithUser(me.Username))
-	if err != nil {
-		t.Fatal(err)
-	}
+	c, cl := procCluster(t, dir, 3, 1)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 

@@ -35,10 +35,7 @@ func TestE2EProcessCluster(t *testing.T) {
 		t.Skip("skipping end-to-end test under -short: it builds netmgr and runs 5 processes")
 	}
 	dir := t.TempDir()
-	bin, err := servertest.BuildBinary(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	bin := netmgrBinary(t)
 	links := filepath.Join(dir, "links")
 	if err := os.Mkdir(links, 0o755); err != nil {
 		t.Fatal(err)

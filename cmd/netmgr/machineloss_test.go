@@ -3,8 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"os/user"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -20,36 +18,7 @@ func TestCrashedMachineGoesDown(t *testing.T) {
 	if testing.Short() {
 		t.Skip("skipping end-to-end test under -short: it builds netmgr and waits for gossip to give a machine up (about 15 s)")
 	}
-	dir := t.TempDir()
-	bin, err := servertest.BuildBinary(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := servertest.StartProcCluster(bin, filepath.Join(dir, "cluster"), 3, 2)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(c.Stop)
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("process logs:\n%s", c.Logs(6000))
-		}
-	})
-	if err := c.WaitLeader(60 * time.Second); err != nil {
-		t.Fatal(err)
-	}
-	if err := c.WaitMachines(2, 60*time.Second); err != nil {
-		t.Fatal(err)
-	}
-	// Jobs run as their owner when the stubs run as root: a real user.
-	me, err := user.Current()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cl, err := c.Client(client.WithUser(me.Username))
-	if err != nil {
-		t.Fatal(err)
-	}
+	c, cl := procCluster(t, t.TempDir(), 3, 2)
 	victim := c.Stubs[0].Name
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"syscall"
 	"testing"
 	"time"
@@ -21,31 +20,7 @@ func TestFrozenStubIsSuspect(t *testing.T) {
 	if testing.Short() {
 		t.Skip("skipping end-to-end test under -short: it builds netmgr and runs 5 processes")
 	}
-	dir := t.TempDir()
-	bin, err := servertest.BuildBinary(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := servertest.StartProcCluster(bin, filepath.Join(dir, "cluster"), 3, 2)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(c.Stop)
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("process logs:\n%s", c.Logs(6000))
-		}
-	})
-	if err := c.WaitLeader(60 * time.Second); err != nil {
-		t.Fatal(err)
-	}
-	if err := c.WaitMachines(2, 60*time.Second); err != nil {
-		t.Fatal(err)
-	}
-	cl, err := c.Client(client.WithUser("e2e"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	c, cl := procCluster(t, t.TempDir(), 3, 2)
 	frozen, other := c.Stubs[0], c.Stubs[1]
 	stateOf := func(name string) string {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)

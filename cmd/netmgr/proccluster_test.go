@@ -1,0 +1,78 @@
+package main
+
+import (
+	"os"
+	"os/user"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/netmgr/netmgr/client"
+	"github.com/netmgr/netmgr/server/servertest"
+)
+
+// The netmgr binary the process tests run, built once for the package.
+var (
+	buildOnce sync.Once
+	buildDir  string
+	builtBin  string
+	buildErr  error
+)
+
+// TestMain removes the shared build after the tests.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if buildDir != "" {
+		_ = os.RemoveAll(buildDir)
+	}
+	os.Exit(code)
+}
+
+// netmgrBinary returns the netmgr binary built for this package's tests.
+func netmgrBinary(t *testing.T) string {
+	t.Helper()
+	buildOnce.Do(func() {
+		if buildDir, buildErr = os.MkdirTemp("", "netmgr-cmd-test-"); buildErr == nil {
+			builtBin, buildErr = servertest.BuildBinary(buildDir)
+		}
+	})
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
+	return builtBin
+}
+
+// procCluster starts the package's netmgr binary as server and stub
+// processes under dir, waits for a leader and every machine, and returns the
+// cluster and a client acting as the current user (a stub running as root
+// runs jobs as their owner, who must be a real user). The processes stop
+// at cleanup; their logs are printed if the test failed.
+func procCluster(t *testing.T, dir string, servers, stubs int) (*servertest.ProcCluster, *client.Client) {
+	t.Helper()
+	c, err := servertest.StartProcCluster(netmgrBinary(t), filepath.Join(dir, "cluster"), servers, stubs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Stop)
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("process logs:\n%s", c.Logs(6000))
+		}
+	})
+	if err := c.WaitLeader(60 * time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.WaitMachines(stubs, 60*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	me, err := user.Current()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cl, err := c.Client(client.WithUser(me.Username))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c, cl
+}
