@@ -300,6 +300,20 @@ func (c *Client) ReportChild(ctx context.Context, ev ChildEvent) (ChildEventResp
 	return resp, err
 }
 
+// ReportChildren sends a batch of CHILD events; it returns once a server
+// has committed each (or refused it, per event). An attempt's events must
+// be in the order they happened.
+func (c *Client) ReportChildren(ctx context.Context, evs []ChildEvent) ([]ChildEventResult, error) {
+	var resp ChildEventBatchResponse
+	if err := c.do(ctx, http.MethodPost, "/v1/children", ChildEventBatch{Events: evs}, &resp); err != nil {
+		return nil, err
+	}
+	if len(resp.Results) != len(evs) {
+		return nil, fmt.Errorf("report child events: %d results for %d events", len(resp.Results), len(evs))
+	}
+	return resp.Results, nil
+}
+
 // NewIdempotencyKey returns a random key for SubmitRequest.IdempotencyKey.
 func NewIdempotencyKey() string {
 	var b [16]byte

@@ -458,6 +458,27 @@ type Leftover struct {
 // its lease ran out; the servers start such an instance again elsewhere.
 const ReasonLeaseExpired = "lease expired: the servers may run it elsewhere"
 
+// ChildEventBatch is the body of POST /v1/children: a stub's CHILD events,
+// an attempt's in the order they happened.
+type ChildEventBatch struct {
+	Events []ChildEvent `json:"events"`
+}
+
+// ChildEventBatchResponse answers POST /v1/children with one result per
+// event, in the order sent.
+type ChildEventBatchResponse struct {
+	Results []ChildEventResult `json:"results"`
+}
+
+// ChildEventResult is the outcome of one event of a batch: committed at
+// Index (Stale as in ChildEventResponse), or refused with Error, in which
+// case resending it cannot help.
+type ChildEventResult struct {
+	Index uint64 `json:"index,omitempty"`
+	Stale bool   `json:"stale,omitempty"`
+	Error string `json:"error,omitempty"`
+}
+
 // ChildEventResponse answers POST /v1/child. Stale is true when the event
 // was for an attempt that is no longer current: it was recorded and
 // changed nothing, and the stub should not resend it.

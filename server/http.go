@@ -33,6 +33,7 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("POST /v1/admin/database", s.leaderWrite(s.handleLoadDatabase))
 	mux.HandleFunc("GET /v1/admin/database", s.leaderRead(s.handleShowDatabase))
 	mux.HandleFunc("POST /v1/child", s.leaderWrite(s.handleChild))
+	mux.HandleFunc("POST /v1/children", s.leaderWrite(s.handleChildren))
 	mux.HandleFunc("POST /v1/lease", s.leaderWrite(s.handleLease))
 	mux.HandleFunc("GET /v1/servers", s.handleServers)
 	mux.HandleFunc("DELETE /v1/raft/servers/{name}", s.leaderWrite(s.handleRemoveServer))

@@ -17,29 +17,12 @@ func (s *Server) handleChild(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, http.StatusBadRequest, fmt.Errorf("read child event: %w", err))
 		return
 	}
-	var (
-		t    fsm.MessageType
-		body any
-	)
-	switch ev.Kind {
-	case client.ChildRegister:
-		t, body = fsm.ChildRegisterType, fsm.ChildRegister{
-			At: ev.At.UTC(), JobID: ev.JobID, Instance: ev.Instance, Attempt: ev.Attempt,
-			Machine: ev.Machine, PID: ev.PID,
-		}
-	case client.ChildTerm:
-		t, body = fsm.ChildTermType, fsm.ChildTerm{
-			At: ev.At.UTC(), JobID: ev.JobID, Instance: ev.Instance, Attempt: ev.Attempt,
-			Machine: ev.Machine, ExitCode: ev.ExitCode, Signal: ev.Signal, Error: ev.Error, Reason: ev.Reason,
-			LeaseLost: ev.Reason == client.ReasonLeaseExpired,
-			UserMS:    ev.UserMS, SysMS: ev.SysMS, MaxRSSKB: ev.MaxRSSKB,
-			Leftovers: leftoversFromWire(ev.Leftovers),
-		}
-	default:
-		s.writeError(w, http.StatusBadRequest, fmt.Errorf("child event kind %q: want %q or %q", ev.Kind, client.ChildRegister, client.ChildTerm))
+	cmd, err := childCommand(ev)
+	if err != nil {
+		s.writeError(w, http.StatusBadRequest, err)
 		return
 	}
-	res, err := s.apply(t, body)
+	res, err := s.apply(cmd.t, cmd.body)
 	if err != nil {
 		s.writeApplyError(w, err)
 		return
@@ -49,4 +32,66 @@ func (s *Server) handleChild(w http.ResponseWriter, r *http.Request) {
 			"attempt", ev.Attempt, "machine", ev.Machine, "err", res.Err)
 	}
 	s.writeJSON(w, http.StatusOK, client.ChildEventResponse{Index: res.Index, Stale: res.Stale})
+}
+
+// childCommand is the Raft command of a CHILD event.
+func childCommand(ev client.ChildEvent) (command, error) {
+	switch ev.Kind {
+	case client.ChildRegister:
+		return command{fsm.ChildRegisterType, fsm.ChildRegister{
+			At: ev.At.UTC(), JobID: ev.JobID, Instance: ev.Instance, Attempt: ev.Attempt,
+			Machine: ev.Machine, PID: ev.PID,
+		}}, nil
+	case client.ChildTerm:
+		return command{fsm.ChildTermType, fsm.ChildTerm{
+			At: ev.At.UTC(), JobID: ev.JobID, Instance: ev.Instance, Attempt: ev.Attempt,
+			Machine: ev.Machine, ExitCode: ev.ExitCode, Signal: ev.Signal, Error: ev.Error, Reason: ev.Reason,
+			LeaseLost: ev.Reason == client.ReasonLeaseExpired,
+			UserMS:    ev.UserMS, SysMS: ev.SysMS, MaxRSSKB: ev.MaxRSSKB,
+			Leftovers: leftoversFromWire(ev.Leftovers),
+		}}, nil
+	}
+	return command{}, fmt.Errorf("child event kind %q: want %q or %q", ev.Kind, client.ChildRegister, client.ChildTerm)
+}
+
+// handleChildren commits a batch of CHILD events from one stub: one
+// request instead of one per event, each event still its own Raft entry,
+// proposed back to back so that Raft writes and replicates them together,
+// in the order given (a stub sends an attempt's events in order). Each
+// event gets its own answer; an event that is not valid is answered with
+// its error and the others are committed.
+func (s *Server) handleChildren(w http.ResponseWriter, r *http.Request) {
+	var batch client.ChildEventBatch
+	if err := decodeBody(r, &batch); err != nil {
+		s.writeError(w, http.StatusBadRequest, fmt.Errorf("read child events: %w", err))
+		return
+	}
+	out := client.ChildEventBatchResponse{Results: make([]client.ChildEventResult, len(batch.Events))}
+	var (
+		cmds []command
+		at   []int // the event each command is for
+	)
+	for i, ev := range batch.Events {
+		cmd, err := childCommand(ev)
+		if err != nil {
+			out.Results[i].Error = err.Error()
+			continue
+		}
+		cmds = append(cmds, cmd)
+		at = append(at, i)
+	}
+	results, err := s.applyAll(cmds)
+	if err != nil {
+		s.writeApplyError(w, err)
+		return
+	}
+	for k, res := range results {
+		ev := batch.Events[at[k]]
+		if res.Stale {
+			s.log.Info("fenced stale child event", "kind", ev.Kind, "job", ev.JobID, "instance", ev.Instance,
+				"attempt", ev.Attempt, "machine", ev.Machine, "err", res.Err)
+		}
+		out.Results[at[k]] = client.ChildEventResult{Index: res.Index, Stale: res.Stale}
+	}
+	s.writeJSON(w, http.StatusOK, out)
 }

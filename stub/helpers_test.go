@@ -37,8 +37,10 @@ type fakeServer struct {
 	mu       sync.Mutex // guards the fields below
 	status   int        // answer status; 0 means 200
 	stale    bool       // answer Stale: true
+	noBatch  bool       // answer POST /v1/children 404, as an older server
 	accepted []client.ChildEvent
 	received []client.ChildEvent // every event, accepted or not
+	batches  int                 // POST /v1/children requests
 }
 
 func newFakeServer(t testing.TB, status int) *fakeServer {
@@ -61,6 +63,40 @@ func newFakeServer(t testing.TB, status int) *fakeServer {
 		}
 		f.accepted = append(f.accepted, ev)
 		_ = json.NewEncoder(w).Encode(client.ChildEventResponse{Index: uint64(len(f.accepted)), Stale: f.stale})
+	})
+	mux.HandleFunc("POST /v1/children", func(w http.ResponseWriter, r *http.Request) {
+		var batch client.ChildEventBatch
+		if err := json.NewDecoder(r.Body).Decode(&batch); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		f.batches++
+		if f.noBatch {
+			http.NotFound(w, r)
+			return
+		}
+		f.received = append(f.received, batch.Events...)
+		var resp client.ChildEventBatchResponse
+		switch {
+		case f.status >= 500:
+			w.WriteHeader(f.status)
+			_ = json.NewEncoder(w).Encode(client.ErrorResponse{Error: "no leader"})
+			return
+		case f.status >= 400:
+			// As a server does, refuse each event on its own.
+			for range batch.Events {
+				resp.Results = append(resp.Results, client.ChildEventResult{Error: "rejected"})
+			}
+			_ = json.NewEncoder(w).Encode(resp)
+			return
+		}
+		for _, ev := range batch.Events {
+			f.accepted = append(f.accepted, ev)
+			resp.Results = append(resp.Results, client.ChildEventResult{Index: uint64(len(f.accepted)), Stale: f.stale})
+		}
+		_ = json.NewEncoder(w).Encode(resp)
 	})
 	f.srv = httptest.NewServer(mux)
 	t.Cleanup(f.srv.Close)

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/netmgr/netmgr/client"
@@ -13,8 +15,11 @@ import (
 const (
 	// senderBatch is how many events one look at the outbox reads.
 	senderBatch = 1024
-	// senderParallel bounds the attempts whose events are in flight at once.
+	// senderParallel bounds the deliveries in flight at once.
 	senderParallel = 16
+	// senderBatchAttempts bounds the attempts whose events share one
+	// request (POST /v1/children).
+	senderBatchAttempts = 64
 	// reportTimeout bounds one delivery.
 	reportTimeout = 10 * time.Second
 	minBackoff    = 100 * time.Millisecond
@@ -33,11 +38,14 @@ type sender struct {
 	servers *serverList
 	log     *slog.Logger
 	metrics *metrics
+	// oneByOne is set once a server did not know POST /v1/children (an
+	// older server): events then go one request each, as before.
+	oneByOne atomic.Bool
 }
 
-// delivery is the outcome of sending one attempt's events.
+// delivery is the outcome of sending the events of some attempts.
 type delivery struct {
-	key       attemptKey
+	keys      []attemptKey
 	sent      []uint64 // seqs a server answered, in order
 	attempted []uint64 // every seq handed to the goroutine
 	ok        bool     // false when a server could not be reached
@@ -58,7 +66,9 @@ func (s *sender) run(ctx context.Context) {
 	)
 	defer wg.Wait()
 	finish := func(d delivery) {
-		delete(busy, d.key)
+		for _, k := range d.keys {
+			delete(busy, k)
+		}
 		for _, seq := range d.attempted {
 			delete(inflight, seq)
 		}
@@ -116,9 +126,9 @@ func (s *sender) run(ctx context.Context) {
 	}
 }
 
-// start hands the outbox's waiting events to delivery goroutines, one per
-// attempt that has none in flight. It returns false when events wait but
-// no server is known.
+// start hands the outbox's waiting events of attempts that have none in
+// flight to delivery goroutines, up to senderBatchAttempts attempts each.
+// It returns false when events wait but no server is known.
 func (s *sender) start(ctx context.Context, wg *sync.WaitGroup, busy map[attemptKey]bool, inflight map[uint64]bool, done chan<- delivery) bool {
 	if len(busy) >= senderParallel {
 		return true
@@ -155,24 +165,88 @@ func (s *sender) start(ctx context.Context, wg *sync.WaitGroup, busy map[attempt
 		s.log.Debug("no server known; events wait", "pending", len(entries))
 		return false
 	}
-	for _, k := range order {
-		if len(busy) >= senderParallel {
-			break
+	for deliveries := 0; len(order) > 0 && deliveries < senderParallel; deliveries++ {
+		n := min(len(order), senderBatchAttempts)
+		keys := order[:n:n]
+		order = order[n:]
+		var es []entry
+		for _, k := range keys {
+			busy[k] = true
+			for _, e := range groups[k] {
+				inflight[e.seq] = true
+				es = append(es, e)
+			}
 		}
-		busy[k] = true
-		es := groups[k]
-		for _, e := range es {
-			inflight[e.seq] = true
-		}
-		wg.Go(func() { done <- s.deliver(ctx, c, k, es) })
+		wg.Go(func() { done <- s.deliverBatch(ctx, c, keys, es) })
 	}
 	return true
+}
+
+// deliverBatch sends the events es of the attempts keys in one request,
+// each attempt's in order, and falls back to one request per event when
+// the server does not know batches.
+func (s *sender) deliverBatch(ctx context.Context, c *client.Client, keys []attemptKey, es []entry) delivery {
+	d := delivery{keys: keys, ok: true}
+	for _, e := range es {
+		d.attempted = append(d.attempted, e.seq)
+	}
+	if !s.oneByOne.Load() {
+		evs := make([]client.ChildEvent, len(es))
+		for i, e := range es {
+			evs[i] = e.ev
+		}
+		rctx, cancel := context.WithTimeout(ctx, reportTimeout)
+		results, err := c.ReportChildren(rctx, evs)
+		cancel()
+		var apiErr *client.APIError
+		switch {
+		case errors.As(err, &apiErr) && (apiErr.Status == http.StatusNotFound || apiErr.Status == http.StatusMethodNotAllowed):
+			s.log.Info("server takes no batches of child events; sending them one by one")
+			s.oneByOne.Store(true)
+		case errors.As(err, &apiErr) && apiErr.Status >= 400 && apiErr.Status < 500:
+			// The server refused the batch as a whole (one event it cannot
+			// read, say): one by one, only such an event is dropped.
+			s.log.Warn("server refused a batch of child events; sending them one by one", "events", len(es), "err", err)
+		case err != nil:
+			s.log.Debug("child events not delivered", "events", len(es), "err", err)
+			d.ok = false
+			return d
+		default:
+			for i, res := range results {
+				e := es[i]
+				switch {
+				case res.Error != "":
+					s.log.Error("server rejected child event; dropped", "kind", e.ev.Kind, "job", e.ev.JobID,
+						"instance", e.ev.Instance, "attempt", e.ev.Attempt, "err", res.Error)
+				case res.Stale:
+					s.log.Debug("child event was stale", "kind", e.ev.Kind, "job", e.ev.JobID, "attempt", e.ev.Attempt)
+				}
+				d.sent = append(d.sent, e.seq)
+				s.metrics.answered(s.out, e.seq)
+			}
+			return d
+		}
+	}
+	for _, k := range keys {
+		var mine []entry
+		for _, e := range es {
+			if (attemptKey{JobID: e.ev.JobID, Instance: e.ev.Instance, Attempt: e.ev.Attempt}) == k {
+				mine = append(mine, e)
+			}
+		}
+		one := s.deliver(ctx, c, k, mine)
+		d.sent = append(d.sent, one.sent...)
+		if !one.ok {
+			d.ok = false
+		}
+	}
+	return d
 }
 
 // deliver sends one attempt's events in order, stopping at the first that
 // no server took.
 func (s *sender) deliver(ctx context.Context, c *client.Client, k attemptKey, es []entry) delivery {
-	d := delivery{key: k, ok: true}
+	d := delivery{keys: []attemptKey{k}, ok: true}
 	for _, e := range es {
 		d.attempted = append(d.attempted, e.seq)
 	}
