@@ -86,8 +86,11 @@ func runsOf(recs []record) map[instKey][]*attemptRun {
 //   - an instance the database says exited 0 whose last attempt has no
 //     end record (or an end with another status) did not do its work:
 //     lost; so is a job that ran but is missing from the database.
-func checkLedger(recs []record, jobs map[uint64]client.Job, toLedger clock) []violation {
-	var vs []violation
+func checkLedger(recs []record, jobs map[uint64]client.Job, toLedger clock, freezes []freeze) ([]violation, []string) {
+	var (
+		vs    []violation
+		notes []string
+	)
 	runs := runsOf(recs)
 	keys := slices.SortedFunc(maps.Keys(runs), func(a, b instKey) int {
 		return cmp.Or(cmp.Compare(a.Job, b.Job), cmp.Compare(a.Instance, b.Instance))
@@ -106,6 +109,10 @@ func checkLedger(recs []record, jobs map[uint64]client.Job, toLedger clock) []vi
 		for i, a := range rs {
 			for _, b := range rs[i+1:] {
 				if b.First < a.Last {
+					if f, ok := frozenOverlap(a, b, freezes); ok {
+						notes = append(notes, frozenNote(k, a, b, f))
+						continue
+					}
 					add(vDoubled, b.First, "attempt %d (%s, seen %.2f-%.2f) started while attempt %d (%s, seen %.2f-%.2f) ran: %.2fs overlap at least",
 						b.Attempt, b.hosts(), b.First, b.Last, a.Attempt, a.hosts(), a.First, a.Last, min(a.Last, b.Last)-b.First)
 				}
@@ -157,7 +164,7 @@ func checkLedger(recs []record, jobs map[uint64]client.Job, toLedger clock) []vi
 			}
 		}
 	}
-	return vs
+	return vs, notes
 }
 
 // findRun returns the run of attempt, or nil.

@@ -39,10 +39,12 @@ func TestCheckLedger(t *testing.T) {
 		return client.Instance{Index: 0, Attempt: attempt, State: client.InstanceExited, Machine: "stub2", EndedAt: at(end)}
 	}
 	tests := []struct {
-		name   string
-		ledger string
-		jobs   map[uint64]client.Job
-		want   []string // kind and a piece of the detail, one per violation
+		name    string
+		ledger  string
+		jobs    map[uint64]client.Job
+		freezes []freeze
+		want    []string // kind and a piece of the detail, one per violation
+		notes   int      // frozen-machine overlaps reported as notes
 	}{{
 		name: "one clean attempt",
 		ledger: `
@@ -83,6 +85,29 @@ end 7 0 2 stub2 12.50 0
 `,
 		jobs: jobWith(client.RestartAlways, exited(2, 12.6)),
 		want: []string{"doubled: attempt 2 (stub2@11.50, seen 11.50-12.50) started while attempt 1 (stub1@10.00, seen 10.00-13.00) ran: 1.00s overlap at least"},
+	}, {
+		name: "frozen with its machine, killed at the thaw: a note",
+		ledger: `
+start 7 0 1 stub1 10.00
+beat 7 0 1 stub1 10.40
+start 7 0 2 stub2 13.00
+beat 7 0 1 stub1 14.20
+end 7 0 2 stub2 15.00 0
+`,
+		jobs:    jobWith(client.RestartAlways, exited(2, 15.1)),
+		freezes: []freeze{{Host: "stub1", From: 10.5, To: 14.0}},
+		notes:   1,
+	}, {
+		name: "frozen, but alive long after the thaw: doubled",
+		ledger: `
+start 7 0 1 stub1 10.00
+start 7 0 2 stub2 13.00
+beat 7 0 1 stub1 15.50
+end 7 0 2 stub2 16.00 0
+`,
+		jobs:    jobWith(client.RestartAlways, exited(2, 16.1)),
+		freezes: []freeze{{Host: "stub1", From: 10.5, To: 14.0}},
+		want:    []string{"doubled: attempt 2 (stub2@13.00, seen 13.00-16.00) started while attempt 1"},
 	}, {
 		name: "one attempt started twice",
 		ledger: `
@@ -166,7 +191,10 @@ end 7 0 1 stub1 11.00 0
 	}}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			vs := checkLedger(ledgerOf(t, tt.ledger), tt.jobs, testClock)
+			vs, notes := checkLedger(ledgerOf(t, tt.ledger), tt.jobs, testClock, tt.freezes)
+			if len(notes) != tt.notes {
+				t.Errorf("got notes %q, want %d", notes, tt.notes)
+			}
 			if len(vs) != len(tt.want) {
 				t.Fatalf("got %d violations %v, want %d %q", len(vs), vs, len(tt.want), tt.want)
 			}

@@ -150,7 +150,9 @@ func check(ctx context.Context, c *cluster, acks []ack, out string, rep *report)
 		for _, p := range problems {
 			rep.Violations = append(rep.Violations, violation{Kind: vLedger, Instance: -1, Detail: p})
 		}
-		rep.Violations = append(rep.Violations, checkLedger(recs, jobs, toLedger)...)
+		vs, notes := checkLedger(recs, jobs, toLedger, freezesOf(rep.Injected))
+		rep.Violations = append(rep.Violations, vs...)
+		rep.Notes = append(rep.Notes, notes...)
 		pinTimes(rep.Violations, recs)
 		fmt.Printf("chaos: ledger: %d records\n", len(recs))
 	}
