@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -201,19 +200,13 @@ func (g *gossipWatch) machines(ctx context.Context, s *servertest.Proc, stale bo
 // members returns how many live members server s's memberlist knows, from
 // its metrics.
 func (g *gossipWatch) members(ctx context.Context, s *servertest.Proc) (int, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.URL()+"/metrics", nil)
+	ctx, cancel := context.WithTimeout(ctx, g.hc.Timeout)
+	defer cancel()
+	m, err := scrapeMetrics(ctx, s.URL()+"/metrics")
 	if err != nil {
-		return 0, fmt.Errorf("read metrics: %w", err)
+		return 0, err
 	}
-	resp, err := g.hc.Do(req)
-	if err != nil {
-		return 0, fmt.Errorf("read metrics: %w", err)
-	}
-	defer resp.Body.Close()
-	v, ok, err := metricValue(resp.Body, "netmgr_server_gossip_members")
-	if err != nil {
-		return 0, fmt.Errorf("read metrics of %s: %w", s.Name, err)
-	}
+	v, ok := m["netmgr_server_gossip_members"]
 	if !ok {
 		return 0, fmt.Errorf("read metrics of %s: no netmgr_server_gossip_members", s.Name)
 	}
@@ -506,25 +499,6 @@ func countState(ms []client.Machine, state string) int {
 		}
 	}
 	return n
-}
-
-// metricValue returns the value of the unlabelled metric name in a
-// Prometheus text exposition.
-func metricValue(r io.Reader, name string) (float64, bool, error) {
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64*1024), 1024*1024)
-	for sc.Scan() {
-		rest, ok := strings.CutPrefix(sc.Text(), name+" ")
-		if !ok {
-			continue
-		}
-		v, err := strconv.ParseFloat(strings.TrimSpace(rest), 64)
-		if err != nil {
-			return 0, false, fmt.Errorf("metric %s: %w", name, err)
-		}
-		return v, true, nil
-	}
-	return 0, false, sc.Err()
 }
 
 // Memberlist's log lines for a suspicion it raised and for a member it

@@ -5,7 +5,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"testing"
 	"time"
 
@@ -43,19 +42,6 @@ func TestPerWindow(t *testing.T) {
 	got := perWindow(times, start, 3*time.Second)
 	if want := []float64{2, 1, 2}; !slices.Equal(got, want) {
 		t.Errorf("perWindow = %v, want %v", got, want)
-	}
-}
-
-func TestMetricValue(t *testing.T) {
-	text := "# HELP netmgr_server_gossip_members Live members.\n" +
-		"netmgr_server_gossip_members_total 9\n" +
-		"netmgr_server_gossip_members 203\n"
-	got, ok, err := metricValue(strings.NewReader(text), "netmgr_server_gossip_members")
-	if err != nil || !ok || got != 203 {
-		t.Errorf("metricValue = %v, %v, %v; want 203, true, nil", got, ok, err)
-	}
-	if _, ok, err := metricValue(strings.NewReader(text), "netmgr_missing"); ok || err != nil {
-		t.Errorf("metricValue of a missing metric = %v, %v; want false, nil", ok, err)
 	}
 }
 
