@@ -46,7 +46,7 @@ type FSM struct {
 	watch chan struct{} // closed and replaced after every Apply and Restore
 }
 
-var _ raft.FSM = (*FSM)(nil)
+var _ raft.BatchingFSM = (*FSM)(nil)
 
 // New returns an empty database.
 func New() *FSM {
@@ -81,6 +81,31 @@ func (f *FSM) Apply(l *raft.Log) any {
 	close(f.watch)
 	f.watch = make(chan struct{})
 	return res
+}
+
+// ApplyBatch applies a batch of log entries, in order, as Apply would one
+// by one, but under one lock and with one wake-up of the watchers: the
+// leader passes that follow a commit then see the whole batch at once.
+func (f *FSM) ApplyBatch(logs []*raft.Log) []any {
+	out := make([]any, len(logs))
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	applied := false
+	for i, l := range logs {
+		if l.Type != raft.LogCommand {
+			out[i] = &Result{Index: l.Index}
+			continue
+		}
+		out[i] = f.apply(l.Index, l.Data)
+		f.d.index = l.Index
+		applied = true
+	}
+	if !applied {
+		return out
+	}
+	close(f.watch)
+	f.watch = make(chan struct{})
+	return out
 }
 
 func (f *FSM) apply(index uint64, data []byte) *Result {

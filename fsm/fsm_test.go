@@ -112,6 +112,42 @@ func TestApplyNonCommandLog(t *testing.T) {
 	}
 }
 
+// TestApplyBatch applies a batch with a configuration entry inside: every
+// entry gets a result, the commands change the state as Apply would, the
+// applied index is the batch's last and the watch closes once.
+func TestApplyBatch(t *testing.T) {
+	a := newApplier(t)
+	a.join("m1", "x86_64", 2)
+	one := newApplier(t)
+	one.join("m1", "x86_64", 2)
+	_, watch := a.f.Watch()
+	res := a.batch([][]byte{
+		encode(t, command{fsm.SubmitType, fsm.Submit{At: at(1), Owner: "u", Spec: spec("a", 1)}}),
+		encode(t, command{fsm.SubmitType, fsm.Submit{At: at(2), Owner: "u", Spec: spec("b", 1)}}),
+	}, true)
+	if len(res) != 2 || res[0].JobID != 1 || res[1].JobID != 2 || res[0].Index != 2 || res[1].Index != 4 {
+		t.Fatalf("got results %+v, want jobs 1 and 2 at indexes 2 and 4", res)
+	}
+	select {
+	case <-watch:
+	default:
+		t.Fatalf("watch not closed by ApplyBatch")
+	}
+	var idx uint64
+	a.f.Read(func(v fsm.View) { idx = v.Index() })
+	if idx != 4 {
+		t.Errorf("applied index %d, want 4", idx)
+	}
+	// The same commands one by one, at the same indexes, give the same state.
+	one.raw(encode(t, command{fsm.SubmitType, fsm.Submit{At: at(1), Owner: "u", Spec: spec("a", 1)}}))
+	one.f.Apply(&raft.Log{Type: raft.LogConfiguration, Index: 3})
+	one.next++
+	one.raw(encode(t, command{fsm.SubmitType, fsm.Submit{At: at(2), Owner: "u", Spec: spec("b", 1)}}))
+	if got, want := snapshotBytes(t, a.f), snapshotBytes(t, one.f); !bytes.Equal(got, want) {
+		t.Errorf("batched state differs from one by one:\nbatched: %s\none:     %s", got, want)
+	}
+}
+
 func TestWatch(t *testing.T) {
 	a := newApplier(t)
 	idx, ch := a.f.Watch()

@@ -59,6 +59,33 @@ func (a *applier) raw(data []byte) *fsm.Result {
 	return res
 }
 
+// batch applies already encoded entries at the next indexes through
+// ApplyBatch, with a configuration entry in the middle (as Raft may pass)
+// when config is set.
+func (a *applier) batch(datas [][]byte, config bool) []*fsm.Result {
+	a.tb.Helper()
+	var logs []*raft.Log
+	for i, data := range datas {
+		if config && i == len(datas)/2 {
+			logs = append(logs, &raft.Log{Type: raft.LogConfiguration, Index: a.next})
+			a.next++
+		}
+		logs = append(logs, &raft.Log{Type: raft.LogCommand, Index: a.next, Data: data})
+		a.next++
+	}
+	var out []*fsm.Result
+	for i, r := range a.f.ApplyBatch(logs) {
+		res, ok := r.(*fsm.Result)
+		if !ok {
+			a.tb.Fatalf("ApplyBatch returned %T, want *fsm.Result", r)
+		}
+		if logs[i].Type == raft.LogCommand {
+			out = append(out, res)
+		}
+	}
+	return out
+}
+
 // apply encodes and applies one command.
 func (a *applier) apply(typ fsm.MessageType, body any) *fsm.Result {
 	a.tb.Helper()

@@ -43,6 +43,10 @@ func (v View) JobByName(name string) (*Job, bool) {
 // Queued returns the instances waiting for a machine, by job then instance.
 func (v View) Queued() []InstanceRef { return sortedRefs(v.d.queued) }
 
+// QueuedCount is how many instances wait to be placed, without listing
+// them: the leader asks it after every commit.
+func (v View) QueuedCount() int { return len(v.d.queued) }
+
 // Active returns the placed and running instances, by job then instance.
 func (v View) Active() []InstanceRef { return sortedRefs(v.d.active) }
 

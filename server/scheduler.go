@@ -20,6 +20,9 @@ func (s *Server) schedule() error {
 	defer func() { s.metrics.schedulePass(start, placed) }()
 	var plan fsm.Place
 	s.fsm.Read(func(v fsm.View) {
+		if v.QueuedCount() == 0 {
+			return // most commits (CHILD events) leave nothing to place
+		}
 		p := s.newPlanner(v, time.Now())
 		if !p.free {
 			return // every machine is full, down or draining: nothing can start

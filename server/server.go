@@ -171,5 +171,8 @@ func (s *Server) Snapshot() error {
 func newTransport() *http.Transport {
 	t := http.DefaultTransport.(*http.Transport).Clone()
 	t.MaxIdleConnsPerHost = 64
+	// No cap on idle connections in all: the default of 100 made a leader
+	// with more stubs than that close and redial connections on every pass.
+	t.MaxIdleConns = 0
 	return t
 }
