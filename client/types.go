@@ -504,6 +504,10 @@ type NodeMeta struct {
 	Expect int    `json:"e,omitempty"`
 	// Load is the stub's load average, refreshed as it changes.
 	Load float64 `json:"l,omitempty"`
+	// Level is set by servers: the highest Raft command type the server
+	// applies. Servers older than the ChildEvents command (19) leave it
+	// out.
+	Level int `json:"cl,omitempty"`
 }
 
 // ErrorResponse is the body of every non-2xx answer.

@@ -43,6 +43,27 @@ func (d *db) applyChildRegister(index uint64, c *ChildRegister) *Result {
 	return &Result{Index: index, JobID: j.ID}
 }
 
+// applyChildEvents applies a batch of CHILD events in order. An event
+// with neither or both of Register and Term set makes the entry malformed:
+// the replica stops before applying any of it, as for an entry it cannot
+// decode.
+func (d *db) applyChildEvents(index uint64, c *ChildEvents) *Result {
+	for i, ev := range c.Events {
+		if (ev.Register == nil) == (ev.Term == nil) {
+			panic(fmt.Sprintf("fsm: ChildEvents at index %d: event %d must hold exactly one of register and term", index, i))
+		}
+	}
+	out := &Result{Index: index, Events: make([]*Result, len(c.Events))}
+	for i, ev := range c.Events {
+		if ev.Register != nil {
+			out.Events[i] = d.applyChildRegister(index, ev.Register)
+		} else {
+			out.Events[i] = d.applyChildTerm(index, ev.Term)
+		}
+	}
+	return out
+}
+
 // applyChildTerm records that an attempt ended (CHILD_TERM) and frees its
 // slot. A result arriving for an instance already declared lost is still
 // recorded: the stub came back with it.

@@ -149,6 +149,41 @@ func TestChildEventsStale(t *testing.T) {
 	})
 }
 
+// TestChildEvents applies a batch as one entry: its events take effect in
+// order at the entry's index, each with its own result, and a stale event
+// among them changes nothing but its count.
+func TestChildEvents(t *testing.T) {
+	a, id := placedJob(t)
+	one, _ := placedJob(t)
+	reg := fsm.ChildRegister{At: at(40), JobID: id, Instance: 0, Attempt: 1, Machine: "m1", PID: 4242}
+	stale := fsm.ChildRegister{At: at(40), JobID: id, Instance: 1, Attempt: 1, Machine: "m2", PID: 1}
+	term := fsm.ChildTerm{At: at(41), JobID: id, Instance: 0, Attempt: 1, Machine: "m1", ExitCode: 3}
+	res := a.mustOK(fsm.ChildEventsType, fsm.ChildEvents{Events: []fsm.ChildEvent{{Register: &reg}, {Register: &stale}, {Term: &term}}})
+	if len(res.Events) != 3 {
+		t.Fatalf("got %d event results, want 3", len(res.Events))
+	}
+	for i, want := range []bool{false, true, false} {
+		if ev := res.Events[i]; ev.Stale != want || ev.Index != res.Index {
+			t.Errorf("event %d: got Stale %v Index %d, want %v and %d", i, ev.Stale, ev.Index, want, res.Index)
+		}
+	}
+	in := a.instance(id, 0)
+	if in.State != fsm.InstanceFailed || in.PID != 4242 || in.ExitCode != 3 || !in.StartedAt.Equal(at(40)) {
+		t.Errorf("got state %q pid %d exit %d started %v, want failed, 4242, 3, %v", in.State, in.PID, in.ExitCode, in.StartedAt, at(40))
+	}
+	if got := a.instance(id, 1).StaleEvents; got != 1 {
+		t.Errorf("queued instance: got StaleEvents %d, want 1", got)
+	}
+	// The same events as entries of their own reach the same records
+	// (only the indexes they stamp differ).
+	one.apply(fsm.ChildRegisterType, reg)
+	one.apply(fsm.ChildRegisterType, stale)
+	one.apply(fsm.ChildTermType, term)
+	if got, want := one.instance(id, 0), in; got.State != want.State || got.ExitCode != want.ExitCode || got.PID != want.PID {
+		t.Errorf("one by one: got %q exit %d pid %d, batched %q exit %d pid %d", got.State, got.ExitCode, got.PID, want.State, want.ExitCode, want.PID)
+	}
+}
+
 func TestChildTerm(t *testing.T) {
 	tests := []struct {
 		name     string

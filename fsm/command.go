@@ -31,7 +31,14 @@ const (
 	LeaseExpiredType  MessageType = 16
 	LeaseRestoredType MessageType = 17
 	LeaderElectedType MessageType = 18 // proposed with IgnoreUnknownFlag: informational
+	ChildEventsType   MessageType = 19 // since command level 19; see ChildEvents
 )
+
+// CommandLevel is the highest command type this build applies. Servers
+// gossip it, and the leader proposes a command newer than every voter's
+// level only when all of them have it: a replica that meets an unknown
+// type must stop.
+const CommandLevel = ChildEventsType
 
 // IgnoreUnknownFlag marks a command that a server which does not know its
 // type may skip instead of stopping. Commands whose loss would make replicas
@@ -77,6 +84,8 @@ func (t MessageType) String() string {
 		return "LeaseRestored"
 	case LeaderElectedType:
 		return "LeaderElected"
+	case ChildEventsType:
+		return "ChildEvents"
 	}
 	return fmt.Sprintf("MessageType(%d)", uint8(t))
 }
@@ -323,6 +332,21 @@ type LeaseRestored struct {
 	At      time.Time    `json:"at"`
 	Machine string       `json:"machine"`
 	Running []AttemptRef `json:"running,omitempty"`
+}
+
+// ChildEvents is a batch of CHILD events in one log entry, applied in
+// order as if each were its own entry at this index: one entry, one disk
+// write and one replication round for the events a stub reports together,
+// instead of one per event. Exactly one of Register and Term is set in
+// each event.
+type ChildEvents struct {
+	Events []ChildEvent `json:"events"`
+}
+
+// ChildEvent is one event of a ChildEvents batch.
+type ChildEvent struct {
+	Register *ChildRegister `json:"register,omitempty"`
+	Term     *ChildTerm     `json:"term,omitempty"`
 }
 
 // LeaderElected records that Name won the election of Term; applying it

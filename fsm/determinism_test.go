@@ -125,8 +125,10 @@ func (g *generator) next() {
 		g.emit(data)
 	case p < 63:
 		g.emit(g.child(now, false))
-	case p < 83:
+	case p < 77:
 		g.emit(g.child(now, true))
+	case p < 83:
+		g.emit(g.childEvents(now))
 	case p < 89:
 		var n int
 		g.a.f.Read(func(v fsm.View) { n = len(v.Jobs()) })
@@ -286,7 +288,29 @@ func (g *generator) place(now time.Time) []byte {
 
 // child builds a CHILD_REGISTER or CHILD_TERM: mostly for an active
 // attempt, sometimes for a lost one, sometimes stale.
+// childEvents is a ChildEvents batch of one to six CHILD events, each
+// drawn as child draws a single one (so a batch may register and end the
+// same attempt, or repeat an event).
+func (g *generator) childEvents(now time.Time) []byte {
+	var c fsm.ChildEvents
+	for range 1 + g.r.IntN(6) {
+		reg, term := g.childEvent(now, g.r.IntN(2) == 0)
+		c.Events = append(c.Events, fsm.ChildEvent{Register: reg, Term: term})
+	}
+	return g.cmd(fsm.ChildEventsType, c)
+}
+
 func (g *generator) child(now time.Time, term bool) []byte {
+	reg, t := g.childEvent(now, term)
+	if reg != nil {
+		return g.cmd(fsm.ChildRegisterType, *reg)
+	}
+	return g.cmd(fsm.ChildTermType, *t)
+}
+
+// childEvent draws one CHILD_REGISTER or, when term is set, CHILD_TERM,
+// mostly for an active attempt, sometimes for a lost or stale one.
+func (g *generator) childEvent(now time.Time, term bool) (*fsm.ChildRegister, *fsm.ChildTerm) {
 	type target struct {
 		ref     fsm.InstanceRef
 		attempt uint64
@@ -324,7 +348,7 @@ func (g *generator) child(now time.Time, term bool) []byte {
 		t = target{fsm.InstanceRef{JobID: 1}, 1, "m0"}
 	}
 	if !term {
-		return g.cmd(fsm.ChildRegisterType, fsm.ChildRegister{At: now, JobID: t.ref.JobID, Instance: t.ref.Instance, Attempt: t.attempt, Machine: t.machine, PID: 1000 + g.step})
+		return &fsm.ChildRegister{At: now, JobID: t.ref.JobID, Instance: t.ref.Instance, Attempt: t.attempt, Machine: t.machine, PID: 1000 + g.step}, nil
 	}
 	c := fsm.ChildTerm{At: now, JobID: t.ref.JobID, Instance: t.ref.Instance, Attempt: t.attempt, Machine: t.machine, UserMS: int64(g.step)}
 	switch g.r.IntN(7) {
@@ -337,7 +361,7 @@ func (g *generator) child(now time.Time, term bool) []byte {
 	case 3:
 		c.ExitCode, c.Signal, c.Reason = -1, "KILL", "run limit of 1m0s exceeded"
 	}
-	return g.cmd(fsm.ChildTermType, c)
+	return nil, &c
 }
 
 // checkInvariants verifies the derived indexes against the records: every
@@ -522,6 +546,8 @@ func TestGeneratedLogCoverage(t *testing.T) {
 			seen["draining"]++
 		case res.Stale:
 			seen["stale"]++
+		case slices.ContainsFunc(res.Events, func(r *fsm.Result) bool { return r.Stale }):
+			seen["stale in a batch"]++
 		case res.Existing:
 			seen["existing"]++
 		case typ == fsm.PlaceType && len(res.Accepted) > 0:
@@ -557,7 +583,7 @@ func TestGeneratedLogCoverage(t *testing.T) {
 	}
 	for _, want := range []string{
 		"StubJoin", "StubJoin error", "StubLeave", "Submit", "Submit error", "Place", "ChildRegister",
-		"ChildTerm", "Kill", "Kill error", "MessageType(228)", "stale", "existing", "accepted", "dropped",
+		"ChildTerm", "ChildEvents", "stale in a batch", "Kill", "Kill error", "MessageType(228)", "stale", "existing", "accepted", "dropped",
 		"LoadDatabase", "LoadDatabase error", "draining", "restarted", "per-machine limit reached", "slots full", "memory nearly full",
 		fsm.InstanceQueued, fsm.InstancePlaced, fsm.InstanceRunning, fsm.InstanceExited, fsm.InstanceFailed, fsm.InstanceSignaled,
 		fsm.InstanceKilled, fsm.InstanceLost,
@@ -583,10 +609,15 @@ func TestDeterminism(t *testing.T) {
 
 	// describe is what a replica's result must agree on. Error texts are
 	// for the proposer's user and may differ; everything else must not.
-	describe := func(res *fsm.Result) string {
-		return fmt.Sprintf("%d %d %v %v %d %v %d %d %v %d %v %d %v",
+	var describe func(res *fsm.Result) string
+	describe = func(res *fsm.Result) string {
+		out := fmt.Sprintf("%d %d %v %v %d %v %d %d %v %d %v %d %v",
 			res.Index, res.JobID, res.Existing, res.Accepted, res.Dropped, res.Stale, res.Signaled, res.Dequeued, res.Draining,
 			res.ReservationID, res.Ended, res.Affected, res.Err != nil)
+		for _, ev := range res.Events {
+			out += " [" + describe(ev) + "]"
+		}
+		return out
 	}
 	replay := func(log [][]byte) (*applier, []string) {
 		a := newApplier(t)

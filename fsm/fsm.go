@@ -35,7 +35,10 @@ type Result struct {
 	Ended         []uint64
 	// Affected counts the instances a Suspend, Resume or RestartJob changed.
 	Affected int
-	Err      error
+	// Events holds a ChildEvents batch's result for each of its events,
+	// in order; each has this entry's Index.
+	Events []*Result
+	Err    error
 }
 
 // FSM is the raft.FSM holding the database. Apply, Snapshot and Restore are
@@ -189,6 +192,10 @@ func (f *FSM) apply(index uint64, data []byte) *Result {
 		var c LeaderElected
 		decode(index, t, body, &c)
 		return d.applyLeaderElected(index, &c)
+	case ChildEventsType:
+		var c ChildEvents
+		decode(index, t, body, &c)
+		return d.applyChildEvents(index, &c)
 	}
 	if ignorable {
 		return &Result{Index: index}

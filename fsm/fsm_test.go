@@ -33,6 +33,10 @@ func TestApplyPanics(t *testing.T) {
 		{"corrupt Submit body", append([]byte{byte(fsm.SubmitType)}, `{"spec":{"min":"three"}}`...)},
 		{"corrupt Place body", append([]byte{byte(fsm.PlaceType)}, "not json"...)},
 		{"corrupt Kill body", []byte{byte(fsm.KillType)}},
+		{"ChildEvents event with neither event", append([]byte{byte(fsm.ChildEventsType)},
+			`{"events":[{"register":{"job_id":1,"instance":0,"attempt":1,"machine":"m1","pid":7}},{}]}`...)},
+		{"ChildEvents event with both events", append([]byte{byte(fsm.ChildEventsType)},
+			`{"events":[{"register":{"job_id":1},"term":{"job_id":1}}]}`...)},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -255,6 +259,10 @@ func TestMessageTypeString(t *testing.T) {
 		{fsm.SuspendType, "Suspend"},
 		{fsm.ResumeType, "Resume"},
 		{fsm.RestartJobType, "RestartJob"},
+		{fsm.LeaseExpiredType, "LeaseExpired"},
+		{fsm.LeaseRestoredType, "LeaseRestored"},
+		{fsm.LeaderElectedType, "LeaderElected"},
+		{fsm.ChildEventsType, "ChildEvents"},
 		{fsm.KillType | fsm.IgnoreUnknownFlag, "Kill"},
 		{99, "MessageType(99)"},
 	}

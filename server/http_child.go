@@ -54,12 +54,12 @@ func childCommand(ev client.ChildEvent) (command, error) {
 	return command{}, fmt.Errorf("child event kind %q: want %q or %q", ev.Kind, client.ChildRegister, client.ChildTerm)
 }
 
-// handleChildren commits a batch of CHILD events from one stub: one
-// request instead of one per event, each event still its own Raft entry,
-// proposed back to back so that Raft writes and replicates them together,
-// in the order given (a stub sends an attempt's events in order). Each
-// event gets its own answer; an event that is not valid is answered with
-// its error and the others are committed.
+// handleChildren commits a batch of CHILD events from one stub, in the
+// order given (a stub sends an attempt's events in order): as one
+// ChildEvents entry when every server applies that command, else each
+// event as its own entry, proposed back to back so that Raft writes and
+// replicates them together. Each event gets its own answer; an event that
+// is not valid is answered with its error and the others are committed.
 func (s *Server) handleChildren(w http.ResponseWriter, r *http.Request) {
 	var batch client.ChildEventBatch
 	if err := decodeBody(r, &batch); err != nil {
@@ -80,7 +80,7 @@ func (s *Server) handleChildren(w http.ResponseWriter, r *http.Request) {
 		cmds = append(cmds, cmd)
 		at = append(at, i)
 	}
-	results, err := s.applyAll(cmds)
+	results, err := s.applyChildren(cmds)
 	if err != nil {
 		s.writeApplyError(w, err)
 		return
@@ -94,4 +94,32 @@ func (s *Server) handleChildren(w http.ResponseWriter, r *http.Request) {
 		out.Results[at[k]] = client.ChildEventResult{Index: res.Index, Stale: res.Stale}
 	}
 	s.writeJSON(w, http.StatusOK, out)
+}
+
+// applyChildren commits CHILD event commands in order and returns each
+// one's result: in one ChildEvents entry when there are several and every
+// server applies that type, else one entry each.
+func (s *Server) applyChildren(cmds []command) ([]*fsm.Result, error) {
+	if len(cmds) < 2 || !s.groupApplies(fsm.ChildEventsType) {
+		return s.applyAll(cmds)
+	}
+	var batch fsm.ChildEvents
+	for _, c := range cmds {
+		switch body := c.body.(type) {
+		case fsm.ChildRegister:
+			batch.Events = append(batch.Events, fsm.ChildEvent{Register: &body})
+		case fsm.ChildTerm:
+			batch.Events = append(batch.Events, fsm.ChildEvent{Term: &body})
+		default:
+			return nil, fmt.Errorf("apply child events: unexpected %T", c.body)
+		}
+	}
+	res, err := s.apply(fsm.ChildEventsType, batch)
+	if err != nil {
+		return nil, err
+	}
+	if len(res.Events) != len(cmds) {
+		return nil, fmt.Errorf("apply child events: %d results for %d events", len(res.Events), len(cmds))
+	}
+	return res.Events, nil
 }

@@ -94,6 +94,7 @@ func (s *Server) leaderLoop(ctx context.Context) {
 		_, changed := s.fsm.Watch()
 		if reconcile {
 			m.reconcile(ctx)
+			s.refreshGroupLevel()
 			s.expireReservations(time.Now())
 			s.expireLeases(leases, time.Now())
 		}

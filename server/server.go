@@ -39,6 +39,9 @@ type Server struct {
 	// leader holds the lease table and leadership check while this
 	// server leads; nil otherwise.
 	leader atomic.Pointer[leaderState]
+	// groupLevel is the highest command type every server applies, as
+	// the leader last read it (refreshGroupLevel); 0 until it has.
+	groupLevel atomic.Uint32
 
 	ctx    context.Context // cancelled by Shutdown
 	cancel context.CancelFunc
@@ -91,6 +94,7 @@ func New(cfg Config) (*Server, error) {
 		HTTP:   ln.Addr().String(),
 		Raft:   string(s.node.transport.LocalAddr()),
 		Expect: cfg.BootstrapExpect,
+		Level:  int(fsm.CommandLevel),
 	}
 	if s.gossip, err = newGossip(&s.cfg, meta); err != nil {
 		_ = s.raft.Shutdown().Error()
