@@ -14,6 +14,9 @@ var (
 	ErrNoAddress = errors.New("no server address given (use --addr or NETMGR_ADDR)")
 	// ErrNotFound is wrapped by an APIError for a 404 answer.
 	ErrNotFound = errors.New("not found")
+	// ErrNotSupported means the peer does not know the endpoint (it
+	// answered 404 or 405): an older version, during a rolling upgrade.
+	ErrNotSupported = errors.New("endpoint not supported")
 )
 
 // APIError is a definite answer from a server that the request was wrong

@@ -2,6 +2,8 @@ package client
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"net/http"
 	"time"
 )
@@ -31,6 +33,39 @@ func NewStub(addr string, hc *http.Client) (*StubClient, error) {
 // (job, instance, attempt) is harmless.
 func (s *StubClient) Start(ctx context.Context, req StartRequest) error {
 	return s.c.do(ctx, http.MethodPost, "/v1/start", req, nil)
+}
+
+// StartBatch asks the stub to start several attempts in one request
+// (POST /v1/starts) and returns one result per Start, in order; see
+// StartResult.Err. It blocks until the stub has answered every Start. A
+// stub that does not know batches (an older one) yields an error wrapping
+// ErrNotSupported: send its Starts one by one with Start instead.
+func (s *StubClient) StartBatch(ctx context.Context, req StartBatchRequest) (StartBatchResponse, error) {
+	var resp StartBatchResponse
+	err := s.c.do(ctx, http.MethodPost, "/v1/starts", req, &resp)
+	var apiErr *APIError
+	switch {
+	case errors.As(err, &apiErr) && (apiErr.Status == http.StatusNotFound || apiErr.Status == http.StatusMethodNotAllowed):
+		return StartBatchResponse{}, fmt.Errorf("start batch: %w: %w", ErrNotSupported, err)
+	case err != nil:
+		return StartBatchResponse{}, err
+	case len(resp.Results) != len(req.Starts):
+		return StartBatchResponse{}, fmt.Errorf("start batch: %d results for %d starts", len(resp.Results), len(req.Starts))
+	}
+	return resp, nil
+}
+
+// Err returns nil when the stub took the Start, and otherwise the error
+// Start would have returned for it: an *APIError for a 4xx Status (a
+// definite refusal), a plain error for a 5xx one.
+func (r StartResult) Err() error {
+	switch {
+	case r.Status == http.StatusOK:
+		return nil
+	case r.Status >= 400 && r.Status < 500:
+		return &APIError{Status: r.Status, Message: r.Error}
+	}
+	return fmt.Errorf("start: status %d: %s", r.Status, r.Error)
 }
 
 // Signal asks the stub to signal an attempt's process group.

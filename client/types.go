@@ -382,6 +382,31 @@ type StartRequest struct {
 	Restartable bool `json:"restartable,omitempty"`
 }
 
+// StartBatchRequest asks a stub to start several attempts in one request,
+// the body of POST /v1/starts. The stub runs them concurrently, each as
+// POST /v1/start would.
+type StartBatchRequest struct {
+	Starts []StartRequest `json:"starts"`
+}
+
+// StartBatchResponse answers POST /v1/starts: one result per Start of the
+// request, in the same order.
+type StartBatchResponse struct {
+	Results []StartResult `json:"results"`
+}
+
+// StartResult is the outcome of one Start of a batch. Status is the HTTP
+// status POST /v1/start would have answered for it: 200 when the stub
+// took it (Started is false when the attempt was already known), 400 for
+// a request it cannot run, 409 when the attempt is restartable and the
+// stub's lease has expired, 503 when the stub is shutting down, 500 for
+// any other failure. Error says why when Status is not 200.
+type StartResult struct {
+	Status  int    `json:"status"`
+	Started bool   `json:"started,omitempty"`
+	Error   string `json:"error,omitempty"`
+}
+
 // AttemptRef names one attempt of one instance.
 type AttemptRef struct {
 	JobID    uint64 `json:"job_id"`

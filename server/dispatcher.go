@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"time"
 
@@ -13,6 +14,18 @@ import (
 // netmgr restart, a queue's run limit) before it sends SIGKILL to the
 // job's process group.
 const killGrace = 10 * time.Second
+
+const (
+	// startBatchMax bounds the Starts of one POST /v1/starts; a stub owed
+	// more in one pass gets several requests.
+	startBatchMax = 256
+	// batchRetry is how long the dispatcher sends a stub that did not
+	// know POST /v1/starts (an older stub, during a rolling upgrade) its
+	// Starts one by one before it tries a batch again.
+	batchRetry = time.Minute
+	// sendTimeout bounds one request to a stub.
+	sendTimeout = 5 * time.Second
+)
 
 // attemptKey names one attempt of one instance: the unit a Start or a
 // kill Signal is sent for, and the key stubs deduplicate by.
@@ -34,16 +47,21 @@ type sendState struct {
 // dispatcher sends Starts for placed attempts and kill Signals for attempts
 // of killed jobs, level-triggered from the database: every pass sends what
 // the database says is owed and not yet acknowledged, so a new leader
-// simply re-sends (stubs ignore repeats). Sends never block the pass.
+// simply re-sends (stubs ignore repeats). The Starts a pass owes one stub
+// go in one request (POST /v1/starts); each Signal goes on its own. Sends
+// never block the pass.
 type dispatcher struct {
 	s    *Server
 	done chan struct{} // a send finished; the leader loop runs another pass
 	wg   sync.WaitGroup
 
-	mu      sync.Mutex // guards starts, signals and pass
+	mu      sync.Mutex // guards starts, signals, pass and noBatch
 	starts  map[attemptKey]*sendState
 	signals map[signalKey]*sendState
 	pass    uint64 // counts passes, to forget what is no longer owed
+	// noBatch holds, by stub address, when to try POST /v1/starts again
+	// on a stub that did not know it.
+	noBatch map[string]time.Time
 }
 
 // signalKey names one signal decision for an attempt: a kill, a restart,
@@ -60,6 +78,7 @@ func newDispatcher(s *Server) *dispatcher {
 		done:    make(chan struct{}, 1),
 		starts:  make(map[attemptKey]*sendState),
 		signals: make(map[signalKey]*sendState),
+		noBatch: make(map[string]time.Time),
 	}
 }
 
@@ -125,16 +144,116 @@ func (d *dispatcher) dispatch(ctx context.Context) {
 	})
 	forget(d.starts, d.pass)
 	forget(d.signals, d.pass)
-	for _, w := range starts {
-		d.send(ctx, w.st, w.addr, func(ctx context.Context, c *client.StubClient) error {
-			return d.s.metrics.started(w.placedAt, c.Start(ctx, w.req))
-		})
-	}
+	d.sendStarts(ctx, starts, now)
 	for _, w := range signals {
 		d.send(ctx, w.st, w.addr, func(ctx context.Context, c *client.StubClient) error {
 			return d.s.metrics.signalled(c.Signal(ctx, w.req))
 		})
 	}
+}
+
+// sendStarts sends the Starts of one pass: one POST /v1/starts per stub
+// (per startBatchMax Starts), or one POST /v1/start per Start to a stub
+// that did not know batches less than batchRetry ago. Called with d.mu
+// held.
+func (d *dispatcher) sendStarts(ctx context.Context, starts []startWork, now time.Time) {
+	var (
+		addrs  []string
+		byAddr = make(map[string][]startWork)
+	)
+	for _, w := range starts {
+		if _, ok := byAddr[w.addr]; !ok {
+			addrs = append(addrs, w.addr)
+		}
+		byAddr[w.addr] = append(byAddr[w.addr], w)
+	}
+	for _, addr := range addrs {
+		ws := byAddr[addr]
+		if now.Before(d.noBatch[addr]) {
+			for _, w := range ws {
+				d.send(ctx, w.st, addr, func(ctx context.Context, c *client.StubClient) error {
+					return d.s.metrics.started(w.placedAt, c.Start(ctx, w.req))
+				})
+			}
+			continue
+		}
+		for len(ws) > 0 {
+			n := min(len(ws), startBatchMax)
+			d.sendBatch(ctx, addr, ws[:n:n])
+			ws = ws[n:]
+		}
+	}
+}
+
+// sendBatch runs one POST /v1/starts to the stub at addr in its own
+// goroutine and settles each Start from its own result; a failed request
+// fails them all. Called with d.mu held.
+func (d *dispatcher) sendBatch(ctx context.Context, addr string, ws []startWork) {
+	d.wg.Add(1)
+	go func() {
+		defer d.wg.Done()
+		errs, err := d.startBatch(ctx, addr, ws)
+		for i, w := range ws {
+			if err != nil {
+				errs[i] = err
+			}
+			d.s.metrics.started(w.placedAt, errs[i])
+		}
+		d.mu.Lock()
+		if err != nil {
+			d.s.log.Warn("start batch to stub failed; will retry", "stub", addr, "starts", len(ws), "err", err)
+		}
+		for i, w := range ws {
+			if d.settle(w.st, errs[i]) && err == nil {
+				d.s.log.Warn("start refused by stub; will retry", "stub", addr, "job", w.req.JobID,
+					"instance", w.req.Instance, "attempt", w.req.Attempt, "failures", w.st.failures, "err", errs[i])
+			}
+		}
+		d.mu.Unlock()
+		d.wake()
+	}()
+}
+
+// startBatch sends the Starts ws to the stub at addr and returns each
+// one's error, or err when the request as a whole failed. When the stub
+// does not know batches it remembers so, and sends these Starts one by
+// one, concurrently.
+func (d *dispatcher) startBatch(ctx context.Context, addr string, ws []startWork) (errs []error, err error) {
+	errs = make([]error, len(ws))
+	c, err := client.NewStub(addr, d.s.hc)
+	if err != nil {
+		return errs, err
+	}
+	req := client.StartBatchRequest{Starts: make([]client.StartRequest, len(ws))}
+	for i, w := range ws {
+		req.Starts[i] = w.req
+	}
+	cctx, cancel := context.WithTimeout(ctx, sendTimeout)
+	resp, err := c.StartBatch(cctx, req)
+	cancel()
+	switch {
+	case errors.Is(err, client.ErrNotSupported):
+		d.s.log.Info("stub takes no batches of starts; sending them one by one", "stub", addr, "retry_in", batchRetry)
+		d.mu.Lock()
+		d.noBatch[addr] = time.Now().Add(batchRetry)
+		d.mu.Unlock()
+		var wg sync.WaitGroup
+		for i, w := range ws {
+			wg.Go(func() {
+				cctx, cancel := context.WithTimeout(ctx, sendTimeout)
+				defer cancel()
+				errs[i] = c.Start(cctx, w.req)
+			})
+		}
+		wg.Wait()
+		return errs, nil
+	case err != nil:
+		return errs, err
+	}
+	for i, res := range resp.Results {
+		errs[i] = res.Err()
+	}
+	return errs, nil
 }
 
 // owedSignal is the signal the database says a started attempt is owed:
@@ -188,25 +307,39 @@ func (d *dispatcher) send(ctx context.Context, st *sendState, addr string, call 
 		defer d.wg.Done()
 		c, err := client.NewStub(addr, d.s.hc)
 		if err == nil {
-			cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+			cctx, cancel := context.WithTimeout(ctx, sendTimeout)
 			err = call(cctx, c)
 			cancel()
 		}
 		d.mu.Lock()
-		st.inflight = false
-		if err == nil {
-			st.acked = true
-		} else {
-			st.failures++
-			st.retryAt = time.Now().Add(min(100*time.Millisecond<<min(st.failures, 6), 5*time.Second))
+		if d.settle(st, err) {
 			d.s.log.Warn("dispatch to stub failed; will retry", "stub", addr, "failures", st.failures, "err", err)
 		}
 		d.mu.Unlock()
-		select {
-		case d.done <- struct{}{}:
-		default:
-		}
+		d.wake()
 	}()
+}
+
+// settle records the outcome of a send: acknowledged, or failed and due
+// again after a backoff (100 ms doubling to 5 s). It reports whether the
+// send failed. Called with d.mu held.
+func (d *dispatcher) settle(st *sendState, err error) (failed bool) {
+	st.inflight = false
+	if err == nil {
+		st.acked = true
+		return false
+	}
+	st.failures++
+	st.retryAt = time.Now().Add(min(100*time.Millisecond<<min(st.failures, 6), 5*time.Second))
+	return true
+}
+
+// wake tells the leader loop a send finished, without blocking.
+func (d *dispatcher) wake() {
+	select {
+	case d.done <- struct{}{}:
+	default:
+	}
 }
 
 // serverHints lists the servers' API addresses for stubs.

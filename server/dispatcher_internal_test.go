@@ -1,8 +1,22 @@
 package server
 
 import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"sync"
 	"testing"
 	"time"
+
+	"github.com/hashicorp/raft"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/netmgr/netmgr/client"
+	"github.com/netmgr/netmgr/fsm"
 )
 
 // The dispatcher's soft memory: a send is due once, not again while in
@@ -37,5 +51,249 @@ func TestSendStates(t *testing.T) {
 	}
 	if _, ok := m[b]; !ok {
 		t.Error("a send in flight was forgotten")
+	}
+}
+
+// fakeStub stands in for a stub's API: it records the Starts it receives
+// and takes each, unless it names a refused job (answered 400).
+type fakeStub struct {
+	srv *httptest.Server
+
+	mu      sync.Mutex // guards the fields below
+	noBatch bool       // answer POST /v1/starts 404, as an older stub
+	refuse  uint64     // refuse the Starts of this job; 0 = none
+	batches []int      // the size of every POST /v1/starts, answered or not
+	singles int        // POST /v1/start requests
+}
+
+func newFakeStub(t *testing.T, noBatch bool, refuse uint64) *fakeStub {
+	t.Helper()
+	f := &fakeStub{noBatch: noBatch, refuse: refuse}
+	answer := func(w http.ResponseWriter, status int, v any) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(status)
+		_ = json.NewEncoder(w).Encode(v)
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /v1/starts", func(w http.ResponseWriter, r *http.Request) {
+		var batch client.StartBatchRequest
+		if err := json.NewDecoder(r.Body).Decode(&batch); err != nil {
+			answer(w, http.StatusBadRequest, client.ErrorResponse{Error: err.Error()})
+			return
+		}
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		f.batches = append(f.batches, len(batch.Starts))
+		if f.noBatch {
+			answer(w, http.StatusNotFound, client.ErrorResponse{Error: "no such endpoint POST /v1/starts"})
+			return
+		}
+		var resp client.StartBatchResponse
+		for _, req := range batch.Starts {
+			res := client.StartResult{Status: http.StatusOK, Started: true}
+			if req.JobID == f.refuse {
+				res = client.StartResult{Status: http.StatusBadRequest, Error: "refused"}
+			}
+			resp.Results = append(resp.Results, res)
+		}
+		answer(w, http.StatusOK, resp)
+	})
+	mux.HandleFunc("POST /v1/start", func(w http.ResponseWriter, r *http.Request) {
+		var req client.StartRequest
+		if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+			answer(w, http.StatusBadRequest, client.ErrorResponse{Error: err.Error()})
+			return
+		}
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		f.singles++
+		if req.JobID == f.refuse {
+			answer(w, http.StatusBadRequest, client.ErrorResponse{Error: "refused"})
+			return
+		}
+		answer(w, http.StatusOK, map[string]bool{"started": true})
+	})
+	f.srv = httptest.NewServer(mux)
+	t.Cleanup(f.srv.Close)
+	return f
+}
+
+// counts returns the sizes of the batches received so far, smallest
+// first (concurrent requests arrive in any order), and the number of
+// single Starts.
+func (f *fakeStub) counts() (batches []int, singles int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	batches = slices.Clone(f.batches)
+	slices.Sort(batches)
+	return batches, f.singles
+}
+
+// dispatchPool is a database with one machine, m1, whose stub is a
+// fakeStub, and a dispatcher on a Server holding just what it uses.
+type dispatchPool struct {
+	t     *testing.T
+	f     *fsm.FSM
+	index uint64
+	d     *dispatcher
+}
+
+func newDispatchPool(t *testing.T, stub *fakeStub) *dispatchPool {
+	t.Helper()
+	p := &dispatchPool{t: t, f: fsm.New()}
+	s := &Server{
+		log:    slog.New(slog.DiscardHandler),
+		fsm:    p.f,
+		gossip: &gossip{members: make(map[string]*member)},
+		hc:     &http.Client{Timeout: 10 * time.Second},
+	}
+	s.metrics = newMetrics(s)
+	p.d = newDispatcher(s)
+	addr := strings.TrimPrefix(stub.srv.URL, "http://")
+	p.apply(fsm.StubJoinType, fsm.StubJoin{At: time.Now(), Machine: fsm.MachineFacts{
+		Name: "m1", Arch: "x86_64", CPUs: 1000, MemoryMB: 4096, Addr: addr,
+	}})
+	return p
+}
+
+func (p *dispatchPool) apply(typ fsm.MessageType, body any) *fsm.Result {
+	p.t.Helper()
+	data, err := fsm.Encode(typ, body)
+	if err != nil {
+		p.t.Fatalf("encode %v: %v", typ, err)
+	}
+	p.index++
+	res := p.f.Apply(&raft.Log{Type: raft.LogCommand, Index: p.index, Data: data}).(*fsm.Result)
+	if res.Err != nil {
+		p.t.Fatalf("apply %v: %v", typ, res.Err)
+	}
+	return res
+}
+
+// place submits a job of n instances and places them all on m1; it
+// returns the job's id.
+func (p *dispatchPool) place(n int) uint64 {
+	p.t.Helper()
+	at := time.Now()
+	job := p.apply(fsm.SubmitType, fsm.Submit{At: at, Owner: "alice", Spec: fsm.JobSpec{
+		Name: "j", Binaries: map[string]string{fsm.AnyKey: "/bin/true"}, Min: n,
+	}}).JobID
+	var as []fsm.Assignment
+	for i := range n {
+		as = append(as, fsm.Assignment{JobID: job, Instance: i, Attempt: 1, Machine: "m1", Key: fsm.AnyKey})
+	}
+	if res := p.apply(fsm.PlaceType, fsm.Place{At: at, PlannedAtIndex: p.index, Assignments: as}); len(res.Accepted) != n {
+		p.t.Fatalf("Place accepted %d of %d assignments", len(res.Accepted), n)
+	}
+	return job
+}
+
+// pass runs one dispatch pass and waits for its sends.
+func (p *dispatchPool) pass() {
+	p.d.dispatch(context.Background())
+	p.d.wait()
+}
+
+// states counts the Start send states acknowledged, and those failed
+// once and not acknowledged.
+func (p *dispatchPool) states() (acked, failed int) {
+	p.d.mu.Lock()
+	defer p.d.mu.Unlock()
+	for _, st := range p.d.starts {
+		switch {
+		case st.inflight:
+			p.t.Errorf("a send is still in flight after wait")
+		case st.acked:
+			acked++
+		case st.failures == 1:
+			failed++
+		}
+	}
+	return acked, failed
+}
+
+// The dispatcher sends a stub its Starts of a pass in batches of at most
+// startBatchMax, settles each Start from its own result, and sends an
+// older stub (404 on POST /v1/starts) its Starts one by one, remembering
+// not to try a batch again for a while.
+func TestDispatchStartBatches(t *testing.T) {
+	tests := []struct {
+		name        string
+		noBatch     bool
+		refuse      bool // the stub refuses the first job's Starts
+		down        bool // the stub does not answer
+		jobs        []int
+		wantBatches []int
+		wantSingles int
+		wantAcked   int
+		wantFailed  int
+	}{
+		{name: "one batch", jobs: []int{2, 1}, wantBatches: []int{3}, wantAcked: 3},
+		{name: "capped", jobs: []int{startBatchMax + 44}, wantBatches: []int{44, startBatchMax}, wantAcked: startBatchMax + 44},
+		{name: "refused start", refuse: true, jobs: []int{1, 2}, wantBatches: []int{3}, wantAcked: 2, wantFailed: 1},
+		{name: "stub down", down: true, jobs: []int{2, 1}, wantFailed: 3},
+		{name: "older stub", noBatch: true, jobs: []int{2, 1}, wantBatches: []int{3}, wantSingles: 3, wantAcked: 3},
+		{name: "older stub refuses", noBatch: true, refuse: true, jobs: []int{1, 2}, wantBatches: []int{3}, wantSingles: 3, wantAcked: 2, wantFailed: 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var refuse uint64
+			if tt.refuse {
+				refuse = 1 // job ids count from 1
+			}
+			stub := newFakeStub(t, tt.noBatch, refuse)
+			p := newDispatchPool(t, stub)
+			for _, n := range tt.jobs {
+				p.place(n)
+			}
+			if tt.down {
+				stub.srv.Close()
+			}
+			p.pass()
+			batches, singles := stub.counts()
+			if !slices.Equal(batches, tt.wantBatches) || singles != tt.wantSingles {
+				t.Errorf("got batches %v and %d single starts, want %v and %d", batches, singles, tt.wantBatches, tt.wantSingles)
+			}
+			if acked, failed := p.states(); acked != tt.wantAcked || failed != tt.wantFailed {
+				t.Errorf("got %d starts acknowledged and %d failed, want %d and %d", acked, failed, tt.wantAcked, tt.wantFailed)
+			}
+			if got := testutil.ToFloat64(p.d.s.metrics.startsFailed); got != float64(tt.wantFailed) {
+				t.Errorf("starts failed metric = %v, want %d", got, tt.wantFailed)
+			}
+		})
+	}
+}
+
+// Once a stub answered that it takes no batches, the next passes send it
+// single Starts without trying a batch first, until batchRetry has passed.
+func TestDispatchRemembersOlderStub(t *testing.T) {
+	stub := newFakeStub(t, true, 0)
+	p := newDispatchPool(t, stub)
+	p.place(2)
+	p.pass()
+	p.place(3)
+	p.pass()
+	batches, singles := stub.counts()
+	if len(batches) != 1 || singles != 5 {
+		t.Errorf("got batches %v and %d single starts, want one batch and 5", batches, singles)
+	}
+
+	// Upgraded, and batchRetry later: batches again.
+	stub.mu.Lock()
+	stub.noBatch = false
+	stub.mu.Unlock()
+	p.d.mu.Lock()
+	for addr := range p.d.noBatch {
+		p.d.noBatch[addr] = time.Now().Add(-time.Second)
+	}
+	p.d.mu.Unlock()
+	p.place(4)
+	p.pass()
+	batches, singles = stub.counts()
+	if !slices.Equal(batches, []int{2, 4}) || singles != 5 {
+		t.Errorf("after the upgrade got batches %v and %d single starts, want [2 4] and 5", batches, singles)
+	}
+	if acked, failed := p.states(); acked != 9 || failed != 0 {
+		t.Errorf("got %d starts acknowledged and %d failed, want 9 and 0", acked, failed)
 	}
 }

@@ -17,6 +17,7 @@ const maxBody = 1 << 20
 func (s *Stub) routes() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/start", s.handleStart)
+	mux.HandleFunc("POST /v1/starts", s.handleStarts)
 	mux.HandleFunc("POST /v1/signal", s.handleSignal)
 	mux.HandleFunc("GET /v1/facts", s.handleFacts)
 	mux.HandleFunc("GET /v1/health", s.handleHealth)
@@ -36,34 +37,45 @@ type startResponse struct {
 func (s *Stub) handleStart(w http.ResponseWriter, r *http.Request) {
 	received := time.Now()
 	var req client.StartRequest
-	if !decode(w, r, &req) {
+	if !decode(w, r, &req, maxBody) {
 		return
 	}
-	if req.Binary == "" {
-		writeError(w, http.StatusBadRequest, errors.New("start: no binary"))
+	res := s.startOne(received, req)
+	if res.Status != http.StatusOK {
+		writeJSON(w, res.Status, client.ErrorResponse{Error: res.Error})
 		return
+	}
+	writeJSON(w, http.StatusOK, startResponse{Started: res.Started})
+}
+
+// startOne runs one Start, received at received, for POST /v1/start and
+// for each Start of POST /v1/starts, and returns its outcome with the HTTP
+// status POST /v1/start answers for it. It blocks until the attempt's
+// supervisor has it (or it failed); it is safe for concurrent use.
+func (s *Stub) startOne(received time.Time, req client.StartRequest) client.StartResult {
+	if req.Binary == "" {
+		return client.StartResult{Status: http.StatusBadRequest, Error: "start: no binary"}
 	}
 	s.servers.setHint(req.Servers)
 	if req.Restartable && !s.lease.valid() {
-		writeError(w, http.StatusConflict, fmt.Errorf("start attempt %d of %d/%d: %w", req.Attempt, req.JobID, req.Instance, ErrLeaseExpired))
-		return
+		err := fmt.Errorf("start attempt %d of %d/%d: %w", req.Attempt, req.JobID, req.Instance, ErrLeaseExpired)
+		return client.StartResult{Status: http.StatusConflict, Error: err.Error()}
 	}
 	started, err := s.runner.start(req)
 	s.metrics.startAnswered(received, started, err)
 	switch {
 	case errors.Is(err, ErrShuttingDown):
-		writeError(w, http.StatusServiceUnavailable, err)
+		return client.StartResult{Status: http.StatusServiceUnavailable, Error: err.Error()}
 	case err != nil:
 		s.log.Error("start attempt", "job", req.JobID, "instance", req.Instance, "attempt", req.Attempt, "err", err)
-		writeError(w, http.StatusInternalServerError, err)
-	default:
-		writeJSON(w, http.StatusOK, startResponse{Started: started})
+		return client.StartResult{Status: http.StatusInternalServerError, Error: err.Error()}
 	}
+	return client.StartResult{Status: http.StatusOK, Started: started}
 }
 
 func (s *Stub) handleSignal(w http.ResponseWriter, r *http.Request) {
 	var req client.SignalRequest
-	if !decode(w, r, &req) {
+	if !decode(w, r, &req, maxBody) {
 		return
 	}
 	sig, err := parseSignal(req.Signal)
@@ -96,9 +108,10 @@ func (s *Stub) handleHealth(w http.ResponseWriter, _ *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]string{"status": "ok", "name": s.cfg.Name})
 }
 
-// decode reads a JSON body into v, answering 400 when it cannot.
-func decode(w http.ResponseWriter, r *http.Request, v any) bool {
-	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxBody))
+// decode reads a JSON body of at most limit bytes into v, answering 400
+// when it cannot.
+func decode(w http.ResponseWriter, r *http.Request, v any, limit int64) bool {
+	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, limit))
 	if err := dec.Decode(v); err != nil {
 		writeError(w, http.StatusBadRequest, fmt.Errorf("decode request: %w", err))
 		return false
