@@ -419,6 +419,10 @@ type AttemptRef struct {
 type LeaseRequest struct {
 	Machine string       `json:"machine"`
 	Running []AttemptRef `json:"running,omitempty"`
+	// Load is the machine's load average. A stub sends it only to servers
+	// whose last answer said they take it (LeaseResponse.TakesLoad): an
+	// older server refuses a request with a field it does not know.
+	Load *float64 `json:"load,omitempty"`
 }
 
 // LeaseResponse grants a lease: it holds for LeaseMS from when the stub
@@ -426,6 +430,10 @@ type LeaseRequest struct {
 type LeaseResponse struct {
 	LeaseMS int64 `json:"lease_ms"`
 	RenewMS int64 `json:"renew_ms"`
+	// TakesLoad is set by servers that read LeaseRequest.Load: the stub
+	// then reports its load with every renewal instead of gossiping each
+	// change to the whole pool.
+	TakesLoad bool `json:"takes_load,omitempty"`
 }
 
 // SignalRequest asks a stub to signal the process group of an attempt.

@@ -78,7 +78,7 @@ func (s *Server) leaderLoop(ctx context.Context) {
 		check.run(ctx)
 	}()
 	defer func() { <-checkDone }()
-	leases := &leaseTable{since: time.Now(), last: make(map[string]time.Time)}
+	leases := newLeaseTable(time.Now())
 	s.leader.Store(&leaderState{check: check, leases: leases})
 	defer s.leader.Store(nil)
 	d := newDispatcher(s)

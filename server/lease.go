@@ -88,19 +88,38 @@ func (c *leaderCheck) since(ctx context.Context, t time.Time) error {
 	}
 }
 
-// leaseTable is the leader's memory of when each machine last renewed. It
-// is soft state: a new leader starts every lease afresh.
+// leaseTable is the leader's memory of when each machine last renewed,
+// and of the load it reported then. It is soft state: a new leader starts
+// every lease afresh.
 type leaseTable struct {
 	since time.Time // this leadership began
 
-	mu   sync.Mutex // guards last
+	mu   sync.Mutex // guards last and load
 	last map[string]time.Time
+	load map[string]float64
 }
 
-func (t *leaseTable) renew(machine string, at time.Time) {
+func newLeaseTable(since time.Time) *leaseTable {
+	return &leaseTable{since: since, last: make(map[string]time.Time), load: make(map[string]float64)}
+}
+
+// renew records a renewal at at, with the load the machine reported (nil
+// from a stub that gossips its load instead).
+func (t *leaseTable) renew(machine string, at time.Time, load *float64) {
 	t.mu.Lock()
 	t.last[machine] = at
+	if load != nil {
+		t.load[machine] = *load
+	}
 	t.mu.Unlock()
+}
+
+// reportedLoad is the load the machine last reported with a renewal.
+func (t *leaseTable) reportedLoad(machine string) (float64, bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	l, ok := t.load[machine]
+	return l, ok
 }
 
 // silence is how long ago the machine last renewed, counting the start of
@@ -145,7 +164,7 @@ func (s *Server) handleLease(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, http.StatusServiceUnavailable, err)
 		return
 	}
-	st.leases.renew(req.Machine, arrival)
+	st.leases.renew(req.Machine, arrival, req.Load)
 	var unreachable bool
 	s.fsm.Read(func(v fsm.View) {
 		m, ok := v.Machine(req.Machine)
@@ -163,7 +182,7 @@ func (s *Server) handleLease(w http.ResponseWriter, r *http.Request) {
 		s.log.Info("machine reachable again", "machine", req.Machine)
 	}
 	s.writeJSON(w, http.StatusOK, client.LeaseResponse{
-		LeaseMS: LeaseDuration.Milliseconds(), RenewMS: LeaseRenewInterval.Milliseconds(),
+		LeaseMS: LeaseDuration.Milliseconds(), RenewMS: LeaseRenewInterval.Milliseconds(), TakesLoad: true,
 	})
 }
 

@@ -19,8 +19,9 @@ import (
 const suspectAfter = 2 * LeaseRenewInterval
 
 // pool returns the gossip pool as this server sees it, with Suspect set on
-// the stubs the leader has not heard a renewal from for suspectAfter. On a
-// follower no stub is suspect: it holds no leases.
+// the stubs the leader has not heard a renewal from for suspectAfter, and
+// the load a stub reported with its last renewal in place of the one it
+// gossiped. On a follower no stub is suspect: it holds no leases.
 func (s *Server) pool(now time.Time) map[string]member {
 	pool := s.gossip.snapshot()
 	st := s.leader.Load()
@@ -28,10 +29,14 @@ func (s *Server) pool(now time.Time) map[string]member {
 		return pool
 	}
 	for name, m := range pool {
-		if m.Meta.Role == client.RoleStub && st.leases.silence(name, now) > suspectAfter {
-			m.Suspect = true
-			pool[name] = m
+		if m.Meta.Role != client.RoleStub {
+			continue
 		}
+		if l, ok := st.leases.reportedLoad(name); ok {
+			m.Meta.Load = l
+		}
+		m.Suspect = st.leases.silence(name, now) > suspectAfter
+		pool[name] = m
 	}
 	return pool
 }

@@ -11,6 +11,7 @@ import (
 	"net"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/memberlist"
@@ -45,6 +46,9 @@ type gossip struct {
 	servers *serverList
 	facts   *factSource
 	wake    chan struct{} // cap 1; signalled when events are queued
+	// loadByLease is set while the servers take the load with lease
+	// renewals: the load in the metadata then stays as it was at join.
+	loadByLease *atomic.Bool
 
 	mu     sync.Mutex // guards meta and events
 	meta   client.NodeMeta
@@ -52,17 +56,18 @@ type gossip struct {
 }
 
 // startGossip creates the memberlist node; run joins the pool.
-func startGossip(cfg Config, httpAddr string, servers *serverList, facts *factSource) (*gossip, error) {
+func startGossip(cfg Config, httpAddr string, servers *serverList, facts *factSource, loadByLease *atomic.Bool) (*gossip, error) {
 	bind, err := net.ResolveTCPAddr("tcp", cfg.GossipAddr)
 	if err != nil {
 		return nil, fmt.Errorf("gossip address %q: %w", cfg.GossipAddr, err)
 	}
 	g := &gossip{
-		log:     cfg.Logger,
-		servers: servers,
-		facts:   facts,
-		wake:    make(chan struct{}, 1),
-		meta:    client.NodeMeta{Role: client.RoleStub, HTTP: httpAddr},
+		log:         cfg.Logger,
+		servers:     servers,
+		facts:       facts,
+		loadByLease: loadByLease,
+		wake:        make(chan struct{}, 1),
+		meta:        client.NodeMeta{Role: client.RoleStub, HTTP: httpAddr},
 	}
 	if l, err := facts.load(); err == nil {
 		g.meta.Load = l
@@ -167,8 +172,15 @@ func (g *gossip) applyEvents() {
 	}
 }
 
-// refreshLoad gossips the load average when it moved by loadDelta or more.
+// refreshLoad gossips the load average when it moved by loadDelta or more,
+// unless the servers take it with lease renewals: a metadata change is
+// broadcast to every member of the pool, so at thousands of machines
+// gossiping load would be most of the pool's traffic, while a renewal goes
+// to the leader alone.
 func (g *gossip) refreshLoad() {
+	if g.loadByLease != nil && g.loadByLease.Load() {
+		return
+	}
 	l, err := g.facts.load()
 	if err != nil {
 		g.log.Warn("read load average", "err", err)

@@ -3,7 +3,9 @@ package stub
 import (
 	"cmp"
 	"context"
+	"errors"
 	"log/slog"
+	"net/http"
 	"slices"
 	"sync/atomic"
 	"time"
@@ -33,15 +35,19 @@ type leaseKeeper struct {
 	dataDir string // where the lease file for supervisors goes
 	runner  *runner
 	servers *serverList
+	facts   *factSource
 	log     *slog.Logger
 	// deadline is when the lease runs out, on the boot clock (ns).
 	deadline atomic.Int64
+	// loadByLease is set while the servers take the load with renewals
+	// (LeaseResponse.TakesLoad); gossip then stops spreading its changes.
+	loadByLease atomic.Bool
 }
 
 // newLeaseKeeper returns a keeper whose lease counts as granted now: a
 // previous incarnation of the stub may have renewed one moments ago.
-func newLeaseKeeper(machine, dataDir string, r *runner, servers *serverList, log *slog.Logger) *leaseKeeper {
-	k := &leaseKeeper{machine: machine, dataDir: dataDir, runner: r, servers: servers, log: log}
+func newLeaseKeeper(machine, dataDir string, r *runner, servers *serverList, facts *factSource, log *slog.Logger) *leaseKeeper {
+	k := &leaseKeeper{machine: machine, dataDir: dataDir, runner: r, servers: servers, facts: facts, log: log}
 	k.deadline.Store(int64(bootNow() + defaultLease))
 	return k
 }
@@ -98,11 +104,26 @@ func (k *leaseKeeper) renew(ctx context.Context) (client.LeaseResponse, bool) {
 	}
 	rctx, cancel := context.WithTimeout(ctx, renewTimeout)
 	defer cancel()
-	resp, err := c.RenewLease(rctx, client.LeaseRequest{Machine: k.machine, Running: k.runner.runningAttempts()})
+	req := client.LeaseRequest{Machine: k.machine, Running: k.runner.runningAttempts()}
+	if k.loadByLease.Load() {
+		if l, err := k.facts.load(); err == nil {
+			req.Load = &l
+		}
+	}
+	resp, err := c.RenewLease(rctx, req)
+	if apiErr := (*client.APIError)(nil); req.Load != nil && errors.As(err, &apiErr) && apiErr.Status == http.StatusBadRequest {
+		// A server that does not know the field (an older leader after
+		// a failover during an upgrade): renew without it, and gossip
+		// the load again.
+		k.loadByLease.Store(false)
+		req.Load = nil
+		resp, err = c.RenewLease(rctx, req)
+	}
 	if err != nil || resp.LeaseMS <= 0 {
 		k.log.Debug("lease renewal failed", "machine", k.machine, "err", err)
 		return resp, false
 	}
+	k.loadByLease.Store(resp.TakesLoad)
 	return resp, true
 }
 

@@ -111,7 +111,7 @@ func New(cfg Config) (*Stub, error) {
 		return nil, err
 	}
 
-	s.lease = newLeaseKeeper(cfg.Name, cfg.DataDir, s.runner, s.servers, s.log)
+	s.lease = newLeaseKeeper(cfg.Name, cfg.DataDir, s.runner, s.servers, s.facts, s.log)
 
 	if s.ln, err = net.Listen("tcp", cfg.HTTPAddr); err != nil {
 		return nil, fmt.Errorf("listen on %s: %w", cfg.HTTPAddr, err)
@@ -121,7 +121,7 @@ func New(cfg Config) (*Stub, error) {
 	s.srv = &http.Server{Handler: s.routes(), ReadHeaderTimeout: 10 * time.Second}
 
 	if cfg.GossipAddr != "" {
-		if s.gossip, err = startGossip(cfg, s.httpAddr, s.servers, s.facts); err != nil {
+		if s.gossip, err = startGossip(cfg, s.httpAddr, s.servers, s.facts, &s.lease.loadByLease); err != nil {
 			return nil, err
 		}
 		s.httpAddr = s.gossip.httpAddr()

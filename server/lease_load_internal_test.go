@@ -1,0 +1,46 @@
+package server
+
+import (
+	"testing"
+	"time"
+
+	"github.com/netmgr/netmgr/client"
+)
+
+// The leader's pool carries the load a stub reported with its last lease
+// renewal in place of the one it gossiped; a stub that reports none keeps
+// its gossiped load, and silence still makes a stub suspect.
+func TestPoolTakesLoadFromRenewals(t *testing.T) {
+	now := time.Now()
+	stubAt := func(load float64) *member {
+		return &member{Alive: true, Meta: client.NodeMeta{Role: client.RoleStub, Load: load}}
+	}
+	s := &Server{gossip: &gossip{members: map[string]*member{
+		"alpha": stubAt(0.5), "beta": stubAt(1.5), "gamma": stubAt(2.5),
+		"s0": {Alive: true, Meta: client.NodeMeta{Role: client.RoleServer}},
+	}}}
+	leases := newLeaseTable(now.Add(-time.Minute))
+	s.leader.Store(&leaderState{leases: leases})
+	load := 7.25
+	leases.renew("alpha", now, &load)
+	leases.renew("beta", now, nil)
+
+	pool := s.pool(now)
+	for _, tc := range []struct {
+		name    string
+		load    float64
+		suspect bool
+	}{
+		{"alpha", 7.25, false}, // reported with its renewal
+		{"beta", 1.5, false},   // an older stub: gossiped
+		{"gamma", 2.5, true},   // no renewal this minute
+	} {
+		m := pool[tc.name]
+		if m.Meta.Load != tc.load || m.Suspect != tc.suspect {
+			t.Errorf("%s: got load %v suspect %v, want %v and %v", tc.name, m.Meta.Load, m.Suspect, tc.load, tc.suspect)
+		}
+	}
+	if pool["s0"].Suspect {
+		t.Errorf("a server is suspect; only stubs renew leases")
+	}
+}
