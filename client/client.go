@@ -11,6 +11,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -21,6 +22,12 @@ import (
 // the client runs as; an authenticated identity (mTLS) will replace how the
 // server derives it without changing any command.
 const UserHeader = "X-Netmgr-User"
+
+// LeaderHeader names the API address (host:port) of the leader that
+// answered a request, directly or through the follower that forwarded it
+// or redirected the client. A client that knows that address among its
+// servers sends to it from then on, saving the follower's hop.
+const LeaderHeader = "X-Netmgr-Leader"
 
 // IndexHeader carries the Raft index a server's answer reflects.
 const IndexHeader = "X-Netmgr-Index"
@@ -346,9 +353,12 @@ func (c *Client) do(ctx context.Context, method, path string, in, out any) error
 			if c.tryTimeout > 0 {
 				tctx, cancel = context.WithTimeout(ctx, c.tryTimeout)
 			}
-			err := c.try(tctx, method, addrs[n]+path, body, out)
+			leader, err := c.try(tctx, method, addrs[n]+path, body, out)
 			cancel()
 			if err == nil {
+				if k := slices.Index(addrs, "http://"+leader); leader != "" && k >= 0 {
+					n = k
+				}
 				c.mu.Lock()
 				c.preferred = n
 				c.mu.Unlock()
@@ -384,14 +394,16 @@ type retryable struct{ msg string }
 
 func (e *retryable) Error() string { return e.msg }
 
-func (c *Client) try(ctx context.Context, method, u string, body []byte, out any) error {
+// try sends one request to one server and returns the leader its answer
+// named (LeaderHeader), if any.
+func (c *Client) try(ctx context.Context, method, u string, body []byte, out any) (leader string, err error) {
 	var rd io.Reader
 	if body != nil {
 		rd = bytes.NewReader(body)
 	}
 	req, err := http.NewRequestWithContext(ctx, method, u, rd)
 	if err != nil {
-		return &APIError{Status: 0, Message: fmt.Sprintf("build request %s: %v", u, err)}
+		return "", &APIError{Status: 0, Message: fmt.Sprintf("build request %s: %v", u, err)}
 	}
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
@@ -401,12 +413,12 @@ func (c *Client) try(ctx context.Context, method, u string, body []byte, out any
 	}
 	resp, err := c.hc.Do(req)
 	if err != nil {
-		return err
+		return "", err
 	}
 	defer resp.Body.Close()
 	data, err := io.ReadAll(resp.Body)
 	if err != nil {
-		return fmt.Errorf("read answer of %s: %w", u, err)
+		return "", fmt.Errorf("read answer of %s: %w", u, err)
 	}
 	if resp.StatusCode >= 300 {
 		var e ErrorResponse
@@ -415,17 +427,18 @@ func (c *Client) try(ctx context.Context, method, u string, body []byte, out any
 			msg = e.Error
 		}
 		if resp.StatusCode >= 500 || resp.StatusCode == http.StatusTooManyRequests {
-			return &retryable{msg: fmt.Sprintf("%s: %s: %s", u, resp.Status, msg)}
+			return "", &retryable{msg: fmt.Sprintf("%s: %s: %s", u, resp.Status, msg)}
 		}
-		return &APIError{Status: resp.StatusCode, Message: msg}
+		return "", &APIError{Status: resp.StatusCode, Message: msg}
 	}
+	leader = resp.Header.Get(LeaderHeader)
 	if out == nil {
-		return nil
+		return leader, nil
 	}
 	if err := json.Unmarshal(data, out); err != nil {
-		return fmt.Errorf("decode answer of %s: %w", u, err)
+		return "", fmt.Errorf("decode answer of %s: %w", u, err)
 	}
-	return nil
+	return leader, nil
 }
 
 // ParseIndex reads IndexHeader from a response header; 0 when absent.

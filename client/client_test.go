@@ -205,3 +205,44 @@ func TestTryTimeoutSkipsAHangingServer(t *testing.T) {
 		t.Errorf("second call did not go to the live server first: %v", err)
 	}
 }
+
+// A follower's answer names the leader (LeaderHeader); a client that
+// knows the leader's address sends there from then on, and one that does
+// not keeps using the server that answered.
+func TestPrefersTheLeaderNamedInAnswers(t *testing.T) {
+	var toLeader, toFollower atomic.Int32
+	leader := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		toLeader.Add(1)
+		w.Header().Set(client.LeaderHeader, r.Host)
+		jsonHandler(t, 200, []client.Machine{})(w, r)
+	}))
+	defer leader.Close()
+	follower := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		toFollower.Add(1)
+		w.Header().Set(client.LeaderHeader, strings.TrimPrefix(leader.URL, "http://"))
+		jsonHandler(t, 200, []client.Machine{})(w, r)
+	}))
+	defer follower.Close()
+
+	c := newClient(t, []string{follower.URL, leader.URL})
+	for range 3 {
+		if _, err := c.Machines(context.Background()); err != nil {
+			t.Fatalf("machines: %v", err)
+		}
+	}
+	if got, want := [2]int32{toFollower.Load(), toLeader.Load()}, [2]int32{1, 2}; got != want {
+		t.Errorf("got %d requests to the follower and %d to the leader, want %d and %d", got[0], got[1], want[0], want[1])
+	}
+
+	// The leader named is not among the client's servers: stay.
+	toFollower.Store(0)
+	other := newClient(t, []string{follower.URL})
+	for range 2 {
+		if _, err := other.Machines(context.Background()); err != nil {
+			t.Fatalf("machines: %v", err)
+		}
+	}
+	if got := toFollower.Load(); got != 2 {
+		t.Errorf("got %d requests to the follower, want 2", got)
+	}
+}

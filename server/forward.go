@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/hashicorp/raft"
+
+	"github.com/netmgr/netmgr/client"
 )
 
 // forwardedHeader marks a request a follower passed on, so that a request
@@ -32,6 +34,7 @@ func (s *Server) leaderHTTP() (name, addr string, err error) {
 func (s *Server) leaderWrite(h http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		if s.raft.State() == raft.Leader {
+			s.nameLeader(w)
 			h(w, r)
 			return
 		}
@@ -52,6 +55,7 @@ func (s *Server) leaderRead(h http.HandlerFunc) http.HandlerFunc {
 				s.writeError(w, http.StatusServiceUnavailable, errCatchingUp)
 				return
 			}
+			s.nameLeader(w)
 			h(w, r)
 			return
 		}
@@ -64,6 +68,13 @@ func (s *Server) leaderRead(h http.HandlerFunc) http.HandlerFunc {
 		u.Scheme, u.Host = "http", addr
 		http.Redirect(w, r, u.String(), http.StatusTemporaryRedirect)
 	}
+}
+
+// nameLeader tells the client that the leader answers (LeaderHeader), so
+// that it sends here directly next time. A follower that forwards copies
+// the header back with the leader's answer.
+func (s *Server) nameLeader(w http.ResponseWriter) {
+	w.Header().Set(client.LeaderHeader, s.httpLn.Addr().String())
 }
 
 // forward passes a write to the leader and copies its answer back.
