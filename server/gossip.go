@@ -56,6 +56,7 @@ func newGossip(cfg *Config, meta client.NodeMeta) (*gossip, error) {
 	}
 	mc := memberlist.DefaultLANConfig()
 	mc.Name = cfg.Name
+	mc.EnableCompression = false // as the stubs' (stub/gossip.go)
 	mc.BindAddr, mc.BindPort = host, port
 	mc.AdvertiseAddr, mc.AdvertisePort = host, port
 	mc.Delegate = g
