@@ -47,10 +47,21 @@ func TestGroupFormsByGossipAndReplicates(t *testing.T) {
 	c := servertest.NewCluster(t, 3)
 	leader := c.WaitLeader()
 
-	servers, err := c.Client().Servers(ctx(t))
-	if err != nil {
-		t.Fatalf("servers: %v", err)
-	}
+	// A follower learns the leader from its first append, moments after
+	// the election.
+	var servers []client.Server
+	servertest.WaitFor(t, 10*time.Second, "every server to know the leader", func() bool {
+		var err error
+		if servers, err = c.Client().Servers(ctx(t)); err != nil {
+			t.Fatalf("servers: %v", err)
+		}
+		for _, s := range servers {
+			if s.Leader == "" {
+				return false
+			}
+		}
+		return true
+	})
 	if len(servers) != 3 {
 		t.Fatalf("got %d servers, want 3: %+v", len(servers), servers)
 	}

@@ -145,10 +145,14 @@ func TestPaperExample2(t *testing.T) {
 		switch in.State {
 		case client.InstanceRunning:
 			got[in.Machine] = in.Binary
-			ran, err := os.ReadFile(filepath.Join(dir, "ran."+strconv.FormatUint(job.ID, 10)+"."+strconv.Itoa(in.Index)))
-			if err != nil {
-				t.Fatalf("instance %d left no record: %v", in.Index, err)
-			}
+			// Running means forked; the script writes its record moments later.
+			var ran []byte
+			record := filepath.Join(dir, "ran."+strconv.FormatUint(job.ID, 10)+"."+strconv.Itoa(in.Index))
+			servertest.WaitFor(t, 10*time.Second, "instance "+strconv.Itoa(in.Index)+"'s record", func() bool {
+				var err error
+				ran, err = os.ReadFile(record)
+				return err == nil && strings.HasSuffix(string(ran), "\n")
+			})
 			if want := in.Machine + " 4"; strings.TrimSpace(string(ran)) != want {
 				t.Errorf("instance %d recorded %q, want %q", in.Index, strings.TrimSpace(string(ran)), want)
 			}
