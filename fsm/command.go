@@ -32,13 +32,14 @@ const (
 	LeaseRestoredType MessageType = 17
 	LeaderElectedType MessageType = 18 // proposed with IgnoreUnknownFlag: informational
 	ChildEventsType   MessageType = 19 // since command level 19; see ChildEvents
+	SubmitPlaceType   MessageType = 20 // since command level 20; see SubmitPlace
 )
 
 // CommandLevel is the highest command type this build applies. Servers
 // gossip it, and the leader proposes a command newer than every voter's
 // level only when all of them have it: a replica that meets an unknown
 // type must stop.
-const CommandLevel = ChildEventsType
+const CommandLevel = SubmitPlaceType
 
 // IgnoreUnknownFlag marks a command that a server which does not know its
 // type may skip instead of stopping. Commands whose loss would make replicas
@@ -86,6 +87,8 @@ func (t MessageType) String() string {
 		return "LeaderElected"
 	case ChildEventsType:
 		return "ChildEvents"
+	case SubmitPlaceType:
+		return "SubmitPlace"
 	}
 	return fmt.Sprintf("MessageType(%d)", uint8(t))
 }
@@ -332,6 +335,21 @@ type LeaseRestored struct {
 	At      time.Time    `json:"at"`
 	Machine string       `json:"machine"`
 	Running []AttemptRef `json:"running,omitempty"`
+}
+
+// SubmitPlace is a Submit with the leader's placement of the new job's
+// instances, planned at PlannedAtIndex when nothing else waited: one log
+// entry, one disk write and one replication round from submit to placed,
+// instead of a Submit and then a Place. Apply creates the job as Submit
+// does, then, unless the Submit was refused or matched an earlier
+// idempotency key, or instances of other jobs are queued (they come first
+// in queue order and go to the scheduler's next pass), re-checks and
+// applies the assignments as Place does, with the new job's ID in each.
+// Instances not placed stay queued for the scheduler.
+type SubmitPlace struct {
+	Submit         Submit       `json:"submit"`
+	PlannedAtIndex uint64       `json:"planned_at_index"`
+	Assignments    []Assignment `json:"assignments"`
 }
 
 // ChildEvents is a batch of CHILD events in one log entry, applied in

@@ -113,8 +113,10 @@ func (g *generator) next() {
 	case p < 10:
 		names := append(machineNames(), "ghost")
 		g.emit(g.cmd(fsm.StubLeaveType, fsm.StubLeave{At: now, Machine: names[g.r.IntN(len(names))], Reason: "generated"}))
-	case p < 21:
+	case p < 17:
 		g.emit(g.submit(now))
+	case p < 21:
+		g.emit(g.submitPlace(now))
 	case p < 48:
 		if len(g.places) > 0 && g.r.IntN(10) == 0 {
 			g.emit(g.places[g.r.IntN(len(g.places))])
@@ -206,6 +208,29 @@ func (g *generator) join(now time.Time) []byte {
 }
 
 func (g *generator) submit(now time.Time) []byte {
+	return g.cmd(fsm.SubmitType, g.submitBody(now))
+}
+
+// submitPlace is a SubmitPlace of a generated job with some of its
+// instances assigned to random machines and keys (the FSM re-checks them
+// all, as a leader's plan may be overtaken by the entries before it).
+func (g *generator) submitPlace(now time.Time) []byte {
+	c := fsm.SubmitPlace{Submit: g.submitBody(now)}
+	g.a.f.Read(func(v fsm.View) { c.PlannedAtIndex = v.Index() })
+	for i := range max(c.Submit.Spec.Min, 1) {
+		if g.r.IntN(3) == 0 {
+			continue
+		}
+		c.Assignments = append(c.Assignments, fsm.Assignment{
+			Instance: i, Attempt: 1,
+			Machine: genMachines[g.r.IntN(len(genMachines))].name,
+			Key:     genKeys[g.r.IntN(len(genKeys))],
+		})
+	}
+	return g.cmd(fsm.SubmitPlaceType, c)
+}
+
+func (g *generator) submitBody(now time.Time) fsm.Submit {
 	s := fsm.JobSpec{Binaries: map[string]string{}, Min: g.r.IntN(5)}
 	for _, k := range genKeys {
 		if g.r.IntN(2) == 0 {
@@ -239,7 +264,7 @@ func (g *generator) submit(now time.Time) []byte {
 	if g.r.IntN(3) == 0 {
 		c.IdempotencyKey = fmt.Sprintf("k%d", g.r.IntN(8))
 	}
-	return g.cmd(fsm.SubmitType, c)
+	return c
 }
 
 func (g *generator) place(now time.Time) []byte {
@@ -528,7 +553,7 @@ func TestPropertyIndexesAndSlots(t *testing.T) {
 // TestGeneratedLogCoverage guards the generator: the log it builds must
 // reach every command and outcome the determinism test relies on.
 func TestGeneratedLogCoverage(t *testing.T) {
-	g := newGenerator(t, 7)
+	g := newGenerator(t, 12)
 	seen := map[string]int{}
 	for range 3000 {
 		g.next()
@@ -552,6 +577,8 @@ func TestGeneratedLogCoverage(t *testing.T) {
 			seen["existing"]++
 		case typ == fsm.PlaceType && len(res.Accepted) > 0:
 			seen["accepted"]++
+		case typ == fsm.SubmitPlaceType && len(res.Accepted) > 0:
+			seen["placed at submit"]++
 		case typ == fsm.PlaceType && res.Dropped > 0:
 			seen["dropped"]++
 		}
@@ -583,7 +610,7 @@ func TestGeneratedLogCoverage(t *testing.T) {
 	}
 	for _, want := range []string{
 		"StubJoin", "StubJoin error", "StubLeave", "Submit", "Submit error", "Place", "ChildRegister",
-		"ChildTerm", "ChildEvents", "stale in a batch", "Kill", "Kill error", "MessageType(228)", "stale", "existing", "accepted", "dropped",
+		"ChildTerm", "ChildEvents", "stale in a batch", "SubmitPlace", "placed at submit", "Kill", "Kill error", "MessageType(228)", "stale", "existing", "accepted", "dropped",
 		"LoadDatabase", "LoadDatabase error", "draining", "restarted", "per-machine limit reached", "slots full", "memory nearly full",
 		fsm.InstanceQueued, fsm.InstancePlaced, fsm.InstanceRunning, fsm.InstanceExited, fsm.InstanceFailed, fsm.InstanceSignaled,
 		fsm.InstanceKilled, fsm.InstanceLost,
@@ -601,7 +628,7 @@ func TestGeneratedLogCoverage(t *testing.T) {
 
 func TestDeterminism(t *testing.T) {
 	const steps = 3000
-	g := newGenerator(t, 7)
+	g := newGenerator(t, 12)
 	for range steps {
 		g.next()
 	}

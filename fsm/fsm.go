@@ -196,6 +196,10 @@ func (f *FSM) apply(index uint64, data []byte) *Result {
 		var c ChildEvents
 		decode(index, t, body, &c)
 		return d.applyChildEvents(index, &c)
+	case SubmitPlaceType:
+		var c SubmitPlace
+		decode(index, t, body, &c)
+		return d.applySubmitPlace(index, &c)
 	}
 	if ignorable {
 		return &Result{Index: index}

@@ -263,6 +263,7 @@ func TestMessageTypeString(t *testing.T) {
 		{fsm.LeaseRestoredType, "LeaseRestored"},
 		{fsm.LeaderElectedType, "LeaderElected"},
 		{fsm.ChildEventsType, "ChildEvents"},
+		{fsm.SubmitPlaceType, "SubmitPlace"},
 		{fsm.KillType | fsm.IgnoreUnknownFlag, "Kill"},
 		{99, "MessageType(99)"},
 	}

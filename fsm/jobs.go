@@ -52,6 +52,26 @@ func (d *db) applySubmit(index uint64, c *Submit) *Result {
 	return &Result{Index: index, JobID: id}
 }
 
+// applySubmitPlace creates a job and places what the leader planned for
+// it (SubmitPlace).
+func (d *db) applySubmitPlace(index uint64, c *SubmitPlace) *Result {
+	res := d.applySubmit(index, &c.Submit)
+	if res.Err != nil || res.Existing || len(c.Assignments) == 0 {
+		return res
+	}
+	if len(d.queued) > len(d.jobs[res.JobID].Instances) {
+		return res // others wait: the scheduler places in queue order
+	}
+	as := make([]Assignment, len(c.Assignments))
+	for i, a := range c.Assignments {
+		a.JobID = res.JobID
+		as[i] = a
+	}
+	placed := d.applyPlace(index, &Place{At: c.Submit.At, PlannedAtIndex: c.PlannedAtIndex, Assignments: as})
+	res.Accepted, res.Dropped = placed.Accepted, placed.Dropped
+	return res
+}
+
 func validateSpec(s *JobSpec) error {
 	if len(s.Binaries) == 0 {
 		return fmt.Errorf("%w: binaries: at least one binary is required", ErrInvalidSpec)

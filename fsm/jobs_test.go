@@ -124,6 +124,67 @@ func TestSubmit(t *testing.T) {
 	}
 }
 
+// TestSubmitPlace creates the job and places what the leader planned for
+// it in one entry, re-checked as a Place is; it places nothing when other
+// jobs wait (they come first), for a repeated idempotency key, or for a
+// refused submit.
+func TestSubmitPlace(t *testing.T) {
+	plan := func(key string, as ...fsm.Assignment) fsm.SubmitPlace {
+		return fsm.SubmitPlace{
+			Submit:      fsm.Submit{At: at(5), Owner: "u", IdempotencyKey: key, Spec: spec("sp", 3)},
+			Assignments: as,
+		}
+	}
+	t.Run("placed at once, the rest queued", func(t *testing.T) {
+		a := newApplier(t)
+		a.join("m1", "x86_64", 1)
+		a.join("m2", "x86_64", 2)
+		// Instance 0 on m1 and 1 on m2 fit; instance 2 on the full m1 does
+		// not and waits for the scheduler.
+		res := a.mustOK(fsm.SubmitPlaceType, plan("", asg(0, 0, "m1"), asg(0, 1, "m2"), asg(0, 2, "m1")))
+		if res.JobID == 0 || len(res.Accepted) != 2 || res.Dropped != 1 {
+			t.Fatalf("got job %d, %d accepted, %d dropped; want a job, 2 and 1", res.JobID, len(res.Accepted), res.Dropped)
+		}
+		for i, want := range []string{fsm.InstancePlaced, fsm.InstancePlaced, fsm.InstanceQueued} {
+			if in := a.instance(res.JobID, i); in.State != want || (want == fsm.InstancePlaced && !in.PlacedAt.Equal(at(5))) {
+				t.Errorf("instance %d: got %s placed at %v, want %s", i, in.State, in.PlacedAt, want)
+			}
+		}
+		if got := a.running("m1") + a.running("m2"); got != 2 {
+			t.Errorf("got %d slots taken, want 2", got)
+		}
+	})
+	t.Run("others wait", func(t *testing.T) {
+		a := newApplier(t)
+		a.join("m1", "x86_64", 4)
+		earlier := a.submit("earlier", 1)
+		res := a.mustOK(fsm.SubmitPlaceType, plan("", asg(0, 0, "m1")))
+		if len(res.Accepted) != 0 || a.instance(res.JobID, 0).State != fsm.InstanceQueued {
+			t.Errorf("placed %v ahead of the queued job %d, want nothing placed", res.Accepted, earlier)
+		}
+	})
+	t.Run("repeated key", func(t *testing.T) {
+		a := newApplier(t)
+		a.join("m1", "x86_64", 4)
+		first := a.mustOK(fsm.SubmitType, fsm.Submit{At: at(1), Owner: "u", IdempotencyKey: "k", Spec: spec("sp", 1)})
+		a.mustOK(fsm.KillType, fsm.Kill{At: at(2), JobID: first.JobID, By: "u"})
+		res := a.mustOK(fsm.SubmitPlaceType, plan("k", asg(0, 0, "m1")))
+		if !res.Existing || res.JobID != first.JobID || len(res.Accepted) != 0 {
+			t.Errorf("got existing %v job %d accepted %v, want job %d found and nothing placed", res.Existing, res.JobID, res.Accepted, first.JobID)
+		}
+	})
+	t.Run("refused submit", func(t *testing.T) {
+		a := newApplier(t)
+		a.join("m1", "x86_64", 4)
+		before := stateBytes(t, a.f)
+		c := plan("", asg(0, 0, "m1"))
+		c.Submit.Spec.Binaries = nil
+		res := a.apply(fsm.SubmitPlaceType, c)
+		wantErr(t, res.Err, fsm.ErrInvalidSpec)
+		assertUnchanged(t, a.f, before)
+	})
+}
+
 func TestKill(t *testing.T) {
 	t.Run("queued instances are killed at once", func(t *testing.T) {
 		a := newApplier(t)

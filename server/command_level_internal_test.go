@@ -17,16 +17,18 @@ func TestGroupLevel(t *testing.T) {
 	at := func(level int) member {
 		return member{Meta: client.NodeMeta{Role: client.RoleServer, Level: level}}
 	}
+	now := int(fsm.CommandLevel)
 	tests := []struct {
 		name string
 		pool map[string]member
 		want fsm.MessageType
 	}{
-		{"all current", map[string]member{"s0": at(19), "s1": at(19), "s2": at(19)}, fsm.ChildEventsType},
-		{"one old build", map[string]member{"s0": at(19), "s1": at(0), "s2": at(19)}, fsm.LeaderElectedType},
-		{"one never heard from", map[string]member{"s0": at(19), "s1": at(19)}, fsm.LeaderElectedType},
-		{"newer builds", map[string]member{"s0": at(19), "s1": at(40), "s2": at(300)}, fsm.CommandLevel},
-		{"a dead server keeps its level", map[string]member{"s0": at(19), "s1": at(19), "s2": {Alive: false, Meta: client.NodeMeta{Level: 19}}}, fsm.ChildEventsType},
+		{"all current", map[string]member{"s0": at(now), "s1": at(now), "s2": at(now)}, fsm.CommandLevel},
+		{"one at ChildEvents", map[string]member{"s0": at(now), "s1": at(19), "s2": at(now)}, fsm.ChildEventsType},
+		{"one old build", map[string]member{"s0": at(now), "s1": at(0), "s2": at(now)}, fsm.LeaderElectedType},
+		{"one never heard from", map[string]member{"s0": at(now), "s1": at(now)}, fsm.LeaderElectedType},
+		{"newer builds", map[string]member{"s0": at(now), "s1": at(40), "s2": at(300)}, fsm.CommandLevel},
+		{"a dead server keeps its level", map[string]member{"s0": at(now), "s1": at(now), "s2": {Alive: false, Meta: client.NodeMeta{Level: now}}}, fsm.CommandLevel},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

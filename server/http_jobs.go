@@ -27,10 +27,15 @@ func (s *Server) handleSubmit(w http.ResponseWriter, r *http.Request) {
 		IdempotencyKey: req.IdempotencyKey,
 		Spec:           specFromWire(req.Spec),
 	}
-	res, err := s.apply(fsm.SubmitType, cmd)
+	planned := time.Now()
+	sc := s.submitCommand(cmd)
+	res, err := s.apply(sc.t, sc.body)
 	if err != nil {
 		s.writeApplyError(w, err)
 		return
+	}
+	if sc.t == fsm.SubmitPlaceType {
+		s.metrics.schedulePass(planned, len(res.Accepted)) // a pass for one job
 	}
 	if res.Err != nil {
 		s.writeError(w, statusOf(res.Err), fmt.Errorf("submit: %w", res.Err))
