@@ -24,8 +24,10 @@ func (r *runner) spec(k attemptKey, req client.StartRequest) (supervisorSpec, er
 		return supervisorSpec{}, err
 	}
 	dir := filepath.Join(r.execDir, k.String())
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return supervisorSpec{}, fmt.Errorf("make exec dir: %w", err)
+	if !r.execKits.take(dir) {
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return supervisorSpec{}, fmt.Errorf("make exec dir: %w", err)
+		}
 	}
 	env := r.environ(k, req)
 	path := req.Binary

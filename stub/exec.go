@@ -102,6 +102,9 @@ type runner struct {
 	out     *outbox
 	log     *slog.Logger
 	warm    *warmPool // a supervisor started ahead of the next Start
+	// execKits and supKits are exec and supervisor directories made
+	// ahead of the Starts that rename them into place.
+	execKits, supKits *dirKits
 	// sim is nil unless the stub simulates its jobs (simulate.go).
 	sim *simulator
 
@@ -126,6 +129,8 @@ func newRunner(machine, execDir, dataDir, cgroups string, out *outbox, log *slog
 		out:      out,
 		log:      log,
 		warm:     &warmPool{root: filepath.Join(dataDir, attemptsDir)},
+		execKits: &dirKits{root: execDir, files: []string{"stdout", "stderr"}},
+		supKits:  &dirKits{root: filepath.Join(dataDir, attemptsDir), files: []string{logFile}},
 		ctx:      ctx,
 		cancel:   cancel,
 		attempts: make(map[attemptKey]*attempt),
@@ -225,8 +230,10 @@ func (r *runner) launch(dir string, spec supervisorSpec) (startStatus, <-chan st
 		return r.sim.launch(dir, spec)
 	}
 	var st startStatus
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return st, nil, fmt.Errorf("make supervisor dir: %w", err)
+	if !r.supKits.take(dir) {
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return st, nil, fmt.Errorf("make supervisor dir: %w", err)
+		}
 	}
 	if err := replaceJSONFile(filepath.Join(dir, specFile), spec); err != nil {
 		return st, nil, err
@@ -484,6 +491,8 @@ func (r *runner) close() {
 	r.closed = true
 	r.mu.Unlock()
 	r.warm.close()
+	r.execKits.close()
+	r.supKits.close()
 	r.cancel()
 }
 

@@ -21,6 +21,8 @@ import (
 // the CHILD_REGISTER) is adopted: its REGISTER is recorded now. recover
 // runs in New, before the API serves.
 func (r *runner) recover(records map[attemptKey]attemptRecord) error {
+	removeKits(r.execDir)
+	removeKits(filepath.Join(r.dataDir, attemptsDir))
 	entries, err := os.ReadDir(filepath.Join(r.dataDir, attemptsDir))
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return fmt.Errorf("read supervisor dirs: %w", err)
