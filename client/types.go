@@ -380,6 +380,14 @@ type StartRequest struct {
 	// start this instance elsewhere once the stub's lease has expired, so
 	// the stub must stop the attempt when its lease runs out.
 	Restartable bool `json:"restartable,omitempty"`
+	// MachineIndex is the Raft index that last changed the machine's
+	// record (its ModifyIndex) when the leader sent this Start. A lease
+	// expiry and its restoration both raise it, and lease renewals tell
+	// the stub its current value (LeaseResponse.MachineIndex): a
+	// restartable Start with an older index was sent before the machine
+	// last lost its lease, and its instance may run elsewhere by now, so
+	// the stub refuses it. 0 from older servers: not checked.
+	MachineIndex uint64 `json:"machine_index,omitempty"`
 }
 
 // StartBatchRequest asks a stub to start several attempts in one request,
@@ -434,6 +442,9 @@ type LeaseResponse struct {
 	// then reports its load with every renewal instead of gossiping each
 	// change to the whole pool.
 	TakesLoad bool `json:"takes_load,omitempty"`
+	// MachineIndex is the machine record's ModifyIndex after this
+	// renewal (see StartRequest.MachineIndex); 0 from older servers.
+	MachineIndex uint64 `json:"machine_index,omitempty"`
 }
 
 // SignalRequest asks a stub to signal the process group of an attempt.

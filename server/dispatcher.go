@@ -123,7 +123,9 @@ func (d *dispatcher) dispatch(ctx context.Context) {
 				if m, ok := v.Machine(machine); ok && due(st, now) {
 					q, _ := v.Queue(j.Queue)
 					st.inflight = true
-					starts = append(starts, startWork{st: st, addr: m.Addr, req: startRequest(j, in, q, servers), placedAt: in.PlacedAt})
+					req := startRequest(j, in, q, servers)
+					req.MachineIndex = m.ModifyIndex
+					starts = append(starts, startWork{st: st, addr: m.Addr, req: req, placedAt: in.PlacedAt})
 				}
 				return true
 			}

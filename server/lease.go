@@ -165,24 +165,33 @@ func (s *Server) handleLease(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	st.leases.renew(req.Machine, arrival, req.Load)
-	var unreachable bool
+	var (
+		unreachable  bool
+		machineIndex uint64
+	)
 	s.fsm.Read(func(v fsm.View) {
 		m, ok := v.Machine(req.Machine)
 		unreachable = ok && m.State == fsm.MachineUnreachable
+		if ok {
+			machineIndex = m.ModifyIndex
+		}
 	})
 	if unreachable {
 		c := fsm.LeaseRestored{At: time.Now().UTC(), Machine: req.Machine}
 		for _, a := range req.Running {
 			c.Running = append(c.Running, fsm.AttemptRef{JobID: a.JobID, Instance: a.Instance, Attempt: a.Attempt})
 		}
-		if _, err := s.apply(fsm.LeaseRestoredType, c); err != nil {
+		res, err := s.apply(fsm.LeaseRestoredType, c)
+		if err != nil {
 			s.writeApplyError(w, err)
 			return
 		}
+		machineIndex = max(machineIndex, res.Index)
 		s.log.Info("machine reachable again", "machine", req.Machine)
 	}
 	s.writeJSON(w, http.StatusOK, client.LeaseResponse{
 		LeaseMS: LeaseDuration.Milliseconds(), RenewMS: LeaseRenewInterval.Milliseconds(), TakesLoad: true,
+		MachineIndex: machineIndex,
 	})
 }
 

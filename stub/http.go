@@ -57,7 +57,7 @@ func (s *Stub) startOne(received time.Time, req client.StartRequest) client.Star
 		return client.StartResult{Status: http.StatusBadRequest, Error: "start: no binary"}
 	}
 	s.servers.setHint(req.Servers)
-	if req.Restartable && !s.lease.valid() {
+	if req.Restartable && !s.lease.admits(req.MachineIndex) {
 		err := fmt.Errorf("start attempt %d of %d/%d: %w", req.Attempt, req.JobID, req.Instance, ErrLeaseExpired)
 		return client.StartResult{Status: http.StatusConflict, Error: err.Error()}
 	}

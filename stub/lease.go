@@ -42,6 +42,11 @@ type leaseKeeper struct {
 	// loadByLease is set while the servers take the load with renewals
 	// (LeaseResponse.TakesLoad); gossip then stops spreading its changes.
 	loadByLease atomic.Bool
+	// machineIndex is the highest machine index a renewal reported
+	// (LeaseResponse.MachineIndex). It is raised before the deadline it
+	// came with, and read after the deadline, so a Start that sees the
+	// renewed lease sees its index too.
+	machineIndex atomic.Uint64
 }
 
 // newLeaseKeeper returns a keeper whose lease counts as granted now: a
@@ -58,6 +63,20 @@ func newLeaseKeeper(machine, dataDir string, r *runner, servers *serverList, fac
 // elsewhere.
 func (k *leaseKeeper) valid() bool { return bootNow() < time.Duration(k.deadline.Load()) }
 
+// admits reports whether a restartable Start the leader sent at
+// machineIndex may start: the lease holds now, and the machine has not
+// lost its lease since the Start was sent (its index is not older than
+// the one the last renewal reported). A Start that sat in a frozen
+// machine's socket while its lease expired and its instance started
+// elsewhere fails the second test even when a renewal after the thaw
+// made the lease valid again. 0 (an older server) skips that test.
+func (k *leaseKeeper) admits(machineIndex uint64) bool {
+	if !k.valid() {
+		return false
+	}
+	return machineIndex == 0 || machineIndex >= k.machineIndex.Load()
+}
+
 // run renews until ctx ends. A stub that has just started assumes a lease
 // granted now: its previous incarnation may have renewed one moments ago,
 // so it must stop restartable work if it cannot renew within a lease.
@@ -71,6 +90,7 @@ func (k *leaseKeeper) run(ctx context.Context) {
 			lease = time.Duration(resp.LeaseMS) * time.Millisecond
 			every = time.Duration(resp.RenewMS) * time.Millisecond
 			validUntil = sent.Add(lease)
+			k.raiseMachineIndex(resp.MachineIndex) // before the deadline: see admits
 			k.deadline.Store(int64(sentBoot + lease))
 			if err := writeLease(k.dataDir, sentBoot, lease); err != nil {
 				k.log.Error("record lease for supervisors", "err", err)
@@ -93,6 +113,17 @@ func (k *leaseKeeper) run(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-time.After(max(wait-time.Since(sent), 0)):
+		}
+	}
+}
+
+// raiseMachineIndex records a renewal's machine index unless a higher one
+// is known (answers of a server behind the leader may come late).
+func (k *leaseKeeper) raiseMachineIndex(i uint64) {
+	for {
+		cur := k.machineIndex.Load()
+		if i <= cur || k.machineIndex.CompareAndSwap(cur, i) {
+			return
 		}
 	}
 }

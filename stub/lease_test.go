@@ -27,3 +27,39 @@ func TestNoRestartableStartOutsideTheLease(t *testing.T) {
 		t.Errorf("non-restartable start outside the lease: %v, want it started", err)
 	}
 }
+
+// TestNoRestartableStartSentBeforeALeaseLoss: a restartable Start the
+// leader sent before the machine last lost its lease (an older machine
+// index than the last renewal reported) is refused even though the lease
+// holds again: it may have sat in a frozen machine's socket while its
+// instance started elsewhere. A current one, one from an older server
+// (index 0) and a non-restartable one start.
+func TestNoRestartableStartSentBeforeALeaseLoss(t *testing.T) {
+	s := newTestStub(t, Config{})
+	s.lease.deadline.Store(int64(bootNow() + time.Hour))
+	s.lease.raiseMachineIndex(10)
+	s.lease.raiseMachineIndex(7) // a late answer lowers nothing
+	c := stubClient(t, s)
+	tests := []struct {
+		name         string
+		job          uint64
+		restartable  bool
+		machineIndex uint64
+		refused      bool
+	}{
+		{"sent before the loss", 1, true, 9, true},
+		{"sent after", 2, true, 10, false},
+		{"from an older server", 3, true, 0, false},
+		{"not restartable", 4, false, 9, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			err := c.Start(t.Context(), client.StartRequest{JobID: tc.job, Attempt: 1, Binary: "/bin/true",
+				Restartable: tc.restartable, MachineIndex: tc.machineIndex})
+			var apiErr *client.APIError
+			if refused := errors.As(err, &apiErr) && apiErr.Status == http.StatusConflict; refused != tc.refused || (!refused && err != nil) {
+				t.Errorf("got %v, want refused %v", err, tc.refused)
+			}
+		})
+	}
+}
