@@ -65,6 +65,7 @@ func (d *db) control(index uint64, c *JobControl, what string, fn func(*Job, *In
 	}
 	if res.Affected > 0 {
 		j.ModifyIndex = index
+		d.owedSends++ // owed SIGSTOP, SIGCONT or the restart's signal
 	}
 	return res
 }

@@ -19,6 +19,12 @@ type db struct {
 	reservations      map[uint64]*Reservation
 	nextReservationID uint64
 	events            eventRing // derived, never snapshotted
+	// owedSends counts the changes that may have left an instance owed a
+	// Start or a signal: one placed, killed, suspended, resumed or to be
+	// restarted. A hint for the leader's dispatcher, which walks the
+	// active instances only when it moved (View.OwedSends); never
+	// snapshotted, and no command's outcome depends on it.
+	owedSends uint64
 
 	// Derived indexes, rebuilt from machines and jobs by reindex.
 	byIdempotency map[string]uint64
@@ -173,6 +179,11 @@ func decrement[K comparable, V int | int64](m map[K]V, k K, by V) {
 // setState moves an instance to a new state, keeping the indexes true.
 func (d *db) setState(jobID uint64, in *Instance, state string, index uint64) {
 	d.unsetIndexes(jobID, in)
+	// Owed a Start, or (started after a kill or restart was asked while
+	// it was placed) owed that signal now.
+	if state == InstancePlaced || state == InstanceRunning && (in.KillRequested || in.RestartRequested) {
+		d.owedSends++
+	}
 	in.State = state
 	in.ModifyIndex = index
 	d.setIndexes(jobID, in)

@@ -126,6 +126,7 @@ func (d *db) applyKill(index uint64, c *Kill) *Result {
 		return &Result{Index: index, JobID: j.ID, Err: fmt.Errorf("kill job %d: %w", j.ID, ErrJobFinished)}
 	}
 	j.KillRequested = true
+	d.owedSends++ // its active instances are owed the kill signal
 	j.KilledBy = c.By
 	j.KillSignal = c.Signal
 	j.ModifyIndex = index

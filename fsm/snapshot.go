@@ -129,6 +129,7 @@ func (f *FSM) Restore(rc io.ReadCloser) error {
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	d.owedSends = f.d.owedSends + 1 // a new state may owe anything
 	f.d = d
 	close(f.watch)
 	f.watch = make(chan struct{})

@@ -47,6 +47,13 @@ func (v View) Queued() []InstanceRef { return sortedRefs(v.d.queued) }
 // them: the leader asks it after every commit.
 func (v View) QueuedCount() int { return len(v.d.queued) }
 
+// OwedSends changes whenever an instance may have come to be owed a
+// Start or a signal (placed, killed, suspended, resumed, to be
+// restarted, or a snapshot restored); between two equal readings none
+// did. The leader's dispatcher walks the active instances only when it
+// changed or a send of its own awaits a retry.
+func (v View) OwedSends() uint64 { return v.d.owedSends }
+
 // Active returns the placed and running instances, by job then instance.
 func (v View) Active() []InstanceRef { return sortedRefs(v.d.active) }
 

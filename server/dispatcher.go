@@ -55,10 +55,17 @@ type dispatcher struct {
 	done chan struct{} // a send finished; the leader loop runs another pass
 	wg   sync.WaitGroup
 
-	mu      sync.Mutex // guards starts, signals, pass and noBatch
+	mu      sync.Mutex // guards starts, signals, pass, walked, owedSends, retry and noBatch
 	starts  map[attemptKey]*sendState
 	signals map[signalKey]*sendState
 	pass    uint64 // counts passes, to forget what is no longer owed
+	// walked, owedSends and retry decide whether a pass must walk the
+	// active instances: not when the database's OwedSends is the one the
+	// last walk saw and no send of this dispatcher awaits a retry. Most
+	// commits under load are CHILD events, which make nothing owed.
+	walked    bool
+	owedSends uint64
+	retry     bool
 	// noBatch holds, by stub address, when to try POST /v1/starts again
 	// on a stub that did not know it.
 	noBatch map[string]time.Time
@@ -113,13 +120,19 @@ func (d *dispatcher) dispatch(ctx context.Context) {
 	// alone, so the order cannot deadlock.
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	d.pass++
+	walk := false
 	d.s.fsm.Read(func(v fsm.View) {
+		if d.walked && !d.retry && v.OwedSends() == d.owedSends {
+			return // nothing new is owed, and nothing waits for a retry
+		}
+		walk, d.walked, d.retry, d.owedSends = true, true, false, v.OwedSends()
+		d.pass++
 		v.EachActive(func(ref fsm.InstanceRef, machine string) bool {
 			j, in, _ := v.Instance(ref)
 			key := attemptKey{JobID: j.ID, Instance: in.Index, Attempt: in.Attempt}
 			if in.State == fsm.InstancePlaced {
 				st := owe(d.starts, key, d.pass)
+				d.retry = d.retry || awaitsRetry(st)
 				if m, ok := v.Machine(machine); ok && due(st, now) {
 					q, _ := v.Queue(j.Queue)
 					st.inflight = true
@@ -135,6 +148,7 @@ func (d *dispatcher) dispatch(ctx context.Context) {
 			}
 			sk.attemptKey = key
 			st := owe(d.signals, sk, d.pass)
+			d.retry = d.retry || awaitsRetry(st)
 			if m, ok := v.Machine(machine); ok && due(st, now) {
 				st.inflight = true
 				signals = append(signals, signalWork{st: st, addr: m.Addr, req: client.SignalRequest{
@@ -144,6 +158,9 @@ func (d *dispatcher) dispatch(ctx context.Context) {
 			return true
 		})
 	})
+	if !walk {
+		return
+	}
 	forget(d.starts, d.pass)
 	forget(d.signals, d.pass)
 	d.sendStarts(ctx, starts, now)
@@ -286,6 +303,12 @@ func owe[K comparable](m map[K]*sendState, key K, pass uint64) *sendState {
 	return st
 }
 
+// awaitsRetry reports whether a send failed and waits out its backoff:
+// passes must keep walking until it is due and sent again.
+func awaitsRetry(st *sendState) bool {
+	return !st.inflight && !st.acked && st.failures > 0
+}
+
 // due reports whether a send is due now: none in flight, none
 // acknowledged, and its retry backoff over.
 func due(st *sendState, now time.Time) bool {
@@ -323,14 +346,16 @@ func (d *dispatcher) send(ctx context.Context, st *sendState, addr string, call 
 }
 
 // settle records the outcome of a send: acknowledged, or failed and due
-// again after a backoff (100 ms doubling to 5 s). It reports whether the
-// send failed. Called with d.mu held.
+// again after a backoff (100 ms doubling to 5 s), which makes the next
+// passes walk until it is sent. It reports whether the send failed.
+// Called with d.mu held.
 func (d *dispatcher) settle(st *sendState, err error) (failed bool) {
 	st.inflight = false
 	if err == nil {
 		st.acked = true
 		return false
 	}
+	d.retry = true
 	st.failures++
 	st.retryAt = time.Now().Add(min(100*time.Millisecond<<min(st.failures, 6), 5*time.Second))
 	return true

@@ -297,3 +297,87 @@ func TestDispatchRemembersOlderStub(t *testing.T) {
 		t.Errorf("got %d starts acknowledged and %d failed, want 9 and 0", acked, failed)
 	}
 }
+
+// A pass walks the active instances only when the database owes a new
+// send or one of the dispatcher's sends awaits a retry: after a pass that
+// settled everything, passes on CHILD events alone do not walk; a refused
+// Start keeps passes walking until it is sent again; a kill makes one
+// walk and its signal goes out.
+func TestDispatchWalksOnlyWhenSomethingIsOwed(t *testing.T) {
+	stub := newFakeStub(t, false, 0)
+	p := newDispatchPool(t, stub)
+	job := p.place(2)
+	p.pass()
+	walks := func() uint64 {
+		p.d.mu.Lock()
+		defer p.d.mu.Unlock()
+		return p.d.pass
+	}
+	after := walks()
+	p.apply(fsm.ChildRegisterType, fsm.ChildRegister{At: time.Now(), JobID: job, Instance: 0, Attempt: 1, Machine: "m1", PID: 100})
+	p.pass()
+	if got := walks(); got != after {
+		t.Errorf("a CHILD_REGISTER made %d walks, want none", got-after)
+	}
+
+	// A refused Start: the next passes walk until it is due and sent.
+	stub.mu.Lock()
+	stub.refuse = 2 // the next job's id
+	stub.mu.Unlock()
+	refused := p.place(1)
+	if refused != 2 {
+		t.Fatalf("job id %d, want 2", refused)
+	}
+	p.pass()
+	if _, failed := p.states(); failed != 1 {
+		t.Fatalf("got %d failed starts, want the refused one", failed)
+	}
+	before := walks()
+	p.pass()
+	if got := walks(); got != before+1 {
+		t.Errorf("a pass with a retry pending made %d walks, want 1", got-before)
+	}
+	stub.mu.Lock()
+	stub.refuse = 0
+	stub.mu.Unlock()
+	p.d.mu.Lock()
+	for _, st := range p.d.starts {
+		st.retryAt = time.Time{} // its backoff is over
+	}
+	p.d.mu.Unlock()
+	p.pass()
+	// Job 1's instance 0 runs, so its Start is forgotten.
+	if acked, failed := p.states(); acked != 2 || failed != 0 {
+		t.Fatalf("got %d acknowledged and %d failed, want 2 and 0", acked, failed)
+	}
+	p.pass() // settles the retry flag: nothing failed
+	settled := walks()
+	p.pass()
+	if got := walks(); got != settled {
+		t.Errorf("passes kept walking after the retry was sent: %d walks", got-settled)
+	}
+
+	// A kill owes signals: one walk sends them.
+	p.apply(fsm.KillType, fsm.Kill{At: time.Now(), JobID: job, By: "alice", Signal: "TERM"})
+	p.pass()
+	if got := walks(); got != settled+1 {
+		t.Errorf("a kill made %d walks, want 1", got-settled)
+	}
+	p.d.mu.Lock()
+	signals := len(p.d.signals)
+	p.d.mu.Unlock()
+	if signals != 1 {
+		t.Errorf("got %d signal sends, want 1 (job %d's running instance)", signals, job)
+	}
+
+	// The placed instance, killed before it started, is owed its signal
+	// once it registers: that commit makes a walk.
+	p.apply(fsm.ChildRegisterType, fsm.ChildRegister{At: time.Now(), JobID: job, Instance: 1, Attempt: 1, Machine: "m1", PID: 101})
+	p.pass()
+	p.d.mu.Lock()
+	signals = len(p.d.signals)
+	p.d.mu.Unlock()
+	if signals != 2 {
+		t.Errorf("after the placed instance registered: got %d signal sends, want 2", signals)
+	}
+}
