@@ -3,6 +3,7 @@ package client
 import (
 	"errors"
 	"fmt"
+	"net/http"
 	"strings"
 )
 
@@ -18,6 +19,17 @@ var (
 	// answered 404 or 405): an older version, during a rolling upgrade.
 	ErrNotSupported = errors.New("endpoint not supported")
 )
+
+// notSupported wraps err, from operation op, in ErrNotSupported when the
+// peer answered that it does not know the endpoint (404 or 405): an older
+// version during a rolling upgrade. Any other err is returned as is.
+func notSupported(op string, err error) error {
+	var apiErr *APIError
+	if errors.As(err, &apiErr) && (apiErr.Status == http.StatusNotFound || apiErr.Status == http.StatusMethodNotAllowed) {
+		return fmt.Errorf("%s: %w: %w", op, ErrNotSupported, err)
+	}
+	return err
+}
 
 // APIError is a definite answer from a server that the request was wrong
 // (a 4xx status); retrying elsewhere would not help.

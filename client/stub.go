@@ -2,7 +2,6 @@ package client
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/http"
 	"time"
@@ -43,12 +42,9 @@ func (s *StubClient) Start(ctx context.Context, req StartRequest) error {
 func (s *StubClient) StartBatch(ctx context.Context, req StartBatchRequest) (StartBatchResponse, error) {
 	var resp StartBatchResponse
 	err := s.c.do(ctx, http.MethodPost, "/v1/starts", req, &resp)
-	var apiErr *APIError
 	switch {
-	case errors.As(err, &apiErr) && (apiErr.Status == http.StatusNotFound || apiErr.Status == http.StatusMethodNotAllowed):
-		return StartBatchResponse{}, fmt.Errorf("start batch: %w: %w", ErrNotSupported, err)
 	case err != nil:
-		return StartBatchResponse{}, err
+		return StartBatchResponse{}, notSupported("start batch", err)
 	case len(resp.Results) != len(req.Starts):
 		return StartBatchResponse{}, fmt.Errorf("start batch: %d results for %d starts", len(resp.Results), len(req.Starts))
 	}

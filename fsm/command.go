@@ -176,6 +176,15 @@ func (s *JobSpec) Restartable() bool {
 	return s.Restart == RestartOnFailure || s.Restart == RestartAlways
 }
 
+// QueueName is the queue the job goes to: the one it names, else the
+// default queue.
+func (s *JobSpec) QueueName() string {
+	if s.Queue == "" {
+		return DefaultQueue
+	}
+	return s.Queue
+}
+
 // PerMachineLimit is how many of the job's instances one machine may hold;
 // 0 means no bound beyond the machine's slots.
 func (s *JobSpec) PerMachineLimit() int {

@@ -33,10 +33,7 @@ func (q DeclaredQueue) Limits() queue.Limits {
 
 // admit checks that the job's queue exists and can take it.
 func (d *db) admit(s *JobSpec) (string, error) {
-	name := s.Queue
-	if name == "" {
-		name = DefaultQueue
-	}
+	name := s.QueueName()
 	q, ok := d.queueLimits(name)
 	if !ok {
 		return "", fmt.Errorf("%w: queue %s", ErrNoSuchQueue, name)

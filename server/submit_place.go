@@ -26,14 +26,10 @@ func (s *Server) planSubmit(c fsm.Submit, now time.Time) (uint64, []fsm.Assignme
 			return
 		}
 		index = v.Index()
-		queueName := c.Spec.Queue
-		if queueName == "" {
-			queueName = fsm.DefaultQueue
-		}
 		// The job as Submit will create it; ID 0 is no job's, so the
 		// matcher counts only this plan's instances against its
 		// per-machine bound.
-		j := &fsm.Job{Owner: c.Owner, Queue: queueName, Spec: c.Spec}
+		j := &fsm.Job{Owner: c.Owner, Queue: c.Spec.QueueName(), Spec: c.Spec}
 		for i := range max(c.Spec.Min, 1) {
 			in := &fsm.Instance{Index: i, Attempt: 1, State: fsm.InstanceQueued}
 			if !p.active.Admit(j.Queue) {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"log/slog"
-	"net/http"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -200,7 +199,7 @@ func (s *sender) deliverBatch(ctx context.Context, c *client.Client, keys []atte
 		cancel()
 		var apiErr *client.APIError
 		switch {
-		case errors.As(err, &apiErr) && (apiErr.Status == http.StatusNotFound || apiErr.Status == http.StatusMethodNotAllowed):
+		case errors.Is(err, client.ErrNotSupported):
 			s.log.Info("server takes no batches of child events; sending them one by one")
 			s.oneByOne.Store(true)
 		case errors.As(err, &apiErr) && apiErr.Status >= 400 && apiErr.Status < 500:
