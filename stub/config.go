@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"path/filepath"
 )
 
 // DefaultExecDir is where attempt directories are made when Config.ExecDir
@@ -67,6 +68,15 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.HTTPAddr == "" {
 		c.HTTPAddr = "127.0.0.1:0"
+	}
+	// Supervisors run in directories of their own: paths they are given
+	// must not depend on the stub's.
+	for _, d := range []*string{&c.DataDir, &c.ExecDir} {
+		abs, err := filepath.Abs(*d)
+		if err != nil {
+			return c, fmt.Errorf("stub directory: %w", err)
+		}
+		*d = abs
 	}
 	if c.Simulate != nil {
 		c.CgroupParent = NoCgroups

@@ -29,25 +29,36 @@
 // exit code 127). When the stub does not run as root, every job runs as the
 // stub's own user whatever the Owner says.
 //
-// Supervisors: each attempt runs under a supervisor process, the stub's
-// own binary re-executed (/proc/self/exe) as `netmgr supervise` in a
-// session of its own, as slurmstepd or Nomad's executor do (the package's
-// init turns any binary that links it, a test binary included, into the
-// supervisor when NETMGR_SUPERVISOR_DIR is set; see Supervise). The stub
-// writes the attempt's spec to its supervisor directory
-// <DataDir>/attempts/<job>.<instance>.<attempt> (private to the stub: the
-// exec dir belongs to the job's owner, who must not forge a result); the
-// supervisor starts the job in its own process group (and its own cgroup,
-// below) with the owner's credentials, writes state.json atomically (its
-// own and the job's pid, process start time and boot id, and the start
-// time), and reports on a pipe that the job runs; only then does the stub
-// record the CHILD_REGISTER. The supervisor waits for the job, enforces
-// its limits, kills whatever is left of the job when its first process
-// ends (it is a child subreaper, so orphans that left the group come back
-// to it) and writes result.json: exit code, signal, usage of every
-// process of the job (RUSAGE_CHILDREN), the limit's reason, the leftover
-// processes it killed. The stub asks it for the result on the unix socket
-// "sock" of the supervisor directory, and signals the job through it.
+// Supervisors: the stub's attempts run under its supervisor host, one
+// process per stub: the stub's own binary re-executed (/proc/self/exe) as
+// `netmgr supervise --host` in a session of its own, as slurmstepd or
+// Nomad's executor do (the package's init turns any binary that links it,
+// a test binary included, into the supervisor when NETMGR_SUPERVISOR_HOST
+// or NETMGR_SUPERVISOR_DIR is set; see SuperviseHost and Supervise). One
+// process for all attempts rather than one per attempt: a Go process's
+// start and exit cost about 15 ms of CPU, several times what the rest of
+// an attempt costs the machine. The stub writes the attempt's spec to its
+// supervisor directory <DataDir>/attempts/<job>.<instance>.<attempt>
+// (private to the stub: the exec dir belongs to the job's owner, who must
+// not forge a result) and asks the host, on <DataDir>/attempts/host.sock,
+// to start it; the host starts the job in its own process group (and its
+// own cgroup, below) with the owner's credentials, writes state.json
+// atomically (its own and the job's pid, process start time and boot id,
+// and the start time), and answers that the job runs; only then does the
+// stub record the CHILD_REGISTER. The host waits for the job (one
+// goroutine reaps every child on SIGCHLD), enforces its limits, kills
+// whatever is left of the job when its first process ends (it is a child
+// subreaper, so orphans that left the group come back to it; without a
+// cgroup, an orphan is the job's when its environment carries the job's
+// NETMGR_JOB_ID, NETMGR_INSTANCE and NETMGR_ATTEMPT) and writes
+// result.json: exit code, signal, usage of the job's processes it reaped,
+// the limit's reason, the leftover processes it killed. The stub asks it
+// for the result on the host socket, naming the attempt's directory, and
+// signals the job through it. The stub holds a connection to the host
+// while it runs; the host exits once no stub holds one and no job runs.
+// Should no host start, an attempt gets a supervisor process of its own
+// (`netmgr supervise --dir`), which serves the socket "sock" of the
+// supervisor directory instead.
 //
 // The supervisor does not depend on the stub: Shutdown leaves it and its
 // job alone. A new stub on the same DataDir reattaches to every attempt

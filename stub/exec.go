@@ -101,7 +101,7 @@ type runner struct {
 	cgroups string // directory of the jobs' cgroups; "" = process groups
 	out     *outbox
 	log     *slog.Logger
-	warm    *warmPool // a supervisor started ahead of the next Start
+	host    *hostClient // the supervisor host the attempts run in
 	// execKits and supKits are exec and supervisor directories made
 	// ahead of the Starts that rename them into place.
 	execKits, supKits *dirKits
@@ -128,9 +128,9 @@ func newRunner(machine, execDir, dataDir, cgroups string, out *outbox, log *slog
 		cgroups:  cgroups,
 		out:      out,
 		log:      log,
-		warm:     &warmPool{root: filepath.Join(dataDir, attemptsDir)},
+		host:     &hostClient{root: filepath.Join(dataDir, attemptsDir), log: log},
 		execKits: &dirKits{root: execDir, files: []string{"stdout", "stderr"}},
-		supKits:  &dirKits{root: filepath.Join(dataDir, attemptsDir), files: []string{logFile}},
+		supKits:  &dirKits{root: filepath.Join(dataDir, attemptsDir)},
 		ctx:      ctx,
 		cancel:   cancel,
 		attempts: make(map[attemptKey]*attempt),
@@ -166,7 +166,7 @@ func (r *runner) start(req client.StartRequest) (bool, error) {
 	if err != nil {
 		return r.recordExecFailure(k, a, at, err)
 	}
-	st, reaped, err := r.launch(a.dir, spec)
+	st, awaitEnd, err := r.launch(a.dir, spec)
 	if err != nil {
 		_ = os.RemoveAll(a.dir)
 		r.forget(k)
@@ -183,7 +183,7 @@ func (r *runner) start(req client.StartRequest) (bool, error) {
 		if err := signalSupervised(context.Background(), a.dir, unix.SIGKILL, 0); err != nil {
 			r.log.Error("undo attempt", "attempt", k, "err", err)
 		}
-		<-reaped
+		awaitEnd()
 		_ = os.RemoveAll(a.dir)
 		r.forget(k)
 		return false, err
@@ -213,21 +213,22 @@ func (r *runner) recordExecFailure(k attemptKey, a *attempt, at time.Time, cause
 	return true, nil
 }
 
-// launch writes spec to dir and starts a supervisor for it: this binary
-// again (/proc/self/exe, so an upgrade of the file on disk does not
-// matter), as `netmgr supervise`, in a session of its own so that it
-// outlives the stub. It returns what the supervisor reported once the job
-// runs or failed to start, and a channel closed once the supervisor
-// process is reaped.
+// launch writes spec to dir and has the stub's supervisor host start it.
+// It returns what the host reported once the job runs or failed to
+// start, and a function that waits until the attempt's supervisor is done
+// with it.
 //
-// The goroutine that reaps the supervisor is the one goroutine of the
-// runner that outlives Shutdown: the supervisor outlives the stub, and a
-// stub in a process that goes on (tests) must still reap it.
+// Should no host start or take it, the attempt gets a supervisor process
+// of its own: this binary again (/proc/self/exe, so an upgrade of the
+// file on disk does not matter), as `netmgr supervise`, in a session of
+// its own so that it outlives the stub. The goroutine that reaps such a
+// supervisor outlives Shutdown, as the supervisor outlives the stub.
 //
 // A simulated stub starts a simulated supervisor instead (Simulation).
-func (r *runner) launch(dir string, spec supervisorSpec) (startStatus, <-chan struct{}, error) {
+func (r *runner) launch(dir string, spec supervisorSpec) (startStatus, func(), error) {
 	if r.sim != nil {
-		return r.sim.launch(dir, spec)
+		st, gone, err := r.sim.launch(dir, spec)
+		return st, func() { <-gone }, err
 	}
 	var st startStatus
 	if !r.supKits.take(dir) {
@@ -238,13 +239,18 @@ func (r *runner) launch(dir string, spec supervisorSpec) (startStatus, <-chan st
 	if err := replaceJSONFile(filepath.Join(dir, specFile), spec); err != nil {
 		return st, nil, err
 	}
-	defer r.warm.refill()
-	if w := r.warm.take(); w != nil {
-		if err := w.handOver(dir); err == nil {
-			return r.awaitStart(dir, w.status, w.cmd.Process, w.reaped)
-		}
-		w.discard() // it died waiting: start one cold
+	st, err := r.host.start(dir)
+	switch {
+	case err == nil:
+		return st, func() { r.awaitEnd(dir) }, nil
+	case errors.Is(err, ErrShuttingDown):
+		return st, nil, err
+	case !errors.Is(err, errHostGone):
+		// It may have started the job and died before answering.
+		killLeftovers(dir, r.log)
+		return st, nil, err
 	}
+	r.log.Warn("no supervisor host; the attempt gets a supervisor of its own", "attempt", filepath.Base(dir), "err", err)
 	logf, err := os.OpenFile(filepath.Join(dir, logFile), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
 	if err != nil {
 		return st, nil, fmt.Errorf("open supervisor log: %w", err)
@@ -275,13 +281,24 @@ func (r *runner) launch(dir string, spec supervisorSpec) (startStatus, <-chan st
 		_ = cmd.Wait()
 		close(reaped)
 	}()
-	return r.awaitStart(dir, pr, cmd.Process, reaped)
+	st, err = r.awaitStart(dir, pr, cmd.Process, reaped)
+	return st, func() { <-reaped }, err
+}
+
+// awaitEnd waits, for at most launchTimeout, until the attempt of dir has
+// its result, or its supervisor is gone.
+func (r *runner) awaitEnd(dir string) {
+	ctx, cancel := context.WithTimeout(context.Background(), launchTimeout)
+	defer cancel()
+	if _, err := askSupervisor(ctx, dir, supRequest{Op: opWait}); err != nil {
+		r.log.Warn("wait for the attempt's end", "attempt", filepath.Base(dir), "err", err)
+	}
 }
 
 // awaitStart reads what the supervisor proc of directory dir reports on
-// its status pipe once its job runs or failed to start, and returns it
-// with reaped, which is closed once the supervisor is reaped.
-func (r *runner) awaitStart(dir string, status *os.File, proc *os.Process, reaped chan struct{}) (startStatus, <-chan struct{}, error) {
+// its status pipe once its job runs or failed to start; reaped is closed
+// once the supervisor is reaped.
+func (r *runner) awaitStart(dir string, status *os.File, proc *os.Process, reaped chan struct{}) (startStatus, error) {
 	var st startStatus
 	_ = status.SetReadDeadline(time.Now().Add(launchTimeout))
 	err := json.NewDecoder(status).Decode(&st)
@@ -291,9 +308,9 @@ func (r *runner) awaitStart(dir string, status *os.File, proc *os.Process, reape
 		_ = proc.Kill()
 		<-reaped
 		killLeftovers(dir, r.log)
-		return st, nil, fmt.Errorf("launch supervisor: no report (see %s): %w", filepath.Join(dir, logFile), err)
+		return st, fmt.Errorf("launch supervisor: no report (see %s): %w", filepath.Join(dir, logFile), err)
 	}
-	return st, reaped, nil
+	return st, nil
 }
 
 // signal asks the attempt's supervisor to send sig to its job and, when
@@ -490,7 +507,7 @@ func (r *runner) close() {
 	r.mu.Lock()
 	r.closed = true
 	r.mu.Unlock()
-	r.warm.close()
+	r.host.close()
 	r.execKits.close()
 	r.supKits.close()
 	r.cancel()

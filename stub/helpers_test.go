@@ -169,8 +169,25 @@ func newTestStub(t testing.TB, cfg Config) *Stub {
 		if err := s.Shutdown(); err != nil {
 			t.Errorf("Shutdown: %v", err)
 		}
+		awaitHosts(t, s)
 	})
 	return s
+}
+
+// awaitHosts waits for the supervisor hosts s started to exit, which they
+// do once s is shut down and their jobs have ended, so that none writes
+// into a directory the test is removing. A host whose jobs the test left
+// running is left to them.
+func awaitHosts(t testing.TB, s *Stub) {
+	timeout := time.After(10 * time.Second)
+	for _, reaped := range s.runner.host.hostsReaped() {
+		select {
+		case <-reaped:
+		case <-timeout:
+			t.Logf("a supervisor host still runs jobs the test left running")
+			return
+		}
+	}
 }
 
 // stubClient returns a client for s's API.

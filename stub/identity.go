@@ -78,25 +78,49 @@ func (id procIdentity) verify() error {
 }
 
 // procStat returns the state letter (field 3) and start time (field 22)
-// of /proc/<pid>/stat. The command name (field 2) may hold spaces and
-// parentheses, so fields are counted from the last ')'.
+// of /proc/<pid>/stat.
 func procStat(pid int) (byte, uint64, error) {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	fields, err := procStatFields(pid)
 	if err != nil {
-		return 0, 0, fmt.Errorf("read stat of process %d: %w", pid, errProcessGone)
-	}
-	i := bytes.LastIndexByte(b, ')')
-	if i < 0 {
-		return 0, 0, fmt.Errorf("parse stat of process %d: no ')'", pid)
-	}
-	fields := strings.Fields(string(b[i+1:]))
-	// fields[0] is field 3 (state), so field 22 is fields[19].
-	if len(fields) < 20 || len(fields[0]) != 1 {
-		return 0, 0, fmt.Errorf("parse stat of process %d: %d fields", pid, len(fields)+2)
+		return 0, 0, err
 	}
 	start, err := strconv.ParseUint(fields[19], 10, 64)
 	if err != nil {
 		return 0, 0, fmt.Errorf("parse stat of process %d: start time: %w", pid, err)
 	}
 	return fields[0][0], start, nil
+}
+
+// procGroup returns the process group (field 5 of /proc/<pid>/stat) of
+// process pid, which a zombie still shows.
+func procGroup(pid int) (int, error) {
+	fields, err := procStatFields(pid)
+	if err != nil {
+		return 0, err
+	}
+	pgrp, err := strconv.Atoi(fields[2])
+	if err != nil {
+		return 0, fmt.Errorf("parse stat of process %d: process group: %w", pid, err)
+	}
+	return pgrp, nil
+}
+
+// procStatFields returns the fields of /proc/<pid>/stat from field 3
+// (the state) on. The command name (field 2) may hold spaces and
+// parentheses, so fields are counted from the last ')'.
+func procStatFields(pid int) ([]string, error) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return nil, fmt.Errorf("read stat of process %d: %w", pid, errProcessGone)
+	}
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return nil, fmt.Errorf("parse stat of process %d: no ')'", pid)
+	}
+	fields := strings.Fields(string(b[i+1:]))
+	// fields[0] is field 3 (state), so field 22 is fields[19].
+	if len(fields) < 20 || len(fields[0]) != 1 {
+		return nil, fmt.Errorf("parse stat of process %d: %d fields", pid, len(fields)+2)
+	}
+	return fields, nil
 }

@@ -8,110 +8,107 @@ import (
 	"net"
 	"os"
 	"os/exec"
-	"os/signal"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
 
-	"github.com/prometheus/procfs"
 	"golang.org/x/sys/unix"
 )
 
 // statusFD is the descriptor of the pipe on which a supervisor started by
-// a stub reports that the job runs (exec.Cmd.ExtraFiles[0]).
+// a stub reports that the job runs, or a supervisor host that it listens
+// (exec.Cmd.ExtraFiles[0]).
 const statusFD = 3
 
 // cleanupTimeout bounds how long a supervisor keeps killing what is left
 // of a job.
 const cleanupTimeout = 10 * time.Second
 
-// supervisor runs one attempt's job, outliving the stub that started it.
+// supervisor runs one attempt's job inside a supervisor process (a
+// supHost), which outlives the stub that started it.
 type supervisor struct {
-	dir    string // the supervisor directory, also its working directory
-	spec   supervisorSpec
-	lim    limits
-	log    *slog.Logger
-	fs     procfs.FS
-	fsErr  error    // from opening /proc
-	status *os.File // the status pipe; nil when run by hand
+	host  *supHost
+	dir   string            // the supervisor directory
+	ln    *net.UnixListener // the attempt's own socket; nil in a host, or if it could not listen
+	spec  supervisorSpec
+	lim   limits
+	log   *slog.Logger
+	owner []string // the NETMGR_ variables that name the attempt in its processes' environment
 
 	cmd     *exec.Cmd
-	pgid    int           // the job's process group: its first process's pid
-	cg      *jobCgroup    // nil when the job runs in a process group only
-	started time.Time     // with the monotonic reading the run limit counts from
-	exited  chan struct{} // closed once the job's first process has ended
-	resultc chan struct{} // closed once result.json is written
+	pgid    int             // the job's process group: its first process's pid
+	cg      *jobCgroup      // nil when the job runs in a process group only
+	started time.Time       // with the monotonic reading the run limit counts from
+	exited  chan struct{}   // closed once the job's first process has ended
+	leaderc chan leaderExit // how it ended, once the host's reaper reaped it
+	resultc chan struct{}   // closed once result.json is written
 	result  supervisorResult
 	wg      sync.WaitGroup // limits, grace timers, the socket and its handlers
 
-	mu     sync.Mutex // guards ended, reason and peakKB
-	ended  bool       // the first process ended: nothing more is signalled
-	reason string     // the limit that ended the job, "" if none did
-	peakKB int64      // largest resident memory sampled
+	mu       sync.Mutex // guards ended, reason, peakKB and orphanRU
+	ended    bool       // the first process ended: nothing more is signalled
+	reason   string     // the limit that ended the job, "" if none did
+	peakKB   int64      // largest resident memory sampled
+	orphanRU usage      // of the job's other processes that the host reaped
 }
 
-// Supervise is the supervisor role of the netmgr binary (`netmgr
-// supervise --dir DIR`): it runs the job described by DIR/spec.json in its
-// own process group, and its own cgroup when the spec names one, waits for
-// it, enforces its queue limits, kills whatever is left of it when its
-// first process ends, and writes DIR/state.json once the job runs and
-// DIR/result.json when it has ended. Meanwhile it answers the stub on the
-// unix socket DIR/sock. It makes itself a child subreaper, so orphans of
-// the job come back to it. It returns once the result is written; the
-// stub that started it may be gone by then.
+// leaderExit is how a job's first process ended.
+type leaderExit struct {
+	status unix.WaitStatus
+	usage  unix.Rusage
+	at     time.Time
+}
+
+// usage is CPU time in milliseconds and peak resident memory.
+type usage struct {
+	userMS, sysMS, maxRSSKB int64
+}
+
+// add adds what ru accounts for.
+func (u *usage) add(ru *unix.Rusage) {
+	u.userMS += ru.Utime.Sec*1000 + ru.Utime.Usec/1000
+	u.sysMS += ru.Stime.Sec*1000 + ru.Stime.Usec/1000
+	u.maxRSSKB = max(u.maxRSSKB, ru.Maxrss)
+}
+
+// Supervise is the supervisor role of the netmgr binary for one attempt
+// (`netmgr supervise --dir DIR`; a stub runs its attempts in its
+// supervisor host, see SuperviseHost, and falls back to this): it runs
+// the job described by DIR/spec.json in its own process group, and its
+// own cgroup when the spec names one, waits for it, enforces its queue
+// limits, kills whatever is left of it when its first process ends, and
+// writes DIR/state.json once the job runs and DIR/result.json when it has
+// ended. Meanwhile it answers the stub on the unix socket DIR/sock. It
+// makes itself a child subreaper, so orphans of the job come back to it.
+// It returns once the result is written; the stub that started it may be
+// gone by then.
 func Supervise(dir string) error {
 	_ = os.Unsetenv(supervisorEnv)
 	if err := os.Chdir(dir); err != nil {
 		return fmt.Errorf("supervise: %w", err)
 	}
-	s := &supervisor{
-		dir:     dir,
-		log:     slog.New(slog.NewTextHandler(os.Stderr, nil)).With("attempt", filepath.Base(dir)),
-		exited:  make(chan struct{}),
-		resultc: make(chan struct{}),
-	}
+	log := slog.New(slog.NewTextHandler(os.Stderr, nil)).With("attempt", filepath.Base(dir))
+	h := newSupHost(dir, true, log)
+	var status *os.File
 	if _, err := unix.FcntlInt(statusFD, unix.F_GETFD, 0); err == nil {
 		unix.CloseOnExec(statusFD)
-		s.status = os.NewFile(statusFD, "status")
+		status = os.NewFile(statusFD, "status")
 	}
-	if err := readJSONFile(filepath.Join(dir, specFile), &s.spec); err != nil {
-		s.report(startStatus{Error: err.Error()})
-		return fmt.Errorf("supervise: %w", err)
+	s, st, err := h.begin(dir, sockFile, log)
+	if status != nil {
+		if err := json.NewEncoder(status).Encode(st); err != nil {
+			log.Warn("report start to the stub", "err", err)
+		}
+		_ = status.Close()
 	}
-	s.lim = s.spec.limits()
-	s.fs, s.fsErr = procfs.NewDefaultFS()
-	signal.Ignore(unix.SIGHUP, unix.SIGPIPE)
-	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
-		s.log.Warn("cannot become child subreaper; orphans of the job go to init", "err", err)
+	if s == nil {
+		return err
 	}
-
-	if err := s.startJob(); err != nil {
-		s.log.Warn("job failed to start", "err", err)
-		s.result = supervisorResult{ExitCode: execFailedCode, Error: err.Error(), EndedAt: time.Now().UTC()}
-		werr := writeJSONFile(filepath.Join(dir, resultFile), s.result)
-		s.report(startStatus{Error: err.Error()})
-		return werr
-	}
-	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: sockFile, Net: "unix"})
-	if err != nil {
-		s.log.Warn("no socket; the stub cannot signal the job", "err", err)
-	}
-	s.report(startStatus{PID: s.pgid})
-	s.log.Info("job started", "pid", s.pgid, "path", s.spec.Path, "cgroup", s.spec.Cgroup)
-
-	if ln != nil {
-		s.wg.Go(func() { s.serve(ln) })
-	}
-	s.armLimits()
-	s.wait()
-	close(s.resultc)
-	if ln != nil {
-		_ = ln.Close()
-	}
-	s.wg.Wait()
+	s.run()
 	return nil
 }
 
@@ -152,81 +149,109 @@ func (s *supervisor) startJob() error {
 			s.cmd.SysProcAttr.CgroupFD = int(fd.Fd())
 		}
 	}
-	err := s.cmd.Start()
+	job, err := s.host.fork(s)
 	s.started = time.Now()
-	if err != nil {
+	if err != nil && s.pgid == 0 {
 		if s.cg != nil {
 			_ = s.cg.remove()
 		}
 		return err
 	}
-	s.pgid = s.cmd.Process.Pid
-	self, err := identify(os.Getpid())
 	if err == nil {
-		var job procIdentity
-		if job, err = identify(s.pgid); err == nil {
+		var self procIdentity
+		if self, err = s.host.identity(); err == nil {
 			err = replaceJSONFile(filepath.Join(s.dir, stateFile), supervisorState{
 				Supervisor: self, Job: job, Cgroup: s.spec.Cgroup, StartedAt: s.started.UTC(),
 			})
 		}
 	}
 	if err != nil {
+		_ = s.signal(unix.SIGKILL, 0)
+		<-s.leaderc
+		_ = s.cmd.Process.Release()
 		s.cleanup()
-		_ = s.cmd.Wait()
 		return fmt.Errorf("supervisor: %w", err)
 	}
 	return nil
 }
 
-// report writes st on the status pipe, if any, and closes it.
-func (s *supervisor) report(st startStatus) {
-	if s.status == nil {
-		return
-	}
-	if err := json.NewEncoder(s.status).Encode(st); err != nil {
-		s.log.Warn("report start to the stub", "err", err)
-	}
-	_ = s.status.Close()
-	s.status = nil
-}
-
-// wait waits for the job's first process, kills and reaps what is left of
-// the job and writes result.json.
-func (s *supervisor) wait() {
-	var info unix.Siginfo
-	for {
-		// WNOWAIT: the process stays a zombie, holding its pid and
-		// process group, until ended is set and no signal can go astray.
-		err := unix.Waitid(unix.P_PID, s.pgid, &info, unix.WEXITED|unix.WNOWAIT, nil)
-		if !errors.Is(err, unix.EINTR) {
-			break
-		}
-	}
-	endedAt := time.Now().UTC()
+// markEnded records that the job's first process has ended. The host's
+// reaper calls it before it reaps the process, so that no signal meant for
+// the job's group reaches a group that took over its id.
+func (s *supervisor) markEnded() {
 	s.mu.Lock()
 	s.ended = true
-	reason, peakKB := s.reason, s.peakKB
 	s.mu.Unlock()
 	close(s.exited)
-	_ = s.cmd.Wait() // the exit status is in s.cmd.ProcessState
+}
 
-	res := supervisorResult{EndedAt: endedAt, Reason: reason, Leftovers: s.cleanup()}
-	ps := s.cmd.ProcessState
-	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+// addOrphan adds the usage of a process of the job that the host reaped.
+func (s *supervisor) addOrphan(ru *unix.Rusage) {
+	s.mu.Lock()
+	s.orphanRU.add(ru)
+	s.mu.Unlock()
+}
+
+// owns reports whether process pid carries the attempt's NETMGR_
+// variables in its environment: how a host of several jobs without
+// cgroups knows an orphan of this job that left its process group.
+func (s *supervisor) owns(pid int) bool {
+	if len(s.owner) == 0 {
+		return false
+	}
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ")
+	if err != nil {
+		return false
+	}
+	vars := strings.Split(string(b), "\x00")
+	for _, v := range s.owner {
+		if !slices.Contains(vars, v) {
+			return false
+		}
+	}
+	return true
+}
+
+// ownerVars returns the variables of env that name the attempt, or nil
+// unless all three are there.
+func ownerVars(env []string) []string {
+	var out []string
+	for _, v := range env {
+		for _, name := range []string{"NETMGR_JOB_ID=", "NETMGR_INSTANCE=", "NETMGR_ATTEMPT="} {
+			if strings.HasPrefix(v, name) {
+				out = append(out, v)
+			}
+		}
+	}
+	if len(out) != 3 {
+		return nil
+	}
+	return out
+}
+
+// wait waits for the job's first process, kills what is left of the job
+// and writes result.json.
+func (s *supervisor) wait() {
+	le := <-s.leaderc
+	_ = s.cmd.Process.Release()
+	s.mu.Lock()
+	reason, peakKB := s.reason, s.peakKB
+	s.mu.Unlock()
+
+	res := supervisorResult{EndedAt: le.at.UTC(), Reason: reason, Leftovers: s.cleanup()}
+	if ws := le.status; ws.Signaled() {
 		res.Signal = signalName(ws.Signal())
 		res.ExitCode = 128 + int(ws.Signal())
 	} else {
-		res.ExitCode = ps.ExitCode()
+		res.ExitCode = ws.ExitStatus()
 	}
-	// Every process of the job that ended is reaped by now: the first by
-	// Wait, orphans by cleanup.
-	var ru unix.Rusage
-	if err := unix.Getrusage(unix.RUSAGE_CHILDREN, &ru); err == nil {
-		res.UserMS = ru.Utime.Sec*1000 + ru.Utime.Usec/1000
-		res.SysMS = ru.Stime.Sec*1000 + ru.Stime.Usec/1000
-		res.MaxRSSKB = ru.Maxrss
-	}
-	res.MaxRSSKB = max(res.MaxRSSKB, peakKB)
+	// The first process's usage counts the children it waited for; the
+	// host adds that of the job's orphans it reaped.
+	s.mu.Lock()
+	u := s.orphanRU
+	s.mu.Unlock()
+	u.add(&le.usage)
+	res.UserMS, res.SysMS, res.MaxRSSKB = u.userMS, u.sysMS, max(u.maxRSSKB, peakKB)
 	s.result = res
 	if err := writeJSONFile(filepath.Join(s.dir, resultFile), res); err != nil {
 		s.log.Error("result lost", "err", err)
@@ -236,14 +261,13 @@ func (s *supervisor) wait() {
 }
 
 // cleanup SIGKILLs every process left in the job's cgroup or process
-// group, or orphaned to the supervisor, reaps them and removes the
-// cgroup. It returns what it killed.
+// group, or orphaned to the supervisor, and removes the cgroup once the
+// host has reaped them. It returns what it killed.
 func (s *supervisor) cleanup() []leftover {
 	var killed []leftover
 	seen := make(map[int]bool)
 	deadline := time.Now().Add(cleanupTimeout)
 	for {
-		s.reap()
 		left := s.survivors()
 		if len(left) == 0 {
 			break
@@ -268,7 +292,14 @@ func (s *supervisor) cleanup() []leftover {
 		time.Sleep(5 * time.Millisecond) // let the kernel finish the kills before looking again
 	}
 	if s.cg != nil {
-		if err := s.cg.remove(); err != nil {
+		// A killed process leaves the cgroup once reaped, which the host's
+		// reaper does as soon as it is told.
+		err := s.cg.remove()
+		for err != nil && errors.Is(err, unix.EBUSY) && time.Now().Before(deadline) {
+			time.Sleep(5 * time.Millisecond)
+			err = s.cg.remove()
+		}
+		if err != nil {
 			s.log.Warn("cgroup left behind", "err", err)
 		}
 	}
@@ -279,13 +310,14 @@ func (s *supervisor) cleanup() []leftover {
 }
 
 // survivors returns the live processes of the job besides its first: the
-// members of its cgroup, of its process group, and the supervisor's own
-// children (orphans that left the group, which come back to it as their
-// subreaper). Zombies do not count.
+// members of its cgroup, of its process group, and the orphans that left
+// the group and came back to the supervisor process as their subreaper
+// (in a host of several jobs, those whose environment names the attempt).
+// Zombies do not count: the host's reaper reaps them.
 //
 // It looks through /proc only when the process group still has a member:
-// with hundreds of supervisors ending at once, a scan of every process by
-// each was a fifth of the machine's CPU, and most jobs leave nothing.
+// with hundreds of jobs ending at once, a scan of every process for each
+// was a fifth of the machine's CPU, and most jobs leave nothing.
 func (s *supervisor) survivors() []int {
 	set := make(map[int]bool)
 	if s.cg != nil {
@@ -294,20 +326,27 @@ func (s *supervisor) survivors() []int {
 			set[pid] = true
 		}
 	}
-	for _, pid := range ownChildren() {
-		set[pid] = true
+	// An orphan of a job with a cgroup is in that cgroup: the search of
+	// the process's children (a /proc directory per thread) is for jobs
+	// without one.
+	if s.cg == nil {
+		for _, pid := range s.host.orphans() {
+			if s.host.single || s.owns(pid) {
+				set[pid] = true
+			}
+		}
 	}
 	// The job's first process is reaped by now, so a group without live
 	// members no longer exists (ESRCH); EPERM and the rest mean look.
-	if err := unix.Kill(-s.pgid, 0); !errors.Is(err, unix.ESRCH) && s.fsErr == nil {
+	if err := unix.Kill(-s.pgid, 0); !errors.Is(err, unix.ESRCH) && s.host.fsErr == nil {
 		self := os.Getpid()
-		procs, _ := s.fs.AllProcs()
+		procs, _ := s.host.fs.AllProcs()
 		for _, p := range procs {
 			st, err := p.Stat()
 			if err != nil || st.State == "Z" || st.PID == self {
 				continue
 			}
-			if st.PGRP == s.pgid || st.PPID == self {
+			if st.PGRP == s.pgid {
 				set[st.PID] = true
 			}
 		}
@@ -319,19 +358,6 @@ func (s *supervisor) survivors() []int {
 		}
 	}
 	return out
-}
-
-// reap waits for every child that has ended, without blocking.
-func (s *supervisor) reap() {
-	for {
-		pid, err := unix.Wait4(-1, nil, unix.WNOHANG, nil)
-		if errors.Is(err, unix.EINTR) {
-			continue
-		}
-		if err != nil || pid <= 0 {
-			return
-		}
-	}
 }
 
 // procComm is the command name of process pid, "" if it is gone.

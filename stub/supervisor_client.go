@@ -5,10 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net"
-	"os"
 	"path/filepath"
-	"strconv"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -31,6 +30,7 @@ func askSupervisor(ctx context.Context, dir string, req supRequest) (supResponse
 	if req.Op != opWait {
 		_ = conn.SetDeadline(time.Now().Add(requestTimeout))
 	}
+	req.Dir = dir
 	if err := json.NewEncoder(conn).Encode(req); err != nil {
 		return resp, fmt.Errorf("ask supervisor of %s: %w", filepath.Base(dir), err)
 	}
@@ -43,24 +43,14 @@ func askSupervisor(ctx context.Context, dir string, req supRequest) (supResponse
 	return resp, nil
 }
 
-// dialSupervisor connects to the socket of the supervisor of dir. A path
-// too long for a socket address is reached through /proc/self/fd.
+// dialSupervisor connects to the supervisor of dir: the socket of its
+// own, or where it has none, that of the supervisor host of its parent
+// directory.
 func dialSupervisor(ctx context.Context, dir string) (net.Conn, error) {
-	path := filepath.Join(dir, sockFile)
-	var d net.Dialer
-	if len(path) <= maxSockPath {
-		conn, err := d.DialContext(ctx, "unix", path)
-		if err != nil {
-			return nil, fmt.Errorf("dial supervisor of %s: %w", filepath.Base(dir), err)
-		}
-		return conn, nil
+	conn, err := dialIn(ctx, dir, sockFile)
+	if errors.Is(err, fs.ErrNotExist) {
+		conn, err = dialIn(ctx, filepath.Dir(dir), hostSock)
 	}
-	fd, err := unix.Open(dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return nil, fmt.Errorf("dial supervisor of %s: %w", filepath.Base(dir), &os.PathError{Op: "open", Path: dir, Err: err})
-	}
-	defer unix.Close(fd)
-	conn, err := d.DialContext(ctx, "unix", "/proc/self/fd/"+strconv.Itoa(fd)+"/"+sockFile)
 	if err != nil {
 		return nil, fmt.Errorf("dial supervisor of %s: %w", filepath.Base(dir), err)
 	}

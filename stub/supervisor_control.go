@@ -22,10 +22,11 @@ const (
 	opWait   = "wait"   // answered with the result once the job has ended
 )
 
-// supRequest is one request on the supervisor socket: a JSON line, one
-// per connection.
+// supRequest is one request on a supervisor socket: a JSON line, one per
+// connection. On the socket of a supervisor host, Dir names the attempt.
 type supRequest struct {
 	Op      string `json:"op"`
+	Dir     string `json:"dir,omitempty"`
 	Signal  int    `json:"signal,omitempty"`
 	GraceMS int64  `json:"grace_ms,omitempty"`
 }
@@ -55,6 +56,11 @@ func (s *supervisor) handle(conn *net.UnixConn) {
 	if err := json.NewDecoder(conn).Decode(&req); err != nil {
 		return
 	}
+	s.answer(conn, req)
+}
+
+// answer answers a signal or wait request on conn.
+func (s *supervisor) answer(conn *net.UnixConn, req supRequest) {
 	var resp supResponse
 	switch req.Op {
 	case opSignal:
@@ -170,8 +176,8 @@ func (s *supervisor) enforceRunLimit() {
 // keeps its peak and SIGKILLs the job at once above its limit: a memory
 // hog is given no time to grow.
 func (s *supervisor) enforceMemLimit() {
-	if s.fsErr != nil {
-		s.log.Warn("cannot measure the job's memory; its memory limit is not enforced", "err", s.fsErr)
+	if s.host.fsErr != nil {
+		s.log.Warn("cannot measure the job's memory; its memory limit is not enforced", "err", s.host.fsErr)
 		return
 	}
 	t := time.NewTicker(memInterval)
@@ -186,9 +192,9 @@ func (s *supervisor) enforceMemLimit() {
 		var kb int64
 		var err error
 		if s.cg != nil {
-			kb, err = s.cg.residentKB(s.fs)
+			kb, err = s.cg.residentKB(s.host.fs)
 		} else {
-			kb, err = groupRSS(s.fs, s.pgid)
+			kb, err = groupRSS(s.host.fs, s.pgid)
 		}
 		if err != nil {
 			if !warned {

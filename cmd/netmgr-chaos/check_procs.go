@@ -19,7 +19,7 @@ type proc struct {
 
 // leftovers reads psScript's output and returns the processes that are
 // neither the container's init, the stub's entrypoint loop, the stub
-// itself, the stub's idle warm supervisor nor the docker exec that asked:
+// itself, the stub's supervisor host nor the docker exec that asked:
 // after the suite, with every job ended, anything else was left behind.
 func leftovers(out string) ([]proc, error) {
 	var self, stub string
@@ -63,8 +63,10 @@ func leftovers(out string) ([]proc, error) {
 		switch {
 		case p.PID == "1", p.PID == self, p.PPID == self, stub != "" && p.PID == stub, p.PID == entry:
 		case p.PPID == entry && p.Args == "sleep 1": // the loop between two stub runs
-		case stub != "" && p.PPID == stub && strings.HasSuffix(p.Args, "supervise --warm"):
-			// Started ahead of the next job; it exits with its stub.
+		case stub != "" && strings.Contains(p.Args, "supervise --host "):
+			// The stub's supervisor host: it exits once no stub holds it
+			// and no job runs. Its parent is the stub that started it,
+			// or init once that stub has been restarted.
 		default:
 			left = append(left, p)
 		}

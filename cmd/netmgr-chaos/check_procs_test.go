@@ -17,7 +17,7 @@ PID   PPID  STAT COMMAND
     1     0 S    /sbin/docker-init -- /bin/sh /chaos/stub.sh --name=stub1
     7     1 S    /bin/sh /chaos/stub.sh --name=stub1
     8     7 S    /bin/netmgr stub --name=stub1
-    9     8 S    netmgr supervise --warm
+    9     8 S    netmgr supervise --host /data/attempts
    40     0 S    sh -c echo
    45    40 R    ps -o pid,ppid,stat,args
 `,
@@ -42,10 +42,21 @@ PID   PPID  STAT COMMAND
    20     8 S    /bin/sh /chaos/job.sh 30 0
    21    20 S    sleep 1
    30     1 Z    [sh]
-   31     1 S    netmgr supervise --warm
+   31     1 S    netmgr supervise --host /data/attempts
    40     0 R    ps -o pid,ppid,stat,args
 `,
-		want: []string{"20", "21", "30", "31"},
+		want: []string{"20", "21", "30"},
+	}, {
+		name: "a supervisor host with no stub",
+		out: `self 40
+stub
+PID   PPID  STAT COMMAND
+    1     0 S    /sbin/docker-init -- /bin/sh /chaos/stub.sh
+    7     1 S    /bin/sh /chaos/stub.sh
+   31     1 S    netmgr supervise --host /data/attempts
+   40     0 R    ps -o pid,ppid,stat,args
+`,
+		want: []string{"31"},
 	}}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -51,8 +51,9 @@ func killMachine(stub int, dataDir string) (time.Time, error) {
 }
 
 // machineProcs returns the live (not zombie) processes of the machine a
-// stub stands for: the stub (pid stub, unless 0), every supervisor whose
-// --dir or working directory lies under dataDir, every process of a supervisor's session (the
+// stub stands for: the stub (pid stub, unless 0), every supervisor (or
+// supervisor host) whose --dir, --host or working directory lies under
+// dataDir, every process of a supervisor's session (the
 // jobs, each in a process group of the supervisor's session), and every
 // descendant of these. It adds the supervisors' session ids to sessions,
 // so a later call still finds their jobs once the supervisors are dead.
@@ -107,7 +108,7 @@ func machineProcs(fsys procfs.FS, stub int, dataDir string, sessions map[int]boo
 
 // isSupervisorOf reports whether a process with command line args and
 // working directory cwd is a supervisor (`netmgr supervise --dir DIR`, or
-// `netmgr supervise --warm` started ahead of its job) of the stub whose
+// the stub's supervisor host, `netmgr supervise --host ROOT`) of the stub whose
 // data directory is prefix: its DIR or its working directory (the
 // attempts directory or DIR) lies under prefix.
 func isSupervisorOf(args []string, cwd, prefix string) bool {
@@ -117,8 +118,10 @@ func isSupervisorOf(args []string, cwd, prefix string) bool {
 	under := func(p string) bool {
 		return p != "" && strings.HasPrefix(filepath.Clean(p)+string(filepath.Separator), prefix)
 	}
-	if i := slices.Index(args, "--dir"); i >= 0 && i+1 < len(args) && under(args[i+1]) {
-		return true
+	for _, flag := range []string{"--dir", "--host"} {
+		if i := slices.Index(args, flag); i >= 0 && i+1 < len(args) && under(args[i+1]) {
+			return true
+		}
 	}
 	return under(cwd)
 }

@@ -23,9 +23,10 @@ func TestIsSupervisorOf(t *testing.T) {
 	}{
 		{"supervisor under the data dir", []string{"netmgr", "supervise", "--dir", "/d/stub1/data/attempts/1.0.1"}, "", true},
 		{"unclean path", []string{"netmgr", "supervise", "--dir", "/d/stub1//data/attempts/1.0.1/"}, "", true},
-		{"warm supervisor", []string{"netmgr", "supervise", "--warm"}, "/d/stub1/data/attempts", true},
+		{"supervisor host", []string{"netmgr", "supervise", "--host", "/d/stub1/data/attempts"}, "", true},
+		{"supervisor host by its directory", []string{"netmgr", "supervise"}, "/d/stub1/data/attempts", true},
 		{"another stub's supervisor", []string{"netmgr", "supervise", "--dir", "/d/stub10/data/attempts/1.0.1"}, "/d/stub10/data/attempts/1.0.1", false},
-		{"another stub's warm supervisor", []string{"netmgr", "supervise", "--warm"}, "/d/stub10/data/attempts", false},
+		{"another stub's supervisor host", []string{"netmgr", "supervise", "--host", "/d/stub10/data/attempts"}, "/d/stub10/data/attempts", false},
 		{"not a supervisor", []string{"netmgr", "stub", "--dir", "/d/stub1/data/attempts/1.0.1"}, "/d/stub1/data", false},
 		{"no dir", []string{"netmgr", "supervise", "--dir"}, "", false},
 		{"a job", []string{"/bin/sleep", "600"}, "/d/stub1/data", false},
@@ -84,12 +85,12 @@ func TestKillMachine(t *testing.T) {
 	stub := startSession(t, "", "sleep 600; :")
 	sup := startSession(t, "", "sleep 600 & setsid sleep 600 & wait",
 		"supervise", "--dir", filepath.Join(attempts, "1.0.1"))
-	warm := startSession(t, attempts, "sleep 600; :", "supervise", "--warm")
+	host := startSession(t, attempts, "sleep 600 & wait", "supervise", "--host", attempts)
 	other := startSession(t, "", "sleep 600 & wait",
 		"supervise", "--dir", filepath.Join(dir, "stub10", "data", "attempts", "1.0.1"))
 
 	// The stub's shell and sleep, the supervisor's shell and two jobs,
-	// the warm supervisor's shell and sleep.
+	// the supervisor host's shell and its job.
 	var before []int
 	err = poll(10*time.Second, func(context.Context) bool {
 		before, err = machineProcs(fsys, stub.Process.Pid, data, map[int]bool{})
@@ -98,7 +99,7 @@ func TestKillMachine(t *testing.T) {
 	if err != nil {
 		t.Fatalf("found %v before the kill, want 7 processes: %v", before, err)
 	}
-	for _, p := range []*exec.Cmd{sup, warm} {
+	for _, p := range []*exec.Cmd{sup, host} {
 		if !slices.Contains(before, p.Process.Pid) {
 			t.Errorf("the supervisor %d is not among %v", p.Process.Pid, before)
 		}

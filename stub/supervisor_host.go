@@ -1,0 +1,224 @@
+package stub
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// A stub runs its attempts in one supervisor process, its supervisor
+// host, rather than one process per attempt: a process per attempt cost
+// about 15 ms of CPU (a Go runtime's start, its page faults, its exit),
+// five times what the rest of an attempt costs the machine. The host runs
+// in a session of its own, so it outlives the stub; a stub that starts
+// finds the host already running on its DataDir and goes on using it.
+//
+// The host serves hostSock in the attempts directory. Each connection
+// carries one supRequest: a start, answered once the job runs or could
+// not be started; a lifeline, which the stub holds open while it runs; or
+// a signal or wait for one of its attempts, answered as an attempt's own
+// supervisor answers them on its socket (the host makes no socket per
+// attempt: on this kind of host each new inode costs about a millisecond).
+// The host exits once no lifeline is open and no job runs. Everything
+// else about an attempt is as under a supervisor of its own: its
+// directory's spec, state and result.
+
+// hostEnv, set in a process's environment, makes the process the
+// supervisor host of the attempts directory it names.
+const hostEnv = "NETMGR_SUPERVISOR_HOST"
+
+// Files of the supervisor host, in the attempts directory.
+const (
+	hostSock = "host.sock"
+	hostLog  = "host.log"
+)
+
+// hostIdleWait is how long a host that no stub has reached yet, and that
+// runs no job, waits before it exits.
+const hostIdleWait = 30 * time.Second
+
+// Operations of the host socket, besides opSignal and opWait.
+const (
+	opStart    = "start"    // start the attempt of Dir; answered with a hostReply
+	opLifeline = "lifeline" // held open by the stub; never answered
+)
+
+// hostReply answers a start. Exiting means the host started nothing
+// because it is on its way out: the stub starts another host.
+type hostReply struct {
+	startStatus
+	Exiting bool `json:"exiting,omitempty"`
+}
+
+// hostServer is the serving half of a supervisor host.
+type hostServer struct {
+	*supHost
+	ln *net.UnixListener
+
+	mu        sync.Mutex             // guards running, attempts, lifelines and closing
+	running   int                    // attempts whose result is not written yet
+	attempts  map[string]*supervisor // by directory, until their result is written
+	lifelines int
+	closing   bool
+}
+
+// SuperviseHost is the supervisor host role of the netmgr binary
+// (`netmgr supervise --host ROOT`, started by the stub): it runs the
+// attempts the stub asks for on ROOT/host.sock, ROOT being the stub's
+// attempts directory, each as Supervise runs one, and returns once no
+// stub holds a lifeline and no job runs.
+func SuperviseHost(root string) error {
+	_ = os.Unsetenv(hostEnv)
+	if err := os.Chdir(root); err != nil {
+		return fmt.Errorf("supervisor host: %w", err)
+	}
+	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
+	h := &hostServer{supHost: newSupHost(root, false, log), attempts: make(map[string]*supervisor)}
+	h.startReaper()
+	_ = os.Remove(hostSock) // a host that exited; one that runs holds no lifeline, or this one would not start
+	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: hostSock, Net: "unix"})
+	if err != nil {
+		return fmt.Errorf("supervisor host: %w", err)
+	}
+	// A later host may bind the same name while this one finishes its
+	// last jobs: the name is that host's then.
+	ln.SetUnlinkOnClose(false)
+	h.ln = ln
+	if _, err := unix.FcntlInt(statusFD, unix.F_GETFD, 0); err == nil {
+		status := os.NewFile(statusFD, "status")
+		_ = json.NewEncoder(status).Encode(startStatus{PID: os.Getpid()})
+		_ = status.Close()
+	}
+	log.Info("supervisor host ready", "pid", os.Getpid(), "dir", root)
+	idle := time.AfterFunc(hostIdleWait, h.exitIfIdle)
+	defer idle.Stop()
+
+	var wg sync.WaitGroup
+	for {
+		conn, err := ln.AcceptUnix()
+		if err != nil {
+			break
+		}
+		wg.Go(func() { h.handle(conn, &wg) })
+	}
+	wg.Wait()
+	log.Info("supervisor host exits: no stub and no job")
+	return nil
+}
+
+// handle serves one connection.
+func (h *hostServer) handle(conn *net.UnixConn, wg *sync.WaitGroup) {
+	defer conn.Close()
+	_ = conn.SetReadDeadline(time.Now().Add(requestTimeout))
+	r := bufio.NewReader(conn)
+	var req supRequest
+	if err := json.NewDecoder(r).Decode(&req); err != nil {
+		return
+	}
+	_ = conn.SetReadDeadline(time.Time{})
+	switch req.Op {
+	case opSignal, opWait:
+		h.mu.Lock()
+		s := h.attempts[req.Dir]
+		h.mu.Unlock()
+		if s == nil {
+			// Its result is written, or it never started here.
+			_ = json.NewEncoder(conn).Encode(supResponse{Error: errNoAttempt.Error()})
+			return
+		}
+		s.answer(conn, req)
+	case opLifeline:
+		if !h.enter(&h.lifelines) {
+			return
+		}
+		_, _ = io.Copy(io.Discard, conn) // until the stub closes it or dies
+		h.leave(&h.lifelines)
+	case opStart:
+		var reply hostReply
+		s := h.start(req.Dir, &reply)
+		_ = conn.SetWriteDeadline(time.Now().Add(requestTimeout))
+		_ = json.NewEncoder(conn).Encode(reply)
+		if s != nil {
+			wg.Go(func() {
+				s.run()
+				h.mu.Lock()
+				delete(h.attempts, s.dir)
+				h.mu.Unlock()
+				h.leave(&h.running)
+			})
+		}
+	}
+}
+
+// start starts the attempt of dir, filling reply, and returns its
+// supervisor, nil if no job runs. The attempt logs to the host's log.
+func (h *hostServer) start(dir string, reply *hostReply) *supervisor {
+	if filepath.Dir(dir) != h.root || !filepath.IsAbs(dir) {
+		reply.Error = fmt.Sprintf("supervisor host of %s: %s is not an attempt directory here", h.root, dir)
+		return nil
+	}
+	if !h.enter(&h.running) {
+		reply.Exiting = true
+		return nil
+	}
+	s, st, err := h.begin(dir, "", h.log.With("attempt", filepath.Base(dir)))
+	reply.startStatus = st
+	if s == nil {
+		h.log.Warn("attempt not started", "dir", dir, "err", err)
+		h.leave(&h.running)
+		return nil
+	}
+	h.mu.Lock()
+	h.attempts[dir] = s
+	h.mu.Unlock()
+	return s
+}
+
+// enter counts one more of *n, unless the host is closing.
+func (h *hostServer) enter(n *int) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.closing {
+		return false
+	}
+	*n++
+	return true
+}
+
+// leave counts one less of *n, and closes the host when nothing is left.
+func (h *hostServer) leave(n *int) {
+	h.mu.Lock()
+	*n--
+	h.mu.Unlock()
+	h.exitIfIdle()
+}
+
+// exitIfIdle stops the host from accepting when no lifeline is open and
+// no job runs.
+func (h *hostServer) exitIfIdle() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.closing || h.running > 0 || h.lifelines > 0 {
+		return
+	}
+	h.closing = true
+	_ = h.ln.Close()
+}
+
+// errNoAttempt answers a signal or wait for an attempt the host does not
+// run: its result is written, or it never started there.
+var errNoAttempt = errors.New("no such attempt here")
+
+// errHostGone means a start reached no host able to take it: nothing was
+// started, and the stub may start another host and try again.
+var errHostGone = errors.New("supervisor host gone")

@@ -1,0 +1,189 @@
+package stub
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/netmgr/netmgr/client"
+	"golang.org/x/sys/unix"
+)
+
+// supervisorOf returns the supervisor process recorded for attempt k.
+func supervisorOf(t *testing.T, r *restartable, k attemptKey) procIdentity {
+	t.Helper()
+	var st supervisorState
+	if err := readJSONFile(filepath.Join(r.supDir(k), stateFile), &st); err != nil {
+		t.Fatal(err)
+	}
+	return st.Supervisor
+}
+
+// A stub's attempts share one supervisor host, which outlives the stub
+// while a job runs, serves the next stub on the same DataDir, and exits
+// once no stub holds it and no job runs.
+func TestSupervisorHost(t *testing.T) {
+	eachMode(t, func(t *testing.T, cgroupParent string) {
+		srv := newFakeServer(t, 0)
+		r := newRestartable(t, srv, cgroupParent)
+		c := stubClient(t, r.s)
+		first, second := gatedJob(1), gatedJob(2)
+		for _, req := range []client.StartRequest{first, second} {
+			mustStart(t, c, req)
+			killOnCleanup(t, waitRegister(t, srv, keyOf(req)))
+		}
+		host := supervisorOf(t, r, keyOf(first))
+		if got := supervisorOf(t, r, keyOf(second)); got != host {
+			t.Fatalf("second attempt's supervisor = %+v, want the first's, %+v", got, host)
+		}
+		if host.PID == os.Getpid() {
+			t.Fatal("the supervisor host is the stub's own process")
+		}
+		hosts := r.s.runner.host.hostsReaped()
+		if len(hosts) != 1 {
+			t.Fatalf("the stub started %d hosts, want 1", len(hosts))
+		}
+
+		// The stub goes; the host stays for its jobs and serves the next stub.
+		r.restart()
+		if err := host.verify(); err != nil {
+			t.Fatalf("the host did not outlive the stub: %v", err)
+		}
+		third := gatedJob(3)
+		mustStart(t, stubClient(t, r.s), third)
+		killOnCleanup(t, waitRegister(t, srv, keyOf(third)))
+		if got := supervisorOf(t, r, keyOf(third)); got != host {
+			t.Fatalf("the next stub's attempt runs under %+v, want the host %+v", got, host)
+		}
+
+		// The jobs end and the stub stops: the host exits.
+		for _, req := range []client.StartRequest{first, second, third} {
+			if err := os.WriteFile(filepath.Join(r.execDir(keyOf(req)), "go"), nil, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if term := srv.waitTerm(t, keyOf(req)); term[len(term)-1].ExitCode != 3 {
+				t.Errorf("TERM of %s = %+v, want exit 3", keyOf(req), term[len(term)-1])
+			}
+		}
+		r.stop()
+		<-hosts[0]
+		if err := host.verify(); err == nil {
+			t.Fatal("the host runs on with no stub and no job")
+		}
+	})
+}
+
+// A start sent to a host on its way out is refused, and the stub starts
+// another host for it.
+func TestSupervisorHostReplaced(t *testing.T) {
+	srv := newFakeServer(t, 0)
+	r := newRestartable(t, srv, NoCgroups)
+	c := stubClient(t, r.s)
+	req := client.StartRequest{JobID: 1, Attempt: 1, Binary: "/bin/true"}
+	mustStart(t, c, req)
+	srv.waitTerm(t, keyOf(req))
+	old := supervisorOf(t, r, keyOf(req))
+
+	// Drop the lifeline behind the runner's back: the idle host exits.
+	r.s.runner.host.drop()
+	<-r.s.runner.host.hostsReaped()[0]
+
+	next := client.StartRequest{JobID: 2, Attempt: 1, Binary: "/bin/true"}
+	mustStart(t, c, next)
+	if term := srv.waitTerm(t, keyOf(next)); term[len(term)-1].ExitCode != 0 {
+		t.Fatalf("TERM = %+v, want exit 0", term[len(term)-1])
+	}
+	if got := supervisorOf(t, r, keyOf(next)); got == old {
+		t.Fatalf("the attempt ran under the host that exited, %+v", old)
+	}
+}
+
+// In a host of several jobs, a job's end kills its own orphans and not
+// another running job's: an orphan that left its job's process group is
+// known by the NETMGR_ variables in its environment.
+func TestSupervisorHostOrphansStayWithTheirJob(t *testing.T) {
+	eachMode(t, func(t *testing.T, cgroupParent string) {
+		srv := newFakeServer(t, 0)
+		r := newRestartable(t, srv, cgroupParent)
+		c := stubClient(t, r.s)
+		// b's subshell ends at once, so its setsid child is an orphan,
+		// handed to the host, while b runs on.
+		b := shJob(2, 0, `(setsid sleep 1002 & echo $! > orphan.pid); while [ ! -e go ]; do sleep 0.05; done; exit 3`)
+		mustStart(t, c, b)
+		killOnCleanup(t, waitRegister(t, srv, keyOf(b)))
+		orphan := readPID(t, filepath.Join(r.execDir(keyOf(b)), "orphan.pid"))
+		t.Cleanup(func() { _ = unix.Kill(orphan, unix.SIGKILL) })
+
+		a := shJob(1, 0, `setsid sleep 1001 & echo $! > orphan.pid; exit 0`)
+		mustStart(t, c, a)
+		srv.waitTerm(t, keyOf(a))
+		if own := readPID(t, filepath.Join(r.execDir(keyOf(a)), "orphan.pid")); alive(own) {
+			t.Errorf("job a's orphan %d survives a", own)
+		}
+		if !alive(orphan) {
+			t.Fatalf("job b's orphan %d was killed when a ended", orphan)
+		}
+
+		if err := os.WriteFile(filepath.Join(r.execDir(keyOf(b)), "go"), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		srv.waitTerm(t, keyOf(b))
+		res, err := readResult(r.supDir(keyOf(b)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if alive(orphan) || !slices.ContainsFunc(res.Leftovers, func(l leftover) bool { return l.PID == orphan }) {
+			t.Errorf("job b's orphan %d: alive %v, leftovers %+v; want killed and reported", orphan, alive(orphan), res.Leftovers)
+		}
+	})
+}
+
+// readPID reads the pid a job wrote to path, waiting for it.
+func readPID(t *testing.T, path string) int {
+	t.Helper()
+	var pid int
+	waitFor(t, path, func() bool {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return false
+		}
+		pid, err = strconv.Atoi(strings.TrimSpace(string(b)))
+		return err == nil && pid > 0
+	})
+	return pid
+}
+
+// Where no supervisor host can start, each attempt gets a supervisor
+// process of its own, which runs, signals and reports the job alike.
+func TestAttemptWithoutHost(t *testing.T) {
+	srv := newFakeServer(t, 0)
+	r := newRestartable(t, srv, NoCgroups)
+	// A directory where the host's log goes: no host can start.
+	if err := os.MkdirAll(filepath.Join(r.cfg.DataDir, attemptsDir, hostLog), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	c := stubClient(t, r.s)
+	req := client.StartRequest{JobID: 1, Attempt: 1, Binary: "/bin/sleep", Args: []string{"1000"}}
+	k := keyOf(req)
+	mustStart(t, c, req)
+	pid := waitRegister(t, srv, k)
+	killOnCleanup(t, pid)
+	sup := supervisorOf(t, r, k)
+	if _, err := os.Stat(filepath.Join(r.supDir(k), sockFile)); err != nil {
+		t.Fatalf("the attempt's own supervisor serves no socket: %v", err)
+	}
+	r.restart() // the supervisor of one attempt outlives the stub as the host does
+	if err := sup.verify(); err != nil {
+		t.Fatalf("the attempt's supervisor did not outlive the stub: %v", err)
+	}
+	if err := stubClient(t, r.s).Signal(t.Context(), client.SignalRequest{JobID: 1, Attempt: 1, Signal: "TERM"}); err != nil {
+		t.Fatalf("Signal: %v", err)
+	}
+	if term := srv.waitTerm(t, k); term[len(term)-1].Signal != "TERM" {
+		t.Errorf("TERM = %+v, want signal TERM", term[len(term)-1])
+	}
+	waitFor(t, "the attempt's supervisor to exit", func() bool { return sup.verify() != nil })
+}

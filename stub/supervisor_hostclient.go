@@ -1,0 +1,205 @@
+package stub
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"sync"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// hostClient is the stub's side of its supervisor host: it finds the host
+// running on its attempts directory or starts one, holds a lifeline to it
+// while the stub runs, and asks it to start attempts.
+type hostClient struct {
+	root string // the attempts directory, absolute
+	log  *slog.Logger
+
+	mu       sync.Mutex // guards lifeline, closed and spawned; held while a host starts
+	lifeline net.Conn
+	closed   bool
+	spawned  []chan struct{} // per host this client started: closed once it is reaped
+}
+
+// start asks the host to start the attempt of directory dir, whose spec
+// is written, and returns what it reported. errHostGone means nothing was
+// started; another error means the attempt may have started.
+func (c *hostClient) start(dir string) (startStatus, error) {
+	for try := 0; ; try++ {
+		if err := c.connect(); err != nil {
+			if errors.Is(err, ErrShuttingDown) {
+				return startStatus{}, err
+			}
+			return startStatus{}, fmt.Errorf("start %s: %w: %w", filepath.Base(dir), errHostGone, err)
+		}
+		st, err := c.ask(dir)
+		if errors.Is(err, errHostGone) && try == 0 {
+			c.drop() // it was on its way out: start another
+			continue
+		}
+		return st, err
+	}
+}
+
+// ask sends one start to the host.
+func (c *hostClient) ask(dir string) (startStatus, error) {
+	conn, err := dialIn(context.Background(), c.root, hostSock)
+	if err != nil {
+		return startStatus{}, fmt.Errorf("start %s: %w: %w", filepath.Base(dir), errHostGone, err)
+	}
+	defer conn.Close()
+	_ = conn.SetDeadline(time.Now().Add(launchTimeout))
+	if err := json.NewEncoder(conn).Encode(supRequest{Op: opStart, Dir: dir}); err != nil {
+		return startStatus{}, fmt.Errorf("start %s: %w: %w", filepath.Base(dir), errHostGone, err)
+	}
+	var reply hostReply
+	if err := json.NewDecoder(conn).Decode(&reply); err != nil {
+		return startStatus{}, fmt.Errorf("start %s: no answer from the supervisor host: %w", filepath.Base(dir), err)
+	}
+	if reply.Exiting {
+		return startStatus{}, fmt.Errorf("start %s: %w: it is exiting", filepath.Base(dir), errHostGone)
+	}
+	return reply.startStatus, nil
+}
+
+// connect holds a lifeline to a running host, starting one if none runs.
+func (c *hostClient) connect() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return ErrShuttingDown
+	}
+	if c.lifeline != nil {
+		return nil
+	}
+	conn, err := c.holdLifeline()
+	if err != nil {
+		if err := c.spawn(); err != nil {
+			return err
+		}
+		if conn, err = c.holdLifeline(); err != nil {
+			return fmt.Errorf("reach supervisor host: %w", err)
+		}
+	}
+	c.lifeline = conn
+	return nil
+}
+
+// holdLifeline opens a lifeline to the host.
+func (c *hostClient) holdLifeline() (net.Conn, error) {
+	conn, err := dialIn(context.Background(), c.root, hostSock)
+	if err != nil {
+		return nil, err
+	}
+	_ = conn.SetWriteDeadline(time.Now().Add(requestTimeout))
+	if err := json.NewEncoder(conn).Encode(supRequest{Op: opLifeline}); err != nil {
+		_ = conn.Close()
+		return nil, fmt.Errorf("reach supervisor host: %w", err)
+	}
+	_ = conn.SetWriteDeadline(time.Time{})
+	return conn, nil
+}
+
+// spawn starts a host: this binary again (/proc/self/exe), in a session of
+// its own, and waits until it listens. The goroutine that reaps it
+// outlives the stub, as the host does.
+func (c *hostClient) spawn() error {
+	if err := os.MkdirAll(c.root, 0o700); err != nil {
+		return fmt.Errorf("start supervisor host: %w", err)
+	}
+	logf, err := os.OpenFile(filepath.Join(c.root, hostLog), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+	if err != nil {
+		return fmt.Errorf("start supervisor host: %w", err)
+	}
+	defer logf.Close()
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		return fmt.Errorf("start supervisor host: %w", err)
+	}
+	defer pr.Close()
+	cmd := &exec.Cmd{
+		Path:        "/proc/self/exe",
+		Args:        []string{"netmgr", "supervise", "--host", c.root},
+		Env:         []string{hostEnv + "=" + c.root},
+		Dir:         c.root,
+		Stdout:      logf,
+		Stderr:      logf,
+		ExtraFiles:  []*os.File{pw},
+		SysProcAttr: &syscall.SysProcAttr{Setsid: true},
+	}
+	err = cmd.Start()
+	_ = pw.Close()
+	if err != nil {
+		return fmt.Errorf("start supervisor host: %w", err)
+	}
+	reaped := make(chan struct{})
+	c.spawned = append(c.spawned, reaped)
+	go func() {
+		_ = cmd.Wait()
+		close(reaped)
+	}()
+	_ = pr.SetReadDeadline(time.Now().Add(launchTimeout))
+	var ready startStatus
+	if err := json.NewDecoder(pr).Decode(&ready); err != nil {
+		_ = cmd.Process.Kill()
+		return fmt.Errorf("start supervisor host: no report (see %s): %w", filepath.Join(c.root, hostLog), err)
+	}
+	c.log.Info("supervisor host started", "pid", ready.PID)
+	return nil
+}
+
+// drop forgets a lifeline to a host that no longer takes starts.
+func (c *hostClient) drop() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.lifeline != nil {
+		_ = c.lifeline.Close()
+		c.lifeline = nil
+	}
+}
+
+// close lets go of the host: it exits once its jobs have ended.
+func (c *hostClient) close() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.closed = true
+	if c.lifeline != nil {
+		_ = c.lifeline.Close()
+		c.lifeline = nil
+	}
+}
+
+// hostsReaped returns channels closed once the hosts this client started
+// have exited and been reaped.
+func (c *hostClient) hostsReaped() []chan struct{} {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return slices.Clone(c.spawned)
+}
+
+// dialIn connects to the unix socket name in directory dir. A path too
+// long for a socket address is reached through /proc/self/fd.
+func dialIn(ctx context.Context, dir, name string) (net.Conn, error) {
+	path := filepath.Join(dir, name)
+	var d net.Dialer
+	if len(path) <= maxSockPath {
+		return d.DialContext(ctx, "unix", path)
+	}
+	fd, err := unix.Open(dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, &os.PathError{Op: "open", Path: dir, Err: err}
+	}
+	defer unix.Close(fd)
+	return d.DialContext(ctx, "unix", "/proc/self/fd/"+strconv.Itoa(fd)+"/"+name)
+}
