@@ -37,14 +37,14 @@
 // or NETMGR_SUPERVISOR_DIR is set; see SuperviseHost and Supervise). One
 // process for all attempts rather than one per attempt: a Go process's
 // start and exit cost about 15 ms of CPU, several times what the rest of
-// an attempt costs the machine. The stub writes the attempt's spec to its
-// supervisor directory <DataDir>/attempts/<job>.<instance>.<attempt>
-// (private to the stub: the exec dir belongs to the job's owner, who must
-// not forge a result) and asks the host, on <DataDir>/attempts/host.sock,
-// to start it; the host starts the job in its own process group (and its
+// an attempt costs the machine. The stub makes the attempt's supervisor
+// directory <DataDir>/attempts/<job>.<instance>.<attempt> (private to the
+// stub: the exec dir belongs to the job's owner, who must not forge a
+// result) and sends the host the attempt's spec on
+// <DataDir>/attempts/host.sock; the host starts the job in its own process group (and its
 // own cgroup, below) with the owner's credentials, writes state.json
 // atomically (its own and the job's pid, process start time and boot id,
-// and the start time), and answers that the job runs; only then does the
+// the start time, and whether the attempt is restartable), and answers that the job runs; only then does the
 // stub record the CHILD_REGISTER. The host waits for the job (one
 // goroutine reaps every child on SIGCHLD), enforces its limits, kills
 // whatever is left of the job when its first process ends (it is a child
@@ -57,8 +57,8 @@
 // signals the job through it. The stub holds a connection to the host
 // while it runs; the host exits once no stub holds one and no job runs.
 // Should no host start, an attempt gets a supervisor process of its own
-// (`netmgr supervise --dir`), which serves the socket "sock" of the
-// supervisor directory instead.
+// (`netmgr supervise --dir`), which reads the spec from spec.json in the
+// supervisor directory and serves the socket "sock" there instead.
 //
 // The supervisor does not depend on the stub: Shutdown leaves it and its
 // job alone. A new stub on the same DataDir reattaches to every attempt

@@ -213,7 +213,7 @@ func (r *runner) recordExecFailure(k attemptKey, a *attempt, at time.Time, cause
 	return true, nil
 }
 
-// launch writes spec to dir and has the stub's supervisor host start it.
+// launch has the stub's supervisor host start spec in directory dir.
 // It returns what the host reported once the job runs or failed to
 // start, and a function that waits until the attempt's supervisor is done
 // with it.
@@ -236,10 +236,7 @@ func (r *runner) launch(dir string, spec supervisorSpec) (startStatus, func(), e
 			return st, nil, fmt.Errorf("make supervisor dir: %w", err)
 		}
 	}
-	if err := replaceJSONFile(filepath.Join(dir, specFile), spec); err != nil {
-		return st, nil, err
-	}
-	st, err := r.host.start(dir)
+	st, err := r.host.start(dir, spec)
 	switch {
 	case err == nil:
 		return st, func() { r.awaitEnd(dir) }, nil
@@ -251,6 +248,9 @@ func (r *runner) launch(dir string, spec supervisorSpec) (startStatus, func(), e
 		return st, nil, err
 	}
 	r.log.Warn("no supervisor host; the attempt gets a supervisor of its own", "attempt", filepath.Base(dir), "err", err)
+	if err := replaceJSONFile(filepath.Join(dir, specFile), spec); err != nil {
+		return st, nil, err
+	}
 	logf, err := os.OpenFile(filepath.Join(dir, logFile), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
 	if err != nil {
 		return st, nil, fmt.Errorf("open supervisor log: %w", err)

@@ -105,9 +105,13 @@ func (r *runner) adopt(k attemptKey) {
 		r.finish(k, a, res) // the exec failed
 		return
 	}
-	var spec supervisorSpec
-	_ = readJSONFile(filepath.Join(dir, specFile), &spec)
-	rec := attemptRecord{PID: st.Job.PID, At: st.StartedAt, Restartable: spec.Restartable}
+	restartable := st.Restartable
+	if !restartable { // a supervisor of one attempt, or of an older stub, has it in the spec
+		var spec supervisorSpec
+		_ = readJSONFile(filepath.Join(dir, specFile), &spec)
+		restartable = spec.Restartable
+	}
+	rec := attemptRecord{PID: st.Job.PID, At: st.StartedAt, Restartable: restartable}
 	ev := r.event(k, client.ChildRegister, st.StartedAt)
 	ev.PID = st.Job.PID
 	if err := r.out.record(k, &rec, ev); err != nil {

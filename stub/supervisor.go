@@ -98,7 +98,7 @@ func Supervise(dir string) error {
 		unix.CloseOnExec(statusFD)
 		status = os.NewFile(statusFD, "status")
 	}
-	s, st, err := h.begin(dir, sockFile, log)
+	s, st, err := h.begin(dir, sockFile, nil, log)
 	if status != nil {
 		if err := json.NewEncoder(status).Encode(st); err != nil {
 			log.Warn("report start to the stub", "err", err)
@@ -162,6 +162,7 @@ func (s *supervisor) startJob() error {
 		if self, err = s.host.identity(); err == nil {
 			err = replaceJSONFile(filepath.Join(s.dir, stateFile), supervisorState{
 				Supervisor: self, Job: job, Cgroup: s.spec.Cgroup, StartedAt: s.started.UTC(),
+				Restartable: s.spec.Restartable,
 			})
 		}
 	}

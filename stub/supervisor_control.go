@@ -29,6 +29,9 @@ type supRequest struct {
 	Dir     string `json:"dir,omitempty"`
 	Signal  int    `json:"signal,omitempty"`
 	GraceMS int64  `json:"grace_ms,omitempty"`
+	// Spec is what a start asks the host to run: no spec.json is written
+	// for it (each new file costs the machine about a millisecond here).
+	Spec *supervisorSpec `json:"spec,omitempty"`
 }
 
 // supResponse answers a supRequest.

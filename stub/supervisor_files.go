@@ -79,6 +79,8 @@ type supervisorState struct {
 	Job       procIdentity `json:"job"`
 	Cgroup    string       `json:"cgroup,omitempty"`
 	StartedAt time.Time    `json:"started_at"`
+	// Restartable is the spec's: a stub adopting the attempt needs it.
+	Restartable bool `json:"restartable,omitempty"`
 }
 
 // supervisorResult is result.json: how the job ended.

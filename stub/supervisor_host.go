@@ -63,7 +63,8 @@ type hostReply struct {
 // hostServer is the serving half of a supervisor host.
 type hostServer struct {
 	*supHost
-	ln *net.UnixListener
+	ln         *net.UnixListener
+	attemptLog *slog.Logger // for the attempts: warnings and errors only
 
 	mu        sync.Mutex             // guards running, attempts, lifelines and closing
 	running   int                    // attempts whose result is not written yet
@@ -83,7 +84,13 @@ func SuperviseHost(root string) error {
 		return fmt.Errorf("supervisor host: %w", err)
 	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
-	h := &hostServer{supHost: newSupHost(root, false, log), attempts: make(map[string]*supervisor)}
+	h := &hostServer{
+		supHost:  newSupHost(root, false, log),
+		attempts: make(map[string]*supervisor),
+		// The stub logs every attempt's start and end; the host's log,
+		// which no attempt's removal trims, keeps what went wrong.
+		attemptLog: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
+	}
 	h.startReaper()
 	_ = os.Remove(hostSock) // a host that exited; one that runs holds no lifeline, or this one would not start
 	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: hostSock, Net: "unix"})
@@ -145,7 +152,7 @@ func (h *hostServer) handle(conn *net.UnixConn, wg *sync.WaitGroup) {
 		h.leave(&h.lifelines)
 	case opStart:
 		var reply hostReply
-		s := h.start(req.Dir, &reply)
+		s := h.start(req.Dir, req.Spec, &reply)
 		_ = conn.SetWriteDeadline(time.Now().Add(requestTimeout))
 		_ = json.NewEncoder(conn).Encode(reply)
 		if s != nil {
@@ -160,18 +167,22 @@ func (h *hostServer) handle(conn *net.UnixConn, wg *sync.WaitGroup) {
 	}
 }
 
-// start starts the attempt of dir, filling reply, and returns its
+// start starts spec as the attempt of dir, filling reply, and returns its
 // supervisor, nil if no job runs. The attempt logs to the host's log.
-func (h *hostServer) start(dir string, reply *hostReply) *supervisor {
+func (h *hostServer) start(dir string, spec *supervisorSpec, reply *hostReply) *supervisor {
 	if filepath.Dir(dir) != h.root || !filepath.IsAbs(dir) {
 		reply.Error = fmt.Sprintf("supervisor host of %s: %s is not an attempt directory here", h.root, dir)
+		return nil
+	}
+	if spec == nil {
+		reply.Error = fmt.Sprintf("supervisor host: no spec for %s", filepath.Base(dir))
 		return nil
 	}
 	if !h.enter(&h.running) {
 		reply.Exiting = true
 		return nil
 	}
-	s, st, err := h.begin(dir, "", h.log.With("attempt", filepath.Base(dir)))
+	s, st, err := h.begin(dir, "", spec, h.attemptLog.With("attempt", filepath.Base(dir)))
 	reply.startStatus = st
 	if s == nil {
 		h.log.Warn("attempt not started", "dir", dir, "err", err)

@@ -2,11 +2,14 @@ package stub
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/netmgr/netmgr/client"
 	"golang.org/x/sys/unix"
@@ -186,4 +189,49 @@ func TestAttemptWithoutHost(t *testing.T) {
 		t.Errorf("TERM = %+v, want signal TERM", term[len(term)-1])
 	}
 	waitFor(t, "the attempt's supervisor to exit", func() bool { return sup.verify() != nil })
+}
+
+// A supervisor directory no outbox record names (the stub died between
+// the host's start and the CHILD_REGISTER) is adopted: the next stub
+// records the REGISTER, with the restartability the host kept in
+// state.json, there being no spec.json for a host's attempt.
+func TestAdoptKeepsRestartable(t *testing.T) {
+	// The test process stands in for the host, a live process for the job.
+	self, err := identify(os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	job := exec.Command("/bin/sleep", "1000")
+	job.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := job.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = job.Process.Kill(); _ = job.Wait() })
+	jobID, err := identify(job.Process.Pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dataDir := t.TempDir()
+	k := attemptKey{JobID: 7, Attempt: 1}
+	dir := filepath.Join(dataDir, attemptsDir, k.String())
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := writeJSONFile(filepath.Join(dir, stateFile), supervisorState{
+		Supervisor: self, Job: jobID, StartedAt: time.Now().UTC(), Restartable: true,
+	}); err != nil {
+		t.Fatal(err)
+	}
+
+	srv := newFakeServer(t, 0)
+	s := newTestStub(t, Config{DataDir: dataDir, Servers: []string{srv.addr()}, CgroupParent: NoCgroups})
+	if pid := waitRegister(t, srv, k); pid != job.Process.Pid {
+		t.Fatalf("adopted REGISTER names pid %d, want %d", pid, job.Process.Pid)
+	}
+	s.runner.mu.Lock()
+	a := s.runner.attempts[k]
+	s.runner.mu.Unlock()
+	if a == nil || !a.rec.Restartable {
+		t.Fatalf("adopted attempt = %+v, want it known and restartable", a)
+	}
 }

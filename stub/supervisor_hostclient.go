@@ -32,10 +32,10 @@ type hostClient struct {
 	spawned  []chan struct{} // per host this client started: closed once it is reaped
 }
 
-// start asks the host to start the attempt of directory dir, whose spec
-// is written, and returns what it reported. errHostGone means nothing was
+// start asks the host to start spec as the attempt of directory dir, and
+// returns what it reported. errHostGone means nothing was
 // started; another error means the attempt may have started.
-func (c *hostClient) start(dir string) (startStatus, error) {
+func (c *hostClient) start(dir string, spec supervisorSpec) (startStatus, error) {
 	for try := 0; ; try++ {
 		if err := c.connect(); err != nil {
 			if errors.Is(err, ErrShuttingDown) {
@@ -43,7 +43,7 @@ func (c *hostClient) start(dir string) (startStatus, error) {
 			}
 			return startStatus{}, fmt.Errorf("start %s: %w: %w", filepath.Base(dir), errHostGone, err)
 		}
-		st, err := c.ask(dir)
+		st, err := c.ask(dir, spec)
 		if errors.Is(err, errHostGone) && try == 0 {
 			c.drop() // it was on its way out: start another
 			continue
@@ -53,14 +53,14 @@ func (c *hostClient) start(dir string) (startStatus, error) {
 }
 
 // ask sends one start to the host.
-func (c *hostClient) ask(dir string) (startStatus, error) {
+func (c *hostClient) ask(dir string, spec supervisorSpec) (startStatus, error) {
 	conn, err := dialIn(context.Background(), c.root, hostSock)
 	if err != nil {
 		return startStatus{}, fmt.Errorf("start %s: %w: %w", filepath.Base(dir), errHostGone, err)
 	}
 	defer conn.Close()
 	_ = conn.SetDeadline(time.Now().Add(launchTimeout))
-	if err := json.NewEncoder(conn).Encode(supRequest{Op: opStart, Dir: dir}); err != nil {
+	if err := json.NewEncoder(conn).Encode(supRequest{Op: opStart, Dir: dir, Spec: &spec}); err != nil {
 		return startStatus{}, fmt.Errorf("start %s: %w: %w", filepath.Base(dir), errHostGone, err)
 	}
 	var reply hostReply

@@ -68,10 +68,11 @@ func newSupHost(root string, single bool, log *slog.Logger) *supHost {
 func (h *supHost) identity() (procIdentity, error) { return h.self() }
 
 // begin starts the attempt of supervisor directory dir, whose socket is
-// sock relative to the process's directory ("" for none), and returns its supervisor
+// sock relative to the process's directory ("" for none), running spec,
+// or when spec is nil, dir's spec.json, and returns its supervisor
 // with what to report to the stub. A nil supervisor means no job runs: the
 // status says why, and the error is for the log.
-func (h *supHost) begin(dir, sock string, log *slog.Logger) (*supervisor, startStatus, error) {
+func (h *supHost) begin(dir, sock string, spec *supervisorSpec, log *slog.Logger) (*supervisor, startStatus, error) {
 	h.startReaper()
 	s := &supervisor{
 		host:    h,
@@ -81,7 +82,9 @@ func (h *supHost) begin(dir, sock string, log *slog.Logger) (*supervisor, startS
 		leaderc: make(chan leaderExit, 1),
 		resultc: make(chan struct{}),
 	}
-	if err := readJSONFile(filepath.Join(dir, specFile), &s.spec); err != nil {
+	if spec != nil {
+		s.spec = *spec
+	} else if err := readJSONFile(filepath.Join(dir, specFile), &s.spec); err != nil {
 		return nil, startStatus{Error: err.Error()}, fmt.Errorf("supervise: %w", err)
 	}
 	s.lim = s.spec.limits()
