@@ -45,6 +45,7 @@ func run() error {
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	defer removeDirs()
 	rep := &report{CPUs: runtime.NumCPU(), OS: runtime.GOOS, Arch: runtime.GOARCH, Quick: cfg.quick}
 	for _, s := range run {
 		fmt.Fprintf(os.Stderr, "== suite %s\n", s.name)
