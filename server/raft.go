@@ -13,6 +13,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/raft"
 	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
+	"go.etcd.io/bbolt"
 
 	"github.com/netmgr/netmgr/fsm"
 )
@@ -54,7 +55,13 @@ func newRaft(cfg *Config, f *fsm.FSM) (*raftNode, error) {
 		if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
 			return nil, fmt.Errorf("create data dir: %w", err)
 		}
-		store, err := raftboltdb.New(raftboltdb.Options{Path: filepath.Join(cfg.DataDir, "raft.db")})
+		store, err := raftboltdb.New(raftboltdb.Options{
+			Path: filepath.Join(cfg.DataDir, "raft.db"),
+			// No free-page list written with every commit (bbolt rebuilds
+			// it from the pages at open, as etcd has it), and a hashmap
+			// for it rather than an array.
+			BoltOptions: &bbolt.Options{Timeout: time.Second, NoFreelistSync: true, FreelistType: bbolt.FreelistMapType},
+		})
 		if err != nil {
 			return nil, fmt.Errorf("open raft store: %w", err)
 		}
