@@ -57,7 +57,9 @@ type outbox struct {
 }
 
 func openOutbox(path string) (*outbox, error) {
-	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: 5 * time.Second})
+	// Events come and go all the time, so the free-page list is large:
+	// bbolt rebuilds it at open rather than writing it with each commit.
+	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: 5 * time.Second, NoFreelistSync: true, FreelistType: bolt.FreelistMapType})
 	if err != nil {
 		return nil, fmt.Errorf("open outbox %s: %w", path, err)
 	}
