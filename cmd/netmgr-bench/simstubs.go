@@ -24,11 +24,12 @@ func init() {
 	register(suite{name: "simstubs", order: 50, run: simStubsSuite})
 }
 
-// The simstubs suite's setup: 100 simulated stubs in one process, each
+// The simstubs suite's setup: 100 simulated stubs in simProcs processes, each
 // with simSlots slots, whose jobs run simRunTime; simClients submitters
 // each submit jobs of simJobSize instances and wait for them to start.
 const (
 	simStubs   = 100
+	simProcs   = 4 // the processes the simulated stubs are spread over
 	simSlots   = 32
 	simRunTime = 500 * time.Millisecond
 	simClients = 64
@@ -64,12 +65,14 @@ func simStubsSuite(ctx context.Context, cfg config) ([]figure, error) {
 	if err := c.WaitLeader(60 * time.Second); err != nil {
 		return fail(err)
 	}
-	sim, err := startSim(bin, dir, "sim", simStubs, gossipAddrs(c),
-		"--slots", strconv.Itoa(simSlots), "--run-time", simRunTime.String())
-	if err != nil {
-		return fail(err)
+	for i := range simProcs {
+		sim, err := startSim(bin, dir, "sim"+strconv.Itoa(i), simStubs/simProcs, gossipAddrs(c),
+			"--slots", strconv.Itoa(simSlots), "--run-time", simRunTime.String())
+		if err != nil {
+			return fail(err)
+		}
+		sims = append(sims, sim)
 	}
-	sims = append(sims, sim)
 	if err := c.WaitMachines(simStubs, 120*time.Second); err != nil {
 		return fail(err)
 	}
@@ -90,7 +93,10 @@ func simStubsSuite(ctx context.Context, cfg config) ([]figure, error) {
 
 	d := cfg.duration
 	leader, _ := c.Leader()
-	procs := map[string]int{"sim": sim.pid(), "bench": os.Getpid()}
+	procs := map[string]int{"bench": os.Getpid()}
+	for i, s := range sims {
+		procs["sim"+strconv.Itoa(i)] = s.pid()
+	}
 	for i, s := range c.Servers {
 		role := "follower"
 		if i == leader {
@@ -113,9 +119,9 @@ func simStubsSuite(ctx context.Context, cfg config) ([]figure, error) {
 		return fail(err)
 	}
 	windows := perWindow(started, res.start, d)
-	note := fmt.Sprintf("3 servers (disk), %d simulated stubs in 1 process (outboxes in %s), %d slots each, jobs run %v; "+
+	note := fmt.Sprintf("3 servers (disk), %d simulated stubs in %d processes (outboxes in %s), %d slots each, jobs run %v; "+
 		"%d submitters of %d-instance jobs, each waiting for its job to start; %d instances started in %.1f s",
-		simStubs, simDataRoot(dir), simSlots, simRunTime, simClients, simJobSize, len(started), res.elapsed.Seconds())
+		simStubs, simProcs, simDataRoot(dir), simSlots, simRunTime, simClients, simJobSize, len(started), res.elapsed.Seconds())
 	if res.errors > 0 {
 		note += fmt.Sprintf("; %d errors (last: %s)", res.errors, res.lastErr)
 	}
