@@ -1,0 +1,45 @@
+package stub
+
+import (
+	"cmp"
+	"slices"
+	"sync"
+)
+
+// unsentEvents mirrors the outbox's events bucket in memory, oldest first:
+// it holds an event once the transaction that recorded it is durable, and
+// until the one that removed it is. It is safe for concurrent use.
+type unsentEvents struct {
+	mu      sync.Mutex
+	entries []entry // by sequence number
+}
+
+// add adds es; concurrent recorders may add out of sequence order.
+func (u *unsentEvents) add(es ...entry) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	for _, e := range es {
+		i, found := slices.BinarySearchFunc(u.entries, e.seq, func(x entry, seq uint64) int { return cmp.Compare(x.seq, seq) })
+		if !found {
+			u.entries = slices.Insert(u.entries, i, e)
+		}
+	}
+}
+
+// remove drops the events seqs.
+func (u *unsentEvents) remove(seqs ...uint64) {
+	gone := make(map[uint64]bool, len(seqs))
+	for _, s := range seqs {
+		gone[s] = true
+	}
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	u.entries = slices.DeleteFunc(u.entries, func(e entry) bool { return gone[e.seq] })
+}
+
+// first returns a copy of the oldest max events.
+func (u *unsentEvents) first(max int) []entry {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return slices.Clone(u.entries[:min(max, len(u.entries))])
+}
