@@ -235,3 +235,34 @@ func TestAdoptKeepsRestartable(t *testing.T) {
 		t.Fatalf("adopted attempt = %+v, want it known and restartable", a)
 	}
 }
+
+// A supervisor host that dies takes its attempts with it (each is lost),
+// and the stub's next start brings up a new host.
+func TestSupervisorHostRespawned(t *testing.T) {
+	srv := newFakeServer(t, 0)
+	r := newRestartable(t, srv, NoCgroups)
+	c := stubClient(t, r.s)
+	first := client.StartRequest{JobID: 1, Attempt: 1, Binary: "/bin/sleep", Args: []string{"1000"}}
+	mustStart(t, c, first)
+	pid := waitRegister(t, srv, keyOf(first))
+	killOnCleanup(t, pid)
+	host := supervisorOf(t, r, keyOf(first))
+	if err := unix.Kill(host.PID, unix.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	if term := srv.waitTerm(t, keyOf(first)); term[len(term)-1].Error != lostError {
+		t.Fatalf("TERM = %+v, want %q", term[len(term)-1], lostError)
+	}
+
+	next := client.StartRequest{JobID: 2, Attempt: 1, Binary: "/bin/true"}
+	mustStart(t, c, next)
+	if term := srv.waitTerm(t, keyOf(next)); term[len(term)-1].ExitCode != 0 || term[len(term)-1].Error != "" {
+		t.Fatalf("TERM = %+v, want exit 0", term[len(term)-1])
+	}
+	if got := supervisorOf(t, r, keyOf(next)); got == host {
+		t.Fatalf("the next attempt ran under %+v, want a new host (the dead one was %+v)", got, host)
+	}
+	if n := len(r.s.runner.host.hostsReaped()); n != 2 {
+		t.Errorf("the stub started %d hosts, want 2", n)
+	}
+}
