@@ -41,11 +41,12 @@
 // directory <DataDir>/attempts/<job>.<instance>.<attempt> (private to the
 // stub: the exec dir belongs to the job's owner, who must not forge a
 // result) and sends the host the attempt's spec on
-// <DataDir>/attempts/host.sock; the host starts the job in its own process group (and its
-// own cgroup, below) with the owner's credentials, writes state.json
-// atomically (its own and the job's pid, process start time and boot id,
-// the start time, and whether the attempt is restartable), and answers that the job runs; only then does the
-// stub record the CHILD_REGISTER. The host waits for the job (one
+// <DataDir>/attempts/host-1.sock (the number is the protocol's version);
+// the host starts the job in its own process group (and its own cgroup,
+// below) with the owner's credentials, writes state.json atomically (its
+// own and the job's pid, process start time and boot id, the start time,
+// whether the attempt is restartable, and the host's socket), and answers
+// that the job runs; only then does the stub record the CHILD_REGISTER. The host waits for the job (one
 // goroutine reaps every child on SIGCHLD), enforces its limits, kills
 // whatever is left of the job when its first process ends (it is a child
 // subreaper, so orphans that left the group come back to it; without a

@@ -162,7 +162,7 @@ func (s *supervisor) startJob() error {
 		if self, err = s.host.identity(); err == nil {
 			err = replaceJSONFile(filepath.Join(s.dir, stateFile), supervisorState{
 				Supervisor: self, Job: job, Cgroup: s.spec.Cgroup, StartedAt: s.started.UTC(),
-				Restartable: s.spec.Restartable,
+				Restartable: s.spec.Restartable, Sock: s.host.sock,
 			})
 		}
 	}

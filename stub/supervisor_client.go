@@ -44,12 +44,17 @@ func askSupervisor(ctx context.Context, dir string, req supRequest) (supResponse
 }
 
 // dialSupervisor connects to the supervisor of dir: the socket of its
-// own, or where it has none, that of the supervisor host of its parent
-// directory.
+// own, or where it has none, that of the supervisor host its state names
+// (that of this version's host when it names none).
 func dialSupervisor(ctx context.Context, dir string) (net.Conn, error) {
 	conn, err := dialIn(ctx, dir, sockFile)
 	if errors.Is(err, fs.ErrNotExist) {
-		conn, err = dialIn(ctx, filepath.Dir(dir), hostSock)
+		sock := filepath.Join(filepath.Dir(dir), hostSock)
+		var st supervisorState
+		if readJSONFile(filepath.Join(dir, stateFile), &st) == nil && st.Sock != "" {
+			sock = st.Sock
+		}
+		conn, err = dialIn(ctx, filepath.Dir(sock), filepath.Base(sock))
 	}
 	if err != nil {
 		return nil, fmt.Errorf("dial supervisor of %s: %w", filepath.Base(dir), err)

@@ -81,6 +81,10 @@ type supervisorState struct {
 	StartedAt time.Time    `json:"started_at"`
 	// Restartable is the spec's: a stub adopting the attempt needs it.
 	Restartable bool `json:"restartable,omitempty"`
+	// Sock is the socket of the supervisor host that runs the attempt;
+	// empty for a supervisor of one attempt, which serves "sock" in the
+	// attempt's directory.
+	Sock string `json:"sock,omitempty"`
 }
 
 // supervisorResult is result.json: how the job ended.

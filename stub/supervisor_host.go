@@ -37,9 +37,12 @@ import (
 // supervisor host of the attempts directory it names.
 const hostEnv = "NETMGR_SUPERVISOR_HOST"
 
-// Files of the supervisor host, in the attempts directory.
+// Files of the supervisor host, in the attempts directory. The socket's
+// name carries the version of its protocol: a stub of another version
+// starts a host of its own beside a running one, which finishes its jobs
+// and exits (each attempt's state names the socket that serves it).
 const (
-	hostSock = "host.sock"
+	hostSock = "host-1.sock"
 	hostLog  = "host.log"
 )
 
@@ -75,7 +78,7 @@ type hostServer struct {
 
 // SuperviseHost is the supervisor host role of the netmgr binary
 // (`netmgr supervise --host ROOT`, started by the stub): it runs the
-// attempts the stub asks for on ROOT/host.sock, ROOT being the stub's
+// attempts the stub asks for on ROOT/host-1.sock, ROOT being the stub's
 // attempts directory, each as Supervise runs one, and returns once no
 // stub holds a lifeline and no job runs.
 func SuperviseHost(root string) error {
@@ -91,6 +94,7 @@ func SuperviseHost(root string) error {
 		// which no attempt's removal trims, keeps what went wrong.
 		attemptLog: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
 	}
+	h.sock = filepath.Join(root, hostSock)
 	h.startReaper()
 	_ = os.Remove(hostSock) // a host that exited; one that runs holds no lifeline, or this one would not start
 	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: hostSock, Net: "unix"})

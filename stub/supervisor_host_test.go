@@ -1,6 +1,7 @@
 package stub
 
 import (
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -264,5 +265,41 @@ func TestSupervisorHostRespawned(t *testing.T) {
 	}
 	if n := len(r.s.runner.host.hostsReaped()); n != 2 {
 		t.Errorf("the stub started %d hosts, want 2", n)
+	}
+}
+
+// An attempt is reached on the socket its state names: that of the host
+// that started it, even when this stub's host would listen elsewhere.
+func TestDialSupervisorNamedInState(t *testing.T) {
+	root := t.TempDir()
+	dir := filepath.Join(root, "1.0.1")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	other := filepath.Join(root, "host-0.sock")
+	ln, err := net.Listen("unix", other)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	if err := writeJSONFile(filepath.Join(dir, stateFile), supervisorState{Sock: other}); err != nil {
+		t.Fatal(err)
+	}
+	accepted := make(chan struct{})
+	go func() {
+		if c, err := ln.Accept(); err == nil {
+			close(accepted)
+			_ = c.Close()
+		}
+	}()
+	conn, err := dialSupervisor(t.Context(), dir)
+	if err != nil {
+		t.Fatalf("dialSupervisor: %v", err)
+	}
+	defer conn.Close()
+	select {
+	case <-accepted:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the socket named in state.json took no connection")
 	}
 }

@@ -30,6 +30,7 @@ import (
 // usage for the job whose process group they were in.
 type supHost struct {
 	root   string // the process's working directory
+	sock   string // the host's socket, absolute; "" for a supervisor of one attempt
 	single bool   // it runs one attempt: every orphan is that job's
 	log    *slog.Logger
 	fs     procfs.FS

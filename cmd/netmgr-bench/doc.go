@@ -13,7 +13,7 @@
 //     per 1 s window.
 //   - simstubs: 3 servers and 100 simulated stubs (`netmgr sim`, no
 //     fork): instances started per second.
-//   - failover: 3 servers and 3 stubs; machine loss (stub, supervisors
+//   - failover: 3 servers and 3 stubs; machine loss (stub, supervisor host
 //     and job SIGKILLed together) to the restartable instance running
 //     elsewhere, and leader SIGKILL to the next accepted submit, 5 rounds
 //     each.

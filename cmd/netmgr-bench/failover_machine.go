@@ -301,7 +301,7 @@ func machineFigure(rs []machineRound, servers int) figure {
 		return fmt.Sprintf("%s s (%d of %d rounds)", num(summarize(seconds(ds)).Median), len(ds), len(rs))
 	}
 	note := fmt.Sprintf("%d servers, %d stubs as processes, default settings; each round kills the stub, "+
-		"its supervisors and job at once (SIGKILL); %d overlaps in the ledger (a new attempt started before the kill, "+
+		"its supervisor host and job at once (SIGKILL); %d overlaps in the ledger (a new attempt started before the kill, "+
 		"or the old one alive after it); medians since the kill: suspect in GET /v1/machines %s, lease expired %s, "+
 		"placed %s, started (committed) %s",
 		servers, failoverStubs, len(bad), med(suspect), med(unreach), med(placed), med(started))
