@@ -95,8 +95,15 @@ func SuperviseHost(root string) error {
 		attemptLog: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
 	}
 	h.sock = filepath.Join(root, hostSock)
+	// A host already listening keeps its name and its jobs: taking the
+	// name would leave them out of the stub's reach. Only a name no
+	// process listens on is removed.
+	if c, err := net.Dial("unix", hostSock); err == nil {
+		_ = c.Close()
+		return errHostRunning
+	}
 	h.startReaper()
-	_ = os.Remove(hostSock) // a host that exited; one that runs holds no lifeline, or this one would not start
+	_ = os.Remove(hostSock)
 	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: hostSock, Net: "unix"})
 	if err != nil {
 		return fmt.Errorf("supervisor host: %w", err)
@@ -233,6 +240,10 @@ func (h *hostServer) exitIfIdle() {
 // errNoAttempt answers a signal or wait for an attempt the host does not
 // run: its result is written, or it never started there.
 var errNoAttempt = errors.New("no such attempt here")
+
+// errHostRunning means a supervisor host already listens on the
+// directory's socket.
+var errHostRunning = errors.New("supervisor host: another host listens here")
 
 // errHostGone means a start reached no host able to take it: nothing was
 // started, and the stub may start another host and try again.

@@ -303,3 +303,24 @@ func TestDialSupervisorNamedInState(t *testing.T) {
 		t.Fatal("the socket named in state.json took no connection")
 	}
 }
+
+// A second host started on a directory whose host still listens leaves
+// it be: the running host keeps its socket, so its jobs stay in reach.
+func TestSecondHostLeavesTheFirst(t *testing.T) {
+	srv := newFakeServer(t, 0)
+	r := newRestartable(t, srv, NoCgroups)
+	c := stubClient(t, r.s)
+	req := client.StartRequest{JobID: 1, Attempt: 1, Binary: "/bin/sleep", Args: []string{"1000"}}
+	mustStart(t, c, req)
+	killOnCleanup(t, waitRegister(t, srv, keyOf(req)))
+
+	if err := r.s.runner.host.spawn(); err == nil {
+		t.Fatal("a second host started beside the running one")
+	}
+	if err := c.Signal(t.Context(), client.SignalRequest{JobID: 1, Attempt: 1, Signal: "TERM"}); err != nil {
+		t.Fatalf("Signal after the second host's try: %v", err)
+	}
+	if term := srv.waitTerm(t, keyOf(req)); term[len(term)-1].Signal != "TERM" {
+		t.Errorf("TERM = %+v, want signal TERM", term[len(term)-1])
+	}
+}
