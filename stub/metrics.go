@@ -9,7 +9,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
-	bolt "go.etcd.io/bbolt"
 )
 
 // metricsPrefix starts the name of every metric a stub exports.
@@ -107,14 +106,14 @@ func (m *metrics) answered(out *outbox, seq uint64) {
 	}
 }
 
-// backlog counts the events in the outbox.
+// backlog counts the events in the outbox that no server has answered.
 func (o *outbox) backlog() (int, error) {
-	n := 0
-	err := o.view(func(tx *bolt.Tx) error {
-		n = tx.Bucket(eventsBucket).Stats().KeyN
-		return nil
-	})
-	return n, err
+	o.mu.RLock()
+	defer o.mu.RUnlock()
+	if o.closed {
+		return 0, errOutboxClosed
+	}
+	return o.unsent.len(), nil
 }
 
 // recordTimes remembers when this process recorded each outbox event, by

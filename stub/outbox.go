@@ -52,6 +52,9 @@ type outbox struct {
 	recorded recordTimes
 	// unsent holds the events bucket's events decoded, for the sender.
 	unsent unsentEvents
+	// answered holds the events a server answered whose removal from the
+	// file is not written yet (see remove).
+	answered answeredEvents
 
 	mu     sync.RWMutex // guards db against use after close, and closed
 	db     *bolt.DB
@@ -115,8 +118,12 @@ func (o *outbox) record(k attemptKey, rec *attemptRecord, evs ...client.ChildEve
 		}
 	}
 	var added []entry
+	gone := o.answered.take()
 	err := o.update(func(tx *bolt.Tx) error {
 		added = added[:0] // a group commit that failed runs this again alone
+		if err := deleteEvents(tx, gone); err != nil {
+			return err
+		}
 		if recVal != nil {
 			if err := tx.Bucket(attemptsBucket).Put(k.bytes(), recVal); err != nil {
 				return err
@@ -137,6 +144,7 @@ func (o *outbox) record(k attemptKey, rec *attemptRecord, evs ...client.ChildEve
 		return nil
 	})
 	if err != nil {
+		o.answered.put(gone...)
 		return fmt.Errorf("record events of attempt %s: %w", k, err)
 	}
 	o.unsent.add(added...)
@@ -160,21 +168,48 @@ func (o *outbox) pending(max int) ([]entry, error) {
 	return o.unsent.first(max), nil
 }
 
-// remove deletes delivered events, all in one transaction.
+// remove forgets events a server answered. The sender sees them no
+// more at once; the file drops them with the next event recorded (in the
+// same transaction and fsync) or, when none comes, removeDelay later. A
+// removal a crash loses only makes the next stub send the event again,
+// which delivery at least once allows: it spares a transaction and an
+// fsync per delivery.
 func (o *outbox) remove(seqs ...uint64) error {
-	err := o.update(func(tx *bolt.Tx) error {
-		b := tx.Bucket(eventsBucket)
-		for _, seq := range seqs {
-			if err := b.Delete(seqKey(seq)); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		return fmt.Errorf("remove %d events from outbox: %w", len(seqs), err)
-	}
 	o.unsent.remove(seqs...)
+	if o.answered.put(seqs...) {
+		time.AfterFunc(removeDelay, func() { _ = o.flushRemoved() })
+	}
+	return nil
+}
+
+// removeDelay is how long answered events stay in the file when no event
+// is recorded after them.
+const removeDelay = 200 * time.Millisecond
+
+// flushRemoved writes the pending removals in a transaction of their own.
+func (o *outbox) flushRemoved() error {
+	gone := o.answered.take()
+	if len(gone) == 0 {
+		return nil
+	}
+	err := o.update(func(tx *bolt.Tx) error { return deleteEvents(tx, gone) })
+	if err != nil {
+		if !errors.Is(err, errOutboxClosed) {
+			o.answered.put(gone...)
+		}
+		return fmt.Errorf("remove %d events from outbox: %w", len(gone), err)
+	}
+	return nil
+}
+
+// deleteEvents deletes the events seqs from the events bucket.
+func deleteEvents(tx *bolt.Tx, seqs []uint64) error {
+	b := tx.Bucket(eventsBucket)
+	for _, seq := range seqs {
+		if err := b.Delete(seqKey(seq)); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 
@@ -202,8 +237,10 @@ func (o *outbox) knownAttempts() (map[attemptKey]attemptRecord, error) {
 	return recs, nil
 }
 
-// close closes the bolt file; later calls fail with errOutboxClosed.
+// close writes the pending removals and closes the bolt file; later
+// calls fail with errOutboxClosed.
 func (o *outbox) close() error {
+	_ = o.flushRemoved() // what it misses is sent again by the next stub
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if o.closed {

@@ -37,9 +37,43 @@ func (u *unsentEvents) remove(seqs ...uint64) {
 	u.entries = slices.DeleteFunc(u.entries, func(e entry) bool { return gone[e.seq] })
 }
 
+// len is the number of events held.
+func (u *unsentEvents) len() int {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return len(u.entries)
+}
+
 // first returns a copy of the oldest max events.
 func (u *unsentEvents) first(max int) []entry {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	return slices.Clone(u.entries[:min(max, len(u.entries))])
+}
+
+// answeredEvents are the sequence numbers of events a server answered
+// whose removal from the outbox file is not written yet. It is safe for
+// concurrent use.
+type answeredEvents struct {
+	mu   sync.Mutex
+	seqs []uint64
+}
+
+// put adds seqs and reports whether the set was empty before, in which
+// case the caller arranges for a flush.
+func (a *answeredEvents) put(seqs ...uint64) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	first := len(a.seqs) == 0
+	a.seqs = append(a.seqs, seqs...)
+	return first && len(seqs) > 0
+}
+
+// take empties the set and returns what it held.
+func (a *answeredEvents) take() []uint64 {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	s := a.seqs
+	a.seqs = nil
+	return s
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/netmgr/netmgr/client"
+	bolt "go.etcd.io/bbolt"
 )
 
 // The in-memory mirror hands out what the file holds, in sequence order,
@@ -70,5 +71,74 @@ func TestOutboxUnsentMirrorsTheFile(t *testing.T) {
 		if !reflect.DeepEqual(after[i].ev, before[i].ev) {
 			t.Errorf("event %d: %+v after a reopen, %+v before", after[i].seq, after[i].ev, before[i].ev)
 		}
+	}
+}
+
+// fileEvents counts the events in the outbox file.
+func fileEvents(t *testing.T, out *outbox) int {
+	t.Helper()
+	n := 0
+	if err := out.view(func(tx *bolt.Tx) error {
+		n = tx.Bucket(eventsBucket).Stats().KeyN
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// An answered event leaves the sender's view at once and the file with
+// the next event recorded, or removeDelay later when none is, or at
+// close.
+func TestOutboxRemovalRidesOnTheNextRecord(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "outbox.db")
+	out, err := openOutbox(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	record := func(job uint64) {
+		k := attemptKey{JobID: job, Attempt: 1}
+		if err := out.record(k, nil, client.ChildEvent{Kind: client.ChildRegister, JobID: job, Attempt: 1}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	record(1)
+	record(2)
+	first, _ := out.pending(10)
+	if err := out.remove(first[0].seq); err != nil {
+		t.Fatal(err)
+	}
+	if left, _ := out.pending(10); len(left) != 1 || left[0].seq != first[1].seq {
+		t.Fatalf("pending after a removal = %+v, want only event %d", left, first[1].seq)
+	}
+	if n, _ := out.backlog(); n != 1 {
+		t.Errorf("backlog = %d, want 1", n)
+	}
+	record(3) // takes the removal with it
+	if n := fileEvents(t, out); n != 2 {
+		t.Errorf("file holds %d events after the next record, want 2", n)
+	}
+
+	// With no record after it, the removal is written removeDelay later.
+	if err := out.remove(first[1].seq); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the removal without a record after it", func() bool { return fileEvents(t, out) == 1 })
+
+	// One pending at close is written by close.
+	last, _ := out.pending(10)
+	if err := out.remove(last[0].seq); err != nil {
+		t.Fatal(err)
+	}
+	if err := out.close(); err != nil {
+		t.Fatal(err)
+	}
+	out, err = openOutbox(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer out.close()
+	if left, _ := out.pending(10); len(left) != 0 {
+		t.Errorf("after close and reopen pending = %+v, want none", left)
 	}
 }
