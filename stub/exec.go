@@ -8,10 +8,8 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/netmgr/netmgr/client"
@@ -219,10 +217,8 @@ func (r *runner) recordExecFailure(k attemptKey, a *attempt, at time.Time, cause
 // with it.
 //
 // Should no host start or take it, the attempt gets a supervisor process
-// of its own: this binary again (/proc/self/exe, so an upgrade of the
-// file on disk does not matter), as `netmgr supervise`, in a session of
-// its own so that it outlives the stub. The goroutine that reaps such a
-// supervisor outlives Shutdown, as the supervisor outlives the stub.
+// of its own (`netmgr supervise --dir`, see reexec), which reads the spec
+// from the directory.
 //
 // A simulated stub starts a simulated supervisor instead (Simulation).
 func (r *runner) launch(dir string, spec supervisorSpec) (startStatus, func(), error) {
@@ -251,37 +247,11 @@ func (r *runner) launch(dir string, spec supervisorSpec) (startStatus, func(), e
 	if err := replaceJSONFile(filepath.Join(dir, specFile), spec); err != nil {
 		return st, nil, err
 	}
-	logf, err := os.OpenFile(filepath.Join(dir, logFile), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
-	if err != nil {
-		return st, nil, fmt.Errorf("open supervisor log: %w", err)
-	}
-	defer logf.Close()
-	pr, pw, err := os.Pipe()
+	proc, pr, reaped, err := reexec(filepath.Join(dir, logFile), dir, supervisorEnv+"="+dir, "--dir", dir)
 	if err != nil {
 		return st, nil, fmt.Errorf("launch supervisor: %w", err)
 	}
-	defer pr.Close()
-	cmd := &exec.Cmd{
-		Path:        "/proc/self/exe",
-		Args:        []string{"netmgr", "supervise", "--dir", dir},
-		Env:         []string{supervisorEnv + "=" + dir},
-		Dir:         dir,
-		Stdout:      logf,
-		Stderr:      logf,
-		ExtraFiles:  []*os.File{pw},
-		SysProcAttr: &syscall.SysProcAttr{Setsid: true},
-	}
-	err = cmd.Start()
-	_ = pw.Close()
-	if err != nil {
-		return st, nil, fmt.Errorf("launch supervisor: %w", err)
-	}
-	reaped := make(chan struct{})
-	go func() {
-		_ = cmd.Wait()
-		close(reaped)
-	}()
-	st, err = r.awaitStart(dir, pr, cmd.Process, reaped)
+	st, err = r.awaitStart(dir, pr, proc, reaped)
 	return st, func() { <-reaped }, err
 }
 
@@ -298,7 +268,7 @@ func (r *runner) awaitEnd(dir string) {
 // awaitStart reads what the supervisor proc of directory dir reports on
 // its status pipe once its job runs or failed to start; reaped is closed
 // once the supervisor is reaped.
-func (r *runner) awaitStart(dir string, status *os.File, proc *os.Process, reaped chan struct{}) (startStatus, error) {
+func (r *runner) awaitStart(dir string, status *os.File, proc *os.Process, reaped <-chan struct{}) (startStatus, error) {
 	var st startStatus
 	_ = status.SetReadDeadline(time.Now().Add(launchTimeout))
 	err := json.NewDecoder(status).Decode(&st)

@@ -8,12 +8,10 @@ import (
 	"log/slog"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"sync"
-	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -29,7 +27,7 @@ type hostClient struct {
 	mu       sync.Mutex // guards lifeline, closed and spawned; held while a host starts
 	lifeline net.Conn
 	closed   bool
-	spawned  []chan struct{} // per host this client started: closed once it is reaped
+	spawned  []<-chan struct{} // per host this client started: closed once it is reaped
 }
 
 // start asks the host to start spec as the attempt of directory dir, and
@@ -118,41 +116,16 @@ func (c *hostClient) spawn() error {
 	if err := os.MkdirAll(c.root, 0o700); err != nil {
 		return fmt.Errorf("start supervisor host: %w", err)
 	}
-	logf, err := os.OpenFile(filepath.Join(c.root, hostLog), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
-	if err != nil {
-		return fmt.Errorf("start supervisor host: %w", err)
-	}
-	defer logf.Close()
-	pr, pw, err := os.Pipe()
+	proc, pr, reaped, err := reexec(filepath.Join(c.root, hostLog), c.root, hostEnv+"="+c.root, "--host", c.root)
 	if err != nil {
 		return fmt.Errorf("start supervisor host: %w", err)
 	}
 	defer pr.Close()
-	cmd := &exec.Cmd{
-		Path:        "/proc/self/exe",
-		Args:        []string{"netmgr", "supervise", "--host", c.root},
-		Env:         []string{hostEnv + "=" + c.root},
-		Dir:         c.root,
-		Stdout:      logf,
-		Stderr:      logf,
-		ExtraFiles:  []*os.File{pw},
-		SysProcAttr: &syscall.SysProcAttr{Setsid: true},
-	}
-	err = cmd.Start()
-	_ = pw.Close()
-	if err != nil {
-		return fmt.Errorf("start supervisor host: %w", err)
-	}
-	reaped := make(chan struct{})
 	c.spawned = append(c.spawned, reaped)
-	go func() {
-		_ = cmd.Wait()
-		close(reaped)
-	}()
 	_ = pr.SetReadDeadline(time.Now().Add(launchTimeout))
 	var ready startStatus
 	if err := json.NewDecoder(pr).Decode(&ready); err != nil {
-		_ = cmd.Process.Kill()
+		_ = proc.Kill()
 		return fmt.Errorf("start supervisor host: no report (see %s): %w", filepath.Join(c.root, hostLog), err)
 	}
 	c.log.Info("supervisor host started", "pid", ready.PID)
@@ -182,7 +155,7 @@ func (c *hostClient) close() {
 
 // hostsReaped returns channels closed once the hosts this client started
 // have exited and been reaped.
-func (c *hostClient) hostsReaped() []chan struct{} {
+func (c *hostClient) hostsReaped() []<-chan struct{} {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return slices.Clone(c.spawned)
