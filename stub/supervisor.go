@@ -171,6 +171,7 @@ func (s *supervisor) startJob() error {
 		<-s.leaderc
 		_ = s.cmd.Process.Release()
 		s.cleanup()
+		s.host.forget(s)
 		return fmt.Errorf("supervisor: %w", err)
 	}
 	return nil

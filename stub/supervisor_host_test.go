@@ -92,7 +92,10 @@ func TestSupervisorHostReplaced(t *testing.T) {
 	old := supervisorOf(t, r, keyOf(req))
 
 	// Drop the lifeline behind the runner's back: the idle host exits.
-	r.s.runner.host.drop()
+	r.s.runner.host.mu.Lock()
+	lifeline := r.s.runner.host.lifeline
+	r.s.runner.host.mu.Unlock()
+	r.s.runner.host.drop(lifeline)
 	<-r.s.runner.host.hostsReaped()[0]
 
 	next := client.StartRequest{JobID: 2, Attempt: 1, Binary: "/bin/true"}

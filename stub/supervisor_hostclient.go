@@ -35,7 +35,8 @@ type hostClient struct {
 // started; another error means the attempt may have started.
 func (c *hostClient) start(dir string, spec supervisorSpec) (startStatus, error) {
 	for try := 0; ; try++ {
-		if err := c.connect(); err != nil {
+		lifeline, err := c.connect()
+		if err != nil {
 			if errors.Is(err, ErrShuttingDown) {
 				return startStatus{}, err
 			}
@@ -43,7 +44,7 @@ func (c *hostClient) start(dir string, spec supervisorSpec) (startStatus, error)
 		}
 		st, err := c.ask(dir, spec)
 		if errors.Is(err, errHostGone) && try == 0 {
-			c.drop() // it was on its way out: start another
+			c.drop(lifeline) // it was on its way out: start another
 			continue
 		}
 		return st, err
@@ -71,27 +72,28 @@ func (c *hostClient) ask(dir string, spec supervisorSpec) (startStatus, error) {
 	return reply.startStatus, nil
 }
 
-// connect holds a lifeline to a running host, starting one if none runs.
-func (c *hostClient) connect() error {
+// connect holds a lifeline to a running host, starting one if none runs,
+// and returns it.
+func (c *hostClient) connect() (net.Conn, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.closed {
-		return ErrShuttingDown
+		return nil, ErrShuttingDown
 	}
 	if c.lifeline != nil {
-		return nil
+		return c.lifeline, nil
 	}
 	conn, err := c.holdLifeline()
 	if err != nil {
 		if err := c.spawn(); err != nil {
-			return err
+			return nil, err
 		}
 		if conn, err = c.holdLifeline(); err != nil {
-			return fmt.Errorf("reach supervisor host: %w", err)
+			return nil, fmt.Errorf("reach supervisor host: %w", err)
 		}
 	}
 	c.lifeline = conn
-	return nil
+	return conn, nil
 }
 
 // holdLifeline opens a lifeline to the host.
@@ -132,11 +134,12 @@ func (c *hostClient) spawn() error {
 	return nil
 }
 
-// drop forgets a lifeline to a host that no longer takes starts.
-func (c *hostClient) drop() {
+// drop forgets lifeline, to a host that no longer takes starts, unless
+// another start has replaced it already.
+func (c *hostClient) drop(lifeline net.Conn) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.lifeline != nil {
+	if c.lifeline != nil && c.lifeline == lifeline {
 		_ = c.lifeline.Close()
 		c.lifeline = nil
 	}

@@ -125,9 +125,15 @@ func (s *supervisor) run() {
 		_ = ln.Close()
 	}
 	s.wg.Wait()
-	s.host.forkMu.Lock()
-	delete(s.host.groups, s.pgid)
-	s.host.forkMu.Unlock()
+	s.host.forget(s)
+}
+
+// forget drops s, whose job has ended and been cleaned up, from the
+// process groups the reaper knows.
+func (h *supHost) forget(s *supervisor) {
+	h.forkMu.Lock()
+	defer h.forkMu.Unlock()
+	delete(h.groups, s.pgid)
 }
 
 // fork starts s's job, registers it, so that the reaper knows its first
