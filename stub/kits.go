@@ -9,8 +9,8 @@ import (
 )
 
 // A start needs two new directories, the attempt's exec dir (with its
-// stdout and stderr) and its supervisor dir (with the supervisor's log):
-// five new inodes before the job can fork. On a busy file system making
+// stdout and stderr) and its supervisor dir: four new inodes before the
+// job can fork. On a busy file system making
 // an inode can take a millisecond (ext4 without a journal scans for
 // recently deleted ones), so a dirKits makes them ahead, in the
 // background, and a start renames one into place, which makes no inode.

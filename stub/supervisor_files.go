@@ -15,11 +15,11 @@ import (
 // own result.
 const (
 	attemptsDir = "attempts"       // under DataDir
-	specFile    = "spec.json"      // what to run, written by the stub
+	specFile    = "spec.json"      // what to run, for a supervisor of one attempt (a host gets it on its socket)
 	stateFile   = "state.json"     // the supervisor's and the job's identity
 	resultFile  = "result.json"    // how the job ended
-	sockFile    = "sock"           // the supervisor's unix socket
-	logFile     = "supervisor.log" // the supervisor's stderr
+	sockFile    = "sock"           // the unix socket of a supervisor of one attempt
+	logFile     = "supervisor.log" // the stderr of a supervisor of one attempt
 )
 
 var (

@@ -1,7 +1,6 @@
 package stub
 
 import (
-	"bufio"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -138,9 +137,8 @@ func SuperviseHost(root string) error {
 func (h *hostServer) handle(conn *net.UnixConn, wg *sync.WaitGroup) {
 	defer conn.Close()
 	_ = conn.SetReadDeadline(time.Now().Add(requestTimeout))
-	r := bufio.NewReader(conn)
 	var req supRequest
-	if err := json.NewDecoder(r).Decode(&req); err != nil {
+	if err := json.NewDecoder(conn).Decode(&req); err != nil {
 		return
 	}
 	_ = conn.SetReadDeadline(time.Time{})
