@@ -41,7 +41,7 @@
 // directory <DataDir>/attempts/<job>.<instance>.<attempt> (private to the
 // stub: the exec dir belongs to the job's owner, who must not forge a
 // result) and sends the host the attempt's spec on
-// <DataDir>/attempts/host-1.sock (the number is the protocol's version);
+// <DataDir>/attempts/host-2.sock (the number is the protocol's version);
 // the host starts the job in its own process group (and its own cgroup,
 // below) with the owner's credentials, writes state.json atomically (its
 // own and the job's pid, process start time and boot id, the start time,
@@ -53,10 +53,13 @@
 // cgroup, an orphan is the job's when its environment carries the job's
 // NETMGR_JOB_ID, NETMGR_INSTANCE and NETMGR_ATTEMPT) and writes
 // result.json: exit code, signal, usage of the job's processes it reaped,
-// the limit's reason, the leftover processes it killed. The stub asks it
-// for the result on the host socket, naming the attempt's directory, and
-// signals the job through it. The stub holds a connection to the host
-// while it runs; the host exits once no stub holds one and no job runs.
+// the limit's reason, the leftover processes it killed. The stub holds a
+// connection to the host, its lifeline, while it runs, and the host
+// pushes each result on it once written; the stub signals the job through
+// the host socket, naming the attempt's directory, and asks for a result
+// there when no push can bring it (the lifeline broke, or the attempt was
+// started by an earlier stub). The host exits once no stub holds a
+// lifeline and no job runs.
 // Should no host start, an attempt gets a supervisor process of its own
 // (`netmgr supervise --dir`), which reads the spec from spec.json in the
 // supervisor directory and serves the socket "sock" there instead.

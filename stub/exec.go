@@ -81,6 +81,11 @@ type attempt struct {
 	supervised  bool          // a supervisor runs it (false when the exec failed)
 	pgid        int           // the job's process group, its first pid; 0 when not supervised
 	exited      bool          // its CHILD_TERM is recorded
+	// ended brings the attempt's result when its launcher pushes it (a
+	// simulated supervisor, or the host over the stub's lifeline); it is
+	// closed without one when the push cannot come any more, and nil for
+	// an attempt whose end the stub asks its supervisor for.
+	ended <-chan supervisorResult
 	// reason is why the stub ended it (its lease ran out), "" if it did
 	// not; a limit's reason, which the supervisor reports, comes first.
 	reason string
@@ -164,7 +169,7 @@ func (r *runner) start(req client.StartRequest) (bool, error) {
 	if err != nil {
 		return r.recordExecFailure(k, a, at, err)
 	}
-	st, awaitEnd, err := r.launch(a.dir, spec)
+	st, ended, awaitEnd, err := r.launch(a.dir, spec)
 	if err != nil {
 		_ = os.RemoveAll(a.dir)
 		r.forget(k)
@@ -178,7 +183,7 @@ func (r *runner) start(req client.StartRequest) (bool, error) {
 	rec := attemptRecord{PID: st.PID, At: at, Restartable: req.Restartable}
 	if err := r.out.record(k, &rec, ev); err != nil {
 		// Not durable, so not started: undo, and let the caller retry.
-		if err := signalSupervised(context.Background(), a.dir, unix.SIGKILL, 0); err != nil {
+		if err := r.signalDir(context.Background(), a.dir, unix.SIGKILL, 0); err != nil {
 			r.log.Error("undo attempt", "attempt", k, "err", err)
 		}
 		awaitEnd()
@@ -187,7 +192,7 @@ func (r *runner) start(req client.StartRequest) (bool, error) {
 		return false, err
 	}
 	r.mu.Lock()
-	a.rec, a.supervised, a.pgid = rec, true, st.PID
+	a.rec, a.supervised, a.pgid, a.ended = rec, true, st.PID, ended
 	r.mu.Unlock()
 	r.log.Info("attempt started", "attempt", k, "binary", req.Binary, "pid", st.PID)
 	r.watch(k, a)
@@ -213,46 +218,47 @@ func (r *runner) recordExecFailure(k attemptKey, a *attempt, at time.Time, cause
 
 // launch has the stub's supervisor host start spec in directory dir.
 // It returns what the host reported once the job runs or failed to
-// start, and a function that waits until the attempt's supervisor is done
-// with it.
+// start, the channel that brings the job's result if the host will push
+// it (nil if it will not), and a function that waits until the attempt's
+// supervisor is done with it.
 //
 // Should no host start or take it, the attempt gets a supervisor process
 // of its own (`netmgr supervise --dir`, see reexec), which reads the spec
 // from the directory.
 //
 // A simulated stub starts a simulated supervisor instead (Simulation).
-func (r *runner) launch(dir string, spec supervisorSpec) (startStatus, func(), error) {
+func (r *runner) launch(dir string, spec supervisorSpec) (startStatus, <-chan supervisorResult, func(), error) {
 	if r.sim != nil {
-		st, gone, err := r.sim.launch(dir, spec)
-		return st, func() { <-gone }, err
+		st, ended, gone, err := r.sim.launch(dir, spec)
+		return st, ended, func() { <-gone }, err
 	}
 	var st startStatus
 	if !r.supKits.take(dir) {
 		if err := os.MkdirAll(dir, 0o700); err != nil {
-			return st, nil, fmt.Errorf("make supervisor dir: %w", err)
+			return st, nil, nil, fmt.Errorf("make supervisor dir: %w", err)
 		}
 	}
-	st, err := r.host.start(dir, spec)
+	st, ended, err := r.host.start(dir, spec)
 	switch {
 	case err == nil:
-		return st, func() { r.awaitEnd(dir) }, nil
+		return st, ended, func() { r.awaitEnd(dir) }, nil
 	case errors.Is(err, ErrShuttingDown):
-		return st, nil, err
+		return st, nil, nil, err
 	case !errors.Is(err, errHostGone):
 		// It may have started the job and died before answering.
 		killLeftovers(dir, r.log)
-		return st, nil, err
+		return st, nil, nil, err
 	}
 	r.log.Warn("no supervisor host; the attempt gets a supervisor of its own", "attempt", filepath.Base(dir), "err", err)
 	if err := replaceJSONFile(filepath.Join(dir, specFile), spec); err != nil {
-		return st, nil, err
+		return st, nil, nil, err
 	}
 	proc, pr, reaped, err := reexec(filepath.Join(dir, logFile), dir, supervisorEnv+"="+dir, "--dir", dir)
 	if err != nil {
-		return st, nil, fmt.Errorf("launch supervisor: %w", err)
+		return st, nil, nil, fmt.Errorf("launch supervisor: %w", err)
 	}
 	st, err = r.awaitStart(dir, pr, proc, reaped)
-	return st, func() { <-reaped }, err
+	return st, nil, func() { <-reaped }, err
 }
 
 // awaitEnd waits, for at most launchTimeout, until the attempt of dir has
@@ -305,7 +311,7 @@ func (r *runner) signal(ctx context.Context, k attemptKey, sig unix.Signal, grac
 	if !running {
 		return nil
 	}
-	if err := signalSupervised(ctx, dir, sig, grace); err != nil {
+	if err := r.signalDir(ctx, dir, sig, grace); err != nil {
 		if _, rerr := readResult(dir); rerr == nil {
 			return nil // it ended meanwhile
 		}
@@ -321,13 +327,26 @@ func (r *runner) watch(k attemptKey, a *attempt) {
 	r.watchers.Go(func() { r.watchAttempt(k, a) })
 }
 
-// watchAttempt asks the attempt's supervisor for its result, which it
-// answers once the job has ended, and records the CHILD_TERM. A
-// supervisor that does not answer is looked at again, backing off, until
-// its result file appears or it is certainly gone (its identity no longer
-// verifies): then the attempt is lost. It returns early when the runner
-// closes: a later stub on the same DataDir takes over.
+// watchAttempt waits for the result its launcher pushes, if it pushes
+// one, or else asks the attempt's supervisor for it, which it answers
+// once the job has ended, and records the CHILD_TERM. A supervisor that
+// does not answer is looked at again, backing off, until its result file
+// appears or it is certainly gone (its identity no longer verifies): then
+// the attempt is lost. It returns early when the runner closes: a later
+// stub on the same DataDir takes over.
 func (r *runner) watchAttempt(k attemptKey, a *attempt) {
+	if a.ended != nil {
+		select {
+		case res, ok := <-a.ended:
+			if ok {
+				r.finish(k, a, res)
+				return
+			}
+			// The push cannot come: ask, as for any other attempt.
+		case <-r.ctx.Done():
+			return
+		}
+	}
 	backoff := 50 * time.Millisecond
 	t := time.NewTimer(0)
 	defer t.Stop()
@@ -361,6 +380,15 @@ func (r *runner) watchAttempt(k attemptKey, a *attempt) {
 		}
 		backoff = min(2*backoff, maxWatchBackoff)
 	}
+}
+
+// signalDir asks the supervisor of directory dir to send sig to its job,
+// as signalSupervised does; a simulated stub signals its simulated job.
+func (r *runner) signalDir(ctx context.Context, dir string, sig unix.Signal, grace time.Duration) error {
+	if r.sim != nil {
+		return r.sim.signal(dir, sig, grace)
+	}
+	return signalSupervised(ctx, dir, sig, grace)
 }
 
 // supervisorAlive returns nil when the supervisor recorded in dir's state

@@ -197,7 +197,7 @@ func (r *runner) stopRestartable(ctx context.Context) int {
 	r.mu.Unlock()
 	n := 0
 	for _, t := range targets {
-		if err := signalSupervised(ctx, t.dir, unix.SIGKILL, 0); err != nil {
+		if err := r.signalDir(ctx, t.dir, unix.SIGKILL, 0); err != nil {
 			r.log.Error("stop restartable attempt: lease expired", "attempt", t.k, "err", err)
 			continue
 		}

@@ -2,14 +2,11 @@ package stub
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"log/slog"
 	"maps"
-	"net"
 	"os"
 	"path/filepath"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -22,11 +19,13 @@ import (
 // that many stubs fit in one process for tests and benchmarks at scale
 // (`netmgr sim`). Everything above the fork is the real stub's: the API,
 // Start handling and its lease check, the exec dir, the outbox, the
-// sender, the lease keeper, gossip and facts. Only the supervisor process
-// is replaced by a simulated one in the stub's process, which serves the
-// same socket in the same supervisor directory: the job it pretends to
-// run gets a fake but unique pid (above the kernel's largest pid, so it
-// names no process), runs for RunTime and exits 0. A signal ends it at
+// sender, the lease keeper, gossip and facts. Only the supervisor host is
+// replaced by simulated supervisors in the stub's process, in the same
+// supervisor directories, which push each job's end to the stub as the
+// host does on its lifeline and take signals by a call instead of on a
+// socket: the job a simulated supervisor pretends to run gets a fake but
+// unique pid (above the kernel's largest pid, so it names no process),
+// runs for RunTime and exits 0. A signal ends it at
 // once with the signal's exit status (128+signal), as the default
 // disposition would: STOP, TSTP, TTIN and TTOU pause it and CONT resumes
 // it (time stopped does not count towards RunTime), CHLD, URG and WINCH
@@ -91,39 +90,45 @@ func (s *Stub) simulate(sim *Simulation) {
 	s.facts.init = init
 }
 
-// simulator starts the simulated supervisors of one stub. It is safe for
-// concurrent use.
+// simulator starts the simulated supervisors of one stub and signals
+// their jobs. It is safe for concurrent use.
 type simulator struct {
 	runTime time.Duration
 	log     *slog.Logger
 	pids    atomic.Int64 // simulated pids handed out so far
+
+	mu   sync.Mutex         // guards jobs
+	jobs map[string]*simJob // by supervisor directory, until their result is written
 }
 
 // launch stands in for runner.launch: it checks that the binary could be
-// executed, then starts a simulated supervisor serving the socket of dir.
-// The channel it returns is closed once that supervisor is gone.
-func (m *simulator) launch(dir string, spec supervisorSpec) (startStatus, <-chan struct{}, error) {
+// executed, then starts a simulated supervisor in dir. The first channel
+// it returns brings the job's result once it has ended; the second is
+// closed once that supervisor is gone.
+func (m *simulator) launch(dir string, spec supervisorSpec) (startStatus, <-chan supervisorResult, <-chan struct{}, error) {
 	gone := make(chan struct{})
 	if err := executable(spec.Path); err != nil {
 		close(gone)
-		return startStatus{Error: err.Error()}, gone, nil
+		return startStatus{Error: err.Error()}, nil, gone, nil
 	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return startStatus{}, nil, fmt.Errorf("make supervisor dir: %w", err)
-	}
-	ln, err := listenSupervisor(dir)
-	if err != nil {
-		return startStatus{}, nil, err
+		return startStatus{}, nil, nil, fmt.Errorf("make supervisor dir: %w", err)
 	}
 	j := &simJob{
 		dir:    dir,
 		log:    m.log.With("attempt", spec.Key),
 		left:   m.runTime,
 		ended:  make(chan struct{}),
-		done:   make(chan struct{}),
+		result: make(chan supervisorResult, 1),
 		gone:   gone,
 		resume: time.Now(),
 	}
+	m.mu.Lock()
+	if m.jobs == nil {
+		m.jobs = make(map[string]*simJob)
+	}
+	m.jobs[dir] = j
+	m.mu.Unlock()
 	j.mu.Lock()
 	j.armLocked()
 	if run := spec.limits().run; run > 0 {
@@ -134,10 +139,29 @@ func (m *simulator) launch(dir string, spec supervisorSpec) (startStatus, <-chan
 		}))
 	}
 	j.mu.Unlock()
-	// The simulated supervisor's goroutines stand in for a process that
-	// outlives the stub: gone is how its launcher waits for them.
-	go j.run(ln)
-	return startStatus{PID: simPIDBase + int(m.pids.Add(1))}, gone, nil
+	// The simulated supervisor's goroutine stands in for a process that
+	// outlives the stub: gone is how its launcher waits for it.
+	go func() {
+		j.finish()
+		m.mu.Lock()
+		delete(m.jobs, dir)
+		m.mu.Unlock()
+		close(gone)
+	}()
+	return startStatus{PID: simPIDBase + int(m.pids.Add(1))}, j.result, gone, nil
+}
+
+// signal sends sig to the simulated job of supervisor directory dir, as
+// signalSupervised asks a real supervisor to.
+func (m *simulator) signal(dir string, sig unix.Signal, grace time.Duration) error {
+	m.mu.Lock()
+	j := m.jobs[dir]
+	m.mu.Unlock()
+	if j == nil {
+		return fmt.Errorf("signal simulated job of %s: %w", filepath.Base(dir), errNoAttempt)
+	}
+	j.signal(sig, grace)
+	return nil
 }
 
 // executable returns the error exec would give for path: none when it is
@@ -156,44 +180,21 @@ func executable(path string) error {
 	return nil
 }
 
-// listenSupervisor listens on the socket of supervisor directory dir. A
-// path too long for a socket address is reached through /proc/self/fd, as
-// dialSupervisor does. The socket file is not removed on close.
-func listenSupervisor(dir string) (*net.UnixListener, error) {
-	path := filepath.Join(dir, sockFile)
-	addr := path
-	if len(path) > maxSockPath {
-		fd, err := unix.Open(dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-		if err != nil {
-			return nil, fmt.Errorf("listen on supervisor socket: %w", &os.PathError{Op: "open", Path: dir, Err: err})
-		}
-		defer unix.Close(fd)
-		addr = "/proc/self/fd/" + strconv.Itoa(fd) + "/" + sockFile
-	}
-	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: addr, Net: "unix"})
-	if err != nil {
-		return nil, fmt.Errorf("listen on supervisor socket of %s: %w", filepath.Base(dir), err)
-	}
-	ln.SetUnlinkOnClose(false)
-	return ln, nil
-}
-
 // simJob is a simulated supervisor and the job it pretends to run.
 type simJob struct {
-	dir   string
-	log   *slog.Logger
-	ended chan struct{} // closed once result is set
-	done  chan struct{} // closed once result.json is written
-	gone  chan struct{} // closed once the socket is closed and every request answered
-	conns sync.WaitGroup
+	dir    string
+	log    *slog.Logger
+	ended  chan struct{}         // closed once res is set
+	result chan supervisorResult // brings res once result.json is written
+	gone   chan struct{}         // closed once the simulated supervisor is done
 
 	mu     sync.Mutex // guards the fields below
 	left   time.Duration
 	resume time.Time     // when it last started or continued; zero while stopped
 	gen    int           // counts arms, so a stale natural end does nothing
 	timers []*time.Timer // the natural end, the run limit, grace kills
-	over   bool          // result is set
-	result supervisorResult
+	over   bool          // res is set
+	res    supervisorResult
 }
 
 // signalled is the result of a job ended by sig, with reason.
@@ -226,7 +227,7 @@ func (j *simJob) endLocked(res supervisorResult) {
 		t.Stop()
 	}
 	res.EndedAt = time.Now().UTC()
-	j.result = res
+	j.res = res
 	close(j.ended)
 }
 
@@ -265,21 +266,12 @@ func (j *simJob) signal(sig unix.Signal, grace time.Duration) {
 	j.log.Debug("simulated job signalled", "signal", signalName(sig), "grace", grace)
 }
 
-// run serves the socket until the job has ended, writes result.json,
-// answers the requests still open and closes the socket.
-func (j *simJob) run(ln *net.UnixListener) {
-	j.conns.Go(func() {
-		for {
-			conn, err := ln.AcceptUnix()
-			if err != nil {
-				return
-			}
-			j.conns.Go(func() { j.handle(conn) })
-		}
-	})
+// finish waits until the job has ended, writes result.json, as a real
+// supervisor does, and hands the result to the stub.
+func (j *simJob) finish() {
 	<-j.ended
 	j.mu.Lock()
-	res := j.result
+	res := j.res
 	j.mu.Unlock()
 	if b, err := json.Marshal(res); err != nil {
 		j.log.Error("encode simulated result", "err", err)
@@ -288,36 +280,5 @@ func (j *simJob) run(ln *net.UnixListener) {
 		// survives the process.
 		j.log.Warn("simulated result not written", "err", err)
 	}
-	close(j.done)
-	_ = ln.Close()
-	j.conns.Wait()
-	if err := os.Remove(filepath.Join(j.dir, sockFile)); err != nil && !errors.Is(err, os.ErrNotExist) {
-		j.log.Debug("remove simulated supervisor socket", "err", err)
-	}
-	close(j.gone)
-}
-
-// handle answers one request, as supervisor.handle does.
-func (j *simJob) handle(conn *net.UnixConn) {
-	defer conn.Close()
-	_ = conn.SetReadDeadline(time.Now().Add(requestTimeout))
-	var req supRequest
-	if err := json.NewDecoder(conn).Decode(&req); err != nil {
-		return
-	}
-	var resp supResponse
-	switch req.Op {
-	case opSignal:
-		j.signal(unix.Signal(req.Signal), time.Duration(req.GraceMS)*time.Millisecond)
-	case opWait:
-		<-j.done
-		j.mu.Lock()
-		res := j.result
-		j.mu.Unlock()
-		resp.Result = &res
-	default:
-		resp.Error = fmt.Sprintf("unknown operation %q", req.Op)
-	}
-	_ = conn.SetWriteDeadline(time.Now().Add(requestTimeout))
-	_ = json.NewEncoder(conn).Encode(resp)
+	j.result <- res
 }

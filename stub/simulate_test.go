@@ -139,9 +139,7 @@ func TestSimulatedFacts(t *testing.T) {
 // attempt that ended meanwhile is reported, the one still running is lost.
 func TestSimulatedRestart(t *testing.T) {
 	srv := newFakeServer(t, 0)
-	// A long DataDir: the supervisor socket's path is too long for a
-	// socket address.
-	dataDir := filepath.Join(t.TempDir(), strings.Repeat("d", 100))
+	dataDir := t.TempDir()
 	cfg := Config{Name: "m1", DataDir: dataDir, ExecDir: t.TempDir(), Servers: []string{srv.addr()},
 		Simulate: &Simulation{RunTime: time.Hour}}
 	first, err := New(cfg)
@@ -158,13 +156,13 @@ func TestSimulatedRestart(t *testing.T) {
 		t.Fatalf("Shutdown: %v", err)
 	}
 	// The simulated supervisors outlive the stub, as real ones do.
-	ctx := context.Background()
+	sim := first.runner.sim
 	dir := func(req client.StartRequest) string { return filepath.Join(dataDir, attemptsDir, keyOf(req).String()) }
-	if err := signalSupervised(ctx, dir(ending), unix.SIGKILL, 0); err != nil {
+	if err := sim.signal(dir(ending), unix.SIGKILL, 0); err != nil {
 		t.Fatalf("signal the simulated supervisor while no stub runs: %v", err)
 	}
 	waitFor(t, "result.json of "+keyOf(ending).String(), func() bool { _, err := readResult(dir(ending)); return err == nil })
-	t.Cleanup(func() { _ = signalSupervised(ctx, dir(running), unix.SIGKILL, 0) })
+	t.Cleanup(func() { _ = sim.signal(dir(running), unix.SIGKILL, 0) })
 
 	newTestStub(t, cfg)
 	if got := lastTerm(t, srv, keyOf(ending)); got.Signal != "KILL" {

@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"time"
 
@@ -24,13 +26,15 @@ import (
 //
 // The host serves hostSock in the attempts directory. Each connection
 // carries one supRequest: a start, answered once the job runs or could
-// not be started; a lifeline, which the stub holds open while it runs; or
-// a signal or wait for one of its attempts, answered as an attempt's own
-// supervisor answers them on its socket (the host makes no socket per
-// attempt: on this kind of host each new inode costs about a millisecond).
-// The host exits once no lifeline is open and no job runs. Everything
-// else about an attempt is as under a supervisor of its own: its
-// directory's spec, state and result.
+// not be started; a lifeline, which the stub holds open while it runs and
+// on which the host pushes a hostNotice once a job's result is written;
+// or a signal or wait for one of its attempts, answered as an attempt's
+// own supervisor answers them on its socket (the host makes no socket per
+// attempt: on this kind of host each new inode costs about a millisecond,
+// and the push spares the stub a connection per attempt to wait on). The
+// host exits once no lifeline is open and no job runs. Everything else
+// about an attempt is as under a supervisor of its own: its directory's
+// spec, state and result.
 
 // hostEnv, set in a process's environment, makes the process the
 // supervisor host of the attempts directory it names.
@@ -41,7 +45,7 @@ const hostEnv = "NETMGR_SUPERVISOR_HOST"
 // starts a host of its own beside a running one, which finishes its jobs
 // and exits (each attempt's state names the socket that serves it).
 const (
-	hostSock = "host-1.sock"
+	hostSock = "host-2.sock"
 	hostLog  = "host.log"
 )
 
@@ -52,7 +56,7 @@ const hostIdleWait = 30 * time.Second
 // Operations of the host socket, besides opSignal and opWait.
 const (
 	opStart    = "start"    // start the attempt of Dir; answered with a hostReply
-	opLifeline = "lifeline" // held open by the stub; never answered
+	opLifeline = "lifeline" // held open by the stub; answered with a hostNotice per job that ends
 )
 
 // hostReply answers a start. Exiting means the host started nothing
@@ -68,16 +72,19 @@ type hostServer struct {
 	ln         *net.UnixListener
 	attemptLog *slog.Logger // for the attempts: warnings and errors only
 
-	mu        sync.Mutex             // guards running, attempts, lifelines and closing
+	pushMu sync.Mutex // serializes the writes on lifelines
+
+	mu        sync.Mutex             // guards running, attempts, lifelines, held and closing
 	running   int                    // attempts whose result is not written yet
 	attempts  map[string]*supervisor // by directory, until their result is written
-	lifelines int
+	lifelines int                    // lifelines open
+	held      map[net.Conn]bool      // the lifelines that still take notices
 	closing   bool
 }
 
 // SuperviseHost is the supervisor host role of the netmgr binary
 // (`netmgr supervise --host ROOT`, started by the stub): it runs the
-// attempts the stub asks for on ROOT/host-1.sock, ROOT being the stub's
+// attempts the stub asks for on ROOT/host-2.sock, ROOT being the stub's
 // attempts directory, each as Supervise runs one, and returns once no
 // stub holds a lifeline and no job runs.
 func SuperviseHost(root string) error {
@@ -89,6 +96,7 @@ func SuperviseHost(root string) error {
 	h := &hostServer{
 		supHost:  newSupHost(root, false, log),
 		attempts: make(map[string]*supervisor),
+		held:     make(map[net.Conn]bool),
 		// The stub logs every attempt's start and end; the host's log,
 		// which no attempt's removal trims, keeps what went wrong.
 		attemptLog: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
@@ -157,7 +165,13 @@ func (h *hostServer) handle(conn *net.UnixConn, wg *sync.WaitGroup) {
 		if !h.enter(&h.lifelines) {
 			return
 		}
+		h.mu.Lock()
+		h.held[conn] = true
+		h.mu.Unlock()
 		_, _ = io.Copy(io.Discard, conn) // until the stub closes it or dies
+		h.mu.Lock()
+		delete(h.held, conn)
+		h.mu.Unlock()
 		h.leave(&h.lifelines)
 	case opStart:
 		var reply hostReply
@@ -169,9 +183,37 @@ func (h *hostServer) handle(conn *net.UnixConn, wg *sync.WaitGroup) {
 				s.run()
 				h.mu.Lock()
 				delete(h.attempts, s.dir)
+				held := slices.Collect(maps.Keys(h.held))
 				h.mu.Unlock()
+				h.push(held, hostNotice{Dir: s.dir, Result: s.result})
 				h.leave(&h.running)
 			})
+		}
+	}
+}
+
+// push writes n on each lifeline of held. A lifeline that does not take
+// it is cut: its stub falls back to asking for each result.
+func (h *hostServer) push(held []net.Conn, n hostNotice) {
+	if len(held) == 0 {
+		return
+	}
+	b, err := json.Marshal(n)
+	if err != nil {
+		h.log.Error("encode the end of an attempt", "dir", n.Dir, "err", err)
+		return
+	}
+	b = append(b, '\n')
+	h.pushMu.Lock()
+	defer h.pushMu.Unlock()
+	for _, conn := range held {
+		_ = conn.SetWriteDeadline(time.Now().Add(requestTimeout))
+		if _, err := conn.Write(b); err != nil {
+			h.log.Warn("lifeline cut: it took no notice", "err", err)
+			h.mu.Lock()
+			delete(h.held, conn)
+			h.mu.Unlock()
+			_ = conn.Close()
 		}
 	}
 }

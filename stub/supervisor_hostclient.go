@@ -19,35 +19,43 @@ import (
 
 // hostClient is the stub's side of its supervisor host: it finds the host
 // running on its attempts directory or starts one, holds a lifeline to it
-// while the stub runs, and asks it to start attempts.
+// while the stub runs, on which the host pushes the results of the jobs
+// that end, and asks it to start attempts.
 type hostClient struct {
 	root string // the attempts directory, absolute
 	log  *slog.Logger
 
 	mu       sync.Mutex // guards lifeline, closed and spawned; held while a host starts
-	lifeline net.Conn
+	lifeline *lifeline
 	closed   bool
 	spawned  []<-chan struct{} // per host this client started: closed once it is reaped
 }
 
 // start asks the host to start spec as the attempt of directory dir, and
-// returns what it reported. errHostGone means nothing was
+// returns what it reported and the channel on which the lifeline brings
+// the job's result (see lifeline.expect). errHostGone means nothing was
 // started; another error means the attempt may have started.
-func (c *hostClient) start(dir string, spec supervisorSpec) (startStatus, error) {
+func (c *hostClient) start(dir string, spec supervisorSpec) (startStatus, <-chan supervisorResult, error) {
 	for try := 0; ; try++ {
-		lifeline, err := c.connect()
+		ll, err := c.connect()
 		if err != nil {
 			if errors.Is(err, ErrShuttingDown) {
-				return startStatus{}, err
+				return startStatus{}, nil, err
 			}
-			return startStatus{}, fmt.Errorf("start %s: %w: %w", filepath.Base(dir), errHostGone, err)
+			return startStatus{}, nil, fmt.Errorf("start %s: %w: %w", filepath.Base(dir), errHostGone, err)
 		}
+		// Expected before the start is sent: the job may end before
+		// its start is answered.
+		ended := ll.expect(dir)
 		st, err := c.ask(dir, spec)
+		if err != nil || st.Error != "" {
+			ll.unexpect(dir)
+		}
 		if errors.Is(err, errHostGone) && try == 0 {
-			c.drop(lifeline) // it was on its way out: start another
+			c.drop(ll) // it was on its way out: start another
 			continue
 		}
-		return st, err
+		return st, ended, err
 	}
 }
 
@@ -74,14 +82,19 @@ func (c *hostClient) ask(dir string, spec supervisorSpec) (startStatus, error) {
 
 // connect holds a lifeline to a running host, starting one if none runs,
 // and returns it.
-func (c *hostClient) connect() (net.Conn, error) {
+func (c *hostClient) connect() (*lifeline, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.closed {
 		return nil, ErrShuttingDown
 	}
 	if c.lifeline != nil {
-		return c.lifeline, nil
+		if !c.lifeline.isBroken() {
+			return c.lifeline, nil
+		}
+		// The host cut it, or is gone: hold a new one.
+		c.lifeline.close()
+		c.lifeline = nil
 	}
 	conn, err := c.holdLifeline()
 	if err != nil {
@@ -92,8 +105,8 @@ func (c *hostClient) connect() (net.Conn, error) {
 			return nil, fmt.Errorf("reach supervisor host: %w", err)
 		}
 	}
-	c.lifeline = conn
-	return conn, nil
+	c.lifeline = newLifeline(conn, c.log)
+	return c.lifeline, nil
 }
 
 // holdLifeline opens a lifeline to the host.
@@ -134,13 +147,13 @@ func (c *hostClient) spawn() error {
 	return nil
 }
 
-// drop forgets lifeline, to a host that no longer takes starts, unless
-// another start has replaced it already.
-func (c *hostClient) drop(lifeline net.Conn) {
+// drop forgets ll, a lifeline to a host that no longer takes starts,
+// unless another start has replaced it already.
+func (c *hostClient) drop(ll *lifeline) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.lifeline != nil && c.lifeline == lifeline {
-		_ = c.lifeline.Close()
+	if c.lifeline != nil && c.lifeline == ll {
+		c.lifeline.close()
 		c.lifeline = nil
 	}
 }
@@ -151,7 +164,7 @@ func (c *hostClient) close() {
 	defer c.mu.Unlock()
 	c.closed = true
 	if c.lifeline != nil {
-		_ = c.lifeline.Close()
+		c.lifeline.close()
 		c.lifeline = nil
 	}
 }

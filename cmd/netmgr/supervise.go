@@ -20,7 +20,7 @@ func superviseCommand() *cli.Command {
 			"(and its own cgroup where the host offers cgroup v2), waits for it, enforces its\n" +
 			"queue limits, kills whatever it leaves running, and writes DIR/state.json and\n" +
 			"DIR/result.json; a stub reattaches through DIR/sock.\n\n" +
-			"With --host, does the same for every attempt the stub asks for on ROOT/host-1.sock,\n" +
+			"With --host, does the same for every attempt the stub asks for on ROOT/host-2.sock,\n" +
 			"ROOT being the stub's attempts directory, and exits once no stub holds it and no\n" +
 			"job runs. The stub starts it in a session of its own, so that a restart of the\n" +
 			"stub leaves the jobs running.",
