@@ -24,9 +24,11 @@ func (r *runner) spec(k attemptKey, req client.StartRequest) (supervisorSpec, er
 		return supervisorSpec{}, err
 	}
 	dir := filepath.Join(r.execDir, k.String())
+	// A kit comes with its stdout and stderr; a directory made here
+	// gets them now.
 	if !r.execKits.take(dir) {
-		if err := os.MkdirAll(dir, 0o700); err != nil {
-			return supervisorSpec{}, fmt.Errorf("make exec dir: %w", err)
+		if err := makeExecDir(dir); err != nil {
+			return supervisorSpec{}, err
 		}
 	}
 	env := r.environ(k, req)
@@ -35,13 +37,6 @@ func (r *runner) spec(k attemptKey, req client.StartRequest) (supervisorSpec, er
 		if path, err = lookPath(req.Binary, env); err != nil {
 			return supervisorSpec{}, err
 		}
-	}
-	for _, name := range []string{"stdout", "stderr"} {
-		f, err := os.OpenFile(filepath.Join(dir, name), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
-		if err != nil {
-			return supervisorSpec{}, fmt.Errorf("open %s: %w", name, err)
-		}
-		_ = f.Close()
 	}
 	lim := limitsOf(req)
 	spec := supervisorSpec{
@@ -69,6 +64,22 @@ func (r *runner) spec(k attemptKey, req client.StartRequest) (supervisorSpec, er
 		spec.Cred = &specCred{UID: cred.Uid, GID: cred.Gid, Groups: cred.Groups}
 	}
 	return spec, nil
+}
+
+// makeExecDir makes the exec dir dir, if need be, with its stdout and
+// stderr.
+func makeExecDir(dir string) error {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("make exec dir: %w", err)
+	}
+	for _, name := range []string{"stdout", "stderr"} {
+		f, err := os.OpenFile(filepath.Join(dir, name), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+		if err != nil {
+			return fmt.Errorf("open %s: %w", name, err)
+		}
+		_ = f.Close()
+	}
+	return nil
 }
 
 // environ is the request's environment plus the NETMGR_ variables, and
