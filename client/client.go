@@ -172,18 +172,21 @@ func (c *Client) WaitJob(ctx context.Context, ref, until string) (Job, error) {
 // JobReached reports whether job satisfies the wait condition.
 func JobReached(job Job, until string) bool {
 	for _, in := range job.Instances {
-		switch until {
-		case WaitStarted:
-			if in.State == InstanceQueued || in.State == InstancePlaced {
-				return false
-			}
-		default:
-			if !in.Finished() {
-				return false
-			}
+		if !InstanceReached(in.State, until) {
+			return false
 		}
 	}
 	return true
+}
+
+// InstanceReached reports whether an instance in state satisfies the wait
+// condition: WaitStarted once it has registered (or ended), any other
+// once it has ended.
+func InstanceReached(state, until string) bool {
+	if until == WaitStarted {
+		return state != InstanceQueued && state != InstancePlaced
+	}
+	return Instance{State: state}.Finished()
 }
 
 // Kill kills every instance of a job.

@@ -102,18 +102,19 @@ func (s *Server) handleJob(w http.ResponseWriter, r *http.Request) {
 	defer deadline.Stop()
 	var (
 		job     client.Job
-		version uint64 // the job's ModifyIndex when job was rendered
+		version uint64 // the job's ModifyIndex when it was last looked at
 	)
 	for {
 		_, changed := s.fsm.Watch()
-		var found, same bool
+		var found, ready bool
 		// Every commit wakes every waiter; only one whose job changed
-		// renders it again.
+		// looks at it again, and renders it once it is ready.
 		s.fsm.Read(func(v fsm.View) {
 			var j *fsm.Job
-			if j, found = lookupJob(v, ref); found {
-				if same = version != 0 && jobVersion(j) == version; !same {
-					job, version = jobToWire(j), jobVersion(j)
+			if j, found = lookupJob(v, ref); found && jobVersion(j) != version {
+				version = jobVersion(j)
+				if ready = until == "" || jobReached(j, until); ready {
+					job = jobToWire(j)
 				}
 			}
 		})
@@ -121,7 +122,7 @@ func (s *Server) handleJob(w http.ResponseWriter, r *http.Request) {
 			s.writeError(w, http.StatusNotFound, errNoJob(ref))
 			return
 		}
-		if !same && (until == "" || client.JobReached(job, until)) {
+		if ready {
 			s.writeJSON(w, http.StatusOK, job)
 			return
 		}
@@ -142,6 +143,17 @@ func (s *Server) handleJob(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+}
+
+// jobReached reports whether j satisfies the wait condition until, as
+// client.JobReached does for the job rendered.
+func jobReached(j *fsm.Job, until string) bool {
+	for i := range j.Instances {
+		if !client.InstanceReached(j.Instances[i].State, until) {
+			return false
+		}
+	}
+	return true
 }
 
 func (s *Server) handleKill(w http.ResponseWriter, r *http.Request) {
