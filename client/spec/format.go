@@ -92,9 +92,11 @@ func formatList(vals []string) string {
 
 // quote returns v as a bare word when it is non-empty printable ASCII
 // without spaces or the characters that end or open a token, and as a
-// quoted string otherwise. Keys are also quoted when they contain '='.
+// quoted string otherwise. Keys are also quoted when they contain '=', and
+// values when they start with it: opt==x reads as a comparison.
 func quote(v string, key bool) string {
-	bare := v != ""
+	bare := v != "" && v[0] != '='
+
 	for i := 0; bare && i < len(v); i++ {
 		switch c := v[i]; {
 		case c <= ' ' || c >= 0x7f:

@@ -62,6 +62,11 @@ func TestFormat(t *testing.T) {
 			},
 			want: `binaries={x="/opt/my prog"},args={"","a\"b","c\\d","e,f","{g}","ü","tab	here"}`,
 		},
+		{
+			name: "a value starting with = is quoted: cron==x reads as a comparison",
+			in:   client.JobSpec{Binaries: map[string]string{"x": "/a"}, Cron: "=", Args: []string{"=b"}},
+			want: `binaries={x=/a},args={"=b"},cron="="`,
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -83,6 +88,7 @@ func TestRoundTrip(t *testing.T) {
 		`binaries={x=/a},keys={mathlab},rating>=8,nprocs<4,mem==32,x!=-0.5,machines={flute,viola},unique,max_per_machine=1`,
 		`binaries={x=/a},load=1.5,memory=64,queue=NEW_Q,restart=always,max_restarts=2,mail=fred,cron="*/5 * * * *",after=12,copy_in={a,"b c"},copy_out={d}`,
 		`binaries={x=/a},unique=false,mail=owner,restart=no`,
+		`binaries={0=0},cron="="`,
 	}
 	for _, in := range inputs {
 		t.Run(in, func(t *testing.T) {
