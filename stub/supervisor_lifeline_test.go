@@ -75,31 +75,33 @@ func TestHostPushFallsBack(t *testing.T) {
 		}
 	}
 
-	first := gatedJob(1)
-	mustStart(t, c, first)
-	killOnCleanup(t, waitRegister(t, srv, keyOf(first)))
+	start := func(job uint64) client.StartRequest {
+		t.Helper()
+		req := gatedJob(job)
+		mustStart(t, c, req)
+		killOnCleanup(t, waitRegister(t, srv, keyOf(req)))
+		return req
+	}
+	held := func() *lifeline {
+		r.s.runner.host.mu.Lock()
+		defer r.s.runner.host.mu.Unlock()
+		return r.s.runner.host.lifeline
+	}
+
+	first := start(1)
 	if !pushed(keyOf(first)) {
 		t.Fatal("the attempt waits on a connection of its own, want the lifeline's push")
 	}
 	release(first)
 
-	second := gatedJob(2)
-	mustStart(t, c, second)
-	killOnCleanup(t, waitRegister(t, srv, keyOf(second)))
-	r.s.runner.host.mu.Lock()
-	ll := r.s.runner.host.lifeline
-	r.s.runner.host.mu.Unlock()
+	second := start(2)
+	ll := held()
 	_ = ll.conn.Close() // broken behind the client's back
 	waitFor(t, "the lifeline to break", ll.isBroken)
 	release(second)
 
-	third := gatedJob(3)
-	mustStart(t, c, third)
-	killOnCleanup(t, waitRegister(t, srv, keyOf(third)))
-	r.s.runner.host.mu.Lock()
-	next := r.s.runner.host.lifeline
-	r.s.runner.host.mu.Unlock()
-	if next == ll || next.isBroken() {
+	third := start(3)
+	if next := held(); next == ll || next.isBroken() {
 		t.Fatal("the next start did not hold a new lifeline")
 	}
 	if !pushed(keyOf(third)) {
