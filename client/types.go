@@ -395,6 +395,13 @@ type StartRequest struct {
 // POST /v1/start would.
 type StartBatchRequest struct {
 	Starts []StartRequest `json:"starts"`
+	// Registers says the server commits each started attempt's
+	// CHILD_REGISTER from the answer (StartResult.Register), so the stub
+	// need not send it. A stub answers a repeated Start of an attempt it
+	// runs with its REGISTER again, so a server that lost the answer
+	// gets it by sending the Start again. An older server leaves it
+	// unset, and the stub sends the REGISTER as it always did.
+	Registers bool `json:"registers,omitempty"`
 }
 
 // StartBatchResponse answers POST /v1/starts: one result per Start of the
@@ -413,6 +420,10 @@ type StartResult struct {
 	Status  int    `json:"status"`
 	Started bool   `json:"started,omitempty"`
 	Error   string `json:"error,omitempty"`
+	// Register is the attempt's CHILD_REGISTER when the request asked for
+	// it (StartBatchRequest.Registers) and a supervisor runs the attempt,
+	// whether this Start started it or an earlier one did.
+	Register *ChildEvent `json:"register,omitempty"`
 }
 
 // AttemptRef names one attempt of one instance.

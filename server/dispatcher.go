@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"time"
 
@@ -205,13 +206,18 @@ func (d *dispatcher) sendStarts(ctx context.Context, starts []startWork, now tim
 }
 
 // sendBatch runs one POST /v1/starts to the stub at addr in its own
-// goroutine and settles each Start from its own result; a failed request
-// fails them all. Called with d.mu held.
+// goroutine, commits the CHILD_REGISTERs the stub answered with, and
+// settles each Start from its own result; a failed request fails them
+// all, and a Start whose REGISTER was not committed is sent again. Called
+// with d.mu held.
 func (d *dispatcher) sendBatch(ctx context.Context, addr string, ws []startWork) {
 	d.wg.Add(1)
 	go func() {
 		defer d.wg.Done()
-		errs, err := d.startBatch(ctx, addr, ws)
+		errs, regs, err := d.startBatch(ctx, addr, ws)
+		if err == nil {
+			d.commitRegisters(ws, regs, errs)
+		}
 		for i, w := range ws {
 			if err != nil {
 				errs[i] = err
@@ -234,16 +240,18 @@ func (d *dispatcher) sendBatch(ctx context.Context, addr string, ws []startWork)
 }
 
 // startBatch sends the Starts ws to the stub at addr and returns each
-// one's error, or err when the request as a whole failed. When the stub
-// does not know batches it remembers so, and sends these Starts one by
-// one, concurrently.
-func (d *dispatcher) startBatch(ctx context.Context, addr string, ws []startWork) (errs []error, err error) {
+// one's error and the CHILD_REGISTER the stub answered with (nil for
+// none), or err when the request as a whole failed. When the stub does
+// not know batches it remembers so, and sends these Starts one by one,
+// concurrently; their REGISTERs then come as CHILD events.
+func (d *dispatcher) startBatch(ctx context.Context, addr string, ws []startWork) (errs []error, regs []*client.ChildEvent, err error) {
 	errs = make([]error, len(ws))
+	regs = make([]*client.ChildEvent, len(ws))
 	c, err := client.NewStub(addr, d.s.hc)
 	if err != nil {
-		return errs, err
+		return errs, regs, err
 	}
-	req := client.StartBatchRequest{Starts: make([]client.StartRequest, len(ws))}
+	req := client.StartBatchRequest{Starts: make([]client.StartRequest, len(ws)), Registers: true}
 	for i, w := range ws {
 		req.Starts[i] = w.req
 	}
@@ -265,14 +273,71 @@ func (d *dispatcher) startBatch(ctx context.Context, addr string, ws []startWork
 			})
 		}
 		wg.Wait()
-		return errs, nil
+		return errs, regs, nil
 	case err != nil:
-		return errs, err
+		return errs, regs, err
 	}
 	for i, res := range resp.Results {
-		errs[i] = res.Err()
+		if errs[i] = res.Err(); errs[i] == nil {
+			regs[i] = res.Register
+		}
 	}
-	return errs, nil
+	return errs, regs, nil
+}
+
+// commitRegisters commits, in one entry, the CHILD_REGISTERs regs with
+// which a stub answered the Starts ws. Should that fail, the Starts they
+// answered fail too (errs), so that they are sent again and the stub
+// answers with its REGISTER again: until it is committed the attempt stays
+// placed, and owed its Start.
+func (d *dispatcher) commitRegisters(ws []startWork, regs []*client.ChildEvent, errs []error) {
+	var (
+		cmds []command
+		at   []int // the Start each command answers
+	)
+	for i, ev := range regs {
+		if ev == nil {
+			continue
+		}
+		if err := registerAnswers(*ev, ws[i].req); err != nil {
+			errs[i] = err
+			continue
+		}
+		cmd, err := childCommand(*ev)
+		if err != nil {
+			errs[i] = fmt.Errorf("start answered with a CHILD_REGISTER: %w", err)
+			continue
+		}
+		cmds = append(cmds, cmd)
+		at = append(at, i)
+	}
+	if len(cmds) == 0 {
+		return
+	}
+	results, err := d.s.applyChildren(cmds)
+	if err != nil {
+		for _, i := range at {
+			errs[i] = fmt.Errorf("commit CHILD_REGISTER from start answer: %w", err)
+		}
+		return
+	}
+	for k, res := range results {
+		if res.Stale {
+			ev := regs[at[k]]
+			d.s.log.Info("fenced stale child event", "kind", ev.Kind, "job", ev.JobID, "instance", ev.Instance,
+				"attempt", ev.Attempt, "machine", ev.Machine, "err", res.Err)
+		}
+	}
+}
+
+// registerAnswers checks that ev, from a Start's answer, is the
+// CHILD_REGISTER of the attempt req started.
+func registerAnswers(ev client.ChildEvent, req client.StartRequest) error {
+	if ev.Kind != client.ChildRegister || ev.JobID != req.JobID || ev.Instance != req.Instance || ev.Attempt != req.Attempt {
+		return fmt.Errorf("start of attempt %d of %d/%d answered with %s of attempt %d of %d/%d",
+			req.Attempt, req.JobID, req.Instance, ev.Kind, ev.Attempt, ev.JobID, ev.Instance)
+	}
+	return nil
 }
 
 // owedSignal is the signal the database says a started attempt is owed:

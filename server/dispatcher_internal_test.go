@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/raft"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
@@ -64,6 +65,12 @@ type fakeStub struct {
 	refuse  uint64     // refuse the Starts of this job; 0 = none
 	batches []int      // the size of every POST /v1/starts, answered or not
 	singles int        // POST /v1/start requests
+	// registers answers each Start of a batch that asks for them with a
+	// CHILD_REGISTER, pid 100+instance; asked counts those batches.
+	registers bool
+	asked     int
+	// wrongAttempt makes those REGISTERs name the next attempt.
+	wrongAttempt bool
 }
 
 func newFakeStub(t *testing.T, noBatch bool, refuse uint64) *fakeStub {
@@ -88,11 +95,21 @@ func newFakeStub(t *testing.T, noBatch bool, refuse uint64) *fakeStub {
 			answer(w, http.StatusNotFound, client.ErrorResponse{Error: "no such endpoint POST /v1/starts"})
 			return
 		}
+		if batch.Registers {
+			f.asked++
+		}
 		var resp client.StartBatchResponse
 		for _, req := range batch.Starts {
 			res := client.StartResult{Status: http.StatusOK, Started: true}
-			if req.JobID == f.refuse {
+			switch {
+			case req.JobID == f.refuse:
 				res = client.StartResult{Status: http.StatusBadRequest, Error: "refused"}
+			case f.registers && batch.Registers:
+				res.Register = &client.ChildEvent{Kind: client.ChildRegister, JobID: req.JobID, Instance: req.Instance,
+					Attempt: req.Attempt, Machine: "m1", PID: 100 + req.Instance, At: time.Now().UTC()}
+				if f.wrongAttempt {
+					res.Register.Attempt++
+				}
 			}
 			resp.Results = append(resp.Results, res)
 		}
@@ -138,7 +155,7 @@ type dispatchPool struct {
 	d     *dispatcher
 }
 
-func newDispatchPool(t *testing.T, stub *fakeStub) *dispatchPool {
+func newDispatchPool(t *testing.T, stub *fakeStub, opts ...func(*dispatchPool)) *dispatchPool {
 	t.Helper()
 	p := &dispatchPool{t: t, f: fsm.New()}
 	s := &Server{
@@ -149,6 +166,9 @@ func newDispatchPool(t *testing.T, stub *fakeStub) *dispatchPool {
 	}
 	s.metrics = newMetrics(s)
 	p.d = newDispatcher(s)
+	for _, o := range opts {
+		o(p)
+	}
 	addr := strings.TrimPrefix(stub.srv.URL, "http://")
 	p.apply(fsm.StubJoinType, fsm.StubJoin{At: time.Now(), Machine: fsm.MachineFacts{
 		Name: "m1", Arch: "x86_64", CPUs: 1000, MemoryMB: 4096, Addr: addr,
@@ -156,8 +176,49 @@ func newDispatchPool(t *testing.T, stub *fakeStub) *dispatchPool {
 	return p
 }
 
+// withRaft makes the pool's database the state machine of a one-server
+// Raft group in memory, which its server leads: the dispatcher's own
+// commits (REGISTERs from Start answers) then work, and the pool's go
+// through Raft too. Call it before anything is applied.
+func (p *dispatchPool) withRaft() {
+	p.t.Helper()
+	conf := raft.DefaultConfig()
+	conf.LocalID = "s1"
+	conf.HeartbeatTimeout, conf.ElectionTimeout = 50*time.Millisecond, 50*time.Millisecond
+	conf.LeaderLeaseTimeout = 50 * time.Millisecond
+	conf.Logger = hclog.NewNullLogger()
+	store, snaps := raft.NewInmemStore(), raft.NewInmemSnapshotStore()
+	addr, trans := raft.NewInmemTransport("")
+	boot := raft.Configuration{Servers: []raft.Server{{ID: conf.LocalID, Address: addr}}}
+	if err := raft.BootstrapCluster(conf, store, store, snaps, trans, boot); err != nil {
+		p.t.Fatalf("bootstrap raft: %v", err)
+	}
+	r, err := raft.NewRaft(conf, p.f, store, store, snaps, trans)
+	if err != nil {
+		p.t.Fatalf("start raft: %v", err)
+	}
+	p.t.Cleanup(func() { _ = r.Shutdown().Error() })
+	select {
+	case <-r.LeaderCh():
+	case <-time.After(10 * time.Second):
+		p.t.Fatalf("no leader after 10 s")
+	}
+	p.d.s.raft = r
+	p.d.s.cfg.ApplyTimeout = 10 * time.Second
+}
+
 func (p *dispatchPool) apply(typ fsm.MessageType, body any) *fsm.Result {
 	p.t.Helper()
+	if p.d.s.raft != nil {
+		res, err := p.d.s.apply(typ, body)
+		if err == nil {
+			err = res.Err
+		}
+		if err != nil {
+			p.t.Fatalf("apply %v: %v", typ, err)
+		}
+		return res
+	}
 	data, err := fsm.Encode(typ, body)
 	if err != nil {
 		p.t.Fatalf("encode %v: %v", typ, err)
@@ -261,6 +322,85 @@ func TestDispatchStartBatches(t *testing.T) {
 				t.Errorf("starts failed metric = %v, want %d", got, tt.wantFailed)
 			}
 		})
+	}
+}
+
+// The dispatcher asks for REGISTERs in the Start answers and commits them:
+// the instances run, with the answered pids, and owe no Start any more. A
+// Start whose REGISTER is not committed (the answer names another
+// attempt, or Raft cannot commit) counts as failed and goes again.
+func TestDispatchCommitsAnsweredRegisters(t *testing.T) {
+	tests := []struct {
+		name         string
+		wrongAttempt bool // the stub's first answers name the next attempt
+		raftDown     bool // Raft is shut down before the pass
+	}{
+		{name: "committed"},
+		{name: "wrong attempt answered", wrongAttempt: true},
+		{name: "raft down", raftDown: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			stub := newFakeStub(t, false, 0)
+			stub.registers, stub.wrongAttempt = true, tt.wrongAttempt
+			p := newDispatchPool(t, stub, (*dispatchPool).withRaft)
+			job := p.place(3)
+			if tt.raftDown {
+				if err := p.d.s.raft.Shutdown().Error(); err != nil {
+					t.Fatalf("shut down raft: %v", err)
+				}
+			}
+			p.pass()
+			if stub.asked != 1 {
+				t.Errorf("%d batches asked for REGISTERs, want 1", stub.asked)
+			}
+			if tt.wrongAttempt || tt.raftDown {
+				if acked, failed := p.states(); acked != 0 || failed != 3 {
+					t.Fatalf("got %d starts acknowledged and %d failed, want 0 and 3", acked, failed)
+				}
+				p.expectInstances(job, 3, fsm.InstancePlaced)
+				if tt.raftDown {
+					return
+				}
+				stub.mu.Lock()
+				stub.wrongAttempt = false
+				stub.mu.Unlock()
+				p.retryNow()
+				p.pass()
+			}
+			if acked, failed := p.states(); acked != 3 || failed != 0 {
+				t.Errorf("got %d starts acknowledged and %d failed, want 3 and 0", acked, failed)
+			}
+			p.expectInstances(job, 3, fsm.InstanceRunning)
+		})
+	}
+}
+
+// expectInstances checks that the n instances of job are in state, and
+// when running, with the pid a fakeStub answers.
+func (p *dispatchPool) expectInstances(job uint64, n int, state string) {
+	p.t.Helper()
+	p.f.Read(func(v fsm.View) {
+		for i := range n {
+			_, in, ok := v.Instance(fsm.InstanceRef{JobID: job, Instance: i})
+			switch {
+			case !ok:
+				p.t.Errorf("instance %d of job %d not found", i, job)
+			case in.State != state:
+				p.t.Errorf("instance %d is %s, want %s", i, in.State, state)
+			case state == fsm.InstanceRunning && (in.PID != 100+i || in.StartedAt.IsZero()):
+				p.t.Errorf("instance %d runs with pid %d since %v, want pid %d and a start time", i, in.PID, in.StartedAt, 100+i)
+			}
+		}
+	})
+}
+
+// retryNow ends the backoff of every failed send.
+func (p *dispatchPool) retryNow() {
+	p.d.mu.Lock()
+	defer p.d.mu.Unlock()
+	for _, st := range p.d.starts {
+		st.retryAt = time.Time{}
 	}
 }
 

@@ -148,16 +148,26 @@ func (r *runner) supDir(k attemptKey) string {
 // start starts an attempt unless it is known, and returns whether it
 // started it now. A failed exec is no error: it is recorded as a
 // CHILD_TERM. start returns once the attempt's first event is durable.
-func (r *runner) start(req client.StartRequest) (bool, error) {
+//
+// With answerRegister the attempt's CHILD_REGISTER is returned for the
+// answer instead of being recorded in the outbox: the attempt record
+// alone makes the start durable, and says so (RegisterAnswered) so that
+// the CHILD_TERM goes with a REGISTER before it. A repeated Start of an
+// attempt a supervisor runs or ran gets the REGISTER again.
+func (r *runner) start(req client.StartRequest, answerRegister bool) (bool, *client.ChildEvent, error) {
 	k := attemptKey{JobID: req.JobID, Instance: req.Instance, Attempt: req.Attempt}
 	r.mu.Lock()
 	if r.closed {
 		r.mu.Unlock()
-		return false, ErrShuttingDown
+		return false, nil, ErrShuttingDown
 	}
-	if _, ok := r.attempts[k]; ok {
+	if a, ok := r.attempts[k]; ok {
 		r.mu.Unlock()
-		return false, nil
+		if !answerRegister {
+			return false, nil, nil
+		}
+		reg, err := r.registerOf(k, a)
+		return false, reg, err
 	}
 	a := &attempt{ready: make(chan struct{}), dir: r.supDir(k), restartable: req.Restartable}
 	r.attempts[k] = a
@@ -167,21 +177,26 @@ func (r *runner) start(req client.StartRequest) (bool, error) {
 	at := time.Now().UTC()
 	spec, err := r.spec(k, req)
 	if err != nil {
-		return r.recordExecFailure(k, a, at, err)
+		started, err := r.recordExecFailure(k, a, at, err)
+		return started, nil, err
 	}
 	st, ended, awaitEnd, err := r.launch(a.dir, spec)
 	if err != nil {
 		_ = os.RemoveAll(a.dir)
 		r.forget(k)
-		return false, err
+		return false, nil, err
 	}
 	if st.Error != "" {
-		return r.recordExecFailure(k, a, at, errors.New(st.Error))
+		started, err := r.recordExecFailure(k, a, at, errors.New(st.Error))
+		return started, nil, err
 	}
-	ev := r.event(k, client.ChildRegister, at)
-	ev.PID = st.PID
-	rec := attemptRecord{PID: st.PID, At: at, Restartable: req.Restartable}
-	if err := r.out.record(k, &rec, ev); err != nil {
+	rec := attemptRecord{PID: st.PID, At: at, Restartable: req.Restartable, RegisterAnswered: answerRegister}
+	reg := r.register(k, rec)
+	var evs []client.ChildEvent
+	if !answerRegister {
+		evs = append(evs, reg)
+	}
+	if err := r.out.record(k, &rec, evs...); err != nil {
 		// Not durable, so not started: undo, and let the caller retry.
 		if err := r.signalDir(context.Background(), a.dir, unix.SIGKILL, 0); err != nil {
 			r.log.Error("undo attempt", "attempt", k, "err", err)
@@ -189,14 +204,36 @@ func (r *runner) start(req client.StartRequest) (bool, error) {
 		awaitEnd()
 		_ = os.RemoveAll(a.dir)
 		r.forget(k)
-		return false, err
+		return false, nil, err
 	}
 	r.mu.Lock()
 	a.rec, a.supervised, a.pgid, a.ended = rec, true, st.PID, ended
 	r.mu.Unlock()
 	r.log.Info("attempt started", "attempt", k, "binary", req.Binary, "pid", st.PID)
 	r.watch(k, a)
-	return true, nil
+	if !answerRegister {
+		return true, nil, nil
+	}
+	return true, &reg, nil
+}
+
+// registerOf returns the CHILD_REGISTER of attempt a, known already, once
+// its first Start has decided what happened; nil when no supervisor ran it
+// (its exec failed).
+func (r *runner) registerOf(k attemptKey, a *attempt) (*client.ChildEvent, error) {
+	select {
+	case <-a.ready:
+	case <-r.ctx.Done():
+		return nil, ErrShuttingDown
+	}
+	r.mu.Lock()
+	rec := a.rec
+	r.mu.Unlock()
+	if rec.PID == 0 {
+		return nil, nil
+	}
+	reg := r.register(k, rec)
+	return &reg, nil
 }
 
 // recordExecFailure records that attempt k could not be started.
@@ -436,7 +473,13 @@ func (r *runner) recordEnd(k attemptKey, a *attempt, ev client.ChildEvent) {
 	}
 	r.mu.Unlock()
 	rec.Ended = true
-	if err := r.out.record(k, &rec, ev); err != nil {
+	evs := []client.ChildEvent{ev}
+	if rec.RegisterAnswered && rec.PID != 0 {
+		// The REGISTER went only in the answer to a Start, which no
+		// server may have committed: it goes again, before the TERM.
+		evs = []client.ChildEvent{r.register(k, rec), ev}
+	}
+	if err := r.out.record(k, &rec, evs...); err != nil {
 		// A later stub on this DataDir finds the result and records it.
 		r.log.Error("CHILD_TERM not recorded", "attempt", k, "err", err)
 		return
@@ -515,6 +558,13 @@ func (r *runner) close() {
 func (r *runner) wait() { r.watchers.Wait() }
 
 // event returns an event of kind for attempt k.
+// register returns the CHILD_REGISTER of attempt k as rec records it.
+func (r *runner) register(k attemptKey, rec attemptRecord) client.ChildEvent {
+	ev := r.event(k, client.ChildRegister, rec.At)
+	ev.PID = rec.PID
+	return ev
+}
+
 func (r *runner) event(k attemptKey, kind string, at time.Time) client.ChildEvent {
 	return client.ChildEvent{
 		Kind: kind, JobID: k.JobID, Instance: k.Instance, Attempt: k.Attempt,

@@ -146,22 +146,13 @@ func (f *fakeServer) waitTerm(t testing.TB, k attemptKey) []client.ChildEvent {
 // at cleanup.
 func newTestStub(t testing.TB, cfg Config) *Stub {
 	t.Helper()
-	if cfg.Name == "" {
-		cfg.Name = "m1"
-	}
 	if cfg.DataDir == "" {
 		cfg.DataDir = t.TempDir()
 	}
 	if cfg.ExecDir == "" {
 		cfg.ExecDir = t.TempDir()
 	}
-	if cfg.HTTPAddr == "" {
-		cfg.HTTPAddr = "127.0.0.1:0"
-	}
-	if cfg.GossipAddr == "" {
-		cfg.GossipAddr = "127.0.0.1:0"
-	}
-	s, err := New(cfg)
+	s, err := New(withTestDefaults(cfg))
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}
@@ -172,6 +163,21 @@ func newTestStub(t testing.TB, cfg Config) *Stub {
 		awaitHosts(t, s)
 	})
 	return s
+}
+
+// withTestDefaults fills in the name m1 and addresses on 127.0.0.1 where
+// cfg has none.
+func withTestDefaults(cfg Config) Config {
+	if cfg.Name == "" {
+		cfg.Name = "m1"
+	}
+	if cfg.HTTPAddr == "" {
+		cfg.HTTPAddr = "127.0.0.1:0"
+	}
+	if cfg.GossipAddr == "" {
+		cfg.GossipAddr = "127.0.0.1:0"
+	}
+	return cfg
 }
 
 // awaitHosts waits for the supervisor hosts s started to exit, which they

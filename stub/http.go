@@ -40,7 +40,7 @@ func (s *Stub) handleStart(w http.ResponseWriter, r *http.Request) {
 	if !decode(w, r, &req, maxBody) {
 		return
 	}
-	res := s.startOne(received, req)
+	res := s.startOne(received, req, false)
 	if res.Status != http.StatusOK {
 		writeJSON(w, res.Status, client.ErrorResponse{Error: res.Error})
 		return
@@ -50,9 +50,11 @@ func (s *Stub) handleStart(w http.ResponseWriter, r *http.Request) {
 
 // startOne runs one Start, received at received, for POST /v1/start and
 // for each Start of POST /v1/starts, and returns its outcome with the HTTP
-// status POST /v1/start answers for it. It blocks until the attempt's
+// status POST /v1/start answers for it; with answerRegister, the outcome
+// carries the attempt's CHILD_REGISTER instead of the outbox (see
+// client.StartBatchRequest.Registers). It blocks until the attempt's
 // supervisor has it (or it failed); it is safe for concurrent use.
-func (s *Stub) startOne(received time.Time, req client.StartRequest) client.StartResult {
+func (s *Stub) startOne(received time.Time, req client.StartRequest, answerRegister bool) client.StartResult {
 	if req.Binary == "" {
 		return client.StartResult{Status: http.StatusBadRequest, Error: "start: no binary"}
 	}
@@ -61,7 +63,7 @@ func (s *Stub) startOne(received time.Time, req client.StartRequest) client.Star
 		err := fmt.Errorf("start attempt %d of %d/%d: %w", req.Attempt, req.JobID, req.Instance, ErrLeaseExpired)
 		return client.StartResult{Status: http.StatusConflict, Error: err.Error()}
 	}
-	started, err := s.runner.start(req)
+	started, reg, err := s.runner.start(req, answerRegister)
 	s.metrics.startAnswered(received, started, err)
 	switch {
 	case errors.Is(err, ErrShuttingDown):
@@ -70,7 +72,7 @@ func (s *Stub) startOne(received time.Time, req client.StartRequest) client.Star
 		s.log.Error("start attempt", "job", req.JobID, "instance", req.Instance, "attempt", req.Attempt, "err", err)
 		return client.StartResult{Status: http.StatusInternalServerError, Error: err.Error()}
 	}
-	return client.StartResult{Status: http.StatusOK, Started: started}
+	return client.StartResult{Status: http.StatusOK, Started: started, Register: reg}
 }
 
 func (s *Stub) handleSignal(w http.ResponseWriter, r *http.Request) {

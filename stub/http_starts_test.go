@@ -78,3 +78,86 @@ func TestStartBatchRefused(t *testing.T) {
 		t.Errorf("StartBatch of %d starts: err = %v, want a 400", len(batch.Starts), err)
 	}
 }
+
+// A batch that asks for REGISTERs gets each started attempt's in its
+// answer, and the outbox does not send it: the attempt's events reach the
+// server only with its TERM, after a copy of the REGISTER. A repeated
+// Start, even to the next stub on the same data dir, answers with the same
+// REGISTER; an attempt whose exec failed has none.
+func TestStartBatchAnswersRegister(t *testing.T) {
+	srv := newFakeServer(t, 0)
+	cfg := Config{Servers: []string{srv.addr()}, DataDir: t.TempDir(), ExecDir: t.TempDir()}
+	first, err := New(withTestDefaults(cfg))
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	running, ending := shJob(1, 0, "exec sleep 30"), shJob(2, 0, "true")
+	missing := client.StartRequest{JobID: 3, Attempt: 1, Binary: "/no/such/binary"}
+	batch := client.StartBatchRequest{Starts: []client.StartRequest{running, ending, missing}, Registers: true}
+	resp, err := stubClient(t, first).StartBatch(context.Background(), batch)
+	if err != nil {
+		t.Fatalf("StartBatch: %v", err)
+	}
+	regs := make([]*client.ChildEvent, len(batch.Starts))
+	for i, res := range resp.Results {
+		if res.Status != http.StatusOK || !res.Started {
+			t.Fatalf("result %d = %+v, want started", i, res)
+		}
+		regs[i] = res.Register
+	}
+	for i, req := range batch.Starts[:2] {
+		if reg := regs[i]; reg == nil || reg.Kind != client.ChildRegister || keyOfEvent(*reg) != keyOf(req) || reg.PID <= 0 || reg.Machine != "m1" {
+			t.Fatalf("REGISTER answered for %s = %+v, want one with its pid", keyOf(req), reg)
+		}
+	}
+	if regs[2] != nil {
+		t.Errorf("REGISTER answered for an exec that failed = %+v, want none", regs[2])
+	}
+	// The attempt that ended sent its REGISTER only before its TERM.
+	if evs := srv.waitTerm(t, keyOf(ending)); len(evs) != 2 || !sameEvent(evs[0], *regs[1]) {
+		t.Errorf("events of %s = %+v, want the answered REGISTER %+v, then the TERM", keyOf(ending), evs, *regs[1])
+	}
+	if evs := srv.waitTerm(t, keyOf(missing)); len(evs) != 1 || evs[0].ExitCode != execFailedCode {
+		t.Errorf("events of %s = %+v, want one TERM with exit code %d", keyOf(missing), evs, execFailedCode)
+	}
+
+	// The next stub on the data dir answers a repeat from the record.
+	if err := first.Shutdown(); err != nil {
+		t.Fatalf("Shutdown: %v", err)
+	}
+	second := newTestStub(t, cfg)
+	c := stubClient(t, second)
+	resp, err = c.StartBatch(context.Background(), batch)
+	if err != nil {
+		t.Fatalf("StartBatch again: %v", err)
+	}
+	for i, res := range resp.Results {
+		switch {
+		case res.Status != http.StatusOK || res.Started:
+			t.Errorf("repeated result %d = %+v, want taken, not started", i, res)
+		case regs[i] == nil && res.Register != nil:
+			t.Errorf("repeated result %d answered REGISTER %+v, want none", i, *res.Register)
+		case regs[i] != nil && (res.Register == nil || !sameEvent(*res.Register, *regs[i])):
+			t.Errorf("repeated result %d answered REGISTER %+v, want %+v", i, res.Register, *regs[i])
+		}
+	}
+	if evs := srv.events(keyOf(running)); len(evs) != 0 {
+		t.Errorf("events of the running %s = %+v, want none before its end", keyOf(running), evs)
+	}
+	if err := c.Signal(context.Background(), client.SignalRequest{JobID: 1, Attempt: 1, Signal: "KILL"}); err != nil {
+		t.Fatalf("Signal: %v", err)
+	}
+	if evs := srv.waitTerm(t, keyOf(running)); len(evs) != 2 || !sameEvent(evs[0], *regs[0]) || evs[1].Signal != "KILL" {
+		t.Errorf("events of %s = %+v, want the answered REGISTER %+v, then a TERM by KILL", keyOf(running), evs, *regs[0])
+	}
+}
+
+// keyOfEvent names the attempt ev is about.
+func keyOfEvent(ev client.ChildEvent) attemptKey {
+	return attemptKey{JobID: ev.JobID, Instance: ev.Instance, Attempt: ev.Attempt}
+}
+
+// sameEvent reports whether a and b are the same event of the same attempt.
+func sameEvent(a, b client.ChildEvent) bool {
+	return a.Kind == b.Kind && keyOfEvent(a) == keyOfEvent(b) && a.Machine == b.Machine && a.PID == b.PID && a.At.Equal(b.At)
+}

@@ -35,6 +35,10 @@ type attemptRecord struct {
 	// Ended is set once the attempt's CHILD_TERM is recorded: a later stub
 	// has nothing more to report about it.
 	Ended bool `json:"ended,omitempty"`
+	// RegisterAnswered is set when the attempt's CHILD_REGISTER went in
+	// the answer to its Start rather than in the outbox: its CHILD_TERM is
+	// then recorded after a copy of it.
+	RegisterAnswered bool `json:"register_answered,omitempty"`
 }
 
 // entry is one undelivered event and its sequence number.
