@@ -192,6 +192,7 @@ func (d *dispatcher) sendStarts(ctx context.Context, starts []startWork, now tim
 		if now.Before(d.noBatch[addr]) {
 			for _, w := range ws {
 				d.send(ctx, w.st, addr, func(ctx context.Context, c *client.StubClient) error {
+					d.s.metrics.startRequests.Inc()
 					return d.s.metrics.started(w.placedAt, c.Start(ctx, w.req))
 				})
 			}
@@ -256,6 +257,7 @@ func (d *dispatcher) startBatch(ctx context.Context, addr string, ws []startWork
 		req.Starts[i] = w.req
 	}
 	cctx, cancel := context.WithTimeout(ctx, sendTimeout)
+	d.s.metrics.startRequests.Inc()
 	resp, err := c.StartBatch(cctx, req)
 	cancel()
 	switch {
@@ -269,6 +271,7 @@ func (d *dispatcher) startBatch(ctx context.Context, addr string, ws []startWork
 			wg.Go(func() {
 				cctx, cancel := context.WithTimeout(ctx, sendTimeout)
 				defer cancel()
+				d.s.metrics.startRequests.Inc()
 				errs[i] = c.Start(cctx, w.req)
 			})
 		}

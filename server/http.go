@@ -41,7 +41,7 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("GET /v1/health", s.handleHealth)
 	mux.HandleFunc("GET /v1/events", s.leaderRead(s.handleEvents))
 	mux.Handle("GET /metrics", s.metrics.handler())
-	return mux
+	return s.metrics.countRequests(mux)
 }
 
 // writeJSON answers with v as JSON and the applied index.

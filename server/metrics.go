@@ -40,6 +40,8 @@ type metrics struct {
 	startsFailed    prometheus.Counter
 	signalsSent     prometheus.Counter
 	leasesExpired   prometheus.Counter
+	requests        *prometheus.CounterVec // by route
+	startRequests   prometheus.Counter
 }
 
 // newMetrics registers s's metrics. The gauges read s.raft, s.fsm and
@@ -84,6 +86,14 @@ func newMetrics(s *Server) *metrics {
 			Name: metricsPrefix + "leases_expired_total",
 			Help: "Machine leases this server, as leader, declared expired.",
 		}),
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: metricsPrefix + "http_requests_total",
+			Help: "API requests this server answered, by route (method and pattern; \"unmatched\" for none).",
+		}, []string{"route"}),
+		startRequests: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: metricsPrefix + "dispatch_start_requests_total",
+			Help: "Requests carrying Starts (a batch, or a single Start) this server, as leader, sent to stubs.",
+		}),
 	}
 	gauge := func(name, help string, read func() float64) prometheus.GaugeFunc {
 		return prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: metricsPrefix + name, Help: help}, read)
@@ -93,6 +103,7 @@ func newMetrics(s *Server) *metrics {
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		m.commitSeconds, m.elections, m.passSeconds, m.passPlaced,
 		m.dispatchSeconds, m.startsFailed, m.signalsSent, m.leasesExpired,
+		m.requests, m.startRequests,
 		gauge("raft_applied_index", "Index of the last Raft log entry handed to the database.",
 			func() float64 { return float64(s.raft.AppliedIndex()) }),
 		gauge("raft_commit_index", "Index of the last Raft log entry known committed.",
@@ -111,6 +122,19 @@ func newMetrics(s *Server) *metrics {
 		&machineCollector{s: s},
 	)
 	return m
+}
+
+// countRequests counts the requests h answers by the route the mux
+// matched, which it sets on the request.
+func (m *metrics) countRequests(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h.ServeHTTP(w, r)
+		route := r.Pattern
+		if route == "" {
+			route = "unmatched"
+		}
+		m.requests.WithLabelValues(route).Inc()
+	})
 }
 
 // handler serves the registry in the Prometheus text format.
