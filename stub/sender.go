@@ -14,8 +14,11 @@ import (
 const (
 	// senderBatch is how many events one look at the outbox reads.
 	senderBatch = 1024
-	// senderParallel bounds the deliveries in flight at once.
-	senderParallel = 16
+	// senderParallel bounds the deliveries in flight at once. Events
+	// recorded while it is reached wait for a delivery to end and go
+	// together in the next: under load a stub sends fewer, larger
+	// requests, and an idle stub's event still goes at once.
+	senderParallel = 2
 	// senderBatchAttempts bounds the attempts whose events share one
 	// request (POST /v1/children).
 	senderBatchAttempts = 64
@@ -58,6 +61,7 @@ func (s *sender) run(ctx context.Context) {
 		wg       sync.WaitGroup
 		busy     = make(map[attemptKey]bool)
 		inflight = make(map[uint64]bool)
+		running  int // deliveries in flight
 		done     = make(chan delivery, senderParallel)
 		backoff  = minBackoff
 		retry    *time.Timer
@@ -65,6 +69,7 @@ func (s *sender) run(ctx context.Context) {
 	)
 	defer wg.Wait()
 	finish := func(d delivery) {
+		running--
 		for _, k := range d.keys {
 			delete(busy, k)
 		}
@@ -74,7 +79,9 @@ func (s *sender) run(ctx context.Context) {
 	}
 	for {
 		if retryC == nil {
-			if !s.start(ctx, &wg, busy, inflight, done) {
+			started, ok := s.start(ctx, &wg, busy, inflight, done, senderParallel-running)
+			running += started
+			if !ok {
 				retry, retryC = time.NewTimer(backoff), nil
 				retryC = retry.C
 				backoff = min(2*backoff, maxBackoff)
@@ -126,18 +133,19 @@ func (s *sender) run(ctx context.Context) {
 }
 
 // start hands the outbox's waiting events of attempts that have none in
-// flight to delivery goroutines, up to senderBatchAttempts attempts each.
-// It returns false when events wait but no server is known.
-func (s *sender) start(ctx context.Context, wg *sync.WaitGroup, busy map[attemptKey]bool, inflight map[uint64]bool, done chan<- delivery) bool {
-	if len(busy) >= senderParallel {
-		return true
+// flight to at most slots delivery goroutines, up to senderBatchAttempts
+// attempts each, and returns how many it started. ok is false when events
+// wait but no server is known.
+func (s *sender) start(ctx context.Context, wg *sync.WaitGroup, busy map[attemptKey]bool, inflight map[uint64]bool, done chan<- delivery, slots int) (started int, ok bool) {
+	if slots <= 0 {
+		return 0, true
 	}
 	entries, err := s.out.pending(senderBatch)
 	if err != nil {
 		if !errors.Is(err, errOutboxClosed) {
 			s.log.Error("read outbox", "err", err)
 		}
-		return false
+		return 0, false
 	}
 	var (
 		order  []attemptKey
@@ -157,14 +165,14 @@ func (s *sender) start(ctx context.Context, wg *sync.WaitGroup, busy map[attempt
 		groups[k] = append(groups[k], e)
 	}
 	if len(order) == 0 {
-		return true
+		return 0, true
 	}
 	c := s.servers.client()
 	if c == nil {
 		s.log.Debug("no server known; events wait", "pending", len(entries))
-		return false
+		return 0, false
 	}
-	for deliveries := 0; len(order) > 0 && deliveries < senderParallel; deliveries++ {
+	for ; len(order) > 0 && started < slots; started++ {
 		n := min(len(order), senderBatchAttempts)
 		keys := order[:n:n]
 		order = order[n:]
@@ -178,7 +186,7 @@ func (s *sender) start(ctx context.Context, wg *sync.WaitGroup, busy map[attempt
 		}
 		wg.Go(func() { done <- s.deliverBatch(ctx, c, keys, es) })
 	}
-	return true
+	return started, true
 }
 
 // deliverBatch sends the events es of the attempts keys in one request,
