@@ -71,7 +71,7 @@ func newMetrics(s *Server) *metrics {
 		}),
 		dispatchSeconds: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name:    metricsPrefix + "dispatch_start_latency_seconds",
-			Help:    "Time from the leader stamping a placement (just before its Place commit) to the stub acknowledging the Start, retries included.",
+			Help:    "Time from the leader stamping a placement (just before its Place commit) to the stub acknowledging the Start and the CHILD_REGISTER it answered with being committed, retries included.",
 			Buckets: dispatchBuckets,
 		}),
 		startsFailed: prometheus.NewCounter(prometheus.CounterOpts{

@@ -12,16 +12,18 @@ import (
 // stageMetrics are the /metrics series whose means, over a phase, say
 // where submit->registered goes: the leader's Raft commits of the
 // commands on the path (a SubmitPlace is a Submit and a Place in one; a
-// batch of CHILD events is one ChildEvents), its dispatch of the Start,
-// the stubs' start and their delivery of the CHILD_REGISTER. Stages that
-// did not occur in a phase are left out.
+// batch of CHILD events is one ChildEvents), its dispatch of the Start
+// (which ends once the CHILD_REGISTER the stub answered with is
+// committed), and the stubs' start. The stubs' event delivery is now
+// their CHILD_TERMs', off the path, and tells how busy the sender is.
+// Stages that did not occur in a phase are left out.
 var stageMetrics = []struct{ label, series string }{
 	{"SubmitPlace commit", `netmgr_server_raft_commit_seconds{command="SubmitPlace"}`},
 	{"Submit commit", `netmgr_server_raft_commit_seconds{command="Submit"}`},
 	{"Place commit", `netmgr_server_raft_commit_seconds{command="Place"}`},
-	{"placed->Start answered", `netmgr_server_dispatch_start_latency_seconds`},
+	{"placed->Start answered and REGISTER committed", `netmgr_server_dispatch_start_latency_seconds`},
 	{"stub start", `netmgr_stub_start_seconds`},
-	{"event delivery", `netmgr_stub_event_delivery_seconds`},
+	{"event delivery (TERMs)", `netmgr_stub_event_delivery_seconds`},
 	{"ChildRegister commit", `netmgr_server_raft_commit_seconds{command="ChildRegister"}`},
 	{"ChildEvents commit", `netmgr_server_raft_commit_seconds{command="ChildEvents"}`},
 }
