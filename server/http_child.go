@@ -55,10 +55,10 @@ func childCommand(ev client.ChildEvent) (command, error) {
 }
 
 // handleChildren commits a batch of CHILD events from one stub, in the
-// order given (a stub sends an attempt's events in order): as one
-// ChildEvents entry when every server applies that command, else each
-// event as its own entry, proposed back to back so that Raft writes and
-// replicates them together. Each event gets its own answer; an event that
+// order given (a stub sends an attempt's events in order): in a
+// ChildEvents entry, shared with other requests' events, when every
+// server applies that command, else each event as its own entry, proposed
+// back to back so that Raft writes and replicates them together. Each event gets its own answer; an event that
 // is not valid is answered with its error and the others are committed.
 func (s *Server) handleChildren(w http.ResponseWriter, r *http.Request) {
 	var batch client.ChildEventBatch
@@ -97,29 +97,23 @@ func (s *Server) handleChildren(w http.ResponseWriter, r *http.Request) {
 }
 
 // applyChildren commits CHILD event commands in order and returns each
-// one's result: in one ChildEvents entry when there are several and every
+// one's result: as ChildEvents entries shared with the events of other
+// requests committed at the same time (see childCommitter) when every
 // server applies that type, else one entry each.
 func (s *Server) applyChildren(cmds []command) ([]*fsm.Result, error) {
-	if len(cmds) < 2 || !s.groupApplies(fsm.ChildEventsType) {
+	if !s.groupApplies(fsm.ChildEventsType) {
 		return s.applyAll(cmds)
 	}
-	var batch fsm.ChildEvents
-	for _, c := range cmds {
+	batch := make([]fsm.ChildEvent, len(cmds))
+	for i, c := range cmds {
 		switch body := c.body.(type) {
 		case fsm.ChildRegister:
-			batch.Events = append(batch.Events, fsm.ChildEvent{Register: &body})
+			batch[i] = fsm.ChildEvent{Register: &body}
 		case fsm.ChildTerm:
-			batch.Events = append(batch.Events, fsm.ChildEvent{Term: &body})
+			batch[i] = fsm.ChildEvent{Term: &body}
 		default:
 			return nil, fmt.Errorf("apply child events: unexpected %T", c.body)
 		}
 	}
-	res, err := s.apply(fsm.ChildEventsType, batch)
-	if err != nil {
-		return nil, err
-	}
-	if len(res.Events) != len(cmds) {
-		return nil, fmt.Errorf("apply child events: %d results for %d events", len(res.Events), len(cmds))
-	}
-	return res.Events, nil
+	return s.children.commit(s, batch)
 }

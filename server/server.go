@@ -27,6 +27,9 @@ type Server struct {
 	gossip *gossip
 	// metrics is this server's Prometheus registry and instruments.
 	metrics *metrics
+	// children merges the CHILD events of concurrent requests into
+	// shared Raft entries.
+	children childCommitter
 
 	httpLn  net.Listener
 	httpSrv *http.Server
