@@ -70,6 +70,10 @@ func parseAttemptName(name string) (attemptKey, bool) {
 	return k, n == 3 && k.String() == name
 }
 
+// errStartFailed answers a repeated Start that came while the first
+// Start of the same attempt was failing.
+var errStartFailed = errors.New("an earlier Start of it failed; send it again")
+
 // attempt is the stub's view of one attempt.
 type attempt struct {
 	ready chan struct{} // closed once Start has decided what happened
@@ -219,7 +223,9 @@ func (r *runner) start(req client.StartRequest, answerRegister bool) (bool, *cli
 
 // registerOf returns the CHILD_REGISTER of attempt a, known already, once
 // its first Start has decided what happened; nil when no supervisor ran it
-// (its exec failed).
+// (its exec failed). Should that first Start have failed, so that nothing
+// runs and the attempt is forgotten, it fails too: the server sends the
+// Start again, and that one starts the attempt.
 func (r *runner) registerOf(k attemptKey, a *attempt) (*client.ChildEvent, error) {
 	select {
 	case <-a.ready:
@@ -227,8 +233,11 @@ func (r *runner) registerOf(k attemptKey, a *attempt) (*client.ChildEvent, error
 		return nil, ErrShuttingDown
 	}
 	r.mu.Lock()
-	rec := a.rec
+	rec, kept := a.rec, r.attempts[k] == a
 	r.mu.Unlock()
+	if !kept {
+		return nil, fmt.Errorf("start attempt %s: %w", k, errStartFailed)
+	}
 	if rec.PID == 0 {
 		return nil, nil
 	}

@@ -3,9 +3,11 @@ package stub
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/netmgr/netmgr/client"
 )
@@ -160,4 +162,61 @@ func keyOfEvent(ev client.ChildEvent) attemptKey {
 // sameEvent reports whether a and b are the same event of the same attempt.
 func sameEvent(a, b client.ChildEvent) bool {
 	return a.Kind == b.Kind && keyOfEvent(a) == keyOfEvent(b) && a.Machine == b.Machine && a.PID == b.PID && a.At.Equal(b.At)
+}
+
+// A repeated Start that asks for the REGISTER waits for the first Start of
+// the attempt to decide: it gets the REGISTER of an attempt that runs,
+// none for one whose exec failed, and an error (so that the server sends
+// it again) when the first Start failed and the attempt was forgotten.
+func TestRegisterOfRepeatedStart(t *testing.T) {
+	r := newRunner("m1", t.TempDir(), t.TempDir(), "", nil, slog.New(slog.DiscardHandler))
+	t.Cleanup(r.close)
+	at := time.Now().UTC()
+	tests := []struct {
+		name    string
+		settle  func(k attemptKey, a *attempt) // what the first Start did
+		wantPID int
+		wantErr error
+	}{
+		{name: "runs", wantPID: 42, settle: func(_ attemptKey, a *attempt) {
+			a.rec, a.supervised = attemptRecord{PID: 42, At: at, RegisterAnswered: true}, true
+		}},
+		{name: "exec failed", settle: func(_ attemptKey, a *attempt) {
+			a.rec = attemptRecord{At: at, Ended: true}
+		}},
+		{name: "start failed", wantErr: errStartFailed, settle: func(k attemptKey, _ *attempt) {
+			delete(r.attempts, k)
+		}},
+	}
+	for i, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			k := attemptKey{JobID: uint64(i + 1), Attempt: 1}
+			a := &attempt{ready: make(chan struct{})}
+			r.mu.Lock()
+			r.attempts[k] = a
+			r.mu.Unlock()
+			type answer struct {
+				reg *client.ChildEvent
+				err error
+			}
+			got := make(chan answer, 1)
+			go func() {
+				reg, err := r.registerOf(k, a)
+				got <- answer{reg, err}
+			}()
+			r.mu.Lock()
+			tt.settle(k, a)
+			r.mu.Unlock()
+			close(a.ready)
+			ans := <-got
+			switch {
+			case !errors.Is(ans.err, tt.wantErr):
+				t.Errorf("err = %v, want %v", ans.err, tt.wantErr)
+			case tt.wantPID == 0 && ans.reg != nil:
+				t.Errorf("REGISTER = %+v, want none", *ans.reg)
+			case tt.wantPID != 0 && (ans.reg == nil || ans.reg.PID != tt.wantPID || !ans.reg.At.Equal(at) || keyOfEvent(*ans.reg) != k):
+				t.Errorf("REGISTER = %+v, want attempt %s with pid %d at %v", ans.reg, k, tt.wantPID, at)
+			}
+		})
+	}
 }
