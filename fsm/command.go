@@ -33,13 +33,14 @@ const (
 	LeaderElectedType MessageType = 18 // proposed with IgnoreUnknownFlag: informational
 	ChildEventsType   MessageType = 19 // since command level 19; see ChildEvents
 	SubmitPlaceType   MessageType = 20 // since command level 20; see SubmitPlace
+	SubmitsType       MessageType = 21 // since command level 21; see Submits
 )
 
 // CommandLevel is the highest command type this build applies. Servers
 // gossip it, and the leader proposes a command newer than every voter's
 // level only when all of them have it: a replica that meets an unknown
 // type must stop.
-const CommandLevel = SubmitPlaceType
+const CommandLevel = SubmitsType
 
 // IgnoreUnknownFlag marks a command that a server which does not know its
 // type may skip instead of stopping. Commands whose loss would make replicas
@@ -89,6 +90,8 @@ func (t MessageType) String() string {
 		return "ChildEvents"
 	case SubmitPlaceType:
 		return "SubmitPlace"
+	case SubmitsType:
+		return "Submits"
 	}
 	return fmt.Sprintf("MessageType(%d)", uint8(t))
 }
@@ -359,6 +362,14 @@ type SubmitPlace struct {
 	Submit         Submit       `json:"submit"`
 	PlannedAtIndex uint64       `json:"planned_at_index"`
 	Assignments    []Assignment `json:"assignments"`
+}
+
+// Submits is a batch of Submits in one log entry, applied in order as if
+// each were its own entry at this index: the jobs clients submit at the
+// same time share one disk write and one replication round. A Submit
+// whose idempotency key an earlier one of the batch used finds that job.
+type Submits struct {
+	Submits []Submit `json:"submits"`
 }
 
 // ChildEvents is a batch of CHILD events in one log entry, applied in

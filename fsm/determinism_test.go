@@ -113,6 +113,8 @@ func (g *generator) next() {
 	case p < 10:
 		names := append(machineNames(), "ghost")
 		g.emit(g.cmd(fsm.StubLeaveType, fsm.StubLeave{At: now, Machine: names[g.r.IntN(len(names))], Reason: "generated"}))
+	case p < 17 && g.step%4 == 0:
+		g.emit(g.submits(now))
 	case p < 17:
 		g.emit(g.submit(now))
 	case p < 21:
@@ -209,6 +211,19 @@ func (g *generator) join(now time.Time) []byte {
 
 func (g *generator) submit(now time.Time) []byte {
 	return g.cmd(fsm.SubmitType, g.submitBody(now))
+}
+
+// submits is a Submits batch of the job submit would generate, followed,
+// when it has an idempotency key, by a copy of it (found as the same
+// job). It draws from the random source exactly as submit does and leaves
+// the same database, so the log around it is the one submit would give.
+func (g *generator) submits(now time.Time) []byte {
+	body := g.submitBody(now)
+	c := fsm.Submits{Submits: []fsm.Submit{body}}
+	if body.IdempotencyKey != "" {
+		c.Submits = append(c.Submits, body)
+	}
+	return g.cmd(fsm.SubmitsType, c)
 }
 
 // submitPlace is a SubmitPlace of a generated job with some of its
@@ -575,6 +590,8 @@ func TestGeneratedLogCoverage(t *testing.T) {
 			seen["stale in a batch"]++
 		case res.Existing:
 			seen["existing"]++
+		case slices.ContainsFunc(res.Events, func(r *fsm.Result) bool { return r.Existing }):
+			seen["existing in a batch"]++
 		case typ == fsm.PlaceType && len(res.Accepted) > 0:
 			seen["accepted"]++
 		case typ == fsm.SubmitPlaceType && len(res.Accepted) > 0:
@@ -610,7 +627,7 @@ func TestGeneratedLogCoverage(t *testing.T) {
 	}
 	for _, want := range []string{
 		"StubJoin", "StubJoin error", "StubLeave", "Submit", "Submit error", "Place", "ChildRegister",
-		"ChildTerm", "ChildEvents", "stale in a batch", "SubmitPlace", "placed at submit", "Kill", "Kill error", "MessageType(228)", "stale", "existing", "accepted", "dropped",
+		"ChildTerm", "ChildEvents", "stale in a batch", "SubmitPlace", "placed at submit", "Submits", "existing in a batch", "Kill", "Kill error", "MessageType(228)", "stale", "existing", "accepted", "dropped",
 		"LoadDatabase", "LoadDatabase error", "draining", "restarted", "per-machine limit reached", "slots full", "memory nearly full",
 		fsm.InstanceQueued, fsm.InstancePlaced, fsm.InstanceRunning, fsm.InstanceExited, fsm.InstanceFailed, fsm.InstanceSignaled,
 		fsm.InstanceKilled, fsm.InstanceLost,

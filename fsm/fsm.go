@@ -35,8 +35,9 @@ type Result struct {
 	Ended         []uint64
 	// Affected counts the instances a Suspend, Resume or RestartJob changed.
 	Affected int
-	// Events holds a ChildEvents batch's result for each of its events,
-	// in order; each has this entry's Index.
+	// Events holds a batch's result for each of its items (the events of
+	// a ChildEvents, the jobs of a Submits), in order; each has this
+	// entry's Index.
 	Events []*Result
 	Err    error
 }
@@ -200,6 +201,10 @@ func (f *FSM) apply(index uint64, data []byte) *Result {
 		var c SubmitPlace
 		decode(index, t, body, &c)
 		return d.applySubmitPlace(index, &c)
+	case SubmitsType:
+		var c Submits
+		decode(index, t, body, &c)
+		return d.applySubmits(index, &c)
 	}
 	if ignorable {
 		return &Result{Index: index}

@@ -264,6 +264,7 @@ func TestMessageTypeString(t *testing.T) {
 		{fsm.LeaderElectedType, "LeaderElected"},
 		{fsm.ChildEventsType, "ChildEvents"},
 		{fsm.SubmitPlaceType, "SubmitPlace"},
+		{fsm.SubmitsType, "Submits"},
 		{fsm.KillType | fsm.IgnoreUnknownFlag, "Kill"},
 		{99, "MessageType(99)"},
 	}

@@ -52,6 +52,16 @@ func (d *db) applySubmit(index uint64, c *Submit) *Result {
 	return &Result{Index: index, JobID: id}
 }
 
+// applySubmits creates the jobs of a Submits batch in order, each as
+// applySubmit does.
+func (d *db) applySubmits(index uint64, c *Submits) *Result {
+	out := &Result{Index: index, Events: make([]*Result, len(c.Submits))}
+	for i := range c.Submits {
+		out.Events[i] = d.applySubmit(index, &c.Submits[i])
+	}
+	return out
+}
+
 // applySubmitPlace creates a job and places what the leader planned for
 // it (SubmitPlace).
 func (d *db) applySubmitPlace(index uint64, c *SubmitPlace) *Result {

@@ -185,6 +185,43 @@ func TestSubmitPlace(t *testing.T) {
 	})
 }
 
+// A Submits batch creates its jobs in order at one index, each answered
+// as its own Submit would be: a refused one with its error, one repeating
+// an earlier key of the batch with that job.
+func TestSubmits(t *testing.T) {
+	a := newApplier(t)
+	bad := spec("bad", 1)
+	bad.Binaries = nil
+	res := a.mustOK(fsm.SubmitsType, fsm.Submits{Submits: []fsm.Submit{
+		{At: at(1), Owner: "u", IdempotencyKey: "k", Spec: spec("first", 2)},
+		{At: at(1), Owner: "u", Spec: bad},
+		{At: at(1), Owner: "v", IdempotencyKey: "k", Spec: spec("again", 1)},
+		{At: at(1), Owner: "v", Spec: spec("second", 1)},
+	}})
+	if len(res.Events) != 4 {
+		t.Fatalf("got %d results, want 4", len(res.Events))
+	}
+	first, refused, again, second := res.Events[0], res.Events[1], res.Events[2], res.Events[3]
+	if first.JobID == 0 || first.Err != nil || first.Existing {
+		t.Errorf("first: got %+v, want a new job", first)
+	}
+	wantErr(t, refused.Err, fsm.ErrInvalidSpec)
+	if !again.Existing || again.JobID != first.JobID {
+		t.Errorf("repeated key: got %+v, want job %d found", again, first.JobID)
+	}
+	if second.JobID != first.JobID+1 || second.Err != nil {
+		t.Errorf("second: got %+v, want job %d", second, first.JobID+1)
+	}
+	for _, r := range []*fsm.Result{first, second} {
+		if j := a.job(r.JobID); j.CreateIndex != res.Index || len(j.Instances) != max(j.Spec.Min, 1) {
+			t.Errorf("job %d: created at %d with %d instances, want index %d", j.ID, j.CreateIndex, len(j.Instances), res.Index)
+		}
+	}
+	if got := a.job(first.JobID).Name; got != "first" {
+		t.Errorf("first job's name = %q, want first", got)
+	}
+}
+
 func TestKill(t *testing.T) {
 	t.Run("queued instances are killed at once", func(t *testing.T) {
 		a := newApplier(t)
