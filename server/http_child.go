@@ -98,7 +98,7 @@ func (s *Server) handleChildren(w http.ResponseWriter, r *http.Request) {
 
 // applyChildren commits CHILD event commands in order and returns each
 // one's result: as ChildEvents entries shared with the events of other
-// requests committed at the same time (see childCommitter) when every
+// requests committed at the same time (see entryMerger) when every
 // server applies that type, else one entry each.
 func (s *Server) applyChildren(cmds []command) ([]*fsm.Result, error) {
 	if !s.groupApplies(fsm.ChildEventsType) {
@@ -115,5 +115,5 @@ func (s *Server) applyChildren(cmds []command) ([]*fsm.Result, error) {
 			return nil, fmt.Errorf("apply child events: unexpected %T", c.body)
 		}
 	}
-	return s.children.commit(s, batch)
+	return s.children.commit(batch, s.proposeChildEvents)
 }

@@ -27,9 +27,10 @@ type Server struct {
 	gossip *gossip
 	// metrics is this server's Prometheus registry and instruments.
 	metrics *metrics
-	// children merges the CHILD events of concurrent requests into
-	// shared Raft entries.
-	children childCommitter
+	// children and submits merge the CHILD events and the jobs of
+	// concurrent requests into shared Raft entries.
+	children entryMerger[fsm.ChildEvent]
+	submits  entryMerger[fsm.Submit]
 
 	httpLn  net.Listener
 	httpSrv *http.Server
