@@ -325,11 +325,7 @@ func (d *dispatcher) commitRegisters(ws []startWork, regs []*client.ChildEvent, 
 		return
 	}
 	for k, res := range results {
-		if res.Stale {
-			ev := regs[at[k]]
-			d.s.log.Info("fenced stale child event", "kind", ev.Kind, "job", ev.JobID, "instance", ev.Instance,
-				"attempt", ev.Attempt, "machine", ev.Machine, "err", res.Err)
-		}
+		d.s.logFenced(*regs[at[k]], res)
 	}
 }
 

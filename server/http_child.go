@@ -27,11 +27,17 @@ func (s *Server) handleChild(w http.ResponseWriter, r *http.Request) {
 		s.writeApplyError(w, err)
 		return
 	}
+	s.logFenced(ev, res)
+	s.writeJSON(w, http.StatusOK, client.ChildEventResponse{Index: res.Index, Stale: res.Stale})
+}
+
+// logFenced logs a CHILD event the database answered as stale: it named
+// an attempt or job no longer current.
+func (s *Server) logFenced(ev client.ChildEvent, res *fsm.Result) {
 	if res.Stale {
 		s.log.Info("fenced stale child event", "kind", ev.Kind, "job", ev.JobID, "instance", ev.Instance,
 			"attempt", ev.Attempt, "machine", ev.Machine, "err", res.Err)
 	}
-	s.writeJSON(w, http.StatusOK, client.ChildEventResponse{Index: res.Index, Stale: res.Stale})
 }
 
 // childCommand is the Raft command of a CHILD event.
@@ -58,8 +64,9 @@ func childCommand(ev client.ChildEvent) (command, error) {
 // order given (a stub sends an attempt's events in order): in a
 // ChildEvents entry, shared with other requests' events, when every
 // server applies that command, else each event as its own entry, proposed
-// back to back so that Raft writes and replicates them together. Each event gets its own answer; an event that
-// is not valid is answered with its error and the others are committed.
+// back to back so that Raft writes and replicates them together. Each
+// event gets its own answer; an event that is not valid is answered with
+// its error and the others are committed.
 func (s *Server) handleChildren(w http.ResponseWriter, r *http.Request) {
 	var batch client.ChildEventBatch
 	if err := decodeBody(r, &batch); err != nil {
@@ -86,11 +93,7 @@ func (s *Server) handleChildren(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	for k, res := range results {
-		ev := batch.Events[at[k]]
-		if res.Stale {
-			s.log.Info("fenced stale child event", "kind", ev.Kind, "job", ev.JobID, "instance", ev.Instance,
-				"attempt", ev.Attempt, "machine", ev.Machine, "err", res.Err)
-		}
+		s.logFenced(batch.Events[at[k]], res)
 		out.Results[at[k]] = client.ChildEventResult{Index: res.Index, Stale: res.Stale}
 	}
 	s.writeJSON(w, http.StatusOK, out)

@@ -56,7 +56,7 @@ func (s *Server) handleSubmit(w http.ResponseWriter, r *http.Request) {
 // group) as its own entry.
 func (s *Server) applySubmit(sc command) (*fsm.Result, error) {
 	c, ok := sc.body.(fsm.Submit)
-	if !ok || sc.t != fsm.SubmitType || !s.groupApplies(fsm.SubmitsType) {
+	if !ok || !s.groupApplies(fsm.SubmitsType) {
 		return s.apply(sc.t, sc.body)
 	}
 	results, err := s.submits.commit([]fsm.Submit{c}, s.proposeSubmits)
