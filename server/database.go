@@ -5,8 +5,8 @@ import (
 	"maps"
 	"os"
 
-	"github.com/netmgr/netmgr/client/dblang"
 	"github.com/netmgr/netmgr/fsm"
+	"github.com/netmgr/netmgr/fsm/dblang"
 )
 
 // parseDatabase parses declarations in the database language into the

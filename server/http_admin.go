@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/netmgr/netmgr/client"
-	"github.com/netmgr/netmgr/client/dblang"
 	"github.com/netmgr/netmgr/fsm"
+	"github.com/netmgr/netmgr/fsm/dblang"
 )
 
 // errNotAdmin refuses an administrative request from a user who is not a

@@ -11,7 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/netmgr/netmgr/client/dblang"
+	"github.com/netmgr/netmgr/fsm/dblang"
 	"golang.org/x/sys/unix"
 )
 
