@@ -9,12 +9,8 @@ import (
 
 	"github.com/netmgr/netmgr/client"
 	"github.com/netmgr/netmgr/fsm"
+	"github.com/netmgr/netmgr/server/planner"
 )
-
-// killGrace is how long a stub waits after the first signal (netkill,
-// netmgr restart, a queue's run limit) before it sends SIGKILL to the
-// job's process group.
-const killGrace = 10 * time.Second
 
 const (
 	// startBatchMax bounds the Starts of one POST /v1/starts; a stub owed
@@ -340,14 +336,14 @@ func registerAnswers(ev client.ChildEvent, req client.StartRequest) error {
 }
 
 // owedSignal is the signal the database says a started attempt is owed:
-// the kill or restart signal (SIGKILL follows after killGrace), SIGSTOP
+// the kill or restart signal (SIGKILL follows after planner.KillGrace), SIGSTOP
 // while suspended, SIGCONT after a resume.
 func owedSignal(j *fsm.Job, in *fsm.Instance) (key signalKey, sig string, graceMS int64, ok bool) {
 	switch {
 	case in.KillRequested:
-		return signalKey{what: "kill"}, j.KillSignal, killGrace.Milliseconds(), true
+		return signalKey{what: "kill"}, j.KillSignal, planner.KillGrace.Milliseconds(), true
 	case in.RestartRequested:
-		return signalKey{what: "restart"}, "TERM", killGrace.Milliseconds(), true
+		return signalKey{what: "restart"}, "TERM", planner.KillGrace.Milliseconds(), true
 	case in.State == fsm.InstanceSuspended:
 		return signalKey{what: "stop", index: in.SuspendIndex}, "STOP", 0, true
 	case in.State == fsm.InstanceRunning && in.ResumeIndex > in.SuspendIndex:
@@ -447,7 +443,7 @@ func startRequest(j *fsm.Job, in *fsm.Instance, q fsm.QueueView, servers []strin
 		Restartable:   j.Spec.Restartable(),
 		MaxRunSeconds: q.MaxRunSeconds,
 		MaxMemMB:      q.MaxMemMB,
-		GraceMS:       killGrace.Milliseconds(),
+		GraceMS:       planner.KillGrace.Milliseconds(),
 		JobID:         j.ID,
 		JobName:       j.Name,
 		Owner:         j.Owner,

@@ -98,12 +98,6 @@ func (s *Server) proposeChildEvents(evs []fsm.ChildEvent) ([]*fsm.Result, error)
 	return batchResults(fsm.ChildEventsType, res, err, len(evs))
 }
 
-// proposeSubmits commits subs as one Submits entry.
-func (s *Server) proposeSubmits(subs []fsm.Submit) ([]*fsm.Result, error) {
-	res, err := s.apply(fsm.SubmitsType, fsm.Submits{Submits: subs})
-	return batchResults(fsm.SubmitsType, res, err, len(subs))
-}
-
 // batchResults returns the per-item results of a batch entry of type t
 // holding n items.
 func batchResults(t fsm.MessageType, res *fsm.Result, err error, n int) ([]*fsm.Result, error) {

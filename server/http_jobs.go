@@ -50,22 +50,6 @@ func (s *Server) handleSubmit(w http.ResponseWriter, r *http.Request) {
 	s.writeJSON(w, http.StatusOK, resp)
 }
 
-// applySubmit commits a submit command: a plain Submit in a Submits
-// entry shared with the jobs of concurrent requests when every server
-// applies that type, anything else (a SubmitPlace, or for an older
-// group) as its own entry.
-func (s *Server) applySubmit(sc command) (*fsm.Result, error) {
-	c, ok := sc.body.(fsm.Submit)
-	if !ok || !s.groupApplies(fsm.SubmitsType) {
-		return s.apply(sc.t, sc.body)
-	}
-	results, err := s.submits.commit([]fsm.Submit{c}, s.proposeSubmits)
-	if err != nil {
-		return nil, err
-	}
-	return results[0], nil
-}
-
 func (s *Server) handleJobs(w http.ResponseWriter, r *http.Request) {
 	var jobs []client.Job
 	s.fsm.Read(func(v fsm.View) {

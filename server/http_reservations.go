@@ -9,7 +9,6 @@ import (
 
 	"github.com/netmgr/netmgr/client"
 	"github.com/netmgr/netmgr/fsm"
-	"github.com/netmgr/netmgr/matcher"
 )
 
 func reservationToWire(r *fsm.Reservation) client.Reservation {
@@ -84,72 +83,6 @@ func (s *Server) handleReserve(w http.ResponseWriter, r *http.Request) {
 	s.writeJSON(w, http.StatusOK, out)
 }
 
-// pickReservable chooses rq.N machines that accept work, meet rq.Require
-// and are free of other users' reservations over the window, least loaded
-// first (the matcher's own ranking).
-func (s *Server) pickReservable(user string, rq client.ReserveRequest, from, until time.Time) ([]string, error) {
-	spec := fsm.JobSpec{}
-	if rq.Require != nil {
-		spec = specFromWire(*rq.Require)
-	}
-	spec.Binaries = map[string]string{fsm.AnyKey: "-"}
-	var (
-		picked []string
-		why    string
-	)
-	s.fsm.Read(func(v fsm.View) {
-		taken := reservedDuring(v, user, from, until)
-		gossip := s.pool(time.Now())
-		ms := v.Machines()
-		views := make([]matcher.MachineView, len(ms))
-		for i, m := range ms {
-			views[i] = machineView(v, m, gossip[m.Name], from)
-			// A reservation needs the machine, not a free slot now.
-			views[i].Running = 0
-			views[i].ReservedBy = ""
-			if taken[m.Name] {
-				views[i].ReservedBy = "another user"
-			}
-		}
-		pool := matcher.NewPool(views)
-		mt := matcher.New()
-		req := matchRequest(&fsm.Job{Owner: user, Spec: spec}, &fsm.Instance{})
-		req.MaxPerMachine = 1
-		for len(picked) < rq.N {
-			res := mt.MatchPool(req, pool)
-			if res.Machine < 0 {
-				why = res.Why()
-				return
-			}
-			picked = append(picked, ms[res.Machine].Name)
-			pool.Take(res.Machine, req)
-		}
-	})
-	if len(picked) < rq.N {
-		return nil, fmt.Errorf("reserve %d machines: %w: found %d (%s)", rq.N, errNoMachines, len(picked), why)
-	}
-	slices.Sort(picked)
-	return picked, nil
-}
-
-// reservedDuring names the machines another user holds during the window.
-func reservedDuring(v fsm.View, user string, from, until time.Time) map[string]bool {
-	out := make(map[string]bool)
-	for _, r := range v.Reservations() {
-		if r.Owner == user {
-			continue
-		}
-		endsFirst := !r.Until.IsZero() && !r.Until.After(from)
-		startsAfter := !until.IsZero() && !until.After(r.From)
-		if !endsFirst && !startsAfter {
-			for _, m := range r.Machines {
-				out[m] = true
-			}
-		}
-	}
-	return out
-}
-
 // handleUnreserve ends the requesting user's reservations: one by id, those
 // holding any of the named machines, or all of them. An admin may end
 // anyone's by id.
@@ -199,24 +132,4 @@ func (s *Server) handleUnreserve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.writeJSON(w, http.StatusOK, client.UnreserveResponse{Ended: ended})
-}
-
-// expireReservations ends the reservations whose window has passed. The
-// leader runs it on its ticks; the scheduler already ignores a reservation
-// past its end, so this only tidies the database.
-func (s *Server) expireReservations(now time.Time) {
-	var ids []uint64
-	s.fsm.Read(func(v fsm.View) {
-		for _, r := range v.Reservations() {
-			if !r.Until.IsZero() && !now.Before(r.Until) {
-				ids = append(ids, r.ID)
-			}
-		}
-	})
-	if len(ids) == 0 {
-		return
-	}
-	if _, err := s.apply(fsm.UnreserveType, fsm.Unreserve{At: now.UTC(), By: s.cfg.Name, IDs: ids}); err != nil {
-		s.log.Warn("expire reservations failed", "ids", ids, "err", err)
-	}
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/netmgr/netmgr/fsm"
 	"github.com/netmgr/netmgr/matcher"
 	"github.com/netmgr/netmgr/queue"
+	"github.com/netmgr/netmgr/server/planner"
 )
 
 // handleWhy explains, for each queued instance of a job, why it waits: the
@@ -28,7 +29,7 @@ func (s *Server) handleWhy(w http.ResponseWriter, r *http.Request) {
 		found = true
 		now := time.Now()
 		out = []client.WhyInstance{}
-		s.newPlanner(v, now).run(func(it queue.Item, in *fsm.Instance, res matcher.Result, h *held) {
+		planner.New(v, s.liveness(now), now).Run(func(it queue.Item, in *fsm.Instance, res matcher.Result, h *planner.Held) {
 			if it.JobID != j.ID {
 				return
 			}
@@ -42,11 +43,13 @@ func (s *Server) handleWhy(w http.ResponseWriter, r *http.Request) {
 	s.writeJSON(w, http.StatusOK, out)
 }
 
-func whyInstance(in *fsm.Instance, res matcher.Result, h *held, now time.Time) client.WhyInstance {
+// whyInstance renders the planner's answer for one instance as the
+// sentence netstatus --why prints.
+func whyInstance(in *fsm.Instance, res matcher.Result, h *planner.Held, now time.Time) client.WhyInstance {
 	w := client.WhyInstance{Instance: in.Index, Attempt: in.Attempt}
 	switch {
 	case h != nil:
-		w.Reason = h.reason
+		w.Reason = h.Reason
 	case in.NotBefore.After(now):
 		w.Reason = "restarting after a backoff until " + in.NotBefore.UTC().Format(time.RFC3339)
 	case res.Machine >= 0:
@@ -74,6 +77,7 @@ func onlyState(res matcher.Result) bool {
 	return true
 }
 
+// rejections lists the matcher's rejections in wire form.
 func rejections(res matcher.Result) []client.Rejection {
 	var out []client.Rejection
 	for _, rj := range res.Rejections {

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/netmgr/netmgr/fsm"
-	"github.com/netmgr/netmgr/server"
+	"github.com/netmgr/netmgr/server/planner"
 )
 
 func init() {
@@ -30,7 +30,8 @@ const (
 )
 
 // passSuite times one scheduling pass placing 10,000 queued instances on
-// 1,000 machines through the leader's own planner (server.PlanPass), and
+// 1,000 machines through the leader's own planner (package
+// server/planner, called as the leader calls it), and
 // the Place that commits it (encoded and applied to the FSM, without
 // Raft). Every round starts from the same state, restored from a
 // snapshot.
@@ -101,8 +102,9 @@ func threadCPU() time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
-// passRound plans one pass over f as the leader does, then encodes and
-// applies the Place, checking that it is accepted whole.
+// passRound plans one pass over f as the leader does, every machine's
+// stub taken as up with no load reported, then encodes and applies the
+// Place, checking that it is accepted whole.
 func passRound(f *fsm.FSM) (passResult, error) {
 	var r passResult
 	var plan fsm.Place
@@ -115,9 +117,8 @@ func passRound(f *fsm.FSM) (passResult, error) {
 	cpu0 := threadCPU()
 	f.Read(func(v fsm.View) {
 		start := time.Now()
-		plan.Assignments = server.PlanPass(v, time.Now())
+		plan = planner.New(v, allUp(v), time.Now()).Place()
 		r.plan = time.Since(start)
-		plan.PlannedAtIndex = v.Index()
 	})
 	r.cpu = threadCPU() - cpu0
 	runtime.UnlockOSThread()
@@ -135,4 +136,14 @@ func passRound(f *fsm.FSM) (passResult, error) {
 	}
 	r.placed = len(res.Accepted)
 	return r, nil
+}
+
+// allUp is the liveness of every machine of v as the leader would see it
+// with every stub alive in gossip and no load reported.
+func allUp(v fsm.View) map[string]planner.Liveness {
+	live := make(map[string]planner.Liveness)
+	for _, m := range v.Machines() {
+		live[m.Name] = planner.Liveness{Up: true}
+	}
+	return live
 }

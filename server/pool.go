@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/netmgr/netmgr/client"
+	"github.com/netmgr/netmgr/server/planner"
 )
 
 // suspectAfter is how long the leader goes without a lease renewal from a
@@ -39,4 +40,19 @@ func (s *Server) pool(now time.Time) map[string]member {
 		pool[name] = m
 	}
 	return pool
+}
+
+// liveness is the pool as the planner takes it: a machine's stub is up
+// while gossip holds it alive as a stub and the leader does not suspect
+// it; its load is the one pool reports.
+func (s *Server) liveness(now time.Time) map[string]planner.Liveness {
+	pool := s.pool(now)
+	live := make(map[string]planner.Liveness, len(pool))
+	for name, g := range pool {
+		live[name] = planner.Liveness{
+			Up:   g.Alive && !g.Suspect && g.Meta.Role == client.RoleStub,
+			Load: g.Meta.Load,
+		}
+	}
+	return live
 }

@@ -1,0 +1,100 @@
+package planner
+
+import (
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/netmgr/netmgr/fsm"
+	"github.com/netmgr/netmgr/matcher"
+	"github.com/netmgr/netmgr/queue"
+)
+
+// head is the first job in queue order that waits for capacity on
+// machines that otherwise match it; later jobs may take that capacity only
+// when they will be gone before the head can start.
+type head struct {
+	job       *fsm.Job
+	competing map[int]bool
+	shadow    time.Time
+	known     bool
+}
+
+// elsewhere matches req among the machines the head does not compete for.
+func (p *Pass) elsewhere(req matcher.Request) matcher.Result {
+	var names []string
+	for i, m := range p.machines {
+		if !p.head.competing[i] && (len(req.Machines) == 0 || slices.Contains(req.Machines, m.Name)) {
+			names = append(names, m.Name)
+		}
+	}
+	if len(names) == 0 {
+		return matcher.Result{Machine: -1}
+	}
+	req.Machines = names
+	return p.matcher.MatchPool(req, p.pool)
+}
+
+// newHead records the job the queue's later jobs must not delay: the
+// machines it competes for, and when enough of their busy slots will have
+// freed for its waiting instances, judged by the run limits of what runs
+// there.
+func (p *Pass) newHead(j *fsm.Job, req matcher.Request, first queue.Item) *head {
+	h := &head{job: j, competing: make(map[int]bool)}
+	byName := make(map[string]bool)
+	for _, i := range p.matcher.Candidates(req, p.pool) {
+		h.competing[i] = true
+		byName[p.machines[i].Name] = true
+	}
+	// The instances still waiting: this one and the job's later ones (its
+	// earlier ones in queue order were placed in this pass), not those in
+	// restart backoff.
+	need := 0
+	for i := range j.Instances {
+		in := &j.Instances[i]
+		if in.State == fsm.InstanceQueued && in.Index >= first.Instance && !in.NotBefore.After(p.now) {
+			need++
+		}
+	}
+	var ends []time.Time
+	for _, ref := range p.v.Active() {
+		rj, in, _ := p.v.Instance(ref)
+		if !byName[in.Machine] {
+			continue
+		}
+		start := in.StartedAt
+		if start.IsZero() {
+			start = in.PlacedAt
+		}
+		limit := p.limits[rj.Queue].RunLimit()
+		if limit > 0 {
+			limit += KillGrace // a limit ends with TERM, then KILL after the grace
+		}
+		ends = append(ends, queue.DeclaredEnd(start, limit))
+	}
+	h.shadow, h.known = queue.Shadow(need, ends)
+	return h
+}
+
+// waitsForCapacity reports whether a failed match failed only for lack of
+// capacity on machines that otherwise match: slots, the job's per-machine
+// bound, memory. A job kept off by a reservation or by machines that are
+// down or asleep is not waiting for capacity, and must not hold the queue.
+func waitsForCapacity(res matcher.Result) bool {
+	if res.Matching == 0 {
+		return false
+	}
+	for _, r := range res.Rejections {
+		switch r.Filter {
+		case matcher.FilterReservation, matcher.FilterUp, matcher.FilterAwake:
+			return false
+		}
+	}
+	return true
+}
+
+// behindHead is the Held reason of a job kept off the head's machines.
+func (p *Pass) behindHead() string {
+	return "waiting behind job " + p.head.job.Name + " (" + strconv.FormatUint(p.head.job.ID, 10) +
+		"), first in queue order, for the machines it needs"
+}

@@ -1,0 +1,168 @@
+package planner
+
+import (
+	"time"
+
+	"github.com/netmgr/netmgr/fsm"
+	"github.com/netmgr/netmgr/matcher"
+	"github.com/netmgr/netmgr/queue"
+)
+
+// KillGrace is how long a stub waits after the first signal (netkill,
+// netmgr restart, a queue's run limit) before it sends SIGKILL to the
+// job's process group. The dispatcher sends it with every Start and kill;
+// the planner counts it into the end of work under a run limit.
+const KillGrace = 10 * time.Second
+
+// Liveness is what the planner knows of a machine from outside the
+// database: whether its stub is up (alive in gossip and not suspected by
+// the leader), and the load it last reported. The zero value is a machine
+// whose stub is not up.
+type Liveness struct {
+	Up   bool
+	Load float64
+}
+
+// Pass is one scheduling pass over a consistent view: the queued
+// instances in queue order, admitted under each queue's nq_maxactive,
+// matched one by one against a pool whose counts grow as it assigns, with
+// EASY backfill around the head job. A Pass is used by one goroutine,
+// inside the fsm.Read that gave its view, and only once.
+type Pass struct {
+	v        fsm.View
+	now      time.Time
+	machines []*fsm.Machine
+	pool     *matcher.Pool
+	matcher  *matcher.Matcher
+	active   *queue.Active
+	limits   map[string]queue.Limits
+	head     *head
+	// free reports that some machine is up, awake and has a free slot.
+	// Without one no instance can be placed, and the scheduler, which runs
+	// after every commit, skips the pass (a full pool with a long queue
+	// would otherwise match every queued job again on every commit).
+	free bool
+}
+
+// New prepares a pass over v at now, with each machine's liveness from
+// live (a machine missing from it is not up). It builds a view of every
+// machine, so a caller that can tell nothing will come of the pass (no
+// instance queued) skips it.
+func New(v fsm.View, live map[string]Liveness, now time.Time) *Pass {
+	machines := v.Machines()
+	views := make([]matcher.MachineView, len(machines))
+	free := false
+	for i, m := range machines {
+		views[i] = machineView(v, m, live[m.Name], now)
+		free = free || (views[i].Up && views[i].Awake && views[i].Running < views[i].Slots)
+	}
+	limits := make(map[string]queue.Limits)
+	running := make(map[string]int)
+	for _, q := range v.Queues() {
+		limits[q.Name] = q.Limits()
+		running[q.Name] = q.Active
+	}
+	return &Pass{
+		v: v, now: now, machines: machines, free: free,
+		pool: matcher.NewPool(views), matcher: matcher.New(),
+		active: queue.NewActive(limits, running), limits: limits,
+	}
+}
+
+// Place runs the pass and returns what it places as one Place, planned at
+// the view's index; the caller stamps At before it proposes it. The Place
+// has no assignments when nothing can be placed: no machine has a free
+// slot, or nothing queued fits.
+func (p *Pass) Place() fsm.Place {
+	var plan fsm.Place
+	if !p.free {
+		return plan // every machine is full, down or draining: nothing can start
+	}
+	p.Run(func(it queue.Item, in *fsm.Instance, res matcher.Result, _ *Held) {
+		if res.Machine < 0 {
+			return
+		}
+		plan.Assignments = append(plan.Assignments, p.assignment(it.JobID, in.Index, in.Attempt, res))
+	})
+	plan.PlannedAtIndex = p.v.Index()
+	return plan
+}
+
+// assignment is the Assignment of an attempt to the machine res chose.
+func (p *Pass) assignment(job uint64, instance int, attempt uint64, res matcher.Result) fsm.Assignment {
+	return fsm.Assignment{
+		JobID: job, Instance: instance, Attempt: attempt,
+		Machine: p.machines[res.Machine].Name, Key: res.Key,
+	}
+}
+
+// Held is an instance the pass kept from a machine for a reason of its
+// own: its queue's nq_maxactive, or the head job's claim. Reason is the
+// sentence `netstatus --why` prints.
+type Held struct{ Reason string }
+
+// waiting is the result the pass reports for a queued instance it did
+// not ask the matcher about: held back by restart backoff or by a Held
+// reason.
+var waiting = matcher.Result{Machine: -1}
+
+// Run calls visit for every queued instance in queue order with the
+// matcher's answer (res.Machine >= 0 when placed), or with a Held reason;
+// a placed instance is taken from the pool before the next is matched.
+// visit must not keep in or res beyond the call's fsm.Read.
+func (p *Pass) Run(visit func(it queue.Item, in *fsm.Instance, res matcher.Result, held *Held)) {
+	queued := p.v.Queued()
+	items := make([]queue.Item, 0, len(queued))
+	for _, ref := range queued {
+		j, _, _ := p.v.Instance(ref)
+		items = append(items, queue.Item{
+			JobID: ref.JobID, Instance: ref.Instance, SubmitIndex: j.CreateIndex,
+			Priority: p.limits[j.Queue].Priority,
+		})
+	}
+	queue.Order(items)
+	// Within one pass capacity only shrinks, so once an instance of a job
+	// finds no machine, its later instances find none either: reuse the
+	// answer instead of matching them all again.
+	stuck := make(map[uint64]func(*fsm.Instance))
+	for _, it := range items {
+		j, in, _ := p.v.Instance(fsm.InstanceRef{JobID: it.JobID, Instance: it.Instance})
+		if in.NotBefore.After(p.now) {
+			visit(it, in, waiting, nil)
+			continue
+		}
+		if again, ok := stuck[j.ID]; ok {
+			again(in)
+			continue
+		}
+		if !p.active.Admit(j.Queue) {
+			h := &Held{Reason: p.active.Reason(j.Queue)}
+			stuck[j.ID] = func(in *fsm.Instance) { visit(it, in, waiting, h) }
+			visit(it, in, waiting, h)
+			continue
+		}
+		req := matchRequest(j, in)
+		res := p.matcher.MatchPool(req, p.pool)
+		if res.Machine >= 0 && p.head != nil && p.head.job.ID != j.ID && p.head.competing[res.Machine] &&
+			!queue.MayBackfill(p.now, p.limits[j.Queue].RunLimit(), p.head.shadow, p.head.known) {
+			res = p.elsewhere(req)
+			if res.Machine < 0 {
+				h := &Held{Reason: p.behindHead()}
+				stuck[j.ID] = func(in *fsm.Instance) { visit(it, in, waiting, h) }
+				visit(it, in, waiting, h)
+				continue
+			}
+		}
+		if res.Machine < 0 {
+			stuck[j.ID] = func(in *fsm.Instance) { visit(it, in, res, nil) }
+			if p.head == nil && waitsForCapacity(res) {
+				p.head = p.newHead(j, req, it)
+			}
+			visit(it, in, res, nil)
+			continue
+		}
+		p.pool.Take(res.Machine, req)
+		p.active.Take(j.Queue)
+		visit(it, in, res, nil)
+	}
+}

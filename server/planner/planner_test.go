@@ -1,0 +1,115 @@
+package planner_test
+
+import (
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/raft"
+
+	"github.com/netmgr/netmgr/fsm"
+	"github.com/netmgr/netmgr/server/planner"
+)
+
+var at = time.Date(2025, time.March, 3, 8, 0, 0, 0, time.UTC)
+
+// newState returns an FSM holding two machines, a (x86_64, 2 CPUs) and b
+// (sparc, 1 CPU), and a function that applies commands to it.
+func newState(t *testing.T) (*fsm.FSM, func(fsm.MessageType, any)) {
+	t.Helper()
+	f := fsm.New()
+	var index uint64
+	apply := func(typ fsm.MessageType, body any) {
+		t.Helper()
+		data, err := fsm.Encode(typ, body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		index++
+		if res := f.Apply(&raft.Log{Type: raft.LogCommand, Index: index, Data: data}).(*fsm.Result); res.Err != nil {
+			t.Fatalf("apply %v: %v", typ, res.Err)
+		}
+	}
+	apply(fsm.StubJoinType, fsm.StubJoin{At: at, Machine: fsm.MachineFacts{Name: "a", Arch: "x86_64", CPUs: 2, MemoryMB: 1024}})
+	apply(fsm.StubJoinType, fsm.StubJoin{At: at, Machine: fsm.MachineFacts{Name: "b", Arch: "sparc", CPUs: 1, MemoryMB: 1024}})
+	return f, apply
+}
+
+// allUp is the liveness of every machine of v with its stub up, no load.
+func allUp(v fsm.View) map[string]planner.Liveness {
+	live := make(map[string]planner.Liveness)
+	for _, m := range v.Machines() {
+		live[m.Name] = planner.Liveness{Up: true}
+	}
+	return live
+}
+
+// TestPlace: a pass places what fits where it fits and leaves the rest
+// queued, and the same view, liveness and time give the same Place.
+func TestPlace(t *testing.T) {
+	f, apply := newState(t)
+	apply(fsm.SubmitType, fsm.Submit{At: at, Owner: "fred", Spec: fsm.JobSpec{Binaries: map[string]string{"x86_64": "/bin/x"}, Min: 3}})
+	apply(fsm.SubmitType, fsm.Submit{At: at, Owner: "fred", Spec: fsm.JobSpec{Binaries: map[string]string{"sparc": "/bin/s"}, Min: 1}})
+
+	var got, again fsm.Place
+	now := at.Add(time.Minute)
+	f.Read(func(v fsm.View) {
+		got = planner.New(v, allUp(v), now).Place()
+		again = planner.New(v, allUp(v), now).Place()
+	})
+	want := map[string]int{"a": 2, "b": 1}
+	for _, a := range got.Assignments {
+		want[a.Machine]--
+		if (a.Machine == "a") != (a.JobID == 1) || a.Attempt != 1 {
+			t.Errorf("got assignment %+v, want job 1 on a and job 2 on b, attempt 1", a)
+		}
+	}
+	if len(got.Assignments) != 3 || want["a"] != 0 || want["b"] != 0 {
+		t.Errorf("got %d assignments %+v, want 2 on a (its slots) and 1 on b", len(got.Assignments), got.Assignments)
+	}
+	if got.PlannedAtIndex != 4 {
+		t.Errorf("got PlannedAtIndex %d, want 4 (the view's index)", got.PlannedAtIndex)
+	}
+	if !reflect.DeepEqual(got, again) {
+		t.Errorf("two passes over the same view differ:\n%+v\n%+v", got, again)
+	}
+}
+
+// TestPlaceDown: a machine whose stub is not up takes nothing.
+func TestPlaceDown(t *testing.T) {
+	f, apply := newState(t)
+	apply(fsm.SubmitType, fsm.Submit{At: at, Owner: "fred", Spec: fsm.JobSpec{Binaries: map[string]string{"x86_64": "/bin/x"}, Min: 1}})
+	var got fsm.Place
+	f.Read(func(v fsm.View) {
+		got = planner.New(v, map[string]planner.Liveness{"b": {Up: true}}, at).Place()
+	})
+	if len(got.Assignments) != 0 {
+		t.Errorf("got assignments %+v with a down, want none", got.Assignments)
+	}
+}
+
+// TestPlaceSubmit: a job submitted while nothing waits is planned as far
+// as capacity goes; behind a waiting job it is left to the scheduler.
+func TestPlaceSubmit(t *testing.T) {
+	f, apply := newState(t)
+	sub := fsm.Submit{At: at, Owner: "fred", Spec: fsm.JobSpec{Binaries: map[string]string{"x86_64": "/bin/x"}, Min: 3}}
+	var (
+		index uint64
+		got   []fsm.Assignment
+	)
+	f.Read(func(v fsm.View) { index, got = planner.New(v, allUp(v), at).PlaceSubmit(sub) })
+	if index != 2 || len(got) != 2 {
+		t.Fatalf("got index %d, assignments %+v, want index 2 and the 2 slots of a", index, got)
+	}
+	for i, a := range got {
+		if a.JobID != 0 || a.Instance != i || a.Attempt != 1 || a.Machine != "a" {
+			t.Errorf("assignment %d = %+v, want job 0 (the FSM fills it in), instance %d, attempt 1 on a", i, a, i)
+		}
+	}
+
+	apply(fsm.SubmitType, sub)
+	f.Read(func(v fsm.View) { _, got = planner.New(v, allUp(v), at).PlaceSubmit(sub) })
+	if len(got) != 0 {
+		t.Errorf("got assignments %+v behind a queued job, want none", got)
+	}
+}

@@ -1,0 +1,71 @@
+package planner
+
+import (
+	"maps"
+	"slices"
+	"time"
+
+	"github.com/netmgr/netmgr/fsm"
+	"github.com/netmgr/netmgr/matcher"
+)
+
+// matchRequest is what the matcher needs to know of one instance.
+func matchRequest(j *fsm.Job, in *fsm.Instance) matcher.Request {
+	req := matcher.Request{
+		JobID:         j.ID,
+		Instance:      in.Index,
+		Owner:         j.Owner,
+		BinaryKeys:    slices.Sorted(maps.Keys(j.Spec.Binaries)),
+		Keys:          j.Spec.Keys,
+		Mounts:        j.Spec.Mounts,
+		Machines:      j.Spec.Machines,
+		MaxPerMachine: j.Spec.PerMachineLimit(),
+		MemoryMB:      j.Spec.MemoryMB,
+		Load:          j.Spec.Load,
+	}
+	for _, r := range j.Spec.Requirements {
+		req.Requirements = append(req.Requirements, matcher.Requirement{Attr: r.Attr, Op: r.Op, Value: r.Value})
+	}
+	return req
+}
+
+// machineView is what the matcher sees of a machine: the database's
+// effective attributes and counts, the reservation in force now, with
+// the stub's liveness and load.
+func machineView(v fsm.View, m *fsm.Machine, l Liveness, now time.Time) matcher.MachineView {
+	e := m.Effective()
+	counts := v.JobCounts(m.Name)
+	imposed := 0.0
+	for _, id := range slices.Sorted(maps.Keys(counts)) { // float sums depend on order
+		if j, ok := v.Job(id); ok {
+			imposed += float64(counts[id]) * loadOf(&j.Spec)
+		}
+	}
+	reservedBy, _ := v.ReservedBy(m.Name, now)
+	return matcher.MachineView{
+		Name:         m.Name,
+		ReservedBy:   reservedBy,
+		Keys:         e.Keys,
+		Attrs:        e.Attrs,
+		Mounts:       e.Mounts,
+		Up:           m.Accepts() && l.Up,
+		Awake:        true,
+		Slots:        m.Slots(),
+		Running:      v.Running(m.Name),
+		Load:         l.Load,
+		Rating:       e.Rating,
+		MemoryMB:     e.MemoryMB,
+		UsedMemoryMB: v.UsedMemoryMB(m.Name),
+		ImposedLoad:  imposed,
+		JobCounts:    counts,
+	}
+}
+
+// loadOf is the load one instance of the job imposes: its load= factor,
+// one busy CPU by default.
+func loadOf(s *fsm.JobSpec) float64 {
+	if s.Load > 0 {
+		return s.Load
+	}
+	return 1
+}

@@ -1,0 +1,51 @@
+package server
+
+import (
+	"github.com/netmgr/netmgr/fsm"
+	"github.com/netmgr/netmgr/server/planner"
+)
+
+// submitCommand is the command that creates a job: a SubmitPlace when
+// every server applies one and some of the job can start at once (see
+// planner.Pass.PlaceSubmit), else a Submit that leaves all of it to the
+// scheduler.
+func (s *Server) submitCommand(c fsm.Submit) command {
+	if s.groupApplies(fsm.SubmitPlaceType) {
+		var (
+			index uint64
+			as    []fsm.Assignment
+		)
+		s.fsm.Read(func(v fsm.View) {
+			if v.QueuedCount() > 0 {
+				return // the job will wait behind others: spare the pass
+			}
+			index, as = planner.New(v, s.liveness(c.At), c.At).PlaceSubmit(c)
+		})
+		if len(as) > 0 {
+			return command{fsm.SubmitPlaceType, fsm.SubmitPlace{Submit: c, PlannedAtIndex: index, Assignments: as}}
+		}
+	}
+	return command{fsm.SubmitType, c}
+}
+
+// applySubmit commits a submit command: a plain Submit in a Submits
+// entry shared with the jobs of concurrent requests when every server
+// applies that type, anything else (a SubmitPlace, or for an older
+// group) as its own entry.
+func (s *Server) applySubmit(sc command) (*fsm.Result, error) {
+	c, ok := sc.body.(fsm.Submit)
+	if !ok || !s.groupApplies(fsm.SubmitsType) {
+		return s.apply(sc.t, sc.body)
+	}
+	results, err := s.submits.commit([]fsm.Submit{c}, s.proposeSubmits)
+	if err != nil {
+		return nil, err
+	}
+	return results[0], nil
+}
+
+// proposeSubmits commits subs as one Submits entry.
+func (s *Server) proposeSubmits(subs []fsm.Submit) ([]*fsm.Result, error) {
+	res, err := s.apply(fsm.SubmitsType, fsm.Submits{Submits: subs})
+	return batchResults(fsm.SubmitsType, res, err, len(subs))
+}
