@@ -284,15 +284,15 @@ func (d *dispatcher) startBatch(ctx context.Context, addr string, ws []startWork
 	return errs, regs, nil
 }
 
-// commitRegisters commits, in one entry, the CHILD_REGISTERs regs with
-// which a stub answered the Starts ws. Should that fail, the Starts they
-// answered fail too (errs), so that they are sent again and the stub
-// answers with its REGISTER again: until it is committed the attempt stays
-// placed, and owed its Start.
+// commitRegisters commits, through commitChildren, the CHILD_REGISTERs
+// regs with which a stub answered the Starts ws. Should that fail, the
+// Starts they answered fail too (errs), so that they are sent again and
+// the stub answers with its REGISTER again: until it is committed the
+// attempt stays placed, and owed its Start.
 func (d *dispatcher) commitRegisters(ws []startWork, regs []*client.ChildEvent, errs []error) {
 	var (
-		cmds []command
-		at   []int // the Start each command answers
+		evs []client.ChildEvent
+		at  []int // the Start each event answers
 	)
 	for i, ev := range regs {
 		if ev == nil {
@@ -302,26 +302,20 @@ func (d *dispatcher) commitRegisters(ws []startWork, regs []*client.ChildEvent, 
 			errs[i] = err
 			continue
 		}
-		cmd, err := childCommand(*ev)
-		if err != nil {
-			errs[i] = fmt.Errorf("start answered with a CHILD_REGISTER: %w", err)
-			continue
-		}
-		cmds = append(cmds, cmd)
+		evs = append(evs, *ev)
 		at = append(at, i)
 	}
-	if len(cmds) == 0 {
+	if len(evs) == 0 {
 		return
 	}
-	results, err := d.s.applyChildren(cmds)
-	if err != nil {
-		for _, i := range at {
+	_, refused, err := d.s.commitChildren(evs)
+	for k, i := range at {
+		switch {
+		case refused[k] != nil:
+			errs[i] = fmt.Errorf("start answered with a CHILD_REGISTER: %w", refused[k])
+		case err != nil:
 			errs[i] = fmt.Errorf("commit CHILD_REGISTER from start answer: %w", err)
 		}
-		return
-	}
-	for k, res := range results {
-		d.s.logFenced(*regs[at[k]], res)
 	}
 }
 

@@ -92,12 +92,6 @@ func proposeMerged[T any](calls []*mergeCall[T], propose func([]T) ([]*fsm.Resul
 	}
 }
 
-// proposeChildEvents commits evs as one ChildEvents entry.
-func (s *Server) proposeChildEvents(evs []fsm.ChildEvent) ([]*fsm.Result, error) {
-	res, err := s.apply(fsm.ChildEventsType, fsm.ChildEvents{Events: evs})
-	return batchResults(fsm.ChildEventsType, res, err, len(evs))
-}
-
 // batchResults returns the per-item results of a batch entry of type t
 // holding n items.
 func batchResults(t fsm.MessageType, res *fsm.Result, err error, n int) ([]*fsm.Result, error) {
