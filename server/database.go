@@ -77,5 +77,3 @@ func databaseFromLog(db *fsm.Database) *dblang.Database {
 	out.Admins = clone(db.Admins)
 	return out
 }
-
-func clone(s []string) []string { return append([]string(nil), s...) }

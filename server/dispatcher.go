@@ -24,14 +24,6 @@ const (
 	sendTimeout = 5 * time.Second
 )
 
-// attemptKey names one attempt of one instance: the unit a Start or a
-// kill Signal is sent for, and the key stubs deduplicate by.
-type attemptKey struct {
-	JobID    uint64
-	Instance int
-	Attempt  uint64
-}
-
 // sendState is the leader's soft memory of one Start or Signal.
 type sendState struct {
 	inflight bool
@@ -53,7 +45,7 @@ type dispatcher struct {
 	wg   sync.WaitGroup
 
 	mu      sync.Mutex // guards starts, signals, pass, walked, owedSends, retry and noBatch
-	starts  map[attemptKey]*sendState
+	starts  map[fsm.AttemptRef]*sendState
 	signals map[signalKey]*sendState
 	pass    uint64 // counts passes, to forget what is no longer owed
 	// walked, owedSends and retry decide whether a pass must walk the
@@ -71,7 +63,7 @@ type dispatcher struct {
 // signalKey names one signal decision for an attempt: a kill, a restart,
 // or the suspend or resume committed at index.
 type signalKey struct {
-	attemptKey
+	fsm.AttemptRef
 	what  string
 	index uint64
 }
@@ -80,7 +72,7 @@ func newDispatcher(s *Server) *dispatcher {
 	return &dispatcher{
 		s:       s,
 		done:    make(chan struct{}, 1),
-		starts:  make(map[attemptKey]*sendState),
+		starts:  make(map[fsm.AttemptRef]*sendState),
 		signals: make(map[signalKey]*sendState),
 		noBatch: make(map[string]time.Time),
 	}
@@ -126,7 +118,7 @@ func (d *dispatcher) dispatch(ctx context.Context) {
 		d.pass++
 		v.EachActive(func(ref fsm.InstanceRef, machine string) bool {
 			j, in, _ := v.Instance(ref)
-			key := attemptKey{JobID: j.ID, Instance: in.Index, Attempt: in.Attempt}
+			key := fsm.AttemptRef{JobID: j.ID, Instance: in.Index, Attempt: in.Attempt}
 			if in.State == fsm.InstancePlaced {
 				st := owe(d.starts, key, d.pass)
 				d.retry = d.retry || awaitsRetry(st)
@@ -143,7 +135,7 @@ func (d *dispatcher) dispatch(ctx context.Context) {
 			if !ok {
 				return true
 			}
-			sk.attemptKey = key
+			sk.AttemptRef = key
 			st := owe(d.signals, sk, d.pass)
 			d.retry = d.retry || awaitsRetry(st)
 			if m, ok := v.Machine(machine); ok && due(st, now) {

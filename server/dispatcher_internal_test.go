@@ -25,8 +25,8 @@ import (
 // forgotten once a pass no longer finds it owed, unless it is in flight.
 func TestSendStates(t *testing.T) {
 	now := time.Now()
-	m := make(map[attemptKey]*sendState)
-	a, b := attemptKey{JobID: 1, Attempt: 1}, attemptKey{JobID: 2, Attempt: 1}
+	m := make(map[fsm.AttemptRef]*sendState)
+	a, b := fsm.AttemptRef{JobID: 1, Attempt: 1}, fsm.AttemptRef{JobID: 2, Attempt: 1}
 
 	st := owe(m, a, 1)
 	if !due(st, now) {

@@ -78,10 +78,7 @@ func (s *Server) eventsSince(index uint64) []client.Event {
 	s.fsm.Read(func(v fsm.View) { evs = v.EventsSince(index) })
 	out := make([]client.Event, len(evs))
 	for i, e := range evs {
-		out[i] = client.Event{
-			Index: e.Index, At: e.At, Kind: e.Kind, Job: e.Job, Instance: e.Instance,
-			Attempt: e.Attempt, Machine: e.Machine, Detail: e.Detail,
-		}
+		out[i] = eventToWire(e)
 	}
 	return out
 }

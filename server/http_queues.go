@@ -9,14 +9,7 @@ import (
 	"github.com/netmgr/netmgr/fsm"
 )
 
-func queueToWire(q fsm.QueueView) client.Queue {
-	return client.Queue{
-		Name: q.Name, Priority: q.Priority, MaxSize: q.MaxSize, MaxActive: q.MaxActive,
-		MaxRunSeconds: q.MaxRunSeconds, MaxMemMB: q.MaxMemMB,
-		Jobs: q.Jobs, Waiting: q.Waiting, Running: q.Active,
-	}
-}
-
+// handleQueues lists the queues with their limits and counts.
 func (s *Server) handleQueues(w http.ResponseWriter, r *http.Request) {
 	var out []client.Queue
 	s.fsm.Read(func(v fsm.View) {
@@ -42,6 +35,7 @@ func (s *Server) requireAdmin(w http.ResponseWriter, r *http.Request, action str
 	return user, allowed
 }
 
+// handleSetQueue declares a queue or changes its limits (admins only).
 func (s *Server) handleSetQueue(w http.ResponseWriter, r *http.Request) {
 	name := r.PathValue("name")
 	user, ok := s.requireAdmin(w, r, "set queue "+name)
@@ -53,11 +47,7 @@ func (s *Server) handleSetQueue(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, http.StatusBadRequest, fmt.Errorf("read queue: %w", err))
 		return
 	}
-	decl := fsm.DeclaredQueue{
-		Name: name, Priority: q.Priority, MaxSize: q.MaxSize, MaxActive: q.MaxActive,
-		MaxRunSeconds: q.MaxRunSeconds, MaxMemMB: q.MaxMemMB,
-	}
-	res, err := s.apply(fsm.SetQueueType, fsm.SetQueue{At: time.Now().UTC(), By: user, Queue: decl})
+	res, err := s.apply(fsm.SetQueueType, fsm.SetQueue{At: time.Now().UTC(), By: user, Queue: queueFromWire(name, q)})
 	if err != nil {
 		s.writeApplyError(w, err)
 		return
@@ -74,6 +64,7 @@ func (s *Server) handleSetQueue(w http.ResponseWriter, r *http.Request) {
 	s.writeJSON(w, http.StatusOK, out)
 }
 
+// handleRemoveQueue removes an empty queue (admins only).
 func (s *Server) handleRemoveQueue(w http.ResponseWriter, r *http.Request) {
 	name := r.PathValue("name")
 	user, ok := s.requireAdmin(w, r, "remove queue "+name)

@@ -11,10 +11,7 @@ import (
 	"github.com/netmgr/netmgr/fsm"
 )
 
-func reservationToWire(r *fsm.Reservation) client.Reservation {
-	return client.Reservation{ID: r.ID, Owner: r.Owner, Machines: clone(r.Machines), From: r.From, Until: r.Until}
-}
-
+// handleReservations lists the reservations in the database.
 func (s *Server) handleReservations(w http.ResponseWriter, r *http.Request) {
 	out := []client.Reservation{}
 	s.fsm.Read(func(v fsm.View) {

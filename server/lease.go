@@ -177,10 +177,7 @@ func (s *Server) handleLease(w http.ResponseWriter, r *http.Request) {
 		}
 	})
 	if unreachable {
-		c := fsm.LeaseRestored{At: time.Now().UTC(), Machine: req.Machine}
-		for _, a := range req.Running {
-			c.Running = append(c.Running, fsm.AttemptRef{JobID: a.JobID, Instance: a.Instance, Attempt: a.Attempt})
-		}
+		c := fsm.LeaseRestored{At: time.Now().UTC(), Machine: req.Machine, Running: attemptsFromWire(req.Running)}
 		res, err := s.apply(fsm.LeaseRestoredType, c)
 		if err != nil {
 			s.writeApplyError(w, err)

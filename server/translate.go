@@ -8,8 +8,12 @@ import (
 )
 
 // The log format (fsm) and the wire format (client) evolve separately;
-// these functions are the only place they meet.
+// these functions are where they meet: xToWire renders a record of the
+// database for the API, xFromWire turns a request's values into a
+// command's. (The dispatcher's startRequest builds the one message the
+// leader sends a stub.)
 
+// specFromWire converts a submitted job spec to the log's form.
 func specFromWire(s client.JobSpec) fsm.JobSpec {
 	out := fsm.JobSpec{
 		Name:          s.Name,
@@ -34,6 +38,7 @@ func specFromWire(s client.JobSpec) fsm.JobSpec {
 	return out
 }
 
+// specToWire renders a job spec.
 func specToWire(s fsm.JobSpec) client.JobSpec {
 	out := client.JobSpec{
 		Name:          s.Name,
@@ -58,6 +63,7 @@ func specToWire(s fsm.JobSpec) client.JobSpec {
 	return out
 }
 
+// jobToWire renders a job with its instances.
 func jobToWire(j *fsm.Job) client.Job {
 	out := client.Job{
 		ID:          j.ID,
@@ -98,6 +104,7 @@ func jobToWire(j *fsm.Job) client.Job {
 	return out
 }
 
+// factsFromWire converts the facts a stub reports to the log's form.
 func factsFromWire(f client.Facts) fsm.MachineFacts {
 	return fsm.MachineFacts{
 		Name:     f.Name,
@@ -163,3 +170,47 @@ func leftoversFromWire(ls []client.Leftover) []fsm.Leftover {
 	}
 	return out
 }
+
+// attemptsFromWire converts the attempts a stub reports running to the
+// log's form.
+func attemptsFromWire(as []client.AttemptRef) []fsm.AttemptRef {
+	var out []fsm.AttemptRef
+	for _, a := range as {
+		out = append(out, fsm.AttemptRef{JobID: a.JobID, Instance: a.Instance, Attempt: a.Attempt})
+	}
+	return out
+}
+
+// reservationToWire renders a reservation.
+func reservationToWire(r *fsm.Reservation) client.Reservation {
+	return client.Reservation{ID: r.ID, Owner: r.Owner, Machines: clone(r.Machines), From: r.From, Until: r.Until}
+}
+
+// queueToWire renders a queue with its limits and counts.
+func queueToWire(q fsm.QueueView) client.Queue {
+	return client.Queue{
+		Name: q.Name, Priority: q.Priority, MaxSize: q.MaxSize, MaxActive: q.MaxActive,
+		MaxRunSeconds: q.MaxRunSeconds, MaxMemMB: q.MaxMemMB,
+		Jobs: q.Jobs, Waiting: q.Waiting, Running: q.Active,
+	}
+}
+
+// queueFromWire converts the limits of a queue declared through the API
+// to the log's form; the name comes from the request's path.
+func queueFromWire(name string, q client.Queue) fsm.DeclaredQueue {
+	return fsm.DeclaredQueue{
+		Name: name, Priority: q.Priority, MaxSize: q.MaxSize, MaxActive: q.MaxActive,
+		MaxRunSeconds: q.MaxRunSeconds, MaxMemMB: q.MaxMemMB,
+	}
+}
+
+// eventToWire renders an event of the database's history.
+func eventToWire(e fsm.Event) client.Event {
+	return client.Event{
+		Index: e.Index, At: e.At, Kind: e.Kind, Job: e.Job, Instance: e.Instance,
+		Attempt: e.Attempt, Machine: e.Machine, Detail: e.Detail,
+	}
+}
+
+// clone copies a slice of strings; an empty one comes back nil.
+func clone(s []string) []string { return append([]string(nil), s...) }
