@@ -3,15 +3,11 @@ package server
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"fmt"
-	"net/http"
 	"slices"
 	"time"
 
 	"github.com/hashicorp/raft"
-
-	"github.com/netmgr/netmgr/client"
 )
 
 // bootstrapLoop forms a new Raft group once BootstrapExpect servers with
@@ -38,6 +34,8 @@ func (s *Server) bootstrapLoop() {
 	}
 }
 
+// tryBootstrap bootstraps the group if this server should; done reports
+// that it never needs to try again.
 func (s *Server) tryBootstrap() (bool, error) {
 	if s.raft.State() != raft.Follower || s.raft.Leader() != "" {
 		return true, nil
@@ -89,18 +87,9 @@ func (s *Server) peerInGroup(name string) (bool, error) {
 	}
 	ctx, cancel := context.WithTimeout(s.ctx, 2*time.Second)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+meta.HTTP+"/v1/agent/self", nil)
+	self, err := s.askSelf(ctx, meta.HTTP)
 	if err != nil {
-		return false, fmt.Errorf("ask peer %s: %w", name, err)
-	}
-	resp, err := s.hc.Do(req)
-	if err != nil {
-		return false, fmt.Errorf("ask peer %s: %w", name, err)
-	}
-	defer resp.Body.Close()
-	var self client.Server
-	if err := json.NewDecoder(resp.Body).Decode(&self); err != nil {
-		return false, fmt.Errorf("read peer %s: %w", name, err)
+		return false, fmt.Errorf("peer %s: %w", name, err)
 	}
 	return self.Leader != "" || self.LastIndex > 0, nil
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"os"
+	"time"
 
 	"github.com/netmgr/netmgr/fsm"
 	"github.com/netmgr/netmgr/fsm/dblang"
@@ -76,4 +77,28 @@ func databaseFromLog(db *fsm.Database) *dblang.Database {
 	}
 	out.Admins = clone(db.Admins)
 	return out
+}
+
+// loadInitialDatabase applies --database FILE when the group has never had
+// a database: the first leader of a new group does it, once.
+func (s *Server) loadInitialDatabase() {
+	if s.initialDB == nil {
+		return
+	}
+	var loaded uint64
+	s.fsm.Read(func(v fsm.View) { _, loaded = v.Database() })
+	if loaded != 0 {
+		return
+	}
+	res, err := s.apply(fsm.LoadDatabaseType, fsm.LoadDatabase{
+		At: time.Now().UTC(), Source: s.cfg.DatabaseFile, By: s.cfg.Name, Database: *s.initialDB,
+	})
+	switch {
+	case err != nil:
+		s.log.Error("load initial database failed", "file", s.cfg.DatabaseFile, "err", err)
+	case res.Err != nil:
+		s.log.Error("initial database refused", "file", s.cfg.DatabaseFile, "err", res.Err)
+	default:
+		s.log.Info("initial database loaded", "file", s.cfg.DatabaseFile, "index", res.Index)
+	}
 }

@@ -73,27 +73,3 @@ func (s *Server) handleShowDatabase(w http.ResponseWriter, r *http.Request) {
 	})
 	s.writeJSON(w, http.StatusOK, client.DatabaseText{Text: string(text)})
 }
-
-// loadInitialDatabase applies --database FILE when the group has never had
-// a database: the first leader of a new group does it, once.
-func (s *Server) loadInitialDatabase() {
-	if s.initialDB == nil {
-		return
-	}
-	var loaded uint64
-	s.fsm.Read(func(v fsm.View) { _, loaded = v.Database() })
-	if loaded != 0 {
-		return
-	}
-	res, err := s.apply(fsm.LoadDatabaseType, fsm.LoadDatabase{
-		At: time.Now().UTC(), Source: s.cfg.DatabaseFile, By: s.cfg.Name, Database: *s.initialDB,
-	})
-	switch {
-	case err != nil:
-		s.log.Error("load initial database failed", "file", s.cfg.DatabaseFile, "err", err)
-	case res.Err != nil:
-		s.log.Error("initial database refused", "file", s.cfg.DatabaseFile, "err", res.Err)
-	default:
-		s.log.Info("initial database loaded", "file", s.cfg.DatabaseFile, "index", res.Index)
-	}
-}

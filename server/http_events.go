@@ -82,17 +82,3 @@ func (s *Server) eventsSince(index uint64) []client.Event {
 	}
 	return out
 }
-
-// announceLeadership commits a LeaderElected event for this server's term.
-// It is best effort: a failure costs only the event.
-func (s *Server) announceLeadership() {
-	term, _ := strconv.ParseUint(s.raft.Stats()["term"], 10, 64)
-	// Informational only: a server too old to know the command skips it.
-	res, err := s.apply(fsm.LeaderElectedType|fsm.IgnoreUnknownFlag, fsm.LeaderElected{At: time.Now().UTC(), Name: s.cfg.Name, Term: term})
-	switch {
-	case err != nil:
-		s.log.Warn("record leader election failed", "err", err)
-	case res.Err != nil:
-		s.log.Warn("leader election refused", "err", res.Err)
-	}
-}

@@ -2,7 +2,10 @@ package server
 
 import (
 	"context"
+	"strconv"
 	"time"
+
+	"github.com/netmgr/netmgr/fsm"
 )
 
 // monitorLeadership starts the leader loop when this server wins an
@@ -34,6 +37,7 @@ type leaderRun struct {
 	done   chan struct{}
 }
 
+// startLeaderLoop runs leaderLoop in a goroutine until the run is stopped.
 func (s *Server) startLeaderLoop() *leaderRun {
 	ctx, cancel := context.WithCancel(s.ctx)
 	r := &leaderRun{cancel: cancel, done: make(chan struct{})}
@@ -57,10 +61,34 @@ func (r *leaderRun) stop() {
 // retries failed dispatches and notices slow membership changes.
 const leaderTick = 250 * time.Millisecond
 
-// leaderLoop runs the leader's duties until ctx ends. It first issues a
-// Barrier so the FSM holds every entry committed by earlier leaders, then
-// rebuilds soft state from the database and, on every committed change,
-// gossip event or tick: reconciles membership, schedules, dispatches.
+// leaderLoop runs the leader's duties until ctx ends. Every duty is one
+// call below; the file that holds it is named beside it.
+//
+// Once, when the term begins:
+//   - Barrier, so the FSM holds every entry committed by earlier leaders;
+//     only then does the server answer consistent reads (s.ready).
+//   - loadInitialDatabase (database.go): --database FILE, if the group
+//     has never had a database.
+//   - announceLeadership (leader.go): a LeaderElected event.
+//   - leaderCheck.run (lease.go), in its own goroutine: confirms
+//     leadership for lease renewals; with a fresh leaseTable (lease.go) it
+//     is published in s.leader, where handleLease (http_lease.go) finds it.
+//
+// When gossip reports a change, and every leaderTick:
+//   - membership.reconcile (membership.go): StubJoin, StubLeave, AddVoter.
+//   - refreshGroupLevel (command_level.go): the newest command every
+//     server applies.
+//   - expireReservations (reservations.go): Unreserve past windows.
+//   - expireLeases (lease.go): LeaseExpired for machines that stopped
+//     renewing.
+//
+// After every commit, finished send, gossip change and tick:
+//   - schedule (scheduler.go): one planner pass, committed as one Place.
+//   - dispatcher.dispatch (dispatcher.go): the Starts and Signals the
+//     database owes the stubs.
+//
+// The loop returns, waiting for the goroutines its duties started, when
+// ctx ends (leadership lost or the server stopping).
 func (s *Server) leaderLoop(ctx context.Context) {
 	if err := s.raft.Barrier(s.cfg.ApplyTimeout).Error(); err != nil {
 		s.log.Error("leader barrier failed; stepping back", "err", err)
@@ -113,5 +141,19 @@ func (s *Server) leaderLoop(ctx context.Context) {
 		case <-tick.C:
 			reconcile = true
 		}
+	}
+}
+
+// announceLeadership commits a LeaderElected event for this server's term.
+// It is best effort: a failure costs only the event.
+func (s *Server) announceLeadership() {
+	term, _ := strconv.ParseUint(s.raft.Stats()["term"], 10, 64)
+	// Informational only: a server too old to know the command skips it.
+	res, err := s.apply(fsm.LeaderElectedType|fsm.IgnoreUnknownFlag, fsm.LeaderElected{At: time.Now().UTC(), Name: s.cfg.Name, Term: term})
+	switch {
+	case err != nil:
+		s.log.Warn("record leader election failed", "err", err)
+	case res.Err != nil:
+		s.log.Warn("leader election refused", "err", res.Err)
 	}
 }

@@ -257,14 +257,7 @@ func (c *machineCollector) Collect(ch chan<- prometheus.Metric) {
 	counts := make(map[string]int, len(machineStates))
 	c.s.fsm.Read(func(v fsm.View) {
 		for _, m := range v.Machines() {
-			state := m.State
-			switch {
-			case m.State == fsm.MachineUp && m.Draining:
-				state = client.MachineDraining
-			case m.State == fsm.MachineUp && pool[m.Name].Suspect:
-				state = client.MachineSuspect
-			}
-			counts[state]++
+			counts[machineState(m, pool[m.Name].Suspect)]++
 		}
 	})
 	for _, st := range machineStates {

@@ -120,13 +120,10 @@ func factsFromWire(f client.Facts) fsm.MachineFacts {
 }
 
 // machineToWire reports a machine with its effective attributes (what the
-// scheduler matches against) and its live load and running count.
-func machineToWire(m *fsm.Machine, running int, load float64) client.Machine {
+// scheduler matches against), its live load and running count, and its
+// state as machineState gives it.
+func machineToWire(m *fsm.Machine, running int, load float64, suspect bool) client.Machine {
 	e := m.Effective()
-	state := m.State
-	if m.State == fsm.MachineUp && m.Draining {
-		state = client.MachineDraining
-	}
 	return client.Machine{
 		Name:     m.Name,
 		Arch:     m.Arch,
@@ -137,13 +134,26 @@ func machineToWire(m *fsm.Machine, running int, load float64) client.Machine {
 		Rating:   e.Rating,
 		Load:     load,
 		Running:  running,
-		State:    state,
+		State:    machineState(m, suspect),
 		Keys:     clone(e.Keys),
 		Attrs:    maps.Clone(e.Attrs),
 		Mounts:   clone(e.Mounts),
 		Addr:     m.Addr,
 		Declared: e.Declared,
 	}
+}
+
+// machineState is the state netstatus -m shows for a machine: the
+// database's, except that an up machine is draining once the database
+// says so, else suspect while the leader suspects it.
+func machineState(m *fsm.Machine, suspect bool) string {
+	switch {
+	case m.State == fsm.MachineUp && m.Draining:
+		return client.MachineDraining
+	case m.State == fsm.MachineUp && suspect:
+		return client.MachineSuspect
+	}
+	return m.State
 }
 
 // leftoversToWire converts an instance's killed leftover processes.

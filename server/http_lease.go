@@ -1,0 +1,58 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/netmgr/netmgr/client"
+	"github.com/netmgr/netmgr/fsm"
+)
+
+// handleLease grants a stub's lease renewal, on the leader.
+func (s *Server) handleLease(w http.ResponseWriter, r *http.Request) {
+	arrival := time.Now()
+	var req client.LeaseRequest
+	if err := decodeBody(r, &req); err != nil {
+		s.writeError(w, http.StatusBadRequest, fmt.Errorf("read lease request: %w", err))
+		return
+	}
+	st := s.leader.Load()
+	if st == nil {
+		s.writeError(w, http.StatusServiceUnavailable, errNotLeader)
+		return
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), LeaseRenewInterval*2)
+	defer cancel()
+	if err := st.check.since(ctx, arrival); err != nil {
+		s.writeError(w, http.StatusServiceUnavailable, err)
+		return
+	}
+	st.leases.renew(req.Machine, arrival, req.Load)
+	var (
+		unreachable  bool
+		machineIndex uint64
+	)
+	s.fsm.Read(func(v fsm.View) {
+		m, ok := v.Machine(req.Machine)
+		unreachable = ok && m.State == fsm.MachineUnreachable
+		if ok {
+			machineIndex = m.ModifyIndex
+		}
+	})
+	if unreachable {
+		c := fsm.LeaseRestored{At: time.Now().UTC(), Machine: req.Machine, Running: attemptsFromWire(req.Running)}
+		res, err := s.apply(fsm.LeaseRestoredType, c)
+		if err != nil {
+			s.writeApplyError(w, err)
+			return
+		}
+		machineIndex = max(machineIndex, res.Index)
+		s.log.Info("machine reachable again", "machine", req.Machine)
+	}
+	s.writeJSON(w, http.StatusOK, client.LeaseResponse{
+		LeaseMS: LeaseDuration.Milliseconds(), RenewMS: LeaseRenewInterval.Milliseconds(), TakesLoad: true,
+		MachineIndex: machineIndex,
+	})
+}
