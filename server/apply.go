@@ -10,17 +10,6 @@ import (
 	"github.com/netmgr/netmgr/fsm"
 )
 
-// Sentinel errors of the server.
-var (
-	// errNotLeader means this server cannot apply because it does not lead.
-	errNotLeader = errors.New("not the leader")
-	// errNoLeader means the group has no leader right now; retry shortly.
-	errNoLeader = errors.New("no leader: the server group is electing one, retry shortly")
-	// errCatchingUp means a new leader has not yet applied every committed
-	// entry, so it cannot answer a consistent read yet.
-	errCatchingUp = errors.New("new leader is applying the log, retry shortly")
-)
-
 // command is one typed command for the Raft log, before encoding.
 type command struct {
 	t    fsm.MessageType

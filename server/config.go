@@ -1,7 +1,6 @@
 package server
 
 import (
-	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -50,9 +49,7 @@ type Config struct {
 	ApplyTimeout time.Duration
 }
 
-// errConfig reports invalid configuration.
-var errConfig = errors.New("invalid server configuration")
-
+// validate checks c and fills in its defaults.
 func (c *Config) validate() error {
 	switch {
 	case c.Name == "":

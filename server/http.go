@@ -68,18 +68,20 @@ func (s *Server) writeApplyError(w http.ResponseWriter, err error) {
 	s.writeError(w, http.StatusInternalServerError, err)
 }
 
-// requestUser is the identity a request acts as. Today it is the name the
-// client sends; an authenticated identity replaces this function alone.
-func requestUser(r *http.Request) string {
-	if u := r.Header.Get(client.UserHeader); u != "" {
-		return u
-	}
-	return "nobody"
-}
-
 // decodeBody reads a JSON request body into v.
 func decodeBody(r *http.Request, v any) error {
 	dec := json.NewDecoder(http.MaxBytesReader(nil, r.Body, 1<<20))
 	dec.DisallowUnknownFields()
 	return dec.Decode(v)
+}
+
+// statusOf maps a rule violation from the fsm to an HTTP status.
+func statusOf(err error) int {
+	switch {
+	case errors.Is(err, fsm.ErrNoSuchJob), errors.Is(err, fsm.ErrNoSuchQueue), errors.Is(err, fsm.ErrNoSuchMachine):
+		return http.StatusNotFound
+	case errors.Is(err, fsm.ErrJobFinished), errors.Is(err, fsm.ErrQueueInUse), errors.Is(err, fsm.ErrReserved):
+		return http.StatusConflict
+	}
+	return http.StatusBadRequest
 }

@@ -1,7 +1,6 @@
 package server
 
 import (
-	"errors"
 	"fmt"
 	"net/http"
 	"time"
@@ -11,17 +10,6 @@ import (
 	"github.com/netmgr/netmgr/fsm/dblang"
 )
 
-// errNotAdmin refuses an administrative request from a user who is not a
-// declared admin_id.
-var errNotAdmin = errors.New("permission denied")
-
-// mayAdminister reports whether user may change the database: root, or a
-// declared admin_id. Until a database declares one, anyone may load the
-// first database.
-func mayAdminister(db *fsm.Database, user string) bool {
-	return user == "root" || len(db.Admins) == 0 || db.IsAdmin(user)
-}
-
 // handleLoadDatabase replaces the database with the posted declarations,
 // as one replicated command: a text with any error changes nothing.
 func (s *Server) handleLoadDatabase(w http.ResponseWriter, r *http.Request) {
@@ -30,14 +18,8 @@ func (s *Server) handleLoadDatabase(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, http.StatusBadRequest, fmt.Errorf("read database request: %w", err))
 		return
 	}
-	user := requestUser(r)
-	var allowed bool
-	s.fsm.Read(func(v fsm.View) {
-		db, _ := v.Database()
-		allowed = mayAdminister(db, user)
-	})
-	if !allowed {
-		s.writeError(w, http.StatusForbidden, fmt.Errorf("load database: %w: %s is not an admin_id of this database", errNotAdmin, user))
+	user, ok := s.requireAdmin(w, r, "load database")
+	if !ok {
 		return
 	}
 	if req.Filename == "" {

@@ -20,21 +20,6 @@ func (s *Server) handleQueues(w http.ResponseWriter, r *http.Request) {
 	s.writeJSON(w, http.StatusOK, out)
 }
 
-// requireAdmin answers 403 unless the requesting user administers the
-// pool; it returns the user when they may.
-func (s *Server) requireAdmin(w http.ResponseWriter, r *http.Request, action string) (string, bool) {
-	user := requestUser(r)
-	var allowed bool
-	s.fsm.Read(func(v fsm.View) {
-		db, _ := v.Database()
-		allowed = mayAdminister(db, user)
-	})
-	if !allowed {
-		s.writeError(w, http.StatusForbidden, fmt.Errorf("%s: %w: %s is not an admin_id of this database", action, errNotAdmin, user))
-	}
-	return user, allowed
-}
-
 // handleSetQueue declares a queue or changes its limits (admins only).
 func (s *Server) handleSetQueue(w http.ResponseWriter, r *http.Request) {
 	name := r.PathValue("name")

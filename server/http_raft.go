@@ -9,18 +9,6 @@ import (
 	"github.com/hashicorp/raft"
 )
 
-// Errors of DELETE /v1/raft/servers/{name}.
-var (
-	// errNotAMember refuses to remove a name outside the Raft configuration.
-	errNotAMember = errors.New("not a member of the raft configuration (netstatus -s lists the members)")
-	// errRemoveLeader refuses to remove the leader itself: the group would
-	// lose its leader in the middle of the change.
-	errRemoveLeader = errors.New("it is the leader; transfer leadership first (stop it and let the others elect a new one)")
-	// errRemoveAlive refuses to remove a server that gossip shows alive: the
-	// leader would add it back on its next membership tick.
-	errRemoveAlive = errors.New("it is alive in the gossip pool and would rejoin at once; stop it first")
-)
-
 // removeTimeout bounds how long a removal waits to be committed.
 const removeTimeout = 5 * time.Second
 

@@ -22,9 +22,6 @@ func (s *Server) handleReservations(w http.ResponseWriter, r *http.Request) {
 	s.writeJSON(w, http.StatusOK, out)
 }
 
-// errNoMachines means a reservation by requirements found too few machines.
-var errNoMachines = errors.New("not enough machines")
-
 // handleReserve sets machines aside for the requesting user: the named
 // ones, or the N least loaded machines that meet the requirements and are
 // not reserved by anyone else during the window.
@@ -101,8 +98,8 @@ func (s *Server) handleUnreserve(w http.ResponseWriter, r *http.Request) {
 			mine := rv.Owner == user
 			switch {
 			case req.ID != 0 && rv.ID == req.ID:
-				if !mine && user != "root" && !db.IsAdmin(user) {
-					deny = fmt.Errorf("unreserve %d: %w: it belongs to %s", rv.ID, errNotOwner, rv.Owner)
+				if !mayActFor(db, rv.Owner, user) {
+					deny = fmt.Errorf("unreserve %d: %w: it belongs to %s", rv.ID, errPermission, rv.Owner)
 					return
 				}
 			case req.ID != 0:

@@ -1,16 +1,11 @@
 package server
 
 import (
-	"errors"
 	"fmt"
 	"math"
 
 	"github.com/netmgr/netmgr/client"
 )
-
-// errNotSupported marks a job option whose machinery is not built yet: the
-// job is refused rather than run without it.
-var errNotSupported = errors.New("not supported yet")
 
 // validateSpec refuses a spec this server cannot honour. The fsm re-checks
 // its own invariants; this check gives the user the clear answer.

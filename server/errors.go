@@ -1,0 +1,39 @@
+package server
+
+import "errors"
+
+// The server's sentinel errors. Each is wrapped once, with the operation
+// that failed, where it arises; handlers map them to HTTP statuses.
+var (
+	// errNotLeader means this server cannot apply because it does not lead.
+	errNotLeader = errors.New("not the leader")
+	// errNoLeader means the group has no leader right now; retry shortly.
+	errNoLeader = errors.New("no leader: the server group is electing one, retry shortly")
+	// errCatchingUp means a new leader has not yet applied every committed
+	// entry, so it cannot answer a consistent read yet.
+	errCatchingUp = errors.New("new leader is applying the log, retry shortly")
+
+	// errConfig reports invalid configuration.
+	errConfig = errors.New("invalid server configuration")
+
+	// errPermission refuses a request by a user who may not make it: an
+	// administrative change by a user who is not a declared admin_id, an
+	// action on a job or reservation by one who neither owns it nor
+	// administers the pool.
+	errPermission = errors.New("permission denied")
+	// errNotSupported marks a job option whose machinery is not built yet:
+	// the job is refused rather than run without it.
+	errNotSupported = errors.New("not supported yet")
+	// errNoMachines means a reservation by requirements found too few
+	// machines.
+	errNoMachines = errors.New("not enough machines")
+
+	// errNotAMember refuses to remove a name outside the Raft configuration.
+	errNotAMember = errors.New("not a member of the raft configuration (netstatus -s lists the members)")
+	// errRemoveLeader refuses to remove the leader itself: the group would
+	// lose its leader in the middle of the change.
+	errRemoveLeader = errors.New("it is the leader; transfer leadership first (stop it and let the others elect a new one)")
+	// errRemoveAlive refuses to remove a server that gossip shows alive: the
+	// leader would add it back on its next membership tick.
+	errRemoveAlive = errors.New("it is alive in the gossip pool and would rejoin at once; stop it first")
+)
