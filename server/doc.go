@@ -1,12 +1,61 @@
 // Package server is a netmgr server: a member of the Raft group that holds
 // the database (package fsm), the HTTP/JSON API for users and stubs, and,
-// while it leads, the scheduler, the dispatcher and the membership watcher.
+// while it leads, the leader's duties: the scheduler, the dispatcher, the
+// membership watcher and the lease keeper.
 //
 // All writes go through one apply helper on the leader; a follower forwards
 // write requests to the leader and redirects consistent reads to it. Servers
 // find each other through the memberlist pool they share with the stubs and
 // form the Raft group by themselves once --bootstrap-expect servers are seen.
 //
-// It does not run jobs (package stub) and does not parse user input beyond
-// the wire types of package client.
+// It does not run jobs (package stub), does not decide where work runs
+// (package server/planner, with matcher and queue, does; the server feeds
+// it the database and each machine's liveness and commits its Place) and
+// does not parse user input beyond the wire types of package client and the
+// database language (package fsm/dblang).
+//
+// # Layout
+//
+// The server and its parts:
+//   - server.go: Server, New, Shutdown; config.go: Config and its checks.
+//   - raft.go: Raft and its stores; bootstrap.go: forming a new group from
+//     gossip; command_level.go: the newest command every server applies.
+//   - gossip.go: the memberlist node and its view of the pool; pool.go: that
+//     view as the leader sees it (suspicion, reported loads) and as the
+//     planner takes it (liveness).
+//   - apply.go: the one path by which the server changes the database;
+//     entry_merge.go: merging concurrent callers' items into batch entries.
+//   - errors.go: the package's sentinel errors.
+//   - translate.go: the one place the log format (fsm) and the wire format
+//     (client) meet; database.go: the database language to the log's form,
+//     and --database FILE.
+//   - metrics.go: the Prometheus registry and its instruments.
+//
+// The leader, whose duties leaderLoop in leader.go lists and calls, one
+// call each:
+//   - leader.go: the leader loop, started and stopped from Raft's
+//     leadership notifications; announceLeadership.
+//   - scheduler.go: schedule, one planner pass committed as one Place.
+//   - dispatcher.go: Starts and Signals the database owes the stubs.
+//   - membership.go: gossip joins and failures to StubJoin, StubLeave,
+//     AddVoter.
+//   - lease.go: the lease timing, leadership checks, the lease table and
+//     expireLeases.
+//   - reservations.go: expireReservations, and choosing machines to
+//     reserve.
+//   - database.go: loadInitialDatabase.
+//
+// The commit paths that more than one caller shares:
+//   - children.go: CHILD_REGISTER and CHILD_TERM from stubs, whether they
+//     come by POST /v1/child, POST /v1/children or in a stub's answer to a
+//     batch of Starts.
+//   - submit.go: a new job, as a SubmitPlace when part of it can start at
+//     once, else in a Submits entry shared with concurrent submits.
+//
+// The API: http.go holds the routes and the helpers every handler uses,
+// forward.go sends writes to the leader, and each http_*.go file holds the
+// handlers of one group of routes and the helpers only they use (http_auth.go:
+// who may do what). Nothing outside the http_*.go files calls into them;
+// validate.go checks a submitted job, self.go is this server's report of
+// itself and the question it asks its peers.
 package server
