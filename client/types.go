@@ -1,6 +1,9 @@
 package client
 
-import "time"
+import (
+	"fmt"
+	"time"
+)
 
 // AnyKey is the binaries key that matches every machine. `netexec BINARY`
 // submits its binary under this key.
@@ -431,6 +434,11 @@ type AttemptRef struct {
 	JobID    uint64 `json:"job_id"`
 	Instance int    `json:"instance"`
 	Attempt  uint64 `json:"attempt"`
+}
+
+// String names the attempt as "job.instance.attempt", e.g. "12.0.1".
+func (r AttemptRef) String() string {
+	return fmt.Sprintf("%d.%d.%d", r.JobID, r.Instance, r.Attempt)
 }
 
 // LeaseRequest renews a stub's lease, the body of POST /v1/lease. Running
