@@ -29,75 +29,36 @@
 // exit code 127). When the stub does not run as root, every job runs as the
 // stub's own user whatever the Owner says.
 //
-// Supervisors: the stub's attempts run under its supervisor host, one
-// process per stub: the stub's own binary re-executed (/proc/self/exe) as
-// `netmgr supervise --host` in a session of its own, as slurmstepd or
-// Nomad's executor do (the package's init turns any binary that links it,
-// a test binary included, into the supervisor when NETMGR_SUPERVISOR_HOST
-// or NETMGR_SUPERVISOR_DIR is set; see SuperviseHost and Supervise). One
-// process for all attempts rather than one per attempt: a Go process's
-// start and exit cost about 15 ms of CPU, several times what the rest of
-// an attempt costs the machine. The stub makes the attempt's supervisor
-// directory <DataDir>/attempts/<job>.<instance>.<attempt> (private to the
-// stub: the exec dir belongs to the job's owner, who must not forge a
-// result) and sends the host the attempt's spec on
-// <DataDir>/attempts/host-2.sock (the number is the protocol's version);
-// the host starts the job in its own process group (and its own cgroup,
-// below) with the owner's credentials, writes state.json atomically (its
-// own and the job's pid, process start time and boot id, the start time,
-// whether the attempt is restartable, and the host's socket), and answers
-// that the job runs; only then does the stub record the CHILD_REGISTER. The host waits for the job (one
-// goroutine reaps every child on SIGCHLD), enforces its limits, kills
-// whatever is left of the job when its first process ends (it is a child
-// subreaper, so orphans that left the group come back to it; without a
-// cgroup, an orphan is the job's when its environment carries the job's
-// NETMGR_JOB_ID, NETMGR_INSTANCE and NETMGR_ATTEMPT) and writes
-// result.json: exit code, signal, usage of the job's processes it reaped,
-// the limit's reason, the leftover processes it killed. The stub holds a
-// connection to the host, its lifeline, while it runs, and the host
-// pushes each result on it once written; the stub signals the job through
-// the host socket, naming the attempt's directory, and asks for a result
-// there when no push can bring it (the lifeline broke, or the attempt was
-// started by an earlier stub). The host exits once no stub holds a
-// lifeline and no job runs.
-// Should no host start, an attempt gets a supervisor process of its own
-// (`netmgr supervise --dir`), which reads the spec from spec.json in the
-// supervisor directory and serves the socket "sock" there instead.
+// Supervisors: the stub forks no job itself. Its attempts run under its
+// supervisor host, the stub's own binary re-executed as `netmgr supervise
+// --host` in a session of its own, which outlives the stub (package
+// supervisor says how). The stub reaches it through one interface,
+// supervisors (supervisors.go), which supervisor.Client implements, and
+// in a simulated stub supervisor.Simulator (see Simulation). A Start is
+// answered, and its CHILD_REGISTER recorded, only once the host reports
+// that the job runs; the host pushes each job's result to the stub, which
+// asks for it instead when no push can bring it. Shutdown leaves the
+// supervisors and their jobs alone. A new stub on the same DataDir
+// reattaches to every attempt not yet reported as ended: a result written
+// meanwhile is recorded at once; a running supervisor (verified by pid,
+// start time and boot id, never by a bare pid) is watched again, so
+// Signal works as before; a supervisor that is gone without a result
+// (killed, or the machine rebooted) makes the attempt lost: a CHILD_TERM
+// with Error "lost: supervisor gone" and exit code -1, after what is left
+// of the job is killed.
 //
-// The supervisor does not depend on the stub: Shutdown leaves it and its
-// job alone. A new stub on the same DataDir reattaches to every attempt
-// not yet reported as ended: a result written meanwhile is recorded at
-// once; a running supervisor is verified by pid, start time (field 22 of
-// /proc/<pid>/stat) and boot id — never by a bare pid, which the kernel
-// recycles — and watched again, so Signal works as before; a supervisor
-// that is gone without a result (killed, or the machine rebooted) makes
-// the attempt lost: a CHILD_TERM with Error "lost: supervisor gone" and
-// exit code -1, after what is left of the job is killed (its cgroup, or
-// its process group once its first process verifies).
-//
-// Cgroups: where the host offers a writable cgroup v2 tree (the cgroup2
+// Cgroups: where the machine offers a writable cgroup v2 tree (the cgroup2
 // mount, /sys/fs/cgroup or /sys/fs/cgroup/unified, and the stub can
 // create a cgroup under Config.CgroupParent or its own cgroup), each job
-// is started straight into its own cgroup
-// netmgr/<stub>/<job>.<instance>.<attempt> (clone3 CLONE_INTO_CGROUP);
-// cleanup and SIGKILL use cgroup.kill, other signals reach every process
-// in cgroup.procs, and memory is measured as anon + file_mapped from
-// memory.stat where the memory controller is on (memory.current would
-// count the page cache), else as the RSS of the cgroup's processes.
-// Otherwise jobs run in process groups; the stub logs which at start.
+// runs in its own cgroup netmgr/<stub>/<job>.<instance>.<attempt>;
+// otherwise jobs run in process groups; the stub logs which at start.
 //
-// Limits: a StartRequest may carry its queue's limits, enforced by the
-// attempt's supervisor, so they hold while no stub runs. With
-// MaxRunSeconds the supervisor sends SIGTERM to the job that long after
-// it started — wall time, so time the job spends stopped by netmgr
-// suspend counts — and SIGKILL GraceMS later (10 s when 0) if it is still
-// alive. With MaxMemMB it measures the job's resident memory every 250 ms
-// and SIGKILLs the job above its limit at once; the largest sum seen is
-// reported as MaxRSSKB when it exceeds what wait returned. Each of these
-// signals is followed by SIGCONT so that a stopped job receives it. The
-// attempt's CHILD_TERM then carries a Reason, whatever the exit status:
-// "run limit of 3m20s exceeded" or "memory limit of 20 MB exceeded
-// (resident 23 MB)"; the first limit to act names it.
+// Limits: a StartRequest may carry its queue's limits (MaxRunSeconds,
+// GraceMS, MaxMemMB), which the attempt's supervisor enforces, so they
+// hold while no stub runs. The attempt's CHILD_TERM then carries a Reason,
+// whatever the exit status: "run limit of 3m20s exceeded" or "memory
+// limit of 20 MB exceeded (resident 23 MB)"; the first limit to act names
+// it.
 //
 // Events: CHILD_REGISTER (the job started, with its pid, which is also its
 // process group) and CHILD_TERM (it ended: exit code, signal name without
@@ -119,4 +80,38 @@
 //
 // What the stub does not do yet: an owner policy (sleep on console
 // activity).
+//
+// A Start, from the request to the fork: http.go (handleStart, startOne:
+// the lease check) -> runner_start.go (runner.start: claim the attempt,
+// runner.spec: exec dir, credentials, environment, limits) ->
+// supervisor.Client.Start (stub/supervisor/client.go) -> the host
+// (supervisor/server.go, host.go: fork) -> back in runner.start, the
+// CHILD_REGISTER goes to the outbox and runner.watch waits for the end.
+// A CHILD_TERM is made in runner.go (runner.finish from the supervisor's
+// Result, runner.lost when the supervisor is gone) or, for a job that
+// could not be started, in runner_start.go (runner.recordExecFailure);
+// each goes into the outbox (outbox.record) and sender.go delivers it.
+//
+// Files:
+//
+//	stub.go           Stub: New, Shutdown; sentinel errors
+//	config.go         Config and its defaults
+//	http.go           the API's routes and handlers; parseSignal
+//	http_starts.go    POST /v1/starts, a batch of Starts
+//	runner.go         runner and attempt: signal, stop on lease loss, watch an attempt, record its end
+//	runner_start.go   runner.start: one Start, top to bottom, and the Spec it builds
+//	runner_recover.go runner.recover: the attempts of an earlier stub on the DataDir
+//	supervisors.go    the interface to the supervisors (supervisor.Client, supervisor.Simulator)
+//	kits.go           exec and supervisor directories made ahead of Starts
+//	cgroups.go        whether and where jobs get cgroups
+//	outbox.go         the bbolt outbox: events and attempt records
+//	outbox_unsent.go  the outbox's events in memory
+//	groupcommit.go    shared write transactions for the outbox
+//	sender.go         delivery of the outbox's events to the servers
+//	servers.go        the servers the stub knows
+//	lease.go          leaseKeeper: the lease, renewed with the servers
+//	gossip.go         memberlist: the stub's metadata, the servers it learns
+//	facts.go          the machine's facts, the init file
+//	metrics.go        the Prometheus metrics
+//	simulate.go       Simulation, the claims of a simulated stub
 package stub

@@ -107,20 +107,20 @@ func newFakeServer(t testing.TB, status int) *fakeServer {
 func (f *fakeServer) addr() string { return strings.TrimPrefix(f.srv.URL, "http://") }
 
 // events returns the accepted events of attempt k, in arrival order.
-func (f *fakeServer) events(k attemptKey) []client.ChildEvent {
+func (f *fakeServer) events(k client.AttemptRef) []client.ChildEvent {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return eventsOf(f.accepted, k)
 }
 
 // receivedOf returns every event of attempt k received, accepted or not.
-func (f *fakeServer) receivedOf(k attemptKey) []client.ChildEvent {
+func (f *fakeServer) receivedOf(k client.AttemptRef) []client.ChildEvent {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return eventsOf(f.received, k)
 }
 
-func eventsOf(evs []client.ChildEvent, k attemptKey) []client.ChildEvent {
+func eventsOf(evs []client.ChildEvent, k client.AttemptRef) []client.ChildEvent {
 	var out []client.ChildEvent
 	for _, ev := range evs {
 		if ev.JobID == k.JobID && ev.Instance == k.Instance && ev.Attempt == k.Attempt {
@@ -132,7 +132,7 @@ func eventsOf(evs []client.ChildEvent, k attemptKey) []client.ChildEvent {
 
 // waitTerm waits until the CHILD_TERM of attempt k arrived and returns the
 // attempt's events.
-func (f *fakeServer) waitTerm(t testing.TB, k attemptKey) []client.ChildEvent {
+func (f *fakeServer) waitTerm(t testing.TB, k client.AttemptRef) []client.ChildEvent {
 	t.Helper()
 	var evs []client.ChildEvent
 	waitFor(t, "CHILD_TERM of "+k.String(), func() bool {
@@ -186,7 +186,7 @@ func withTestDefaults(cfg Config) Config {
 // running is left to them.
 func awaitHosts(t testing.TB, s *Stub) {
 	timeout := time.After(10 * time.Second)
-	for _, reaped := range s.runner.host.hostsReaped() {
+	for _, reaped := range hostsReaped(s) {
 		select {
 		case <-reaped:
 		case <-timeout:
@@ -214,8 +214,8 @@ func shJob(job uint64, instance int, script string) client.StartRequest {
 	}
 }
 
-func keyOf(req client.StartRequest) attemptKey {
-	return attemptKey{JobID: req.JobID, Instance: req.Instance, Attempt: req.Attempt}
+func keyOf(req client.StartRequest) client.AttemptRef {
+	return client.AttemptRef{JobID: req.JobID, Instance: req.Instance, Attempt: req.Attempt}
 }
 
 func itoa(n uint64) string { return strconv.FormatUint(n, 10) }

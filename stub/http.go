@@ -5,9 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/netmgr/netmgr/client"
+	"golang.org/x/sys/unix"
 )
 
 // maxBody bounds a request body.
@@ -85,7 +88,7 @@ func (s *Stub) handleSignal(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, err)
 		return
 	}
-	k := attemptKey{JobID: req.JobID, Instance: req.Instance, Attempt: req.Attempt}
+	k := client.AttemptRef{JobID: req.JobID, Instance: req.Instance, Attempt: req.Attempt}
 	err = s.runner.signal(r.Context(), k, sig, time.Duration(req.GraceMS)*time.Millisecond)
 	switch {
 	case errors.Is(err, ErrUnknownAttempt):
@@ -129,4 +132,27 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 
 func writeError(w http.ResponseWriter, status int, err error) {
 	writeJSON(w, status, client.ErrorResponse{Error: err.Error()})
+}
+
+// parseSignal turns "TERM", "SIGTERM", "term" or "15" into a signal;
+// empty means SIGTERM.
+func parseSignal(name string) (unix.Signal, error) {
+	if name == "" {
+		return unix.SIGTERM, nil
+	}
+	if n, err := strconv.Atoi(name); err == nil {
+		if unix.SignalName(unix.Signal(n)) == "" {
+			return 0, fmt.Errorf("signal %q: %w", name, ErrUnknownSignal)
+		}
+		return unix.Signal(n), nil
+	}
+	up := strings.ToUpper(name)
+	if !strings.HasPrefix(up, "SIG") {
+		up = "SIG" + up
+	}
+	sig := unix.SignalNum(up)
+	if sig == 0 {
+		return 0, fmt.Errorf("signal %q: %w", name, ErrUnknownSignal)
+	}
+	return sig, nil
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/netmgr/netmgr/client"
+	"github.com/netmgr/netmgr/stub/supervisor"
 )
 
 // A batch answers each Start on its own, in order: new attempts start, a
@@ -119,8 +120,8 @@ func TestStartBatchAnswersRegister(t *testing.T) {
 	if evs := srv.waitTerm(t, keyOf(ending)); len(evs) != 2 || !sameEvent(evs[0], *regs[1]) {
 		t.Errorf("events of %s = %+v, want the answered REGISTER %+v, then the TERM", keyOf(ending), evs, *regs[1])
 	}
-	if evs := srv.waitTerm(t, keyOf(missing)); len(evs) != 1 || evs[0].ExitCode != execFailedCode {
-		t.Errorf("events of %s = %+v, want one TERM with exit code %d", keyOf(missing), evs, execFailedCode)
+	if evs := srv.waitTerm(t, keyOf(missing)); len(evs) != 1 || evs[0].ExitCode != supervisor.ExecFailedCode {
+		t.Errorf("events of %s = %+v, want one TERM with exit code %d", keyOf(missing), evs, supervisor.ExecFailedCode)
 	}
 
 	// The next stub on the data dir answers a repeat from the record.
@@ -155,8 +156,8 @@ func TestStartBatchAnswersRegister(t *testing.T) {
 }
 
 // keyOfEvent names the attempt ev is about.
-func keyOfEvent(ev client.ChildEvent) attemptKey {
-	return attemptKey{JobID: ev.JobID, Instance: ev.Instance, Attempt: ev.Attempt}
+func keyOfEvent(ev client.ChildEvent) client.AttemptRef {
+	return client.AttemptRef{JobID: ev.JobID, Instance: ev.Instance, Attempt: ev.Attempt}
 }
 
 // sameEvent reports whether a and b are the same event of the same attempt.
@@ -169,28 +170,28 @@ func sameEvent(a, b client.ChildEvent) bool {
 // none for one whose exec failed, and an error (so that the server sends
 // it again) when the first Start failed and the attempt was forgotten.
 func TestRegisterOfRepeatedStart(t *testing.T) {
-	r := newRunner("m1", t.TempDir(), t.TempDir(), "", nil, slog.New(slog.DiscardHandler))
+	r := newRunner("m1", t.TempDir(), t.TempDir(), "", nil, nil, slog.New(slog.DiscardHandler))
 	t.Cleanup(r.close)
 	at := time.Now().UTC()
 	tests := []struct {
 		name    string
-		settle  func(k attemptKey, a *attempt) // what the first Start did
+		settle  func(k client.AttemptRef, a *attempt) // what the first Start did
 		wantPID int
 		wantErr error
 	}{
-		{name: "runs", wantPID: 42, settle: func(_ attemptKey, a *attempt) {
+		{name: "runs", wantPID: 42, settle: func(_ client.AttemptRef, a *attempt) {
 			a.rec, a.supervised = attemptRecord{PID: 42, At: at, RegisterAnswered: true}, true
 		}},
-		{name: "exec failed", settle: func(_ attemptKey, a *attempt) {
+		{name: "exec failed", settle: func(_ client.AttemptRef, a *attempt) {
 			a.rec = attemptRecord{At: at, Ended: true}
 		}},
-		{name: "start failed", wantErr: errStartFailed, settle: func(k attemptKey, _ *attempt) {
+		{name: "start failed", wantErr: errStartFailed, settle: func(k client.AttemptRef, _ *attempt) {
 			delete(r.attempts, k)
 		}},
 	}
 	for i, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			k := attemptKey{JobID: uint64(i + 1), Attempt: 1}
+			k := client.AttemptRef{JobID: uint64(i + 1), Attempt: 1}
 			a := &attempt{ready: make(chan struct{})}
 			r.mu.Lock()
 			r.attempts[k] = a

@@ -1,23 +1,22 @@
 package stub
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"log/slog"
 	"net/http"
-	"slices"
 	"sync/atomic"
 	"time"
 
 	"github.com/netmgr/netmgr/client"
-	"golang.org/x/sys/unix"
+	"github.com/netmgr/netmgr/stub/supervisor"
 )
 
 // Lease timing the stub assumes until a server tells it otherwise (the
 // server's LeaseResponse carries the real values).
 const (
-	defaultLease      = 3 * time.Second
+	// defaultLease is also what a supervisor assumes without a lease file.
+	defaultLease      = supervisor.DefaultLease
 	defaultRenewEvery = 500 * time.Millisecond
 	// renewTimeout bounds one renewal round across the servers (each gets
 	// leaseTryTimeout), so an unreachable group cannot keep the keeper from
@@ -53,7 +52,7 @@ type leaseKeeper struct {
 // previous incarnation of the stub may have renewed one moments ago.
 func newLeaseKeeper(machine, dataDir string, r *runner, servers *serverList, facts *factSource, log *slog.Logger) *leaseKeeper {
 	k := &leaseKeeper{machine: machine, dataDir: dataDir, runner: r, servers: servers, facts: facts, log: log}
-	k.deadline.Store(int64(bootNow() + defaultLease))
+	k.deadline.Store(int64(supervisor.BootNow() + defaultLease))
 	return k
 }
 
@@ -61,7 +60,7 @@ func newLeaseKeeper(machine, dataDir string, r *runner, servers *serverList, fac
 // not start restartable work: a Start that waited in a socket while the
 // machine was frozen may name an attempt the servers have since started
 // elsewhere.
-func (k *leaseKeeper) valid() bool { return bootNow() < time.Duration(k.deadline.Load()) }
+func (k *leaseKeeper) valid() bool { return supervisor.BootNow() < time.Duration(k.deadline.Load()) }
 
 // admits reports whether a restartable Start the leader sent at
 // machineIndex may start: the lease holds now, and the machine has not
@@ -85,14 +84,14 @@ func (k *leaseKeeper) run(ctx context.Context) {
 	validUntil := time.Now().Add(lease)
 	expired := false
 	for {
-		sent, sentBoot := time.Now(), bootNow()
+		sent, sentBoot := time.Now(), supervisor.BootNow()
 		if resp, ok := k.renew(ctx); ok {
 			lease = time.Duration(resp.LeaseMS) * time.Millisecond
 			every = time.Duration(resp.RenewMS) * time.Millisecond
 			validUntil = sent.Add(lease)
 			k.raiseMachineIndex(resp.MachineIndex) // before the deadline: see admits
 			k.deadline.Store(int64(sentBoot + lease))
-			if err := writeLease(k.dataDir, sentBoot, lease); err != nil {
+			if err := supervisor.WriteLease(k.dataDir, sentBoot, lease); err != nil {
 				k.log.Error("record lease for supervisors", "err", err)
 			}
 			if expired {
@@ -156,53 +155,4 @@ func (k *leaseKeeper) renew(ctx context.Context) (client.LeaseResponse, bool) {
 	}
 	k.loadByLease.Store(resp.TakesLoad)
 	return resp, true
-}
-
-// runningAttempts lists the attempts this stub runs now.
-func (r *runner) runningAttempts() []client.AttemptRef {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	var out []client.AttemptRef
-	for k, a := range r.attempts {
-		if a.running() {
-			out = append(out, client.AttemptRef{JobID: k.JobID, Instance: k.Instance, Attempt: k.Attempt})
-		}
-	}
-	slices.SortFunc(out, func(a, b client.AttemptRef) int {
-		return cmp.Or(cmp.Compare(a.JobID, b.JobID), cmp.Compare(a.Instance, b.Instance), cmp.Compare(a.Attempt, b.Attempt))
-	})
-	return out
-}
-
-// stopRestartable SIGKILLs the jobs of running restartable attempts
-// through their supervisors (which check the job's identity, so a recycled
-// pid is never hit), recording why, and reports how many it stopped. Their
-// CHILD_TERM still goes to the servers, which fence it as stale.
-func (r *runner) stopRestartable(ctx context.Context) int {
-	type target struct {
-		k   attemptKey
-		dir string
-	}
-	var targets []target
-	r.mu.Lock()
-	for k, a := range r.attempts {
-		if !a.restartable || !a.running() {
-			continue
-		}
-		if a.reason == "" {
-			a.reason = client.ReasonLeaseExpired
-		}
-		targets = append(targets, target{k, a.dir})
-	}
-	r.mu.Unlock()
-	n := 0
-	for _, t := range targets {
-		if err := r.signalDir(ctx, t.dir, unix.SIGKILL, 0); err != nil {
-			r.log.Error("stop restartable attempt: lease expired", "attempt", t.k, "err", err)
-			continue
-		}
-		r.log.Warn("stopped restartable attempt: lease expired", "attempt", t.k)
-		n++
-	}
-	return n
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/netmgr/netmgr/client"
+	"github.com/netmgr/netmgr/stub/supervisor"
 )
 
 // TestNoRestartableStartOutsideTheLease: a stub whose lease has run out
@@ -14,7 +15,7 @@ import (
 // ones the servers may have started elsewhere, and still starts the rest.
 func TestNoRestartableStartOutsideTheLease(t *testing.T) {
 	s := newTestStub(t, Config{})
-	s.lease.deadline.Store(int64(bootNow() - time.Second))
+	s.lease.deadline.Store(int64(supervisor.BootNow() - time.Second))
 	c := stubClient(t, s)
 	req := client.StartRequest{JobID: 1, Instance: 0, Attempt: 2, Binary: "/bin/true", Restartable: true}
 	err := c.Start(t.Context(), req)
@@ -36,7 +37,7 @@ func TestNoRestartableStartOutsideTheLease(t *testing.T) {
 // (index 0) and a non-restartable one start.
 func TestNoRestartableStartSentBeforeALeaseLoss(t *testing.T) {
 	s := newTestStub(t, Config{})
-	s.lease.deadline.Store(int64(bootNow() + time.Hour))
+	s.lease.deadline.Store(int64(supervisor.BootNow() + time.Hour))
 	s.lease.raiseMachineIndex(10)
 	s.lease.raiseMachineIndex(7) // a late answer lowers nothing
 	c := stubClient(t, s)

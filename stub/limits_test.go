@@ -9,75 +9,38 @@ import (
 	"time"
 
 	"github.com/netmgr/netmgr/client"
+	"github.com/netmgr/netmgr/stub/supervisor"
 	"github.com/prometheus/procfs"
 )
 
-func TestLimitsOf(t *testing.T) {
+func TestSetLimits(t *testing.T) {
+	grace := supervisor.DefaultLimitGrace.Milliseconds()
 	tests := []struct {
-		name string
-		req  client.StartRequest
-		want limits
+		name                  string
+		req                   client.StartRequest
+		runMS, graceMS, memKB int64
 	}{
-		{name: "none", want: limits{grace: defaultLimitGrace}},
+		{name: "none", graceMS: grace},
 		{
-			name: "all",
-			req:  client.StartRequest{MaxRunSeconds: 200, MaxMemMB: 20, GraceMS: 300},
-			want: limits{run: 200 * time.Second, grace: 300 * time.Millisecond, memKB: 20 * 1024},
+			name:  "all",
+			req:   client.StartRequest{MaxRunSeconds: 200, MaxMemMB: 20, GraceMS: 300},
+			runMS: 200_000, graceMS: 300, memKB: 20 * 1024,
 		},
 		{
-			name: "negative means none",
-			req:  client.StartRequest{MaxRunSeconds: -1, MaxMemMB: -1, GraceMS: -1},
-			want: limits{grace: defaultLimitGrace},
+			name:    "negative means none",
+			req:     client.StartRequest{MaxRunSeconds: -1, MaxMemMB: -1, GraceMS: -1},
+			graceMS: grace,
 		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := limitsOf(tt.req); got != tt.want {
-				t.Errorf("limitsOf = %+v, want %+v", got, tt.want)
+			var spec supervisor.Spec
+			setLimits(&spec, tt.req)
+			if spec.RunMS != tt.runMS || spec.GraceMS != tt.graceMS || spec.MemKB != tt.memKB {
+				t.Errorf("setLimits = run %d ms, grace %d ms, mem %d KB; want %d, %d, %d",
+					spec.RunMS, spec.GraceMS, spec.MemKB, tt.runMS, tt.graceMS, tt.memKB)
 			}
 		})
-	}
-}
-
-func TestLimitReasons(t *testing.T) {
-	tests := []struct {
-		name string
-		got  string
-		want string
-	}{
-		{name: "run", got: runLimitReason(200 * time.Second), want: "run limit of 3m20s exceeded"},
-		{name: "run in hours", got: runLimitReason(2 * time.Hour), want: "run limit of 2h0m0s exceeded"},
-		{name: "memory", got: memLimitReason(20*1024, 23*1024), want: "memory limit of 20 MB exceeded (resident 23 MB)"},
-		{name: "memory rounded up", got: memLimitReason(20*1024, 20*1024+1), want: "memory limit of 20 MB exceeded (resident 21 MB)"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			if tt.got != tt.want {
-				t.Errorf("got %q, want %q", tt.got, tt.want)
-			}
-		})
-	}
-}
-
-func TestGroupRSS(t *testing.T) {
-	fs, err := procfs.NewDefaultFS()
-	if err != nil {
-		t.Skipf("no /proc: %v", err)
-	}
-	self, err := fs.Self()
-	if err != nil {
-		t.Fatal(err)
-	}
-	st, err := self.Stat()
-	if err != nil {
-		t.Fatal(err)
-	}
-	rss, err := groupRSS(fs, st.PGRP)
-	if err != nil {
-		t.Fatalf("groupRSS: %v", err)
-	}
-	if own := int64(st.ResidentMemory()) / 1024; rss < own/2 {
-		t.Errorf("group RSS = %d KB, want at least about the test's own %d KB", rss, own)
 	}
 }
 
@@ -87,7 +50,7 @@ func TestLimits(t *testing.T) {
 	s := newTestStub(t, Config{Servers: []string{srv.addr()}, ExecDir: execDir})
 	c := stubClient(t, s)
 
-	runReason := runLimitReason(time.Second)
+	runReason := "run limit of 1s exceeded"
 	tests := []struct {
 		name       string
 		req        client.StartRequest
@@ -154,7 +117,7 @@ func TestLimits(t *testing.T) {
 			during:     stopGroup,
 			wantCode:   128 + 15,
 			wantSignal: "TERM",
-			wantReason: runLimitReason(2 * time.Second),
+			wantReason: "run limit of 2s exceeded",
 			minTime:    2 * time.Second,
 		},
 	}

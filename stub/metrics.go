@@ -9,6 +9,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/netmgr/netmgr/stub/supervisor"
 )
 
 // metricsPrefix starts the name of every metric a stub exports.
@@ -72,7 +74,7 @@ func newMetrics(s *Stub) *metrics {
 		gauge("running_attempts", "Attempts whose supervisor runs and whose end is not recorded yet.",
 			func() float64 { return float64(len(s.runner.runningAttempts())) }),
 		gauge("lease_remaining_seconds", "Time until the stub's lease runs out unless renewed; negative once it has.",
-			func() float64 { return (time.Duration(s.lease.deadline.Load()) - bootNow()).Seconds() }),
+			func() float64 { return (time.Duration(s.lease.deadline.Load()) - supervisor.BootNow()).Seconds() }),
 	)
 	if s.cfg.GossipAddr != "" {
 		m.reg.MustRegister(
@@ -104,16 +106,6 @@ func (m *metrics) answered(out *outbox, seq uint64) {
 	if at, ok := out.recorded.take(seq); ok {
 		m.deliverySeconds.Observe(time.Since(at).Seconds())
 	}
-}
-
-// backlog counts the events in the outbox that no server has answered.
-func (o *outbox) backlog() (int, error) {
-	o.mu.RLock()
-	defer o.mu.RUnlock()
-	if o.closed {
-		return 0, errOutboxClosed
-	}
-	return o.unsent.len(), nil
 }
 
 // recordTimes remembers when this process recorded each outbox event, by

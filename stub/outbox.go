@@ -17,7 +17,7 @@ var (
 	// number, value = JSON client.ChildEvent.
 	eventsBucket = []byte("events")
 	// attemptsBucket records every attempt this DataDir ever started, so a
-	// repeated Start after a restart starts nothing: key = attemptKey bytes,
+	// repeated Start after a restart starts nothing: key = attemptKeyBytes,
 	// value = JSON attemptRecord.
 	attemptsBucket = []byte("attempts")
 )
@@ -105,7 +105,7 @@ func openOutbox(path string) (*outbox, error) {
 // record durably appends evs, and when rec is not nil also records the
 // attempt k as started, in one transaction. It returns once the events are
 // on disk.
-func (o *outbox) record(k attemptKey, rec *attemptRecord, evs ...client.ChildEvent) error {
+func (o *outbox) record(k client.AttemptRef, rec *attemptRecord, evs ...client.ChildEvent) error {
 	vals := make([][]byte, len(evs))
 	for i, ev := range evs {
 		v, err := json.Marshal(ev)
@@ -129,7 +129,7 @@ func (o *outbox) record(k attemptKey, rec *attemptRecord, evs ...client.ChildEve
 			return err
 		}
 		if recVal != nil {
-			if err := tx.Bucket(attemptsBucket).Put(k.bytes(), recVal); err != nil {
+			if err := tx.Bucket(attemptsBucket).Put(attemptKeyBytes(k), recVal); err != nil {
 				return err
 			}
 		}
@@ -217,13 +217,23 @@ func deleteEvents(tx *bolt.Tx, seqs []uint64) error {
 	return nil
 }
 
+// backlog counts the events in the outbox that no server has answered.
+func (o *outbox) backlog() (int, error) {
+	o.mu.RLock()
+	defer o.mu.RUnlock()
+	if o.closed {
+		return 0, errOutboxClosed
+	}
+	return o.unsent.len(), nil
+}
+
 // knownAttempts returns every attempt recorded as started, with its
 // record.
-func (o *outbox) knownAttempts() (map[attemptKey]attemptRecord, error) {
-	recs := make(map[attemptKey]attemptRecord)
+func (o *outbox) knownAttempts() (map[client.AttemptRef]attemptRecord, error) {
+	recs := make(map[client.AttemptRef]attemptRecord)
 	err := o.view(func(tx *bolt.Tx) error {
 		return tx.Bucket(attemptsBucket).ForEach(func(k, v []byte) error {
-			ak, ok := parseAttemptKey(k)
+			ak, ok := parseAttemptKeyBytes(k)
 			if !ok {
 				return fmt.Errorf("bad attempt key %x", k)
 			}
@@ -278,4 +288,23 @@ func (o *outbox) view(fn func(*bolt.Tx) error) error {
 
 func seqKey(seq uint64) []byte {
 	return binary.BigEndian.AppendUint64(nil, seq)
+}
+
+// attemptKeyBytes is the attempts bucket's key of attempt k.
+func attemptKeyBytes(k client.AttemptRef) []byte {
+	b := binary.BigEndian.AppendUint64(nil, k.JobID)
+	b = binary.BigEndian.AppendUint64(b, uint64(k.Instance))
+	return binary.BigEndian.AppendUint64(b, k.Attempt)
+}
+
+// parseAttemptKeyBytes parses what attemptKeyBytes gives.
+func parseAttemptKeyBytes(b []byte) (client.AttemptRef, bool) {
+	if len(b) != 24 {
+		return client.AttemptRef{}, false
+	}
+	return client.AttemptRef{
+		JobID:    binary.BigEndian.Uint64(b),
+		Instance: int(binary.BigEndian.Uint64(b[8:])),
+		Attempt:  binary.BigEndian.Uint64(b[16:]),
+	}, true
 }

@@ -22,7 +22,7 @@ func TestOutboxUnsentMirrorsTheFile(t *testing.T) {
 	var wg sync.WaitGroup
 	for i := range 40 {
 		wg.Go(func() {
-			k := attemptKey{JobID: uint64(i + 1), Attempt: 1}
+			k := client.AttemptRef{JobID: uint64(i + 1), Attempt: 1}
 			ev := client.ChildEvent{Kind: client.ChildRegister, JobID: k.JobID, Attempt: 1}
 			if err := out.record(k, nil, ev); err != nil {
 				t.Error(err)
@@ -97,7 +97,7 @@ func TestOutboxRemovalRidesOnTheNextRecord(t *testing.T) {
 		t.Fatal(err)
 	}
 	record := func(job uint64) {
-		k := attemptKey{JobID: job, Attempt: 1}
+		k := client.AttemptRef{JobID: job, Attempt: 1}
 		if err := out.record(k, nil, client.ChildEvent{Kind: client.ChildRegister, JobID: job, Attempt: 1}); err != nil {
 			t.Fatal(err)
 		}

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 
 	"github.com/netmgr/netmgr/client"
+	"github.com/netmgr/netmgr/stub/supervisor"
 )
 
 // recover takes over the attempts an earlier stub on the same DataDir
@@ -20,14 +21,14 @@ import (
 // (the earlier stub died between starting the supervisor and recording
 // the CHILD_REGISTER) is adopted: its REGISTER is recorded now. recover
 // runs in New, before the API serves.
-func (r *runner) recover(records map[attemptKey]attemptRecord) error {
+func (r *runner) recover(records map[client.AttemptRef]attemptRecord) error {
 	removeKits(r.execDir)
 	removeKits(filepath.Join(r.dataDir, attemptsDir))
 	entries, err := os.ReadDir(filepath.Join(r.dataDir, attemptsDir))
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return fmt.Errorf("read supervisor dirs: %w", err)
 	}
-	onDisk := make(map[attemptKey]bool, len(entries))
+	onDisk := make(map[client.AttemptRef]bool, len(entries))
 	for _, e := range entries {
 		if k, ok := parseAttemptName(e.Name()); ok && e.IsDir() {
 			onDisk[k] = true
@@ -54,7 +55,7 @@ func (r *runner) recover(records map[attemptKey]attemptRecord) error {
 }
 
 // recovered adds attempt k, known from an earlier stub, to the runner.
-func (r *runner) recovered(k attemptKey, rec attemptRecord) *attempt {
+func (r *runner) recovered(k client.AttemptRef, rec attemptRecord) *attempt {
 	a := &attempt{ready: make(chan struct{}), rec: rec, dir: r.supDir(k), restartable: rec.Restartable, exited: rec.Ended}
 	close(a.ready)
 	r.mu.Lock()
@@ -64,20 +65,10 @@ func (r *runner) recovered(k attemptKey, rec attemptRecord) *attempt {
 }
 
 // reattach records the end of attempt k if its supervisor has written it,
-// and otherwise watches the supervisor if it still runs, or reports the
-// attempt lost.
-func (r *runner) reattach(k attemptKey, a *attempt) {
-	if res, err := readResult(a.dir); err == nil {
-		r.log.Info("attempt ended while no stub ran", "attempt", k)
-		r.finish(k, a, res)
-		return
-	}
-	if err := supervisorAlive(a.dir); err != nil {
-		if res, rerr := readResult(a.dir); rerr == nil {
-			r.finish(k, a, res)
-		} else {
-			r.lost(k, a, err)
-		}
+// or reports the attempt lost if its supervisor is gone (settle), and
+// otherwise watches the supervisor.
+func (r *runner) reattach(k client.AttemptRef, a *attempt) {
+	if r.settle(k, a) {
 		return
 	}
 	r.mu.Lock()
@@ -90,11 +81,11 @@ func (r *runner) reattach(k attemptKey, a *attempt) {
 // adopt takes over the supervisor directory of attempt k, which no record
 // names: the supervisor started, but the stub that started it died before
 // recording its CHILD_REGISTER, so the Start was never answered.
-func (r *runner) adopt(k attemptKey) {
+func (r *runner) adopt(k client.AttemptRef) {
 	dir := r.supDir(k)
-	var st supervisorState
-	if err := readJSONFile(filepath.Join(dir, stateFile), &st); err != nil {
-		res, rerr := readResult(dir)
+	st, err := supervisor.Adopt(dir)
+	if err != nil {
+		res, rerr := r.sup.Outcome(dir)
 		if rerr != nil {
 			// Nothing ran: the Start will be retried and start afresh.
 			r.log.Info("removing the directory of a supervisor that never started a job", "attempt", k)
@@ -105,18 +96,19 @@ func (r *runner) adopt(k attemptKey) {
 		r.finish(k, a, res) // the exec failed
 		return
 	}
-	restartable := st.Restartable
-	if !restartable { // a supervisor of one attempt, or of an older stub, has it in the spec
-		var spec supervisorSpec
-		_ = readJSONFile(filepath.Join(dir, specFile), &spec)
-		restartable = spec.Restartable
-	}
-	rec := attemptRecord{PID: st.Job.PID, At: st.StartedAt, Restartable: restartable}
-	ev := r.event(k, client.ChildRegister, st.StartedAt)
-	ev.PID = st.Job.PID
-	if err := r.out.record(k, &rec, ev); err != nil {
+	rec := attemptRecord{PID: st.PID, At: st.StartedAt, Restartable: st.Restartable}
+	if err := r.out.record(k, &rec, r.register(k, rec)); err != nil {
 		r.log.Error("adopt attempt: REGISTER not recorded", "attempt", k, "err", err)
 	}
-	r.log.Info("adopted a supervisor started by an earlier stub", "attempt", k, "pid", st.Job.PID)
+	r.log.Info("adopted a supervisor started by an earlier stub", "attempt", k, "pid", st.PID)
 	r.reattach(k, r.recovered(k, rec))
+}
+
+// parseAttemptName parses the name of a supervisor directory, which
+// client.AttemptRef.String gives.
+func parseAttemptName(name string) (client.AttemptRef, bool) {
+	var k client.AttemptRef
+	var rest string
+	n, _ := fmt.Sscanf(name, "%d.%d.%d%s", &k.JobID, &k.Instance, &k.Attempt, &rest)
+	return k, n == 3 && k.String() == name
 }

@@ -47,7 +47,7 @@ type sender struct {
 
 // delivery is the outcome of sending the events of some attempts.
 type delivery struct {
-	keys      []attemptKey
+	keys      []client.AttemptRef
 	sent      []uint64 // seqs a server answered, in order
 	attempted []uint64 // every seq handed to the goroutine
 	ok        bool     // false when a server could not be reached
@@ -59,7 +59,7 @@ type delivery struct {
 func (s *sender) run(ctx context.Context) {
 	var (
 		wg       sync.WaitGroup
-		busy     = make(map[attemptKey]bool)
+		busy     = make(map[client.AttemptRef]bool)
 		inflight = make(map[uint64]bool)
 		running  int // deliveries in flight
 		done     = make(chan delivery, senderParallel)
@@ -136,7 +136,7 @@ func (s *sender) run(ctx context.Context) {
 // flight to at most slots delivery goroutines, up to senderBatchAttempts
 // attempts each, and returns how many it started. ok is false when events
 // wait but no server is known.
-func (s *sender) start(ctx context.Context, wg *sync.WaitGroup, busy map[attemptKey]bool, inflight map[uint64]bool, done chan<- delivery, slots int) (started int, ok bool) {
+func (s *sender) start(ctx context.Context, wg *sync.WaitGroup, busy map[client.AttemptRef]bool, inflight map[uint64]bool, done chan<- delivery, slots int) (started int, ok bool) {
 	if slots <= 0 {
 		return 0, true
 	}
@@ -148,14 +148,14 @@ func (s *sender) start(ctx context.Context, wg *sync.WaitGroup, busy map[attempt
 		return 0, false
 	}
 	var (
-		order  []attemptKey
-		groups = make(map[attemptKey][]entry)
+		order  []client.AttemptRef
+		groups = make(map[client.AttemptRef][]entry)
 	)
 	for _, e := range entries {
 		if inflight[e.seq] {
 			continue
 		}
-		k := attemptKey{JobID: e.ev.JobID, Instance: e.ev.Instance, Attempt: e.ev.Attempt}
+		k := client.AttemptRef{JobID: e.ev.JobID, Instance: e.ev.Instance, Attempt: e.ev.Attempt}
 		if busy[k] {
 			continue // an earlier event of this attempt is in flight
 		}
@@ -192,7 +192,7 @@ func (s *sender) start(ctx context.Context, wg *sync.WaitGroup, busy map[attempt
 // deliverBatch sends the events es of the attempts keys in one request,
 // each attempt's in order, and falls back to one request per event when
 // the server does not know batches.
-func (s *sender) deliverBatch(ctx context.Context, c *client.Client, keys []attemptKey, es []entry) delivery {
+func (s *sender) deliverBatch(ctx context.Context, c *client.Client, keys []client.AttemptRef, es []entry) delivery {
 	d := delivery{keys: keys, ok: true}
 	for _, e := range es {
 		d.attempted = append(d.attempted, e.seq)
@@ -237,7 +237,7 @@ func (s *sender) deliverBatch(ctx context.Context, c *client.Client, keys []atte
 	for _, k := range keys {
 		var mine []entry
 		for _, e := range es {
-			if (attemptKey{JobID: e.ev.JobID, Instance: e.ev.Instance, Attempt: e.ev.Attempt}) == k {
+			if (client.AttemptRef{JobID: e.ev.JobID, Instance: e.ev.Instance, Attempt: e.ev.Attempt}) == k {
 				mine = append(mine, e)
 			}
 		}
@@ -252,8 +252,8 @@ func (s *sender) deliverBatch(ctx context.Context, c *client.Client, keys []atte
 
 // deliver sends one attempt's events in order, stopping at the first that
 // no server took.
-func (s *sender) deliver(ctx context.Context, c *client.Client, k attemptKey, es []entry) delivery {
-	d := delivery{keys: []attemptKey{k}, ok: true}
+func (s *sender) deliver(ctx context.Context, c *client.Client, k client.AttemptRef, es []entry) delivery {
+	d := delivery{keys: []client.AttemptRef{k}, ok: true}
 	for _, e := range es {
 		d.attempted = append(d.attempted, e.seq)
 	}

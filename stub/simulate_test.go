@@ -2,7 +2,6 @@ package stub
 
 import (
 	"context"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,6 +9,7 @@ import (
 	"time"
 
 	"github.com/netmgr/netmgr/client"
+	"github.com/netmgr/netmgr/stub/supervisor"
 	"golang.org/x/sys/unix"
 )
 
@@ -20,7 +20,7 @@ func simStub(t *testing.T, srv *fakeServer, sim Simulation) *Stub {
 }
 
 // sendSignal asks s to signal attempt k, failing the test on error.
-func sendSignal(t *testing.T, s *Stub, k attemptKey, sig string, grace time.Duration) {
+func sendSignal(t *testing.T, s *Stub, k client.AttemptRef, sig string, grace time.Duration) {
 	t.Helper()
 	err := stubClient(t, s).Signal(context.Background(), client.SignalRequest{
 		JobID: k.JobID, Instance: k.Instance, Attempt: k.Attempt, Signal: sig, GraceMS: grace.Milliseconds(),
@@ -33,14 +33,14 @@ func sendSignal(t *testing.T, s *Stub, k attemptKey, sig string, grace time.Dura
 // lastTerm waits for the CHILD_TERM of k and returns the attempt's
 // distinct events, checking that a REGISTER with a simulated pid came
 // first.
-func lastTerm(t *testing.T, srv *fakeServer, k attemptKey) client.ChildEvent {
+func lastTerm(t *testing.T, srv *fakeServer, k client.AttemptRef) client.ChildEvent {
 	t.Helper()
 	evs := distinct(srv.waitTerm(t, k))
 	if len(evs) != 2 || evs[0].Kind != client.ChildRegister {
 		t.Fatalf("events of %s = %+v, want one REGISTER and one TERM", k, evs)
 	}
-	if pid := evs[0].PID; pid <= simPIDBase {
-		t.Errorf("REGISTER pid = %d, want a simulated pid above %d", pid, simPIDBase)
+	if pid := evs[0].PID; pid <= 1<<22 {
+		t.Errorf("REGISTER pid = %d, want a simulated pid above PID_MAX_LIMIT (%d)", pid, 1<<22)
 	}
 	return evs[1]
 }
@@ -68,7 +68,7 @@ func TestSimulatedJobs(t *testing.T) {
 		{name: "KILL after grace", req: client.StartRequest{JobID: 5, Attempt: 1, Binary: "/bin/true"},
 			signals: []string{"STOP"}, grace: 50 * time.Millisecond, want: client.ChildEvent{ExitCode: 137, Signal: "KILL"}},
 		{name: "run limit", req: client.StartRequest{JobID: 6, Attempt: 1, Binary: "/bin/true", MaxRunSeconds: 1},
-			want: client.ChildEvent{ExitCode: 143, Signal: "TERM", Reason: runLimitReason(time.Second)}},
+			want: client.ChildEvent{ExitCode: 143, Signal: "TERM", Reason: "run limit of 1s exceeded"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -115,8 +115,8 @@ func TestSimulatedExecFailure(t *testing.T) {
 	req := client.StartRequest{JobID: 1, Attempt: 1, Binary: "/no/such/binary"}
 	mustStart(t, stubClient(t, s), req)
 	evs := srv.waitTerm(t, keyOf(req))
-	if got := evs[0]; got.Kind != client.ChildTerm || got.ExitCode != execFailedCode || !strings.Contains(got.Error, "no such file") {
-		t.Errorf("first event = %+v, want a TERM with exit %d and \"no such file\"", got, execFailedCode)
+	if got := evs[0]; got.Kind != client.ChildTerm || got.ExitCode != supervisor.ExecFailedCode || !strings.Contains(got.Error, "no such file") {
+		t.Errorf("first event = %+v, want a TERM with exit %d and \"no such file\"", got, supervisor.ExecFailedCode)
 	}
 }
 
@@ -156,13 +156,13 @@ func TestSimulatedRestart(t *testing.T) {
 		t.Fatalf("Shutdown: %v", err)
 	}
 	// The simulated supervisors outlive the stub, as real ones do.
-	sim := first.runner.sim
+	sim := first.runner.sup.(*supervisor.Simulator)
 	dir := func(req client.StartRequest) string { return filepath.Join(dataDir, attemptsDir, keyOf(req).String()) }
-	if err := sim.signal(dir(ending), unix.SIGKILL, 0); err != nil {
+	if err := sim.Signal(t.Context(), dir(ending), unix.SIGKILL, 0); err != nil {
 		t.Fatalf("signal the simulated supervisor while no stub runs: %v", err)
 	}
 	waitFor(t, "result.json of "+keyOf(ending).String(), func() bool { _, err := readResult(dir(ending)); return err == nil })
-	t.Cleanup(func() { _ = sim.signal(dir(running), unix.SIGKILL, 0) })
+	t.Cleanup(func() { _ = sim.Signal(context.Background(), dir(running), unix.SIGKILL, 0) })
 
 	newTestStub(t, cfg)
 	if got := lastTerm(t, srv, keyOf(ending)); got.Signal != "KILL" {
@@ -170,34 +170,5 @@ func TestSimulatedRestart(t *testing.T) {
 	}
 	if got := lastTerm(t, srv, keyOf(running)); got.ExitCode != lostExitCode || got.Error != lostError {
 		t.Errorf("TERM of the running attempt = %+v, want lost", got)
-	}
-}
-
-// TestSimulatedPause checks that time a simulated job spends stopped does
-// not count towards its run time.
-func TestSimulatedPause(t *testing.T) {
-	j := &simJob{log: slog.New(slog.DiscardHandler), left: time.Hour, resume: time.Now().Add(-10 * time.Minute), ended: make(chan struct{})}
-	j.mu.Lock()
-	j.armLocked()
-	j.mu.Unlock()
-	t.Cleanup(func() {
-		j.mu.Lock()
-		j.endLocked(supervisorResult{})
-		j.mu.Unlock()
-	})
-
-	j.signal(unix.SIGSTOP, 0)
-	j.mu.Lock()
-	left, stopped := j.left, j.resume.IsZero()
-	j.mu.Unlock()
-	if !stopped || left > 50*time.Minute || left < 49*time.Minute {
-		t.Fatalf("after STOP: stopped %v, run time left %v; want stopped with about 50m left", stopped, left)
-	}
-	j.signal(unix.SIGSTOP, 0) // a second STOP changes nothing
-	j.signal(unix.SIGCONT, 0)
-	j.mu.Lock()
-	defer j.mu.Unlock()
-	if j.resume.IsZero() || j.left != left || j.over {
-		t.Errorf("after CONT: running %v, left %v, ended %v; want running with %v left", !j.resume.IsZero(), j.left, j.over, left)
 	}
 }

@@ -24,5 +24,5 @@ func BenchmarkStart(b *testing.B) {
 		}
 	}
 	b.StopTimer()
-	srv.waitTerm(b, attemptKey{JobID: uint64(b.N), Attempt: 1})
+	srv.waitTerm(b, client.AttemptRef{JobID: uint64(b.N), Attempt: 1})
 }

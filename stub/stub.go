@@ -105,7 +105,7 @@ func New(cfg Config) (*Stub, error) {
 	} else {
 		s.log.Info("jobs run in process groups, not cgroups", "why", why)
 	}
-	s.runner = newRunner(cfg.Name, cfg.ExecDir, cfg.DataDir, cgroups, s.out, s.log)
+	s.runner = newRunner(cfg.Name, cfg.ExecDir, cfg.DataDir, cgroups, cfg.Simulate, s.out, s.log)
 	s.simulate(cfg.Simulate)
 	if err := s.runner.recover(known); err != nil {
 		return nil, err

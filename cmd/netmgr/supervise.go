@@ -3,7 +3,7 @@ package main
 import (
 	"github.com/urfave/cli/v2"
 
-	"github.com/netmgr/netmgr/stub"
+	"github.com/netmgr/netmgr/stub/supervisor"
 )
 
 // superviseCommand is the supervisor role of the binary: the stub runs
@@ -36,9 +36,9 @@ func superviseCommand() *cli.Command {
 			case dir != "" && root != "":
 				return usagef("give --dir or --host, not both")
 			case root != "":
-				return stub.SuperviseHost(root)
+				return supervisor.RunHost(root)
 			case dir != "":
-				return stub.Supervise(dir)
+				return supervisor.RunAttempt(dir)
 			}
 			return usagef("give --dir DIR or --host ROOT")
 		},

@@ -1,4 +1,4 @@
-package stub
+package supervisor
 
 import (
 	"encoding/json"
@@ -28,13 +28,16 @@ const statusFD = 3
 // of a job.
 const cleanupTimeout = 10 * time.Second
 
-// supervisor runs one attempt's job inside a supervisor process (a
-// supHost), which outlives the stub that started it.
-type supervisor struct {
-	host  *supHost
+// attempt supervises one attempt's job inside a supervisor process (its
+// host), which outlives the stub that started it: it starts the job,
+// serves the attempt's requests, enforces its limits (attempt_control.go),
+// and once the job's first process has ended kills what is left and
+// writes the result.
+type attempt struct {
+	host  *host
 	dir   string            // the supervisor directory
 	ln    *net.UnixListener // the attempt's own socket; nil in a host, or if it could not listen
-	spec  supervisorSpec
+	spec  Spec
 	lim   limits
 	log   *slog.Logger
 	owner []string // the NETMGR_ variables that name the attempt in its processes' environment
@@ -46,7 +49,7 @@ type supervisor struct {
 	exited  chan struct{}   // closed once the job's first process has ended
 	leaderc chan leaderExit // how it ended, once the host's reaper reaped it
 	resultc chan struct{}   // closed once result.json is written
-	result  supervisorResult
+	result  Result
 	wg      sync.WaitGroup // limits, grace timers, the socket and its handlers
 
 	mu       sync.Mutex // guards ended, reason, peakKB and orphanRU
@@ -75,9 +78,9 @@ func (u *usage) add(ru *unix.Rusage) {
 	u.maxRSSKB = max(u.maxRSSKB, ru.Maxrss)
 }
 
-// Supervise is the supervisor role of the netmgr binary for one attempt
+// RunAttempt is the supervisor role of the netmgr binary for one attempt
 // (`netmgr supervise --dir DIR`; a stub runs its attempts in its
-// supervisor host, see SuperviseHost, and falls back to this): it runs
+// supervisor host, see RunHost, and falls back to this): it runs
 // the job described by DIR/spec.json in its own process group, and its
 // own cgroup when the spec names one, waits for it, enforces its queue
 // limits, kills whatever is left of it when its first process ends, and
@@ -86,13 +89,13 @@ func (u *usage) add(ru *unix.Rusage) {
 // makes itself a child subreaper, so orphans of the job come back to it.
 // It returns once the result is written; the stub that started it may be
 // gone by then.
-func Supervise(dir string) error {
+func RunAttempt(dir string) error {
 	_ = os.Unsetenv(supervisorEnv)
 	if err := os.Chdir(dir); err != nil {
 		return fmt.Errorf("supervise: %w", err)
 	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil)).With("attempt", filepath.Base(dir))
-	h := newSupHost(dir, true, log)
+	h := newHost(dir, true, log)
 	var status *os.File
 	if _, err := unix.FcntlInt(statusFD, unix.F_GETFD, 0); err == nil {
 		unix.CloseOnExec(statusFD)
@@ -112,9 +115,26 @@ func Supervise(dir string) error {
 	return nil
 }
 
+// run serves the attempt's socket and enforces its limits until the job
+// has ended and its result is written.
+func (s *attempt) run() {
+	ln := s.ln
+	if ln != nil {
+		s.wg.Go(func() { s.serve(ln) })
+	}
+	s.armLimits()
+	s.wait()
+	close(s.resultc)
+	if ln != nil {
+		_ = ln.Close()
+	}
+	s.wg.Wait()
+	s.host.forget(s)
+}
+
 // startJob starts the job and writes state.json. A job that started but
 // whose state cannot be written is killed: a stub could not find it.
-func (s *supervisor) startJob() error {
+func (s *attempt) startJob() error {
 	cred := (*syscall.Credential)(nil)
 	if c := s.spec.Cred; c != nil {
 		cred = &syscall.Credential{Uid: c.UID, Gid: c.GID, Groups: c.Groups}
@@ -160,7 +180,7 @@ func (s *supervisor) startJob() error {
 	if err == nil {
 		var self procIdentity
 		if self, err = s.host.identity(); err == nil {
-			err = replaceJSONFile(filepath.Join(s.dir, stateFile), supervisorState{
+			err = replaceJSONFile(filepath.Join(s.dir, stateFile), attemptState{
 				Supervisor: self, Job: job, Cgroup: s.spec.Cgroup, StartedAt: s.started.UTC(),
 				Restartable: s.spec.Restartable, Sock: s.host.sock,
 			})
@@ -180,7 +200,7 @@ func (s *supervisor) startJob() error {
 // markEnded records that the job's first process has ended. The host's
 // reaper calls it before it reaps the process, so that no signal meant for
 // the job's group reaches a group that took over its id.
-func (s *supervisor) markEnded() {
+func (s *attempt) markEnded() {
 	s.mu.Lock()
 	s.ended = true
 	s.mu.Unlock()
@@ -188,7 +208,7 @@ func (s *supervisor) markEnded() {
 }
 
 // addOrphan adds the usage of a process of the job that the host reaped.
-func (s *supervisor) addOrphan(ru *unix.Rusage) {
+func (s *attempt) addOrphan(ru *unix.Rusage) {
 	s.mu.Lock()
 	s.orphanRU.add(ru)
 	s.mu.Unlock()
@@ -197,7 +217,7 @@ func (s *supervisor) addOrphan(ru *unix.Rusage) {
 // owns reports whether process pid carries the attempt's NETMGR_
 // variables in its environment: how a host of several jobs without
 // cgroups knows an orphan of this job that left its process group.
-func (s *supervisor) owns(pid int) bool {
+func (s *attempt) owns(pid int) bool {
 	if len(s.owner) == 0 {
 		return false
 	}
@@ -233,14 +253,14 @@ func ownerVars(env []string) []string {
 
 // wait waits for the job's first process, kills what is left of the job
 // and writes result.json.
-func (s *supervisor) wait() {
+func (s *attempt) wait() {
 	le := <-s.leaderc
 	_ = s.cmd.Process.Release()
 	s.mu.Lock()
 	reason, peakKB := s.reason, s.peakKB
 	s.mu.Unlock()
 
-	res := supervisorResult{EndedAt: le.at.UTC(), Reason: reason, Leftovers: s.cleanup()}
+	res := Result{EndedAt: le.at.UTC(), Reason: reason, Leftovers: s.cleanup()}
 	if ws := le.status; ws.Signaled() {
 		res.Signal = signalName(ws.Signal())
 		res.ExitCode = 128 + int(ws.Signal())
@@ -265,8 +285,8 @@ func (s *supervisor) wait() {
 // cleanup SIGKILLs every process left in the job's cgroup or process
 // group, or orphaned to the supervisor, and removes the cgroup once the
 // host has reaped them. It returns what it killed.
-func (s *supervisor) cleanup() []leftover {
-	var killed []leftover
+func (s *attempt) cleanup() []Leftover {
+	var killed []Leftover
 	seen := make(map[int]bool)
 	deadline := time.Now().Add(cleanupTimeout)
 	for {
@@ -277,7 +297,7 @@ func (s *supervisor) cleanup() []leftover {
 		for _, pid := range left {
 			if !seen[pid] {
 				seen[pid] = true
-				killed = append(killed, leftover{PID: pid, Comm: procComm(pid)})
+				killed = append(killed, Leftover{PID: pid, Comm: procComm(pid)})
 			}
 		}
 		if time.Now().After(deadline) {
@@ -320,7 +340,7 @@ func (s *supervisor) cleanup() []leftover {
 // It looks through /proc only when the process group still has a member:
 // with hundreds of jobs ending at once, a scan of every process for each
 // was a fifth of the machine's CPU, and most jobs leave nothing.
-func (s *supervisor) survivors() []int {
+func (s *attempt) survivors() []int {
 	set := make(map[int]bool)
 	if s.cg != nil {
 		pids, _ := s.cg.procs()

@@ -1,14 +1,18 @@
-package stub
+package supervisor
 
 import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net"
 	"os"
 	"os/signal"
+	"strconv"
+	"strings"
 	"time"
 
+	"github.com/netmgr/netmgr/client"
 	"golang.org/x/sys/unix"
 )
 
@@ -22,26 +26,26 @@ const (
 	opWait   = "wait"   // answered with the result once the job has ended
 )
 
-// supRequest is one request on a supervisor socket: a JSON line, one per
+// request is one request on a supervisor socket: a JSON line, one per
 // connection. On the socket of a supervisor host, Dir names the attempt.
-type supRequest struct {
+type request struct {
 	Op      string `json:"op"`
 	Dir     string `json:"dir,omitempty"`
 	Signal  int    `json:"signal,omitempty"`
 	GraceMS int64  `json:"grace_ms,omitempty"`
 	// Spec is what a start asks the host to run: no spec.json is written
 	// for it (each new file costs the machine about a millisecond here).
-	Spec *supervisorSpec `json:"spec,omitempty"`
+	Spec *Spec `json:"spec,omitempty"`
 }
 
-// supResponse answers a supRequest.
-type supResponse struct {
-	Error  string            `json:"error,omitempty"`
-	Result *supervisorResult `json:"result,omitempty"`
+// response answers a request.
+type response struct {
+	Error  string  `json:"error,omitempty"`
+	Result *Result `json:"result,omitempty"`
 }
 
 // serve answers the stub on ln until ln is closed.
-func (s *supervisor) serve(ln *net.UnixListener) {
+func (s *attempt) serve(ln *net.UnixListener) {
 	for {
 		conn, err := ln.AcceptUnix()
 		if err != nil {
@@ -52,10 +56,10 @@ func (s *supervisor) serve(ln *net.UnixListener) {
 }
 
 // handle answers one request.
-func (s *supervisor) handle(conn *net.UnixConn) {
+func (s *attempt) handle(conn *net.UnixConn) {
 	defer conn.Close()
 	_ = conn.SetReadDeadline(time.Now().Add(requestTimeout))
-	var req supRequest
+	var req request
 	if err := json.NewDecoder(conn).Decode(&req); err != nil {
 		return
 	}
@@ -63,8 +67,8 @@ func (s *supervisor) handle(conn *net.UnixConn) {
 }
 
 // answer answers a signal or wait request on conn.
-func (s *supervisor) answer(conn *net.UnixConn, req supRequest) {
-	var resp supResponse
+func (s *attempt) answer(conn *net.UnixConn, req request) {
+	var resp response
 	switch req.Op {
 	case opSignal:
 		if err := s.signal(unix.Signal(req.Signal), time.Duration(req.GraceMS)*time.Millisecond); err != nil {
@@ -83,7 +87,7 @@ func (s *supervisor) answer(conn *net.UnixConn, req supRequest) {
 // signal sends sig to the job and, when grace is positive, SIGKILL after
 // grace if the job still runs. A job whose first process has ended is not
 // signalled any more.
-func (s *supervisor) signal(sig unix.Signal, grace time.Duration) error {
+func (s *attempt) signal(sig unix.Signal, grace time.Duration) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.ended {
@@ -106,7 +110,7 @@ func (s *supervisor) signal(sig unix.Signal, grace time.Duration) error {
 // signalLocked sends sig to the job's process group and cgroup; the caller
 // holds s.mu and has checked that the job's first process has not been
 // waited for, so its process group still exists.
-func (s *supervisor) signalLocked(sig unix.Signal) error {
+func (s *attempt) signalLocked(sig unix.Signal) error {
 	var errs []error
 	if err := unix.Kill(-s.pgid, sig); err != nil && !errors.Is(err, unix.ESRCH) {
 		errs = append(errs, fmt.Errorf("signal process group %d: %w", s.pgid, err))
@@ -118,7 +122,7 @@ func (s *supervisor) signalLocked(sig unix.Signal) error {
 }
 
 // killAfter SIGKILLs the job after grace unless it ended first.
-func (s *supervisor) killAfter(grace time.Duration) {
+func (s *attempt) killAfter(grace time.Duration) {
 	t := time.NewTimer(grace)
 	defer t.Stop()
 	select {
@@ -135,7 +139,7 @@ func (s *supervisor) killAfter(grace time.Duration) {
 }
 
 // armLimits starts enforcing the job's queue limits.
-func (s *supervisor) armLimits() {
+func (s *attempt) armLimits() {
 	if s.lim.run > 0 {
 		s.wg.Go(s.enforceRunLimit)
 	}
@@ -151,7 +155,7 @@ func (s *supervisor) armLimits() {
 // enforceRunLimit sends SIGTERM to the job when its run limit passes and,
 // if it still runs the grace later, SIGKILL. It returns as soon as the job
 // ends.
-func (s *supervisor) enforceRunLimit() {
+func (s *attempt) enforceRunLimit() {
 	t := time.NewTimer(time.Until(s.started.Add(s.lim.run)))
 	defer t.Stop()
 	select {
@@ -164,7 +168,7 @@ func (s *supervisor) enforceRunLimit() {
 	}
 	grace := s.lim.grace
 	if grace <= 0 {
-		grace = defaultLimitGrace
+		grace = DefaultLimitGrace
 	}
 	t.Reset(grace)
 	select {
@@ -178,7 +182,7 @@ func (s *supervisor) enforceRunLimit() {
 // enforceMemLimit measures the job's resident memory every memInterval,
 // keeps its peak and SIGKILLs the job at once above its limit: a memory
 // hog is given no time to grow.
-func (s *supervisor) enforceMemLimit() {
+func (s *attempt) enforceMemLimit() {
 	if s.host.fsErr != nil {
 		s.log.Warn("cannot measure the job's memory; its memory limit is not enforced", "err", s.host.fsErr)
 		return
@@ -216,11 +220,41 @@ func (s *supervisor) enforceMemLimit() {
 	}
 }
 
+// enforceLease stops the job when the stub's lease runs out: it SIGKILLs
+// it, with the lease as the reason. Without a lease file (a stub that
+// never got a lease since the file's directory was made) it assumes a
+// lease granted when the job started, as the stub does.
+func (s *attempt) enforceLease() {
+	fallback := BootNow() + DefaultLease
+	t := time.NewTicker(leaseCheckInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-s.exited:
+			return
+		case <-t.C:
+		}
+		deadline := fallback
+		var rec leaseRecord
+		switch err := readJSONFile(s.spec.LeaseFile, &rec); {
+		case err == nil:
+			deadline = time.Duration(rec.ValidUntilBootNS)
+		case !errors.Is(err, fs.ErrNotExist):
+			s.log.Warn("cannot read the lease file; keeping the last deadline", "err", err)
+			continue
+		}
+		if BootNow() >= deadline {
+			s.endForLimit(unix.SIGKILL, client.ReasonLeaseExpired)
+			return
+		}
+	}
+}
+
 // endForLimit sends sig, then SIGCONT (so that a job stopped by netmgr
 // suspend receives it), to the job and records reason unless an earlier
 // limit recorded one. It returns false, doing nothing, once the job has
 // ended.
-func (s *supervisor) endForLimit(sig unix.Signal, reason string) bool {
+func (s *attempt) endForLimit(sig unix.Signal, reason string) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.ended {
@@ -238,9 +272,9 @@ func (s *supervisor) endForLimit(sig unix.Signal, reason string) bool {
 }
 
 // forwardTerm passes a SIGTERM or SIGINT sent to the supervisor on to the
-// job, with SIGKILL defaultLimitGrace later; the supervisor stays to
+// job, with SIGKILL DefaultLimitGrace later; the supervisor stays to
 // report the end.
-func (s *supervisor) forwardTerm() {
+func (s *attempt) forwardTerm() {
 	c := make(chan os.Signal, 1)
 	signal.Notify(c, unix.SIGTERM, unix.SIGINT)
 	defer signal.Stop(c)
@@ -248,10 +282,30 @@ func (s *supervisor) forwardTerm() {
 		select {
 		case sig := <-c:
 			if us, ok := sig.(unix.Signal); ok {
-				_ = s.signal(us, defaultLimitGrace)
+				_ = s.signal(us, DefaultLimitGrace)
 			}
 		case <-s.exited:
 			return
 		}
 	}
+}
+
+// wakes reports whether a signal is meant to end or interrupt the job, so
+// that a stopped group must be continued to act on it. Job-control signals
+// themselves (STOP, CONT, TSTP, TTIN, TTOU) do not.
+func wakes(sig unix.Signal) bool {
+	switch sig {
+	case unix.SIGSTOP, unix.SIGCONT, unix.SIGTSTP, unix.SIGTTIN, unix.SIGTTOU:
+		return false
+	}
+	return true
+}
+
+// signalName is the signal's name without "SIG", e.g. "TERM", as a
+// Result names the signal that ended a job.
+func signalName(sig unix.Signal) string {
+	if n := unix.SignalName(sig); n != "" {
+		return strings.TrimPrefix(n, "SIG")
+	}
+	return strconv.Itoa(int(sig))
 }

@@ -1,4 +1,4 @@
-package stub
+package supervisor
 
 import (
 	"context"
@@ -10,20 +10,27 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"sync"
 	"time"
 
 	"golang.org/x/sys/unix"
 )
 
-// hostClient is the stub's side of its supervisor host: it finds the host
-// running on its attempts directory or starts one, holds a lifeline to it
-// while the stub runs, on which the host pushes the results of the jobs
-// that end, and asks it to start attempts.
-type hostClient struct {
-	root string // the attempts directory, absolute
-	log  *slog.Logger
+// launchTimeout bounds how long a new supervisor may take to report that
+// its job runs.
+const launchTimeout = 30 * time.Second
+
+// Client is the stub's connection to its supervisor host: it finds the
+// host running on the stub's attempts directory or starts one, holds a
+// lifeline to it while the stub runs, on which the host pushes the
+// results of the jobs that end, and asks it to start attempts. It also
+// reaches the supervisor of any attempt by the attempt's directory, be it
+// the host's or the supervisor process of one attempt. It is safe for
+// concurrent use.
+type Client struct {
+	root    string                // the attempts directory, absolute
+	makeDir func(dir string) bool // makes an attempt's directory, if it can
+	log     *slog.Logger
 
 	mu       sync.Mutex // guards lifeline, closed and spawned; held while a host starts
 	lifeline *lifeline
@@ -31,15 +38,124 @@ type hostClient struct {
 	spawned  []<-chan struct{} // per host this client started: closed once it is reaped
 }
 
-// start asks the host to start spec as the attempt of directory dir, and
-// returns what it reported and the channel on which the lifeline brings
-// the job's result (see lifeline.expect). errHostGone means nothing was
-// started; another error means the attempt may have started.
-func (c *hostClient) start(dir string, spec supervisorSpec) (startStatus, <-chan supervisorResult, error) {
+// NewClient returns a client of the supervisor host of root, the stub's
+// attempts directory (absolute); it starts the host when a Start first
+// needs it. makeDir, when not nil, makes an attempt's directory (the stub
+// makes them ahead) and reports whether it did; Start makes those it did
+// not.
+func NewClient(root string, makeDir func(dir string) bool, log *slog.Logger) *Client {
+	return &Client{root: root, makeDir: makeDir, log: log}
+}
+
+// Start has the supervisor host start spec as the attempt of directory
+// dir, a directory of root named for the attempt, and returns once the job
+// runs or failed to start (Started.Error). It blocks while a host starts.
+//
+// Should no host start or take it, the attempt gets a supervisor process
+// of its own (`netmgr supervise --dir`, see RunAttempt), which reads the
+// spec from the directory. An error means no job runs; ErrClosed, that
+// Close was called.
+func (c *Client) Start(dir string, spec Spec) (Started, error) {
+	if c.makeDir == nil || !c.makeDir(dir) {
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return Started{}, fmt.Errorf("make supervisor dir: %w", err)
+		}
+	}
+	st, ended, err := c.startInHost(dir, spec)
+	switch {
+	case err == nil:
+		return Started{PID: st.PID, Error: st.Error, Ended: ended, Settle: func() { c.awaitEnd(dir) }}, nil
+	case errors.Is(err, ErrClosed):
+		return Started{}, err
+	case !errors.Is(err, errHostGone):
+		// It may have started the job and died before answering.
+		killLeftovers(dir, c.log)
+		return Started{}, err
+	}
+	c.log.Warn("no supervisor host; the attempt gets a supervisor of its own", "attempt", filepath.Base(dir), "err", err)
+	if err := replaceJSONFile(filepath.Join(dir, specFile), spec); err != nil {
+		return Started{}, err
+	}
+	proc, pr, reaped, err := reexec(filepath.Join(dir, logFile), dir, supervisorEnv+"="+dir, "--dir", dir)
+	if err != nil {
+		return Started{}, fmt.Errorf("launch supervisor: %w", err)
+	}
+	st, err = c.awaitStart(dir, pr, proc, reaped)
+	return Started{PID: st.PID, Error: st.Error, Settle: func() { <-reaped }}, err
+}
+
+// awaitEnd waits, for at most launchTimeout, until the attempt of dir has
+// its result, or its supervisor is gone.
+func (c *Client) awaitEnd(dir string) {
+	ctx, cancel := context.WithTimeout(context.Background(), launchTimeout)
+	defer cancel()
+	if _, err := askSupervisor(ctx, dir, request{Op: opWait}); err != nil {
+		c.log.Warn("wait for the attempt's end", "attempt", filepath.Base(dir), "err", err)
+	}
+}
+
+// awaitStart reads what the supervisor proc of directory dir reports on
+// its status pipe once its job runs or failed to start; reaped is closed
+// once the supervisor is reaped.
+func (c *Client) awaitStart(dir string, status *os.File, proc *os.Process, reaped <-chan struct{}) (startStatus, error) {
+	var st startStatus
+	_ = status.SetReadDeadline(time.Now().Add(launchTimeout))
+	err := json.NewDecoder(status).Decode(&st)
+	_ = status.Close()
+	if err != nil {
+		// It died or hangs before reporting: make sure nothing of it runs.
+		_ = proc.Kill()
+		<-reaped
+		killLeftovers(dir, c.log)
+		return st, fmt.Errorf("launch supervisor: no report (see %s): %w", filepath.Join(dir, logFile), err)
+	}
+	return st, nil
+}
+
+// Signal asks the supervisor of dir to send sig to its job and, when
+// grace is positive, SIGKILL after grace if the job is still alive. It
+// blocks for the supervisor's answer.
+func (c *Client) Signal(ctx context.Context, dir string, sig unix.Signal, grace time.Duration) error {
+	resp, err := askSupervisor(ctx, dir, request{Op: opSignal, Signal: int(sig), GraceMS: grace.Milliseconds()})
+	if err != nil {
+		return err
+	}
+	if resp.Error != "" {
+		return errors.New(resp.Error)
+	}
+	return nil
+}
+
+// Wait asks the supervisor of dir for the job's result, which it answers
+// once the job has ended: Wait blocks until then or until ctx ends.
+func (c *Client) Wait(ctx context.Context, dir string) (Result, error) {
+	resp, err := askSupervisor(ctx, dir, request{Op: opWait})
+	switch {
+	case err != nil:
+		return Result{}, err
+	case resp.Result == nil:
+		return Result{}, fmt.Errorf("wait for the attempt of %s: %s", filepath.Base(dir), resp.Error)
+	}
+	return *resp.Result, nil
+}
+
+// Outcome tells what dir holds without asking its supervisor (see
+// outcome). It does not block.
+func (c *Client) Outcome(dir string) (Result, error) { return outcome(dir) }
+
+// KillLeftovers kills what may be left of the job of dir after its
+// supervisor died (see killLeftovers) and returns what it killed.
+func (c *Client) KillLeftovers(dir string) []Leftover { return killLeftovers(dir, c.log) }
+
+// startInHost asks the host to start spec as the attempt of directory
+// dir, and returns what it reported and the channel on which the lifeline
+// brings the job's result (see lifeline.expect). errHostGone means nothing
+// was started; another error means the attempt may have started.
+func (c *Client) startInHost(dir string, spec Spec) (startStatus, <-chan Result, error) {
 	for try := 0; ; try++ {
 		ll, err := c.connect()
 		if err != nil {
-			if errors.Is(err, ErrShuttingDown) {
+			if errors.Is(err, ErrClosed) {
 				return startStatus{}, nil, err
 			}
 			return startStatus{}, nil, fmt.Errorf("start %s: %w: %w", filepath.Base(dir), errHostGone, err)
@@ -60,14 +176,14 @@ func (c *hostClient) start(dir string, spec supervisorSpec) (startStatus, <-chan
 }
 
 // ask sends one start to the host.
-func (c *hostClient) ask(dir string, spec supervisorSpec) (startStatus, error) {
+func (c *Client) ask(dir string, spec Spec) (startStatus, error) {
 	conn, err := dialIn(context.Background(), c.root, hostSock)
 	if err != nil {
 		return startStatus{}, fmt.Errorf("start %s: %w: %w", filepath.Base(dir), errHostGone, err)
 	}
 	defer conn.Close()
 	_ = conn.SetDeadline(time.Now().Add(launchTimeout))
-	if err := json.NewEncoder(conn).Encode(supRequest{Op: opStart, Dir: dir, Spec: &spec}); err != nil {
+	if err := json.NewEncoder(conn).Encode(request{Op: opStart, Dir: dir, Spec: &spec}); err != nil {
 		return startStatus{}, fmt.Errorf("start %s: %w: %w", filepath.Base(dir), errHostGone, err)
 	}
 	var reply hostReply
@@ -82,11 +198,11 @@ func (c *hostClient) ask(dir string, spec supervisorSpec) (startStatus, error) {
 
 // connect holds a lifeline to a running host, starting one if none runs,
 // and returns it.
-func (c *hostClient) connect() (*lifeline, error) {
+func (c *Client) connect() (*lifeline, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.closed {
-		return nil, ErrShuttingDown
+		return nil, ErrClosed
 	}
 	if c.lifeline != nil {
 		if !c.lifeline.isBroken() {
@@ -110,13 +226,13 @@ func (c *hostClient) connect() (*lifeline, error) {
 }
 
 // holdLifeline opens a lifeline to the host.
-func (c *hostClient) holdLifeline() (net.Conn, error) {
+func (c *Client) holdLifeline() (net.Conn, error) {
 	conn, err := dialIn(context.Background(), c.root, hostSock)
 	if err != nil {
 		return nil, err
 	}
 	_ = conn.SetWriteDeadline(time.Now().Add(requestTimeout))
-	if err := json.NewEncoder(conn).Encode(supRequest{Op: opLifeline}); err != nil {
+	if err := json.NewEncoder(conn).Encode(request{Op: opLifeline}); err != nil {
 		_ = conn.Close()
 		return nil, fmt.Errorf("reach supervisor host: %w", err)
 	}
@@ -127,7 +243,7 @@ func (c *hostClient) holdLifeline() (net.Conn, error) {
 // spawn starts a host: this binary again (/proc/self/exe), in a session of
 // its own, and waits until it listens. The goroutine that reaps it
 // outlives the stub, as the host does.
-func (c *hostClient) spawn() error {
+func (c *Client) spawn() error {
 	if err := os.MkdirAll(c.root, 0o700); err != nil {
 		return fmt.Errorf("start supervisor host: %w", err)
 	}
@@ -149,7 +265,7 @@ func (c *hostClient) spawn() error {
 
 // drop forgets ll, a lifeline to a host that no longer takes starts,
 // unless another start has replaced it already.
-func (c *hostClient) drop(ll *lifeline) {
+func (c *Client) drop(ll *lifeline) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.lifeline != nil && c.lifeline == ll {
@@ -158,8 +274,10 @@ func (c *hostClient) drop(ll *lifeline) {
 	}
 }
 
-// close lets go of the host: it exits once its jobs have ended.
-func (c *hostClient) close() {
+// Close lets go of the host, which exits once its jobs have ended, and
+// makes later Starts fail with ErrClosed. Running jobs and their
+// supervisors are left alone.
+func (c *Client) Close() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.closed = true
@@ -169,26 +287,44 @@ func (c *hostClient) close() {
 	}
 }
 
-// hostsReaped returns channels closed once the hosts this client started
-// have exited and been reaped.
-func (c *hostClient) hostsReaped() []<-chan struct{} {
+// HostsReaped returns channels closed once the hosts this client started
+// have exited and been reaped (tests wait for them). It does not block.
+func (c *Client) HostsReaped() []<-chan struct{} {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return slices.Clone(c.spawned)
 }
 
-// dialIn connects to the unix socket name in directory dir. A path too
-// long for a socket address is reached through /proc/self/fd.
-func dialIn(ctx context.Context, dir, name string) (net.Conn, error) {
-	path := filepath.Join(dir, name)
-	var d net.Dialer
-	if len(path) <= maxSockPath {
-		return d.DialContext(ctx, "unix", path)
+// killLeftovers SIGKILLs what may be left of the job of supervisor
+// directory dir after its supervisor died: its cgroup's processes, or its
+// process group once its first process proves to be the one recorded. A
+// pid that does not verify is never signalled. It returns the processes
+// it killed where it can name them: those of the cgroup, or the group's
+// first process.
+func killLeftovers(dir string, log *slog.Logger) []Leftover {
+	var st attemptState
+	if err := readJSONFile(filepath.Join(dir, stateFile), &st); err != nil {
+		return nil
 	}
-	fd, err := unix.Open(dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return nil, &os.PathError{Op: "open", Path: dir, Err: err}
+	if st.Cgroup != "" {
+		cg := &jobCgroup{dir: st.Cgroup}
+		var killed []Leftover
+		if pids, err := cg.procs(); err == nil && len(pids) > 0 {
+			log.Warn("killing the processes left in a lost attempt's cgroup", "cgroup", st.Cgroup, "pids", pids)
+			for _, pid := range pids {
+				killed = append(killed, Leftover{PID: pid, Comm: procComm(pid)})
+			}
+			_ = cg.signal(unix.SIGKILL)
+		}
+		_ = cg.remove() // fails while the killed processes linger; harmless
+		return killed
 	}
-	defer unix.Close(fd)
-	return d.DialContext(ctx, "unix", "/proc/self/fd/"+strconv.Itoa(fd)+"/"+name)
+	if err := st.Job.verify(); err != nil {
+		return nil
+	}
+	log.Warn("killing the process group of a lost attempt", "pgid", st.Job.PID)
+	killed := []Leftover{{PID: st.Job.PID, Comm: procComm(st.Job.PID)}}
+	_ = unix.Kill(-st.Job.PID, unix.SIGKILL)
+	_ = unix.Kill(-st.Job.PID, unix.SIGCONT)
+	return killed
 }

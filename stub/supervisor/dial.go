@@ -1,4 +1,4 @@
-package stub
+package supervisor
 
 import (
 	"context"
@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"io/fs"
 	"net"
+	"os"
 	"path/filepath"
+	"strconv"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -18,8 +20,8 @@ const maxSockPath = 107
 
 // askSupervisor sends req to the supervisor of directory dir and returns
 // its answer. A wait request blocks until the job has ended or ctx ends.
-func askSupervisor(ctx context.Context, dir string, req supRequest) (supResponse, error) {
-	var resp supResponse
+func askSupervisor(ctx context.Context, dir string, req request) (response, error) {
+	var resp response
 	conn, err := dialSupervisor(ctx, dir)
 	if err != nil {
 		return resp, err
@@ -50,7 +52,7 @@ func dialSupervisor(ctx context.Context, dir string) (net.Conn, error) {
 	conn, err := dialIn(ctx, dir, sockFile)
 	if errors.Is(err, fs.ErrNotExist) {
 		sock := filepath.Join(filepath.Dir(dir), hostSock)
-		var st supervisorState
+		var st attemptState
 		if readJSONFile(filepath.Join(dir, stateFile), &st) == nil && st.Sock != "" {
 			sock = st.Sock
 		}
@@ -62,14 +64,18 @@ func dialSupervisor(ctx context.Context, dir string) (net.Conn, error) {
 	return conn, nil
 }
 
-// signalSupervised asks the supervisor of dir to signal its job.
-func signalSupervised(ctx context.Context, dir string, sig unix.Signal, grace time.Duration) error {
-	resp, err := askSupervisor(ctx, dir, supRequest{Op: opSignal, Signal: int(sig), GraceMS: grace.Milliseconds()})
+// dialIn connects to the unix socket name in directory dir. A path too
+// long for a socket address is reached through /proc/self/fd.
+func dialIn(ctx context.Context, dir, name string) (net.Conn, error) {
+	path := filepath.Join(dir, name)
+	var d net.Dialer
+	if len(path) <= maxSockPath {
+		return d.DialContext(ctx, "unix", path)
+	}
+	fd, err := unix.Open(dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
-		return err
+		return nil, &os.PathError{Op: "open", Path: dir, Err: err}
 	}
-	if resp.Error != "" {
-		return errors.New(resp.Error)
-	}
-	return nil
+	defer unix.Close(fd)
+	return d.DialContext(ctx, "unix", "/proc/self/fd/"+strconv.Itoa(fd)+"/"+name)
 }

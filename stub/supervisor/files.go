@@ -1,4 +1,4 @@
-package stub
+package supervisor
 
 import (
 	"encoding/json"
@@ -14,31 +14,22 @@ import (
 // which belongs to the job's owner: a job must not be able to forge its
 // own result.
 const (
-	attemptsDir = "attempts"       // under DataDir
-	specFile    = "spec.json"      // what to run, for a supervisor of one attempt (a host gets it on its socket)
-	stateFile   = "state.json"     // the supervisor's and the job's identity
-	resultFile  = "result.json"    // how the job ended
-	sockFile    = "sock"           // the unix socket of a supervisor of one attempt
-	logFile     = "supervisor.log" // the stderr of a supervisor of one attempt
+	specFile   = "spec.json"      // what to run, for a supervisor of one attempt (a host gets it on its socket)
+	stateFile  = "state.json"     // the supervisor's and the job's identity
+	resultFile = "result.json"    // how the job ended
+	sockFile   = "sock"           // the unix socket of a supervisor of one attempt
+	logFile    = "supervisor.log" // the stderr of a supervisor of one attempt
 )
 
-var (
-	// errProcessGone means a process is no longer the one recorded: it
-	// ended, or its pid now names another process, or the machine booted.
-	errProcessGone = errors.New("process gone")
-	// errNoResult means a supervisor directory holds no result yet.
-	errNoResult = errors.New("no result")
-)
-
-// supervisorSpec is what the stub asks a supervisor to run (spec.json).
-type supervisorSpec struct {
+// Spec is what the stub asks a supervisor to run (spec.json).
+type Spec struct {
 	Key  string   `json:"key"` // job.instance.attempt, for the log
 	Path string   `json:"path"`
 	Args []string `json:"args"` // argv, Args[0] included
 	Dir  string   `json:"dir"`  // the attempt's exec dir: cwd, stdout, stderr
 	Env  []string `json:"env"`
 	// Cred, when set, is the user the job runs as.
-	Cred *specCred `json:"cred,omitempty"`
+	Cred *Cred `json:"cred,omitempty"`
 	// The queue limits; 0 means none.
 	RunMS   int64 `json:"run_ms,omitempty"`
 	GraceMS int64 `json:"grace_ms,omitempty"`
@@ -51,19 +42,19 @@ type supervisorSpec struct {
 	Restartable bool `json:"restartable,omitempty"`
 	// LeaseFile, for a restartable job, is where the stub records its
 	// lease; the supervisor stops the job when that lease runs out, even
-	// with no stub alive (leaseguard.go).
+	// with no stub alive (lease.go).
 	LeaseFile string `json:"lease_file,omitempty"`
 }
 
-// specCred is the job's user.
-type specCred struct {
+// Cred is the job's user.
+type Cred struct {
 	UID    uint32   `json:"uid"`
 	GID    uint32   `json:"gid"`
 	Groups []uint32 `json:"groups,omitempty"`
 }
 
 // limits returns the spec's queue limits.
-func (s supervisorSpec) limits() limits {
+func (s Spec) limits() limits {
 	return limits{
 		run:   time.Duration(s.RunMS) * time.Millisecond,
 		grace: time.Duration(s.GraceMS) * time.Millisecond,
@@ -71,9 +62,9 @@ func (s supervisorSpec) limits() limits {
 	}
 }
 
-// supervisorState is state.json, written by the supervisor once the job
+// attemptState is state.json, written by the supervisor once the job
 // runs.
-type supervisorState struct {
+type attemptState struct {
 	Supervisor procIdentity `json:"supervisor"`
 	// Job is the job's first process; its pid is also its process group.
 	Job       procIdentity `json:"job"`
@@ -87,8 +78,8 @@ type supervisorState struct {
 	Sock string `json:"sock,omitempty"`
 }
 
-// supervisorResult is result.json: how the job ended.
-type supervisorResult struct {
+// Result is result.json: how the job ended.
+type Result struct {
 	ExitCode int    `json:"exit_code"`
 	Signal   string `json:"signal,omitempty"` // name without SIG
 	Error    string `json:"error,omitempty"`  // the exec error
@@ -99,14 +90,36 @@ type supervisorResult struct {
 	// Leftovers are the processes still in the job's group or cgroup
 	// (or orphaned to the supervisor) after the job's first process
 	// ended; the supervisor killed them.
-	Leftovers []leftover `json:"leftovers,omitempty"`
+	Leftovers []Leftover `json:"leftovers,omitempty"`
 	EndedAt   time.Time  `json:"ended_at"`
 }
 
-// leftover is one process killed because it outlived its job.
-type leftover struct {
+// ExecFailedCode is the exit code of an attempt whose job could not be
+// started, as a shell reports a command it cannot run.
+const ExecFailedCode = 127
+
+// Leftover is one process killed because it outlived its job.
+type Leftover struct {
 	PID  int    `json:"pid"`
 	Comm string `json:"comm"`
+}
+
+// Started is what a Start reports of an attempt once its job runs or
+// could not be started.
+type Started struct {
+	// PID is the job's first process, which is also its process group;
+	// 0 when the job could not be started.
+	PID int
+	// Error is why the job could not be started (the exec error); "" when
+	// it runs.
+	Error string
+	// Ended brings the job's result when the supervisor pushes it; it is
+	// closed without one when the push cannot come any more, and nil when
+	// no push comes (ask with Wait).
+	Ended <-chan Result
+	// Settle waits, for a bounded time, until the attempt's supervisor is
+	// done with it: for undoing a start whose job was killed.
+	Settle func()
 }
 
 // startStatus is the line a supervisor writes on its status pipe (fd 3)
@@ -186,11 +199,66 @@ func readJSONFile(path string, v any) error {
 
 // readResult returns the result in supervisor directory dir, or an error
 // wrapping errNoResult when there is none yet.
-func readResult(dir string) (supervisorResult, error) {
-	var res supervisorResult
+func readResult(dir string) (Result, error) {
+	var res Result
 	err := readJSONFile(filepath.Join(dir, resultFile), &res)
 	if errors.Is(err, os.ErrNotExist) {
 		return res, fmt.Errorf("read result of %s: %w", filepath.Base(dir), errNoResult)
 	}
 	return res, err
+}
+
+// outcome tells what the supervisor directory dir holds, without asking
+// its supervisor: the result once written. Without one, it returns an
+// error wrapping ErrRunning while the supervisor recorded in dir's state
+// still runs, or else why that supervisor is gone without a result: the
+// attempt is lost.
+func outcome(dir string) (Result, error) {
+	if res, err := readResult(dir); err == nil {
+		return res, nil
+	}
+	if err := supervisorAlive(dir); err != nil {
+		// It may have written its result just before it went.
+		if res, rerr := readResult(dir); rerr == nil {
+			return res, nil
+		}
+		return Result{}, err
+	}
+	return Result{}, fmt.Errorf("attempt %s: %w", filepath.Base(dir), ErrRunning)
+}
+
+// supervisorAlive returns nil when the supervisor recorded in dir's state
+// file still runs.
+func supervisorAlive(dir string) error {
+	var st attemptState
+	if err := readJSONFile(filepath.Join(dir, stateFile), &st); err != nil {
+		return err
+	}
+	return st.Supervisor.verify()
+}
+
+// Adopted is what the state of a supervisor directory tells of the job
+// its supervisor started.
+type Adopted struct {
+	PID         int // the job's first process, also its process group
+	StartedAt   time.Time
+	Restartable bool
+}
+
+// Adopt reads what the state of dir tells of its job, for a stub taking
+// over an attempt that no record of its own names (its predecessor died
+// before recording the CHILD_REGISTER). An error means dir holds no state:
+// its supervisor started no job. It does not block.
+func Adopt(dir string) (Adopted, error) {
+	var st attemptState
+	if err := readJSONFile(filepath.Join(dir, stateFile), &st); err != nil {
+		return Adopted{}, err
+	}
+	restartable := st.Restartable
+	if !restartable { // a supervisor of one attempt, or of an older stub, has it in the spec
+		var spec Spec
+		_ = readJSONFile(filepath.Join(dir, specFile), &spec)
+		restartable = spec.Restartable
+	}
+	return Adopted{PID: st.Job.PID, StartedAt: st.StartedAt, Restartable: restartable}, nil
 }

@@ -1,4 +1,4 @@
-package stub
+package supervisor
 
 import (
 	"encoding/binary"
@@ -17,9 +17,9 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// A supHost is a supervisor process: the process that forks attempts'
+// A host is a supervisor process: the process that forks attempts'
 // jobs, is their subreaper, reaps them and writes their results. It runs
-// one attempt (Supervise) or every attempt of a stub (SuperviseHost).
+// one attempt (RunAttempt) or every attempt of a stub (RunHost).
 //
 // One goroutine reaps every child of the process: on each SIGCHLD it
 // finds the ended children without reaping them (waitid with WNOWAIT),
@@ -28,7 +28,7 @@ import (
 // another process, and hands the exit status to the job's supervisor.
 // Other children are orphans of jobs: it reaps them and counts their
 // usage for the job whose process group they were in.
-type supHost struct {
+type host struct {
 	root   string // the process's working directory
 	sock   string // the host's socket, absolute; "" for a supervisor of one attempt
 	single bool   // it runs one attempt: every orphan is that job's
@@ -41,21 +41,21 @@ type supHost struct {
 	// leaders maps the first process of each running job to its
 	// supervisor until it is reaped; groups maps each running attempt's
 	// process group to it until its result is written.
-	leaders map[int]*supervisor
-	groups  map[int]*supervisor
+	leaders map[int]*attempt
+	groups  map[int]*attempt
 	reaping bool // the reaper runs
 }
 
-// newSupHost returns the supervisor process's state; root is its working
+// newHost returns the supervisor process's state; root is its working
 // directory, which attempts' socket names are relative to.
-func newSupHost(root string, single bool, log *slog.Logger) *supHost {
-	h := &supHost{
+func newHost(root string, single bool, log *slog.Logger) *host {
+	h := &host{
 		root:    root,
 		single:  single,
 		log:     log,
 		self:    sync.OnceValues(func() (procIdentity, error) { return identify(os.Getpid()) }),
-		leaders: make(map[int]*supervisor),
-		groups:  make(map[int]*supervisor),
+		leaders: make(map[int]*attempt),
+		groups:  make(map[int]*attempt),
 	}
 	h.fs, h.fsErr = procfs.NewDefaultFS()
 	signal.Ignore(unix.SIGHUP, unix.SIGPIPE)
@@ -66,16 +66,16 @@ func newSupHost(root string, single bool, log *slog.Logger) *supHost {
 }
 
 // identity is the supervisor process's, as state.json records it.
-func (h *supHost) identity() (procIdentity, error) { return h.self() }
+func (h *host) identity() (procIdentity, error) { return h.self() }
 
 // begin starts the attempt of supervisor directory dir, whose socket is
 // sock relative to the process's directory ("" for none), running spec,
 // or when spec is nil, dir's spec.json, and returns its supervisor
 // with what to report to the stub. A nil supervisor means no job runs: the
 // status says why, and the error is for the log.
-func (h *supHost) begin(dir, sock string, spec *supervisorSpec, log *slog.Logger) (*supervisor, startStatus, error) {
+func (h *host) begin(dir, sock string, spec *Spec, log *slog.Logger) (*attempt, startStatus, error) {
 	h.startReaper()
-	s := &supervisor{
+	s := &attempt{
 		host:    h,
 		dir:     dir,
 		log:     log,
@@ -92,7 +92,7 @@ func (h *supHost) begin(dir, sock string, spec *supervisorSpec, log *slog.Logger
 	s.owner = ownerVars(s.spec.Env)
 	if err := s.startJob(); err != nil {
 		log.Warn("job failed to start", "err", err)
-		s.result = supervisorResult{ExitCode: execFailedCode, Error: err.Error(), EndedAt: time.Now().UTC()}
+		s.result = Result{ExitCode: ExecFailedCode, Error: err.Error(), EndedAt: time.Now().UTC()}
 		if werr := writeJSONFile(filepath.Join(dir, resultFile), s.result); werr != nil {
 			err = errors.Join(err, werr)
 		}
@@ -111,26 +111,9 @@ func (h *supHost) begin(dir, sock string, spec *supervisorSpec, log *slog.Logger
 	return s, startStatus{PID: s.pgid}, nil
 }
 
-// run serves the attempt's socket and enforces its limits until the job
-// has ended and its result is written.
-func (s *supervisor) run() {
-	ln := s.ln
-	if ln != nil {
-		s.wg.Go(func() { s.serve(ln) })
-	}
-	s.armLimits()
-	s.wait()
-	close(s.resultc)
-	if ln != nil {
-		_ = ln.Close()
-	}
-	s.wg.Wait()
-	s.host.forget(s)
-}
-
 // forget drops s, whose job has ended and been cleaned up, from the
 // process groups the reaper knows.
-func (h *supHost) forget(s *supervisor) {
+func (h *host) forget(s *attempt) {
 	h.forkMu.Lock()
 	defer h.forkMu.Unlock()
 	delete(h.groups, s.pgid)
@@ -139,7 +122,7 @@ func (h *supHost) forget(s *supervisor) {
 // fork starts s's job, registers it, so that the reaper knows its first
 // process however soon it ends, and returns that process's identity,
 // read before the reaper may reap it.
-func (h *supHost) fork(s *supervisor) (procIdentity, error) {
+func (h *host) fork(s *attempt) (procIdentity, error) {
 	h.forkMu.Lock()
 	defer h.forkMu.Unlock()
 	if err := s.cmd.Start(); err != nil {
@@ -152,7 +135,7 @@ func (h *supHost) fork(s *supervisor) (procIdentity, error) {
 }
 
 // orphans returns the process's children that are no job's first process.
-func (h *supHost) orphans() []int {
+func (h *host) orphans() []int {
 	kids := ownChildren()
 	h.forkMu.Lock()
 	defer h.forkMu.Unlock()
@@ -166,7 +149,7 @@ func (h *supHost) orphans() []int {
 }
 
 // startReaper starts the reaper once.
-func (h *supHost) startReaper() {
+func (h *host) startReaper() {
 	h.forkMu.Lock()
 	defer h.forkMu.Unlock()
 	if h.reaping {
@@ -183,7 +166,7 @@ func (h *supHost) startReaper() {
 }
 
 // reapEnded reaps every child that has ended.
-func (h *supHost) reapEnded() {
+func (h *host) reapEnded() {
 	for {
 		pid, err := endedChild()
 		if err != nil || pid == 0 {
@@ -196,10 +179,10 @@ func (h *supHost) reapEnded() {
 // reapChild reaps ended child pid: a job's first process is marked ended
 // first and its status goes to its supervisor; an orphan's usage goes to
 // the job whose group it was in.
-func (h *supHost) reapChild(pid int) {
+func (h *host) reapChild(pid int) {
 	h.forkMu.Lock()
 	leader := h.leaders[pid]
-	var owner *supervisor
+	var owner *attempt
 	if leader != nil {
 		delete(h.leaders, pid)
 		leader.markEnded()

@@ -1,12 +1,9 @@
-package stub
+package supervisor
 
 import (
-	"errors"
-	"io/fs"
 	"path/filepath"
 	"time"
 
-	"github.com/netmgr/netmgr/client"
 	"golang.org/x/sys/unix"
 )
 
@@ -15,6 +12,16 @@ import (
 // lease that runs out stops those jobs even when the stub itself is dead:
 // the servers restart them elsewhere once it has expired on their side.
 const leaseFile = "lease"
+
+// DefaultLease is the lease a stub assumes until a server tells it
+// otherwise (the server's LeaseResponse carries the real values), and
+// that a supervisor assumes, from its job's start, while the stub has
+// written no lease file.
+const DefaultLease = 3 * time.Second
+
+// LeasePath is the lease file of the stub whose DataDir is dataDir: what
+// Spec.LeaseFile names.
+func LeasePath(dataDir string) string { return filepath.Join(dataDir, leaseFile) }
 
 // leaseCheckInterval is how often a supervisor reads the lease file.
 const leaseCheckInterval = 200 * time.Millisecond
@@ -26,8 +33,9 @@ type leaseRecord struct {
 	ValidUntilBootNS int64 `json:"valid_until_boot_ns"`
 }
 
-// bootNow reads CLOCK_BOOTTIME.
-func bootNow() time.Duration {
+// BootNow reads CLOCK_BOOTTIME, the clock of lease deadlines. It does not
+// block.
+func BootNow() time.Duration {
 	var ts unix.Timespec
 	if err := unix.ClockGettime(unix.CLOCK_BOOTTIME, &ts); err != nil {
 		panic("clock_gettime(CLOCK_BOOTTIME): " + err.Error()) // present on every Linux since 2.6.39
@@ -35,38 +43,11 @@ func bootNow() time.Duration {
 	return time.Duration(ts.Nano())
 }
 
-// writeLease records the lease's deadline, sent being when the granted
-// renewal was sent on the boot clock.
-func writeLease(dataDir string, sent, lease time.Duration) error {
-	return replaceJSONFile(filepath.Join(dataDir, leaseFile), leaseRecord{ValidUntilBootNS: int64(sent + lease)})
-}
-
-// enforceLease stops the job when the stub's lease runs out: it SIGKILLs
-// it, with the lease as the reason. Without a lease file (a stub that
-// never got a lease since the file's directory was made) it assumes a
-// lease granted when the job started, as the stub does.
-func (s *supervisor) enforceLease() {
-	fallback := bootNow() + defaultLease
-	t := time.NewTicker(leaseCheckInterval)
-	defer t.Stop()
-	for {
-		select {
-		case <-s.exited:
-			return
-		case <-t.C:
-		}
-		deadline := fallback
-		var rec leaseRecord
-		switch err := readJSONFile(s.spec.LeaseFile, &rec); {
-		case err == nil:
-			deadline = time.Duration(rec.ValidUntilBootNS)
-		case !errors.Is(err, fs.ErrNotExist):
-			s.log.Warn("cannot read the lease file; keeping the last deadline", "err", err)
-			continue
-		}
-		if bootNow() >= deadline {
-			s.endForLimit(unix.SIGKILL, client.ReasonLeaseExpired)
-			return
-		}
-	}
+// WriteLease records the stub's lease deadline in the lease file of
+// dataDir, for the supervisors of its restartable jobs: sent is when the
+// granted renewal was sent, on the boot clock (BootNow). The file is
+// replaced atomically, not synced: a deadline on the boot clock means
+// nothing after a reboot.
+func WriteLease(dataDir string, sent, lease time.Duration) error {
+	return replaceJSONFile(LeasePath(dataDir), leaseRecord{ValidUntilBootNS: int64(sent + lease)})
 }

@@ -1,4 +1,4 @@
-package stub
+package supervisor
 
 import (
 	"encoding/json"
@@ -10,8 +10,8 @@ import (
 // hostNotice is what a supervisor host pushes on every lifeline once an
 // attempt's result is written: the attempt's directory and its result.
 type hostNotice struct {
-	Dir    string           `json:"dir"`
-	Result supervisorResult `json:"result"`
+	Dir    string `json:"dir"`
+	Result Result `json:"result"`
 }
 
 // lifeline is the stub's connection to its supervisor host. Held open, it
@@ -24,14 +24,14 @@ type lifeline struct {
 	conn net.Conn
 	log  *slog.Logger
 
-	mu      sync.Mutex                       // guards waiters and broken
-	waiters map[string]chan supervisorResult // by attempt directory
-	broken  bool                             // no notice comes any more
+	mu      sync.Mutex             // guards waiters and broken
+	waiters map[string]chan Result // by attempt directory
+	broken  bool                   // no notice comes any more
 }
 
 // newLifeline starts reading the host's notices on conn.
 func newLifeline(conn net.Conn, log *slog.Logger) *lifeline {
-	ll := &lifeline{conn: conn, log: log, waiters: make(map[string]chan supervisorResult)}
+	ll := &lifeline{conn: conn, log: log, waiters: make(map[string]chan Result)}
 	go ll.read()
 	return ll
 }
@@ -39,8 +39,8 @@ func newLifeline(conn net.Conn, log *slog.Logger) *lifeline {
 // expect returns the channel that brings the result of the attempt of
 // dir, which is about to start. The channel is closed without a result
 // if the lifeline breaks first.
-func (ll *lifeline) expect(dir string) <-chan supervisorResult {
-	ch := make(chan supervisorResult, 1)
+func (ll *lifeline) expect(dir string) <-chan Result {
+	ch := make(chan Result, 1)
 	ll.mu.Lock()
 	defer ll.mu.Unlock()
 	if ll.broken {

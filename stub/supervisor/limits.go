@@ -1,19 +1,18 @@
-package stub
+package supervisor
 
 import (
 	"fmt"
 	"time"
-
-	"github.com/netmgr/netmgr/client"
 )
 
-// defaultLimitGrace is the time between the SIGTERM and the SIGKILL of a
-// run limit when the StartRequest's GraceMS is 0.
-const defaultLimitGrace = 10 * time.Second
+// DefaultLimitGrace is the time between the SIGTERM and the SIGKILL of a
+// run limit when the StartRequest's GraceMS is 0 (the stub puts it in the
+// Spec), and the grace a supervisor gives a job it passes a SIGTERM on to.
+const DefaultLimitGrace = 10 * time.Second
 
-// limits are the queue limits of one attempt, from its StartRequest. They
-// are fixed when the attempt starts and enforced by its supervisor, so
-// they hold while no stub runs.
+// limits are the queue limits of one attempt, from its Spec. They are
+// fixed when the attempt starts and enforced by its supervisor, so they
+// hold while no stub runs.
 type limits struct {
 	// run is the wall time from the attempt's start, time the group spends
 	// stopped (netmgr suspend) included, after which the group gets
@@ -24,21 +23,6 @@ type limits struct {
 	// memKB is the group's resident memory (sum of RSS) above which it is
 	// SIGKILLed at once; 0 means no memory limit.
 	memKB int64
-}
-
-// limitsOf returns the limits a StartRequest asks for.
-func limitsOf(req client.StartRequest) limits {
-	l := limits{grace: defaultLimitGrace}
-	if req.MaxRunSeconds > 0 {
-		l.run = time.Duration(req.MaxRunSeconds) * time.Second
-	}
-	if req.GraceMS > 0 {
-		l.grace = time.Duration(req.GraceMS) * time.Millisecond
-	}
-	if req.MaxMemMB > 0 {
-		l.memKB = req.MaxMemMB * 1024
-	}
-	return l
 }
 
 // runLimitReason is the CHILD_TERM Reason of an attempt ended by its run

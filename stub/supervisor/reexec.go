@@ -1,4 +1,4 @@
-package stub
+package supervisor
 
 import (
 	"fmt"
@@ -20,7 +20,7 @@ const supervisorEnv = "NETMGR_SUPERVISOR_DIR"
 // binary also offers both as `netmgr supervise` for running one by hand.
 func init() {
 	if root, ok := os.LookupEnv(hostEnv); ok {
-		if err := SuperviseHost(root); err != nil {
+		if err := RunHost(root); err != nil {
 			fmt.Fprintf(os.Stderr, "netmgr supervise --host: %v\n", err)
 			os.Exit(1)
 		}
@@ -30,7 +30,7 @@ func init() {
 	if !ok {
 		return
 	}
-	if err := Supervise(dir); err != nil {
+	if err := RunAttempt(dir); err != nil {
 		fmt.Fprintf(os.Stderr, "netmgr supervise: %v\n", err)
 		os.Exit(1)
 	}

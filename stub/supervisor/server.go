@@ -1,8 +1,7 @@
-package stub
+package supervisor
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -25,7 +24,7 @@ import (
 // finds the host already running on its DataDir and goes on using it.
 //
 // The host serves hostSock in the attempts directory. Each connection
-// carries one supRequest: a start, answered once the job runs or could
+// carries one request: a start, answered once the job runs or could
 // not be started; a lifeline, which the stub holds open while it runs and
 // on which the host pushes a hostNotice once a job's result is written;
 // or a signal or wait for one of its attempts, answered as an attempt's
@@ -66,36 +65,36 @@ type hostReply struct {
 	Exiting bool `json:"exiting,omitempty"`
 }
 
-// hostServer is the serving half of a supervisor host.
-type hostServer struct {
-	*supHost
+// server is the serving half of a supervisor host.
+type server struct {
+	*host
 	ln         *net.UnixListener
 	attemptLog *slog.Logger // for the attempts: warnings and errors only
 
 	pushMu sync.Mutex // serializes the writes on lifelines
 
-	mu        sync.Mutex             // guards running, attempts, lifelines, held and closing
-	running   int                    // attempts whose result is not written yet
-	attempts  map[string]*supervisor // by directory, until their result is written
-	lifelines int                    // lifelines open
-	held      map[net.Conn]bool      // the lifelines that still take notices
+	mu        sync.Mutex          // guards running, attempts, lifelines, held and closing
+	running   int                 // attempts whose result is not written yet
+	attempts  map[string]*attempt // by directory, until their result is written
+	lifelines int                 // lifelines open
+	held      map[net.Conn]bool   // the lifelines that still take notices
 	closing   bool
 }
 
-// SuperviseHost is the supervisor host role of the netmgr binary
+// RunHost is the supervisor host role of the netmgr binary
 // (`netmgr supervise --host ROOT`, started by the stub): it runs the
 // attempts the stub asks for on ROOT/host-2.sock, ROOT being the stub's
-// attempts directory, each as Supervise runs one, and returns once no
+// attempts directory, each as RunAttempt runs one, and returns once no
 // stub holds a lifeline and no job runs.
-func SuperviseHost(root string) error {
+func RunHost(root string) error {
 	_ = os.Unsetenv(hostEnv)
 	if err := os.Chdir(root); err != nil {
 		return fmt.Errorf("supervisor host: %w", err)
 	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
-	h := &hostServer{
-		supHost:  newSupHost(root, false, log),
-		attempts: make(map[string]*supervisor),
+	h := &server{
+		host:     newHost(root, false, log),
+		attempts: make(map[string]*attempt),
 		held:     make(map[net.Conn]bool),
 		// The stub logs every attempt's start and end; the host's log,
 		// which no attempt's removal trims, keeps what went wrong.
@@ -142,10 +141,10 @@ func SuperviseHost(root string) error {
 }
 
 // handle serves one connection.
-func (h *hostServer) handle(conn *net.UnixConn, wg *sync.WaitGroup) {
+func (h *server) handle(conn *net.UnixConn, wg *sync.WaitGroup) {
 	defer conn.Close()
 	_ = conn.SetReadDeadline(time.Now().Add(requestTimeout))
-	var req supRequest
+	var req request
 	if err := json.NewDecoder(conn).Decode(&req); err != nil {
 		return
 	}
@@ -157,7 +156,7 @@ func (h *hostServer) handle(conn *net.UnixConn, wg *sync.WaitGroup) {
 		h.mu.Unlock()
 		if s == nil {
 			// Its result is written, or it never started here.
-			_ = json.NewEncoder(conn).Encode(supResponse{Error: errNoAttempt.Error()})
+			_ = json.NewEncoder(conn).Encode(response{Error: errNoAttempt.Error()})
 			return
 		}
 		s.answer(conn, req)
@@ -194,7 +193,7 @@ func (h *hostServer) handle(conn *net.UnixConn, wg *sync.WaitGroup) {
 
 // push writes n on each lifeline of held. A lifeline that does not take
 // it is cut: its stub falls back to asking for each result.
-func (h *hostServer) push(held []net.Conn, n hostNotice) {
+func (h *server) push(held []net.Conn, n hostNotice) {
 	if len(held) == 0 {
 		return
 	}
@@ -220,7 +219,7 @@ func (h *hostServer) push(held []net.Conn, n hostNotice) {
 
 // start starts spec as the attempt of dir, filling reply, and returns its
 // supervisor, nil if no job runs. The attempt logs to the host's log.
-func (h *hostServer) start(dir string, spec *supervisorSpec, reply *hostReply) *supervisor {
+func (h *server) start(dir string, spec *Spec, reply *hostReply) *attempt {
 	if filepath.Dir(dir) != h.root || !filepath.IsAbs(dir) {
 		reply.Error = fmt.Sprintf("supervisor host of %s: %s is not an attempt directory here", h.root, dir)
 		return nil
@@ -247,7 +246,7 @@ func (h *hostServer) start(dir string, spec *supervisorSpec, reply *hostReply) *
 }
 
 // enter counts one more of *n, unless the host is closing.
-func (h *hostServer) enter(n *int) bool {
+func (h *server) enter(n *int) bool {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.closing {
@@ -258,7 +257,7 @@ func (h *hostServer) enter(n *int) bool {
 }
 
 // leave counts one less of *n, and closes the host when nothing is left.
-func (h *hostServer) leave(n *int) {
+func (h *server) leave(n *int) {
 	h.mu.Lock()
 	*n--
 	h.mu.Unlock()
@@ -267,7 +266,7 @@ func (h *hostServer) leave(n *int) {
 
 // exitIfIdle stops the host from accepting when no lifeline is open and
 // no job runs.
-func (h *hostServer) exitIfIdle() {
+func (h *server) exitIfIdle() {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.closing || h.running > 0 || h.lifelines > 0 {
@@ -276,15 +275,3 @@ func (h *hostServer) exitIfIdle() {
 	h.closing = true
 	_ = h.ln.Close()
 }
-
-// errNoAttempt answers a signal or wait for an attempt the host does not
-// run: its result is written, or it never started there.
-var errNoAttempt = errors.New("no such attempt here")
-
-// errHostRunning means a supervisor host already listens on the
-// directory's socket.
-var errHostRunning = errors.New("supervisor host: another host listens here")
-
-// errHostGone means a start reached no host able to take it: nothing was
-// started, and the stub may start another host and try again.
-var errHostGone = errors.New("supervisor host gone")

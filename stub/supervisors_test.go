@@ -1,7 +1,6 @@
 package stub
 
 import (
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,17 +12,14 @@ import (
 	"time"
 
 	"github.com/netmgr/netmgr/client"
+	"github.com/netmgr/netmgr/stub/supervisor"
 	"golang.org/x/sys/unix"
 )
 
 // supervisorOf returns the supervisor process recorded for attempt k.
-func supervisorOf(t *testing.T, r *restartable, k attemptKey) procIdentity {
+func supervisorOf(t *testing.T, r *restartable, k client.AttemptRef) procID {
 	t.Helper()
-	var st supervisorState
-	if err := readJSONFile(filepath.Join(r.supDir(k), stateFile), &st); err != nil {
-		t.Fatal(err)
-	}
-	return st.Supervisor
+	return readState(t, r.supDir(k)).Supervisor
 }
 
 // A stub's attempts share one supervisor host, which outlives the stub
@@ -46,15 +42,15 @@ func TestSupervisorHost(t *testing.T) {
 		if host.PID == os.Getpid() {
 			t.Fatal("the supervisor host is the stub's own process")
 		}
-		hosts := r.s.runner.host.hostsReaped()
+		hosts := hostsReaped(r.s)
 		if len(hosts) != 1 {
 			t.Fatalf("the stub started %d hosts, want 1", len(hosts))
 		}
 
 		// The stub goes; the host stays for its jobs and serves the next stub.
 		r.restart()
-		if err := host.verify(); err != nil {
-			t.Fatalf("the host did not outlive the stub: %v", err)
+		if !host.runs() {
+			t.Fatal("the host did not outlive the stub")
 		}
 		third := gatedJob(3)
 		mustStart(t, stubClient(t, r.s), third)
@@ -74,38 +70,10 @@ func TestSupervisorHost(t *testing.T) {
 		}
 		r.stop()
 		<-hosts[0]
-		if err := host.verify(); err == nil {
+		if host.runs() {
 			t.Fatal("the host runs on with no stub and no job")
 		}
 	})
-}
-
-// A start sent to a host on its way out is refused, and the stub starts
-// another host for it.
-func TestSupervisorHostReplaced(t *testing.T) {
-	srv := newFakeServer(t, 0)
-	r := newRestartable(t, srv, NoCgroups)
-	c := stubClient(t, r.s)
-	req := client.StartRequest{JobID: 1, Attempt: 1, Binary: "/bin/true"}
-	mustStart(t, c, req)
-	srv.waitTerm(t, keyOf(req))
-	old := supervisorOf(t, r, keyOf(req))
-
-	// Drop the lifeline behind the runner's back: the idle host exits.
-	r.s.runner.host.mu.Lock()
-	lifeline := r.s.runner.host.lifeline
-	r.s.runner.host.mu.Unlock()
-	r.s.runner.host.drop(lifeline)
-	<-r.s.runner.host.hostsReaped()[0]
-
-	next := client.StartRequest{JobID: 2, Attempt: 1, Binary: "/bin/true"}
-	mustStart(t, c, next)
-	if term := srv.waitTerm(t, keyOf(next)); term[len(term)-1].ExitCode != 0 {
-		t.Fatalf("TERM = %+v, want exit 0", term[len(term)-1])
-	}
-	if got := supervisorOf(t, r, keyOf(next)); got == old {
-		t.Fatalf("the attempt ran under the host that exited, %+v", old)
-	}
 }
 
 // In a host of several jobs, a job's end kills its own orphans and not
@@ -142,7 +110,7 @@ func TestSupervisorHostOrphansStayWithTheirJob(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if alive(orphan) || !slices.ContainsFunc(res.Leftovers, func(l leftover) bool { return l.PID == orphan }) {
+		if alive(orphan) || !slices.ContainsFunc(res.Leftovers, func(l supervisor.Leftover) bool { return l.PID == orphan }) {
 			t.Errorf("job b's orphan %d: alive %v, leftovers %+v; want killed and reported", orphan, alive(orphan), res.Leftovers)
 		}
 	})
@@ -169,7 +137,7 @@ func TestAttemptWithoutHost(t *testing.T) {
 	srv := newFakeServer(t, 0)
 	r := newRestartable(t, srv, NoCgroups)
 	// A directory where the host's log goes: no host can start.
-	if err := os.MkdirAll(filepath.Join(r.cfg.DataDir, attemptsDir, hostLog), 0o700); err != nil {
+	if err := os.MkdirAll(filepath.Join(r.cfg.DataDir, attemptsDir, "host.log"), 0o700); err != nil {
 		t.Fatal(err)
 	}
 	c := stubClient(t, r.s)
@@ -179,12 +147,12 @@ func TestAttemptWithoutHost(t *testing.T) {
 	pid := waitRegister(t, srv, k)
 	killOnCleanup(t, pid)
 	sup := supervisorOf(t, r, k)
-	if _, err := os.Stat(filepath.Join(r.supDir(k), sockFile)); err != nil {
+	if _, err := os.Stat(filepath.Join(r.supDir(k), "sock")); err != nil {
 		t.Fatalf("the attempt's own supervisor serves no socket: %v", err)
 	}
 	r.restart() // the supervisor of one attempt outlives the stub as the host does
-	if err := sup.verify(); err != nil {
-		t.Fatalf("the attempt's supervisor did not outlive the stub: %v", err)
+	if !sup.runs() {
+		t.Fatal("the attempt's supervisor did not outlive the stub")
 	}
 	if err := stubClient(t, r.s).Signal(t.Context(), client.SignalRequest{JobID: 1, Attempt: 1, Signal: "TERM"}); err != nil {
 		t.Fatalf("Signal: %v", err)
@@ -192,7 +160,7 @@ func TestAttemptWithoutHost(t *testing.T) {
 	if term := srv.waitTerm(t, k); term[len(term)-1].Signal != "TERM" {
 		t.Errorf("TERM = %+v, want signal TERM", term[len(term)-1])
 	}
-	waitFor(t, "the attempt's supervisor to exit", func() bool { return sup.verify() != nil })
+	waitFor(t, "the attempt's supervisor to exit", func() bool { return !sup.runs() })
 }
 
 // A supervisor directory no outbox record names (the stub died between
@@ -201,31 +169,19 @@ func TestAttemptWithoutHost(t *testing.T) {
 // state.json, there being no spec.json for a host's attempt.
 func TestAdoptKeepsRestartable(t *testing.T) {
 	// The test process stands in for the host, a live process for the job.
-	self, err := identify(os.Getpid())
-	if err != nil {
-		t.Fatal(err)
-	}
+	self := identify(t, os.Getpid())
 	job := exec.Command("/bin/sleep", "1000")
 	job.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := job.Start(); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = job.Process.Kill(); _ = job.Wait() })
-	jobID, err := identify(job.Process.Pid)
-	if err != nil {
-		t.Fatal(err)
-	}
+	jobID := identify(t, job.Process.Pid)
 	dataDir := t.TempDir()
-	k := attemptKey{JobID: 7, Attempt: 1}
-	dir := filepath.Join(dataDir, attemptsDir, k.String())
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	if err := writeJSONFile(filepath.Join(dir, stateFile), supervisorState{
+	k := client.AttemptRef{JobID: 7, Attempt: 1}
+	writeState(t, filepath.Join(dataDir, attemptsDir, k.String()), stateFile{
 		Supervisor: self, Job: jobID, StartedAt: time.Now().UTC(), Restartable: true,
-	}); err != nil {
-		t.Fatal(err)
-	}
+	})
 
 	srv := newFakeServer(t, 0)
 	s := newTestStub(t, Config{DataDir: dataDir, Servers: []string{srv.addr()}, CgroupParent: NoCgroups})
@@ -266,64 +222,7 @@ func TestSupervisorHostRespawned(t *testing.T) {
 	if got := supervisorOf(t, r, keyOf(next)); got == host {
 		t.Fatalf("the next attempt ran under %+v, want a new host (the dead one was %+v)", got, host)
 	}
-	if n := len(r.s.runner.host.hostsReaped()); n != 2 {
+	if n := len(hostsReaped(r.s)); n != 2 {
 		t.Errorf("the stub started %d hosts, want 2", n)
-	}
-}
-
-// An attempt is reached on the socket its state names: that of the host
-// that started it, even when this stub's host would listen elsewhere.
-func TestDialSupervisorNamedInState(t *testing.T) {
-	root := t.TempDir()
-	dir := filepath.Join(root, "1.0.1")
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	other := filepath.Join(root, "host-0.sock")
-	ln, err := net.Listen("unix", other)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	if err := writeJSONFile(filepath.Join(dir, stateFile), supervisorState{Sock: other}); err != nil {
-		t.Fatal(err)
-	}
-	accepted := make(chan struct{})
-	go func() {
-		if c, err := ln.Accept(); err == nil {
-			close(accepted)
-			_ = c.Close()
-		}
-	}()
-	conn, err := dialSupervisor(t.Context(), dir)
-	if err != nil {
-		t.Fatalf("dialSupervisor: %v", err)
-	}
-	defer conn.Close()
-	select {
-	case <-accepted:
-	case <-time.After(10 * time.Second):
-		t.Fatal("the socket named in state.json took no connection")
-	}
-}
-
-// A second host started on a directory whose host still listens leaves
-// it be: the running host keeps its socket, so its jobs stay in reach.
-func TestSecondHostLeavesTheFirst(t *testing.T) {
-	srv := newFakeServer(t, 0)
-	r := newRestartable(t, srv, NoCgroups)
-	c := stubClient(t, r.s)
-	req := client.StartRequest{JobID: 1, Attempt: 1, Binary: "/bin/sleep", Args: []string{"1000"}}
-	mustStart(t, c, req)
-	killOnCleanup(t, waitRegister(t, srv, keyOf(req)))
-
-	if err := r.s.runner.host.spawn(); err == nil {
-		t.Fatal("a second host started beside the running one")
-	}
-	if err := c.Signal(t.Context(), client.SignalRequest{JobID: 1, Attempt: 1, Signal: "TERM"}); err != nil {
-		t.Fatalf("Signal after the second host's try: %v", err)
-	}
-	if term := srv.waitTerm(t, keyOf(req)); term[len(term)-1].Signal != "TERM" {
-		t.Errorf("TERM = %+v, want signal TERM", term[len(term)-1])
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/netmgr/netmgr/client"
+	"github.com/netmgr/netmgr/stub/supervisor"
 	"golang.org/x/sys/unix"
 )
 
@@ -67,20 +68,20 @@ func TestStart(t *testing.T) {
 		{
 			name:      "missing binary",
 			req:       client.StartRequest{JobID: 5, Attempt: 1, Binary: "/no/such/binary"},
-			wantCode:  execFailedCode,
+			wantCode:  supervisor.ExecFailedCode,
 			wantError: "no such file",
 		},
 		{
 			name:      "not executable",
 			req:       client.StartRequest{JobID: 6, Attempt: 1, Binary: notExec},
-			wantCode:  execFailedCode,
+			wantCode:  supervisor.ExecFailedCode,
 			wantError: "permission denied",
 		},
 		{
 			name:      "unknown owner",
 			req:       client.StartRequest{JobID: 7, Attempt: 1, Binary: "/bin/true", Owner: "no-such-user-netmgr"},
 			root:      true,
-			wantCode:  execFailedCode,
+			wantCode:  supervisor.ExecFailedCode,
 			wantError: "no-such-user-netmgr",
 		},
 	}

@@ -2,7 +2,6 @@ package stub
 
 import (
 	"context"
-	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,6 +14,7 @@ import (
 	"time"
 
 	"github.com/netmgr/netmgr/client"
+	"github.com/netmgr/netmgr/stub/supervisor"
 	"golang.org/x/sys/unix"
 )
 
@@ -69,13 +69,15 @@ func (r *restartable) start() {
 }
 
 // execDir and supDir are attempt k's directories.
-func (r *restartable) execDir(k attemptKey) string { return filepath.Join(r.cfg.ExecDir, k.String()) }
-func (r *restartable) supDir(k attemptKey) string {
+func (r *restartable) execDir(k client.AttemptRef) string {
+	return filepath.Join(r.cfg.ExecDir, k.String())
+}
+func (r *restartable) supDir(k client.AttemptRef) string {
 	return filepath.Join(r.cfg.DataDir, attemptsDir, k.String())
 }
 
 // waitRegister waits for the REGISTER of k and returns the job's pid.
-func waitRegister(t *testing.T, srv *fakeServer, k attemptKey) int {
+func waitRegister(t *testing.T, srv *fakeServer, k client.AttemptRef) int {
 	t.Helper()
 	var evs []client.ChildEvent
 	waitFor(t, "REGISTER of "+k.String(), func() bool { evs = srv.events(k); return len(evs) > 0 })
@@ -101,12 +103,6 @@ func distinct(evs []client.ChildEvent) []client.ChildEvent {
 		}
 	}
 	return out
-}
-
-// alive reports whether pid names a live process (not a zombie).
-func alive(pid int) bool {
-	state, _, err := procStat(pid)
-	return err == nil && state != 'Z' && state != 'X'
 }
 
 // killOnCleanup SIGKILLs pid's group at the end of the test, so that a
@@ -191,7 +187,7 @@ func TestLimitsHoldWhileNoStubRuns(t *testing.T) {
 	r.start()
 	evs := srv.waitTerm(t, k)
 	term := evs[len(evs)-1]
-	if want := runLimitReason(time.Second); term.Reason != want || term.Signal != "TERM" {
+	if want := "run limit of 1s exceeded"; term.Reason != want || term.Signal != "TERM" {
 		t.Errorf("TERM = %+v, want signal TERM and reason %q", term, want)
 	}
 }
@@ -215,7 +211,7 @@ func TestSignalAfterRestart(t *testing.T) {
 				t.Fatalf("Signal %s: %v", name, err)
 			}
 		}
-		stopped := func() bool { state, _, err := procStat(pid); return err == nil && state == 'T' }
+		stopped := func() bool { state, err := procState(pid); return err == nil && state == 'T' }
 
 		sig("STOP")
 		waitFor(t, "the job to be stopped", stopped)
@@ -259,7 +255,7 @@ func TestLeftoversKilledAndReported(t *testing.T) {
 				t.Errorf("%s: process %d survives its job", name, pid)
 				_ = unix.Kill(pid, unix.SIGKILL)
 			}
-			reported := slices.ContainsFunc(res.Leftovers, func(l leftover) bool { return l.PID == pid })
+			reported := slices.ContainsFunc(res.Leftovers, func(l supervisor.Leftover) bool { return l.PID == pid })
 			if !reported {
 				t.Errorf("%s: leftovers = %+v, want process %d among them", name, res.Leftovers, pid)
 			}
@@ -268,16 +264,13 @@ func TestLeftoversKilledAndReported(t *testing.T) {
 }
 
 func TestUnverifiedSupervisorIsLost(t *testing.T) {
-	self, err := identify(os.Getpid())
-	if err != nil {
-		t.Fatal(err)
-	}
+	self := identify(t, os.Getpid())
 	tests := []struct {
 		name  string
-		alter func(id procIdentity) procIdentity
+		alter func(id procID) procID
 	}{
-		{name: "recycled pid", alter: func(id procIdentity) procIdentity { id.StartTime++; return id }},
-		{name: "earlier boot", alter: func(id procIdentity) procIdentity { id.BootID = "not-this-boot"; return id }},
+		{name: "recycled pid", alter: func(id procID) procID { id.StartTime++; return id }},
+		{name: "earlier boot", alter: func(id procID) procID { id.BootID = "not-this-boot"; return id }},
 	}
 	for i, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -288,14 +281,11 @@ func TestUnverifiedSupervisorIsLost(t *testing.T) {
 				t.Fatal(err)
 			}
 			t.Cleanup(func() { _ = other.Process.Kill(); _ = other.Wait() })
-			job, err := identify(other.Process.Pid)
-			if err != nil {
-				t.Fatal(err)
-			}
+			job := identify(t, other.Process.Pid)
 
-			k := attemptKey{JobID: uint64(i + 1), Attempt: 1}
+			k := client.AttemptRef{JobID: uint64(i + 1), Attempt: 1}
 			dataDir := t.TempDir()
-			writeFakeAttempt(t, dataDir, k, supervisorState{
+			writeFakeAttempt(t, dataDir, k, stateFile{
 				Supervisor: tt.alter(self), Job: tt.alter(job), StartedAt: time.Now().UTC(),
 			})
 			srv := newFakeServer(t, 0)
@@ -315,7 +305,7 @@ func TestUnverifiedSupervisorIsLost(t *testing.T) {
 
 // writeFakeAttempt records attempt k as started in dataDir's outbox and
 // gives it a supervisor directory holding st.
-func writeFakeAttempt(t *testing.T, dataDir string, k attemptKey, st supervisorState) {
+func writeFakeAttempt(t *testing.T, dataDir string, k client.AttemptRef, st stateFile) {
 	t.Helper()
 	out, err := openOutbox(filepath.Join(dataDir, "outbox.db"))
 	if err != nil {
@@ -328,13 +318,7 @@ func writeFakeAttempt(t *testing.T, dataDir string, k attemptKey, st supervisorS
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir := filepath.Join(dataDir, attemptsDir, k.String())
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	if err := writeJSONFile(filepath.Join(dir, stateFile), st); err != nil {
-		t.Fatal(err)
-	}
+	writeState(t, filepath.Join(dataDir, attemptsDir, k.String()), st)
 }
 
 func TestSupervisorKilled(t *testing.T) {
@@ -346,10 +330,7 @@ func TestSupervisorKilled(t *testing.T) {
 		mustStart(t, stubClient(t, r.s), req)
 		pid := waitRegister(t, srv, k)
 		killOnCleanup(t, pid)
-		var st supervisorState
-		if err := readJSONFile(filepath.Join(r.supDir(k), stateFile), &st); err != nil {
-			t.Fatal(err)
-		}
+		st := readState(t, r.supDir(k))
 		if st.Job.PID != pid {
 			t.Fatalf("state's job pid = %d, want %d", st.Job.PID, pid)
 		}
@@ -362,35 +343,4 @@ func TestSupervisorKilled(t *testing.T) {
 		}
 		waitFor(t, "the orphaned job to be killed", func() bool { return !alive(pid) })
 	})
-}
-
-func TestIdentity(t *testing.T) {
-	self, err := identify(os.Getpid())
-	if err != nil {
-		t.Fatalf("identify: %v", err)
-	}
-	if self.StartTime == 0 || self.BootID == "" {
-		t.Fatalf("identify = %+v, want a start time and a boot id", self)
-	}
-	tests := []struct {
-		name string
-		id   procIdentity
-		ok   bool
-	}{
-		{name: "self", id: self, ok: true},
-		{name: "other start time", id: procIdentity{PID: self.PID, StartTime: self.StartTime + 1, BootID: self.BootID}},
-		{name: "other boot", id: procIdentity{PID: self.PID, StartTime: self.StartTime, BootID: "x"}},
-		{name: "no pid", id: procIdentity{}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			err := tt.id.verify()
-			if got := err == nil; got != tt.ok {
-				t.Errorf("verify = %v, want ok %v", err, tt.ok)
-			}
-			if err != nil && !errors.Is(err, errProcessGone) {
-				t.Errorf("verify = %v, want errProcessGone", err)
-			}
-		})
-	}
 }

@@ -1,0 +1,363 @@
+package stub
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/netmgr/netmgr/client"
+	"github.com/netmgr/netmgr/stub/supervisor"
+	"golang.org/x/sys/unix"
+)
+
+const (
+	// lostExitCode is the exit code reported with a lost attempt: unknown,
+	// as os.ProcessState.ExitCode says.
+	lostExitCode = -1
+	// lostError is the Error of an attempt whose supervisor is gone
+	// without a result.
+	lostError = "lost: supervisor gone"
+	// maxWatchBackoff bounds the pause between two looks at a supervisor
+	// that does not answer.
+	maxWatchBackoff = 2 * time.Second
+	// attemptsDir, under DataDir, holds the attempts' supervisor
+	// directories, and the supervisor host's socket and log.
+	attemptsDir = "attempts"
+)
+
+// attempt is the stub's view of one attempt.
+type attempt struct {
+	ready chan struct{} // closed once Start has decided what happened
+	// The fields below are guarded by runner.mu and final once ready is
+	// closed, except exited and reason.
+	rec         attemptRecord // what the outbox keeps
+	dir         string        // supervisor directory
+	restartable bool          // the job has a restart policy
+	supervised  bool          // a supervisor runs it (false when the exec failed)
+	pgid        int           // the job's process group, its first pid; 0 when not supervised
+	exited      bool          // its CHILD_TERM is recorded
+	// ended brings the attempt's result when its supervisor pushes it (a
+	// simulated supervisor, or the host over the stub's lifeline); it is
+	// closed without one when the push cannot come any more, and nil for
+	// an attempt whose end the stub asks its supervisor for.
+	ended <-chan supervisor.Result
+	// reason is why the stub ended it (its lease ran out), "" if it did
+	// not; a limit's reason, which the supervisor reports, comes first.
+	reason string
+}
+
+// running reports whether a supervisor runs a and its end is not recorded
+// yet. The caller holds runner.mu.
+func (a *attempt) running() bool { return a.supervised && !a.exited }
+
+// runner starts attempts, each under a supervisor, and reports their
+// ends: runner_start.go starts one, this file watches it and records its
+// end, runner_recover.go takes over those of an earlier stub. It is safe
+// for concurrent use.
+type runner struct {
+	machine string
+	execDir string
+	dataDir string // supervisor directories live in dataDir/attempts
+	cgroups string // directory of the jobs' cgroups; "" = process groups
+	out     *outbox
+	log     *slog.Logger
+	sup     supervisors // the supervisor host's client, or the simulator
+	// execKits and supKits are exec and supervisor directories made
+	// ahead of the Starts that rename them into place.
+	execKits, supKits *dirKits
+
+	ctx      context.Context // canceled by close
+	cancel   context.CancelFunc
+	watchers sync.WaitGroup // one watch goroutine per running attempt
+
+	mu       sync.Mutex // guards attempts, closed and the attempt fields
+	attempts map[client.AttemptRef]*attempt
+	closed   bool
+}
+
+// newRunner returns a runner with no attempts; recover adds those of an
+// earlier stub on the same DataDir. Its attempts run under the stub's
+// supervisor host, or under simulated supervisors when sim is not nil.
+func newRunner(machine, execDir, dataDir, cgroups string, sim *Simulation, out *outbox, log *slog.Logger) *runner {
+	ctx, cancel := context.WithCancel(context.Background())
+	r := &runner{
+		machine:  machine,
+		execDir:  execDir,
+		dataDir:  dataDir,
+		cgroups:  cgroups,
+		out:      out,
+		log:      log,
+		execKits: &dirKits{root: execDir, files: []string{"stdout", "stderr"}},
+		supKits:  &dirKits{root: filepath.Join(dataDir, attemptsDir)},
+		ctx:      ctx,
+		cancel:   cancel,
+		attempts: make(map[client.AttemptRef]*attempt),
+	}
+	if sim != nil {
+		r.sup = supervisor.NewSimulator(sim.RunTime, log)
+	} else {
+		r.sup = supervisor.NewClient(filepath.Join(dataDir, attemptsDir), r.supKits.take, log)
+	}
+	return r
+}
+
+// supDir is the supervisor directory of attempt k.
+func (r *runner) supDir(k client.AttemptRef) string {
+	return filepath.Join(r.dataDir, attemptsDir, k.String())
+}
+
+// signal asks the attempt's supervisor to send sig to its job and, when
+// grace is positive, SIGKILL after grace if the job is still alive. It
+// waits for a Start of the same attempt in progress. An attempt that has
+// ended, or never started, is signalled no more: that is no error.
+func (r *runner) signal(ctx context.Context, k client.AttemptRef, sig unix.Signal, grace time.Duration) error {
+	r.mu.Lock()
+	a, ok := r.attempts[k]
+	r.mu.Unlock()
+	if !ok {
+		return fmt.Errorf("signal attempt %s: %w", k, ErrUnknownAttempt)
+	}
+	select {
+	case <-a.ready:
+	case <-ctx.Done():
+		return fmt.Errorf("signal attempt %s: %w", k, ctx.Err())
+	}
+	r.mu.Lock()
+	running, dir := a.running(), a.dir
+	r.mu.Unlock()
+	if !running {
+		return nil
+	}
+	if err := r.sup.Signal(ctx, dir, sig, grace); err != nil {
+		if _, oerr := r.sup.Outcome(dir); oerr == nil {
+			return nil // it ended meanwhile
+		}
+		return fmt.Errorf("signal attempt %s: %w", k, err)
+	}
+	r.log.Info("attempt signalled", "attempt", k, "signal", strings.TrimPrefix(unix.SignalName(sig), "SIG"), "grace", grace)
+	return nil
+}
+
+// stopRestartable SIGKILLs the jobs of running restartable attempts
+// through their supervisors (which check the job's identity, so a recycled
+// pid is never hit), recording why, and reports how many it stopped. Their
+// CHILD_TERM still goes to the servers, which fence it as stale.
+func (r *runner) stopRestartable(ctx context.Context) int {
+	type target struct {
+		k   client.AttemptRef
+		dir string
+	}
+	var targets []target
+	r.mu.Lock()
+	for k, a := range r.attempts {
+		if !a.restartable || !a.running() {
+			continue
+		}
+		if a.reason == "" {
+			a.reason = client.ReasonLeaseExpired
+		}
+		targets = append(targets, target{k, a.dir})
+	}
+	r.mu.Unlock()
+	n := 0
+	for _, t := range targets {
+		if err := r.sup.Signal(ctx, t.dir, unix.SIGKILL, 0); err != nil {
+			r.log.Error("stop restartable attempt: lease expired", "attempt", t.k, "err", err)
+			continue
+		}
+		r.log.Warn("stopped restartable attempt: lease expired", "attempt", t.k)
+		n++
+	}
+	return n
+}
+
+// runningAttempts lists the attempts this stub runs now.
+func (r *runner) runningAttempts() []client.AttemptRef {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []client.AttemptRef
+	for k, a := range r.attempts {
+		if a.running() {
+			out = append(out, k)
+		}
+	}
+	slices.SortFunc(out, func(a, b client.AttemptRef) int {
+		return cmp.Or(cmp.Compare(a.JobID, b.JobID), cmp.Compare(a.Instance, b.Instance), cmp.Compare(a.Attempt, b.Attempt))
+	})
+	return out
+}
+
+// watch starts the goroutine that waits for the end of a running attempt
+// and records it.
+func (r *runner) watch(k client.AttemptRef, a *attempt) {
+	r.watchers.Go(func() { r.watchAttempt(k, a) })
+}
+
+// watchAttempt waits for the result its supervisor pushes, if it pushes
+// one, or else asks the attempt's supervisor for it, which it answers
+// once the job has ended, and records the CHILD_TERM. A supervisor that
+// does not answer is looked at again, backing off, until its result file
+// appears or it is certainly gone (its identity no longer verifies): then
+// the attempt is lost. It returns early when the runner closes: a later
+// stub on the same DataDir takes over.
+func (r *runner) watchAttempt(k client.AttemptRef, a *attempt) {
+	if a.ended != nil {
+		select {
+		case res, ok := <-a.ended:
+			if ok {
+				r.finish(k, a, res)
+				return
+			}
+			// The push cannot come: ask, as for any other attempt.
+		case <-r.ctx.Done():
+			return
+		}
+	}
+	backoff := 50 * time.Millisecond
+	t := time.NewTimer(0)
+	defer t.Stop()
+	for {
+		res, err := r.sup.Wait(r.ctx, a.dir)
+		if err == nil {
+			r.finish(k, a, res)
+			return
+		}
+		if r.ctx.Err() != nil {
+			return
+		}
+		if r.settle(k, a) {
+			return
+		}
+		t.Reset(backoff)
+		select {
+		case <-t.C:
+		case <-r.ctx.Done():
+			return
+		}
+		backoff = min(2*backoff, maxWatchBackoff)
+	}
+}
+
+// settle records the end of attempt k if it can be known without asking
+// its supervisor: its result, once written, or, when its supervisor is
+// gone without one, that it is lost. It reports whether it recorded an
+// end; false means the supervisor still runs.
+func (r *runner) settle(k client.AttemptRef, a *attempt) bool {
+	res, err := r.sup.Outcome(a.dir)
+	switch {
+	case err == nil:
+		r.finish(k, a, res)
+	case errors.Is(err, supervisor.ErrRunning):
+		return false
+	default:
+		r.lost(k, a, err)
+	}
+	return true
+}
+
+// finish records the CHILD_TERM of an attempt whose supervisor reported
+// res.
+func (r *runner) finish(k client.AttemptRef, a *attempt, res supervisor.Result) {
+	ev := r.event(k, client.ChildTerm, res.EndedAt)
+	ev.ExitCode, ev.Signal, ev.Error, ev.Reason = res.ExitCode, res.Signal, res.Error, res.Reason
+	ev.UserMS, ev.SysMS, ev.MaxRSSKB = res.UserMS, res.SysMS, res.MaxRSSKB
+	if len(res.Leftovers) > 0 {
+		r.log.Info("the attempt's leftover processes were killed", "attempt", k, "processes", res.Leftovers)
+		ev.Leftovers = wireLeftovers(res.Leftovers)
+	}
+	r.log.Info("attempt ended", "attempt", k, "exit_code", ev.ExitCode, "signal", ev.Signal, "reason", ev.Reason)
+	r.recordEnd(k, a, ev)
+}
+
+// lost records the CHILD_TERM of an attempt whose supervisor is gone
+// without a result, after killing what may be left of its job.
+func (r *runner) lost(k client.AttemptRef, a *attempt, why error) {
+	r.log.Warn("attempt lost: its supervisor is gone without a result", "attempt", k, "why", why)
+	left := r.sup.KillLeftovers(a.dir)
+	ev := r.event(k, client.ChildTerm, time.Now().UTC())
+	ev.ExitCode, ev.Error = lostExitCode, lostError
+	ev.Leftovers = wireLeftovers(left)
+	r.recordEnd(k, a, ev)
+}
+
+// recordEnd records ev, the attempt's CHILD_TERM, with the attempt marked
+// ended in the same transaction, so that no later stub reports it again.
+func (r *runner) recordEnd(k client.AttemptRef, a *attempt, ev client.ChildEvent) {
+	r.mu.Lock()
+	rec := a.rec
+	if ev.Reason == "" {
+		ev.Reason = a.reason
+	}
+	r.mu.Unlock()
+	rec.Ended = true
+	evs := []client.ChildEvent{ev}
+	if rec.RegisterAnswered && rec.PID != 0 {
+		// The REGISTER went only in the answer to a Start, which no
+		// server may have committed: it goes again, before the TERM.
+		evs = []client.ChildEvent{r.register(k, rec), ev}
+	}
+	if err := r.out.record(k, &rec, evs...); err != nil {
+		// A later stub on this DataDir finds the result and records it.
+		r.log.Error("CHILD_TERM not recorded", "attempt", k, "err", err)
+		return
+	}
+	r.mu.Lock()
+	a.rec, a.exited = rec, true
+	r.mu.Unlock()
+}
+
+// wireLeftovers converts killed leftover processes for a CHILD_TERM.
+func wireLeftovers(ls []supervisor.Leftover) []client.Leftover {
+	if len(ls) == 0 {
+		return nil
+	}
+	out := make([]client.Leftover, len(ls))
+	for i, l := range ls {
+		out[i] = client.Leftover{PID: l.PID, Comm: l.Comm}
+	}
+	return out
+}
+
+// register returns the CHILD_REGISTER of attempt k as rec records it.
+func (r *runner) register(k client.AttemptRef, rec attemptRecord) client.ChildEvent {
+	ev := r.event(k, client.ChildRegister, rec.At)
+	ev.PID = rec.PID
+	return ev
+}
+
+// event returns an event of kind for attempt k.
+func (r *runner) event(k client.AttemptRef, kind string, at time.Time) client.ChildEvent {
+	return client.ChildEvent{
+		Kind: kind, JobID: k.JobID, Instance: k.Instance, Attempt: k.Attempt,
+		Machine: r.machine, At: at,
+	}
+}
+
+// forget drops an attempt whose start was undone.
+func (r *runner) forget(k client.AttemptRef) {
+	r.mu.Lock()
+	delete(r.attempts, k)
+	r.mu.Unlock()
+}
+
+// close makes the runner refuse new attempts and stops its watch
+// goroutines; running jobs and their supervisors are left alone.
+func (r *runner) close() {
+	r.mu.Lock()
+	r.closed = true
+	r.mu.Unlock()
+	r.sup.Close()
+	r.execKits.close()
+	r.supKits.close()
+	r.cancel()
+}
+
+// wait waits for the watch goroutines, which end at close.
+func (r *runner) wait() { r.watchers.Wait() }

@@ -1,0 +1,323 @@
+package stub
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/user"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/netmgr/netmgr/client"
+	"github.com/netmgr/netmgr/stub/supervisor"
+	"golang.org/x/sys/unix"
+)
+
+// A Start on the stub, top to bottom: the handler (http.go, startOne)
+// checks the lease and calls runner.start, which claims the attempt,
+// prepares its exec dir and its supervisor.Spec (runner.spec), has the
+// supervisor host fork the job (supervisors.Start: supervisor.Client.Start,
+// which the host answers in supervisor/server.go, forking in
+// supervisor/host.go), records the CHILD_REGISTER in the outbox and
+// starts watching for the job's end (runner.go).
+
+// errStartFailed answers a repeated Start that came while the first
+// Start of the same attempt was failing.
+var errStartFailed = errors.New("an earlier Start of it failed; send it again")
+
+// start starts an attempt unless it is known, and returns whether it
+// started it now. A failed exec is no error: it is recorded as a
+// CHILD_TERM. start returns once the attempt's first event is durable.
+//
+// With answerRegister the attempt's CHILD_REGISTER is returned for the
+// answer instead of being recorded in the outbox: the attempt record
+// alone makes the start durable, and says so (RegisterAnswered) so that
+// the CHILD_TERM goes with a REGISTER before it. A repeated Start of an
+// attempt a supervisor runs or ran gets the REGISTER again.
+func (r *runner) start(req client.StartRequest, answerRegister bool) (bool, *client.ChildEvent, error) {
+	k := client.AttemptRef{JobID: req.JobID, Instance: req.Instance, Attempt: req.Attempt}
+	r.mu.Lock()
+	if r.closed {
+		r.mu.Unlock()
+		return false, nil, ErrShuttingDown
+	}
+	if a, ok := r.attempts[k]; ok {
+		r.mu.Unlock()
+		if !answerRegister {
+			return false, nil, nil
+		}
+		reg, err := r.registerOf(k, a)
+		return false, reg, err
+	}
+	a := &attempt{ready: make(chan struct{}), dir: r.supDir(k), restartable: req.Restartable}
+	r.attempts[k] = a
+	r.mu.Unlock()
+	defer close(a.ready)
+
+	at := time.Now().UTC()
+	spec, err := r.spec(k, req)
+	if err != nil {
+		started, err := r.recordExecFailure(k, a, at, err)
+		return started, nil, err
+	}
+	st, err := r.sup.Start(a.dir, spec)
+	if err != nil {
+		if errors.Is(err, supervisor.ErrClosed) {
+			err = ErrShuttingDown
+		}
+		_ = os.RemoveAll(a.dir)
+		r.forget(k)
+		return false, nil, err
+	}
+	if st.Error != "" {
+		started, err := r.recordExecFailure(k, a, at, errors.New(st.Error))
+		return started, nil, err
+	}
+	rec := attemptRecord{PID: st.PID, At: at, Restartable: req.Restartable, RegisterAnswered: answerRegister}
+	reg := r.register(k, rec)
+	var evs []client.ChildEvent
+	if !answerRegister {
+		evs = append(evs, reg)
+	}
+	if err := r.out.record(k, &rec, evs...); err != nil {
+		// Not durable, so not started: undo, and let the caller retry.
+		if err := r.sup.Signal(context.Background(), a.dir, unix.SIGKILL, 0); err != nil {
+			r.log.Error("undo attempt", "attempt", k, "err", err)
+		}
+		st.Settle()
+		_ = os.RemoveAll(a.dir)
+		r.forget(k)
+		return false, nil, err
+	}
+	r.mu.Lock()
+	a.rec, a.supervised, a.pgid, a.ended = rec, true, st.PID, st.Ended
+	r.mu.Unlock()
+	r.log.Info("attempt started", "attempt", k, "binary", req.Binary, "pid", st.PID)
+	r.watch(k, a)
+	if !answerRegister {
+		return true, nil, nil
+	}
+	return true, &reg, nil
+}
+
+// registerOf returns the CHILD_REGISTER of attempt a, known already, once
+// its first Start has decided what happened; nil when no supervisor ran it
+// (its exec failed). Should that first Start have failed, so that nothing
+// runs and the attempt is forgotten, it fails too: the server sends the
+// Start again, and that one starts the attempt.
+func (r *runner) registerOf(k client.AttemptRef, a *attempt) (*client.ChildEvent, error) {
+	select {
+	case <-a.ready:
+	case <-r.ctx.Done():
+		return nil, ErrShuttingDown
+	}
+	r.mu.Lock()
+	rec, kept := a.rec, r.attempts[k] == a
+	r.mu.Unlock()
+	if !kept {
+		return nil, fmt.Errorf("start attempt %s: %w", k, errStartFailed)
+	}
+	if rec.PID == 0 {
+		return nil, nil
+	}
+	reg := r.register(k, rec)
+	return &reg, nil
+}
+
+// recordExecFailure records that attempt k could not be started.
+func (r *runner) recordExecFailure(k client.AttemptRef, a *attempt, at time.Time, cause error) (bool, error) {
+	r.log.Warn("attempt failed to start", "attempt", k, "err", cause)
+	ev := r.event(k, client.ChildTerm, at)
+	ev.ExitCode = supervisor.ExecFailedCode
+	ev.Error = cause.Error()
+	rec := attemptRecord{At: at, Ended: true}
+	if err := r.out.record(k, &rec, ev); err != nil {
+		r.forget(k)
+		return false, err
+	}
+	r.mu.Lock()
+	a.rec = rec
+	r.mu.Unlock()
+	return true, nil
+}
+
+// spec prepares what the supervisor of attempt k runs: the exec dir (with
+// empty output files, given to the owner), the credentials, the
+// environment, the binary's path and the limits.
+func (r *runner) spec(k client.AttemptRef, req client.StartRequest) (supervisor.Spec, error) {
+	cred, err := credential(req.Owner)
+	if err != nil {
+		return supervisor.Spec{}, err
+	}
+	dir := filepath.Join(r.execDir, k.String())
+	// A kit comes with its stdout and stderr; a directory made here
+	// gets them now.
+	if !r.execKits.take(dir) {
+		if err := makeExecDir(dir); err != nil {
+			return supervisor.Spec{}, err
+		}
+	}
+	env := r.environ(k, req)
+	path := req.Binary
+	if !strings.Contains(req.Binary, "/") {
+		if path, err = lookPath(req.Binary, env); err != nil {
+			return supervisor.Spec{}, err
+		}
+	}
+	spec := supervisor.Spec{
+		Key:  k.String(),
+		Path: path,
+		Args: append([]string{req.Binary}, req.Args...),
+		Dir:  dir,
+		Env:  env,
+
+		Restartable: req.Restartable,
+	}
+	setLimits(&spec, req)
+	if req.Restartable {
+		spec.LeaseFile = supervisor.LeasePath(r.dataDir)
+	}
+	if r.cgroups != "" {
+		spec.Cgroup = filepath.Join(r.cgroups, k.String())
+	}
+	if cred != nil {
+		if err := chownAll(dir, int(cred.Uid), int(cred.Gid)); err != nil {
+			return supervisor.Spec{}, err
+		}
+		spec.Cred = &supervisor.Cred{UID: cred.Uid, GID: cred.Gid, Groups: cred.Groups}
+	}
+	return spec, nil
+}
+
+// setLimits puts the queue limits req asks for in spec: none where req
+// sets none (or a negative one), and supervisor.DefaultLimitGrace as the
+// grace when it sets none. The supervisor enforces them, so they hold
+// while no stub runs.
+func setLimits(spec *supervisor.Spec, req client.StartRequest) {
+	spec.GraceMS = supervisor.DefaultLimitGrace.Milliseconds()
+	if req.MaxRunSeconds > 0 {
+		spec.RunMS = (time.Duration(req.MaxRunSeconds) * time.Second).Milliseconds()
+	}
+	if req.GraceMS > 0 {
+		spec.GraceMS = req.GraceMS
+	}
+	if req.MaxMemMB > 0 {
+		spec.MemKB = req.MaxMemMB * 1024
+	}
+}
+
+// environ is the request's environment plus the NETMGR_ variables, and
+// the stub's PATH when the request sets none.
+func (r *runner) environ(k client.AttemptRef, req client.StartRequest) []string {
+	env := append([]string(nil), req.Env...)
+	hasPath := false
+	for _, kv := range env {
+		if strings.HasPrefix(kv, "PATH=") {
+			hasPath = true
+		}
+	}
+	if !hasPath {
+		env = append(env, "PATH="+os.Getenv("PATH"))
+	}
+	return append(env,
+		"NETMGR_JOB_ID="+strconv.FormatUint(k.JobID, 10),
+		"NETMGR_JOB_NAME="+req.JobName,
+		"NETMGR_INSTANCE="+strconv.Itoa(k.Instance),
+		"NETMGR_ATTEMPT="+strconv.FormatUint(k.Attempt, 10),
+		"NETMGR_MACHINE="+r.machine,
+	)
+}
+
+// makeExecDir makes the exec dir dir, if need be, with its stdout and
+// stderr.
+func makeExecDir(dir string) error {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("make exec dir: %w", err)
+	}
+	for _, name := range []string{"stdout", "stderr"} {
+		f, err := os.OpenFile(filepath.Join(dir, name), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+		if err != nil {
+			return fmt.Errorf("open %s: %w", name, err)
+		}
+		_ = f.Close()
+	}
+	return nil
+}
+
+// credential returns the credential to run owner's job with: nil (the
+// stub's own user) unless the stub is root and owner a non-root user.
+func credential(owner string) (*syscall.Credential, error) {
+	if os.Geteuid() != 0 || owner == "" {
+		return nil, nil
+	}
+	u, err := user.Lookup(owner)
+	if err != nil {
+		var unknown user.UnknownUserError
+		if errors.As(err, &unknown) {
+			return nil, fmt.Errorf("run as %q: %w", owner, ErrUnknownOwner)
+		}
+		return nil, fmt.Errorf("look up owner %q: %w", owner, err)
+	}
+	uid, err := strconv.ParseUint(u.Uid, 10, 32)
+	if err != nil {
+		return nil, fmt.Errorf("look up owner %q: uid %q: %w", owner, u.Uid, err)
+	}
+	if uid == 0 {
+		return nil, nil
+	}
+	gid, err := strconv.ParseUint(u.Gid, 10, 32)
+	if err != nil {
+		return nil, fmt.Errorf("look up owner %q: gid %q: %w", owner, u.Gid, err)
+	}
+	groups := []uint32{}
+	if ids, err := u.GroupIds(); err == nil {
+		for _, id := range ids {
+			if g, err := strconv.ParseUint(id, 10, 32); err == nil {
+				groups = append(groups, uint32(g))
+			}
+		}
+	}
+	return &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid), Groups: groups}, nil
+}
+
+// lookPath finds a binary named without a slash in the PATH of env.
+func lookPath(name string, env []string) (string, error) {
+	path := ""
+	for _, kv := range env {
+		if p, ok := strings.CutPrefix(kv, "PATH="); ok {
+			path = p
+		}
+	}
+	for _, dir := range filepath.SplitList(path) {
+		if dir == "" {
+			continue // never the exec dir by accident
+		}
+		p := filepath.Join(dir, name)
+		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
+			return p, nil
+		}
+	}
+	return "", fmt.Errorf("exec %q: %w", name, exec.ErrNotFound)
+}
+
+// chownAll gives dir and the files in it (not recursively) to uid:gid.
+func chownAll(dir string, uid, gid int) error {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return fmt.Errorf("chown exec dir: %w", err)
+	}
+	for _, e := range entries {
+		if err := os.Lchown(filepath.Join(dir, e.Name()), uid, gid); err != nil {
+			return fmt.Errorf("chown exec dir: %w", err)
+		}
+	}
+	if err := os.Lchown(dir, uid, gid); err != nil {
+		return fmt.Errorf("chown exec dir: %w", err)
+	}
+	return nil
+}
