@@ -95,12 +95,6 @@ func (d *db) indexJob(j *Job) {
 		d.byIdempotency[j.IdempotencyKey] = j.ID
 	}
 	d.byName[j.Name] = append(d.byName[j.Name], j.ID)
-	if j.Queue == "" { // a job recorded before jobs kept their queue
-		j.Queue = j.Spec.Queue
-		if j.Queue == "" {
-			j.Queue = DefaultQueue
-		}
-	}
 	j.done = j.allFinished()
 	if !j.done {
 		d.counts(j.Queue).Jobs++

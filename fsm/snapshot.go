@@ -11,14 +11,11 @@ import (
 	"github.com/hashicorp/raft"
 )
 
-// SnapshotVersion is the snapshot format version. Restore refuses newer
-// versions rather than misread them, and reads every older one. Version 2
-// added the database record after the header; version 1 snapshots restore
-// with an empty database. Version 3 added reservation records after the
-// jobs. Version 4 keeps the JSON header and database lines and writes the
-// machine, job and reservation records in a binary form
-// (snapshot_codec.go): a quarter of the size, read several times faster,
-// with repeated strings stored once.
+// SnapshotVersion is the snapshot format version: a JSON header line and
+// a JSON database line, then the machine, job and reservation records in
+// a binary form (snapshot_codec.go) with repeated strings stored once.
+// Restore refuses every version it does not read; 1.0 writes and reads 4.
+// A future version must keep a reader for 4.
 const SnapshotVersion = 4
 
 // snapshotHeader opens every snapshot, as one JSON line.
@@ -29,10 +26,11 @@ type snapshotHeader struct {
 	NextJobID uint64 `json:"next_job_id"`
 	Machines  int    `json:"machines"`
 	Jobs      int    `json:"jobs"`
-	// DatabaseIndex is the index of the last LoadDatabase (version 2).
+	// DatabaseIndex is the index of the last LoadDatabase.
 	DatabaseIndex uint64 `json:"database_index,omitempty"`
-	// Reservations and NextReservationID (version 3).
-	Reservations      int    `json:"reservations,omitempty"`
+	// Reservations is the number of reservation records after the jobs.
+	Reservations int `json:"reservations,omitempty"`
+	// NextReservationID is the ID the next Reserve gets.
 	NextReservationID uint64 `json:"next_reservation_id,omitempty"`
 }
 
@@ -142,18 +140,11 @@ func readSnapshot(r io.Reader) (*db, error) {
 	if err := readLine(br, &h); err != nil {
 		return nil, fmt.Errorf("read header: %w", err)
 	}
-	if h.Format != snapshotFormat || h.Version < 1 || h.Version > SnapshotVersion {
-		return nil, fmt.Errorf("%w: format %q version %d", ErrSnapshotFormat, h.Format, h.Version)
+	if err := checkHeader(&h); err != nil {
+		return nil, err
 	}
 	d := newDB()
 	d.index, d.nextJobID = h.Index, h.NextJobID
-	if h.Version < 4 {
-		if err := readJSONRecords(d, &h, br); err != nil {
-			return nil, err
-		}
-		d.reindex()
-		return d, nil
-	}
 	if err := readLine(br, &d.database); err != nil {
 		return nil, fmt.Errorf("read database: %w", err)
 	}
@@ -164,6 +155,24 @@ func readSnapshot(r io.Reader) (*db, error) {
 	}
 	d.reindex()
 	return d, nil
+}
+
+// checkHeader refuses a snapshot this build does not read, with an error
+// wrapping ErrSnapshotFormat that says what to do about it.
+func checkHeader(h *snapshotHeader) error {
+	switch {
+	case h.Format != snapshotFormat:
+		return fmt.Errorf("%w: format %q, want %q", ErrSnapshotFormat, h.Format, snapshotFormat)
+	case h.Version >= 1 && h.Version < SnapshotVersion:
+		return fmt.Errorf("%w: snapshot version %d was written by a pre-release build; this build reads version %d: move the data directory aside",
+			ErrSnapshotFormat, h.Version, SnapshotVersion)
+	case h.Version > SnapshotVersion:
+		return fmt.Errorf("%w: snapshot version %d was written by a newer build; this build reads version %d: run a build that reads it",
+			ErrSnapshotFormat, h.Version, SnapshotVersion)
+	case h.Version != SnapshotVersion:
+		return fmt.Errorf("%w: snapshot version %d, this build reads version %d", ErrSnapshotFormat, h.Version, SnapshotVersion)
+	}
+	return nil
 }
 
 // readLine decodes one JSON line into v.

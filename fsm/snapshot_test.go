@@ -25,10 +25,10 @@ var update = flag.Bool("update", false, "rewrite testdata/snapshot.golden")
 // running), lost, kill-requested and with stale events; a loaded database
 // (keys, an mtype, declared machines, a queue, an admin), a draining
 // machine, a job with every spec option, and a restarted instance with its
-// history; then (snapshot version 3) a queue set at run time, a suspended
-// instance, a restart-requested one, a finished instance queued again by
-// RestartJob, an instance killed for a queue limit with its reason, and
-// reservations (bounded, open-ended, and one ended by Unreserve).
+// history; a queue set at run time, a suspended instance, a
+// restart-requested one, a finished instance queued again by RestartJob,
+// an instance killed for a queue limit with its reason, and reservations
+// (bounded, open-ended, and one ended by Unreserve).
 func richCommands() []command {
 	x := func(job uint64, inst int, machine, key string) fsm.Assignment {
 		return fsm.Assignment{JobID: job, Instance: inst, Attempt: 1, Machine: machine, Key: key}
@@ -540,11 +540,8 @@ func TestRestoreRejects(t *testing.T) {
 		{"no format", `{"version":1,"index":5}` + "\n", true},
 		{"empty", "", false},
 		{"not json", "hello\n", false},
-		{"truncated records", `{"format":"netmgr-fsm","version":1,"index":5,"next_job_id":1,"machines":2,"jobs":0}` + "\n" + `{"name":"m1","arch":"x86_64","cpus":1,"memory_mb":1,"addr":"","state":"up","joined_at":"2024-03-01T09:30:00Z","create_index":1,"modify_index":1}` + "\n", false},
-		{"corrupt job", `{"format":"netmgr-fsm","version":1,"index":5,"next_job_id":1,"machines":0,"jobs":1}` + "\n" + `{"id":"one"}` + "\n", false},
-		{"version 2 without its database", `{"format":"netmgr-fsm","version":2,"index":5,"next_job_id":1,"machines":0,"jobs":0}` + "\n", false},
-		{"corrupt database", `{"format":"netmgr-fsm","version":2,"index":5,"next_job_id":1,"machines":0,"jobs":0}` + "\n" + `{"keys":"lic"}` + "\n", false},
-		{"version 1 read as version 2", `{"format":"netmgr-fsm","version":2,"index":5,"next_job_id":1,"machines":1,"jobs":0}` + "\n" + `{"name":"m1","arch":"x86_64","cpus":1,"memory_mb":1,"addr":"","state":"up","joined_at":"2024-03-01T09:30:00Z","create_index":1,"modify_index":1}` + "\n", false},
+		{"version 3, no longer read", `{"format":"netmgr-fsm","version":3,"index":5,"next_job_id":1,"machines":0,"jobs":0}` + "\n" + "{}\n", true},
+		{"version 1, no longer read", `{"format":"netmgr-fsm","version":1,"index":5,"next_job_id":1,"machines":0,"jobs":0}` + "\n", true},
 		{"version 4 without its database", v4Header(0, 0), false},
 		{"version 4 with JSON records", v4Header(1, 0) + "{}\n" + `{"name":"m1","arch":"x86_64","cpus":1,"memory_mb":1,"addr":"","state":"up","joined_at":"2024-03-01T09:30:00Z","create_index":1,"modify_index":1}` + "\n", false},
 		{"version 4 truncated record", v4Header(1, 0) + "{}\n" + "\x04m1\x0cx86_64\x02", false},
@@ -572,6 +569,22 @@ func TestRestoreRejects(t *testing.T) {
 				t.Errorf("failed restore changed the indexes:\ngot  %+v\nwant %+v", got, ixBefore)
 			}
 		})
+	}
+}
+
+// TestRestoreOldVersionSaysWhatToDo checks that a snapshot of a
+// pre-release version is refused with an error that names the versions
+// and the remedy.
+func TestRestoreOldVersionSaysWhatToDo(t *testing.T) {
+	data := `{"format":"netmgr-fsm","version":3,"index":5,"next_job_id":1,"machines":0,"jobs":0}` + "\n{}\n"
+	err := restoreInto(fsm.New(), []byte(data))
+	if !errors.Is(err, fsm.ErrSnapshotFormat) {
+		t.Fatalf("got %v, want an error wrapping ErrSnapshotFormat", err)
+	}
+	for _, want := range []string{"snapshot version 3", "pre-release", "reads version 4", "move the data directory aside"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("got %q, want it to contain %q", err, want)
+		}
 	}
 }
 
@@ -621,10 +634,9 @@ func v4Header(machines, jobs int) string {
 	return fmt.Sprintf(`{"format":"netmgr-fsm","version":4,"index":5,"next_job_id":1,"machines":%d,"jobs":%d}`+"\n", machines, jobs)
 }
 
-// jsonSnapshot renders f's state as the JSON lines snapshot versions 1
-// to 3 wrote: the header line (of the current version), the database,
-// then one line per machine, job and reservation. Tests compare states
-// written in different versions through it, and print it for people.
+// jsonSnapshot renders f's state as JSON lines for people: the header
+// line, the database, then one line per machine, job and reservation.
+// Tests print it when two snapshots differ.
 func jsonSnapshot(tb testing.TB, f *fsm.FSM) []byte {
 	tb.Helper()
 	header, _, _ := bytes.Cut(snapshotBytes(tb, f), []byte("\n"))
@@ -657,62 +669,22 @@ func jsonSnapshot(tb testing.TB, f *fsm.FSM) []byte {
 	return b.Bytes()
 }
 
-// TestRestoreVersion1 restores a snapshot written before the database
-// existed (the version 1 golden, kept as it was): it restores with an empty
-// database, every machine's effective attributes are its own facts, and
-// snapshotting it again writes the current version with an empty database
-// record and the same machines and jobs.
-func TestRestoreVersion1(t *testing.T) {
-	old, err := os.ReadFile(filepath.Join("testdata", "snapshot_v1.golden"))
+// TestRestoreCorrupt feeds Restore every prefix of the golden snapshot and
+// the golden with each byte changed: it must fail or succeed, never panic,
+// and a prefix must never restore.
+func TestRestoreCorrupt(t *testing.T) {
+	golden, err := os.ReadFile(filepath.Join("testdata", "snapshot.golden"))
 	if err != nil {
-		t.Fatalf("read version 1 snapshot: %v", err)
+		t.Fatalf("read golden: %v", err)
 	}
-	f := restored(t, old)
-	f.Read(func(v fsm.View) {
-		db, index := v.Database()
-		if index != 0 || len(db.Keys)+len(db.MTypes)+len(db.Machines)+len(db.Queues)+len(db.Admins) != 0 {
-			t.Errorf("got database %+v at index %d, want empty at 0", db, index)
+	for n := range len(golden) {
+		if err := restoreInto(newApplier(t).f, golden[:n]); err == nil {
+			t.Fatalf("the first %d of %d bytes restored, want an error", n, len(golden))
 		}
-		for _, m := range v.Machines() {
-			e := m.Effective()
-			if m.Draining || e.Declared || e.Slots != m.CPUs || e.MemoryMB != m.MemoryMB || e.Rating != 1 || !slices.Contains(e.Keys, m.Arch) {
-				t.Errorf("machine %s: got draining %v effective %+v, want its own facts", m.Name, m.Draining, *e)
-			}
-		}
-	})
-
-	again := jsonSnapshot(t, f)
-	oldLines := bytes.SplitAfter(old, []byte("\n"))
-	newLines := bytes.SplitAfter(again, []byte("\n"))
-	if len(newLines) != len(oldLines)+1 {
-		t.Fatalf("got %d lines, want %d (one more: the database)", len(newLines), len(oldLines)+1)
 	}
-	wantHeader := strings.Replace(string(oldLines[0]), `"version":1`, `"version":4`, 1)
-	wantHeader = strings.Replace(wantHeader, "}\n", `,"next_reservation_id":1}`+"\n", 1)
-	if got := string(newLines[0]); got != wantHeader {
-		t.Errorf("got header %s, want %s", got, wantHeader)
-	}
-	if got := string(newLines[1]); got != "{}\n" {
-		t.Errorf("got database record %q, want %q", got, "{}\n")
-	}
-	// Jobs recorded before queues existed are filed in the default queue;
-	// nothing else changes.
-	upgraded := bytes.Join(newLines[2:], nil)
-	if n, want := bytes.Count(upgraded, []byte(`"queue":"default",`)), 6; n != want {
-		t.Errorf("got %d jobs in the default queue, want %d", n, want)
-	}
-	upgraded = bytes.ReplaceAll(upgraded, []byte(`"queue":"default",`), nil)
-	if want := bytes.Join(oldLines[1:], nil); !bytes.Equal(upgraded, want) {
-		t.Errorf("records changed by the version upgrade:\ngot:\n%s\nwant:\n%s", upgraded, want)
-	}
-
-	// The restored state takes a database like any other.
-	a := &applier{tb: t, f: f, next: 28}
-	res := a.mustOK(fsm.LoadDatabaseType, fsm.LoadDatabase{At: at(200), Database: richDatabase("m1")})
-	if len(res.Draining) != 0 {
-		t.Errorf("got Draining %v, want none", res.Draining)
-	}
-	if got := a.effective("m1"); !got.Declared || !slices.Contains(got.Keys, "gpu") {
-		t.Errorf("got m1 effective %+v, want declared with key gpu", got)
+	for i := range golden {
+		bad := bytes.Clone(golden)
+		bad[i] ^= 0xa5
+		_ = restoreInto(newApplier(t).f, bad)
 	}
 }
