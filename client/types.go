@@ -568,8 +568,8 @@ type NodeMeta struct {
 	// Load is the stub's load average, refreshed as it changes.
 	Load float64 `json:"l,omitempty"`
 	// Level is set by servers: the highest Raft command type the server
-	// applies. Servers older than the ChildEvents command (19) leave it
-	// out.
+	// applies. Every server sets it; a member that gossips none counts as
+	// 1.0 (21).
 	Level int `json:"cl,omitempty"`
 }
 

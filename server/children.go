@@ -33,9 +33,7 @@ func (s *Server) commitChild(ev client.ChildEvent) (res *fsm.Result, refused, er
 
 // commitChildren commits CHILD events in order (a stub sends an attempt's
 // events in order): in a ChildEvents entry, shared with other requests'
-// events (see entryMerger), when every server applies that command, else
-// each event as its own entry, proposed back to back so that Raft writes
-// and replicates them together. For each event it returns, at the event's
+// events (see entryMerger). For each event it returns, at the event's
 // index, its result or why it was refused; the others are committed
 // anyway. err is a commit that failed as a whole; refused is filled in
 // even then.
@@ -88,12 +86,8 @@ func childCommand(ev client.ChildEvent) (command, error) {
 
 // applyChildren commits CHILD event commands in order and returns each
 // one's result: as ChildEvents entries shared with the events of other
-// requests committed at the same time (see entryMerger) when every
-// server applies that type, else one entry each.
+// requests committed at the same time (see entryMerger).
 func (s *Server) applyChildren(cmds []command) ([]*fsm.Result, error) {
-	if !s.groupApplies(fsm.ChildEventsType) {
-		return s.applyAll(cmds)
-	}
 	batch := make([]fsm.ChildEvent, len(cmds))
 	for i, c := range cmds {
 		switch body := c.body.(type) {

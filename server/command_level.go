@@ -6,16 +6,19 @@ import (
 	"github.com/netmgr/netmgr/fsm"
 )
 
-// levelBeforeGossip is the command level of a server that gossips none:
-// builds older than the Level field applied commands up to LeaderElected.
-const levelBeforeGossip = fsm.LeaderElectedType
+// oldestLevel is the command level of the oldest release a server of the
+// group may run, 1.0's: a server that gossips no level, or that gossip has
+// not heard from, counts as that release. Raise it only when upgrades from
+// 1.0 are no longer supported. It is not fsm.CommandLevel, which moves
+// with every new command type.
+const oldestLevel = fsm.SubmitsType
 
 // refreshGroupLevel records the level of the servers in the Raft
 // configuration (groupLevel): the leader proposes a newer command only
 // when no replica would stop on it. The leader loop calls it on every
 // membership pass.
 func (s *Server) refreshGroupLevel() {
-	level := levelBeforeGossip
+	level := oldestLevel
 	if f := s.raft.GetConfiguration(); f.Error() == nil {
 		level = groupLevel(f.Configuration().Servers, s.gossip.snapshot())
 	}
@@ -26,11 +29,11 @@ func (s *Server) refreshGroupLevel() {
 // their gossip metadata in pool says, and this build too. A server gossip
 // no longer hears from keeps the level it last announced (a server is only
 // ever upgraded, never taken back to an older build); one it never heard
-// from counts as the oldest.
+// from counts as 1.0 (oldestLevel).
 func groupLevel(servers []raft.Server, pool map[string]member) fsm.MessageType {
 	level := fsm.CommandLevel
 	for _, srv := range servers {
-		l := levelBeforeGossip
+		l := oldestLevel
 		if m, ok := pool[string(srv.ID)]; ok && m.Meta.Level > 0 {
 			l = fsm.MessageType(min(m.Meta.Level, 255))
 		}
@@ -40,6 +43,8 @@ func groupLevel(servers []raft.Server, pool map[string]member) fsm.MessageType {
 }
 
 // groupApplies reports whether every server applies commands of type t.
+// Every 1.0 server applies types up to oldestLevel; the leader asks only
+// before proposing a type numbered above it.
 func (s *Server) groupApplies(t fsm.MessageType) bool {
 	return fsm.MessageType(s.groupLevel.Load()) >= t
 }

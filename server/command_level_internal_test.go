@@ -11,7 +11,7 @@ import (
 
 // The group's command level is the lowest any server in the configuration
 // announces, never above this build's; a server without a level, or one
-// gossip never heard from, counts as the oldest.
+// gossip never heard from, counts as 1.0.
 func TestGroupLevel(t *testing.T) {
 	servers := []raft.Server{{ID: "s0"}, {ID: "s1"}, {ID: "s2"}}
 	at := func(level int) member {
@@ -25,8 +25,8 @@ func TestGroupLevel(t *testing.T) {
 	}{
 		{"all current", map[string]member{"s0": at(now), "s1": at(now), "s2": at(now)}, fsm.CommandLevel},
 		{"one at ChildEvents", map[string]member{"s0": at(now), "s1": at(19), "s2": at(now)}, fsm.ChildEventsType},
-		{"one old build", map[string]member{"s0": at(now), "s1": at(0), "s2": at(now)}, fsm.LeaderElectedType},
-		{"one never heard from", map[string]member{"s0": at(now), "s1": at(now)}, fsm.LeaderElectedType},
+		{"one without a level counts as 1.0", map[string]member{"s0": at(now), "s1": at(0), "s2": at(now)}, oldestLevel},
+		{"one never heard from counts as 1.0", map[string]member{"s0": at(now), "s1": at(now)}, oldestLevel},
 		{"newer builds", map[string]member{"s0": at(now), "s1": at(40), "s2": at(300)}, fsm.CommandLevel},
 		{"a dead server keeps its level", map[string]member{"s0": at(now), "s1": at(now), "s2": {Alive: false, Meta: client.NodeMeta{Level: now}}}, fsm.CommandLevel},
 	}
@@ -34,6 +34,29 @@ func TestGroupLevel(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := groupLevel(servers, tc.pool); got != tc.want {
 				t.Errorf("got level %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+// Every server of the group applies the types of 1.0; a type above this
+// build's level waits for every server to announce it.
+func TestGroupApplies(t *testing.T) {
+	var s Server
+	s.groupLevel.Store(uint32(oldestLevel))
+	tests := []struct {
+		name string
+		t    fsm.MessageType
+		want bool
+	}{
+		{"Submits, 1.0's last type", fsm.SubmitsType, true},
+		{"ChildEvents", fsm.ChildEventsType, true},
+		{"a type after this build's", fsm.CommandLevel + 1, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := s.groupApplies(tc.t); got != tc.want {
+				t.Errorf("got groupApplies(%v) = %v, want %v", tc.t, got, tc.want)
 			}
 		})
 	}

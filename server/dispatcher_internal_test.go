@@ -205,7 +205,6 @@ func (p *dispatchPool) withRaft() {
 	}
 	p.d.s.raft = r
 	p.d.s.cfg.ApplyTimeout = 10 * time.Second
-	p.d.s.groupLevel.Store(uint32(fsm.CommandLevel)) // a group of this build
 }
 
 func (p *dispatchPool) apply(typ fsm.MessageType, body any) *fsm.Result {

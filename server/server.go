@@ -44,7 +44,8 @@ type Server struct {
 	// server leads; nil otherwise.
 	leader atomic.Pointer[leaderState]
 	// groupLevel is the highest command type every server applies, as
-	// the leader last read it (refreshGroupLevel); 0 until it has.
+	// the leader last read it (refreshGroupLevel); 1.0's (oldestLevel)
+	// until it has.
 	groupLevel atomic.Uint32
 
 	ctx    context.Context // cancelled by Shutdown
@@ -70,6 +71,7 @@ func New(cfg Config) (*Server, error) {
 		fsm: fsm.New(),
 		hc:  &http.Client{Timeout: 70 * time.Second, Transport: newTransport()},
 	}
+	s.groupLevel.Store(uint32(oldestLevel))
 	s.metrics = newMetrics(s)
 	if cfg.DatabaseFile != "" {
 		db, err := readDatabaseFile(cfg.DatabaseFile)

@@ -6,35 +6,33 @@ import (
 )
 
 // submitCommand is the command that creates a job: a SubmitPlace when
-// every server applies one and some of the job can start at once (see
-// planner.Pass.PlaceSubmit), else a Submit that leaves all of it to the
-// scheduler.
+// some of the job can start at once (see planner.Pass.PlaceSubmit), else
+// a Submit that leaves all of it to the scheduler. The SubmitType of the
+// latter only marks it in process: applySubmit commits it inside a
+// Submits entry.
 func (s *Server) submitCommand(c fsm.Submit) command {
-	if s.groupApplies(fsm.SubmitPlaceType) {
-		var (
-			index uint64
-			as    []fsm.Assignment
-		)
-		s.fsm.Read(func(v fsm.View) {
-			if v.QueuedCount() > 0 {
-				return // the job will wait behind others: spare the pass
-			}
-			index, as = planner.New(v, s.liveness(c.At), c.At).PlaceSubmit(c)
-		})
-		if len(as) > 0 {
-			return command{fsm.SubmitPlaceType, fsm.SubmitPlace{Submit: c, PlannedAtIndex: index, Assignments: as}}
+	var (
+		index uint64
+		as    []fsm.Assignment
+	)
+	s.fsm.Read(func(v fsm.View) {
+		if v.QueuedCount() > 0 {
+			return // the job will wait behind others: spare the pass
 		}
+		index, as = planner.New(v, s.liveness(c.At), c.At).PlaceSubmit(c)
+	})
+	if len(as) > 0 {
+		return command{fsm.SubmitPlaceType, fsm.SubmitPlace{Submit: c, PlannedAtIndex: index, Assignments: as}}
 	}
 	return command{fsm.SubmitType, c}
 }
 
 // applySubmit commits a submit command: a plain Submit in a Submits
-// entry shared with the jobs of concurrent requests when every server
-// applies that type, anything else (a SubmitPlace, or for an older
-// group) as its own entry.
+// entry shared with the jobs of concurrent requests, a SubmitPlace as its
+// own entry.
 func (s *Server) applySubmit(sc command) (*fsm.Result, error) {
 	c, ok := sc.body.(fsm.Submit)
-	if !ok || !s.groupApplies(fsm.SubmitsType) {
+	if !ok { // a SubmitPlace
 		return s.apply(sc.t, sc.body)
 	}
 	results, err := s.submits.commit([]fsm.Submit{c}, s.proposeSubmits)
