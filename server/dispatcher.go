@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -16,10 +15,6 @@ const (
 	// startBatchMax bounds the Starts of one POST /v1/starts; a stub owed
 	// more in one pass gets several requests.
 	startBatchMax = 256
-	// batchRetry is how long the dispatcher sends a stub that did not
-	// know POST /v1/starts (an older stub, during a rolling upgrade) its
-	// Starts one by one before it tries a batch again.
-	batchRetry = time.Minute
 	// sendTimeout bounds one request to a stub.
 	sendTimeout = 5 * time.Second
 )
@@ -44,7 +39,7 @@ type dispatcher struct {
 	done chan struct{} // a send finished; the leader loop runs another pass
 	wg   sync.WaitGroup
 
-	mu      sync.Mutex // guards starts, signals, pass, walked, owedSends, retry and noBatch
+	mu      sync.Mutex // guards starts, signals, pass, walked, owedSends and retry
 	starts  map[fsm.AttemptRef]*sendState
 	signals map[signalKey]*sendState
 	pass    uint64 // counts passes, to forget what is no longer owed
@@ -55,9 +50,6 @@ type dispatcher struct {
 	walked    bool
 	owedSends uint64
 	retry     bool
-	// noBatch holds, by stub address, when to try POST /v1/starts again
-	// on a stub that did not know it.
-	noBatch map[string]time.Time
 }
 
 // signalKey names one signal decision for an attempt: a kill, a restart,
@@ -74,7 +66,6 @@ func newDispatcher(s *Server) *dispatcher {
 		done:    make(chan struct{}, 1),
 		starts:  make(map[fsm.AttemptRef]*sendState),
 		signals: make(map[signalKey]*sendState),
-		noBatch: make(map[string]time.Time),
 	}
 }
 
@@ -152,7 +143,7 @@ func (d *dispatcher) dispatch(ctx context.Context) {
 	}
 	forget(d.starts, d.pass)
 	forget(d.signals, d.pass)
-	d.sendStarts(ctx, starts, now)
+	d.sendStarts(ctx, starts)
 	for _, w := range signals {
 		d.send(ctx, w.st, w.addr, func(ctx context.Context, c *client.StubClient) error {
 			return d.s.metrics.signalled(c.Signal(ctx, w.req))
@@ -161,10 +152,8 @@ func (d *dispatcher) dispatch(ctx context.Context) {
 }
 
 // sendStarts sends the Starts of one pass: one POST /v1/starts per stub
-// (per startBatchMax Starts), or one POST /v1/start per Start to a stub
-// that did not know batches less than batchRetry ago. Called with d.mu
-// held.
-func (d *dispatcher) sendStarts(ctx context.Context, starts []startWork, now time.Time) {
+// (per startBatchMax Starts). Called with d.mu held.
+func (d *dispatcher) sendStarts(ctx context.Context, starts []startWork) {
 	var (
 		addrs  []string
 		byAddr = make(map[string][]startWork)
@@ -177,15 +166,6 @@ func (d *dispatcher) sendStarts(ctx context.Context, starts []startWork, now tim
 	}
 	for _, addr := range addrs {
 		ws := byAddr[addr]
-		if now.Before(d.noBatch[addr]) {
-			for _, w := range ws {
-				d.send(ctx, w.st, addr, func(ctx context.Context, c *client.StubClient) error {
-					d.s.metrics.startRequests.Inc()
-					return d.s.metrics.started(w.placedAt, c.Start(ctx, w.req))
-				})
-			}
-			continue
-		}
 		for len(ws) > 0 {
 			n := min(len(ws), startBatchMax)
 			d.sendBatch(ctx, addr, ws[:n:n])
@@ -230,9 +210,7 @@ func (d *dispatcher) sendBatch(ctx context.Context, addr string, ws []startWork)
 
 // startBatch sends the Starts ws to the stub at addr and returns each
 // one's error and the CHILD_REGISTER the stub answered with (nil for
-// none), or err when the request as a whole failed. When the stub does
-// not know batches it remembers so, and sends these Starts one by one,
-// concurrently; their REGISTERs then come as CHILD events.
+// none), or err when the request as a whole failed.
 func (d *dispatcher) startBatch(ctx context.Context, addr string, ws []startWork) (errs []error, regs []*client.ChildEvent, err error) {
 	errs = make([]error, len(ws))
 	regs = make([]*client.ChildEvent, len(ws))
@@ -248,24 +226,7 @@ func (d *dispatcher) startBatch(ctx context.Context, addr string, ws []startWork
 	d.s.metrics.startRequests.Inc()
 	resp, err := c.StartBatch(cctx, req)
 	cancel()
-	switch {
-	case errors.Is(err, client.ErrNotSupported):
-		d.s.log.Info("stub takes no batches of starts; sending them one by one", "stub", addr, "retry_in", batchRetry)
-		d.mu.Lock()
-		d.noBatch[addr] = time.Now().Add(batchRetry)
-		d.mu.Unlock()
-		var wg sync.WaitGroup
-		for i, w := range ws {
-			wg.Go(func() {
-				cctx, cancel := context.WithTimeout(ctx, sendTimeout)
-				defer cancel()
-				d.s.metrics.startRequests.Inc()
-				errs[i] = c.Start(cctx, w.req)
-			})
-		}
-		wg.Wait()
-		return errs, regs, nil
-	case err != nil:
+	if err != nil {
 		return errs, regs, err
 	}
 	for i, res := range resp.Results {

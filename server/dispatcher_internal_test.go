@@ -61,10 +61,8 @@ type fakeStub struct {
 	srv *httptest.Server
 
 	mu      sync.Mutex // guards the fields below
-	noBatch bool       // answer POST /v1/starts 404, as an older stub
 	refuse  uint64     // refuse the Starts of this job; 0 = none
 	batches []int      // the size of every POST /v1/starts, answered or not
-	singles int        // POST /v1/start requests
 	// registers answers each Start of a batch that asks for them with a
 	// CHILD_REGISTER, pid 100+instance; asked counts those batches.
 	registers bool
@@ -73,9 +71,9 @@ type fakeStub struct {
 	wrongAttempt bool
 }
 
-func newFakeStub(t *testing.T, noBatch bool, refuse uint64) *fakeStub {
+func newFakeStub(t *testing.T, refuse uint64) *fakeStub {
 	t.Helper()
-	f := &fakeStub{noBatch: noBatch, refuse: refuse}
+	f := &fakeStub{refuse: refuse}
 	answer := func(w http.ResponseWriter, status int, v any) {
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(status)
@@ -91,10 +89,6 @@ func newFakeStub(t *testing.T, noBatch bool, refuse uint64) *fakeStub {
 		f.mu.Lock()
 		defer f.mu.Unlock()
 		f.batches = append(f.batches, len(batch.Starts))
-		if f.noBatch {
-			answer(w, http.StatusNotFound, client.ErrorResponse{Error: "no such endpoint POST /v1/starts"})
-			return
-		}
 		if batch.Registers {
 			f.asked++
 		}
@@ -115,35 +109,19 @@ func newFakeStub(t *testing.T, noBatch bool, refuse uint64) *fakeStub {
 		}
 		answer(w, http.StatusOK, resp)
 	})
-	mux.HandleFunc("POST /v1/start", func(w http.ResponseWriter, r *http.Request) {
-		var req client.StartRequest
-		if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
-			answer(w, http.StatusBadRequest, client.ErrorResponse{Error: err.Error()})
-			return
-		}
-		f.mu.Lock()
-		defer f.mu.Unlock()
-		f.singles++
-		if req.JobID == f.refuse {
-			answer(w, http.StatusBadRequest, client.ErrorResponse{Error: "refused"})
-			return
-		}
-		answer(w, http.StatusOK, map[string]bool{"started": true})
-	})
 	f.srv = httptest.NewServer(mux)
 	t.Cleanup(f.srv.Close)
 	return f
 }
 
 // counts returns the sizes of the batches received so far, smallest
-// first (concurrent requests arrive in any order), and the number of
-// single Starts.
-func (f *fakeStub) counts() (batches []int, singles int) {
+// first (concurrent requests arrive in any order).
+func (f *fakeStub) counts() []int {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	batches = slices.Clone(f.batches)
+	batches := slices.Clone(f.batches)
 	slices.Sort(batches)
-	return batches, f.singles
+	return batches
 }
 
 // dispatchPool is a database with one machine, m1, whose stub is a
@@ -274,18 +252,14 @@ func (p *dispatchPool) states() (acked, failed int) {
 }
 
 // The dispatcher sends a stub its Starts of a pass in batches of at most
-// startBatchMax, settles each Start from its own result, and sends an
-// older stub (404 on POST /v1/starts) its Starts one by one, remembering
-// not to try a batch again for a while.
+// startBatchMax and settles each Start from its own result.
 func TestDispatchStartBatches(t *testing.T) {
 	tests := []struct {
 		name        string
-		noBatch     bool
 		refuse      bool // the stub refuses the first job's Starts
 		down        bool // the stub does not answer
 		jobs        []int
 		wantBatches []int
-		wantSingles int
 		wantAcked   int
 		wantFailed  int
 	}{
@@ -293,8 +267,6 @@ func TestDispatchStartBatches(t *testing.T) {
 		{name: "capped", jobs: []int{startBatchMax + 44}, wantBatches: []int{44, startBatchMax}, wantAcked: startBatchMax + 44},
 		{name: "refused start", refuse: true, jobs: []int{1, 2}, wantBatches: []int{3}, wantAcked: 2, wantFailed: 1},
 		{name: "stub down", down: true, jobs: []int{2, 1}, wantFailed: 3},
-		{name: "older stub", noBatch: true, jobs: []int{2, 1}, wantBatches: []int{3}, wantSingles: 3, wantAcked: 3},
-		{name: "older stub refuses", noBatch: true, refuse: true, jobs: []int{1, 2}, wantBatches: []int{3}, wantSingles: 3, wantAcked: 2, wantFailed: 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -302,7 +274,7 @@ func TestDispatchStartBatches(t *testing.T) {
 			if tt.refuse {
 				refuse = 1 // job ids count from 1
 			}
-			stub := newFakeStub(t, tt.noBatch, refuse)
+			stub := newFakeStub(t, refuse)
 			p := newDispatchPool(t, stub)
 			for _, n := range tt.jobs {
 				p.place(n)
@@ -311,9 +283,8 @@ func TestDispatchStartBatches(t *testing.T) {
 				stub.srv.Close()
 			}
 			p.pass()
-			batches, singles := stub.counts()
-			if !slices.Equal(batches, tt.wantBatches) || singles != tt.wantSingles {
-				t.Errorf("got batches %v and %d single starts, want %v and %d", batches, singles, tt.wantBatches, tt.wantSingles)
+			if got := stub.counts(); !slices.Equal(got, tt.wantBatches) {
+				t.Errorf("got batches %v, want %v", got, tt.wantBatches)
 			}
 			if acked, failed := p.states(); acked != tt.wantAcked || failed != tt.wantFailed {
 				t.Errorf("got %d starts acknowledged and %d failed, want %d and %d", acked, failed, tt.wantAcked, tt.wantFailed)
@@ -341,7 +312,7 @@ func TestDispatchCommitsAnsweredRegisters(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			stub := newFakeStub(t, false, 0)
+			stub := newFakeStub(t, 0)
 			stub.registers, stub.wrongAttempt = true, tt.wrongAttempt
 			p := newDispatchPool(t, stub, (*dispatchPool).withRaft)
 			job := p.place(3)
@@ -404,47 +375,13 @@ func (p *dispatchPool) retryNow() {
 	}
 }
 
-// Once a stub answered that it takes no batches, the next passes send it
-// single Starts without trying a batch first, until batchRetry has passed.
-func TestDispatchRemembersOlderStub(t *testing.T) {
-	stub := newFakeStub(t, true, 0)
-	p := newDispatchPool(t, stub)
-	p.place(2)
-	p.pass()
-	p.place(3)
-	p.pass()
-	batches, singles := stub.counts()
-	if len(batches) != 1 || singles != 5 {
-		t.Errorf("got batches %v and %d single starts, want one batch and 5", batches, singles)
-	}
-
-	// Upgraded, and batchRetry later: batches again.
-	stub.mu.Lock()
-	stub.noBatch = false
-	stub.mu.Unlock()
-	p.d.mu.Lock()
-	for addr := range p.d.noBatch {
-		p.d.noBatch[addr] = time.Now().Add(-time.Second)
-	}
-	p.d.mu.Unlock()
-	p.place(4)
-	p.pass()
-	batches, singles = stub.counts()
-	if !slices.Equal(batches, []int{2, 4}) || singles != 5 {
-		t.Errorf("after the upgrade got batches %v and %d single starts, want [2 4] and 5", batches, singles)
-	}
-	if acked, failed := p.states(); acked != 9 || failed != 0 {
-		t.Errorf("got %d starts acknowledged and %d failed, want 9 and 0", acked, failed)
-	}
-}
-
 // A pass walks the active instances only when the database owes a new
 // send or one of the dispatcher's sends awaits a retry: after a pass that
 // settled everything, passes on CHILD events alone do not walk; a refused
 // Start keeps passes walking until it is sent again; a kill makes one
 // walk and its signal goes out.
 func TestDispatchWalksOnlyWhenSomethingIsOwed(t *testing.T) {
-	stub := newFakeStub(t, false, 0)
+	stub := newFakeStub(t, 0)
 	p := newDispatchPool(t, stub)
 	job := p.place(2)
 	p.pass()

@@ -39,7 +39,7 @@ func TestEntryMergerTakes(t *testing.T) {
 // makes its instance run.
 func TestChildEventsShareEntries(t *testing.T) {
 	const callers = 40
-	p := newDispatchPool(t, newFakeStub(t, false, 0), (*dispatchPool).withRaft)
+	p := newDispatchPool(t, newFakeStub(t, 0), (*dispatchPool).withRaft)
 	job := p.place(callers)
 	s := p.d.s
 	first := s.raft.LastIndex()
@@ -92,7 +92,7 @@ func TestChildEventsShareEntries(t *testing.T) {
 // same job, and a refused one its error.
 func TestSubmitsShareEntries(t *testing.T) {
 	const callers = 40
-	p := newDispatchPool(t, newFakeStub(t, false, 0), (*dispatchPool).withRaft)
+	p := newDispatchPool(t, newFakeStub(t, 0), (*dispatchPool).withRaft)
 	s := p.d.s
 	first := s.raft.LastIndex()
 	results := make([]*fsm.Result, callers)

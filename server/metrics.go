@@ -92,7 +92,7 @@ func newMetrics(s *Server) *metrics {
 		}, []string{"route"}),
 		startRequests: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: metricsPrefix + "dispatch_start_requests_total",
-			Help: "Requests carrying Starts (a batch, or a single Start) this server, as leader, sent to stubs.",
+			Help: "Requests carrying Starts (POST /v1/starts) this server, as leader, sent to stubs.",
 		}),
 	}
 	gauge := func(name, help string, read func() float64) prometheus.GaugeFunc {
