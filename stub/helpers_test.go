@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -34,13 +35,17 @@ func waitFor(t testing.TB, what string, cond func() bool) {
 type fakeServer struct {
 	srv *httptest.Server
 
-	mu       sync.Mutex // guards the fields below
-	status   int        // answer status; 0 means 200
-	stale    bool       // answer Stale: true
-	noBatch  bool       // answer POST /v1/children 404, as an older server
-	accepted []client.ChildEvent
-	received []client.ChildEvent // every event, accepted or not
-	batches  int                 // POST /v1/children requests
+	mu     sync.Mutex // guards the fields below
+	status int        // answer status; 0 means 200
+	stale  bool       // answer Stale: true
+	// poisonJob makes a request holding an event of this job be refused
+	// as a whole (400), as a server refuses a body it cannot read; 0 =
+	// none.
+	poisonJob uint64
+	accepted  []client.ChildEvent
+	received  []client.ChildEvent // every event, accepted or not
+	batches   []int               // the events of each POST /v1/children
+	refused   []int               // the events of each request refused as a whole
 }
 
 func newFakeServer(t testing.TB, status int) *fakeServer {
@@ -72,17 +77,18 @@ func newFakeServer(t testing.TB, status int) *fakeServer {
 		}
 		f.mu.Lock()
 		defer f.mu.Unlock()
-		f.batches++
-		if f.noBatch {
-			http.NotFound(w, r)
-			return
-		}
+		f.batches = append(f.batches, len(batch.Events))
 		f.received = append(f.received, batch.Events...)
 		var resp client.ChildEventBatchResponse
 		switch {
 		case f.status >= 500:
 			w.WriteHeader(f.status)
 			_ = json.NewEncoder(w).Encode(client.ErrorResponse{Error: "no leader"})
+			return
+		case f.poisonJob != 0 && slices.ContainsFunc(batch.Events, func(ev client.ChildEvent) bool { return ev.JobID == f.poisonJob }):
+			f.refused = append(f.refused, len(batch.Events))
+			w.WriteHeader(http.StatusBadRequest)
+			_ = json.NewEncoder(w).Encode(client.ErrorResponse{Error: "read child events: unreadable"})
 			return
 		case f.status >= 400:
 			// As a server does, refuse each event on its own.

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"log/slog"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/netmgr/netmgr/client"
@@ -28,8 +27,8 @@ const (
 	maxBackoff    = 2 * time.Second
 )
 
-// sender delivers the outbox's events to the servers, in order per attempt,
-// deleting each once a server has answered it.
+// sender delivers the outbox's events to the servers (POST /v1/children),
+// in order per attempt, deleting each once a server has answered it.
 //
 // It is a pipeline, not a sequence of rounds: an event is handed to a
 // delivery goroutine as soon as it is recorded unless an earlier event of
@@ -40,9 +39,6 @@ type sender struct {
 	servers *serverList
 	log     *slog.Logger
 	metrics *metrics
-	// oneByOne is set once a server did not know POST /v1/children (an
-	// older server): events then go one request each, as before.
-	oneByOne atomic.Bool
 }
 
 // delivery is the outcome of sending the events of some attempts.
@@ -189,50 +185,47 @@ func (s *sender) start(ctx context.Context, wg *sync.WaitGroup, busy map[client.
 	return started, true
 }
 
-// deliverBatch sends the events es of the attempts keys in one request,
-// each attempt's in order, and falls back to one request per event when
-// the server does not know batches.
+// deliverBatch sends the events es of the attempts keys in one request
+// (POST /v1/children), each attempt's in order. Should the server refuse
+// the request as a whole (4xx: one event it cannot read, say), it sends
+// them again one event per request, so that only such an event is
+// dropped.
 func (s *sender) deliverBatch(ctx context.Context, c *client.Client, keys []client.AttemptRef, es []entry) delivery {
 	d := delivery{keys: keys, ok: true}
 	for _, e := range es {
 		d.attempted = append(d.attempted, e.seq)
 	}
-	if !s.oneByOne.Load() {
-		evs := make([]client.ChildEvent, len(es))
-		for i, e := range es {
-			evs[i] = e.ev
-		}
-		rctx, cancel := context.WithTimeout(ctx, reportTimeout)
-		results, err := c.ReportChildren(rctx, evs)
-		cancel()
-		var apiErr *client.APIError
-		switch {
-		case errors.Is(err, client.ErrNotSupported):
-			s.log.Info("server takes no batches of child events; sending them one by one")
-			s.oneByOne.Store(true)
-		case errors.As(err, &apiErr) && apiErr.Status >= 400 && apiErr.Status < 500:
-			// The server refused the batch as a whole (one event it cannot
-			// read, say): one by one, only such an event is dropped.
-			s.log.Warn("server refused a batch of child events; sending them one by one", "events", len(es), "err", err)
-		case err != nil:
-			s.log.Debug("child events not delivered", "events", len(es), "err", err)
-			d.ok = false
-			return d
-		default:
-			for i, res := range results {
-				e := es[i]
-				switch {
-				case res.Error != "":
-					s.log.Error("server rejected child event; dropped", "kind", e.ev.Kind, "job", e.ev.JobID,
-						"instance", e.ev.Instance, "attempt", e.ev.Attempt, "err", res.Error)
-				case res.Stale:
-					s.log.Debug("child event was stale", "kind", e.ev.Kind, "job", e.ev.JobID, "attempt", e.ev.Attempt)
-				}
-				d.sent = append(d.sent, e.seq)
-				s.metrics.answered(s.out, e.seq)
+	evs := make([]client.ChildEvent, len(es))
+	for i, e := range es {
+		evs[i] = e.ev
+	}
+	rctx, cancel := context.WithTimeout(ctx, reportTimeout)
+	results, err := c.ReportChildren(rctx, evs)
+	cancel()
+	var apiErr *client.APIError
+	switch {
+	case errors.As(err, &apiErr) && apiErr.Status >= 400 && apiErr.Status < 500:
+		// The server refused the batch as a whole (one event it cannot
+		// read, say): one by one, only such an event is dropped.
+		s.log.Warn("server refused a batch of child events; sending them one by one", "events", len(es), "err", err)
+	case err != nil:
+		s.log.Debug("child events not delivered", "events", len(es), "err", err)
+		d.ok = false
+		return d
+	default:
+		for i, res := range results {
+			e := es[i]
+			switch {
+			case res.Error != "":
+				s.log.Error("server rejected child event; dropped", "kind", e.ev.Kind, "job", e.ev.JobID,
+					"instance", e.ev.Instance, "attempt", e.ev.Attempt, "err", res.Error)
+			case res.Stale:
+				s.log.Debug("child event was stale", "kind", e.ev.Kind, "job", e.ev.JobID, "attempt", e.ev.Attempt)
 			}
-			return d
+			d.sent = append(d.sent, e.seq)
+			s.metrics.answered(s.out, e.seq)
 		}
+		return d
 	}
 	for _, k := range keys {
 		var mine []entry
@@ -250,8 +243,9 @@ func (s *sender) deliverBatch(ctx context.Context, c *client.Client, keys []clie
 	return d
 }
 
-// deliver sends one attempt's events in order, stopping at the first that
-// no server took.
+// deliver sends one attempt's events in order, each as a batch of one
+// (POST /v1/children), stopping at the first that no server took. An
+// event the server refuses, as a request or as an event, is dropped.
 func (s *sender) deliver(ctx context.Context, c *client.Client, k client.AttemptRef, es []entry) delivery {
 	d := delivery{keys: []client.AttemptRef{k}, ok: true}
 	for _, e := range es {
@@ -259,7 +253,7 @@ func (s *sender) deliver(ctx context.Context, c *client.Client, k client.Attempt
 	}
 	for _, e := range es {
 		rctx, cancel := context.WithTimeout(ctx, reportTimeout)
-		resp, err := c.ReportChild(rctx, e.ev)
+		results, err := c.ReportChildren(rctx, []client.ChildEvent{e.ev})
 		cancel()
 		var apiErr *client.APIError
 		switch {
@@ -270,7 +264,10 @@ func (s *sender) deliver(ctx context.Context, c *client.Client, k client.Attempt
 			s.log.Debug("child event not delivered", "kind", e.ev.Kind, "job", e.ev.JobID, "err", err)
 			d.ok = false
 			return d
-		case resp.Stale:
+		case results[0].Error != "":
+			s.log.Error("server rejected child event; dropped", "kind", e.ev.Kind, "job", e.ev.JobID,
+				"instance", e.ev.Instance, "attempt", e.ev.Attempt, "err", results[0].Error)
+		case results[0].Stale:
 			s.log.Debug("child event was stale", "kind", e.ev.Kind, "job", e.ev.JobID, "attempt", e.ev.Attempt)
 		}
 		d.sent = append(d.sent, e.seq)

@@ -9,7 +9,7 @@ import (
 	"github.com/netmgr/netmgr/client"
 )
 
-// reportRetryFor is how long one ReportChild retries across servers; the
+// reportRetryFor is how long one ReportChildren retries across servers; the
 // outbox sender is the real retry loop.
 const reportRetryFor = 2 * time.Second
 
