@@ -302,14 +302,6 @@ func (c *Client) RenewLease(ctx context.Context, req LeaseRequest) (LeaseRespons
 	return resp, err
 }
 
-// ReportChild sends a CHILD_REGISTER or CHILD_TERM event; it returns once a
-// server has committed it.
-func (c *Client) ReportChild(ctx context.Context, ev ChildEvent) (ChildEventResponse, error) {
-	var resp ChildEventResponse
-	err := c.do(ctx, http.MethodPost, "/v1/child", ev, &resp)
-	return resp, err
-}
-
 // ReportChildren sends a batch of CHILD events; it returns once a server
 // has committed each (or refused it, per event). An attempt's events must
 // be in the order they happened.

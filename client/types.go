@@ -484,8 +484,8 @@ const (
 	ChildTerm     = "term"
 )
 
-// ChildEvent is a stub's report that an attempt started or ended, the body
-// of POST /v1/child.
+// ChildEvent is a stub's report that an attempt started or ended, an event
+// of POST /v1/children.
 type ChildEvent struct {
 	Kind     string    `json:"kind"`
 	JobID    uint64    `json:"job_id"`
@@ -534,20 +534,14 @@ type ChildEventBatchResponse struct {
 }
 
 // ChildEventResult is the outcome of one event of a batch: committed at
-// Index (Stale as in ChildEventResponse), or refused with Error, in which
-// case resending it cannot help.
+// Index, or refused with Error, in which case resending it cannot help.
+// Stale is true when the event was for an attempt that is no longer
+// current: it was recorded and changed nothing, and the stub should not
+// resend it.
 type ChildEventResult struct {
 	Index uint64 `json:"index,omitempty"`
 	Stale bool   `json:"stale,omitempty"`
 	Error string `json:"error,omitempty"`
-}
-
-// ChildEventResponse answers POST /v1/child. Stale is true when the event
-// was for an attempt that is no longer current: it was recorded and
-// changed nothing, and the stub should not resend it.
-type ChildEventResponse struct {
-	Index uint64 `json:"index"`
-	Stale bool   `json:"stale"`
 }
 
 // Roles carried in gossip metadata.

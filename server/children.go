@@ -8,28 +8,10 @@ import (
 )
 
 // The one commit path for a stub's CHILD events (CHILD_REGISTER,
-// CHILD_TERM), whichever way they arrive: POST /v1/child (handleChild, one
-// event in an entry of its own), POST /v1/children (handleChildren, a
-// stub's batch) and a stub's answer to a batch of Starts (the
-// dispatcher's commitRegisters) all commit through commitChild or
+// CHILD_TERM), whichever way they arrive: POST /v1/children
+// (handleChildren, a stub's batch) and a stub's answer to a batch of
+// Starts (the dispatcher's commitRegisters) both commit through
 // commitChildren. The fsm applies them in fsm/children.go.
-
-// commitChild commits one CHILD event as an entry of its own. refused is
-// why the event is not a valid CHILD event (nothing was proposed); err is
-// a failed commit. A stale event, one for an attempt or job the database
-// no longer holds as current, is committed and logged, and comes back
-// with res.Stale.
-func (s *Server) commitChild(ev client.ChildEvent) (res *fsm.Result, refused, err error) {
-	cmd, refused := childCommand(ev)
-	if refused != nil {
-		return nil, refused, nil
-	}
-	if res, err = s.apply(cmd.t, cmd.body); err != nil {
-		return nil, nil, err
-	}
-	s.logFenced(ev, res)
-	return res, nil, nil
-}
 
 // commitChildren commits CHILD events in order (a stub sends an attempt's
 // events in order): in a ChildEvents entry, shared with other requests'
@@ -41,19 +23,19 @@ func (s *Server) commitChildren(evs []client.ChildEvent) (results []*fsm.Result,
 	results = make([]*fsm.Result, len(evs))
 	refused = make([]error, len(evs))
 	var (
-		cmds []command
-		at   []int // the event each command is for
+		batch []fsm.ChildEvent
+		at    []int // the event each of batch is
 	)
 	for i, ev := range evs {
-		cmd, err := childCommand(ev)
+		e, err := childEvent(ev)
 		if err != nil {
 			refused[i] = err
 			continue
 		}
-		cmds = append(cmds, cmd)
+		batch = append(batch, e)
 		at = append(at, i)
 	}
-	committed, err := s.applyChildren(cmds)
+	committed, err := s.children.commit(batch, s.proposeChildEvents)
 	if err != nil {
 		return results, refused, err
 	}
@@ -64,16 +46,17 @@ func (s *Server) commitChildren(evs []client.ChildEvent) (results []*fsm.Result,
 	return results, refused, nil
 }
 
-// childCommand is the Raft command of a CHILD event.
-func childCommand(ev client.ChildEvent) (command, error) {
+// childEvent is the log form of a CHILD event, one event of a
+// ChildEvents entry.
+func childEvent(ev client.ChildEvent) (fsm.ChildEvent, error) {
 	switch ev.Kind {
 	case client.ChildRegister:
-		return command{fsm.ChildRegisterType, fsm.ChildRegister{
+		return fsm.ChildEvent{Register: &fsm.ChildRegister{
 			At: ev.At.UTC(), JobID: ev.JobID, Instance: ev.Instance, Attempt: ev.Attempt,
 			Machine: ev.Machine, PID: ev.PID,
 		}}, nil
 	case client.ChildTerm:
-		return command{fsm.ChildTermType, fsm.ChildTerm{
+		return fsm.ChildEvent{Term: &fsm.ChildTerm{
 			At: ev.At.UTC(), JobID: ev.JobID, Instance: ev.Instance, Attempt: ev.Attempt,
 			Machine: ev.Machine, ExitCode: ev.ExitCode, Signal: ev.Signal, Error: ev.Error, Reason: ev.Reason,
 			LeaseLost: ev.Reason == client.ReasonLeaseExpired,
@@ -81,25 +64,7 @@ func childCommand(ev client.ChildEvent) (command, error) {
 			Leftovers: leftoversFromWire(ev.Leftovers),
 		}}, nil
 	}
-	return command{}, fmt.Errorf("child event kind %q: want %q or %q", ev.Kind, client.ChildRegister, client.ChildTerm)
-}
-
-// applyChildren commits CHILD event commands in order and returns each
-// one's result: as ChildEvents entries shared with the events of other
-// requests committed at the same time (see entryMerger).
-func (s *Server) applyChildren(cmds []command) ([]*fsm.Result, error) {
-	batch := make([]fsm.ChildEvent, len(cmds))
-	for i, c := range cmds {
-		switch body := c.body.(type) {
-		case fsm.ChildRegister:
-			batch[i] = fsm.ChildEvent{Register: &body}
-		case fsm.ChildTerm:
-			batch[i] = fsm.ChildEvent{Term: &body}
-		default:
-			return nil, fmt.Errorf("apply child events: unexpected %T", c.body)
-		}
-	}
-	return s.children.commit(batch, s.proposeChildEvents)
+	return fsm.ChildEvent{}, fmt.Errorf("child event kind %q: want %q or %q", ev.Kind, client.ChildRegister, client.ChildTerm)
 }
 
 // proposeChildEvents commits evs as one ChildEvents entry.

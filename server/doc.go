@@ -47,8 +47,8 @@
 //
 // The commit paths that more than one caller shares:
 //   - children.go: CHILD_REGISTER and CHILD_TERM from stubs, whether they
-//     come by POST /v1/child, POST /v1/children or in a stub's answer to a
-//     batch of Starts.
+//     come by POST /v1/children or in a stub's answer to a batch of
+//     Starts.
 //   - submit.go: a new job, as a SubmitPlace when part of it can start at
 //     once, else in a Submits entry shared with concurrent submits.
 //

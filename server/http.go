@@ -32,7 +32,6 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("GET /v1/machines", s.leaderRead(s.handleMachines))
 	mux.HandleFunc("POST /v1/admin/database", s.leaderWrite(s.handleLoadDatabase))
 	mux.HandleFunc("GET /v1/admin/database", s.leaderRead(s.handleShowDatabase))
-	mux.HandleFunc("POST /v1/child", s.leaderWrite(s.handleChild))
 	mux.HandleFunc("POST /v1/children", s.leaderWrite(s.handleChildren))
 	mux.HandleFunc("POST /v1/lease", s.leaderWrite(s.handleLease))
 	mux.HandleFunc("GET /v1/servers", s.handleServers)

@@ -7,27 +7,6 @@ import (
 	"github.com/netmgr/netmgr/client"
 )
 
-// handleChild commits a stub's CHILD_REGISTER or CHILD_TERM (commitChild).
-// An event for an attempt or job the database no longer holds as current
-// is answered as stale, so the stub drops it instead of resending it
-// forever.
-func (s *Server) handleChild(w http.ResponseWriter, r *http.Request) {
-	var ev client.ChildEvent
-	if err := decodeBody(r, &ev); err != nil {
-		s.writeError(w, http.StatusBadRequest, fmt.Errorf("read child event: %w", err))
-		return
-	}
-	res, refused, err := s.commitChild(ev)
-	switch {
-	case refused != nil:
-		s.writeError(w, http.StatusBadRequest, refused)
-	case err != nil:
-		s.writeApplyError(w, err)
-	default:
-		s.writeJSON(w, http.StatusOK, client.ChildEventResponse{Index: res.Index, Stale: res.Stale})
-	}
-}
-
 // handleChildren commits a batch of CHILD events from one stub, in the
 // order given (commitChildren). Each event gets its own answer; an event
 // that is not valid is answered with its error and the others are

@@ -52,23 +52,6 @@ func newFakeServer(t testing.TB, status int) *fakeServer {
 	t.Helper()
 	f := &fakeServer{status: status}
 	mux := http.NewServeMux()
-	mux.HandleFunc("POST /v1/child", func(w http.ResponseWriter, r *http.Request) {
-		var ev client.ChildEvent
-		if err := json.NewDecoder(r.Body).Decode(&ev); err != nil {
-			http.Error(w, err.Error(), http.StatusBadRequest)
-			return
-		}
-		f.mu.Lock()
-		defer f.mu.Unlock()
-		f.received = append(f.received, ev)
-		if f.status != 0 && f.status != http.StatusOK {
-			w.WriteHeader(f.status)
-			_ = json.NewEncoder(w).Encode(client.ErrorResponse{Error: "no leader"})
-			return
-		}
-		f.accepted = append(f.accepted, ev)
-		_ = json.NewEncoder(w).Encode(client.ChildEventResponse{Index: uint64(len(f.accepted)), Stale: f.stale})
-	})
 	mux.HandleFunc("POST /v1/children", func(w http.ResponseWriter, r *http.Request) {
 		var batch client.ChildEventBatch
 		if err := json.NewDecoder(r.Body).Decode(&batch); err != nil {
