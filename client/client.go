@@ -308,7 +308,7 @@ func (c *Client) RenewLease(ctx context.Context, req LeaseRequest) (LeaseRespons
 func (c *Client) ReportChildren(ctx context.Context, evs []ChildEvent) ([]ChildEventResult, error) {
 	var resp ChildEventBatchResponse
 	if err := c.do(ctx, http.MethodPost, "/v1/children", ChildEventBatch{Events: evs}, &resp); err != nil {
-		return nil, notSupported("report child events", err)
+		return nil, err
 	}
 	if len(resp.Results) != len(evs) {
 		return nil, fmt.Errorf("report child events: %d results for %d events", len(resp.Results), len(evs))

@@ -3,7 +3,6 @@ package client
 import (
 	"errors"
 	"fmt"
-	"net/http"
 	"strings"
 )
 
@@ -15,21 +14,7 @@ var (
 	ErrNoAddress = errors.New("no server address given (use --addr or NETMGR_ADDR)")
 	// ErrNotFound is wrapped by an APIError for a 404 answer.
 	ErrNotFound = errors.New("not found")
-	// ErrNotSupported means the peer does not know the endpoint (it
-	// answered 404 or 405): an older version, during a rolling upgrade.
-	ErrNotSupported = errors.New("endpoint not supported")
 )
-
-// notSupported wraps err, from operation op, in ErrNotSupported when the
-// peer answered that it does not know the endpoint (404 or 405): an older
-// version during a rolling upgrade. Any other err is returned as is.
-func notSupported(op string, err error) error {
-	var apiErr *APIError
-	if errors.As(err, &apiErr) && (apiErr.Status == http.StatusNotFound || apiErr.Status == http.StatusMethodNotAllowed) {
-		return fmt.Errorf("%s: %w: %w", op, ErrNotSupported, err)
-	}
-	return err
-}
 
 // APIError is a definite answer from a server that the request was wrong
 // (a 4xx status); retrying elsewhere would not help.

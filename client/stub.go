@@ -36,15 +36,13 @@ func (s *StubClient) Start(ctx context.Context, req StartRequest) error {
 
 // StartBatch asks the stub to start several attempts in one request
 // (POST /v1/starts) and returns one result per Start, in order; see
-// StartResult.Err. It blocks until the stub has answered every Start. A
-// stub that does not know batches (an older one) yields an error wrapping
-// ErrNotSupported: send its Starts one by one with Start instead.
+// StartResult.Err. It blocks until the stub has answered every Start.
 func (s *StubClient) StartBatch(ctx context.Context, req StartBatchRequest) (StartBatchResponse, error) {
 	var resp StartBatchResponse
 	err := s.c.do(ctx, http.MethodPost, "/v1/starts", req, &resp)
 	switch {
 	case err != nil:
-		return StartBatchResponse{}, notSupported("start batch", err)
+		return StartBatchResponse{}, err
 	case len(resp.Results) != len(req.Starts):
 		return StartBatchResponse{}, fmt.Errorf("start batch: %d results for %d starts", len(resp.Results), len(req.Starts))
 	}
