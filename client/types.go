@@ -389,7 +389,7 @@ type StartRequest struct {
 	// the stub its current value (LeaseResponse.MachineIndex): a
 	// restartable Start with an older index was sent before the machine
 	// last lost its lease, and its instance may run elsewhere by now, so
-	// the stub refuses it. 0 from older servers: not checked.
+	// the stub refuses it. The leader always sets it.
 	MachineIndex uint64 `json:"machine_index,omitempty"`
 }
 
@@ -446,9 +446,9 @@ func (r AttemptRef) String() string {
 type LeaseRequest struct {
 	Machine string       `json:"machine"`
 	Running []AttemptRef `json:"running,omitempty"`
-	// Load is the machine's load average. A stub sends it only to servers
-	// whose last answer said they take it (LeaseResponse.TakesLoad): an
-	// older server refuses a request with a field it does not know.
+	// Load is the machine's load average. A stub sends it once a server's
+	// answer said it takes it (LeaseResponse.TakesLoad), as every server
+	// does; nil when the stub could not read it.
 	Load *float64 `json:"load,omitempty"`
 }
 
@@ -462,7 +462,8 @@ type LeaseResponse struct {
 	// change to the whole pool.
 	TakesLoad bool `json:"takes_load,omitempty"`
 	// MachineIndex is the machine record's ModifyIndex after this
-	// renewal (see StartRequest.MachineIndex); 0 from older servers.
+	// renewal (see StartRequest.MachineIndex); 0 when the machine has not
+	// joined yet.
 	MachineIndex uint64 `json:"machine_index,omitempty"`
 }
 

@@ -2,9 +2,7 @@ package stub
 
 import (
 	"context"
-	"errors"
 	"log/slog"
-	"net/http"
 	"sync/atomic"
 	"time"
 
@@ -68,12 +66,13 @@ func (k *leaseKeeper) valid() bool { return supervisor.BootNow() < time.Duration
 // the one the last renewal reported). A Start that sat in a frozen
 // machine's socket while its lease expired and its instance started
 // elsewhere fails the second test even when a renewal after the thaw
-// made the lease valid again. 0 (an older server) skips that test.
+// made the lease valid again. Before the first renewal that reports an
+// index, every index passes the second test.
 func (k *leaseKeeper) admits(machineIndex uint64) bool {
 	if !k.valid() {
 		return false
 	}
-	return machineIndex == 0 || machineIndex >= k.machineIndex.Load()
+	return machineIndex >= k.machineIndex.Load()
 }
 
 // run renews until ctx ends. A stub that has just started assumes a lease
@@ -141,14 +140,6 @@ func (k *leaseKeeper) renew(ctx context.Context) (client.LeaseResponse, bool) {
 		}
 	}
 	resp, err := c.RenewLease(rctx, req)
-	if apiErr := (*client.APIError)(nil); req.Load != nil && errors.As(err, &apiErr) && apiErr.Status == http.StatusBadRequest {
-		// A server that does not know the field (an older leader after
-		// a failover during an upgrade): renew without it, and gossip
-		// the load again.
-		k.loadByLease.Store(false)
-		req.Load = nil
-		resp, err = c.RenewLease(rctx, req)
-	}
 	if err != nil || resp.LeaseMS <= 0 {
 		k.log.Debug("lease renewal failed", "machine", k.machine, "err", err)
 		return resp, false
