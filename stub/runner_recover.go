@@ -39,8 +39,8 @@ func (r *runner) recover(records map[client.AttemptRef]attemptRecord) error {
 		switch {
 		case rec.Ended:
 		case !onDisk[k]:
-			// Started by a stub without supervisors: its end was never
-			// seen, and cannot be any more.
+			// No supervisor directory (removed or lost): its end
+			// cannot be known.
 			r.lost(k, a, errors.New("no supervisor directory"))
 		default:
 			r.reattach(k, a)

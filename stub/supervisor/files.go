@@ -254,11 +254,5 @@ func Adopt(dir string) (Adopted, error) {
 	if err := readJSONFile(filepath.Join(dir, stateFile), &st); err != nil {
 		return Adopted{}, err
 	}
-	restartable := st.Restartable
-	if !restartable { // a supervisor of one attempt, or of an older stub, has it in the spec
-		var spec Spec
-		_ = readJSONFile(filepath.Join(dir, specFile), &spec)
-		restartable = spec.Restartable
-	}
-	return Adopted{PID: st.Job.PID, StartedAt: st.StartedAt, Restartable: restartable}, nil
+	return Adopted{PID: st.Job.PID, StartedAt: st.StartedAt, Restartable: st.Restartable}, nil
 }
