@@ -28,12 +28,6 @@ func NewStub(addr string, hc *http.Client) (*StubClient, error) {
 	return &StubClient{c: c}, nil
 }
 
-// Start asks the stub to start an attempt. Repeating a Start for the same
-// (job, instance, attempt) is harmless.
-func (s *StubClient) Start(ctx context.Context, req StartRequest) error {
-	return s.c.do(ctx, http.MethodPost, "/v1/start", req, nil)
-}
-
 // StartBatch asks the stub to start several attempts in one request
 // (POST /v1/starts) and returns one result per Start, in order; see
 // StartResult.Err. It blocks until the stub has answered every Start.
@@ -49,9 +43,9 @@ func (s *StubClient) StartBatch(ctx context.Context, req StartBatchRequest) (Sta
 	return resp, nil
 }
 
-// Err returns nil when the stub took the Start, and otherwise the error
-// Start would have returned for it: an *APIError for a 4xx Status (a
-// definite refusal), a plain error for a 5xx one.
+// Err returns nil when the stub took the Start, and otherwise an error:
+// an *APIError for a 4xx Status (a definite refusal), a plain error for a
+// 5xx one.
 func (r StartResult) Err() error {
 	switch {
 	case r.Status == http.StatusOK:

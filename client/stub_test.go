@@ -56,8 +56,8 @@ func TestStartBatch(t *testing.T) {
 	}
 }
 
-// StartResult.Err gives what Start would have returned: nil when taken,
-// an *APIError for a refusal, a plain error for a stub's failure.
+// StartResult.Err gives nil when taken, an *APIError for a refusal, a
+// plain error for a stub's failure.
 func TestStartResultErr(t *testing.T) {
 	tests := []struct {
 		name       string

@@ -394,17 +394,17 @@ type StartRequest struct {
 }
 
 // StartBatchRequest asks a stub to start several attempts in one request,
-// the body of POST /v1/starts. The stub runs them concurrently, each as
-// POST /v1/start would.
+// the body of POST /v1/starts. The stub runs them concurrently. Repeating
+// a Start for the same (job, instance, attempt) is harmless: it starts
+// nothing.
+//
+// The server commits each started attempt's CHILD_REGISTER from the
+// answer (StartResult.Register); the stub sends it again only just before
+// the attempt's CHILD_TERM. A stub answers a repeated Start of an attempt
+// it runs or ran with its REGISTER again, so a server that lost the
+// answer gets it by sending the Start again.
 type StartBatchRequest struct {
 	Starts []StartRequest `json:"starts"`
-	// Registers says the server commits each started attempt's
-	// CHILD_REGISTER from the answer (StartResult.Register), so the stub
-	// need not send it. A stub answers a repeated Start of an attempt it
-	// runs with its REGISTER again, so a server that lost the answer
-	// gets it by sending the Start again. An older server leaves it
-	// unset, and the stub sends the REGISTER as it always did.
-	Registers bool `json:"registers,omitempty"`
 }
 
 // StartBatchResponse answers POST /v1/starts: one result per Start of the
@@ -413,19 +413,19 @@ type StartBatchResponse struct {
 	Results []StartResult `json:"results"`
 }
 
-// StartResult is the outcome of one Start of a batch. Status is the HTTP
-// status POST /v1/start would have answered for it: 200 when the stub
-// took it (Started is false when the attempt was already known), 400 for
-// a request it cannot run, 409 when the attempt is restartable and the
-// stub's lease has expired, 503 when the stub is shutting down, 500 for
-// any other failure. Error says why when Status is not 200.
+// StartResult is the outcome of one Start of a batch. Status is an HTTP
+// status: 200 when the stub took it (Started is false when the attempt
+// was already known), 400 for a request it cannot run, 409 when the
+// attempt is restartable and the stub's lease has expired, 503 when the
+// stub is shutting down, 500 for any other failure. Error says why when
+// Status is not 200.
 type StartResult struct {
 	Status  int    `json:"status"`
 	Started bool   `json:"started,omitempty"`
 	Error   string `json:"error,omitempty"`
-	// Register is the attempt's CHILD_REGISTER when the request asked for
-	// it (StartBatchRequest.Registers) and a supervisor runs the attempt,
-	// whether this Start started it or an earlier one did.
+	// Register is the attempt's CHILD_REGISTER when a supervisor runs (or
+	// ran) the attempt, whether this Start started it or an earlier one
+	// did; nil when its exec failed.
 	Register *ChildEvent `json:"register,omitempty"`
 }
 

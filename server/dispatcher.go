@@ -218,7 +218,7 @@ func (d *dispatcher) startBatch(ctx context.Context, addr string, ws []startWork
 	if err != nil {
 		return errs, regs, err
 	}
-	req := client.StartBatchRequest{Starts: make([]client.StartRequest, len(ws)), Registers: true}
+	req := client.StartBatchRequest{Starts: make([]client.StartRequest, len(ws))}
 	for i, w := range ws {
 		req.Starts[i] = w.req
 	}

@@ -63,10 +63,9 @@ type fakeStub struct {
 	mu      sync.Mutex // guards the fields below
 	refuse  uint64     // refuse the Starts of this job; 0 = none
 	batches []int      // the size of every POST /v1/starts, answered or not
-	// registers answers each Start of a batch that asks for them with a
-	// CHILD_REGISTER, pid 100+instance; asked counts those batches.
+	// registers answers each Start with a CHILD_REGISTER, pid
+	// 100+instance.
 	registers bool
-	asked     int
 	// wrongAttempt makes those REGISTERs name the next attempt.
 	wrongAttempt bool
 }
@@ -89,16 +88,13 @@ func newFakeStub(t *testing.T, refuse uint64) *fakeStub {
 		f.mu.Lock()
 		defer f.mu.Unlock()
 		f.batches = append(f.batches, len(batch.Starts))
-		if batch.Registers {
-			f.asked++
-		}
 		var resp client.StartBatchResponse
 		for _, req := range batch.Starts {
 			res := client.StartResult{Status: http.StatusOK, Started: true}
 			switch {
 			case req.JobID == f.refuse:
 				res = client.StartResult{Status: http.StatusBadRequest, Error: "refused"}
-			case f.registers && batch.Registers:
+			case f.registers:
 				res.Register = &client.ChildEvent{Kind: client.ChildRegister, JobID: req.JobID, Instance: req.Instance,
 					Attempt: req.Attempt, Machine: "m1", PID: 100 + req.Instance, At: time.Now().UTC()}
 				if f.wrongAttempt {
@@ -296,7 +292,7 @@ func TestDispatchStartBatches(t *testing.T) {
 	}
 }
 
-// The dispatcher asks for REGISTERs in the Start answers and commits them:
+// The dispatcher commits the REGISTERs of the Start answers:
 // the instances run, with the answered pids, and owe no Start any more. A
 // Start whose REGISTER is not committed (the answer names another
 // attempt, or Raft cannot commit) counts as failed and goes again.
@@ -322,9 +318,6 @@ func TestDispatchCommitsAnsweredRegisters(t *testing.T) {
 				}
 			}
 			p.pass()
-			if stub.asked != 1 {
-				t.Errorf("%d batches asked for REGISTERs, want 1", stub.asked)
-			}
 			if tt.wrongAttempt || tt.raftDown {
 				if acked, failed := p.states(); acked != 0 || failed != 3 {
 					t.Fatalf("got %d starts acknowledged and %d failed, want 0 and 3", acked, failed)

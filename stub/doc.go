@@ -3,10 +3,11 @@
 //
 // A Stub serves a small HTTP/JSON API (wire types in package client):
 //
-//   - POST /v1/start starts one attempt of a job instance. It is idempotent
-//     by (job id, instance, attempt): a repeat of an attempt this stub (or an
-//     earlier stub on the same DataDir) already started answers 200 and
-//     starts nothing.
+//   - POST /v1/starts starts a batch of attempts of job instances, each
+//     with its own result, which carries the attempt's CHILD_REGISTER. It
+//     is idempotent by (job id, instance, attempt): a repeat of an attempt
+//     this stub (or an earlier stub on the same DataDir) already started
+//     answers 200 with the same REGISTER and starts nothing.
 //   - POST /v1/signal signals the whole job of an attempt (its process group
 //     and cgroup) through its supervisor, with an optional grace period
 //     after which the job gets SIGKILL.
@@ -63,14 +64,15 @@
 // Events: CHILD_REGISTER (the job started, with its pid, which is also its
 // process group) and CHILD_TERM (it ended: exit code, signal name without
 // "SIG" and exit code 128+signal when a signal ended it, user/sys CPU and
-// max RSS, or the exec error with exit code 127) are written to a
-// bbolt outbox in DataDir before anything else happens — a Start is
-// answered only once its CHILD_REGISTER is durable — and a sender delivers
-// them to the servers with at-least-once semantics, in order per attempt,
-// retrying with backoff until a server answers. Events survive a restart of
-// the stub: a new stub on the same DataDir delivers what was left. A server
-// answering an event with a 4xx status rejects it for good; the stub logs
-// and drops it.
+// max RSS, or the exec error with exit code 127). A Start is answered only
+// once the attempt's record is durable in a bbolt outbox in DataDir, and
+// its answer carries the REGISTER; when the attempt ends, a copy of the
+// REGISTER and the CHILD_TERM are written to the outbox before anything
+// else happens, and a sender delivers them to the servers with
+// at-least-once semantics, in order per attempt, retrying with backoff
+// until a server answers. Events survive a restart of the stub: a new stub
+// on the same DataDir delivers what was left. A server answering an event
+// with a 4xx status rejects it for good; the stub logs and drops it.
 //
 // Servers are learned from gossip: the stub joins the memberlist pool
 // shared by servers and stubs, gossips its own client.NodeMeta (role
@@ -81,12 +83,13 @@
 // What the stub does not do yet: an owner policy (sleep on console
 // activity).
 //
-// A Start, from the request to the fork: http.go (handleStart, startOne:
-// the lease check) -> runner_start.go (runner.start: claim the attempt,
-// runner.spec: exec dir, credentials, environment, limits) ->
-// supervisor.Client.Start (stub/supervisor/client.go) -> the host
-// (supervisor/server.go, host.go: fork) -> back in runner.start, the
-// CHILD_REGISTER goes to the outbox and runner.watch waits for the end.
+// A Start, from the request to the fork: http_starts.go (handleStarts) ->
+// http.go (startOne: the lease check) -> runner_start.go (runner.start:
+// claim the attempt, runner.spec: exec dir, credentials, environment,
+// limits) -> supervisor.Client.Start (stub/supervisor/client.go) -> the
+// host (supervisor/server.go, host.go: fork) -> back in runner.start, the
+// attempt is recorded in the outbox, its CHILD_REGISTER goes in the
+// answer, and runner.watch waits for the end.
 // A CHILD_TERM is made in runner.go (runner.finish from the supervisor's
 // Result, runner.lost when the supervisor is gone) or, for a job that
 // could not be started, in runner_start.go (runner.recordExecFailure);

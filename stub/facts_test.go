@@ -54,8 +54,9 @@ func TestHTTP(t *testing.T) {
 	}{
 		{name: "health", method: "GET", path: "/v1/health", wantStatus: 200},
 		{name: "unknown endpoint", method: "GET", path: "/v1/nope", wantStatus: 404},
-		{name: "bad JSON", method: "POST", path: "/v1/start", body: "{", wantStatus: 400},
-		{name: "no binary", method: "POST", path: "/v1/start", body: `{"job_id":1}`, wantStatus: 400},
+		{name: "bad JSON", method: "POST", path: "/v1/starts", body: "{", wantStatus: 400},
+		{name: "too many starts", method: "POST", path: "/v1/starts", body: `{"starts":[` + strings.Repeat(`{},`, maxBatchStarts) + `{}]}`, wantStatus: 400},
+		{name: "no single start", method: "POST", path: "/v1/start", body: `{"job_id":1}`, wantStatus: 404},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

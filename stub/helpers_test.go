@@ -209,10 +209,34 @@ func keyOf(req client.StartRequest) client.AttemptRef {
 
 func itoa(n uint64) string { return strconv.FormatUint(n, 10) }
 
-// mustStart starts req, failing the test on error.
-func mustStart(t *testing.T, c *client.StubClient, req client.StartRequest) {
+// startAlone sends req as a batch of one (POST /v1/starts) and returns
+// its result, with the result's error or the request's.
+func startAlone(ctx context.Context, c *client.StubClient, req client.StartRequest) (client.StartResult, error) {
+	resp, err := c.StartBatch(ctx, client.StartBatchRequest{Starts: []client.StartRequest{req}})
+	if err != nil {
+		return client.StartResult{}, err
+	}
+	return resp.Results[0], resp.Results[0].Err()
+}
+
+// mustStart starts req, failing the test on error, and returns the
+// CHILD_REGISTER the stub answered with (nil when the exec failed).
+func mustStart(t *testing.T, c *client.StubClient, req client.StartRequest) *client.ChildEvent {
 	t.Helper()
-	if err := c.Start(context.Background(), req); err != nil {
+	res, err := startAlone(context.Background(), c, req)
+	if err != nil {
 		t.Fatalf("Start %s: %v", keyOf(req), err)
 	}
+	return res.Register
+}
+
+// mustRun starts req, whose binary must run, and returns the pid of the
+// CHILD_REGISTER the stub answered with.
+func mustRun(t *testing.T, c *client.StubClient, req client.StartRequest) int {
+	t.Helper()
+	reg := mustStart(t, c, req)
+	if reg == nil || reg.Kind != client.ChildRegister || reg.PID <= 0 {
+		t.Fatalf("Start %s answered REGISTER %+v, want one with a pid", keyOf(req), reg)
+	}
+	return reg.PID
 }

@@ -19,7 +19,6 @@ const maxBody = 1 << 20
 // routes returns the stub API's handler.
 func (s *Stub) routes() http.Handler {
 	mux := http.NewServeMux()
-	mux.HandleFunc("POST /v1/start", s.handleStart)
 	mux.HandleFunc("POST /v1/starts", s.handleStarts)
 	mux.HandleFunc("POST /v1/signal", s.handleSignal)
 	mux.HandleFunc("GET /v1/facts", s.handleFacts)
@@ -31,33 +30,12 @@ func (s *Stub) routes() http.Handler {
 	return mux
 }
 
-// startResponse answers POST /v1/start.
-type startResponse struct {
-	// Started is false when the attempt was already known.
-	Started bool `json:"started"`
-}
-
-func (s *Stub) handleStart(w http.ResponseWriter, r *http.Request) {
-	received := time.Now()
-	var req client.StartRequest
-	if !decode(w, r, &req, maxBody) {
-		return
-	}
-	res := s.startOne(received, req, false)
-	if res.Status != http.StatusOK {
-		writeJSON(w, res.Status, client.ErrorResponse{Error: res.Error})
-		return
-	}
-	writeJSON(w, http.StatusOK, startResponse{Started: res.Started})
-}
-
-// startOne runs one Start, received at received, for POST /v1/start and
-// for each Start of POST /v1/starts, and returns its outcome with the HTTP
-// status POST /v1/start answers for it; with answerRegister, the outcome
-// carries the attempt's CHILD_REGISTER instead of the outbox (see
-// client.StartBatchRequest.Registers). It blocks until the attempt's
-// supervisor has it (or it failed); it is safe for concurrent use.
-func (s *Stub) startOne(received time.Time, req client.StartRequest, answerRegister bool) client.StartResult {
+// startOne runs one Start of POST /v1/starts, received at received, and
+// returns its outcome (see client.StartResult), which carries the
+// attempt's CHILD_REGISTER when a supervisor runs it. It blocks until the
+// attempt's supervisor has it (or it failed); it is safe for concurrent
+// use.
+func (s *Stub) startOne(received time.Time, req client.StartRequest) client.StartResult {
 	if req.Binary == "" {
 		return client.StartResult{Status: http.StatusBadRequest, Error: "start: no binary"}
 	}
@@ -66,7 +44,7 @@ func (s *Stub) startOne(received time.Time, req client.StartRequest, answerRegis
 		err := fmt.Errorf("start attempt %d of %d/%d: %w", req.Attempt, req.JobID, req.Instance, ErrLeaseExpired)
 		return client.StartResult{Status: http.StatusConflict, Error: err.Error()}
 	}
-	started, reg, err := s.runner.start(req, answerRegister)
+	started, reg, err := s.runner.start(req)
 	s.metrics.startAnswered(received, started, err)
 	switch {
 	case errors.Is(err, ErrShuttingDown):

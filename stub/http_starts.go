@@ -18,10 +18,10 @@ const (
 )
 
 // handleStarts answers POST /v1/starts: it runs every Start of the batch
-// concurrently, each as POST /v1/start does (a Start may wait for its
-// supervisor to come up, and must not hold up the others), and answers 200
-// with one result per Start, in order, once all have one. When the server
-// asks for them, the results carry the attempts' CHILD_REGISTERs.
+// concurrently (startOne; a Start may wait for its supervisor to come up,
+// and must not hold up the others), and answers 200 with one result per
+// Start, in order, once all have one. The results carry the attempts'
+// CHILD_REGISTERs.
 func (s *Stub) handleStarts(w http.ResponseWriter, r *http.Request) {
 	received := time.Now()
 	var batch client.StartBatchRequest
@@ -35,7 +35,7 @@ func (s *Stub) handleStarts(w http.ResponseWriter, r *http.Request) {
 	resp := client.StartBatchResponse{Results: make([]client.StartResult, len(batch.Starts))}
 	var wg sync.WaitGroup
 	for i, req := range batch.Starts {
-		wg.Go(func() { resp.Results[i] = s.startOne(received, req, batch.Registers) })
+		wg.Go(func() { resp.Results[i] = s.startOne(received, req) })
 	}
 	wg.Wait()
 	writeJSON(w, http.StatusOK, resp)

@@ -15,7 +15,7 @@ import (
 
 // A batch answers each Start on its own, in order: new attempts start, a
 // Start with no binary is refused with 400, a repeat is taken and not
-// started again.
+// started again; every Start taken is answered with its REGISTER.
 func TestStartBatch(t *testing.T) {
 	srv := newFakeServer(t, 0)
 	s := newTestStub(t, Config{Servers: []string{srv.addr()}})
@@ -60,6 +60,9 @@ func TestStartBatch(t *testing.T) {
 				if got.Status != want.Status || got.Started != want.Started || !strings.Contains(got.Error, want.Error) || (want.Error == "" && got.Error != "") {
 					t.Errorf("result %d = %+v, want %+v", i, got, want)
 				}
+				if taken := got.Status == http.StatusOK; taken != (got.Register != nil) {
+					t.Errorf("result %d answered REGISTER %+v, want one only when taken", i, got.Register)
+				}
 			}
 		})
 	}
@@ -82,9 +85,9 @@ func TestStartBatchRefused(t *testing.T) {
 	}
 }
 
-// A batch that asks for REGISTERs gets each started attempt's in its
-// answer, and the outbox does not send it: the attempt's events reach the
-// server only with its TERM, after a copy of the REGISTER. A repeated
+// A batch gets each started attempt's REGISTER in its answer, and the
+// outbox does not send it: the attempt's events reach the server only
+// with its TERM, after a copy of the REGISTER. A repeated
 // Start, even to the next stub on the same data dir, answers with the same
 // REGISTER; an attempt whose exec failed has none.
 func TestStartBatchAnswersRegister(t *testing.T) {
@@ -96,7 +99,7 @@ func TestStartBatchAnswersRegister(t *testing.T) {
 	}
 	running, ending := shJob(1, 0, "exec sleep 30"), shJob(2, 0, "true")
 	missing := client.StartRequest{JobID: 3, Attempt: 1, Binary: "/no/such/binary"}
-	batch := client.StartBatchRequest{Starts: []client.StartRequest{running, ending, missing}, Registers: true}
+	batch := client.StartBatchRequest{Starts: []client.StartRequest{running, ending, missing}}
 	resp, err := stubClient(t, first).StartBatch(context.Background(), batch)
 	if err != nil {
 		t.Fatalf("StartBatch: %v", err)

@@ -18,13 +18,13 @@ func TestNoRestartableStartOutsideTheLease(t *testing.T) {
 	s.lease.deadline.Store(int64(supervisor.BootNow() - time.Second))
 	c := stubClient(t, s)
 	req := client.StartRequest{JobID: 1, Instance: 0, Attempt: 2, Binary: "/bin/true", Restartable: true}
-	err := c.Start(t.Context(), req)
+	_, err := startAlone(t.Context(), c, req)
 	var apiErr *client.APIError
 	if !errors.As(err, &apiErr) || apiErr.Status != http.StatusConflict {
 		t.Fatalf("got %v, want 409: outside its lease", err)
 	}
 	req.JobID, req.Restartable = 2, false
-	if err := c.Start(t.Context(), req); err != nil {
+	if _, err := startAlone(t.Context(), c, req); err != nil {
 		t.Errorf("non-restartable start outside the lease: %v, want it started", err)
 	}
 }
@@ -55,7 +55,7 @@ func TestNoRestartableStartSentBeforeALeaseLoss(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			err := c.Start(t.Context(), client.StartRequest{JobID: tc.job, Attempt: 1, Binary: "/bin/true",
+			_, err := startAlone(t.Context(), c, client.StartRequest{JobID: tc.job, Attempt: 1, Binary: "/bin/true",
 				Restartable: tc.restartable, MachineIndex: tc.machineIndex})
 			var apiErr *client.APIError
 			if refused := errors.As(err, &apiErr) && apiErr.Status == http.StatusConflict; refused != tc.refused || (!refused && err != nil) {

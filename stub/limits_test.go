@@ -126,11 +126,9 @@ func TestLimits(t *testing.T) {
 			t.Parallel()
 			k := keyOf(tt.req)
 			start := time.Now()
-			mustStart(t, c, tt.req)
+			reg := mustStart(t, c, tt.req)
 			if tt.during != nil {
-				var evs []client.ChildEvent
-				waitFor(t, "REGISTER of "+k.String(), func() bool { evs = srv.events(k); return len(evs) > 0 })
-				tt.during(t, c, tt.req, evs[0].PID)
+				tt.during(t, c, tt.req, reg.PID)
 			}
 			evs := srv.waitTerm(t, k)
 			elapsed := time.Since(start)

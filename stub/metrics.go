@@ -51,8 +51,8 @@ func newMetrics(s *Stub) *metrics {
 		}),
 		startSeconds: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name: metricsPrefix + "start_seconds",
-			Help: "Time from receiving a Start to its first event being durable in the outbox: " +
-				"the CHILD_REGISTER, or the CHILD_TERM of a binary that could not run.",
+			Help: "Time from receiving a Start to the attempt being durable in the outbox: " +
+				"its record, whose CHILD_REGISTER the answer carries, or the CHILD_TERM of a binary that could not run.",
 			Buckets: latencyBuckets,
 		}),
 	}
@@ -93,7 +93,7 @@ func (m *metrics) handler() http.Handler {
 }
 
 // startAnswered records the outcome of a Start received at received: only
-// a Start that recorded a first event now is timed.
+// a Start that recorded an attempt now is timed.
 func (m *metrics) startAnswered(received time.Time, started bool, err error) {
 	if started && err == nil {
 		m.startSeconds.Observe(time.Since(received).Seconds())

@@ -18,28 +18,29 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// A Start on the stub, top to bottom: the handler (http.go, startOne)
-// checks the lease and calls runner.start, which claims the attempt,
-// prepares its exec dir and its supervisor.Spec (runner.spec), has the
-// supervisor host fork the job (supervisors.Start: supervisor.Client.Start,
-// which the host answers in supervisor/server.go, forking in
-// supervisor/host.go), records the CHILD_REGISTER in the outbox and
-// starts watching for the job's end (runner.go).
+// A Start on the stub, top to bottom: the handler (http_starts.go,
+// handleStarts; http.go, startOne) checks the lease and calls
+// runner.start, which claims the attempt, prepares its exec dir and its
+// supervisor.Spec (runner.spec), has the supervisor host fork the job
+// (supervisors.Start: supervisor.Client.Start, which the host answers in
+// supervisor/server.go, forking in supervisor/host.go), records the
+// attempt in the outbox, answers its CHILD_REGISTER and starts watching
+// for the job's end (runner.go).
 
 // errStartFailed answers a repeated Start that came while the first
 // Start of the same attempt was failing.
 var errStartFailed = errors.New("an earlier Start of it failed; send it again")
 
 // start starts an attempt unless it is known, and returns whether it
-// started it now. A failed exec is no error: it is recorded as a
-// CHILD_TERM. start returns once the attempt's first event is durable.
+// started it now, and its CHILD_REGISTER for the answer. A failed exec is
+// no error: it is recorded as a CHILD_TERM, and there is no REGISTER.
+// start returns once the attempt record is durable.
 //
-// With answerRegister the attempt's CHILD_REGISTER is returned for the
-// answer instead of being recorded in the outbox: the attempt record
-// alone makes the start durable, and says so (RegisterAnswered) so that
-// the CHILD_TERM goes with a REGISTER before it. A repeated Start of an
+// The REGISTER is not recorded in the outbox: the attempt record alone
+// makes the start durable, and says so (RegisterAnswered) so that the
+// CHILD_TERM goes with a REGISTER before it. A repeated Start of an
 // attempt a supervisor runs or ran gets the REGISTER again.
-func (r *runner) start(req client.StartRequest, answerRegister bool) (bool, *client.ChildEvent, error) {
+func (r *runner) start(req client.StartRequest) (bool, *client.ChildEvent, error) {
 	k := client.AttemptRef{JobID: req.JobID, Instance: req.Instance, Attempt: req.Attempt}
 	r.mu.Lock()
 	if r.closed {
@@ -48,9 +49,6 @@ func (r *runner) start(req client.StartRequest, answerRegister bool) (bool, *cli
 	}
 	if a, ok := r.attempts[k]; ok {
 		r.mu.Unlock()
-		if !answerRegister {
-			return false, nil, nil
-		}
 		reg, err := r.registerOf(k, a)
 		return false, reg, err
 	}
@@ -78,13 +76,9 @@ func (r *runner) start(req client.StartRequest, answerRegister bool) (bool, *cli
 		started, err := r.recordExecFailure(k, a, at, errors.New(st.Error))
 		return started, nil, err
 	}
-	rec := attemptRecord{PID: st.PID, At: at, Restartable: req.Restartable, RegisterAnswered: answerRegister}
+	rec := attemptRecord{PID: st.PID, At: at, Restartable: req.Restartable, RegisterAnswered: true}
 	reg := r.register(k, rec)
-	var evs []client.ChildEvent
-	if !answerRegister {
-		evs = append(evs, reg)
-	}
-	if err := r.out.record(k, &rec, evs...); err != nil {
+	if err := r.out.record(k, &rec); err != nil {
 		// Not durable, so not started: undo, and let the caller retry.
 		if err := r.sup.Signal(context.Background(), a.dir, unix.SIGKILL, 0); err != nil {
 			r.log.Error("undo attempt", "attempt", k, "err", err)
@@ -99,9 +93,6 @@ func (r *runner) start(req client.StartRequest, answerRegister bool) (bool, *cli
 	r.mu.Unlock()
 	r.log.Info("attempt started", "attempt", k, "binary", req.Binary, "pid", st.PID)
 	r.watch(k, a)
-	if !answerRegister {
-		return true, nil, nil
-	}
 	return true, &reg, nil
 }
 

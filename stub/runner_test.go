@@ -132,7 +132,7 @@ func TestStartDuplicate(t *testing.T) {
 	var wg sync.WaitGroup
 	for range 5 {
 		wg.Go(func() {
-			if err := c.Start(context.Background(), req); err != nil {
+			if _, err := startAlone(context.Background(), c, req); err != nil {
 				t.Errorf("Start: %v", err)
 			}
 		})

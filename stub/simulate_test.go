@@ -73,8 +73,7 @@ func TestSimulatedJobs(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			k := keyOf(tt.req)
-			mustStart(t, c, tt.req)
-			waitRegister(t, srv, k)
+			mustRun(t, c, tt.req)
 			for _, sig := range tt.signals {
 				sendSignal(t, s, k, sig, tt.grace)
 			}
@@ -94,8 +93,7 @@ func TestSimulatedRunTime(t *testing.T) {
 	pids := make(map[int]bool)
 	for i := range 5 {
 		req := client.StartRequest{JobID: 1, Instance: i, Attempt: 1, Binary: "/bin/true"}
-		mustStart(t, c, req)
-		pids[waitRegister(t, srv, keyOf(req))] = true
+		pids[mustRun(t, c, req)] = true
 		if got := lastTerm(t, srv, keyOf(req)); got.ExitCode != 0 || got.Signal != "" || got.Error != "" {
 			t.Errorf("TERM of %s = %+v, want exit 0", keyOf(req), got)
 		}
@@ -149,8 +147,7 @@ func TestSimulatedRestart(t *testing.T) {
 	running := client.StartRequest{JobID: 1, Attempt: 1, Binary: "/bin/true"}
 	ending := client.StartRequest{JobID: 2, Attempt: 1, Binary: "/bin/true"}
 	for _, req := range []client.StartRequest{running, ending} {
-		mustStart(t, stubClient(t, first), req)
-		waitRegister(t, srv, keyOf(req))
+		mustRun(t, stubClient(t, first), req)
 	}
 	if err := first.Shutdown(); err != nil {
 		t.Fatalf("Shutdown: %v", err)

@@ -7,9 +7,10 @@ import (
 	"github.com/netmgr/netmgr/client"
 )
 
-// BenchmarkStart measures one Start of /bin/true through the stub's API:
-// the supervisor launched, the job forked and its CHILD_REGISTER durable in
-// the outbox, which is when Start answers. It is the stub's share of
+// BenchmarkStart measures one Start of /bin/true through the stub's API
+// (a batch of one): the supervisor launched, the job forked and its
+// attempt record durable in the outbox, which is when the Start is
+// answered, with its CHILD_REGISTER. It is the stub's share of
 // submit->running.
 func BenchmarkStart(b *testing.B) {
 	srv := newFakeServer(b, 0)
@@ -19,7 +20,7 @@ func BenchmarkStart(b *testing.B) {
 	b.ResetTimer()
 	for i := range b.N {
 		req := client.StartRequest{JobID: uint64(i + 1), JobName: "true", Attempt: 1, Binary: "/bin/true"}
-		if err := c.Start(ctx, req); err != nil {
+		if _, err := startAlone(ctx, c, req); err != nil {
 			b.Fatalf("Start: %v", err)
 		}
 	}

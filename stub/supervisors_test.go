@@ -32,8 +32,7 @@ func TestSupervisorHost(t *testing.T) {
 		c := stubClient(t, r.s)
 		first, second := gatedJob(1), gatedJob(2)
 		for _, req := range []client.StartRequest{first, second} {
-			mustStart(t, c, req)
-			killOnCleanup(t, waitRegister(t, srv, keyOf(req)))
+			killOnCleanup(t, mustRun(t, c, req))
 		}
 		host := supervisorOf(t, r, keyOf(first))
 		if got := supervisorOf(t, r, keyOf(second)); got != host {
@@ -53,8 +52,7 @@ func TestSupervisorHost(t *testing.T) {
 			t.Fatal("the host did not outlive the stub")
 		}
 		third := gatedJob(3)
-		mustStart(t, stubClient(t, r.s), third)
-		killOnCleanup(t, waitRegister(t, srv, keyOf(third)))
+		killOnCleanup(t, mustRun(t, stubClient(t, r.s), third))
 		if got := supervisorOf(t, r, keyOf(third)); got != host {
 			t.Fatalf("the next stub's attempt runs under %+v, want the host %+v", got, host)
 		}
@@ -87,8 +85,7 @@ func TestSupervisorHostOrphansStayWithTheirJob(t *testing.T) {
 		// b's subshell ends at once, so its setsid child is an orphan,
 		// handed to the host, while b runs on.
 		b := shJob(2, 0, `(setsid sleep 1002 & echo $! > orphan.pid); while [ ! -e go ]; do sleep 0.05; done; exit 3`)
-		mustStart(t, c, b)
-		killOnCleanup(t, waitRegister(t, srv, keyOf(b)))
+		killOnCleanup(t, mustRun(t, c, b))
 		orphan := readPID(t, filepath.Join(r.execDir(keyOf(b)), "orphan.pid"))
 		t.Cleanup(func() { _ = unix.Kill(orphan, unix.SIGKILL) })
 
@@ -143,8 +140,7 @@ func TestAttemptWithoutHost(t *testing.T) {
 	c := stubClient(t, r.s)
 	req := client.StartRequest{JobID: 1, Attempt: 1, Binary: "/bin/sleep", Args: []string{"1000"}}
 	k := keyOf(req)
-	mustStart(t, c, req)
-	pid := waitRegister(t, srv, k)
+	pid := mustRun(t, c, req)
 	killOnCleanup(t, pid)
 	sup := supervisorOf(t, r, k)
 	if _, err := os.Stat(filepath.Join(r.supDir(k), "sock")); err != nil {
@@ -203,8 +199,7 @@ func TestSupervisorHostRespawned(t *testing.T) {
 	r := newRestartable(t, srv, NoCgroups)
 	c := stubClient(t, r.s)
 	first := client.StartRequest{JobID: 1, Attempt: 1, Binary: "/bin/sleep", Args: []string{"1000"}}
-	mustStart(t, c, first)
-	pid := waitRegister(t, srv, keyOf(first))
+	pid := mustRun(t, c, first)
 	killOnCleanup(t, pid)
 	host := supervisorOf(t, r, keyOf(first))
 	if err := unix.Kill(host.PID, unix.SIGKILL); err != nil {
