@@ -33,11 +33,11 @@ func agentCommand() *cli.Command {
 		UsageText: "netmgr agent --dev [--exec-dir DIR] [--log-level LEVEL]",
 		Description: "With --dev, runs a one-server group and one stub (machine " + devStubName + ") in this\n" +
 			"process, on 127.0.0.1 with free ports and its data in a temporary directory that\n" +
-			"is removed on exit. Once the cluster can take jobs it prints the line to point\n" +
+			"is removed on exit. Once the cluster can take jobs it prints the line that points\n" +
 			"the other commands at it, then runs until SIGINT or SIGTERM:\n\n" +
-			"   $ netmgr agent --dev &\n" +
-			"   export NETMGR_ADDR=http://127.0.0.1:40123\n" +
-			"   $ export NETMGR_ADDR=http://127.0.0.1:40123   # the line it printed\n" +
+			"   $ netmgr agent --dev\n" +
+			"   export NETMGR_ADDR=http://127.0.0.1:40123\n\n" +
+			"Run that line in another shell, then the commands there:\n\n" +
 			"   $ netexec --wait done /bin/echo hello\n\n" +
 			"Only --dev exists today.",
 		Flags: []cli.Flag{
