@@ -76,9 +76,18 @@
 //
 // Servers are learned from gossip: the stub joins the memberlist pool
 // shared by servers and stubs, gossips its own client.NodeMeta (role
-// "stub", its HTTP address, its load average, refreshed every 2 s) and
-// tracks the members whose role is "server". Config.Servers and the
-// Servers hint of each StartRequest add to that list.
+// "stub", its HTTP address, and its load average at join) and tracks the
+// members whose role is "server". Config.Servers and the Servers hint of
+// each StartRequest add to that list.
+//
+// Load reaches the servers with the lease, not by gossip: every renewal
+// (POST /v1/lease, every 0.5 s, lease.go) carries the load average
+// (client.LeaseRequest.Load) once a server's answer says it takes it
+// (client.LeaseResponse.TakesLoad, which every server sets), and the
+// leader places work by the load of the last renewal. Only while no
+// server has answered so does the stub re-gossip its metadata when the
+// load moves by 0.05 or more (gossip.go, refreshLoad): a metadata change
+// is broadcast to the whole pool, a renewal goes to the leader alone.
 //
 // What the stub does not do yet: an owner policy (sleep on console
 // activity).

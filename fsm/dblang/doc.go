@@ -49,9 +49,12 @@
 //     key of that name is declared, and an error otherwise. So
 //     `machine viola = {mips, mathlab}` has mtype mips even though mips is
 //     also a key, and a machine that writes `= MTYPE` takes that mtype.
-//   - add_q: nq_maxsize, nq_maxactive, nq_maxrun (minutes), nq_maxmem (MB)
-//     and priority, each =N with N a whole number; limits are 0 or more,
-//     and 0 means no limit.
+//   - add_q: nq_maxsize, nq_maxactive, nq_maxrun, nq_maxmem (MB) and
+//     priority, each =N with N a whole number; limits are 0 or more, and 0
+//     means no limit. nq_maxrun is in minutes, as in the paper
+//     (nq_maxrun=200), or a whole number with a unit s, m or h
+//     (nq_maxrun=90s, 30m, 2h); Format writes whole minutes without a unit
+//     and anything else in seconds.
 //
 // A name must be declared before it is used: a key above the mtypes and
 // machines that list it, an mtype above the machines of that type. Names
