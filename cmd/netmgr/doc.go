@@ -4,8 +4,9 @@
 // Reached as netexec, netkill, netstatus, reserve or unreserve (links to
 // the binary; argv[0] picks the command), it runs that command; otherwise
 // `netmgr exec|kill|status|reserve|unreserve|suspend|resume|restart|
-// server|stub|agent|admin` reaches the same code. Every command has --help
-// with an example. reserve, unreserve and `admin queue add|set|remove`
+// events|server|stub|sim|agent|admin` reaches the same code, and `netmgr
+// supervise` is the stub's supervisor (internal: the stub starts it).
+// Every command has --help with an example. reserve, unreserve and `admin queue add|set|remove`
 // take their options after their arguments too (see flagsFirst).
 //
 // Exit codes: 0 on success, 1 when the command failed (or, for
