@@ -67,3 +67,20 @@ func (s *StubClient) Facts(ctx context.Context) (Facts, error) {
 	err := s.c.do(ctx, http.MethodGet, "/v1/facts", nil, &f)
 	return f, err
 }
+
+// OutageStatement asks the stub whether its lease has run out
+// (GET /v1/outage).
+func (s *StubClient) OutageStatement(ctx context.Context) (OutageStatement, error) {
+	var st OutageStatement
+	err := s.c.do(ctx, http.MethodGet, "/v1/outage", nil, &st)
+	return st, err
+}
+
+// OutageWitness asks the stub to collect, in a round that begins after
+// the request arrives, the statements of every stub it knows
+// (POST /v1/outage/witness).
+func (s *StubClient) OutageWitness(ctx context.Context) (OutageWitness, error) {
+	var w OutageWitness
+	err := s.c.do(ctx, http.MethodPost, "/v1/outage/witness", nil, &w)
+	return w, err
+}

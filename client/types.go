@@ -450,6 +450,33 @@ type LeaseRequest struct {
 	// answer said it takes it (LeaseResponse.TakesLoad), as every server
 	// does; nil when the stub could not read it.
 	Load *float64 `json:"load,omitempty"`
+	// Token is the token of the last answer the stub received, echoed
+	// unread: it proves to the leader that the stub holds the lease that
+	// answer granted (see LeaseToken). Nil before the first answer.
+	Token *LeaseToken `json:"token,omitempty"`
+	// TokenAgeMS is how long before sending this request the answer that
+	// carried Token arrived: the leader adds it to Token.Issued for a
+	// later bound on when this request was sent.
+	TokenAgeMS int64 `json:"token_age_ms,omitempty"`
+}
+
+// LeaseToken is the leader's receipt for a lease it granted, which the
+// stub echoes in its next renewal. Issued is when the leader granted it
+// and Basis a time before which the granted request was not sent: the
+// Issued of the token that request echoed plus its TokenAgeMS (0 when it
+// echoed none of this leadership), both in nanoseconds of the
+// leadership's own clock. A stub that echoes a token therefore holds a
+// lease until at least Basis plus the lease duration, and tells no other
+// stub that its lease ran out until OutageVouchWithin before that (see
+// OutageStatement).
+type LeaseToken struct {
+	Leadership uint64 `json:"leadership"`
+	Issued     int64  `json:"issued"`
+	Basis      int64  `json:"basis,omitempty"`
+	// Pool and GraceMS are the PoolSize and OutageGraceMS of the answer
+	// that carried the token.
+	Pool    int   `json:"pool,omitempty"`
+	GraceMS int64 `json:"grace_ms,omitempty"`
 }
 
 // LeaseResponse grants a lease: it holds for LeaseMS from when the stub
@@ -465,6 +492,51 @@ type LeaseResponse struct {
 	// renewal (see StartRequest.MachineIndex); 0 when the machine has not
 	// joined yet.
 	MachineIndex uint64 `json:"machine_index,omitempty"`
+	// Token is the receipt to echo in the next renewal.
+	Token *LeaseToken `json:"token,omitempty"`
+	// PoolSize is how many machines the database knows, and Position the
+	// machine's place among them in the order they first joined (from 1;
+	// 0 when it has not joined). A stub whose lease ran out keeps its
+	// restartable work only while a majority of those PoolSize machines
+	// say their leases ran out too (see OutageStatement).
+	PoolSize int `json:"pool_size,omitempty"`
+	Position int `json:"position,omitempty"`
+	// OutageGraceMS is how long past its lease a stub may keep
+	// restartable work while a majority of the pool is cut off from the
+	// servers too; 0 for no such grace, -1 for no limit.
+	OutageGraceMS int64 `json:"outage_grace_ms,omitempty"`
+}
+
+// The outage protocol's timing, which the leader's expiry rule counts on
+// (server.expirable). A stub says its lease ran out (OutageStatement)
+// once less than OutageVouchWithin of it is left, so stubs whose last
+// renewals were a renewal interval apart agree that the servers are gone.
+// It uses an OutageWitness answer only when it arrives within
+// OutageAnswerWithin of asking (statements that come later might have
+// been made after the servers came back), and one answer lets it keep
+// restartable work for OutageCoverFor after it asked.
+const (
+	OutageVouchWithin  = 900 * time.Millisecond
+	OutageAnswerWithin = 300 * time.Millisecond
+	OutageCoverFor     = 300 * time.Millisecond
+)
+
+// OutageStatement is a stub's answer to GET /v1/outage: whether its own
+// lease has run out, or will within OutageVouchWithin. A stub says
+// Expired only when it knows its place in the pool (Position, PoolSize
+// from its last renewal).
+type OutageStatement struct {
+	Machine  string `json:"machine"`
+	Expired  bool   `json:"expired"`
+	Position int    `json:"position,omitempty"`
+	PoolSize int    `json:"pool_size,omitempty"`
+}
+
+// OutageWitness is a stub's answer to POST /v1/outage/witness: the
+// statements of every stub it could reach in one round that began after
+// the request arrived.
+type OutageWitness struct {
+	Statements []OutageStatement `json:"statements"`
 }
 
 // SignalRequest asks a stub to signal the process group of an attempt.

@@ -13,6 +13,10 @@ func (v View) Index() uint64 { return v.d.index }
 // Machines returns every machine, sorted by name.
 func (v View) Machines() []*Machine { return sortedMachines(v.d.machines) }
 
+// MachineCount is how many machines the database knows, in any state.
+// Machines are never forgotten, so it only grows.
+func (v View) MachineCount() int { return len(v.d.machines) }
+
 // Machine returns a machine by name.
 func (v View) Machine(name string) (*Machine, bool) {
 	m, ok := v.d.machines[name]

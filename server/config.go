@@ -34,6 +34,13 @@ type Config struct {
 	// so a server with a bad file does not start. Later changes go through
 	// `netmgr admin load`.
 	DatabaseFile string
+	// OutageGrace is how long past its lease a stub keeps restartable
+	// work while more than half the pool's stubs say their leases ran out
+	// too (the servers are down, paused or cut off from every machine),
+	// and how much longer the leader then waits before it declares such a
+	// lease expired. Zero means no grace: a stub stops restartable work
+	// when its lease runs out, whatever the rest of the pool sees.
+	OutageGrace time.Duration
 	// Logger receives the server's logs; nil discards them.
 	Logger *slog.Logger
 
@@ -62,6 +69,8 @@ func (c *Config) validate() error {
 		return fmt.Errorf("%w: --raft is required", errConfig)
 	case c.GossipAddr == "":
 		return fmt.Errorf("%w: --gossip is required", errConfig)
+	case c.OutageGrace < 0 || c.OutageGrace > MaxOutageGrace:
+		return fmt.Errorf("%w: --outage-grace must be between 0 and %v", errConfig, MaxOutageGrace)
 	case c.BootstrapExpect < 0:
 		return fmt.Errorf("%w: --bootstrap-expect must not be negative", errConfig)
 	}

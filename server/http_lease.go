@@ -29,10 +29,10 @@ func (s *Server) handleLease(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, http.StatusServiceUnavailable, err)
 		return
 	}
-	st.leases.renew(req.Machine, arrival, req.Load)
 	var (
 		unreachable  bool
 		machineIndex uint64
+		pool         *poolOrder
 	)
 	s.fsm.Read(func(v fsm.View) {
 		m, ok := v.Machine(req.Machine)
@@ -40,7 +40,9 @@ func (s *Server) handleLease(w http.ResponseWriter, r *http.Request) {
 		if ok {
 			machineIndex = m.ModifyIndex
 		}
+		pool = st.leases.pool(v)
 	})
+	token := st.leases.renew(req.Machine, arrival, req.Load, req.Token, time.Duration(req.TokenAgeMS)*time.Millisecond, pool.size(), s.cfg.OutageGrace)
 	if unreachable {
 		c := fsm.LeaseRestored{At: time.Now().UTC(), Machine: req.Machine, Running: attemptsFromWire(req.Running)}
 		res, err := s.apply(fsm.LeaseRestoredType, c)
@@ -53,6 +55,7 @@ func (s *Server) handleLease(w http.ResponseWriter, r *http.Request) {
 	}
 	s.writeJSON(w, http.StatusOK, client.LeaseResponse{
 		LeaseMS: LeaseDuration.Milliseconds(), RenewMS: LeaseRenewInterval.Milliseconds(), TakesLoad: true,
-		MachineIndex: machineIndex,
+		MachineIndex: machineIndex, Token: token,
+		PoolSize: pool.size(), Position: pool.position(req.Machine), OutageGraceMS: s.cfg.OutageGrace.Milliseconds(),
 	})
 }

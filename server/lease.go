@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"sync"
 	"time"
-
-	"github.com/netmgr/netmgr/fsm"
 )
 
 // The lease timing. A stub's lease holds for LeaseDuration from the moment
@@ -86,84 +84,8 @@ func (c *leaderCheck) since(ctx context.Context, t time.Time) error {
 	}
 }
 
-// leaseTable is the leader's memory of when each machine last renewed,
-// and of the load it reported then. It is soft state: a new leader starts
-// every lease afresh.
-type leaseTable struct {
-	since time.Time // this leadership began
-
-	mu   sync.Mutex // guards last and load
-	last map[string]time.Time
-	load map[string]float64
-}
-
-func newLeaseTable(since time.Time) *leaseTable {
-	return &leaseTable{since: since, last: make(map[string]time.Time), load: make(map[string]float64)}
-}
-
-// renew records a renewal at at, with the load the machine reported (nil
-// from a stub that gossips its load instead).
-func (t *leaseTable) renew(machine string, at time.Time, load *float64) {
-	t.mu.Lock()
-	t.last[machine] = at
-	if load != nil {
-		t.load[machine] = *load
-	}
-	t.mu.Unlock()
-}
-
-// reportedLoad is the load the machine last reported with a renewal.
-func (t *leaseTable) reportedLoad(machine string) (float64, bool) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	l, ok := t.load[machine]
-	return l, ok
-}
-
-// silence is how long ago the machine last renewed, counting the start of
-// this leadership as a renewal.
-func (t *leaseTable) silence(machine string, now time.Time) time.Duration {
-	t.mu.Lock()
-	last, ok := t.last[machine]
-	t.mu.Unlock()
-	if !ok || last.Before(t.since) {
-		last = t.since
-	}
-	return now.Sub(last)
-}
-
-// expired reports whether the machine's lease has certainly run out.
-func (t *leaseTable) expired(machine string, now time.Time) bool {
-	return t.silence(machine, now) > LeaseDuration+leaseMargin
-}
-
 // leaderState is what handlers need of the current leadership.
 type leaderState struct {
 	check  *leaderCheck
 	leases *leaseTable
-}
-
-// expireLeases declares expired the leases of machines that stopped
-// renewing: up machines, and down ones still holding restartable work.
-func (s *Server) expireLeases(t *leaseTable, now time.Time) {
-	var expired []string
-	s.fsm.Read(func(v fsm.View) {
-		for _, m := range v.Machines() {
-			if m.State == fsm.MachineUnreachable || !t.expired(m.Name, now) {
-				continue
-			}
-			if m.State == fsm.MachineUp || v.Running(m.Name) > 0 {
-				expired = append(expired, m.Name)
-			}
-		}
-	})
-	for _, name := range expired {
-		res, err := s.apply(fsm.LeaseExpiredType, fsm.LeaseExpired{At: now.UTC(), Machine: name})
-		if err != nil {
-			s.log.Warn("commit lease expiry failed", "machine", name, "err", err)
-			continue
-		}
-		s.metrics.leaseExpired()
-		s.log.Warn("machine lease expired", "machine", name, "restarted", res.Affected)
-	}
 }

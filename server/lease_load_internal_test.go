@@ -22,8 +22,8 @@ func TestPoolTakesLoadFromRenewals(t *testing.T) {
 	leases := newLeaseTable(now.Add(-time.Minute))
 	s.leader.Store(&leaderState{leases: leases})
 	load := 7.25
-	leases.renew("alpha", now, &load)
-	leases.renew("beta", now, nil)
+	leases.renew("alpha", now, &load, nil, 0, 0, 0)
+	leases.renew("beta", now, nil, nil, 0, 0, 0)
 
 	pool := s.pool(now)
 	for _, tc := range []struct {

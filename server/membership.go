@@ -126,7 +126,7 @@ func (m *membership) join(ctx context.Context, name, addr string) {
 			// the crash expires its lease a second time. Expiry only moves
 			// later, so no stub's lease is cut short.
 			if st := m.s.leader.Load(); st != nil {
-				st.leases.renew(name, time.Now(), nil)
+				st.leases.touch(name, time.Now())
 			}
 			m.s.log.Info("machine joined the pool", "machine", name, "arch", facts.Arch, "cpus", facts.CPUs)
 		}

@@ -50,6 +50,7 @@ type gossip struct {
 	log     *slog.Logger
 	ml      *memberlist.Memberlist
 	servers *serverList
+	peers   *peerList
 	facts   *factSource
 	wake    chan struct{} // cap 1; signalled when events are queued
 	// loadByLease is set while the servers take the load with lease
@@ -62,7 +63,7 @@ type gossip struct {
 }
 
 // startGossip creates the memberlist node; run joins the pool.
-func startGossip(cfg Config, httpAddr string, servers *serverList, facts *factSource, loadByLease *atomic.Bool) (*gossip, error) {
+func startGossip(cfg Config, httpAddr string, servers *serverList, peers *peerList, facts *factSource, loadByLease *atomic.Bool) (*gossip, error) {
 	bind, err := net.ResolveTCPAddr("tcp", cfg.GossipAddr)
 	if err != nil {
 		return nil, fmt.Errorf("gossip address %q: %w", cfg.GossipAddr, err)
@@ -70,6 +71,7 @@ func startGossip(cfg Config, httpAddr string, servers *serverList, facts *factSo
 	g := &gossip{
 		log:         cfg.Logger,
 		servers:     servers,
+		peers:       peers,
 		facts:       facts,
 		loadByLease: loadByLease,
 		wake:        make(chan struct{}, 1),
@@ -175,6 +177,11 @@ func (g *gossip) applyEvents() {
 			g.servers.setGossip(ev.name, meta.HTTP)
 		} else {
 			g.servers.setGossip(ev.name, "")
+		}
+		if meta.Role == client.RoleStub {
+			g.peers.set(ev.name, meta.HTTP)
+		} else {
+			g.peers.set(ev.name, "")
 		}
 	}
 }

@@ -23,6 +23,8 @@ func (s *Stub) routes() http.Handler {
 	mux.HandleFunc("POST /v1/signal", s.handleSignal)
 	mux.HandleFunc("GET /v1/facts", s.handleFacts)
 	mux.HandleFunc("GET /v1/health", s.handleHealth)
+	mux.HandleFunc("GET /v1/outage", s.handleOutageStatement)
+	mux.HandleFunc("POST /v1/outage/witness", s.handleOutageWitness)
 	mux.Handle("GET /metrics", s.metrics.handler())
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, fmt.Errorf("no such endpoint %s %s", r.Method, r.URL.Path))

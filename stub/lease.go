@@ -3,6 +3,7 @@ package stub
 import (
 	"context"
 	"log/slog"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -44,6 +45,21 @@ type leaseKeeper struct {
 	// came with, and read after the deadline, so a Start that sees the
 	// renewed lease sees its index too.
 	machineIndex atomic.Uint64
+	// outage is the stub's side of riding out a control-plane outage;
+	// nil in tests that build a keeper alone.
+	outage *outage
+
+	mu sync.Mutex // guards the fields below
+	// token is the last answer's token, echoed in the next renewal, and
+	// tokenAt when that answer arrived (boot clock).
+	token   *client.LeaseToken
+	tokenAt time.Duration
+	// position, poolSize and grace are from the last renewal that told
+	// them (see client.LeaseResponse); poolSize only grows.
+	position, poolSize int
+	grace              time.Duration
+	// published is the deadline last written to the lease file.
+	published time.Duration
 }
 
 // newLeaseKeeper returns a keeper whose lease counts as granted now: a
@@ -77,35 +93,42 @@ func (k *leaseKeeper) admits(machineIndex uint64) bool {
 
 // run renews until ctx ends. A stub that has just started assumes a lease
 // granted now: its previous incarnation may have renewed one moments ago,
-// so it must stop restartable work if it cannot renew within a lease.
+// so it must stop restartable work if it cannot renew within a lease,
+// unless the pool says the whole control plane is gone (outage.go).
 func (k *leaseKeeper) run(ctx context.Context) {
-	lease, every := defaultLease, defaultRenewEvery
-	validUntil := time.Now().Add(lease)
-	expired := false
+	every := defaultRenewEvery
+	stopped, riding := false, false
 	for {
 		sent, sentBoot := time.Now(), supervisor.BootNow()
 		if resp, ok := k.renew(ctx); ok {
-			lease = time.Duration(resp.LeaseMS) * time.Millisecond
+			lease := time.Duration(resp.LeaseMS) * time.Millisecond
 			every = time.Duration(resp.RenewMS) * time.Millisecond
-			validUntil = sent.Add(lease)
 			k.raiseMachineIndex(resp.MachineIndex) // before the deadline: see admits
 			k.deadline.Store(int64(sentBoot + lease))
-			if err := supervisor.WriteLease(k.dataDir, sentBoot, lease); err != nil {
-				k.log.Error("record lease for supervisors", "err", err)
-			}
-			if expired {
+			k.learn(resp)
+			k.publish()
+			if stopped || riding {
 				k.log.Info("lease renewed again", "machine", k.machine)
-				expired = false
+				stopped, riding = false, false
 			}
 		}
-		if !expired && !time.Now().Before(validUntil) {
-			expired = true
+		now := supervisor.BootNow()
+		switch {
+		case now < time.Duration(k.deadline.Load()):
+		case k.outage != nil && k.outage.covers(now) && k.mayRideOut(now):
+			if !riding {
+				riding = true
+				k.log.Warn("lease expired, but most of the pool is cut off from the servers too: keeping restartable attempts", "machine", k.machine)
+			}
+		case !stopped:
+			stopped, riding = true, false
 			n := k.runner.stopRestartable(ctx)
 			k.log.Warn("lease expired: stopped restartable attempts", "machine", k.machine, "stopped", n)
 		}
 		wait := every
-		if !expired {
-			wait = min(wait, max(time.Until(validUntil), 0))
+		if !stopped {
+			// Wake when the lease or the cover may run out.
+			wait = min(wait, max(time.Duration(k.deadline.Load())-supervisor.BootNow(), outageAskEvery))
 		}
 		select {
 		case <-ctx.Done():
@@ -113,6 +136,65 @@ func (k *leaseKeeper) run(ctx context.Context) {
 		case <-time.After(max(wait-time.Since(sent), 0)):
 		}
 	}
+}
+
+// learn keeps what a renewal's answer told about the pool and the outage
+// grace, and its token for the next renewal.
+func (k *leaseKeeper) learn(resp client.LeaseResponse) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.token, k.tokenAt = resp.Token, supervisor.BootNow()
+	k.position = resp.Position
+	k.poolSize = max(k.poolSize, resp.PoolSize)
+	k.grace = max(time.Duration(resp.OutageGraceMS)*time.Millisecond, 0)
+}
+
+// pool returns the machine's position in the pool, the pool's size and
+// the outage grace, as the last renewals told them; zeros before any.
+func (k *leaseKeeper) pool() (position, size int, grace time.Duration) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return k.position, k.poolSize, k.grace
+}
+
+// mayRideOut reports whether, at boot time now, the stub may keep
+// restartable work past its lease given cover from the pool: it knows its
+// place in the pool and the lease ran out less than the grace ago.
+func (k *leaseKeeper) mayRideOut(now time.Duration) bool {
+	return k.nearOutage(now) && now >= time.Duration(k.deadline.Load())
+}
+
+// nearOutage reports whether, at boot time now, the stub may soon need
+// cover (and says its lease ran out: see client.OutageStatement): less
+// than client.OutageVouchWithin of its lease is left, or it ran out less
+// than the grace ago, and it knows its place in the pool.
+func (k *leaseKeeper) nearOutage(now time.Duration) bool {
+	pos, size, grace := k.pool()
+	deadline := time.Duration(k.deadline.Load())
+	return pos > 0 && size > 0 && grace > 0 && now >= deadline-client.OutageVouchWithin && now < deadline+grace
+}
+
+// publish writes to the lease file the later of the lease's deadline and
+// the outage cover's, so that supervisors stop restartable attempts when
+// both have run out, even if this stub is dead by then.
+func (k *leaseKeeper) publish() {
+	until := time.Duration(k.deadline.Load())
+	if k.outage != nil {
+		covered := time.Duration(k.outage.coveredUntil.Load())
+		if covered > until && k.nearOutage(supervisor.BootNow()) {
+			until = covered
+		}
+	}
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if until == k.published {
+		return
+	}
+	if err := supervisor.WriteLease(k.dataDir, until, 0); err != nil {
+		k.log.Error("record lease for supervisors", "err", err)
+		return
+	}
+	k.published = until
 }
 
 // raiseMachineIndex records a renewal's machine index unless a higher one
@@ -134,6 +216,12 @@ func (k *leaseKeeper) renew(ctx context.Context) (client.LeaseResponse, bool) {
 	rctx, cancel := context.WithTimeout(ctx, renewTimeout)
 	defer cancel()
 	req := client.LeaseRequest{Machine: k.machine, Running: k.runner.runningAttempts()}
+	k.mu.Lock()
+	if k.token != nil {
+		// Measured last, so that the request leaves after the age it claims.
+		req.Token, req.TokenAgeMS = k.token, (supervisor.BootNow()-k.tokenAt).Milliseconds()
+	}
+	k.mu.Unlock()
 	if k.loadByLease.Load() {
 		if l, err := k.facts.load(); err == nil {
 			req.Load = &l

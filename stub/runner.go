@@ -194,6 +194,18 @@ func (r *runner) runningAttempts() []client.AttemptRef {
 	return out
 }
 
+// hasRestartable reports whether a restartable attempt runs.
+func (r *runner) hasRestartable() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, a := range r.attempts {
+		if a.restartable && a.running() {
+			return true
+		}
+	}
+	return false
+}
+
 // watch starts the goroutine that waits for the end of a running attempt
 // and records it.
 func (r *runner) watch(k client.AttemptRef, a *attempt) {

@@ -48,6 +48,8 @@ type Stub struct {
 	servers *serverList
 	runner  *runner
 	lease   *leaseKeeper
+	peers   *peerList
+	outage  *outage
 	gossip  *gossip // nil when gossip is disabled
 	facts   *factSource
 	metrics *metrics
@@ -112,6 +114,9 @@ func New(cfg Config) (*Stub, error) {
 	}
 
 	s.lease = newLeaseKeeper(cfg.Name, cfg.DataDir, s.runner, s.servers, s.facts, s.log)
+	s.peers = newPeerList()
+	s.outage = newOutage(cfg.Name, s.lease, s.peers, s.log)
+	s.lease.outage = s.outage
 
 	if s.ln, err = net.Listen("tcp", cfg.HTTPAddr); err != nil {
 		return nil, fmt.Errorf("listen on %s: %w", cfg.HTTPAddr, err)
@@ -121,7 +126,7 @@ func New(cfg Config) (*Stub, error) {
 	s.srv = &http.Server{Handler: s.routes(), ReadHeaderTimeout: 10 * time.Second}
 
 	if cfg.GossipAddr != "" {
-		if s.gossip, err = startGossip(cfg, s.httpAddr, s.servers, s.facts, &s.lease.loadByLease); err != nil {
+		if s.gossip, err = startGossip(cfg, s.httpAddr, s.servers, s.peers, s.facts, &s.lease.loadByLease); err != nil {
 			return nil, err
 		}
 		s.httpAddr = s.gossip.httpAddr()
@@ -135,6 +140,8 @@ func New(cfg Config) (*Stub, error) {
 	snd := &sender{out: s.out, servers: s.servers, log: s.log, metrics: s.metrics}
 	s.wg.Go(func() { snd.run(ctx) })
 	s.wg.Go(func() { s.lease.run(ctx) })
+	s.wg.Go(func() { s.outage.run(ctx) })
+	s.wg.Go(func() { s.outage.witness.run(ctx) })
 	if s.gossip != nil {
 		s.wg.Go(func() { s.gossip.run(ctx, cfg.Join) })
 	}

@@ -78,6 +78,7 @@ func runAgent(cCtx *cli.Context) error {
 		RaftAddr:        local(ports[0]),
 		GossipAddr:      local(ports[1]),
 		BootstrapExpect: 1,
+		OutageGrace:     server.DefaultOutageGrace,
 		Logger:          logger,
 	})
 	if err != nil {

@@ -13,8 +13,9 @@ func serverCommand() *cli.Command {
 		Name:  "server",
 		Usage: "run a server: one replica of the job and machine database",
 		UsageText: "netmgr server --name NAME --data-dir DIR [--http ADDR] [--raft ADDR] [--gossip ADDR]\n" +
-			"    [--bootstrap-expect N] [--join GOSSIP_ADDR,...] [--database FILE] [--log-level LEVEL]",
-		Description: "Runs one member of the server group until SIGINT or SIGTERM. Start three (or\n" +
+			"    [--bootstrap-expect N] [--join GOSSIP_ADDR,...] [--database FILE] [--outage-grace D]\n" +
+			"    [--log-level LEVEL]",
+		Description: fmt.Sprintf("Runs one member of the server group until SIGINT or SIGTERM. Start three (or\n" +
 			"five) with the same --bootstrap-expect; they find each other through --join and\n" +
 			"form the group once that many are seen. A server started with\n" +
 			"--bootstrap-expect 0 waits to be added to an existing group. For example:\n\n" +
@@ -24,7 +25,12 @@ func serverCommand() *cli.Command {
 			"--database FILE is the machine database (keys, mtypes, machines, queues) the\n" +
 			"group starts with when it is first formed; later changes go through\n" +
 			"'netmgr admin load FILE'. A file with errors stops the server from starting.\n\n" +
-			"It prints 'server NAME api http://HOST:PORT' once it listens.",
+			"When every server is down, paused or cut off from the machines, jobs keep\n" +
+			"running: a stub whose lease ran out keeps its restartable jobs while more than\n" +
+			"half of the pool's stubs say their leases ran out too, for up to --outage-grace\n" +
+			"(default %v, at most %v; 0 stops them when the lease runs out, as a\n" +
+			"machine cut off alone always does). Give every server the same value.\n\n" +
+			"It prints 'server NAME api http://HOST:PORT' once it listens.", server.DefaultOutageGrace, server.MaxOutageGrace),
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "name", Usage: "unique server `NAME`, also its Raft id (required)"},
 			&cli.StringFlag{Name: "data-dir", Usage: "`DIR` for the Raft log and snapshots (required)"},
@@ -34,6 +40,7 @@ func serverCommand() *cli.Command {
 			&cli.IntFlag{Name: "bootstrap-expect", Usage: "form a new group once `N` servers are seen; 0 joins an existing group"},
 			&cli.StringSliceFlag{Name: "join", Usage: "gossip addresses (`HOST:PORT`) of other servers or stubs, comma-separated or repeated"},
 			&cli.StringFlag{Name: "database", Usage: "machine database `FILE` to load when the group is first formed"},
+			&cli.DurationFlag{Name: "outage-grace", Value: server.DefaultOutageGrace, Usage: "how long restartable jobs run on through a whole-control-plane outage (`DURATION`)"},
 			logLevelFlag(),
 		},
 		Action: runServer,
@@ -63,6 +70,7 @@ func runServer(cCtx *cli.Context) error {
 		BootstrapExpect: cCtx.Int("bootstrap-expect"),
 		Join:            splitList(cCtx.StringSlice("join")),
 		DatabaseFile:    cCtx.String("database"),
+		OutageGrace:     cCtx.Duration("outage-grace"),
 		Logger:          logger,
 	})
 	if err != nil {

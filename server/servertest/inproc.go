@@ -83,6 +83,7 @@ func newCluster(t testing.TB, n int, durable bool) *Cluster {
 			HTTPAddr:        "127.0.0.1:0",
 			GossipAddr:      "127.0.0.1:0",
 			BootstrapExpect: n,
+			OutageGrace:     server.DefaultOutageGrace,
 			Logger:          Logger(),
 		}
 		if durable {

@@ -1,0 +1,232 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/netmgr/netmgr/client"
+	"github.com/netmgr/netmgr/server/servertest"
+)
+
+// TestPausedServerGroupStopsNoJob pauses every server (SIGSTOP) for 8 s,
+// well past a lease, while a restartable job of three instances runs on
+// three machines. Every stub's lease runs out, but the stubs see each other
+// with run-out leases too, so each keeps its attempt: the ledger the job
+// writes holds exactly one start per instance, and the job ends done on
+// its first attempts once the servers resume.
+func TestPausedServerGroupStopsNoJob(t *testing.T) {
+	if testing.Short() {
+		t.Skip("pauses the server group for 8 s; run without -short")
+	}
+	dir := t.TempDir()
+	c, cl := procCluster(t, dir, 3, 3)
+	ledger := filepath.Join(dir, "ledger")
+	finish := filepath.Join(dir, "finish")
+	script := fmt.Sprintf(`echo "start $NETMGR_MACHINE $NETMGR_INSTANCE $NETMGR_ATTEMPT" >> %s
+while [ ! -e %s ]; do sleep 0.05; done`, ledger, finish)
+	spec := client.JobSpec{
+		Binaries: map[string]string{client.AnyKey: "/bin/sh"}, Args: []string{"-c", script},
+		Min: 3, MaxPerMachine: 1, Restart: client.RestartOnFailure,
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	resp, err := cl.Submit(ctx, client.SubmitRequest{Spec: spec})
+	if err != nil {
+		t.Fatalf("submit: %v", err)
+	}
+	servertest.WaitFor(t, 30*time.Second, "three starts in the ledger", func() bool {
+		return len(ledgerStarts(t, ledger)) == 3
+	})
+
+	for _, p := range c.Stubs {
+		waitKnowsPool(t, ctx, p.HTTPAddr, p.Name, len(c.Stubs))
+	}
+	for _, s := range c.Servers {
+		if err := syscall.Kill(s.PID(), syscall.SIGSTOP); err != nil {
+			t.Fatalf("pause %s: %v", s.Name, err)
+		}
+	}
+	// The fault itself: the group stays paused this long.
+	time.Sleep(8 * time.Second)
+	for _, s := range c.Servers {
+		if err := syscall.Kill(s.PID(), syscall.SIGCONT); err != nil {
+			t.Fatalf("resume %s: %v", s.Name, err)
+		}
+	}
+	// Past a lease and its margin after the servers came back: a leader
+	// that wrongly expired a lease has done so by now.
+	servertest.WaitFor(t, 30*time.Second, "every machine up and renewing", func() bool {
+		ms, err := cl.Machines(ctx)
+		if err != nil || len(ms) != 3 {
+			return false
+		}
+		for _, m := range ms {
+			if m.State != client.MachineUp {
+				return false
+			}
+		}
+		return true
+	})
+	deadline := time.Now().Add(5 * time.Second)
+	for time.Now().Before(deadline) {
+		job, err := cl.Job(ctx, resp.Name)
+		if err != nil {
+			continue
+		}
+		for _, in := range job.Instances {
+			if in.Attempt != 1 {
+				t.Fatalf("instance %d is on attempt %d (%s) after the pause, want its first attempt", in.Index, in.Attempt, in.State)
+			}
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	if err := os.WriteFile(finish, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	servertest.WaitFor(t, 30*time.Second, "job done", func() bool {
+		job, err := cl.Job(ctx, resp.Name)
+		return err == nil && job.State == client.JobDone
+	})
+	job, err := cl.Job(ctx, resp.Name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, in := range job.Instances {
+		if in.Attempt != 1 || in.State != client.InstanceExited || in.ExitCode != 0 {
+			t.Errorf("instance %d: attempt %d %s(%d), want attempt 1 exited(0)", in.Index, in.Attempt, in.State, in.ExitCode)
+		}
+	}
+	if starts := ledgerStarts(t, ledger); len(starts) != 3 {
+		t.Errorf("ledger has %d starts, want one per instance:\n%s", len(starts), strings.Join(starts, "\n"))
+	}
+}
+
+// ledgerStarts returns the start lines of a job's ledger.
+func ledgerStarts(t *testing.T, path string) []string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil && !os.IsNotExist(err) {
+		t.Fatalf("read ledger: %v", err)
+	}
+	var out []string
+	for line := range strings.Lines(string(b)) {
+		if strings.HasPrefix(line, "start ") {
+			out = append(out, strings.TrimSpace(line))
+		}
+	}
+	return out
+}
+
+// TestIsolatedStubStopsItsWork cuts one stub off from every server and
+// every other stub while it runs a restartable job. It finds no majority
+// of the pool cut off with it, so it stops the job when its lease runs
+// out; the leader, to which the other two machines keep renewing, starts
+// the job elsewhere within the usual failover time, and never before the
+// first copy died.
+func TestIsolatedStubStopsItsWork(t *testing.T) {
+	if testing.Short() {
+		t.Skip("waits for a lease to expire (several seconds); run without -short")
+	}
+	dir := t.TempDir()
+	c, cl := procCluster(t, dir, 3, 3)
+	ledger := filepath.Join(dir, "ledger")
+	script := fmt.Sprintf(`echo "start $NETMGR_MACHINE $NETMGR_ATTEMPT $$ $(date +%%s%%N)" >> %s; exec sleep 600`, ledger)
+	spec := client.JobSpec{
+		Binaries: map[string]string{client.AnyKey: "/bin/sh"}, Args: []string{"-c", script},
+		Restart: client.RestartOnFailure,
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	for _, p := range c.Stubs {
+		waitKnowsPool(t, ctx, p.HTTPAddr, p.Name, len(c.Stubs))
+	}
+	resp, err := cl.Submit(ctx, client.SubmitRequest{Spec: spec})
+	if err != nil {
+		t.Fatalf("submit: %v", err)
+	}
+	var first []string
+	servertest.WaitFor(t, 30*time.Second, "first start in the ledger", func() bool {
+		starts := ledgerStarts(t, ledger)
+		if len(starts) > 0 {
+			first = strings.Fields(starts[0])
+		}
+		return len(first) == 5
+	})
+	machine, pid := first[1], atoi(t, first[3])
+	var victim int
+	for i, p := range c.Stubs {
+		if p.Name == machine {
+			victim = i
+		}
+	}
+	isolateProc(t, c.Stubs[victim].PID(), c.Stubs[victim].HTTPAddr, c.Stubs[victim].GossipAddr)
+	cut := time.Now()
+	goneAt := watchGone(pid, 30*time.Second)
+
+	var second []string
+	servertest.WaitFor(t, 30*time.Second, "a second start elsewhere", func() bool {
+		starts := ledgerStarts(t, ledger)
+		if len(starts) > 1 {
+			second = strings.Fields(starts[1])
+		}
+		return len(second) == 5
+	})
+	gone, ok := <-goneAt
+	if !ok {
+		t.Fatalf("the first copy (pid %d) never ended", pid)
+	}
+	startedNS, err := strconv.ParseInt(second[4], 10, 64)
+	if err != nil {
+		t.Fatalf("ledger line %q: %v", second, err)
+	}
+	started := time.Unix(0, startedNS)
+	t.Logf("cut off -> first copy gone %v, -> second copy started on %s %v",
+		gone.Sub(cut).Round(10*time.Millisecond), second[1], started.Sub(cut).Round(10*time.Millisecond))
+	if second[1] == machine {
+		t.Errorf("second attempt ran on the isolated machine %s", machine)
+	}
+	if !gone.Before(started) {
+		t.Errorf("the first copy (pid %d) was still alive %v after the second started", pid, gone.Sub(started))
+	}
+	if d := started.Sub(cut); d > 10*time.Second {
+		t.Errorf("the work moved %v after the machine was cut off, want within the failover time", d)
+	}
+	job, err := cl.Job(ctx, resp.Name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if in := job.Instances[0]; in.Attempt != 2 || in.Machine == machine {
+		t.Errorf("instance is attempt %d on %s, want attempt 2 elsewhere", in.Attempt, in.Machine)
+	}
+}
+
+// waitKnowsPool waits until the stub at addr knows its place in a pool of
+// size machines: a stub that never renewed stops its work when its lease
+// runs out.
+func waitKnowsPool(t *testing.T, ctx context.Context, addr, name string, size int) {
+	t.Helper()
+	sc, err := client.NewStub(addr, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	servertest.WaitFor(t, 30*time.Second, name+" knows its place in the pool", func() bool {
+		st, err := sc.OutageStatement(ctx)
+		return err == nil && st.Position > 0 && st.PoolSize == size
+	})
+}
+
+func atoi(t *testing.T, s string) int {
+	t.Helper()
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		t.Fatalf("not a number: %q", s)
+	}
+	return n
+}

@@ -1,0 +1,164 @@
+package server
+
+import (
+	"math/rand/v2"
+	"sync"
+	"time"
+
+	"github.com/netmgr/netmgr/client"
+	"github.com/netmgr/netmgr/fsm"
+)
+
+// leaseTable is the leader's memory of each machine's lease: when it last
+// renewed, the load it reported then, and what the machine has proven by
+// echoing the token of an earlier answer. It is soft state: a new leader
+// starts every lease afresh, and tokens of another leadership prove
+// nothing to it.
+type leaseTable struct {
+	since time.Time // this leadership began
+	id    uint64    // names this leadership in its tokens
+
+	mu    sync.Mutex // guards the maps and order
+	last  map[string]time.Time
+	load  map[string]float64
+	proof map[string][]leaseProof // oldest first, at most proofsKept
+	// order is the pool's join order, rebuilt when a machine is added.
+	order *poolOrder
+}
+
+// leaseProof is what a machine proved by echoing a token of this
+// leadership in a request that arrived at arrived: it held a lease from
+// before arrived (it received the token before sending the request) until
+// at least until (it sent the request that won that token's lease after
+// the token's Basis, and leases last LeaseDuration from sending).
+type leaseProof struct {
+	arrived, until time.Time
+	// knows and grace are the PoolSize and OutageGraceMS of the answer
+	// that carried the token: the stub counts the pool as at least knows
+	// machines, and every later answer of this leadership told it grace.
+	knows int
+	grace time.Duration
+}
+
+// proofsKept is how many recent proofs a machine keeps: with a renewal
+// every LeaseRenewInterval, a few seconds' worth.
+const proofsKept = 8
+
+func newLeaseTable(since time.Time) *leaseTable {
+	return &leaseTable{
+		since: since, id: rand.Uint64() | 1,
+		last: make(map[string]time.Time), load: make(map[string]float64), proof: make(map[string][]leaseProof),
+	}
+}
+
+// renew records a renewal that arrived at at, with the load the machine
+// reported (nil from a stub that gossips it) and the token it echoed, and
+// returns the token of the answer: Issued now, and Basis the Issued of the
+// echoed token plus its age when that token is this leadership's.
+func (t *leaseTable) renew(machine string, at time.Time, load *float64, echoed *client.LeaseToken, echoAge time.Duration, poolSize int, grace time.Duration) *client.LeaseToken {
+	now := time.Now()
+	tok := &client.LeaseToken{Leadership: t.id, Issued: int64(now.Sub(t.since)), Pool: poolSize, GraceMS: grace.Milliseconds()}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.last[machine] = at
+	if load != nil {
+		t.load[machine] = *load
+	}
+	if echoed == nil || echoed.Leadership != t.id {
+		return tok
+	}
+	// The request was sent echoAge after the echoed answer arrived, which
+	// was after it was issued; and before it arrived here.
+	tok.Basis = min(echoed.Issued+int64(max(echoAge, 0)), int64(at.Sub(t.since)))
+	p := leaseProof{arrived: at, knows: echoed.Pool, grace: time.Duration(echoed.GraceMS) * time.Millisecond}
+	if echoed.Basis > 0 {
+		p.until = t.since.Add(time.Duration(echoed.Basis) + LeaseDuration)
+	}
+	ps := append(t.proof[machine], p)
+	if len(ps) > proofsKept {
+		ps = ps[len(ps)-proofsKept:]
+	}
+	t.proof[machine] = ps
+	return tok
+}
+
+// touch counts a renewal at at that proves nothing: a machine that
+// joined the pool again.
+func (t *leaseTable) touch(machine string, at time.Time) {
+	t.mu.Lock()
+	t.last[machine] = at
+	t.mu.Unlock()
+}
+
+// pool returns the pool's join order, rebuilt when v holds more machines
+// than the cached order (machines are never forgotten).
+func (t *leaseTable) pool(v fsm.View) *poolOrder {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.order == nil || t.order.size() != v.MachineCount() {
+		t.order = newPoolOrder(v)
+	}
+	return t.order
+}
+
+// reportedLoad is the load the machine last reported with a renewal.
+func (t *leaseTable) reportedLoad(machine string) (float64, bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	l, ok := t.load[machine]
+	return l, ok
+}
+
+// silence is how long ago the machine last renewed, counting the start of
+// this leadership as a renewal.
+func (t *leaseTable) silence(machine string, now time.Time) time.Duration {
+	t.mu.Lock()
+	last, ok := t.last[machine]
+	t.mu.Unlock()
+	if !ok || last.Before(t.since) {
+		last = t.since
+	}
+	return now.Sub(last)
+}
+
+// expired reports whether the machine's lease has certainly run out.
+func (t *leaseTable) expired(machine string, now time.Time) bool {
+	return t.silence(machine, now) > LeaseDuration+leaseMargin
+}
+
+// held reports whether the machine provably held its lease throughout
+// [from, to]: one of its proofs arrived by from and lasts until to.
+func (t *leaseTable) held(machine string, from, to time.Time) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for _, p := range t.proof[machine] {
+		if !p.arrived.After(from) && !p.until.Before(to) {
+			return true
+		}
+	}
+	return false
+}
+
+// grace is the outage grace the machine may be using: what this
+// leadership told it, or MaxOutageGrace when it proved nothing yet (an
+// earlier leader may have told it any grace up to that).
+func (t *leaseTable) grace(machine string) time.Duration {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if ps := t.proof[machine]; len(ps) > 0 {
+		return ps[len(ps)-1].grace
+	}
+	return MaxOutageGrace
+}
+
+// knows is the smallest pool the machine may count: what it proved in
+// this leadership, and never less than its own position.
+func (t *leaseTable) knows(machine string, position int) int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	k := position
+	for _, p := range t.proof[machine] {
+		k = max(k, p.knows)
+	}
+	return k
+}
