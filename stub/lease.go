@@ -219,7 +219,7 @@ func (k *leaseKeeper) renew(ctx context.Context) (client.LeaseResponse, bool) {
 	k.mu.Lock()
 	if k.token != nil {
 		// Measured last, so that the request leaves after the age it claims.
-		req.Token, req.TokenAgeMS = k.token, (supervisor.BootNow()-k.tokenAt).Milliseconds()
+		req.Token, req.TokenAgeMS = k.token, (supervisor.BootNow() - k.tokenAt).Milliseconds()
 	}
 	k.mu.Unlock()
 	if k.loadByLease.Load() {

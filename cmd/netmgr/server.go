@@ -15,21 +15,21 @@ func serverCommand() *cli.Command {
 		UsageText: "netmgr server --name NAME --data-dir DIR [--http ADDR] [--raft ADDR] [--gossip ADDR]\n" +
 			"    [--bootstrap-expect N] [--join GOSSIP_ADDR,...] [--database FILE] [--outage-grace D]\n" +
 			"    [--log-level LEVEL]",
-		Description: fmt.Sprintf("Runs one member of the server group until SIGINT or SIGTERM. Start three (or\n" +
-			"five) with the same --bootstrap-expect; they find each other through --join and\n" +
-			"form the group once that many are seen. A server started with\n" +
-			"--bootstrap-expect 0 waits to be added to an existing group. For example:\n\n" +
-			"   netmgr server --name s1 --data-dir /var/lib/netmgr/s1 --bootstrap-expect 3 \\\n" +
-			"       --http 10.0.0.1:4646 --raft 10.0.0.1:4647 --gossip 10.0.0.1:4648 \\\n" +
-			"       --join 10.0.0.2:4648,10.0.0.3:4648\n\n" +
-			"--database FILE is the machine database (keys, mtypes, machines, queues) the\n" +
-			"group starts with when it is first formed; later changes go through\n" +
-			"'netmgr admin load FILE'. A file with errors stops the server from starting.\n\n" +
-			"When every server is down, paused or cut off from the machines, jobs keep\n" +
-			"running: a stub whose lease ran out keeps its restartable jobs while more than\n" +
-			"half of the pool's stubs say their leases ran out too, for up to --outage-grace\n" +
-			"(default %v, at most %v; 0 stops them when the lease runs out, as a\n" +
-			"machine cut off alone always does). Give every server the same value.\n\n" +
+		Description: fmt.Sprintf("Runs one member of the server group until SIGINT or SIGTERM. Start three (or\n"+
+			"five) with the same --bootstrap-expect; they find each other through --join and\n"+
+			"form the group once that many are seen. A server started with\n"+
+			"--bootstrap-expect 0 waits to be added to an existing group. For example:\n\n"+
+			"   netmgr server --name s1 --data-dir /var/lib/netmgr/s1 --bootstrap-expect 3 \\\n"+
+			"       --http 10.0.0.1:4646 --raft 10.0.0.1:4647 --gossip 10.0.0.1:4648 \\\n"+
+			"       --join 10.0.0.2:4648,10.0.0.3:4648\n\n"+
+			"--database FILE is the machine database (keys, mtypes, machines, queues) the\n"+
+			"group starts with when it is first formed; later changes go through\n"+
+			"'netmgr admin load FILE'. A file with errors stops the server from starting.\n\n"+
+			"When every server is down, paused or cut off from the machines, jobs keep\n"+
+			"running: a stub whose lease ran out keeps its restartable jobs while more than\n"+
+			"half of the pool's stubs say their leases ran out too, for up to --outage-grace\n"+
+			"(default %v, at most %v; 0 stops them when the lease runs out, as a\n"+
+			"machine cut off alone always does). Give every server the same value.\n\n"+
 			"It prints 'server NAME api http://HOST:PORT' once it listens.", server.DefaultOutageGrace, server.MaxOutageGrace),
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "name", Usage: "unique server `NAME`, also its Raft id (required)"},
