@@ -530,6 +530,12 @@ type OutageStatement struct {
 	Expired  bool   `json:"expired"`
 	Position int    `json:"position,omitempty"`
 	PoolSize int    `json:"pool_size,omitempty"`
+	// ProvenPool is the pool size the leader knows this stub knows: that
+	// of the token echoed in its last renewal the leader answered. Until
+	// it reaches the pool's size, the leader does not declare this
+	// machine's lease expired within the outage grace (the stub might be
+	// counting a smaller pool).
+	ProvenPool int `json:"proven_pool,omitempty"`
 }
 
 // OutageWitness is a stub's answer to POST /v1/outage/witness: the

@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"bufio"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/netmgr/netmgr/client"
 	"github.com/netmgr/netmgr/server/servertest"
+	"github.com/netmgr/netmgr/stub"
 )
 
 // ledgerEntry is one line a job appended: start or end of an attempt on a
@@ -80,6 +82,11 @@ echo "end $NETMGR_MACHINE $NETMGR_ATTEMPT $(now)" >> ` + ledger
 		return err == nil && len(ms) == 2
 	})
 
+	// The leader declares beta lost within seconds only once beta has
+	// shown it counts a pool of two: knowing only itself, beta would keep
+	// its work through an outage of the servers (see server.expirable).
+	waitProvenPool(t, beta, 2)
+
 	// Lose beta: its stub stops and its jobs die with the machine.
 	lost := time.Now()
 	_ = beta.Shutdown()
@@ -137,6 +144,20 @@ echo "end $NETMGR_MACHINE $NETMGR_ATTEMPT $(now)" >> ` + ledger
 			t.Errorf("lost machine beta still shown up")
 		}
 	}
+}
+
+// waitProvenPool waits until the leader knows that st counts a pool of
+// size machines.
+func waitProvenPool(t *testing.T, st *stub.Stub, size int) {
+	t.Helper()
+	sc, err := client.NewStub(st.HTTPAddr(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	servertest.WaitFor(t, 15*time.Second, fmt.Sprintf("the leader knows the stub counts %d machines", size), func() bool {
+		s, err := sc.OutageStatement(ctx(t))
+		return err == nil && s.ProvenPool == size
+	})
 }
 
 // TestElectionDoesNotStopJobs cuts the leader off: a new leader is elected

@@ -58,6 +58,9 @@ type leaseKeeper struct {
 	// them (see client.LeaseResponse); poolSize only grows.
 	position, poolSize int
 	grace              time.Duration
+	// provenPool is the Pool of the token echoed in the last renewal the
+	// leader answered (see client.OutageStatement.ProvenPool).
+	provenPool int
 	// published is the deadline last written to the lease file.
 	published time.Duration
 }
@@ -233,5 +236,10 @@ func (k *leaseKeeper) renew(ctx context.Context) (client.LeaseResponse, bool) {
 		return resp, false
 	}
 	k.loadByLease.Store(resp.TakesLoad)
+	if req.Token != nil && resp.Token != nil && req.Token.Leadership == resp.Token.Leadership {
+		k.mu.Lock()
+		k.provenPool = req.Token.Pool
+		k.mu.Unlock()
+	}
 	return resp, true
 }

@@ -60,8 +60,11 @@ func newOutage(self string, k *leaseKeeper, peers *peerList, log *slog.Logger) *
 func (o *outage) statement() client.OutageStatement {
 	pos, size, _ := o.keeper.pool()
 	left := time.Duration(o.keeper.deadline.Load()) - supervisor.BootNow()
+	o.keeper.mu.Lock()
+	proven := o.keeper.provenPool
+	o.keeper.mu.Unlock()
 	return client.OutageStatement{
-		Machine: o.self, Position: pos, PoolSize: size,
+		Machine: o.self, Position: pos, PoolSize: size, ProvenPool: proven,
 		Expired: pos > 0 && left < client.OutageVouchWithin,
 	}
 }

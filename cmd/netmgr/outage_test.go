@@ -208,8 +208,9 @@ func TestIsolatedStubStopsItsWork(t *testing.T) {
 }
 
 // waitKnowsPool waits until the stub at addr knows its place in a pool of
-// size machines: a stub that never renewed stops its work when its lease
-// runs out.
+// size machines and the leader knows it knows: a stub that never renewed
+// stops its work when its lease runs out, and the leader declares lost
+// within seconds only a machine that has shown it counts the whole pool.
 func waitKnowsPool(t *testing.T, ctx context.Context, addr, name string, size int) {
 	t.Helper()
 	sc, err := client.NewStub(addr, nil)
@@ -218,7 +219,7 @@ func waitKnowsPool(t *testing.T, ctx context.Context, addr, name string, size in
 	}
 	servertest.WaitFor(t, 30*time.Second, name+" knows its place in the pool", func() bool {
 		st, err := sc.OutageStatement(ctx)
-		return err == nil && st.Position > 0 && st.PoolSize == size
+		return err == nil && st.Position > 0 && st.ProvenPool == size
 	})
 }
 
