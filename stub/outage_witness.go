@@ -13,6 +13,12 @@ import (
 // witnessParallel bounds the statement requests of one round in flight.
 const witnessParallel = 64
 
+// witnessGap is the least time between the starts of two rounds: every
+// stub in an outage asks every outageAskEvery, and the requests that
+// arrive meanwhile share the next round, so a pool of n stubs costs the
+// witness n requests per gap, not n per ask.
+const witnessGap = outageAskEvery
+
 // witnessRounds runs outage witness rounds, one at a time, each shared by
 // every request waiting for a round begun after it arrived.
 type witnessRounds struct {
@@ -36,6 +42,16 @@ func (w *witnessRounds) run(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-w.kick:
+		}
+		w.mu.Lock()
+		last := w.began
+		w.mu.Unlock()
+		if wait := last + witnessGap - supervisor.BootNow(); last >= 0 && wait > 0 {
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(wait):
+			}
 		}
 		began := supervisor.BootNow()
 		rctx, cancel := context.WithTimeout(ctx, client.OutageAnswerWithin)
