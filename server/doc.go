@@ -18,7 +18,9 @@
 //
 // The server and its parts:
 //   - server.go: Server, New, Shutdown; config.go: Config and its checks.
-//   - raft.go: Raft and its stores; bootstrap.go: forming a new group from
+//   - raft.go: Raft and its stores; datadir.go: the check of raft.db and
+//     the snapshots before Raft opens them (a damaged file stops the server
+//     with an error naming it); bootstrap.go: forming a new group from
 //     gossip; command_level.go: the newest command every server applies.
 //   - gossip.go: the memberlist node and its view of the pool; pool.go: that
 //     view as the leader sees it (suspicion, reported loads) and as the

@@ -2,6 +2,12 @@ package server
 
 import "errors"
 
+// ErrDamagedDataDir means a file in the server's data dir is corrupt or
+// truncated: raft.db, or a snapshot. The error that wraps it names the
+// file and says how to recover: move the data dir aside and start the
+// server with an empty one, which the group then sends a snapshot.
+var ErrDamagedDataDir = errors.New("damaged data dir")
+
 // The server's sentinel errors. Each is wrapped once, with the operation
 // that failed, where it arises; handlers map them to HTTP statuses.
 var (

@@ -12,8 +12,6 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/raft"
-	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
-	"go.etcd.io/bbolt"
 
 	"github.com/netmgr/netmgr/fsm"
 )
@@ -55,15 +53,16 @@ func newRaft(cfg *Config, f *fsm.FSM) (*raftNode, error) {
 		if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
 			return nil, fmt.Errorf("create data dir: %w", err)
 		}
-		store, err := raftboltdb.New(raftboltdb.Options{
-			Path: filepath.Join(cfg.DataDir, "raft.db"),
-			// No free-page list written with every commit (bbolt rebuilds
-			// it from the pages at open, as etcd has it), and a hashmap
-			// for it rather than an array.
-			BoltOptions: &bbolt.Options{Timeout: time.Second, NoFreelistSync: true, FreelistType: bbolt.FreelistMapType},
-		})
+		dir, err := filepath.Abs(cfg.DataDir)
 		if err != nil {
-			return nil, fmt.Errorf("open raft store: %w", err)
+			return nil, fmt.Errorf("data dir: %w", err)
+		}
+		if err := checkDataDir(dir); err != nil {
+			return nil, err
+		}
+		store, err := openRaftStore(dir)
+		if err != nil {
+			return nil, err
 		}
 		n.closers = append(n.closers, store)
 		cache, err := raft.NewLogCache(512, store)

@@ -5,10 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"sync"
 	"time"
 
 	"github.com/netmgr/netmgr/client"
+	"github.com/netmgr/netmgr/internal/boltcheck"
 	bolt "go.etcd.io/bbolt"
 )
 
@@ -65,12 +67,40 @@ type outbox struct {
 	closed bool
 }
 
+// outboxAdvice is how to bring back a stub whose outbox is damaged: the
+// attempts' supervisor directories still say what runs and how what ended
+// ended, and a stub with no record of them adopts them (runner.recover).
+const outboxAdvice = "move it aside (mv %[1]s %[1]s.damaged) and start the stub again: " +
+	"it finds the running jobs and the recorded ends of the others in %[2]s"
+
+// outboxDamaged is the error for the outbox at path found damaged: err,
+// which names the file and what is wrong, and how to recover.
+func outboxDamaged(path string, err error) error {
+	return fmt.Errorf("%w: %s", err, fmt.Sprintf(outboxAdvice, path, filepath.Join(filepath.Dir(path), attemptsDir)))
+}
+
+// openOutbox opens the outbox file at path, making it if need be. A
+// damaged file (boltcheck) is an error that names it and says how to
+// recover, never a panic from inside bbolt.
 func openOutbox(path string) (*outbox, error) {
+	damaged := func(err error) error { return outboxDamaged(path, err) }
+	err := boltcheck.Check(path)
+	switch {
+	case errors.Is(err, boltcheck.ErrInUse):
+		return nil, fmt.Errorf("outbox %s is in use by another process: is another stub running with this --data-dir?", path)
+	case err != nil:
+		return nil, damaged(err)
+	}
 	// Events come and go all the time, so the free-page list is large:
 	// bbolt rebuilds it at open rather than writing it with each commit.
-	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: 5 * time.Second, NoFreelistSync: true, FreelistType: bolt.FreelistMapType})
+	var db *bolt.DB
+	err = boltcheck.Protect(func() error {
+		var err error
+		db, err = bolt.Open(path, 0o600, &bolt.Options{Timeout: 5 * time.Second, NoFreelistSync: true, FreelistType: bolt.FreelistMapType})
+		return err
+	})
 	if err != nil {
-		return nil, fmt.Errorf("open outbox %s: %w", path, err)
+		return nil, damaged(boltcheck.Damaged(path, "corrupt", "bbolt: "+err.Error()))
 	}
 	err = db.Update(func(tx *bolt.Tx) error {
 		for _, b := range [][]byte{eventsBucket, attemptsBucket} {
@@ -97,7 +127,7 @@ func openOutbox(path string) (*outbox, error) {
 	})
 	if err != nil {
 		_ = db.Close()
-		return nil, fmt.Errorf("open outbox %s: %w", path, err)
+		return nil, damaged(boltcheck.Damaged(path, "corrupt", err.Error()))
 	}
 	return o, nil
 }
@@ -246,7 +276,7 @@ func (o *outbox) knownAttempts() (map[client.AttemptRef]attemptRecord, error) {
 		})
 	})
 	if err != nil {
-		return nil, fmt.Errorf("read known attempts: %w", err)
+		return nil, outboxDamaged(o.db.Path(), boltcheck.Damaged(o.db.Path(), "corrupt", "read known attempts: "+err.Error()))
 	}
 	return recs, nil
 }

@@ -29,7 +29,12 @@ func serverCommand() *cli.Command {
 			"running: a stub whose lease ran out keeps its restartable jobs while more than\n"+
 			"half of the pool's stubs say their leases ran out too, for up to --outage-grace\n"+
 			"(default %v, at most %v; 0 stops them when the lease runs out, as a\n"+
-			"machine cut off alone always does). Give every server the same value.\n\n"+
+			"machine cut off alone always does).\n\n"+
+			"A damaged file in --data-dir (raft.db or a snapshot under snapshots/, corrupt\n"+
+			"or truncated) stops the server at start with one line naming it. To recover,\n"+
+			"with the rest of the group running, move the whole data dir aside and start\n"+
+			"the server again with an empty one and the same --name and --raft: it rejoins\n"+
+			"the group and installs a snapshot from the leader. Do one server at a time.\n\n"+
 			"It prints 'server NAME api http://HOST:PORT' once it listens.", server.DefaultOutageGrace, server.MaxOutageGrace),
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "name", Usage: "unique server `NAME`, also its Raft id (required)"},

@@ -29,6 +29,9 @@ func stubCommand() *cli.Command {
 			"   mounts={/usr/u/fred/data}\n\n" +
 			"A machine declared in the servers' database takes its type and attributes from\n" +
 			"there; the init file and the detected facts fill in the rest.\n\n" +
+			"A damaged outbox (DIR/outbox.db, corrupt or truncated) stops the stub at start\n" +
+			"with one line naming it. Move it aside and start the stub again: it finds the\n" +
+			"running jobs and the recorded ends of the others in DIR/attempts.\n\n" +
 			"It prints 'stub NAME api http://HOST:PORT' once it listens.",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "name", Usage: "machine `NAME` (default: the host name)"},
