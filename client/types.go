@@ -334,9 +334,17 @@ type Server struct {
 	// LastContact is how long ago this server last heard from the leader
 	// ("1.2ms"), "leader" on the leader, or "never".
 	LastContact string `json:"last_contact,omitempty"`
-	// Healthy is true when the server answered, sees a leader, and is the
-	// leader or heard from it within two heartbeat timeouts.
+	// Healthy is true when the server answered, sees a leader, is the
+	// leader or heard from it within two heartbeat timeouts, can write
+	// its log, and its log holds what the leader committed.
 	Healthy bool `json:"healthy"`
+	// Problem says why the server is unhealthy ("log writes failing for
+	// 12s: ...: no space left on device", "behind the leader by 169
+	// entries"); empty when it is healthy or did not say.
+	Problem string `json:"problem,omitempty"`
+	// CommitIndex is the index of the last entry the server knows
+	// committed; a follower compares its log with the leader's.
+	CommitIndex uint64 `json:"commit_index,omitempty"`
 }
 
 // Facts is what a stub reports about its machine.

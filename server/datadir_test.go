@@ -20,42 +20,10 @@ import (
 // then has every job.
 func TestDataDirMovedAsideRejoins(t *testing.T) {
 	root := t.TempDir()
-	cfgs := make([]server.Config, 3)
-	servers := make([]*server.Server, 3)
-	for i := range cfgs {
-		cfgs[i] = server.Config{
-			Name:            []string{"s0", "s1", "s2"}[i],
-			DataDir:         filepath.Join(root, []string{"s0", "s1", "s2"}[i]),
-			HTTPAddr:        freeAddr(t),
-			RaftAddr:        freeAddr(t),
-			GossipAddr:      "127.0.0.1:0",
-			BootstrapExpect: 3,
-			Logger:          servertest.Logger(),
-			TuneRaft: func(c *raft.Config) {
-				servertest.FastRaft(c)
-				c.SnapshotThreshold = 3
-				c.TrailingLogs = 1
-			},
-		}
-		if i > 0 {
-			cfgs[i].Join = []string{servers[0].GossipAddr()}
-		}
-		s, err := server.New(cfgs[i])
-		if err != nil {
-			t.Fatalf("start %s: %v", cfgs[i].Name, err)
-		}
-		servers[i] = s
-		t.Cleanup(func() { _ = servers[i].Shutdown() })
-	}
-	leader := -1
-	servertest.WaitFor(t, 20*time.Second, "a leader", func() bool {
-		for i, s := range servers {
-			if s.IsLeader() {
-				leader = i
-				return true
-			}
-		}
-		return false
+	dirs := []string{filepath.Join(root, "s0"), filepath.Join(root, "s1"), filepath.Join(root, "s2")}
+	cfgs, servers, leader := startGroup(t, dirs, func(c *raft.Config) {
+		c.SnapshotThreshold = 3
+		c.TrailingLogs = 1
 	})
 	cl, err := client.New([]string{servers[leader].HTTPAddr()}, client.WithUser("tester"))
 	if err != nil {
@@ -91,6 +59,7 @@ func TestDataDirMovedAsideRejoins(t *testing.T) {
 		t.Fatalf("start %s on an empty data dir: %v", cfgs[moved].Name, err)
 	}
 	servers[moved] = s
+	t.Cleanup(func() { _ = s.Shutdown() })
 	servertest.WaitFor(t, 30*time.Second, "the emptied server to have every job", func() bool {
 		return len(staleJobs(t, s.HTTPAddr())) == 8
 	})

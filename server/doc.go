@@ -32,6 +32,10 @@
 //     (client) meet; database.go: the database language to the log's form,
 //     and --database FILE.
 //   - metrics.go: the Prometheus registry and its instruments.
+//   - storehealth.go: the Raft store with its failed writes recorded;
+//     lag.go: how far this server's log is behind the leader's commits.
+//     Both make the server unhealthy in netstatus -s and /metrics
+//     (self.go: health).
 //
 // The leader, whose duties leaderLoop in leader.go lists and calls, one
 // call each:

@@ -118,8 +118,15 @@ func newMetrics(s *Server) *metrics {
 			func() float64 { return float64(s.gossip.ml.GetHealthScore()) }),
 		gauge("gossip_members", "Live members of the gossip pool, servers and stubs, this node included.",
 			func() float64 { return float64(s.gossip.ml.NumMembers()) }),
+		gauge("raft_behind_entries", "Entries the leader had committed that this server's log lacked a second later (0 on the leader and on a follower keeping up).",
+			func() float64 { return float64(s.lag.behind.Load()) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Name: metricsPrefix + "raft_log_write_errors_total",
+			Help: "Writes to the Raft log and stable store (raft.db) that failed: disk full, I/O errors.",
+		}, func() float64 { return float64(s.storeHealth.failures.Load()) }),
 		&queueCollector{fsm: s.fsm},
 		&machineCollector{s: s},
+		&healthCollector{s: s},
 	)
 	return m
 }
@@ -262,5 +269,31 @@ func (c *machineCollector) Collect(ch chan<- prometheus.Metric) {
 	})
 	for _, st := range machineStates {
 		ch <- prometheus.MustNewConstMetric(machinesDesc, prometheus.GaugeValue, float64(counts[st]), st)
+	}
+}
+
+var (
+	healthyDesc = prometheus.NewDesc(metricsPrefix+"healthy",
+		"1 while this server is healthy as netstatus -s shows it: it sees a leader and hears from it, writes its log, and holds what the leader committed; else 0.", nil, nil)
+	problemDesc = prometheus.NewDesc(metricsPrefix+"health_problem",
+		"1 for the problem that makes this server unhealthy now (netstatus -s says more), 0 for the others.", []string{"problem"}, nil)
+)
+
+// healthCollector reports the server's health as self reports it, with
+// the kind of problem that makes it unhealthy.
+type healthCollector struct{ s *Server }
+
+// Describe sends the descriptors of the health metrics.
+func (c *healthCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- healthyDesc
+	ch <- problemDesc
+}
+
+// Collect works out the server's health now.
+func (c *healthCollector) Collect(ch chan<- prometheus.Metric) {
+	kind, _ := c.s.healthNow()
+	ch <- prometheus.MustNewConstMetric(healthyDesc, prometheus.GaugeValue, boolFloat(kind == ""))
+	for _, k := range problemKinds {
+		ch <- prometheus.MustNewConstMetric(problemDesc, prometheus.GaugeValue, boolFloat(k == kind), k)
 	}
 }

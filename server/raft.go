@@ -24,7 +24,9 @@ type raftNode struct {
 	notify    chan bool // leadership changes, from raft.Config.NotifyCh
 }
 
-func newRaft(cfg *Config, f *fsm.FSM) (*raftNode, error) {
+// newRaft starts Raft on the stores cfg names, recording the outcome of
+// every write to them in health.
+func newRaft(cfg *Config, f *fsm.FSM, health *storeHealth) (*raftNode, error) {
 	rc := raft.DefaultConfig()
 	rc.LocalID = raft.ServerID(cfg.Name)
 	// Half of hashicorp/raft's defaults: an election takes about 0.5-1.5 s,
@@ -47,7 +49,7 @@ func newRaft(cfg *Config, f *fsm.FSM) (*raftNode, error) {
 		snaps  raft.SnapshotStore
 	)
 	if cfg.InmemStore {
-		store := raft.NewInmemStore()
+		store := &watchedStore{raftStore: raft.NewInmemStore(), health: health}
 		logs, stable, snaps = store, store, raft.NewInmemSnapshotStore()
 	} else {
 		if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
@@ -65,12 +67,13 @@ func newRaft(cfg *Config, f *fsm.FSM) (*raftNode, error) {
 			return nil, err
 		}
 		n.closers = append(n.closers, store)
-		cache, err := raft.NewLogCache(512, store)
+		watched := &watchedStore{raftStore: store, health: health}
+		cache, err := raft.NewLogCache(512, watched)
 		if err != nil {
 			n.close()
 			return nil, fmt.Errorf("create log cache: %w", err)
 		}
-		logs, stable = cache, store
+		logs, stable = cache, watched
 		fss, err := raft.NewFileSnapshotStoreWithLogger(cfg.DataDir, 2, rc.Logger.Named("snapshot"))
 		if err != nil {
 			n.close()

@@ -29,7 +29,8 @@ func (s *Server) self() client.Server {
 	case raft.Shutdown:
 		role = "shutdown"
 	}
-	contact, healthy := lastContact(role, stats["last_contact"])
+	contact, heard := lastContact(role, stats["last_contact"])
+	_, problem := s.health(leader != "", heard, contact)
 	return client.Server{
 		Name:        s.cfg.Name,
 		Address:     string(s.node.transport.LocalAddr()),
@@ -37,10 +38,56 @@ func (s *Server) self() client.Server {
 		Role:        role,
 		Term:        term,
 		LastIndex:   s.raft.LastIndex(),
+		CommitIndex: s.raft.CommitIndex(),
 		Leader:      string(leader),
 		LastContact: contact,
-		Healthy:     healthy && leader != "",
+		Healthy:     problem == "",
+		Problem:     problem,
 	}
+}
+
+// healthNow is health as self reports it, for /metrics.
+func (s *Server) healthNow() (kind, text string) {
+	role := "follower"
+	if s.raft.State() == raft.Leader {
+		role = "leader"
+	}
+	_, leader := s.raft.LeaderWithID()
+	contact, heard := lastContact(role, s.raft.Stats()["last_contact"])
+	return s.health(leader != "", heard, contact)
+}
+
+// Kinds of problem that make a server unhealthy, as /metrics labels them,
+// besides the store's (storehealth.go).
+const (
+	problemNoLeader     = "no_leader"
+	problemLeaderSilent = "leader_silent"
+)
+
+// problemKinds lists every kind, for /metrics.
+var problemKinds = []string{problemNoLeader, problemLeaderSilent, problemLogWrites, problemCatchingUp, problemBehind}
+
+// health says what makes this server unhealthy, kind and text, or "" and
+// "" when nothing does: no known leader, no word from it for too long
+// (heard false; contact is how long), failing writes to its log or
+// catching up after them (storeHealth), or a log that lacks entries the
+// leader committed a while ago (lagWatch).
+func (s *Server) health(hasLeader, heard bool, contact string) (kind, text string) {
+	if kind, text := s.storeHealth.problem(time.Now()); kind != "" {
+		return kind, text
+	}
+	switch {
+	case !hasLeader:
+		return problemNoLeader, "no leader known"
+	case !heard && contact == "never":
+		return problemLeaderSilent, "never heard from the leader"
+	case !heard:
+		return problemLeaderSilent, "last heard from the leader " + contact + " ago"
+	}
+	if n := s.lag.behind.Load(); n > 0 {
+		return problemBehind, fmt.Sprintf("behind the leader by %d entries", n)
+	}
+	return "", ""
 }
 
 // healthyContact is how recently a follower must have heard from its

@@ -47,6 +47,11 @@ type Server struct {
 	// the leader last read it (refreshGroupLevel); 1.0's (oldestLevel)
 	// until it has.
 	groupLevel atomic.Uint32
+	// storeHealth records the Raft store's failed writes, and lag how far
+	// this server's log is behind the leader's commits (watchLag): both
+	// make the server unhealthy in netstatus -s and /metrics.
+	storeHealth storeHealth
+	lag         lagWatch
 
 	ctx    context.Context // cancelled by Shutdown
 	cancel context.CancelFunc
@@ -88,7 +93,7 @@ func New(cfg Config) (*Server, error) {
 	}
 	s.httpLn = ln
 
-	if s.node, err = newRaft(&s.cfg, s.fsm); err != nil {
+	if s.node, err = newRaft(&s.cfg, s.fsm, &s.storeHealth); err != nil {
 		ln.Close()
 		return nil, err
 	}
@@ -120,6 +125,7 @@ func New(cfg Config) (*Server, error) {
 		s.goFunc(s.bootstrapLoop)
 	}
 	s.goFunc(s.monitorLeadership)
+	s.goFunc(s.watchLag)
 	s.log.Info("server started", "http", s.HTTPAddr(), "raft", meta.Raft, "gossip", s.gossip.addr())
 	return s, nil
 }

@@ -302,10 +302,11 @@ func sortedServers(ss []client.Server) []client.Server {
 }
 
 // renderServers writes the netstatus -s table. A server that did not
-// answer shows its error in the LEADER column and is unreachable.
+// answer shows its error in the LEADER column and is unreachable. HEALTH
+// comes last: an unhealthy server's reason may be long.
 func renderServers(w io.Writer, ss []client.Server) error {
 	tw := newTable(w)
-	fmt.Fprintln(tw, "NAME\tADDRESS\tROLE\tTERM\tLAST INDEX\tLAST CONTACT\tHEALTH\tLEADER")
+	fmt.Fprintln(tw, "NAME\tADDRESS\tROLE\tTERM\tLAST INDEX\tLAST CONTACT\tLEADER\tHEALTH")
 	for _, s := range sortedServers(ss) {
 		role := s.Role
 		if role == "" {
@@ -316,19 +317,22 @@ func renderServers(w io.Writer, ss []client.Server) error {
 			leader = "error: " + s.Error
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%s\t%s\t%s\n", s.Name, orDash(s.Address), role, s.Term, s.LastIndex,
-			orDash(s.LastContact), serverHealth(s), leader)
+			orDash(s.LastContact), leader, serverHealth(s))
 	}
 	return tw.Flush()
 }
 
 // serverHealth is the HEALTH column: unreachable when the server did not
-// answer, else ok or unhealthy as it reports itself.
+// answer, else ok or unhealthy as it reports itself, with its reason
+// when it gives one: "unhealthy (behind the leader by 169 entries)".
 func serverHealth(s client.Server) string {
 	switch {
 	case s.Error != "":
 		return "unreachable"
 	case s.Healthy:
 		return "ok"
+	case s.Problem != "":
+		return "unhealthy (" + s.Problem + ")"
 	}
 	return "unhealthy"
 }
@@ -347,6 +351,8 @@ type serverRow struct {
 	// from the leader; empty when it did not answer.
 	LastContact string `json:"last_contact"`
 	Healthy     bool   `json:"healthy"`
+	// Problem is why the server is unhealthy, when it says.
+	Problem string `json:"problem,omitempty"`
 }
 
 // renderServersJSON writes netstatus -s --json.
@@ -354,7 +360,7 @@ func renderServersJSON(w io.Writer, ss []client.Server) error {
 	rows := []serverRow{}
 	for _, s := range sortedServers(ss) {
 		rows = append(rows, serverRow{Name: s.Name, Address: s.Address, HTTP: s.HTTP, Role: s.Role, Term: s.Term, LastIndex: s.LastIndex, Leader: s.Leader, Error: s.Error,
-			LastContact: s.LastContact, Healthy: s.Healthy && s.Error == ""})
+			LastContact: s.LastContact, Healthy: s.Healthy && s.Error == "", Problem: s.Problem})
 	}
 	return writeJSON(w, rows)
 }

@@ -148,6 +148,8 @@ func sampleServers() []client.Server {
 		{Name: "s1", Address: "10.0.0.1:4647", HTTP: "10.0.0.1:4646", Role: "leader", Term: 5, LastIndex: 1042, Leader: "s1", LastContact: "leader", Healthy: true},
 		{Name: "s4", Address: "10.0.0.4:4647", HTTP: "10.0.0.4:4646", Role: "follower", Term: 4, LastIndex: 990, Leader: "", LastContact: "3.5s"},
 		{Name: "s3", Address: "10.0.0.3:4647", Error: "connection refused"},
+		{Name: "s5", Address: "10.0.0.5:4647", HTTP: "10.0.0.5:4646", Role: "follower", Term: 5, LastIndex: 873, Leader: "s1", LastContact: "8ms",
+			Problem: "log writes failing for 12s: write /var/lib/netmgr/s5/raft.db: no space left on device"},
 	}
 }
 

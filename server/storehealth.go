@@ -1,0 +1,121 @@
+package server
+
+import (
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/hashicorp/raft"
+)
+
+// raftStore is what Raft needs of raft.db: its log and its stable state
+// (term and vote). raft-boltdb's BoltStore is both.
+type raftStore interface {
+	raft.LogStore
+	raft.StableStore
+}
+
+// watchedStore is the Raft store with each write's outcome recorded in
+// health: a server that cannot write its log (disk full, I/O errors) says
+// so in netstatus -s and /metrics instead of only logging each failed
+// append. Reads pass through. It is safe for concurrent use, as the store
+// it wraps is.
+type watchedStore struct {
+	raftStore
+	health *storeHealth
+}
+
+var _ raftStore = (*watchedStore)(nil)
+
+// StoreLog stores one entry and records the outcome.
+func (w *watchedStore) StoreLog(l *raft.Log) error {
+	return w.health.wrote(w.raftStore.StoreLog(l))
+}
+
+// StoreLogs stores entries and records the outcome.
+func (w *watchedStore) StoreLogs(ls []*raft.Log) error {
+	return w.health.wrote(w.raftStore.StoreLogs(ls))
+}
+
+// DeleteRange deletes entries and records the outcome.
+func (w *watchedStore) DeleteRange(lo, hi uint64) error {
+	return w.health.wrote(w.raftStore.DeleteRange(lo, hi))
+}
+
+// Set stores a stable value and records the outcome.
+func (w *watchedStore) Set(k, v []byte) error {
+	return w.health.wrote(w.raftStore.Set(k, v))
+}
+
+// SetUint64 stores a stable value and records the outcome.
+func (w *watchedStore) SetUint64(k []byte, v uint64) error {
+	return w.health.wrote(w.raftStore.SetUint64(k, v))
+}
+
+// storeHealth is the record of the Raft store's writes: whether the last
+// one failed, since when writes fail, and, once they succeed again,
+// whether the server has caught up with the leader since (lagWatch says
+// so). Safe for concurrent use.
+type storeHealth struct {
+	failures atomic.Uint64 // failed writes since the server started
+
+	mu        sync.Mutex // guards failing, since and recovered
+	failing   error      // the last write's error; nil when it succeeded
+	since     time.Time  // the first failure of the current run of them
+	recovered time.Time  // writes succeed again since; zero once caught up
+}
+
+// wrote records the outcome of a write and returns err.
+func (h *storeHealth) wrote(err error) error {
+	if err == nil {
+		h.mu.Lock()
+		if h.failing != nil {
+			h.failing, h.recovered = nil, time.Now()
+		}
+		h.mu.Unlock()
+		return nil
+	}
+	h.failures.Add(1)
+	h.mu.Lock()
+	if h.failing == nil {
+		h.since = time.Now()
+	}
+	h.failing = err
+	h.mu.Unlock()
+	return err
+}
+
+// caughtUp records that the server's log held everything the leader had
+// committed as of asOf: writes that succeed again since before then no
+// longer make it unhealthy.
+func (h *storeHealth) caughtUp(asOf time.Time) {
+	h.mu.Lock()
+	if !h.recovered.IsZero() && !asOf.Before(h.recovered) {
+		h.recovered = time.Time{}
+	}
+	h.mu.Unlock()
+}
+
+// Kinds of storage problem, as /metrics labels them.
+const (
+	problemLogWrites  = "log_write_failing"
+	problemCatchingUp = "catching_up"
+	problemBehind     = "behind_leader"
+)
+
+// problem says what is wrong with the store now, kind and text, or "" and
+// "" when nothing is.
+func (h *storeHealth) problem(now time.Time) (kind, text string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	switch {
+	case h.failing != nil && now.Sub(h.since) < time.Second:
+		return problemLogWrites, fmt.Sprintf("log write failed: %v", h.failing)
+	case h.failing != nil:
+		return problemLogWrites, fmt.Sprintf("log writes failing for %s: %v", now.Sub(h.since).Round(time.Second), h.failing)
+	case !h.recovered.IsZero():
+		return problemCatchingUp, "log writes work again; catching up with the leader"
+	}
+	return "", ""
+}
