@@ -281,6 +281,9 @@ type Machine struct {
 	// ReservedBy and ReservedUntil show a reservation in force now.
 	ReservedBy    string    `json:"reserved_by,omitempty"`
 	ReservedUntil time.Time `json:"reserved_until,omitzero"`
+	// Problem is why the machine's stub drains it ("exec dir full: 0 B
+	// free"); State is then draining. Empty when the stub reports none.
+	Problem string `json:"problem,omitempty"`
 }
 
 // DatabaseText is the body of POST /v1/admin/database and the answer of
@@ -466,6 +469,11 @@ type LeaseRequest struct {
 	// carried Token arrived: the leader adds it to Token.Issued for a
 	// later bound on when this request was sent.
 	TokenAgeMS int64 `json:"token_age_ms,omitempty"`
+	// Problem is why the stub drains its machine ("exec dir full: 0 B
+	// free", "health check: ..."); empty while the machine is healthy.
+	// The leader records a change (a MachineHealth command): the machine
+	// takes no new work while it has a problem.
+	Problem string `json:"problem,omitempty"`
 }
 
 // LeaseToken is the leader's receipt for a lease it granted, which the
@@ -595,6 +603,13 @@ type ChildEvent struct {
 	// process ended (daemonized children, a forgotten `&`); the supervisor
 	// killed them. Set on a CHILD_TERM only.
 	Leftovers []Leftover `json:"leftovers,omitempty"`
+	// MachineFault is set on a CHILD_TERM when the attempt ended because
+	// of its machine, not its job: the stub could not make the attempt's
+	// directory or output files, or its execution or data directory was
+	// full (Error or Reason says which). The servers queue the instance
+	// again without counting a restart, once every server knows the
+	// field.
+	MachineFault bool `json:"machine_fault,omitempty"`
 }
 
 // Leftover is a process that outlived its job's first process and was

@@ -104,6 +104,10 @@ func (d *db) applyChildTerm(index uint64, c *ChildTerm) *Result {
 	case j.KillRequested:
 	case in.RestartRequested, c.LeaseLost && j.Spec.Restartable():
 		d.newAttempt(j, in, c.At, 0, index)
+	case c.MachineFault:
+		// The machine's fault, not the job's: queued again at once, no
+		// restart counted, whatever the restart policy.
+		d.newAttempt(j, in, c.At, 0, index)
 	case restarts(&j.Spec, in):
 		in.Restarts++
 		d.newAttempt(j, in, c.At, restartBackoff(in.Restarts), index)

@@ -34,13 +34,14 @@ const (
 	ChildEventsType   MessageType = 19 // since command level 19; see ChildEvents
 	SubmitPlaceType   MessageType = 20 // since command level 20; see SubmitPlace
 	SubmitsType       MessageType = 21 // since command level 21; see Submits
+	MachineHealthType MessageType = 22 // since command level 22; see MachineHealth
 )
 
 // CommandLevel is the highest command type this build applies. Servers
 // gossip it, and the leader proposes a command newer than every voter's
 // level only when all of them have it: a replica that meets an unknown
 // type must stop.
-const CommandLevel = SubmitsType
+const CommandLevel = MachineHealthType
 
 // IgnoreUnknownFlag marks a command that a server which does not know its
 // type may skip instead of stopping. Commands whose loss would make replicas
@@ -92,6 +93,8 @@ func (t MessageType) String() string {
 		return "SubmitPlace"
 	case SubmitsType:
 		return "Submits"
+	case MachineHealthType:
+		return "MachineHealth"
 	}
 	return fmt.Sprintf("MessageType(%d)", uint8(t))
 }
@@ -257,6 +260,14 @@ type ChildTerm struct {
 	// and were killed. The field was added to ChildTerm without a new
 	// type: it is optional, and a replica that predates it ignores it.
 	Leftovers []Leftover `json:"leftovers,omitempty"`
+	// MachineFault is set when the attempt ended because of its machine,
+	// not its job: the stub could not make its directory or output files,
+	// or its execution or data directory was full. The instance goes back
+	// to the queue without counting a restart, whatever its restart
+	// policy. Since command level 22: a replica that predates it would
+	// record a failure, so the leader sets it only when every server
+	// applies MachineHealthType.
+	MachineFault bool `json:"machine_fault,omitempty"`
 }
 
 // Leftover is a process that outlived its job's first process and was
@@ -385,6 +396,18 @@ type ChildEvents struct {
 type ChildEvent struct {
 	Register *ChildRegister `json:"register,omitempty"`
 	Term     *ChildTerm     `json:"term,omitempty"`
+}
+
+// MachineHealth records the health a machine's stub reports of itself:
+// Problem says why the machine takes no new work ("exec dir full: 0 B
+// free", the first line of a site's health check), and is empty once it
+// is healthy again. It is apart from Draining, which the database
+// declares: neither clears the other. The leader proposes it when a lease
+// renewal reports a health other than the one recorded.
+type MachineHealth struct {
+	At      time.Time `json:"at"`
+	Machine string    `json:"machine"`
+	Problem string    `json:"problem,omitempty"`
 }
 
 // LeaderElected records that Name won the election of Term; applying it

@@ -16,6 +16,8 @@ const (
 	EventMachineLeft        = "machine-left"
 	EventMachineUnreachable = "machine-unreachable"
 	EventMachineBack        = "machine-back"
+	EventMachineUnhealthy   = "machine-unhealthy"
+	EventMachineHealthy     = "machine-healthy"
 	EventInstancePlaced     = "instance-placed"
 	EventInstanceStarted    = "instance-started"
 	EventInstanceEnded      = "instance-ended"

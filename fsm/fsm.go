@@ -205,6 +205,10 @@ func (f *FSM) apply(index uint64, data []byte) *Result {
 		var c Submits
 		decode(index, t, body, &c)
 		return d.applySubmits(index, &c)
+	case MachineHealthType:
+		var c MachineHealth
+		decode(index, t, body, &c)
+		return d.applyMachineHealth(index, &c)
 	}
 	if ignorable {
 		return &Result{Index: index}

@@ -26,6 +26,10 @@ func (d *db) applyStubJoin(index uint64, c *StubJoin) *Result {
 	m.eff = d.database.effective(&m.MachineFacts)
 	if m.State != MachineUp {
 		m.JoinedAt = c.At
+		// A new stub reports its own health with its first renewal; one
+		// that cannot (an older build) must not inherit a drain it
+		// would never clear.
+		m.Unhealthy = ""
 		d.event(index, c.At, EventMachineJoined, 0, -1, 0, f.Name, fmt.Sprintf("%s, %d cpus", f.Arch, f.CPUs))
 	}
 	m.State = MachineUp
@@ -102,4 +106,26 @@ func (d *db) applyLoadDatabase(index uint64, c *LoadDatabase) *Result {
 	}
 	d.event(index, c.At, EventDatabaseLoaded, 0, -1, 0, "", fmt.Sprintf("source=%q by=%q draining=%v", c.Source, c.By, res.Draining))
 	return res
+}
+
+// applyMachineHealth records the health a machine's stub reports: a
+// problem stops new work going there, an empty one lets it go again.
+// Running work is left alone either way. A report of the health already
+// recorded changes nothing.
+func (d *db) applyMachineHealth(index uint64, c *MachineHealth) *Result {
+	m, ok := d.machines[c.Machine]
+	if !ok {
+		return &Result{Index: index, Err: fmt.Errorf("machine health of %s: %w", c.Machine, ErrNoSuchMachine)}
+	}
+	if m.Unhealthy == c.Problem {
+		return &Result{Index: index}
+	}
+	m.Unhealthy = c.Problem
+	m.ModifyIndex = index
+	if c.Problem == "" {
+		d.event(index, c.At, EventMachineHealthy, 0, -1, 0, c.Machine, "takes new work again")
+	} else {
+		d.event(index, c.At, EventMachineUnhealthy, 0, -1, 0, c.Machine, c.Problem)
+	}
+	return &Result{Index: index}
 }

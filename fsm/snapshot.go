@@ -14,9 +14,14 @@ import (
 // SnapshotVersion is the snapshot format version: a JSON header line and
 // a JSON database line, then the machine, job and reservation records in
 // a binary form (snapshot_codec.go) with repeated strings stored once.
-// Restore refuses every version it does not read; 1.0 writes and reads 4.
-// A future version must keep a reader for 4.
-const SnapshotVersion = 4
+// Restore refuses every version it does not read. 1.0 writes and reads 4;
+// 5 adds the machine's Unhealthy to its record (MachineHealth). This
+// build writes 5 and reads 4 and 5; a future version must keep a reader
+// for both.
+const SnapshotVersion = 5
+
+// oldestSnapshotVersion is the oldest version Restore reads, 1.0's.
+const oldestSnapshotVersion = 4
 
 // snapshotHeader opens every snapshot, as one JSON line.
 type snapshotHeader struct {
@@ -150,7 +155,9 @@ func readSnapshot(r io.Reader) (*db, error) {
 	}
 	d.databaseIndex = h.DatabaseIndex
 	d.nextReservationID = max(h.NextReservationID, 1)
-	if err := readBinaryRecords(d, &h, newDecoder(br)); err != nil {
+	dec := newDecoder(br)
+	dec.version = h.Version
+	if err := readBinaryRecords(d, &h, dec); err != nil {
 		return nil, err
 	}
 	d.reindex()
@@ -163,14 +170,14 @@ func checkHeader(h *snapshotHeader) error {
 	switch {
 	case h.Format != snapshotFormat:
 		return fmt.Errorf("%w: format %q, want %q", ErrSnapshotFormat, h.Format, snapshotFormat)
-	case h.Version >= 1 && h.Version < SnapshotVersion:
-		return fmt.Errorf("%w: snapshot version %d was written by a pre-release build; this build reads version %d: move the data directory aside",
-			ErrSnapshotFormat, h.Version, SnapshotVersion)
+	case h.Version >= 1 && h.Version < oldestSnapshotVersion:
+		return fmt.Errorf("%w: snapshot version %d was written by a pre-release build; this build reads versions %d to %d: move the data directory aside",
+			ErrSnapshotFormat, h.Version, oldestSnapshotVersion, SnapshotVersion)
 	case h.Version > SnapshotVersion:
-		return fmt.Errorf("%w: snapshot version %d was written by a newer build; this build reads version %d: run a build that reads it",
-			ErrSnapshotFormat, h.Version, SnapshotVersion)
-	case h.Version != SnapshotVersion:
-		return fmt.Errorf("%w: snapshot version %d, this build reads version %d", ErrSnapshotFormat, h.Version, SnapshotVersion)
+		return fmt.Errorf("%w: snapshot version %d was written by a newer build; this build reads versions %d to %d: run a build that reads it",
+			ErrSnapshotFormat, h.Version, oldestSnapshotVersion, SnapshotVersion)
+	case h.Version < oldestSnapshotVersion:
+		return fmt.Errorf("%w: snapshot version %d, this build reads versions %d to %d", ErrSnapshotFormat, h.Version, oldestSnapshotVersion, SnapshotVersion)
 	}
 	return nil
 }
@@ -192,7 +199,8 @@ const maxPresized = 1 << 22
 const jobArena = 1024
 
 // readBinaryRecords reads the machine, job and reservation records of a
-// version 4 snapshot; the stream must end after them.
+// version 4 or 5 snapshot (dec.version says which); the stream must end
+// after them.
 func readBinaryRecords(d *db, h *snapshotHeader, dec *decoder) error {
 	if h.Machines < 0 || h.Jobs < 0 || h.Reservations < 0 {
 		return fmt.Errorf("read records: %w: negative counts in the header", errCorrupt)

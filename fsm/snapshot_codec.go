@@ -10,7 +10,7 @@ import (
 	"time"
 )
 
-// The binary records of a version 4 snapshot are a stream of fields with
+// The binary records of a version 4 or 5 snapshot are a stream of fields with
 // no names and no framing, in the order the record functions
 // (snapshot_records.go) write them:
 //
@@ -198,6 +198,9 @@ type decoder struct {
 	rawDst []rawRef
 	// instances is where short instance lists are cut from.
 	instances []Instance
+	// version is the snapshot version whose records it reads;
+	// SnapshotVersion unless set.
+	version int
 }
 
 // rawRef is a raw string waiting for flushRaw: its destination and length.
@@ -207,7 +210,7 @@ type rawRef struct {
 }
 
 func newDecoder(r io.Reader) *decoder {
-	return &decoder{r: r, buf: make([]byte, 1<<16)}
+	return &decoder{r: r, buf: make([]byte, 1<<16), version: SnapshotVersion}
 }
 
 // fill tries to make n bytes (at most len(d.buf)) available and reports

@@ -1,9 +1,10 @@
 package fsm
 
-// The version 4 record layouts: each write function and its read function
+// The version 5 record layouts: each write function and its read function
 // list the same fields in the same order. A field added to a record needs
-// a new snapshot version that writes it; TestRecordsRoundTrip fails until
-// it is written.
+// a new snapshot version that writes it, and the reader reads it only from
+// that version on; TestRecordsRoundTrip fails until it is written. Version
+// 4 lacks the machine's Unhealthy, the last field of its record.
 
 func (e *encoder) machine(m *Machine) {
 	f := &m.MachineFacts
@@ -23,6 +24,7 @@ func (e *encoder) machine(m *Machine) {
 	e.str(m.LeaveReason)
 	e.uint(m.CreateIndex)
 	e.uint(m.ModifyIndex)
+	e.str(m.Unhealthy) // since version 5
 	e.endRecord()
 }
 
@@ -44,6 +46,9 @@ func (d *decoder) machine(m *Machine) {
 	d.str(&m.LeaveReason)
 	m.CreateIndex = d.uint()
 	m.ModifyIndex = d.uint()
+	if d.version >= 5 {
+		d.str(&m.Unhealthy)
+	}
 	d.flushRaw()
 }
 

@@ -27,8 +27,9 @@ var update = flag.Bool("update", false, "rewrite testdata/snapshot.golden")
 // machine, a job with every spec option, and a restarted instance with its
 // history; a queue set at run time, a suspended instance, a
 // restart-requested one, a finished instance queued again by RestartJob,
-// an instance killed for a queue limit with its reason, and reservations
-// (bounded, open-ended, and one ended by Unreserve).
+// an instance killed for a queue limit with its reason, reservations
+// (bounded, open-ended, and one ended by Unreserve), and an unhealthy
+// machine with an instance queued again for its fault.
 func richCommands() []command {
 	x := func(job uint64, inst int, machine, key string) fsm.Assignment {
 		return fsm.Assignment{JobID: job, Instance: inst, Attempt: 1, Machine: machine, Key: key}
@@ -136,8 +137,21 @@ func richCommands() []command {
 		{fsm.ReserveType, fsm.Reserve{At: at(122), Owner: "bob", Machines: []string{"m5"}, From: at(300)}},
 		{fsm.ReserveType, fsm.Reserve{At: at(123), Owner: "carol", Machines: []string{"m2"}, From: at(100), Until: at(150)}},
 		{fsm.UnreserveType, fsm.Unreserve{At: at(124), By: "carol", IDs: []uint64{3}}},
+		// Since 1.0 (richSince1_0 counts them): a machine fault. An
+		// attempt on m6 fails to start for a full exec dir and is queued
+		// again uncounted; m6 reports itself unhealthy.
+		{fsm.StubJoinType, fsm.StubJoin{At: at(125), Machine: facts("m6", "x86_64", 1)}},
+		{fsm.SubmitType, fsm.Submit{At: at(126), Owner: "kim", Spec: spec("faulted", 1)}},
+		{fsm.PlaceType, fsm.Place{At: at(127), PlannedAtIndex: 54, Assignments: []fsm.Assignment{x(11, 0, "m6", "*")}}},
+		{fsm.ChildTermType, fsm.ChildTerm{At: at(128), JobID: 11, Instance: 0, Attempt: 1, Machine: "m6", ExitCode: 127,
+			Error: "not started: exec dir full: 0 B free", MachineFault: true}},
+		{fsm.MachineHealthType, fsm.MachineHealth{At: at(129), Machine: "m6", Problem: "exec dir full: 0 B free"}},
 	}
 }
+
+// richSince1_0 is how many of richCommands' last commands 1.0 did not
+// know: the rich state of testdata/snapshot_v4.golden lacks them.
+const richSince1_0 = 5
 
 // richDatabase is a database with two keys, an mtype with keys, attributes
 // and mounts, the named machines declared (m2 of that mtype, others with a
@@ -186,7 +200,7 @@ func richState(t *testing.T) *applier {
 func TestRichStateCoversEveryState(t *testing.T) {
 	a := richState(t)
 	seen := map[string]bool{}
-	var kill, stale, killedJob, draining, history, restartRequested, reason, requeued bool
+	var kill, stale, killedJob, draining, unhealthy, history, restartRequested, reason, requeued, faulted bool
 	var db *fsm.Database
 	var dbIndex uint64
 	a.f.Read(func(v fsm.View) {
@@ -194,6 +208,7 @@ func TestRichStateCoversEveryState(t *testing.T) {
 		for _, m := range v.Machines() {
 			seen["machine "+m.State] = true
 			draining = draining || m.Draining
+			unhealthy = unhealthy || m.Unhealthy != ""
 		}
 		for _, j := range v.Jobs() {
 			seen["job "+j.State()] = true
@@ -206,6 +221,7 @@ func TestRichStateCoversEveryState(t *testing.T) {
 				restartRequested = restartRequested || (in.RestartRequested && in.Active())
 				reason = reason || (in.Reason != "" && in.State == fsm.InstanceKilled)
 				requeued = requeued || (len(in.History) > 0 && in.Restarts == 0 && in.State == fsm.InstanceQueued)
+				faulted = faulted || (len(in.History) > 0 && in.History[0].ExitCode == 127 && in.Restarts == 0 && in.State == fsm.InstanceQueued)
 			}
 		}
 	})
@@ -222,8 +238,9 @@ func TestRichStateCoversEveryState(t *testing.T) {
 	if !kill || !stale || !killedJob {
 		t.Errorf("got kill-requested instance %v, stale events %v, killed job %v, want all true", kill, stale, killedJob)
 	}
-	if !draining || !history {
-		t.Errorf("got draining machine %v, restarted instance with history %v, want both true", draining, history)
+	if !draining || !history || !unhealthy || !faulted {
+		t.Errorf("got draining machine %v, restarted instance with history %v, unhealthy machine %v, instance queued again for a machine fault %v, want all true",
+			draining, history, unhealthy, faulted)
 	}
 	if dbIndex == 0 || len(db.Keys) == 0 || len(db.MTypes) == 0 || len(db.Machines) == 0 || len(db.Queues) == 0 || len(db.Admins) == 0 {
 		t.Errorf("got database %+v at index %d, want every kind of declaration loaded", db, dbIndex)
@@ -367,8 +384,8 @@ func TestSnapshotRoundTrip(t *testing.T) {
 			}},
 		{"next job id continues", command{fsm.SubmitType, fsm.Submit{At: at(104), Owner: "erin", Spec: spec("", 1)}},
 			func(t *testing.T, res *fsm.Result) {
-				if res.JobID != 11 || res.Existing {
-					t.Errorf("got JobID %d Existing %v, want 11 and false", res.JobID, res.Existing)
+				if res.JobID != 12 || res.Existing {
+					t.Errorf("got JobID %d Existing %v, want 12 and false", res.JobID, res.Existing)
 				}
 			}},
 		{"term of a lost instance", command{fsm.ChildTermType, fsm.ChildTerm{At: at(105), JobID: 4, Instance: 0, Attempt: 1, Machine: "m3"}},
@@ -383,7 +400,7 @@ func TestSnapshotRoundTrip(t *testing.T) {
 					t.Errorf("got Stale %v Err %v, want false and nil", res.Stale, res.Err)
 				}
 			}},
-		{"freed slot is usable", command{fsm.PlaceType, fsm.Place{At: at(107), Assignments: []fsm.Assignment{asg(6, 1, "m1"), asg(11, 0, "m1")}}},
+		{"freed slot is usable", command{fsm.PlaceType, fsm.Place{At: at(107), Assignments: []fsm.Assignment{asg(6, 1, "m1"), asg(12, 0, "m1")}}},
 			func(t *testing.T, res *fsm.Result) {
 				if want := []fsm.Assignment{asg(6, 1, "m1")}; !slices.Equal(res.Accepted, want) {
 					t.Errorf("got Accepted %v, want %v", res.Accepted, want)
@@ -407,9 +424,9 @@ func TestSnapshotRoundTrip(t *testing.T) {
 					t.Errorf("got Err %v Draining %v, want nil and none", res.Err, res.Draining)
 				}
 			}},
-		{"undrained machine takes work", command{fsm.PlaceType, fsm.Place{At: at(110), Assignments: []fsm.Assignment{asg(11, 0, "m4")}}},
+		{"undrained machine takes work", command{fsm.PlaceType, fsm.Place{At: at(110), Assignments: []fsm.Assignment{asg(12, 0, "m4")}}},
 			func(t *testing.T, res *fsm.Result) {
-				if want := []fsm.Assignment{asg(11, 0, "m4")}; !slices.Equal(res.Accepted, want) {
+				if want := []fsm.Assignment{asg(12, 0, "m4")}; !slices.Equal(res.Accepted, want) {
 					t.Errorf("got Accepted %v, want %v", res.Accepted, want)
 				}
 			}},
@@ -535,7 +552,7 @@ func TestRestoreRejects(t *testing.T) {
 		wantFormat bool // the error wraps ErrSnapshotFormat
 	}{
 		{"unknown format", `{"format":"other-db","version":1,"index":5,"next_job_id":1,"machines":0,"jobs":0}` + "\n", true},
-		{"newer version", `{"format":"netmgr-fsm","version":5,"index":5,"next_job_id":1,"machines":0,"jobs":0}` + "\n", true},
+		{"newer version", `{"format":"netmgr-fsm","version":6,"index":5,"next_job_id":1,"machines":0,"jobs":0}` + "\n", true},
 		{"version zero", `{"format":"netmgr-fsm","version":0,"index":5,"next_job_id":1,"machines":0,"jobs":0}` + "\n", true},
 		{"no format", `{"version":1,"index":5}` + "\n", true},
 		{"empty", "", false},
@@ -581,7 +598,7 @@ func TestRestoreOldVersionSaysWhatToDo(t *testing.T) {
 	if !errors.Is(err, fsm.ErrSnapshotFormat) {
 		t.Fatalf("got %v, want an error wrapping ErrSnapshotFormat", err)
 	}
-	for _, want := range []string{"snapshot version 3", "pre-release", "reads version 4", "move the data directory aside"} {
+	for _, want := range []string{"snapshot version 3", "pre-release", "reads versions 4 to 5", "move the data directory aside"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("got %q, want it to contain %q", err, want)
 		}
@@ -626,6 +643,36 @@ func TestSnapshotGolden(t *testing.T) {
 	// snapshotting again gives the same bytes.
 	if again := snapshotBytes(t, restored(t, want)); !bytes.Equal(again, want) {
 		t.Errorf("golden does not round-trip:\ngot:\n%s\nwant:\n%s", jsonSnapshot(t, restored(t, again)), jsonSnapshot(t, restored(t, want)))
+	}
+}
+
+// TestRestoreVersion4 restores the golden snapshot 1.0 wrote (version 4,
+// whose machine records lack Unhealthy): its state is the rich state
+// without the commands added since, and a snapshot of it now is version 5
+// and restores to the same state.
+func TestRestoreVersion4(t *testing.T) {
+	old, err := os.ReadFile(filepath.Join("testdata", "snapshot_v4.golden"))
+	if err != nil {
+		t.Fatalf("read golden: %v", err)
+	}
+	if !bytes.HasPrefix(old, []byte(`{"format":"netmgr-fsm","version":4,`)) {
+		t.Fatalf("testdata/snapshot_v4.golden is not a version 4 snapshot")
+	}
+	f := restored(t, old)
+	a := newApplier(t)
+	cmds := richCommands()
+	for _, c := range cmds[:len(cmds)-richSince1_0] { // the rich state as 1.0 had it
+		a.apply(c.typ, c.body)
+	}
+	if got, want := jsonSnapshot(t, f), jsonSnapshot(t, a.f); !bytes.Equal(got, want) {
+		t.Errorf("version 4 snapshot restored:\n%s\nwant:\n%s", got, want)
+	}
+	again := snapshotBytes(t, f)
+	if !bytes.HasPrefix(again, []byte(`{"format":"netmgr-fsm","version":5,`)) {
+		t.Errorf("a snapshot of a restored version 4 state is not version 5: %.60s", again)
+	}
+	if got, want := jsonSnapshot(t, restored(t, again)), jsonSnapshot(t, f); !bytes.Equal(got, want) {
+		t.Errorf("version 4 state written as version 5 and restored:\n%s\nwant:\n%s", got, want)
 	}
 }
 

@@ -40,7 +40,12 @@ type Machine struct {
 	State string `json:"state"`
 	// Draining is set when the machine's declaration left the database:
 	// it takes no new work and its running work is left alone.
-	Draining    bool      `json:"draining,omitempty"`
+	Draining bool `json:"draining,omitempty"`
+	// Unhealthy is the problem the machine's stub reports of itself
+	// (MachineHealth), "" when it reports none: while set, the machine
+	// takes no new work, as while Draining, and its running work is left
+	// alone. The two are kept apart so that neither clears the other.
+	Unhealthy   string    `json:"unhealthy,omitempty"`
 	JoinedAt    time.Time `json:"joined_at"`
 	LeftAt      time.Time `json:"left_at,omitzero"`
 	LeaveReason string    `json:"leave_reason,omitempty"`
@@ -58,8 +63,9 @@ func (m *Machine) Effective() *Effective { return &m.eff }
 // attribute, which defaults to its CPU count.
 func (m *Machine) Slots() int { return max(m.eff.Slots, 1) }
 
-// Accepts reports whether the machine takes new work.
-func (m *Machine) Accepts() bool { return m.State == MachineUp && !m.Draining }
+// Accepts reports whether the machine takes new work: it is up, not
+// drained by the database and not by its own stub.
+func (m *Machine) Accepts() bool { return m.State == MachineUp && !m.Draining && m.Unhealthy == "" }
 
 // HasKey reports whether a binary for key runs on the machine: key is the
 // wildcard "*" or one of its effective keys (which include its architecture).

@@ -26,8 +26,9 @@ func (s *Server) commitChildren(evs []client.ChildEvent) (results []*fsm.Result,
 		batch []fsm.ChildEvent
 		at    []int // the event each of batch is
 	)
+	faults := s.groupApplies(fsm.MachineHealthType)
 	for i, ev := range evs {
-		e, err := childEvent(ev)
+		e, err := childEvent(ev, faults)
 		if err != nil {
 			refused[i] = err
 			continue
@@ -47,8 +48,10 @@ func (s *Server) commitChildren(evs []client.ChildEvent) (results []*fsm.Result,
 }
 
 // childEvent is the log form of a CHILD event, one event of a
-// ChildEvents entry.
-func childEvent(ev client.ChildEvent) (fsm.ChildEvent, error) {
+// ChildEvents entry. A CHILD_TERM's MachineFault goes into the log only
+// when faults is set: every server applies it (command level 22); a
+// replica that predates it would record a failure instead.
+func childEvent(ev client.ChildEvent, faults bool) (fsm.ChildEvent, error) {
 	switch ev.Kind {
 	case client.ChildRegister:
 		return fsm.ChildEvent{Register: &fsm.ChildRegister{
@@ -61,7 +64,8 @@ func childEvent(ev client.ChildEvent) (fsm.ChildEvent, error) {
 			Machine: ev.Machine, ExitCode: ev.ExitCode, Signal: ev.Signal, Error: ev.Error, Reason: ev.Reason,
 			LeaseLost: ev.Reason == client.ReasonLeaseExpired,
 			UserMS:    ev.UserMS, SysMS: ev.SysMS, MaxRSSKB: ev.MaxRSSKB,
-			Leftovers: leftoversFromWire(ev.Leftovers),
+			Leftovers:    leftoversFromWire(ev.Leftovers),
+			MachineFault: ev.MachineFault && faults,
 		}}, nil
 	}
 	return fsm.ChildEvent{}, fmt.Errorf("child event kind %q: want %q or %q", ev.Kind, client.ChildRegister, client.ChildTerm)

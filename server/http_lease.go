@@ -30,15 +30,17 @@ func (s *Server) handleLease(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var (
-		unreachable  bool
-		machineIndex uint64
-		pool         *poolOrder
+		known, unreachable bool
+		machineIndex       uint64
+		recorded           string // the machine's health as the database has it
+		pool               *poolOrder
 	)
 	s.fsm.Read(func(v fsm.View) {
 		m, ok := v.Machine(req.Machine)
+		known = ok
 		unreachable = ok && m.State == fsm.MachineUnreachable
 		if ok {
-			machineIndex = m.ModifyIndex
+			machineIndex, recorded = m.ModifyIndex, m.Unhealthy
 		}
 		pool = st.leases.pool(v)
 	})
@@ -52,6 +54,9 @@ func (s *Server) handleLease(w http.ResponseWriter, r *http.Request) {
 		}
 		machineIndex = max(machineIndex, res.Index)
 		s.log.Info("machine reachable again", "machine", req.Machine)
+	}
+	if known && req.Problem != recorded {
+		s.recordHealth(req.Machine, req.Problem)
 	}
 	s.writeJSON(w, http.StatusOK, client.LeaseResponse{
 		LeaseMS: LeaseDuration.Milliseconds(), RenewMS: LeaseRenewInterval.Milliseconds(), TakesLoad: true,

@@ -140,15 +140,16 @@ func machineToWire(m *fsm.Machine, running int, load float64, suspect bool) clie
 		Mounts:   clone(e.Mounts),
 		Addr:     m.Addr,
 		Declared: e.Declared,
+		Problem:  m.Unhealthy,
 	}
 }
 
 // machineState is the state netstatus -m shows for a machine: the
-// database's, except that an up machine is draining once the database
-// says so, else suspect while the leader suspects it.
+// database's, except that an up machine is draining once the database or
+// its own stub says so, else suspect while the leader suspects it.
 func machineState(m *fsm.Machine, suspect bool) string {
 	switch {
-	case m.State == fsm.MachineUp && m.Draining:
+	case m.State == fsm.MachineUp && (m.Draining || m.Unhealthy != ""):
 		return client.MachineDraining
 	case m.State == fsm.MachineUp && suspect:
 		return client.MachineSuspect

@@ -26,7 +26,8 @@ func eventsCommand() *cli.Command {
 			"   2026-11-22T07:01:02.123Z  #812  machine-unreachable  machine=stub3  lease expired\n\n" +
 			"Times are the UTC times of the commands; #N is the Raft index. Kinds:\n" +
 			"leader-elected, machine-joined, machine-left, machine-unreachable,\n" +
-			"machine-back, instance-placed, instance-started, instance-ended,\n" +
+			"machine-back, machine-unhealthy (its stub drains it, with the reason),\n" +
+			"machine-healthy, instance-placed, instance-started, instance-ended,\n" +
 			"instance-failed, instance-killed, instance-lost, instance-unknown,\n" +
 			"instance-restarted, instance-fenced (a report from a superseded attempt,\n" +
 			"ignored), job-submitted, job-killed, database-loaded.\n\n" +

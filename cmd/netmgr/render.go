@@ -229,9 +229,19 @@ func renderMachines(w io.Writer, ms []client.Machine, now time.Time) error {
 	fmt.Fprintln(tw, "NAME\tARCH\tMTYPE\tCPUS\tMEMORY\tRATING\tLOAD\tRUNNING\tSTATE\tRESERVED")
 	for _, m := range sortedMachines(ms) {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\t%.2f\t%d\t%s\t%s\n", m.Name, orDash(m.Arch), orDash(m.MType), m.CPUs,
-			formatMemory(m.MemoryMB), formatRating(m.Rating), m.Load, m.Running, m.State, reservedColumn(m, now))
+			formatMemory(m.MemoryMB), formatRating(m.Rating), m.Load, m.Running, machineStateColumn(m), reservedColumn(m, now))
 	}
 	return tw.Flush()
+}
+
+// machineStateColumn is the STATE column of netstatus -m: the state, with
+// the problem for which the machine's stub drains it, as in
+// "draining (exec dir full: 0 B free)".
+func machineStateColumn(m client.Machine) string {
+	if m.Problem != "" {
+		return m.State + " (" + m.Problem + ")"
+	}
+	return m.State
 }
 
 // reservedColumn is the RESERVED column of netstatus -m.
@@ -275,6 +285,8 @@ type machineRow struct {
 	// or there is none.
 	ReservedBy    string     `json:"reserved_by"`
 	ReservedUntil *time.Time `json:"reserved_until"`
+	// Problem is why the machine's stub drains it, when it does.
+	Problem string `json:"problem,omitempty"`
 }
 
 // renderMachinesJSON writes netstatus -m --json.
@@ -286,6 +298,7 @@ func renderMachinesJSON(w io.Writer, ms []client.Machine) error {
 			Rating: m.Rating, Load: m.Load, Running: m.Running, State: m.State,
 			Keys: append([]string{}, m.Keys...), Attrs: map[string]float64{}, Mounts: append([]string{}, m.Mounts...),
 			Declared: m.Declared, ReservedBy: m.ReservedBy, ReservedUntil: optionalTime(m.ReservedUntil),
+			Problem: m.Problem,
 		}
 		for k, v := range m.Attrs {
 			row.Attrs[k] = v

@@ -115,6 +115,7 @@ func sampleMachines() []client.Machine {
 			State: client.MachineDraining, Keys: []string{"sparc"}, Attrs: map[string]float64{"mem": 32, "rating": 8},
 			Mounts: []string{"/usr/fsys/fs1"},
 		},
+		{Name: "cello", Arch: "x86_64", CPUs: 4, Slots: 4, MemoryMB: 4096, State: client.MachineDraining, Problem: "exec dir full: 0 B free"},
 	}
 }
 
