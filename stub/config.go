@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"time"
 )
 
 // DefaultExecDir is where attempt directories are made when Config.ExecDir
@@ -49,6 +50,22 @@ type Config struct {
 	// Simulate, when set, makes the stub simulate its jobs instead of
 	// forking them (see Simulation); CgroupParent is then NoCgroups.
 	Simulate *Simulation
+
+	// MinFreeDisk and MinFreeInodes are the least free space and inodes
+	// the file systems of ExecDir and DataDir must keep: below either,
+	// the stub drains its machine until they are back (health.go). The
+	// zero values are DefaultMinFreeDisk and DefaultMinFreeInodes.
+	MinFreeDisk   Threshold
+	MinFreeInodes Threshold
+	// HealthCheck, when set, is a program the stub runs every
+	// HealthCheckEvery (DefaultHealthCheckEvery when zero), as Slurm runs
+	// its HealthCheckProgram: one that exits non-zero or prints anything
+	// drains the machine, its first line the reason, until a run passes.
+	HealthCheck      string
+	HealthCheckEvery time.Duration
+	// DiskCheckEvery is how often the stub looks at its directories' free
+	// space and inodes; 5 s when zero.
+	DiskCheckEvery time.Duration
 }
 
 // withDefaults checks cfg and fills in the defaults.

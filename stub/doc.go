@@ -89,6 +89,20 @@
 // load moves by 0.05 or more (gossip.go, refreshLoad): a metadata change
 // is broadcast to the whole pool, a renewal goes to the leader alone.
 //
+// Health: the stub watches what it needs of its machine to run jobs
+// (health.go): free space and inodes in ExecDir and DataDir above
+// Config.MinFreeDisk and MinFreeInodes (a statfs each every few seconds),
+// an exec dir that takes new attempts' directories and files, and the
+// site's health-check program (Config.HealthCheck). While one fails it
+// drains the machine: every lease renewal carries the reason
+// (LeaseRequest.Problem), the leader records it and places nothing there,
+// and a Start that comes meanwhile is answered with a CHILD_TERM marked
+// MachineFault (not started, exit code 127). An attempt that fails while
+// a disk has a problem (its output could not be written), or that could
+// not get its files, is marked MachineFault too: the servers queue it
+// again without counting a restart. Running work is left alone, and the
+// machine takes work again once the fault clears.
+//
 // What the stub does not do yet: an owner policy (sleep on console
 // activity).
 //
@@ -122,6 +136,9 @@
 //	sender.go         delivery of the outbox's events to the servers
 //	servers.go        the servers the stub knows
 //	lease.go          leaseKeeper: the lease, renewed with the servers
+//	health.go         healthWatch: free space and inodes, attempt files; drains the machine
+//	healthcheck.go    the site's health-check program
+//	threshold.go      Threshold, --min-free-disk and --min-free-inodes
 //	gossip.go         memberlist: the stub's metadata, the servers it learns
 //	facts.go          the machine's facts, the init file
 //	metrics.go        the Prometheus metrics

@@ -46,6 +46,10 @@ type fakeServer struct {
 	received  []client.ChildEvent // every event, accepted or not
 	batches   []int               // the events of each POST /v1/children
 	refused   []int               // the events of each request refused as a whole
+	// grantLeases makes it answer POST /v1/lease as a leader does, and
+	// record each renewal in leases; otherwise that route is not found.
+	grantLeases bool
+	leases      []client.LeaseRequest
 }
 
 func newFakeServer(t testing.TB, status int) *fakeServer {
@@ -87,9 +91,34 @@ func newFakeServer(t testing.TB, status int) *fakeServer {
 		}
 		_ = json.NewEncoder(w).Encode(resp)
 	})
+	mux.HandleFunc("POST /v1/lease", func(w http.ResponseWriter, r *http.Request) {
+		var req client.LeaseRequest
+		if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		if !f.grantLeases {
+			http.NotFound(w, r)
+			return
+		}
+		f.leases = append(f.leases, req)
+		_ = json.NewEncoder(w).Encode(client.LeaseResponse{LeaseMS: 3000, RenewMS: 20, TakesLoad: true})
+	})
 	f.srv = httptest.NewServer(mux)
 	t.Cleanup(f.srv.Close)
 	return f
+}
+
+// lastLease returns the last lease renewal received, and whether any was.
+func (f *fakeServer) lastLease() (client.LeaseRequest, bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if len(f.leases) == 0 {
+		return client.LeaseRequest{}, false
+	}
+	return f.leases[len(f.leases)-1], true
 }
 
 // addr returns the server's host:port.

@@ -34,7 +34,10 @@ type leaseKeeper struct {
 	runner  *runner
 	servers *serverList
 	facts   *factSource
-	log     *slog.Logger
+	// health, when set, is the machine's health, reported with every
+	// renewal (LeaseRequest.Problem): the leader records a change.
+	health *healthWatch
+	log    *slog.Logger
 	// deadline is when the lease runs out, on the boot clock (ns).
 	deadline atomic.Int64
 	// loadByLease is set while the servers take the load with renewals
@@ -218,7 +221,7 @@ func (k *leaseKeeper) renew(ctx context.Context) (client.LeaseResponse, bool) {
 	}
 	rctx, cancel := context.WithTimeout(ctx, renewTimeout)
 	defer cancel()
-	req := client.LeaseRequest{Machine: k.machine, Running: k.runner.runningAttempts()}
+	req := client.LeaseRequest{Machine: k.machine, Running: k.runner.runningAttempts(), Problem: k.health.problem()}
 	k.mu.Lock()
 	if k.token != nil {
 		// Measured last, so that the request leaves after the age it claims.

@@ -33,7 +33,7 @@ type metrics struct {
 }
 
 // newMetrics registers s's metrics. The gauges read s.out, s.runner,
-// s.lease and s.gossip lazily, so they may be set after this call but
+// s.lease, s.health and s.gossip lazily, so they may be set after this call but
 // must be before the first scrape; the gossip gauges exist only when
 // gossip is configured.
 func newMetrics(s *Stub) *metrics {
@@ -75,6 +75,17 @@ func newMetrics(s *Stub) *metrics {
 			func() float64 { return float64(len(s.runner.runningAttempts())) }),
 		gauge("lease_remaining_seconds", "Time until the stub's lease runs out unless renewed; negative once it has.",
 			func() float64 { return (time.Duration(s.lease.deadline.Load()) - supervisor.BootNow()).Seconds() }),
+		gauge("healthy", "1 while the machine takes new work as far as its stub knows; 0 while the stub drains it (a full or failing exec or data dir, a failing health check).",
+			func() float64 {
+				if s.health.problem() == "" {
+					return 1
+				}
+				return 0
+			}),
+		gauge("exec_dir_free_bytes", "Bytes free to jobs in the exec dir's file system at the last look (every few seconds).",
+			func() float64 { execFree, _ := s.health.free(); return float64(execFree) }),
+		gauge("data_dir_free_bytes", "Bytes free in the data dir's file system at the last look (every few seconds).",
+			func() float64 { _, dataFree := s.health.free(); return float64(dataFree) }),
 	)
 	if s.cfg.GossipAddr != "" {
 		m.reg.MustRegister(

@@ -72,6 +72,9 @@ type runner struct {
 	// execKits and supKits are exec and supervisor directories made
 	// ahead of the Starts that rename them into place.
 	execKits, supKits *dirKits
+	// health says whether the machine takes new work, and what is wrong
+	// with it when an attempt fails for its sake; nil in some tests.
+	health *healthWatch
 
 	ctx      context.Context // canceled by close
 	cancel   context.CancelFunc
@@ -85,7 +88,9 @@ type runner struct {
 // newRunner returns a runner with no attempts; recover adds those of an
 // earlier stub on the same DataDir. Its attempts run under the stub's
 // supervisor host, or under simulated supervisors when sim is not nil.
-func newRunner(machine, execDir, dataDir, cgroups string, sim *Simulation, out *outbox, log *slog.Logger) *runner {
+// health (nil for none) tells it when the machine takes no new work and
+// why an attempt failed for the machine's sake.
+func newRunner(machine, execDir, dataDir, cgroups string, sim *Simulation, out *outbox, health *healthWatch, log *slog.Logger) *runner {
 	ctx, cancel := context.WithCancel(context.Background())
 	r := &runner{
 		machine:  machine,
@@ -93,6 +98,7 @@ func newRunner(machine, execDir, dataDir, cgroups string, sim *Simulation, out *
 		dataDir:  dataDir,
 		cgroups:  cgroups,
 		out:      out,
+		health:   health,
 		log:      log,
 		execKits: &dirKits{root: execDir, files: []string{"stdout", "stderr"}},
 		supKits:  &dirKits{root: filepath.Join(dataDir, attemptsDir)},
@@ -275,7 +281,9 @@ func (r *runner) settle(k client.AttemptRef, a *attempt) bool {
 }
 
 // finish records the CHILD_TERM of an attempt whose supervisor reported
-// res.
+// res. An attempt that failed while the machine has a disk problem (its
+// exec or data dir full: a job whose output cannot be written exits 1)
+// failed for the machine's sake: its CHILD_TERM says so (machineFault).
 func (r *runner) finish(k client.AttemptRef, a *attempt, res supervisor.Result) {
 	ev := r.event(k, client.ChildTerm, res.EndedAt)
 	ev.ExitCode, ev.Signal, ev.Error, ev.Reason = res.ExitCode, res.Signal, res.Error, res.Reason
@@ -284,19 +292,43 @@ func (r *runner) finish(k client.AttemptRef, a *attempt, res supervisor.Result) 
 		r.log.Info("the attempt's leftover processes were killed", "attempt", k, "processes", res.Leftovers)
 		ev.Leftovers = wireLeftovers(res.Leftovers)
 	}
-	r.log.Info("attempt ended", "attempt", k, "exit_code", ev.ExitCode, "signal", ev.Signal, "reason", ev.Reason)
+	if failed := res.ExitCode != 0 || res.Signal != ""; failed && res.Reason == "" {
+		r.machineFault(&ev)
+	}
+	r.log.Info("attempt ended", "attempt", k, "exit_code", ev.ExitCode, "signal", ev.Signal, "reason", ev.Reason,
+		"machine_fault", ev.MachineFault)
 	r.recordEnd(k, a, ev)
 }
 
 // lost records the CHILD_TERM of an attempt whose supervisor is gone
-// without a result, after killing what may be left of its job.
+// without a result, after killing what may be left of its job. A
+// supervisor that could not write its result for a full data dir makes
+// the loss the machine's fault.
 func (r *runner) lost(k client.AttemptRef, a *attempt, why error) {
 	r.log.Warn("attempt lost: its supervisor is gone without a result", "attempt", k, "why", why)
 	left := r.sup.KillLeftovers(a.dir)
 	ev := r.event(k, client.ChildTerm, time.Now().UTC())
 	ev.ExitCode, ev.Error = lostExitCode, lostError
 	ev.Leftovers = wireLeftovers(left)
+	r.machineFault(&ev)
 	r.recordEnd(k, a, ev)
+}
+
+// machineFault marks ev, the CHILD_TERM of a failed attempt, as the
+// machine's fault when the machine's disks have a problem now (a fresh
+// look): the servers queue the instance again without counting a
+// restart. The problem goes in its Error.
+func (r *runner) machineFault(ev *client.ChildEvent) {
+	p := r.health.recheck()
+	if p == "" {
+		return
+	}
+	ev.MachineFault = true
+	if ev.Error == "" {
+		ev.Error = p
+	} else {
+		ev.Error += "; " + p
+	}
 }
 
 // recordEnd records ev, the attempt's CHILD_TERM, with the attempt marked

@@ -58,12 +58,28 @@ func (r *runner) start(req client.StartRequest) (bool, *client.ChildEvent, error
 	defer close(a.ready)
 
 	at := time.Now().UTC()
+	if p := r.health.problem(); p != "" {
+		// The leader has not heard yet that the machine drains itself.
+		started, err := r.recordExecFailure(k, a, at, errors.New("not started: "+p), true)
+		return started, nil, err
+	}
 	spec, err := r.spec(k, req)
 	if err != nil {
-		started, err := r.recordExecFailure(k, a, at, err)
+		fault := errors.Is(err, errMachineFault)
+		if fault {
+			r.health.createFailed(err)
+		}
+		started, err := r.recordExecFailure(k, a, at, err, fault)
 		return started, nil, err
 	}
 	st, err := r.sup.Start(a.dir, spec)
+	if errors.Is(err, supervisor.ErrFiles) {
+		// Its supervisor directory could not be made: nothing runs.
+		_ = os.RemoveAll(a.dir)
+		r.health.createFailed(err)
+		started, err := r.recordExecFailure(k, a, at, err, true)
+		return started, nil, err
+	}
 	if err != nil {
 		if errors.Is(err, supervisor.ErrClosed) {
 			err = ErrShuttingDown
@@ -73,7 +89,10 @@ func (r *runner) start(req client.StartRequest) (bool, *client.ChildEvent, error
 		return false, nil, err
 	}
 	if st.Error != "" {
-		started, err := r.recordExecFailure(k, a, at, errors.New(st.Error))
+		if st.Fault {
+			r.health.createFailed(errors.New(st.Error))
+		}
+		started, err := r.recordExecFailure(k, a, at, errors.New(st.Error), st.Fault)
 		return started, nil, err
 	}
 	rec := attemptRecord{PID: st.PID, At: at, Restartable: req.Restartable, RegisterAnswered: true}
@@ -120,12 +139,20 @@ func (r *runner) registerOf(k client.AttemptRef, a *attempt) (*client.ChildEvent
 	return &reg, nil
 }
 
-// recordExecFailure records that attempt k could not be started.
-func (r *runner) recordExecFailure(k client.AttemptRef, a *attempt, at time.Time, cause error) (bool, error) {
-	r.log.Warn("attempt failed to start", "attempt", k, "err", cause)
+// errMachineFault marks a failure to start an attempt that is the
+// machine's, not the job's: its directory or output files could not be
+// made.
+var errMachineFault = errors.New("machine fault")
+
+// recordExecFailure records that attempt k could not be started; fault
+// says it is the machine's fault, not the job's, so that the servers
+// queue the instance again without counting it.
+func (r *runner) recordExecFailure(k client.AttemptRef, a *attempt, at time.Time, cause error, fault bool) (bool, error) {
+	r.log.Warn("attempt failed to start", "attempt", k, "err", cause, "machine_fault", fault)
 	ev := r.event(k, client.ChildTerm, at)
 	ev.ExitCode = supervisor.ExecFailedCode
 	ev.Error = cause.Error()
+	ev.MachineFault = fault
 	rec := attemptRecord{At: at, Ended: true}
 	if err := r.out.record(k, &rec, ev); err != nil {
 		r.forget(k)
@@ -150,7 +177,7 @@ func (r *runner) spec(k client.AttemptRef, req client.StartRequest) (supervisor.
 	// gets them now.
 	if !r.execKits.take(dir) {
 		if err := makeExecDir(dir); err != nil {
-			return supervisor.Spec{}, err
+			return supervisor.Spec{}, fmt.Errorf("%w: %w", errMachineFault, err)
 		}
 	}
 	env := r.environ(k, req)
@@ -178,7 +205,7 @@ func (r *runner) spec(k client.AttemptRef, req client.StartRequest) (supervisor.
 	}
 	if cred != nil {
 		if err := chownAll(dir, int(cred.Uid), int(cred.Gid)); err != nil {
-			return supervisor.Spec{}, err
+			return supervisor.Spec{}, fmt.Errorf("%w: %w", errMachineFault, err)
 		}
 		spec.Cred = &supervisor.Cred{UID: cred.Uid, GID: cred.Gid, Groups: cred.Groups}
 	}

@@ -50,6 +50,7 @@ type Stub struct {
 	lease   *leaseKeeper
 	peers   *peerList
 	outage  *outage
+	health  *healthWatch
 	gossip  *gossip // nil when gossip is disabled
 	facts   *factSource
 	metrics *metrics
@@ -107,7 +108,9 @@ func New(cfg Config) (*Stub, error) {
 	} else {
 		s.log.Info("jobs run in process groups, not cgroups", "why", why)
 	}
-	s.runner = newRunner(cfg.Name, cfg.ExecDir, cfg.DataDir, cgroups, cfg.Simulate, s.out, s.log)
+	s.health = newHealthWatch(cfg, s.log)
+	s.log.Info("watching the machine's health", s.health.describe()...)
+	s.runner = newRunner(cfg.Name, cfg.ExecDir, cfg.DataDir, cgroups, cfg.Simulate, s.out, s.health, s.log)
 	s.simulate(cfg.Simulate)
 	if err := s.runner.recover(known); err != nil {
 		return nil, err
@@ -117,6 +120,7 @@ func New(cfg Config) (*Stub, error) {
 	s.peers = newPeerList()
 	s.outage = newOutage(cfg.Name, s.lease, s.peers, s.log)
 	s.lease.outage = s.outage
+	s.lease.health = s.health
 
 	if s.ln, err = net.Listen("tcp", cfg.HTTPAddr); err != nil {
 		return nil, fmt.Errorf("listen on %s: %w", cfg.HTTPAddr, err)
@@ -142,6 +146,8 @@ func New(cfg Config) (*Stub, error) {
 	s.wg.Go(func() { s.lease.run(ctx) })
 	s.wg.Go(func() { s.outage.run(ctx) })
 	s.wg.Go(func() { s.outage.witness.run(ctx) })
+	s.wg.Go(func() { s.health.run(ctx) })
+	s.wg.Go(func() { s.health.runChecks(ctx) })
 	if s.gossip != nil {
 		s.wg.Go(func() { s.gossip.run(ctx, cfg.Join) })
 	}

@@ -14,7 +14,9 @@ func stubCommand() *cli.Command {
 		Name:  "stub",
 		Usage: "run the stub of this machine: it starts and watches the jobs placed here",
 		UsageText: "netmgr stub --data-dir DIR --join GOSSIP_ADDR,... [--name NAME] [--http ADDR]\n" +
-			"    [--gossip ADDR] [--exec-dir DIR] [--init FILE] [--log-level LEVEL]",
+			"    [--gossip ADDR] [--exec-dir DIR] [--init FILE] [--min-free-disk SIZE|PCT]\n" +
+			"    [--min-free-inodes N|PCT] [--health-check PROGRAM [--health-check-interval D]]\n" +
+			"    [--log-level LEVEL]",
 		Description: "Runs this machine's stub until SIGINT or SIGTERM. It joins the gossip pool of\n" +
 			"the servers, reports the machine's facts and load, runs the jobs the servers\n" +
 			"place here in --exec-dir and reports when they start and end. For example:\n\n" +
@@ -29,6 +31,18 @@ func stubCommand() *cli.Command {
 			"   mounts={/usr/u/fred/data}\n\n" +
 			"A machine declared in the servers' database takes its type and attributes from\n" +
 			"there; the init file and the detected facts fill in the rest.\n\n" +
+			"The stub drains its machine by itself, with the reason, while it cannot run jobs\n" +
+			"well: the file system of --exec-dir or --data-dir has less free space than\n" +
+			"--min-free-disk or fewer free inodes than --min-free-inodes (looked at every 5 s),\n" +
+			"an attempt's directory or output files cannot be made, or the site's\n" +
+			"--health-check program fails. netstatus -m then shows, for example,\n\n" +
+			"   draining (exec dir full: 0 B free)\n\n" +
+			"The servers place nothing there meanwhile; running jobs are left alone. A job\n" +
+			"that fails because of it (its output could not be written) goes back to the\n" +
+			"queue without counting an attempt. The machine takes work again by itself once\n" +
+			"the fault clears. --health-check PROGRAM runs every --health-check-interval, as\n" +
+			"Slurm's HealthCheckProgram does: a non-zero exit or any output drains the\n" +
+			"machine, with the first line printed as the reason, until a run passes.\n\n" +
 			"A damaged outbox (DIR/outbox.db, corrupt or truncated) stops the stub at start\n" +
 			"with one line naming it. Move it aside and start the stub again: it finds the\n" +
 			"running jobs and the recorded ends of the others in DIR/attempts.\n\n" +
@@ -41,6 +55,13 @@ func stubCommand() *cli.Command {
 			&cli.StringSliceFlag{Name: "join", Usage: "gossip addresses (`HOST:PORT`) of servers or other stubs, comma-separated or repeated (required)"},
 			&cli.StringFlag{Name: "exec-dir", Usage: "`DIR` jobs run in (default " + stub.DefaultExecDir + ")"},
 			&cli.StringFlag{Name: "init", Usage: "machine init `FILE`: its mtype, mem, rating, nprocs, keys and mounts"},
+			&cli.StringFlag{Name: "min-free-disk", Value: "256MiB,1%",
+				Usage: "drain the machine while the exec or data dir has less free space than `SIZE` (256MiB, 2G), a percentage of its file system (1%), or the smaller of both (256MiB,1%); 0 turns it off"},
+			&cli.StringFlag{Name: "min-free-inodes", Value: "1000,1%",
+				Usage: "drain the machine while the exec or data dir has fewer free inodes than `N`, a percentage, or the smaller of both; 0 turns it off"},
+			&cli.StringFlag{Name: "health-check", Usage: "site health-check `PROGRAM`: a non-zero exit or any output drains the machine, its first line the reason"},
+			&cli.DurationFlag{Name: "health-check-interval", Value: stub.DefaultHealthCheckEvery,
+				Usage: "run --health-check every `DURATION` (it is killed if it takes longer)"},
 			logLevelFlag(),
 		},
 		Action: runStub,
@@ -57,6 +78,17 @@ func runStub(cCtx *cli.Context) error {
 	join := splitList(cCtx.StringSlice("join"))
 	if len(join) == 0 {
 		return usagef("--join is required: the gossip address of at least one server")
+	}
+	minDisk, err := stub.ParseThreshold(cCtx.String("min-free-disk"), true)
+	if err != nil {
+		return usagef("--min-free-disk: %v", err)
+	}
+	minInodes, err := stub.ParseThreshold(cCtx.String("min-free-inodes"), false)
+	if err != nil {
+		return usagef("--min-free-inodes: %v", err)
+	}
+	if d := cCtx.Duration("health-check-interval"); d <= 0 {
+		return usagef("--health-check-interval must be positive, got %v", d)
 	}
 	logger, err := newLogger(cCtx, cCtx.App.ErrWriter)
 	if err != nil {
@@ -77,6 +109,11 @@ func runStub(cCtx *cli.Context) error {
 		ExecDir:    cCtx.String("exec-dir"),
 		InitFile:   cCtx.String("init"),
 		Logger:     logger,
+
+		MinFreeDisk:      minDisk,
+		MinFreeInodes:    minInodes,
+		HealthCheck:      cCtx.String("health-check"),
+		HealthCheckEvery: cCtx.Duration("health-check-interval"),
 	})
 	if err != nil {
 		return fmt.Errorf("start stub: %w", err)

@@ -149,7 +149,7 @@ func (s *attempt) startJob() error {
 	for _, name := range []string{"stdout", "stderr"} {
 		f, err := os.OpenFile(filepath.Join(s.spec.Dir, name), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
 		if err != nil {
-			return fmt.Errorf("open %s: %w", name, err)
+			return fmt.Errorf("%w: open %s: %w", ErrFiles, name, err)
 		}
 		defer f.Close()
 		if name == "stdout" {
@@ -184,6 +184,9 @@ func (s *attempt) startJob() error {
 				Supervisor: self, Job: job, Cgroup: s.spec.Cgroup, StartedAt: s.started.UTC(),
 				Restartable: s.spec.Restartable, Sock: s.host.sock,
 			})
+			if err != nil {
+				err = fmt.Errorf("%w: %w", ErrFiles, err)
+			}
 		}
 	}
 	if err != nil {

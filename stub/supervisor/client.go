@@ -58,13 +58,13 @@ func NewClient(root string, makeDir func(dir string) bool, log *slog.Logger) *Cl
 func (c *Client) Start(dir string, spec Spec) (Started, error) {
 	if c.makeDir == nil || !c.makeDir(dir) {
 		if err := os.MkdirAll(dir, 0o700); err != nil {
-			return Started{}, fmt.Errorf("make supervisor dir: %w", err)
+			return Started{}, fmt.Errorf("%w: make supervisor dir: %w", ErrFiles, err)
 		}
 	}
 	st, ended, err := c.startInHost(dir, spec)
 	switch {
 	case err == nil:
-		return Started{PID: st.PID, Error: st.Error, Ended: ended, Settle: func() { c.awaitEnd(dir) }}, nil
+		return Started{PID: st.PID, Error: st.Error, Fault: st.Fault, Ended: ended, Settle: func() { c.awaitEnd(dir) }}, nil
 	case errors.Is(err, ErrClosed):
 		return Started{}, err
 	case !errors.Is(err, errHostGone):
@@ -74,14 +74,14 @@ func (c *Client) Start(dir string, spec Spec) (Started, error) {
 	}
 	c.log.Warn("no supervisor host; the attempt gets a supervisor of its own", "attempt", filepath.Base(dir), "err", err)
 	if err := replaceJSONFile(filepath.Join(dir, specFile), spec); err != nil {
-		return Started{}, err
+		return Started{}, fmt.Errorf("%w: %w", ErrFiles, err)
 	}
 	proc, pr, reaped, err := reexec(filepath.Join(dir, logFile), dir, supervisorEnv+"="+dir, "--dir", dir)
 	if err != nil {
 		return Started{}, fmt.Errorf("launch supervisor: %w", err)
 	}
 	st, err = c.awaitStart(dir, pr, proc, reaped)
-	return Started{PID: st.PID, Error: st.Error, Settle: func() { <-reaped }}, err
+	return Started{PID: st.PID, Error: st.Error, Fault: st.Fault, Settle: func() { <-reaped }}, err
 }
 
 // awaitEnd waits, for at most launchTimeout, until the attempt of dir has

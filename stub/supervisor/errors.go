@@ -9,6 +9,10 @@ var (
 	ErrRunning = errors.New("supervisor runs: no result yet")
 	// ErrClosed means the Client was closed and starts nothing.
 	ErrClosed = errors.New("supervisor client is closed")
+	// ErrFiles means an attempt could not start because its files could
+	// not be made (the supervisor directory, the job's output files, the
+	// state file): the machine's fault, not the job's (Started.Fault).
+	ErrFiles = errors.New("cannot make the attempt's files")
 
 	// errProcessGone means a process is no longer the one recorded: it
 	// ended, or its pid now names another process, or the machine booted.

@@ -113,6 +113,10 @@ type Started struct {
 	// Error is why the job could not be started (the exec error); "" when
 	// it runs.
 	Error string
+	// Fault is set with Error when the job could not start because its
+	// files could not be made (ErrFiles): the machine's fault, not the
+	// job's.
+	Fault bool
 	// Ended brings the job's result when the supervisor pushes it; it is
 	// closed without one when the push cannot come any more, and nil when
 	// no push comes (ask with Wait).
@@ -127,6 +131,8 @@ type Started struct {
 type startStatus struct {
 	PID   int    `json:"pid,omitempty"`
 	Error string `json:"error,omitempty"`
+	// Fault is Started.Fault; a host of an older build never sets it.
+	Fault bool `json:"fault,omitempty"`
 }
 
 // writeJSONFile writes v to path atomically and durably: a temporary file

@@ -96,7 +96,7 @@ func (h *host) begin(dir, sock string, spec *Spec, log *slog.Logger) (*attempt, 
 		if werr := writeJSONFile(filepath.Join(dir, resultFile), s.result); werr != nil {
 			err = errors.Join(err, werr)
 		}
-		return nil, startStatus{Error: err.Error()}, err
+		return nil, startStatus{Error: err.Error(), Fault: errors.Is(err, ErrFiles)}, err
 	}
 	// The socket listens before the stub hears of the job, which it may
 	// signal at once. A host's attempts are reached through its own.
