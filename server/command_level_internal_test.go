@@ -61,3 +61,31 @@ func TestGroupApplies(t *testing.T) {
 		})
 	}
 }
+
+// A CHILD_TERM's MachineFault goes into the log only once every server
+// applies MachineHealth's level: a replica that predates the field would
+// record a failure where the others queue the instance again.
+func TestMachineFaultWaitsForTheGroup(t *testing.T) {
+	ev := client.ChildEvent{Kind: client.ChildTerm, JobID: 1, Attempt: 1, Machine: "m1", ExitCode: 1,
+		Error: "exec dir full: 0 B free", MachineFault: true}
+	for _, tc := range []struct {
+		name  string
+		level fsm.MessageType
+		want  bool
+	}{
+		{"a 1.0 server in the group", oldestLevel, false},
+		{"every server at level 22", fsm.MachineHealthType, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var s Server
+			s.groupLevel.Store(uint32(tc.level))
+			e, err := childEvent(ev, s.groupApplies(fsm.MachineHealthType))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if e.Term.MachineFault != tc.want {
+				t.Errorf("got MachineFault %v, want %v", e.Term.MachineFault, tc.want)
+			}
+		})
+	}
+}

@@ -19,11 +19,19 @@ import (
 // mount (it is not root, or lacks CAP_SYS_ADMIN in a container).
 func MountTmpfs(t testing.TB, size int64, inodes int) string {
 	t.Helper()
+	dir := filepath.Join(t.TempDir(), "tmpfs")
+	MountTmpfsAt(t, dir, size, inodes)
+	return dir
+}
+
+// MountTmpfsAt is MountTmpfs on dir, which it makes if need be; what dir
+// holds is hidden until the tmpfs is unmounted.
+func MountTmpfsAt(t testing.TB, dir string, size int64, inodes int) {
+	t.Helper()
 	if os.Geteuid() != 0 {
 		t.Skip("skipping: mounting a small tmpfs as a full disk needs root")
 	}
-	dir := filepath.Join(t.TempDir(), "tmpfs")
-	if err := os.Mkdir(dir, 0o755); err != nil {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
 	opts := "size=" + strconv.FormatInt(size, 10) + ",mode=0755"
@@ -38,7 +46,6 @@ func MountTmpfs(t testing.TB, size int64, inodes int) string {
 			t.Errorf("unmount %s: %v", dir, err)
 		}
 	})
-	return dir
 }
 
 // Fill writes zeros to the file path until its file system has no space
