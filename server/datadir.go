@@ -13,10 +13,12 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/raft"
 	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
 	"go.etcd.io/bbolt"
 
+	"github.com/netmgr/netmgr/fsm"
 	"github.com/netmgr/netmgr/internal/boltcheck"
 )
 
@@ -49,10 +51,12 @@ func (e *damagedError) Unwrap() error        { return e.err }
 func (e *damagedError) Is(target error) bool { return target == ErrDamagedDataDir }
 
 // checkDataDir checks, before Raft reads them, that the Raft files in dir
-// are whole: every page of raft.db (boltcheck.Check) and every snapshot's
-// meta.json, size and checksum. A damaged file is an error naming it that
-// Is ErrDamagedDataDir; nil when everything is whole or there is nothing
-// yet. It reads raft.db's live pages and every snapshot once.
+// are whole: every page of raft.db (boltcheck.Check), and of every
+// snapshot that its meta.json decodes and its state.bin has the size
+// meta.json records. A damaged file is an error naming it that Is
+// ErrDamagedDataDir; nil when everything is whole or there is nothing
+// yet. It reads raft.db's live pages; the snapshots' contents are checked
+// as the newest is restored (restoreNewest).
 func checkDataDir(dir string) error {
 	db := filepath.Join(dir, raftDBFile)
 	err := boltcheck.Check(db)
@@ -68,12 +72,11 @@ func checkDataDir(dir string) error {
 	return nil
 }
 
-// checkSnapshots checks each snapshot Raft would restore from under dir:
-// its meta.json decodes, and its state.bin has the size and CRC-64 that
-// meta.json records, as raft.FileSnapshotStore computes them. Raft itself
-// skips a snapshot whose meta.json it cannot read, and restores an older
-// one when the newest fails its checksum: either would leave the server
-// with a log that no longer starts where its state does.
+// checkSnapshots checks each snapshot under dir: its meta.json decodes,
+// and its state.bin has the size meta.json records. Raft itself skips a
+// snapshot whose meta.json it cannot read: it would restore an older one,
+// or none, and be left with a log that no longer starts where its state
+// does.
 func checkSnapshots(dir string) error {
 	entries, err := os.ReadDir(dir)
 	if errors.Is(err, os.ErrNotExist) {
@@ -86,44 +89,96 @@ func checkSnapshots(dir string) error {
 		if !e.IsDir() || strings.HasSuffix(e.Name(), ".tmp") {
 			continue // a snapshot being written, which Raft removes
 		}
-		if err := checkSnapshot(filepath.Join(dir, e.Name())); err != nil {
+		if _, err := checkSnapshot(filepath.Join(dir, e.Name()), false); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// checkSnapshot checks the snapshot in dir.
-func checkSnapshot(dir string) error {
+// snapshotMeta is what checkSnapshot reads of a snapshot's meta.json, as
+// raft.FileSnapshotStore writes it.
+type snapshotMeta struct {
+	raft.SnapshotMeta
+	CRC []byte
+}
+
+// checkSnapshot checks the snapshot in dir: its meta.json decodes, and its
+// state.bin has the size, and when sum is set the CRC-64, that meta.json
+// records, as raft.FileSnapshotStore computes them.
+func checkSnapshot(dir string, sum bool) (snapshotMeta, error) {
 	metaPath, statePath := filepath.Join(dir, snapMetaFile), filepath.Join(dir, snapFile)
-	var meta struct {
-		raft.SnapshotMeta
-		CRC []byte
-	}
+	var meta snapshotMeta
 	b, err := os.ReadFile(metaPath)
 	if err != nil {
-		return unreadable(metaPath, err)
+		return meta, unreadable(metaPath, err)
 	}
 	if err := json.Unmarshal(b, &meta); err != nil || meta.CRC == nil {
-		return boltcheck.Damaged(metaPath, "corrupt", "it does not decode as a snapshot's meta.json")
+		return meta, boltcheck.Damaged(metaPath, "corrupt", "it does not decode as a snapshot's meta.json")
 	}
 	f, err := os.Open(statePath)
 	if err != nil {
-		return unreadable(statePath, err)
+		return meta, unreadable(statePath, err)
 	}
 	defer f.Close()
+	var n int64
 	h := crc64.New(crc64.MakeTable(crc64.ECMA))
-	n, err := io.Copy(h, f)
+	if sum {
+		n, err = io.Copy(h, f)
+	} else {
+		var fi os.FileInfo
+		if fi, err = f.Stat(); err == nil {
+			n = fi.Size()
+		}
+	}
 	if err != nil {
-		return unreadable(statePath, err)
+		return meta, unreadable(statePath, err)
 	}
 	switch {
 	case n < meta.Size:
-		return boltcheck.Damaged(statePath, "truncated", fmt.Sprintf("%d bytes of the %d its %s records", n, meta.Size, snapMetaFile))
+		return meta, boltcheck.Damaged(statePath, "truncated", fmt.Sprintf("%d bytes of the %d its %s records", n, meta.Size, snapMetaFile))
 	case n != meta.Size:
-		return boltcheck.Damaged(statePath, "corrupt", fmt.Sprintf("%d bytes, its %s records %d", n, snapMetaFile, meta.Size))
-	case !bytes.Equal(h.Sum(nil), meta.CRC):
-		return boltcheck.Damaged(statePath, "corrupt", "its checksum is not the one its "+snapMetaFile+" records")
+		return meta, boltcheck.Damaged(statePath, "corrupt", fmt.Sprintf("%d bytes, its %s records %d", n, snapMetaFile, meta.Size))
+	case sum && !bytes.Equal(h.Sum(nil), meta.CRC):
+		return meta, boltcheck.Damaged(statePath, "corrupt", "its checksum is not the one its "+snapMetaFile+" records")
+	}
+	return meta, nil
+}
+
+// restoreNewest restores f from the newest snapshot in the data dir dir,
+// in place of Raft (which is then started with NoSnapshotRestoreOnStart):
+// Raft would fall back to an older snapshot when the newest fails its
+// checksum or does not decode, and its log may no longer reach back to
+// that one. A damaged snapshot is an error naming its file; the store it
+// reads through logs nothing, so that error is the one line a server
+// stopped by it prints. The snapshot is read twice, as Raft reads it:
+// once for its checksum, once to restore.
+func restoreNewest(dir string, f *fsm.FSM) error {
+	store, err := raft.NewFileSnapshotStoreWithLogger(dir, 2, hclog.NewNullLogger())
+	if err != nil {
+		return fmt.Errorf("open snapshot store: %w", err)
+	}
+	snaps, err := store.List()
+	if err != nil {
+		return fmt.Errorf("list snapshots: %w", err)
+	}
+	if len(snaps) == 0 {
+		return nil
+	}
+	newest := snaps[0]
+	_, src, err := store.Open(newest.ID)
+	if err != nil {
+		if _, cerr := checkSnapshot(filepath.Join(dir, snapshotsDir, newest.ID), true); cerr != nil {
+			err = cerr // names the file and what is wrong
+		}
+		return &damagedError{dir: dir, err: err}
+	}
+	if err := f.Restore(src); err != nil {
+		path := filepath.Join(dir, snapshotsDir, newest.ID, snapFile)
+		if errors.Is(err, fsm.ErrSnapshotFormat) {
+			return fmt.Errorf("snapshot %s: %w", path, err) // not damaged: says what to do
+		}
+		return &damagedError{dir: dir, err: boltcheck.Damaged(path, "corrupt", err.Error())}
 	}
 	return nil
 }

@@ -79,6 +79,11 @@ func newRaft(cfg *Config, f *fsm.FSM, health *storeHealth) (*raftNode, error) {
 			n.close()
 			return nil, fmt.Errorf("open snapshot store: %w", err)
 		}
+		if err := restoreNewest(dir, f); err != nil {
+			n.close()
+			return nil, err
+		}
+		rc.NoSnapshotRestoreOnStart = true // restoreNewest did
 		snaps = fss
 	}
 

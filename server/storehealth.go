@@ -59,6 +59,9 @@ func (w *watchedStore) SetUint64(k []byte, v uint64) error {
 // so). Safe for concurrent use.
 type storeHealth struct {
 	failures atomic.Uint64 // failed writes since the server started
+	// unwell is set while failing or recovered is: a good write takes
+	// the lock only then.
+	unwell atomic.Bool
 
 	mu        sync.Mutex // guards failing, since and recovered
 	failing   error      // the last write's error; nil when it succeeded
@@ -69,6 +72,9 @@ type storeHealth struct {
 // wrote records the outcome of a write and returns err.
 func (h *storeHealth) wrote(err error) error {
 	if err == nil {
+		if !h.unwell.Load() {
+			return nil
+		}
 		h.mu.Lock()
 		if h.failing != nil {
 			h.failing, h.recovered = nil, time.Now()
@@ -82,6 +88,7 @@ func (h *storeHealth) wrote(err error) error {
 		h.since = time.Now()
 	}
 	h.failing = err
+	h.unwell.Store(true)
 	h.mu.Unlock()
 	return err
 }
@@ -90,10 +97,14 @@ func (h *storeHealth) wrote(err error) error {
 // committed as of asOf: writes that succeed again since before then no
 // longer make it unhealthy.
 func (h *storeHealth) caughtUp(asOf time.Time) {
+	if !h.unwell.Load() {
+		return
+	}
 	h.mu.Lock()
 	if !h.recovered.IsZero() && !asOf.Before(h.recovered) {
 		h.recovered = time.Time{}
 	}
+	h.unwell.Store(h.failing != nil || !h.recovered.IsZero())
 	h.mu.Unlock()
 }
 

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -205,8 +206,9 @@ func realDataDirs(t *testing.T) string {
 	return dir
 }
 
-// newestSnapshot is the name of the newest finished snapshot in the
-// server data dir.
+// newestSnapshot is the name of the newest snapshot in the server data
+// dir, the one Raft restores: by term, then index (not by name: "2-10-…"
+// sorts before "2-5-…").
 func newestSnapshot(t *testing.T, dataDir string) string {
 	t.Helper()
 	name := newestSnapshotName(dataDir)
@@ -217,17 +219,15 @@ func newestSnapshot(t *testing.T, dataDir string) string {
 }
 
 func newestSnapshotName(dataDir string) string {
-	entries, _ := os.ReadDir(filepath.Join(dataDir, "snapshots"))
-	newest := ""
-	for _, e := range entries {
-		if !e.IsDir() || strings.HasSuffix(e.Name(), ".tmp") {
-			continue
-		}
-		if _, err := os.Stat(filepath.Join(dataDir, "snapshots", e.Name(), "state.bin")); err == nil {
-			newest = e.Name() // ReadDir sorts by name: term-index-time
-		}
+	store, err := raft.NewFileSnapshotStore(dataDir, 2, io.Discard)
+	if err != nil {
+		return ""
 	}
-	return newest
+	snaps, err := store.List()
+	if err != nil || len(snaps) == 0 {
+		return ""
+	}
+	return snaps[0].ID
 }
 
 // copyTree copies the regular files and directories under src to dst,
