@@ -13,4 +13,8 @@
 //
 // It does not repair anything, and it does not guard reads after the
 // open: a page damaged while the program runs still panics.
+//
+// It knows nothing of the state machine: it lives under fsm, as dblang
+// does, because both the server (raft.db) and the stub (its outbox)
+// import it, and fsm is the room below both.
 package boltcheck
