@@ -366,6 +366,10 @@ type Facts struct {
 	Load  float64            `json:"load"`
 	// HTTPAddr is the stub's API address, host:port.
 	HTTPAddr string `json:"http_addr"`
+	// GossipAddr is the address the stub's gossip node advertises,
+	// host:port; empty when the stub does not gossip. A leader that does
+	// not see the machine in its gossip pool joins it there.
+	GossipAddr string `json:"gossip_addr,omitempty"`
 }
 
 // StartRequest asks a stub to start one attempt of an instance. A stub

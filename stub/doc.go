@@ -78,7 +78,14 @@
 // shared by servers and stubs, gossips its own client.NodeMeta (role
 // "stub", its HTTP address, and its load average at join) and tracks the
 // members whose role is "server". Config.Servers and the Servers hint of
-// each StartRequest add to that list.
+// each StartRequest add to that list. While the stub's view of the pool
+// holds no live server (every server down, or given up by memberlist,
+// which forgets a member 30 s after calling it dead), it joins its Join
+// addresses and every server it has seen again, at once and then every
+// 0.5-4 s, until one answers: a server group restarted after any outage
+// finds its stubs without restarting them (rejoin.go). GET /v1/facts
+// reports the stub's gossip address, so that a leader that does not see
+// the machine in its pool can join it from its side.
 //
 // Load reaches the servers with the lease, not by gossip: every renewal
 // (POST /v1/lease, every 0.5 s, lease.go) carries the load average
@@ -140,6 +147,7 @@
 //	healthcheck.go    the site's health-check program
 //	threshold.go      Threshold, --min-free-disk and --min-free-inodes
 //	gossip.go         memberlist: the stub's metadata, the servers it learns
+//	rejoin.go         joining the pool again while no server is seen
 //	facts.go          the machine's facts, the init file
 //	metrics.go        the Prometheus metrics
 //	simulate.go       Simulation, the claims of a simulated stub

@@ -23,8 +23,6 @@ const (
 	// refreshed; loadDelta is the change that is worth gossiping.
 	loadInterval = 2 * time.Second
 	loadDelta    = 0.05
-	// joinInterval is the pause between failed joins.
-	joinInterval = time.Second
 	// leaveTimeout bounds how long Shutdown waits for the leave to spread.
 	leaveTimeout = time.Second
 	// updateTimeout bounds how long a metadata update waits to spread.
@@ -40,6 +38,7 @@ const (
 // memberEvent is a copy of what a memberlist callback reported.
 type memberEvent struct {
 	name string
+	addr string // the member's gossip address, host:port
 	meta []byte
 	left bool
 }
@@ -53,13 +52,19 @@ type gossip struct {
 	peers   *peerList
 	facts   *factSource
 	wake    chan struct{} // cap 1; signalled when events are queued
+	// lost is signalled (cap 1) when the last live server leaves the
+	// stub's view, so that keepJoined tries to join again at once.
+	lost chan struct{}
 	// loadByLease is set while the servers take the load with lease
 	// renewals: the load in the metadata then stays as it was at join.
 	loadByLease *atomic.Bool
+	// leaving is set once leave has begun: the stub joins nothing more.
+	leaving atomic.Bool
 
-	mu     sync.Mutex // guards meta and events
+	mu     sync.Mutex // guards meta, events and seen
 	meta   client.NodeMeta
 	events []memberEvent
+	seen   seenServers
 }
 
 // startGossip creates the memberlist node; run joins the pool.
@@ -75,6 +80,8 @@ func startGossip(cfg Config, httpAddr string, servers *serverList, peers *peerLi
 		facts:       facts,
 		loadByLease: loadByLease,
 		wake:        make(chan struct{}, 1),
+		lost:        make(chan struct{}, 1),
+		seen:        newSeenServers(),
 		meta:        client.NodeMeta{Role: client.RoleStub, HTTP: httpAddr},
 	}
 	if l, err := facts.load(); err == nil {
@@ -119,14 +126,13 @@ func (g *gossip) httpAddr() string {
 	return g.meta.HTTP
 }
 
-// run joins the pool (retrying every second until one join succeeds),
-// applies membership events and refreshes the load average, until ctx ends.
+// run joins the pool, and joins it again whenever no server is left in
+// the stub's view of it (keepJoined, rejoin.go), applies membership events
+// and refreshes the load average, until ctx ends.
 func (g *gossip) run(ctx context.Context, join []string) {
 	var wg sync.WaitGroup
 	defer wg.Wait()
-	if len(join) > 0 {
-		wg.Go(func() { g.join(ctx, join) })
-	}
+	wg.Go(func() { g.keepJoined(ctx, join) })
 	tick := time.NewTicker(loadInterval)
 	defer tick.Stop()
 	for {
@@ -141,25 +147,8 @@ func (g *gossip) run(ctx context.Context, join []string) {
 	}
 }
 
-func (g *gossip) join(ctx context.Context, addrs []string) {
-	for {
-		n, err := g.ml.Join(addrs)
-		if err == nil && n > 0 {
-			g.log.Info("joined gossip pool", "via", n, "members", g.ml.NumMembers())
-			return
-		}
-		g.log.Debug("gossip join failed; retrying", "addrs", addrs, "err", err)
-		t := time.NewTimer(joinInterval)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return
-		case <-t.C:
-		}
-	}
-}
-
-// applyEvents feeds the queued membership events to the server list.
+// applyEvents feeds the queued membership events to the server list and
+// to the stub's memory of the servers it has seen.
 func (g *gossip) applyEvents() {
 	g.mu.Lock()
 	evs := g.events
@@ -172,7 +161,8 @@ func (g *gossip) applyEvents() {
 				g.log.Warn("bad gossip metadata", "node", ev.name, "err", err)
 			}
 		}
-		if meta.Role == client.RoleServer && meta.HTTP != "" {
+		server := meta.Role == client.RoleServer && meta.HTTP != ""
+		if server {
 			g.log.Debug("server seen in gossip", "node", ev.name, "http", meta.HTTP)
 			g.servers.setGossip(ev.name, meta.HTTP)
 		} else {
@@ -182,6 +172,21 @@ func (g *gossip) applyEvents() {
 			g.peers.set(ev.name, meta.HTTP)
 		} else {
 			g.peers.set(ev.name, "")
+		}
+		g.mu.Lock()
+		change := g.seen.update(ev.name, ev.addr, server, ev.left)
+		live := g.seen.live()
+		g.mu.Unlock()
+		switch change {
+		case lastServerGone:
+			g.log.Warn("no server left in the gossip pool; joining again until one answers",
+				"last", ev.name, "every", fmt.Sprintf("%v-%v", rejoinMin, rejoinMax))
+			select {
+			case g.lost <- struct{}{}:
+			default:
+			}
+		case serverBack:
+			g.log.Info("server back in the gossip pool", "node", ev.name, "servers", live)
 		}
 	}
 }
@@ -215,6 +220,7 @@ func (g *gossip) refreshLoad() {
 
 // leave leaves the pool and stops the memberlist node.
 func (g *gossip) leave() error {
+	g.leaving.Store(true)
 	if err := g.ml.Leave(leaveTimeout); err != nil {
 		g.log.Warn("gossip leave", "err", err)
 	}
@@ -272,17 +278,17 @@ var _ memberlist.EventDelegate = (*eventDelegate)(nil)
 
 // NotifyJoin queues a join.
 func (d *eventDelegate) NotifyJoin(n *memberlist.Node) {
-	(*gossip)(d).push(memberEvent{name: n.Name, meta: bytes.Clone(n.Meta)})
+	(*gossip)(d).push(memberEvent{name: n.Name, addr: n.Address(), meta: bytes.Clone(n.Meta)})
 }
 
 // NotifyLeave queues a leave or failure.
 func (d *eventDelegate) NotifyLeave(n *memberlist.Node) {
-	(*gossip)(d).push(memberEvent{name: n.Name, left: true})
+	(*gossip)(d).push(memberEvent{name: n.Name, addr: n.Address(), left: true})
 }
 
 // NotifyUpdate queues a metadata change.
 func (d *eventDelegate) NotifyUpdate(n *memberlist.Node) {
-	(*gossip)(d).push(memberEvent{name: n.Name, meta: bytes.Clone(n.Meta)})
+	(*gossip)(d).push(memberEvent{name: n.Name, addr: n.Address(), meta: bytes.Clone(n.Meta)})
 }
 
 // logWriter turns memberlist's "[LEVEL] memberlist: msg" lines into slog

@@ -86,6 +86,9 @@ func (s *Stub) handleFacts(w http.ResponseWriter, _ *http.Request) {
 		writeError(w, http.StatusInternalServerError, err)
 		return
 	}
+	if s.gossip != nil {
+		f.GossipAddr = s.gossip.ml.LocalNode().Address()
+	}
 	writeJSON(w, http.StatusOK, f)
 }
 

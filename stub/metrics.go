@@ -93,6 +93,9 @@ func newMetrics(s *Stub) *metrics {
 				func() float64 { return float64(s.gossip.ml.GetHealthScore()) }),
 			gauge("gossip_members", "Live members of the gossip pool, servers and stubs, this node included.",
 				func() float64 { return float64(s.gossip.ml.NumMembers()) }),
+			gauge("gossip_servers", "Servers alive in this stub's view of the gossip pool. At 0 the stub joins its --join "+
+				"addresses and every server it has seen again, every few seconds, until one answers.",
+				func() float64 { return float64(s.gossip.liveServers()) }),
 		)
 	}
 	return m

@@ -89,6 +89,7 @@ func TestMetricsEndpoint(t *testing.T) {
 		"\nnetmgr_stub_event_backlog 0\n",
 		"\nnetmgr_stub_lease_remaining_seconds ",
 		"\nnetmgr_stub_gossip_members 1\n",
+		"\nnetmgr_stub_gossip_servers 0\n",
 		"\ngo_goroutines ",
 		"\nprocess_open_fds ",
 	} {
