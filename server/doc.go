@@ -44,7 +44,8 @@
 //   - scheduler.go: schedule, one planner pass committed as one Place.
 //   - dispatcher.go: Starts and Signals the database owes the stubs.
 //   - membership.go: gossip joins and failures to StubJoin, StubLeave,
-//     AddVoter.
+//     AddVoter; rejoin.go: joining the gossip pool of machines the
+//     database holds and gossip does not (after a restart of the group).
 //   - lease.go: the lease timing, leadership checks, the lease table and
 //     expireLeases.
 //   - reservations.go: expireReservations, and choosing machines to

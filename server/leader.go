@@ -75,7 +75,8 @@ const leaderTick = 250 * time.Millisecond
 //     is published in s.leader, where handleLease (http_lease.go) finds it.
 //
 // When gossip reports a change, and every leaderTick:
-//   - membership.reconcile (membership.go): StubJoin, StubLeave, AddVoter.
+//   - membership.reconcile (membership.go): StubJoin, StubLeave, AddVoter;
+//     and, in the background, joining machines gossip lacks (rejoin.go).
 //   - refreshGroupLevel (command_level.go): the newest command every
 //     server applies.
 //   - expireReservations (reservations.go): Unreserve past windows.

@@ -20,22 +20,28 @@ const absentGrace = 15 * time.Second
 // membership turns the gossip pool into database changes: StubJoin for a
 // live stub the database does not hold as up, StubLeave for an up machine
 // gossip reports failed or has never seen, and AddVoter for a live server
-// outside the Raft configuration.
+// outside the Raft configuration. It also has the machines of the database
+// that gossip does not hold alive joined (rejoin.go), so that a leader
+// whose pool was split from its stubs' finds them within absentGrace.
 type membership struct {
-	s     *Server
-	since time.Time // when this leadership began
-	wg    sync.WaitGroup
+	s      *Server
+	since  time.Time // when this leadership began
+	wg     sync.WaitGroup
+	rejoin *rejoiner // joins the machines gossip lacks (rejoin.go)
 
 	mu      sync.Mutex // guards pending
 	pending map[string]bool
 }
 
 func newMembership(s *Server) *membership {
-	return &membership{s: s, since: time.Now(), pending: make(map[string]bool)}
+	return &membership{s: s, since: time.Now(), rejoin: newRejoiner(s), pending: make(map[string]bool)}
 }
 
 // wait blocks until every join this watcher started has returned.
-func (m *membership) wait() { m.wg.Wait() }
+func (m *membership) wait() {
+	m.wg.Wait()
+	m.rejoin.wait()
+}
 
 func (m *membership) reconcile(ctx context.Context) {
 	pool := m.s.gossip.snapshot()
@@ -43,8 +49,10 @@ func (m *membership) reconcile(ctx context.Context) {
 	var (
 		joins  []string
 		leaves []leave
+		unseen map[string]string
 	)
 	m.s.fsm.Read(func(v fsm.View) {
+		unseen = unseenMachines(v, pool)
 		for name, mem := range pool {
 			if mem.Meta.Role != client.RoleStub || !mem.Alive {
 				continue
@@ -71,6 +79,7 @@ func (m *membership) reconcile(ctx context.Context) {
 			}
 		}
 	})
+	m.rejoin.kick(ctx, unseen, time.Now())
 	slices.Sort(joins)
 	for _, name := range joins {
 		m.join(ctx, name, pool[name].Meta.HTTP)

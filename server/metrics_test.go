@@ -91,6 +91,7 @@ func TestMetricsAfterAJob(t *testing.T) {
 		{"netmgr_stub_start_seconds_count", func(v float64) bool { return v == 1 }, "1"},
 		{"netmgr_stub_lease_remaining_seconds", func(v float64) bool { return v > 0 }, "> 0"},
 		{"netmgr_stub_gossip_members", func(v float64) bool { return v >= 2 }, ">= 2"},
+		{"netmgr_stub_gossip_servers", func(v float64) bool { return v >= 1 }, ">= 1"},
 		{"go_goroutines", func(v float64) bool { return v > 0 }, "> 0"},
 	}
 	for _, tc := range stubChecks {
