@@ -205,8 +205,8 @@ func TestHelp(t *testing.T) {
 		{[]string{"reserve", "--help"}, []string{"reserve flute viola", "reserve -n 2 --require 'keys={mathlab},mem>10' --from 14:00 --for 2h",
 			"reservation 3: flute, viola for root from 14:00 until 16:00", "--from", "--for", "+30m", "RFC 3339"}},
 		{[]string{"unreserve", "--help"}, []string{"$ unreserve flute", "ended reservation 3", "--id"}},
-		{[]string{"netmgr", "server", "--help"}, []string{"netmgr server --name s1", "--bootstrap-expect", "--log-level", "--database FILE"}},
-		{[]string{"netmgr", "stub", "--help"}, []string{"netmgr stub --name flute", "--exec-dir", "--init FILE", "mtype=sparc1+"}},
+		{[]string{"netmgr", "server", "--help"}, []string{"netmgr server --name s1", "--bootstrap-expect", "--log-level", "--database FILE", "whole group was down"}},
+		{[]string{"netmgr", "stub", "--help"}, []string{"netmgr stub --name flute", "--exec-dir", "--init FILE", "mtype=sparc1+", "sees no server"}},
 		{[]string{"netmgr", "agent", "--help"}, []string{"netmgr agent --dev", "export NETMGR_ADDR="}},
 	}
 	for _, tt := range tests {

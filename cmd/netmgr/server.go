@@ -30,6 +30,11 @@ func serverCommand() *cli.Command {
 			"half of the pool's stubs say their leases ran out too, for up to --outage-grace\n"+
 			"(default %v, at most %v; 0 stops them when the lease runs out, as a\n"+
 			"machine cut off alone always does).\n\n"+
+			"After the whole group was down, start the servers again on their data\n"+
+			"directories: the leader joins the gossip pool of every machine of the database\n"+
+			"it does not see (asking the stub at its API address for its gossip address),\n"+
+			"and the stubs join their --join addresses again, so the machines come back by\n"+
+			"themselves.\n\n"+
 			"A damaged file in --data-dir (raft.db or a snapshot under snapshots/, corrupt\n"+
 			"or truncated) stops the server at start with one line naming it. To recover,\n"+
 			"with the rest of the group running, move the whole data dir aside and start\n"+

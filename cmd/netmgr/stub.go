@@ -46,6 +46,10 @@ func stubCommand() *cli.Command {
 			"A damaged outbox (DIR/outbox.db, corrupt or truncated) stops the stub at start\n" +
 			"with one line naming it. Move it aside and start the stub again: it finds the\n" +
 			"running jobs and the recorded ends of the others in DIR/attempts.\n\n" +
+			"While it sees no server in the gossip pool (the whole server group is down),\n" +
+			"the stub joins the --join addresses and every server it has seen again, every\n" +
+			"few seconds, until one answers: a server group restarted after an outage of\n" +
+			"any length finds its machines without a restart of the stubs.\n\n" +
 			"It prints 'stub NAME api http://HOST:PORT' once it listens.",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "name", Usage: "machine `NAME` (default: the host name)"},
