@@ -17,6 +17,10 @@
 //     and job SIGKILLed together) to the restartable instance running
 //     elsewhere, and leader SIGKILL to the next accepted submit, 5 rounds
 //     each.
+//   - outage: 3 servers and 2 stubs; every server SIGKILLed and kept down
+//     until every stub holds every server dead, then restarted on its
+//     data directory, the stubs left running: leader elected to the first
+//     job running, 5 rounds.
 //   - gossip: 3 servers and 200 simulated stubs over 4 processes with the
 //     default memberlist settings: convergence, time to notice a dead
 //     member, false suspicions, server CPU.
@@ -28,7 +32,7 @@
 //
 // Usage:
 //
-//	netmgr-bench [-netmgr bin/netmgr] [-only latency,failover] [-n 300] [-c 32] [-duration 10s] [-json]
+//	netmgr-bench [-netmgr bin/netmgr] [-only latency,failover,outage] [-n 300] [-c 32] [-duration 10s] [-json]
 //
 // BENCH_QUICK=1 in the environment shortens every suite. Without -netmgr
 // the binary is built into a temp dir.
