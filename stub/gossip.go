@@ -46,8 +46,12 @@ type memberEvent struct {
 // gossip is the stub's membership in the memberlist pool: it gossips the
 // stub's metadata and feeds the servers it sees to the server list.
 type gossip struct {
-	log     *slog.Logger
-	ml      *memberlist.Memberlist
+	log *slog.Logger
+	ml  *memberlist.Memberlist
+	// addr is the gossip address the node advertises, host:port, read once
+	// at start: memberlist's LocalNode is not safe to read while the node
+	// updates its metadata.
+	addr    string
 	servers *serverList
 	peers   *peerList
 	facts   *factSource
@@ -103,6 +107,7 @@ func startGossip(cfg Config, httpAddr string, servers *serverList, peers *peerLi
 	if g.ml, err = memberlist.Create(mc); err != nil {
 		return nil, fmt.Errorf("start gossip on %s: %w", cfg.GossipAddr, err)
 	}
+	g.addr = g.ml.LocalNode().Address()
 
 	// Advertise a reachable API address: an unspecified host becomes the
 	// gossip advertise address.

@@ -87,7 +87,7 @@ func (s *Stub) handleFacts(w http.ResponseWriter, _ *http.Request) {
 		return
 	}
 	if s.gossip != nil {
-		f.GossipAddr = s.gossip.ml.LocalNode().Address()
+		f.GossipAddr = s.gossip.addr
 	}
 	writeJSON(w, http.StatusOK, f)
 }

@@ -106,8 +106,7 @@ func (g *gossip) joinCandidates(join []string) []string {
 	g.mu.Unlock()
 	slices.Sort(all)
 	all = slices.Compact(all)
-	self := g.ml.LocalNode().Address()
-	return slices.DeleteFunc(all, func(a string) bool { return a == self })
+	return slices.DeleteFunc(all, func(a string) bool { return a == g.addr })
 }
 
 // keepJoined joins the pool at start, and again whenever the stub's view
