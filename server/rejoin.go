@@ -118,7 +118,8 @@ func (r *rejoiner) kick(ctx context.Context, unseen map[string]string, now time.
 	})
 }
 
-// try asks the stub at addr for its gossip address and joins it.
+// try asks the stub at addr for its gossip address and joins it, unless
+// the stub there is another machine.
 func (r *rejoiner) try(ctx context.Context, name, addr string) {
 	c, err := client.NewStub(addr, r.s.hc)
 	if err != nil {
@@ -131,6 +132,11 @@ func (r *rejoiner) try(ctx context.Context, name, addr string) {
 	switch {
 	case err != nil:
 		r.s.log.Debug("machine not in the gossip pool does not answer", "machine", name, "addr", addr, "err", err)
+		return
+	case facts.Name != name:
+		// The address was reused by another machine: joining it would
+		// merge whatever pool that one is in.
+		r.s.log.Debug("machine's address answers as another machine", "machine", name, "addr", addr, "answers", facts.Name)
 		return
 	case facts.GossipAddr == "":
 		r.s.log.Debug("machine not in the gossip pool names no gossip address", "machine", name, "addr", addr)
