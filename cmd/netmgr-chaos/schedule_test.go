@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"net/netip"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -66,6 +67,8 @@ func TestParseScheduleErrors(t *testing.T) {
 		{"leader with target", "seed 1\nduration 1m\nfault +5s kill-leader for 1s s1\n", "takes no target"},
 		{"bad time", "seed 1\nduration 1m\nfault +x kill-stub for 1s stub1\n", "fault time"},
 		{"stub fault without target", "seed 1\nduration 1m\nfault +5s pause-stub for 1s\n", "exactly one target"},
+		{"kill-all with target", "seed 1\nduration 1m\nfault +5s kill-all for 5s s1\n", "takes no target: it takes every server"},
+		{"isolate-stub without target", "seed 1\nduration 1m\nfault +5s isolate-stub for 5s\n", "exactly one target"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -93,5 +96,111 @@ func TestValidateRefusesMajority(t *testing.T) {
 	sc.Faults[1].Targets = []string{"stub9"}
 	if err := sc.validate(topo); err == nil {
 		t.Errorf("got nil for an unknown stub, want an error")
+	}
+}
+
+// TestCIScheduleHasTheOpening checks what CI runs (make chaos
+// DURATION=90s CHAOS_FLAGS='-seed 1') and any other seed at 90 s: every
+// whole-control-plane fault and an isolated stub, in the opening's order,
+// the kill-all no longer than maxKillAll, all over by the end.
+func TestCIScheduleHasTheOpening(t *testing.T) {
+	topo := testTopology(t)
+	for seed := int64(1); seed <= 50; seed++ {
+		sc := generate(seed, 90*time.Second, 5, 6)
+		if err := sc.validate(topo); err != nil {
+			t.Errorf("seed %d: %v", seed, err)
+		}
+		var kinds []string
+		for _, f := range sc.Faults {
+			if !slices.Contains(serverFaults, f.Kind) {
+				kinds = append(kinds, f.Kind)
+			}
+			if f.At+f.For > sc.Duration {
+				t.Errorf("seed %d: %s ends after the duration", seed, f)
+			}
+			if f.Kind == faultKillAll && f.For > 10*time.Second {
+				t.Errorf("seed %d: %s: want kill-all for 10 s at most (the pool does not come back after ~20 s on today's main)", seed, f)
+			}
+		}
+		if len(kinds) < len(opening) || !slices.Equal(kinds[:len(opening)], opening) {
+			t.Errorf("seed %d: got the faults %v besides the minority server faults, want them to open with %v", seed, kinds, opening)
+		}
+	}
+}
+
+func TestOpeningCompanionStaysInsideTheIsolation(t *testing.T) {
+	for seed := int64(1); seed <= 50; seed++ {
+		sc := generate(seed, 90*time.Second, 5, 6)
+		i := slices.IndexFunc(sc.Faults, func(f fault) bool { return f.Kind == faultIsolateStub })
+		if i < 0 || i+1 >= len(sc.Faults) {
+			t.Fatalf("seed %d: no isolate-stub followed by its companion in %v", seed, sc.Faults)
+		}
+		iso, g := sc.Faults[i], sc.Faults[i+1]
+		if !slices.Contains(serverFaults, g.Kind) {
+			t.Errorf("seed %d: companion %s is not a minority server fault", seed, g)
+		}
+		if g.At < iso.At || g.At+g.For > iso.At+iso.For {
+			t.Errorf("seed %d: companion %s reaches outside %s", seed, g, iso)
+		}
+	}
+}
+
+func TestLongScheduleDrawsEveryKind(t *testing.T) {
+	topo := testTopology(t)
+	for _, seed := range []int64{1, 2, 3} {
+		sc := generate(seed, 30*time.Minute, 5, 6)
+		if err := sc.validate(topo); err != nil {
+			t.Fatalf("seed %d: %v", seed, err)
+		}
+		seen := map[string]int{}
+		for _, f := range sc.Faults {
+			seen[f.Kind]++
+		}
+		for _, k := range allFaults() {
+			if seen[k] == 0 {
+				t.Errorf("seed %d: no %s in 30 minutes (%v)", seed, k, seen)
+			}
+		}
+		for _, f := range sc.Faults[len(opening)+1:] {
+			if f.Kind == faultKillAll && f.For > maxKillAll {
+				t.Errorf("seed %d: %s longer than maxKillAll", seed, f)
+			}
+		}
+	}
+}
+
+func TestValidateControlPlaneFaultsRunAlone(t *testing.T) {
+	topo := testTopology(t)
+	tests := []struct {
+		name   string
+		faults []fault
+		want   string // "" for valid
+	}{
+		{"kill-all alone is no majority error", []fault{
+			{At: 10 * time.Second, Kind: faultKillAll, For: 10 * time.Second},
+		}, ""},
+		{"pause-all then a stub fault after it", []fault{
+			{At: 10 * time.Second, Kind: faultPauseAll, For: 5 * time.Second},
+			{At: 16 * time.Second, Kind: faultIsolateStub, For: 5 * time.Second, Targets: []string{"stub2"}},
+		}, ""},
+		{"a stub fault during cut-stubs", []fault{
+			{At: 10 * time.Second, Kind: faultCutStubs, For: 10 * time.Second},
+			{At: 15 * time.Second, Kind: faultRestartStub, Targets: []string{"stub1"}},
+		}, "runs alone"},
+		{"a server fault into kill-all", []fault{
+			{At: 5 * time.Second, Kind: faultPauseServer, For: 10 * time.Second, Targets: []string{"s1"}},
+			{At: 10 * time.Second, Kind: faultKillAll, For: 10 * time.Second},
+		}, "runs alone"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := schedule{Seed: 1, Duration: time.Minute, Faults: tt.faults}.validate(topo)
+			switch {
+			case tt.want == "" && err != nil:
+				t.Errorf("got %v, want nil", err)
+			case tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)):
+				t.Errorf("got %v, want an error containing %q", err, tt.want)
+			}
+		})
 	}
 }
