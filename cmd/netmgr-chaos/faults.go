@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -84,17 +85,16 @@ func (in *injector) inject(ctx context.Context, f fault) ([]node, func(context.C
 		return nil, nil, err
 	}
 	d := in.c.d
+	// each runs one docker command per target, all at once, so a fault on
+	// several containers hits them together.
 	each := func(ctx context.Context, args func(n node) []string) error {
-		var errs []string
-		for _, n := range targets {
-			if _, err := d.run(ctx, args(n)...); err != nil {
-				errs = append(errs, err.Error())
-			}
+		errs := make([]error, len(targets))
+		var wg sync.WaitGroup
+		for i, n := range targets {
+			wg.Go(func() { _, errs[i] = d.run(ctx, args(n)...) })
 		}
-		if len(errs) > 0 {
-			return fmt.Errorf("%s", strings.Join(errs, "; "))
-		}
-		return nil
+		wg.Wait()
+		return errors.Join(errs...)
 	}
 	kill := func(n node) []string { return []string{"kill", n.Container} }
 	start := func(n node) []string { return []string{"start", n.Container} }
@@ -106,12 +106,16 @@ func (in *injector) inject(ctx context.Context, f fault) ([]node, func(context.C
 	}
 	var inj, heal func(n node) []string
 	switch f.Kind {
-	case faultKillLeader, faultKillServers, faultKillStub:
+	case faultKillLeader, faultKillServers, faultKillStub, faultKillAll:
 		inj, heal = kill, start
-	case faultPauseServer, faultPauseStub:
+	case faultPauseServer, faultPauseStub, faultPauseAll:
 		inj, heal = pause, unpause
 	case faultPartitionServers, faultPartitionLeader, faultPartitionStub:
 		inj, heal = disconnect, connect
+	case faultCutStubs, faultIsolateStub:
+		peers := cutPeers(in.c.topo, f.Kind, targets)
+		inj = func(n node) []string { return cutArgs(n, "add", peers) }
+		heal = func(n node) []string { return cutArgs(n, "del", peers) }
 	case faultRestartStub:
 		n := targets[0]
 		pid, err := in.c.stubPID(ctx, n)
@@ -137,8 +141,15 @@ func (in *injector) inject(ctx context.Context, f fault) ([]node, func(context.C
 	return targets, func(ctx context.Context) error { return each(ctx, heal) }, nil
 }
 
-// resolve turns f's targets (or the current leader) into nodes.
+// resolve turns f's targets (or the current leader, every server, every
+// stub) into nodes.
 func (in *injector) resolve(ctx context.Context, f fault) ([]node, error) {
+	switch f.Kind {
+	case faultPauseAll, faultKillAll:
+		return in.c.topo.Servers, nil
+	case faultCutStubs:
+		return in.c.topo.Stubs, nil
+	}
 	if f.Kind == faultKillLeader || f.Kind == faultPartitionLeader {
 		l, err := in.c.leader(ctx)
 		if err != nil {
@@ -182,7 +193,8 @@ func (in *injector) logf(format string, args ...any) {
 	fmt.Fprintf(in.out, "chaos: "+format+"\n", args...)
 }
 
-// healAll brings every container back: unpaused, started, connected.
+// healAll brings every container back: unpaused, started, connected, and
+// every stub without blackhole routes.
 func healAll(ctx context.Context, c *cluster) []error {
 	var errs []error
 	for _, n := range c.topo.all() {
@@ -212,6 +224,11 @@ func healAll(ctx context.Context, c *cluster) []error {
 			if _, err := c.d.run(ctx, "network", "connect", "--ip", n.IP.String(), networkName, n.Container); err != nil {
 				errs = append(errs, fmt.Errorf("heal %s: %w", n.Name, err))
 			}
+		}
+	}
+	for _, n := range c.topo.Stubs {
+		if err := clearCuts(ctx, c.d, n); err != nil {
+			errs = append(errs, fmt.Errorf("heal: %w", err))
 		}
 	}
 	return errs
