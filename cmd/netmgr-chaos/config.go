@@ -38,6 +38,9 @@ type config struct {
 	drain    time.Duration // how long to wait for the work to finish
 	keep     bool          // leave the containers and volumes behind
 	outDir   string        // logs and the ledger; a temp dir when empty
+	// maxWorkLost fails the run when more attempts than this were stopped
+	// by whole-control-plane faults; negative: no limit.
+	maxWorkLost int
 }
 
 // node is one container of the cluster.

@@ -2,7 +2,9 @@
 // stubs in Docker containers on a private network, submits a steady stream
 // of jobs, injects a seeded schedule of faults (killed and restarted
 // leaders and servers, machine loss, stub restarts, paused containers,
-// network partitions), heals everything, waits for the work to drain and
+// network partitions, and the whole control plane away: every server
+// paused or killed, every stub cut off from the servers, one stub cut off
+// from everything), heals everything, waits for the work to drain and
 // then checks what happened against the rules netmgr promises:
 //
 //   - every acknowledged job is in the database;
@@ -14,19 +16,31 @@
 //
 // What the jobs did comes from a ledger on a volume shared by the stubs:
 // each job's shell script (docker/job.sh) appends start, beat and end
-// records tagged with job, instance, attempt and machine. The suite ends
-// with one line,
+// records tagged with job, instance, attempt and machine.
 //
-//	chaos: seed S, F faults, J jobs, L lost, D doubled, X diverged
+// The suite also reports work lost: attempts of restartable jobs that were
+// stopped (the ledger has their start and no end, and the servers started
+// a later attempt) while a whole-control-plane fault was in force, or
+// shortly after one with nothing else in force. Nobody could have run
+// them elsewhere meanwhile, so stopping them was not needed; a stop
+// during a fault of the attempt's own machine is the rule and does not
+// count. -max-work-lost N makes more than N a violation (default: no
+// limit, the figure is only reported). The suite ends with one line,
+//
+//	chaos: seed S, F faults, J jobs, L lost, D doubled, X diverged, W work lost
 //
 // and exits 1 when any rule was broken (the details are printed above that
 // line), 0 when none was, and 0 with "chaos: skipped: no Docker engine: ..."
 // where no Docker engine answers.
 //
+// Every generated schedule opens with pause-all, cut-stubs, isolate-stub
+// (with a minority server fault inside it) and kill-all, 8 s apart, so
+// that even a 90 s run has each of them; then it draws from every kind.
+//
 // Usage:
 //
 //	netmgr-chaos -netmgr bin/chaos/netmgr [-busybox /bin/busybox]
-//	    [-duration 3m] [-seed N | -schedule FILE] [-keep]
+//	    [-duration 3m] [-seed N | -schedule FILE] [-max-work-lost N] [-keep]
 //
 // The netmgr binary and busybox must be static: the image is built FROM
 // scratch. `make chaos` builds both binaries, installs Debian's
@@ -37,8 +51,10 @@
 // The files: main.go (flags), suite.go (the run from start to verdict),
 // config.go (names and addresses), docker.go, compose.go and image.go (the
 // Docker side), cluster.go (the running cluster), workload.go (the job
-// stream), schedule.go (the fault schedule), faults.go (injecting and
-// healing), ledger.go, violation.go and check_*.go (the checker's pure
-// logic, unit-tested), collect.go (gathering what the checker reads) and
-// report.go (the verdict).
+// stream), schedule.go (the fault schedule), faults.go and cut.go
+// (injecting and healing; docker/cut.sh cuts traffic with blackhole
+// routes), ledger.go, violation.go and check_*.go (the checker's pure
+// logic, unit-tested; check_worklost.go charges stops to faults),
+// collect.go (gathering what the checker reads) and report.go (the
+// verdict).
 package main

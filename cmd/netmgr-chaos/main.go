@@ -25,7 +25,7 @@ func main() {
 // there is no Docker engine, 1 on a violation; an error (exit 2) when the
 // suite itself could not run.
 func run() (int, error) {
-	cfg := config{servers: 5, stubs: 6, portBase: 14646, rate: 700 * time.Millisecond, drain: 4 * time.Minute}
+	cfg := config{servers: 5, stubs: 6, portBase: 14646, rate: 700 * time.Millisecond, drain: 4 * time.Minute, maxWorkLost: -1}
 	subnet := "172.28.213.0/24"
 	flag.StringVar(&cfg.netmgr, "netmgr", "bin/chaos/netmgr", "static netmgr binary (CGO_ENABLED=0)")
 	flag.StringVar(&cfg.busybox, "busybox", "/bin/busybox", "static busybox (Debian's busybox-static)")
@@ -36,6 +36,8 @@ func run() (int, error) {
 	flag.IntVar(&cfg.portBase, "port-base", cfg.portBase, "127.0.0.1 port published for s1's API; s2 gets the next, ...")
 	flag.DurationVar(&cfg.rate, "rate", cfg.rate, "time between two submits")
 	flag.DurationVar(&cfg.drain, "drain", cfg.drain, "how long to wait for the jobs to finish after the faults")
+	flag.IntVar(&cfg.maxWorkLost, "max-work-lost", cfg.maxWorkLost,
+		"fail when more than `N` attempts of restartable jobs were stopped by whole-control-plane faults (pause-all, kill-all, cut-stubs), which need not stop them; -1: no limit, only report the figure")
 	flag.BoolVar(&cfg.keep, "keep", false, "leave the containers, network and volumes behind")
 	flag.StringVar(&cfg.outDir, "out", "", "`DIR` for the logs, compose file and ledger (default: a new temp dir)")
 	dryRun := flag.Bool("dry-run", false, "print the schedule and exit")

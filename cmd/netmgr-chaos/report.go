@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 )
 
@@ -18,6 +19,7 @@ type report struct {
 	Violations []violation
 	Notes      []string
 	Start      float64 // ledger clock when the workload started
+	Stops      []stop  // stopped attempts of restartable jobs, charged to faults
 }
 
 // faults counts the faults actually injected.
@@ -70,12 +72,60 @@ func (r report) near(t float64) string {
 	return strings.Join(out, "; ")
 }
 
-// write prints the notes, the violations with the faults around each, a
-// count per kind and the result line, last.
+// maxStopLines bounds the stops of one cause the report lists one by one.
+const maxStopLines = 20
+
+// writeStops prints how many attempts of restartable jobs were stopped and
+// by what, the work lost per whole-control-plane fault, and each stop not
+// charged to its own machine (up to maxStopLines per cause).
+func (r report) writeStops(w io.Writer) {
+	byCause := map[string]int{}
+	for _, s := range r.Stops {
+		byCause[s.Cause]++
+	}
+	fmt.Fprintf(w, "chaos: stops: %d attempts of restartable jobs stopped before their end: %d by whole-control-plane faults (work lost), %d by a fault of their own machine, %d during other faults, %d with no fault in force\n",
+		len(r.Stops), byCause[causeControlPlane], byCause[causeOwnMachine], byCause[causeOtherFault], byCause[causeNoFault])
+	var perFault []string
+	for i := range r.Injected {
+		in := &r.Injected[i]
+		if in.Err != nil || !slices.Contains(controlPlaneFaults, in.Fault.Kind) {
+			continue
+		}
+		n := 0
+		for _, s := range r.Stops {
+			if s.Cause == causeControlPlane && s.Fault == in {
+				n++
+			}
+		}
+		perFault = append(perFault, fmt.Sprintf("%s: %d", describeFault(*in, r.Start), n))
+	}
+	if len(perFault) > 0 {
+		fmt.Fprintf(w, "chaos: work lost by fault: %s\n", strings.Join(perFault, "; "))
+	}
+	for _, cause := range []string{causeControlPlane, causeOtherFault, causeNoFault} {
+		label := map[string]string{causeControlPlane: "work lost", causeOtherFault: "stopped during another fault", causeNoFault: "stopped with no fault in force"}[cause]
+		shown := 0
+		for _, s := range r.Stops {
+			if s.Cause != cause {
+				continue
+			}
+			if shown == maxStopLines {
+				fmt.Fprintf(w, "chaos: %s: ... and %d more\n", label, byCause[cause]-shown)
+				break
+			}
+			fmt.Fprintf(w, "chaos: %s: %s\n", label, s.String(r.Start))
+			shown++
+		}
+	}
+}
+
+// write prints the notes, the stops, the violations with the faults
+// around each, a count per kind and the result line, last.
 func (r report) write(w io.Writer) {
 	for _, n := range r.Notes {
 		fmt.Fprintf(w, "chaos: note: %s\n", n)
 	}
+	r.writeStops(w)
 	byKind := map[string]int{}
 	for _, v := range r.Violations {
 		byKind[v.Kind]++
@@ -86,7 +136,7 @@ func (r report) write(w io.Writer) {
 	}
 	if r.failed() {
 		var parts []string
-		for _, k := range []string{vLost, vDoubled, vDiverged, vOrphan, vLedger, vCheck} {
+		for _, k := range []string{vLost, vDoubled, vDiverged, vWorkLost, vOrphan, vLedger, vCheck} {
 			if byKind[k] > 0 {
 				parts = append(parts, fmt.Sprintf("%d %s", byKind[k], k))
 			}
@@ -96,5 +146,6 @@ func (r report) write(w io.Writer) {
 		fmt.Fprintln(w, "chaos: PASS: no rule broken")
 	}
 	l, d, x := r.counts()
-	fmt.Fprintf(w, "chaos: seed %d, %d faults, %d jobs, %d lost, %d doubled, %d diverged\n", r.Seed, r.faults(), r.Jobs, l, d, x)
+	fmt.Fprintf(w, "chaos: seed %d, %d faults, %d jobs, %d lost, %d doubled, %d diverged, %d work lost\n",
+		r.Seed, r.faults(), r.Jobs, l, d, x, workLost(r.Stops))
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 )
@@ -120,6 +122,7 @@ func exercise(ctx context.Context, cfg config, sc schedule, c *cluster, out stri
 	}
 	fmt.Printf("chaos: +%s checking\n", since(start))
 	check(ctx, c, acks, out, rep)
+	rep.Violations = append(rep.Violations, checkWorkLost(rep.Stops, cfg.maxWorkLost)...)
 	return rep, nil
 }
 
@@ -155,6 +158,14 @@ func check(ctx context.Context, c *cluster, acks []ack, out string, rep *report)
 		rep.Notes = append(rep.Notes, notes...)
 		pinTimes(rep.Violations, recs)
 		fmt.Printf("chaos: ledger: %d records\n", len(recs))
+		// The events only add how each stop was recorded; the ring holds
+		// the last few thousand, so a long run sees the late ones only.
+		evs, err := c.cli.Events(ctx, 0)
+		if err != nil {
+			rep.Notes = append(rep.Notes, fmt.Sprintf("read events (for how stops were recorded): %v", err))
+		}
+		rep.Stops = findStops(recs, jobs, rep.Injected, stopReasons(evs))
+		saveStops(filepath.Join(out, "stops.txt"), rep.Stops, rep.Start)
 	}
 
 	div, views := compareServers(ctx, c.topo, time.Minute)
@@ -163,4 +174,14 @@ func check(ctx context.Context, c *cluster, acks []ack, out string, rep *report)
 	}
 	rep.Violations = append(rep.Violations, div...)
 	rep.Violations = append(rep.Violations, orphans(ctx, c.d, c.topo)...)
+}
+
+// saveStops writes every stop, with its cause, to path, for a run whose
+// report lists only the first ones.
+func saveStops(path string, stops []stop, start float64) {
+	var b strings.Builder
+	for _, s := range stops {
+		fmt.Fprintf(&b, "%s: %s\n", s.Cause, s.String(start))
+	}
+	_ = os.WriteFile(path, []byte(b.String()), 0o644)
 }

@@ -8,12 +8,13 @@ import (
 // Violation kinds. lost, doubled and diverged are counted in the result
 // line; the others fail the suite too.
 const (
-	vLost     = "lost"     // acknowledged work missing, unfinished, or recorded as done without having run
-	vDoubled  = "doubled"  // an instance ran twice at once, an attempt ran twice, or work ran after it ended
-	vDiverged = "diverged" // a server's database differs from the others'
-	vOrphan   = "orphan"   // a process left in a stub container
-	vLedger   = "ledger"   // the ledger itself is damaged
-	vCheck    = "check"    // the checker could not read something it judges
+	vLost     = "lost"      // acknowledged work missing, unfinished, or recorded as done without having run
+	vDoubled  = "doubled"   // an instance ran twice at once, an attempt ran twice, or work ran after it ended
+	vDiverged = "diverged"  // a server's database differs from the others'
+	vWorkLost = "work-lost" // more work lost than -max-work-lost allows
+	vOrphan   = "orphan"    // a process left in a stub container
+	vLedger   = "ledger"    // the ledger itself is damaged
+	vCheck    = "check"     // the checker could not read something it judges
 )
 
 // violation is one broken rule.
