@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"text/template"
 )
 
@@ -62,6 +63,22 @@ func writeCompose(d *docker, dir string, t topology, subnet string) error {
 func composeUp(ctx context.Context, d *docker) error {
 	if _, err := d.composeRun(ctx, "up", "-d", "--no-build"); err != nil {
 		return fmt.Errorf("start containers: %w", err)
+	}
+	return nil
+}
+
+// checkNoOtherRun fails when containers of the project are running: the
+// project name, subnet and ports are fixed, so the composeDown that clears
+// what an interrupted run left would take another run's cluster down under
+// it (on a shared engine, another engineer's or CI's).
+func checkNoOtherRun(ctx context.Context, d *docker) error {
+	out, err := d.run(ctx, "ps", "--filter", "label=com.docker.compose.project="+project, "--format", "{{.Names}}")
+	if err != nil {
+		return fmt.Errorf("look for another chaos run: %w", err)
+	}
+	if names := strings.Fields(out); len(names) > 0 {
+		return fmt.Errorf("another chaos run seems to be in progress: %d containers of Compose project %s are running (%s); wait for it to end, or remove them with: docker rm -f %s",
+			len(names), project, strings.Join(names, ", "), strings.Join(names, " "))
 	}
 	return nil
 }

@@ -51,6 +51,9 @@ func suite(ctx context.Context, cfg config, sc schedule) (*report, error) {
 	if err := writeCompose(d, out, topo, cfg.subnet.Masked().String()); err != nil {
 		return nil, err
 	}
+	if err := checkNoOtherRun(ctx, d); err != nil {
+		return nil, err
+	}
 	_ = composeDown(ctx, d) // a run that was interrupted may have left some behind
 	if err := composeUp(ctx, d); err != nil {
 		return nil, err
