@@ -94,6 +94,41 @@ func (c *cluster) leader(ctx context.Context) (node, error) {
 	return n, nil
 }
 
+// busiestStub returns the stub running the most attempts of restartable
+// jobs now, as the database says.
+func (c *cluster) busiestStub(ctx context.Context) (node, error) {
+	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	defer cancel()
+	jobs, err := c.cli.Jobs(ctx)
+	if err != nil {
+		return node{}, fmt.Errorf("find the busiest stub: %w", err)
+	}
+	return busiest(jobs, c.topo.Stubs), nil
+}
+
+// busiest returns the stub with the most running instances of
+// restartable jobs; the first stub on a tie, or when none runs any.
+func busiest(jobs []client.Job, stubs []node) node {
+	count := map[string]int{}
+	for _, j := range jobs {
+		if !restartable(j.Spec) {
+			continue
+		}
+		for _, in := range j.Instances {
+			if in.State == client.InstanceRunning {
+				count[in.Machine]++
+			}
+		}
+	}
+	best := stubs[0]
+	for _, n := range stubs[1:] {
+		if count[n.Name] > count[best.Name] {
+			best = n
+		}
+	}
+	return best
+}
+
 // stubPID returns the pid of the netmgr stub process in a stub container.
 func (c *cluster) stubPID(ctx context.Context, n node) (string, error) {
 	out, err := c.d.run(ctx, "exec", n.Container, "cat", "/run/stub.pid")

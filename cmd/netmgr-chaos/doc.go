@@ -34,8 +34,9 @@
 // where no Docker engine answers.
 //
 // Every generated schedule opens with pause-all, cut-stubs, isolate-stub
-// (with a minority server fault inside it) and kill-all, 8 s apart, so
-// that even a 90 s run has each of them; then it draws from every kind.
+// (of the stub running the most restartable attempts when it starts, with
+// a minority server fault inside it) and kill-all, 8 s apart, so that even
+// a 90 s run has each of them; then it draws from every kind.
 //
 // Usage:
 //

@@ -142,13 +142,20 @@ func (in *injector) inject(ctx context.Context, f fault) ([]node, func(context.C
 }
 
 // resolve turns f's targets (or the current leader, every server, every
-// stub) into nodes.
+// stub, the busiest stub) into nodes.
 func (in *injector) resolve(ctx context.Context, f fault) ([]node, error) {
 	switch f.Kind {
 	case faultPauseAll, faultKillAll:
 		return in.c.topo.Servers, nil
 	case faultCutStubs:
 		return in.c.topo.Stubs, nil
+	}
+	if f.Kind == faultIsolateStub && len(f.Targets) == 0 {
+		n, err := in.c.busiestStub(ctx)
+		if err != nil {
+			return nil, err
+		}
+		return []node{n}, nil
 	}
 	if f.Kind == faultKillLeader || f.Kind == faultPartitionLeader {
 		l, err := in.c.leader(ctx)

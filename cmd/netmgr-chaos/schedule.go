@@ -27,7 +27,7 @@ const (
 	faultRestartStub      = "restart-stub"      // kill the stub process alone; its entrypoint restarts it
 	faultPauseStub        = "pause-stub"        // docker pause a stub container
 	faultPartitionStub    = "partition-stub"    // disconnect one stub from the network
-	faultIsolateStub      = "isolate-stub"      // one stub drops its traffic with every other container
+	faultIsolateStub      = "isolate-stub"      // one stub (by default the busiest) drops its traffic with every other container
 )
 
 // serverFaults hit a minority of the servers; at most one runs at a time.
@@ -190,8 +190,9 @@ func randomFault(rng *rand.Rand, kind string, servers, stubs int, busy []string)
 		f.For = between(rng, 10*time.Second, 25*time.Second)
 		f.Targets = []string{stubName()}
 	case faultIsolateStub:
+		// No target: the stub running the most restartable attempts is
+		// found when it starts, so the isolation has work to stop.
 		f.For = between(rng, 10*time.Second, 15*time.Second)
-		f.Targets = []string{stubName()}
 	}
 	return f
 }
@@ -304,6 +305,10 @@ func parseFault(fields []string) (fault, error) {
 	case faultPauseAll, faultKillAll, faultCutStubs:
 		if len(f.Targets) != 0 {
 			return fault{}, fmt.Errorf("%s takes no target: it takes every server", f.Kind)
+		}
+	case faultIsolateStub:
+		if len(f.Targets) > 1 {
+			return fault{}, fmt.Errorf("%s takes one stub, or none for the busiest when it starts", f.Kind)
 		}
 	case faultKillServers, faultPartitionServers:
 		if len(f.Targets) == 0 {

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/netmgr/netmgr/client"
 )
 
 func testTopology(t *testing.T) topology {
@@ -68,7 +70,7 @@ func TestParseScheduleErrors(t *testing.T) {
 		{"bad time", "seed 1\nduration 1m\nfault +x kill-stub for 1s stub1\n", "fault time"},
 		{"stub fault without target", "seed 1\nduration 1m\nfault +5s pause-stub for 1s\n", "exactly one target"},
 		{"kill-all with target", "seed 1\nduration 1m\nfault +5s kill-all for 5s s1\n", "takes no target: it takes every server"},
-		{"isolate-stub without target", "seed 1\nduration 1m\nfault +5s isolate-stub for 5s\n", "exactly one target"},
+		{"isolate-stub with two targets", "seed 1\nduration 1m\nfault +5s isolate-stub for 5s stub1 stub2\n", "takes one stub, or none"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -202,5 +204,34 @@ func TestValidateControlPlaneFaultsRunAlone(t *testing.T) {
 				t.Errorf("got %v, want an error containing %q", err, tt.want)
 			}
 		})
+	}
+}
+
+func TestParseIsolateStubTarget(t *testing.T) {
+	sc, err := parseSchedule(strings.NewReader("seed 1\nduration 1m\nfault +5s isolate-stub for 5s\nfault +20s isolate-stub for 5s stub4\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := [][]string{sc.Faults[0].Targets, sc.Faults[1].Targets}; !reflect.DeepEqual(got, [][]string{nil, {"stub4"}}) {
+		t.Errorf("got targets %q, want none (the busiest) and stub4", got)
+	}
+}
+
+func TestBusiest(t *testing.T) {
+	stubs := testTopology(t).Stubs
+	running := func(machine string) client.Instance {
+		return client.Instance{State: client.InstanceRunning, Machine: machine}
+	}
+	jobs := []client.Job{
+		{ID: 1, Spec: client.JobSpec{Restart: client.RestartNo}, Instances: []client.Instance{running("stub2"), running("stub2"), running("stub2")}},
+		{ID: 2, Spec: client.JobSpec{Restart: client.RestartAlways}, Instances: []client.Instance{running("stub4"), running("stub5")}},
+		{ID: 3, Spec: client.JobSpec{Restart: client.RestartOnFailure}, Instances: []client.Instance{
+			running("stub5"), {State: client.InstanceExited, Machine: "stub4"}, {State: client.InstanceExited, Machine: "stub4"}}},
+	}
+	if got := busiest(jobs, stubs).Name; got != "stub5" {
+		t.Errorf("got %s, want stub5 (two running restartable instances; stub2's are not restartable)", got)
+	}
+	if got := busiest(nil, stubs).Name; got != "stub1" {
+		t.Errorf("with no jobs got %s, want stub1", got)
 	}
 }
