@@ -33,11 +33,10 @@
 // line), 0 when none was, and 0 with "chaos: skipped: no Docker engine: ..."
 // where no Docker engine answers.
 //
-// Every generated schedule opens with pause-all, then kill-all (odd
-// seeds) or cut-stubs (even seeds), then isolate-stub (of the stub running
-// the most restartable attempts when it starts, with a minority server
-// fault inside it), 8 s apart, so that even a 90 s run has them; then it
-// draws from every kind.
+// Every generated schedule opens with pause-all, cut-stubs, isolate-stub
+// (of the stub running the most restartable attempts when it starts, with
+// a minority server fault inside it) and kill-all, 8 s apart, so that even
+// a 90 s run has each of them; then it draws from every kind.
 //
 // Usage:
 //
