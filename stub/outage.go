@@ -129,27 +129,40 @@ func (o *outage) ask(ctx context.Context) {
 	o.keeper.publish()
 }
 
-// collect gets one round's statements from the first witness that
-// answers, in name order (the same for every stub, so they share rounds).
+// collect gets one round's statements from the first of the first
+// outageWitnessesTried stubs in name order (the same for every stub, so
+// they share rounds) to answer. It asks them at once: a witness that is
+// dead but still in gossip must not use up the whole answer time.
 func (o *outage) collect(ctx context.Context, sent time.Duration) ([]client.OutageStatement, bool) {
-	tried := 0
-	for _, p := range o.peers.withSelf(o.self) {
-		if tried == outageWitnessesTried || ctx.Err() != nil {
-			break
-		}
-		tried++
-		if p.name == o.self {
-			sts, err := o.witness.after(ctx, sent)
-			if err == nil {
-				return sts, true
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	cands := o.peers.withSelf(o.self)
+	cands = cands[:min(len(cands), outageWitnessesTried)]
+	answers := make(chan []client.OutageStatement, len(cands))
+	for _, p := range cands {
+		go func() {
+			var (
+				sts []client.OutageStatement
+				err error
+			)
+			if p.name == o.self {
+				sts, err = o.witness.after(ctx, sent)
+			} else {
+				var w client.OutageWitness
+				w, err = p.c.OutageWitness(ctx)
+				sts = w.Statements
 			}
-			continue
+			if err != nil {
+				o.log.Debug("outage witness did not answer", "witness", p.name, "err", err)
+				sts = nil
+			}
+			answers <- sts
+		}()
+	}
+	for range cands {
+		if sts := <-answers; sts != nil {
+			return sts, true
 		}
-		w, err := p.c.OutageWitness(ctx)
-		if err == nil {
-			return w.Statements, true
-		}
-		o.log.Debug("outage witness did not answer", "witness", p.name, "err", err)
 	}
 	return nil, false
 }
