@@ -16,12 +16,25 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/netmgr/netmgr/client/pki"
 )
 
-// UserHeader carries the requesting user's identity. Today it is the OS user
-// the client runs as; an authenticated identity (mTLS) will replace how the
-// server derives it without changing any command.
+// UserHeader carries the requesting user's name in the insecure mode
+// only (servers started with --insecure, which prove nothing). A server
+// with TLS ignores it: a request acts as the identity it proves.
 const UserHeader = "X-Netmgr-User"
+
+// VouchedUserHeader carries the user a stub vouches for: the owner of the
+// process that called the stub's Unix socket, as the kernel told the stub.
+// A server believes it only from a connection with a stub certificate (or
+// from a server passing on what it verified, ForwardedPrincipalHeader).
+const VouchedUserHeader = "X-Netmgr-Vouched-User"
+
+// ForwardedPrincipalHeader carries, from a follower to the leader, the
+// identity the follower verified for a request it passes on. A server
+// believes it only from a connection with a server certificate.
+const ForwardedPrincipalHeader = "X-Netmgr-Principal"
 
 // LeaderHeader names the API address (host:port) of the leader that
 // answered a request, directly or through the follower that forwarded it
@@ -41,6 +54,12 @@ const DefaultRetryFor = 15 * time.Second
 type Client struct {
 	hc         *http.Client
 	user       string
+	scheme     string        // for addresses without one: "http://" or "https://"
+	token      string        // sent as Authorization: Bearer, when set
+	expect     *pki.Identity // the peer every answer must come from, when set
+	socket     bool          // requests go over a stub's Unix socket (WithUnixSocket)
+	vouched    string        // sent as VouchedUserHeader, when set
+	stub       bool          // the peer is a stub (NewStub), for error messages
 	retryFor   time.Duration
 	tryTimeout time.Duration // per server tried; 0 = none beyond the request's
 
@@ -71,9 +90,16 @@ func New(addrs []string, opts ...Option) (*Client, error) {
 	c := &Client{
 		hc:       &http.Client{Timeout: 70 * time.Second, Transport: newTransport()},
 		retryFor: DefaultRetryFor,
+		scheme:   "http://",
 	}
 	for _, o := range opts {
 		o(c)
+	}
+	if c.socket {
+		addrs = []string{"http://" + SocketHost}
+	}
+	if c.token != "" {
+		c.keepTokenOnRedirect()
 	}
 	if err := c.SetAddrs(addrs); err != nil {
 		return nil, err
@@ -87,6 +113,22 @@ func newTransport() *http.Transport {
 	return t
 }
 
+// keepTokenOnRedirect makes the client send its token again when a
+// follower redirects a read to the leader at another host: Go's client
+// drops Authorization across hosts, but the target is a server whose
+// certificate the TLS transport checks, so the token may go there.
+func (c *Client) keepTokenOnRedirect() {
+	hc := *c.hc
+	hc.CheckRedirect = func(req *http.Request, via []*http.Request) error {
+		if len(via) >= 10 {
+			return fmt.Errorf("stopped after %d redirects", len(via))
+		}
+		req.Header.Set("Authorization", "Bearer "+c.token)
+		return nil
+	}
+	c.hc = &hc
+}
+
 // SetAddrs replaces the server list, for callers that learn it from gossip.
 func (c *Client) SetAddrs(addrs []string) error {
 	var norm []string
@@ -97,7 +139,7 @@ func (c *Client) SetAddrs(addrs []string) error {
 				continue
 			}
 			if !strings.Contains(part, "://") {
-				part = "http://" + part
+				part = c.scheme + part
 			}
 			norm = append(norm, strings.TrimRight(part, "/"))
 		}
@@ -351,7 +393,7 @@ func (c *Client) do(ctx context.Context, method, path string, in, out any) error
 			leader, err := c.try(tctx, method, addrs[n]+path, body, out)
 			cancel()
 			if err == nil {
-				if k := slices.Index(addrs, "http://"+leader); leader != "" && k >= 0 {
+				if k := slices.Index(addrs, c.scheme+leader); leader != "" && k >= 0 {
 					n = k
 				}
 				c.mu.Lock()
@@ -372,11 +414,11 @@ func (c *Client) do(ctx context.Context, method, path string, in, out any) error
 			c.mu.Unlock()
 		}
 		if time.Now().Add(backoff).After(deadline) {
-			return &unreachableError{tried: addrs, last: last}
+			return &unreachableError{tried: addrs, last: last, stub: c.stub}
 		}
 		select {
 		case <-ctx.Done():
-			return &unreachableError{tried: addrs, last: ctx.Err()}
+			return &unreachableError{tried: addrs, last: ctx.Err(), stub: c.stub}
 		case <-time.After(backoff):
 		}
 		backoff = min(2*backoff, time.Second)
@@ -403,14 +445,22 @@ func (c *Client) try(ctx context.Context, method, u string, body []byte, out any
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
-	if c.user != "" {
-		req.Header.Set(UserHeader, c.user)
+	c.setIdentity(req)
+	if c.expect != nil {
+		req = req.WithContext(context.WithValue(ctx, expectKey{}, *c.expect))
 	}
 	resp, err := c.hc.Do(req)
 	if err != nil {
 		return "", err
 	}
 	defer resp.Body.Close()
+	if c.expect != nil && resp.TLS != nil {
+		// A pooled connection was dialed for whoever was at this address
+		// then; check the one that answered.
+		if err := checkPeer(resp.TLS, *c.expect, u); err != nil {
+			return "", err
+		}
+	}
 	data, err := io.ReadAll(resp.Body)
 	if err != nil {
 		return "", fmt.Errorf("read answer of %s: %w", u, err)
@@ -434,6 +484,20 @@ func (c *Client) try(ctx context.Context, method, u string, body []byte, out any
 		return "", fmt.Errorf("decode answer of %s: %w", u, err)
 	}
 	return leader, nil
+}
+
+// setIdentity sets the headers that say who req acts for: the insecure
+// mode's user, a token, or the user a stub vouches for.
+func (c *Client) setIdentity(req *http.Request) {
+	if c.user != "" {
+		req.Header.Set(UserHeader, c.user)
+	}
+	if c.token != "" {
+		req.Header.Set("Authorization", "Bearer "+c.token)
+	}
+	if c.vouched != "" {
+		req.Header.Set(VouchedUserHeader, c.vouched)
+	}
 }
 
 // ParseIndex reads IndexHeader from a response header; 0 when absent.
@@ -490,7 +554,7 @@ func (c *Client) FollowEvents(ctx context.Context, after uint64, fn func(Event) 
 			last = err
 		}
 		if time.Now().Add(backoff).After(deadline) {
-			return &unreachableError{tried: addrs, last: last}
+			return &unreachableError{tried: addrs, last: last, stub: c.stub}
 		}
 		select {
 		case <-ctx.Done():
@@ -514,9 +578,7 @@ func (c *Client) followOnce(ctx context.Context, hc *http.Client, addr string, a
 	if err != nil {
 		return false, &APIError{Message: fmt.Sprintf("build request %s: %v", u, err)}
 	}
-	if c.user != "" {
-		req.Header.Set(UserHeader, c.user)
-	}
+	c.setIdentity(req)
 	resp, err := hc.Do(req)
 	if err != nil {
 		return false, err
@@ -545,4 +607,19 @@ func (c *Client) followOnce(ctx context.Context, hc *http.Client, addr string, a
 		}
 		*after = ev.Index
 	}
+}
+
+// With returns a copy of c with opts applied on top of its options; the
+// copy starts with c's server list and preferred server.
+func (c *Client) With(opts ...Option) *Client {
+	c.mu.Lock()
+	cp := &Client{
+		hc: c.hc, user: c.user, scheme: c.scheme, token: c.token, expect: c.expect, socket: c.socket, vouched: c.vouched,
+		retryFor: c.retryFor, tryTimeout: c.tryTimeout, addrs: append([]string(nil), c.addrs...), preferred: c.preferred,
+	}
+	c.mu.Unlock()
+	for _, o := range opts {
+		o(cp)
+	}
+	return cp
 }

@@ -38,9 +38,13 @@ func (e *APIError) Unwrap() error {
 type unreachableError struct {
 	tried []string
 	last  error
+	stub  bool // a StubClient's: the peer is a stub, not a server
 }
 
 func (e *unreachableError) Error() string {
+	if e.stub {
+		return fmt.Sprintf("stub at %s did not answer: %v", strings.Join(e.tried, ", "), e.last)
+	}
 	return fmt.Sprintf("%v (tried %s): %v", ErrNoServer, strings.Join(e.tried, ", "), e.last)
 }
 

@@ -14,17 +14,16 @@ type StubClient struct {
 
 // NewStub returns a client for the stub at addr ("host:port" or a URL).
 // Requests are not retried: the caller (the leader's dispatcher) decides
-// what to do when a stub does not answer.
-func NewStub(addr string, hc *http.Client) (*StubClient, error) {
-	c, err := New([]string{addr}, WithRetryFor(0))
+// what to do when a stub does not answer. Without WithHTTPClient or
+// WithTLS it uses a plain HTTP client with a 10 s timeout; callers that
+// mean a particular machine say so with ExpectPeer.
+func NewStub(addr string, opts ...Option) (*StubClient, error) {
+	base := []Option{WithHTTPClient(&http.Client{Timeout: 10 * time.Second, Transport: newTransport()})}
+	c, err := New([]string{addr}, append(append(base, opts...), WithRetryFor(0))...)
 	if err != nil {
 		return nil, err
 	}
-	if hc != nil {
-		c.hc = hc
-	} else {
-		c.hc = &http.Client{Timeout: 10 * time.Second, Transport: newTransport()}
-	}
+	c.stub = true
 	return &StubClient{c: c}, nil
 }
 

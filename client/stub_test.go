@@ -33,7 +33,7 @@ func TestStartBatch(t *testing.T) {
 			mux.Handle("POST /v1/starts", jsonHandler(t, tt.status, tt.body))
 			srv := httptest.NewServer(mux)
 			defer srv.Close()
-			c, err := client.NewStub(srv.URL, nil)
+			c, err := client.NewStub(srv.URL)
 			if err != nil {
 				t.Fatalf("NewStub: %v", err)
 			}
