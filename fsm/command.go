@@ -35,13 +35,16 @@ const (
 	SubmitPlaceType   MessageType = 20 // since command level 20; see SubmitPlace
 	SubmitsType       MessageType = 21 // since command level 21; see Submits
 	MachineHealthType MessageType = 22 // since command level 22; see MachineHealth
+	TokenIssueType    MessageType = 23 // since command level 23; see TokenIssue
+	TokenRevokeType   MessageType = 24 // since command level 24; see TokenRevoke
+	ServerRemovedType MessageType = 25 // proposed with IgnoreUnknownFlag: informational
 )
 
 // CommandLevel is the highest command type this build applies. Servers
 // gossip it, and the leader proposes a command newer than every voter's
 // level only when all of them have it: a replica that meets an unknown
 // type must stop.
-const CommandLevel = MachineHealthType
+const CommandLevel = ServerRemovedType
 
 // IgnoreUnknownFlag marks a command that a server which does not know its
 // type may skip instead of stopping. Commands whose loss would make replicas
@@ -95,6 +98,12 @@ func (t MessageType) String() string {
 		return "Submits"
 	case MachineHealthType:
 		return "MachineHealth"
+	case TokenIssueType:
+		return "TokenIssue"
+	case TokenRevokeType:
+		return "TokenRevoke"
+	case ServerRemovedType:
+		return "ServerRemoved"
 	}
 	return fmt.Sprintf("MessageType(%d)", uint8(t))
 }
@@ -299,14 +308,14 @@ type LoadDatabase struct {
 // SetQueue creates a queue or replaces its limits.
 type SetQueue struct {
 	At    time.Time     `json:"at"`
-	By    string        `json:"by"`
+	By    string        `json:"by,omitempty"`
 	Queue DeclaredQueue `json:"queue"`
 }
 
 // RemoveQueue removes a queue that holds no unfinished job.
 type RemoveQueue struct {
 	At   time.Time `json:"at"`
-	By   string    `json:"by"`
+	By   string    `json:"by,omitempty"`
 	Name string    `json:"name"`
 }
 
@@ -416,4 +425,42 @@ type LeaderElected struct {
 	At   time.Time `json:"at"`
 	Name string    `json:"name"`
 	Term uint64    `json:"term"`
+}
+
+// TokenIssue records an API token an admin (IssuedBy) issued for User.
+// Hash is the hex SHA-256 of the whole token string: the token itself is
+// shown once to the admin and never logged. The proposing server stamps
+// IssuedAt and ExpiresAt; Apply reads no clock, so a token that expires
+// stays in the state (until revoked) and servers refuse it at request
+// time. Since command level 23: proposed only when every server applies
+// it.
+type TokenIssue struct {
+	ID        string    `json:"id"`
+	User      string    `json:"user"`
+	Hash      string    `json:"hash"`
+	IssuedAt  time.Time `json:"issued_at"`
+	ExpiresAt time.Time `json:"expires_at"`
+	IssuedBy  string    `json:"issued_by"`
+}
+
+// TokenRevoke removes a token by ID: requests bearing it are refused from
+// the entry's commit on. Reason says why, when an admin did not ask (the
+// leader sweeping a token long expired). Since command level 24.
+type TokenRevoke struct {
+	At     time.Time `json:"at"`
+	ID     string    `json:"id"`
+	By     string    `json:"by"`
+	Reason string    `json:"reason,omitempty"`
+}
+
+// ServerRemoved records that admin By removed server Name from the Raft
+// configuration. The removal itself is a Raft configuration change, which
+// the FSM never sees; the leader proposes this entry after it, so that
+// the removal appears among the events. Applying it changes nothing but
+// the event ring; it is proposed with IgnoreUnknownFlag, so an older
+// replica skips it.
+type ServerRemoved struct {
+	At   time.Time `json:"at"`
+	Name string    `json:"name"`
+	By   string    `json:"by"`
 }

@@ -14,6 +14,9 @@ type Database struct {
 	Machines []DeclaredMachine `json:"machines,omitempty"`
 	Queues   []DeclaredQueue   `json:"queues,omitempty"`
 	Admins   []string          `json:"admins,omitempty"`
+	// AllowRootJobs lets root on a machine of the pool run jobs as root
+	// (the allow_root_jobs declaration); nobody else ever may.
+	AllowRootJobs bool `json:"allow_root_jobs,omitempty"`
 }
 
 // DeclaredKey is a `key NAME /* comment */` declaration.

@@ -1,6 +1,7 @@
 package fsm_test
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"maps"
@@ -467,4 +468,36 @@ func TestEffectiveHugeAttributes(t *testing.T) {
 		f.Attrs = attrs
 		check(t, a, a.apply(fsm.StubJoinType, fsm.StubJoin{At: at(5), Machine: f}))
 	})
+}
+
+// TestLoadDatabaseAllowRootJobs: AllowRootJobs is off until a database
+// sets it, survives a snapshot and a queue change, is absent from the
+// snapshot of a database that does not set it (so older snapshots read as
+// off), and a load without it turns it off again.
+func TestLoadDatabaseAllowRootJobs(t *testing.T) {
+	a := newApplier(t)
+	allows := func(f *fsm.FSM) (on bool) {
+		f.Read(func(v fsm.View) { db, _ := v.Database(); on = db.AllowRootJobs })
+		return on
+	}
+	if allows(a.f) {
+		t.Fatalf("a new FSM allows root jobs; want off by default")
+	}
+	db := paperDatabase()
+	db.AllowRootJobs = true
+	a.load(db)
+	a.mustOK(fsm.SetQueueType, fsm.SetQueue{At: at(6), By: "tclark", Queue: fsm.DeclaredQueue{Name: "LATE_Q", MaxActive: 1}})
+	if !allows(a.f) {
+		t.Fatalf("after loading allow_root_jobs and setting a queue: root jobs refused, want allowed")
+	}
+	if !allows(restored(t, snapshotBytes(t, a.f))) {
+		t.Errorf("after snapshot and restore: root jobs refused, want allowed")
+	}
+	a.load(paperDatabase())
+	if allows(a.f) {
+		t.Errorf("after loading a database without allow_root_jobs: root jobs allowed, want refused")
+	}
+	if snap := snapshotBytes(t, a.f); bytes.Contains(snap, []byte("allow_root_jobs")) {
+		t.Errorf("snapshot of a database without it names allow_root_jobs:\n%s", snap)
+	}
 }

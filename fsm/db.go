@@ -18,7 +18,8 @@ type db struct {
 	databaseIndex     uint64
 	reservations      map[uint64]*Reservation
 	nextReservationID uint64
-	events            eventRing // derived, never snapshotted
+	tokens            map[string]*Token // by ID
+	events            eventRing         // derived, never snapshotted
 	// owedSends counts the changes that may have left an instance owed a
 	// Start or a signal: one placed, killed, suspended, resumed or to be
 	// restarted. A hint for the leader's dispatcher, which walks the
@@ -35,6 +36,7 @@ type db struct {
 	usedMemory    map[string]int64          // machine -> memory_mb of active instances
 	perJob        map[string]map[uint64]int // machine -> job -> active instances
 	queues        map[string]*queueCounts   // queue -> what it holds
+	tokenByHash   map[string]string         // token hash -> token ID
 }
 
 // queueCounts is what one queue holds now.
@@ -60,6 +62,7 @@ func newDB() *db {
 		machines:          make(map[string]*Machine),
 		jobs:              make(map[uint64]*Job),
 		reservations:      make(map[uint64]*Reservation),
+		tokens:            make(map[string]*Token),
 	}
 	d.reindex()
 	return d
@@ -77,6 +80,7 @@ func (d *db) reindex() {
 	d.usedMemory = make(map[string]int64)
 	d.perJob = make(map[string]map[uint64]int)
 	d.queues = make(map[string]*queueCounts)
+	d.indexTokens()
 	for _, m := range d.machines {
 		m.eff = d.database.effective(&m.MachineFacts)
 	}

@@ -72,6 +72,7 @@ var genDatabases = []fsm.Database{
 // for an active attempt) and some are stale, duplicated or invalid.
 type generator struct {
 	r      *rand.Rand
+	tok    *rand.Rand // for the token commands, apart so r draws as before
 	a      *applier
 	log    [][]byte
 	places [][]byte // earlier Place entries, for duplicates
@@ -83,7 +84,11 @@ type generator struct {
 }
 
 func newGenerator(tb testing.TB, seed uint64) *generator {
-	return &generator{r: rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)), a: newApplier(tb)}
+	return &generator{
+		r:   rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)),
+		tok: rand.New(rand.NewPCG(seed, seed^0x746f6b656e)),
+		a:   newApplier(tb),
+	}
 }
 
 func (g *generator) emit(data []byte) *fsm.Result {
@@ -104,6 +109,9 @@ func (g *generator) next() {
 	g.step++
 	g.placed = nil
 	now := at(g.step)
+	if g.step%7 == 0 {
+		g.emit(g.tokenCommand(now))
+	}
 	p := g.r.IntN(120)
 	switch {
 	case p >= 100:
@@ -628,7 +636,7 @@ func TestGeneratedLogCoverage(t *testing.T) {
 	for _, want := range []string{
 		"StubJoin", "StubJoin error", "StubLeave", "Submit", "Submit error", "Place", "ChildRegister",
 		"ChildTerm", "ChildEvents", "stale in a batch", "SubmitPlace", "placed at submit", "Submits", "existing in a batch", "Kill", "Kill error", "MessageType(228)", "stale", "existing", "accepted", "dropped",
-		"LoadDatabase", "LoadDatabase error", "draining", "restarted", "per-machine limit reached", "slots full", "memory nearly full",
+		"LoadDatabase", "LoadDatabase error", "draining", "TokenIssue", "TokenIssue error", "TokenRevoke", "TokenRevoke error", "ServerRemoved", "restarted", "per-machine limit reached", "slots full", "memory nearly full",
 		fsm.InstanceQueued, fsm.InstancePlaced, fsm.InstanceRunning, fsm.InstanceExited, fsm.InstanceFailed, fsm.InstanceSignaled,
 		fsm.InstanceKilled, fsm.InstanceLost,
 	} {

@@ -34,3 +34,16 @@ var (
 	// ErrNoSuchMachine means a command named a machine the pool lacks.
 	ErrNoSuchMachine = errors.New("no such machine")
 )
+
+// Token errors.
+var (
+	// ErrNoSuchToken means a TokenRevoke named a token the database does
+	// not hold: never issued, or already revoked.
+	ErrNoSuchToken = errors.New("no such token")
+	// ErrTokenExists means a TokenIssue reused the ID or hash of a token
+	// the database holds.
+	ErrTokenExists = errors.New("token already exists")
+	// ErrInvalidToken means a TokenIssue lacks an ID, user, hash or a
+	// lifetime that ends after it begins.
+	ErrInvalidToken = errors.New("invalid token")
+)

@@ -31,6 +31,12 @@ const (
 	EventJobSubmitted       = "job-submitted"
 	EventJobKilled          = "job-killed"
 	EventDatabaseLoaded     = "database-loaded"
+	EventQueueAdded         = "queue-added"
+	EventQueueChanged       = "queue-changed"
+	EventQueueRemoved       = "queue-removed"
+	EventServerRemoved      = "server-removed"
+	EventTokenIssued        = "token-issued"
+	EventTokenRevoked       = "token-revoked"
 )
 
 // Event is one committed state change, derived from a command as it is

@@ -209,6 +209,18 @@ func (f *FSM) apply(index uint64, data []byte) *Result {
 		var c MachineHealth
 		decode(index, t, body, &c)
 		return d.applyMachineHealth(index, &c)
+	case TokenIssueType:
+		var c TokenIssue
+		decode(index, t, body, &c)
+		return d.applyTokenIssue(index, &c)
+	case TokenRevokeType:
+		var c TokenRevoke
+		decode(index, t, body, &c)
+		return d.applyTokenRevoke(index, &c)
+	case ServerRemovedType:
+		var c ServerRemoved
+		decode(index, t, body, &c)
+		return d.applyServerRemoved(index, &c)
 	}
 	if ignorable {
 		return &Result{Index: index}

@@ -76,6 +76,23 @@ func (g *generator) queueCommand(now time.Time) []byte {
 	return g.cmd(typ, fsm.JobControl{At: now, JobID: g.controlTarget(typ), By: "gen"})
 }
 
+// tokenCommand builds a TokenIssue, a TokenRevoke or a ServerRemoved
+// from g.tok: IDs and hashes from small sets, so that some issues clash
+// and some revokes find nothing; some lifetimes are empty.
+func (g *generator) tokenCommand(now time.Time) []byte {
+	id := fmt.Sprintf("%08x", g.tok.IntN(6))
+	switch p := g.tok.IntN(10); {
+	case p < 6:
+		return g.cmd(fsm.TokenIssueType, fsm.TokenIssue{
+			ID: id, User: genOwners[g.tok.IntN(len(genOwners))], Hash: hashOf(fmt.Sprint("token ", g.tok.IntN(8))),
+			IssuedAt: now, ExpiresAt: now.Add(time.Duration(g.tok.IntN(4)) * time.Minute), IssuedBy: "gen",
+		})
+	case p < 9:
+		return g.cmd(fsm.TokenRevokeType, fsm.TokenRevoke{At: now, ID: id, By: "gen"})
+	}
+	return g.cmd(fsm.ServerRemovedType|fsm.IgnoreUnknownFlag, fsm.ServerRemoved{At: now, Name: "s2", By: "gen"})
+}
+
 // reserve sets one or two machines aside for a random owner over a window
 // around now: mostly bounded, sometimes open-ended, sometimes invalid.
 func (g *generator) reserve(now time.Time) []byte {

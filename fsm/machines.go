@@ -104,7 +104,7 @@ func (d *db) applyLoadDatabase(index uint64, c *LoadDatabase) *Result {
 		m.eff = d.database.effective(&m.MachineFacts)
 		m.ModifyIndex = index
 	}
-	d.event(index, c.At, EventDatabaseLoaded, 0, -1, 0, "", fmt.Sprintf("source=%q by=%q draining=%v", c.Source, c.By, res.Draining))
+	d.event(index, c.At, EventDatabaseLoaded, 0, -1, 0, "", loadDetail(c, res.Draining))
 	return res
 }
 

@@ -57,12 +57,15 @@ func (d *db) applySetQueue(index uint64, c *SetQueue) *Result {
 	// snapshot being persisted may share it.
 	qs := slices.Clone(d.database.Queues)
 	i := slices.IndexFunc(qs, func(x DeclaredQueue) bool { return x.Name == q.Name })
+	kind, verb := EventQueueChanged, "changed"
 	if i >= 0 {
 		qs[i] = q
 	} else {
 		qs = append(qs, q)
+		kind, verb = EventQueueAdded, "added"
 	}
 	d.database.Queues = qs
+	d.event(index, c.At, kind, 0, -1, 0, "", fmt.Sprintf("%s %s queue %s: %s", actor(c.By), verb, q.Name, describeLimits(q)))
 	return &Result{Index: index}
 }
 
@@ -78,6 +81,7 @@ func (d *db) applyRemoveQueue(index uint64, c *RemoveQueue) *Result {
 		return &Result{Index: index, Err: fmt.Errorf("queue %s holds %d unfinished jobs: %w", c.Name, n.Jobs, ErrQueueInUse)}
 	}
 	d.database.Queues = slices.Delete(slices.Clone(d.database.Queues), i, i+1)
+	d.event(index, c.At, EventQueueRemoved, 0, -1, 0, "", fmt.Sprintf("%s removed queue %s", actor(c.By), c.Name))
 	return &Result{Index: index}
 }
 

@@ -12,13 +12,14 @@ import (
 )
 
 // SnapshotVersion is the snapshot format version: a JSON header line and
-// a JSON database line, then the machine, job and reservation records in
-// a binary form (snapshot_codec.go) with repeated strings stored once.
-// Restore refuses every version it does not read. 1.0 writes and reads 4;
-// 5 adds the machine's Unhealthy to its record (MachineHealth). This
-// build writes 5 and reads 4 and 5; a future version must keep a reader
-// for both.
-const SnapshotVersion = 5
+// a JSON database line, then the machine, job, reservation and token
+// records in a binary form (snapshot_codec.go) with repeated strings
+// stored once. Restore refuses every version it does not read. 1.0 writes
+// and reads 4; 5 adds the machine's Unhealthy to its record
+// (MachineHealth); 6 adds the token records (TokenIssue). This build
+// writes 6 and reads 4 to 6; a future version must keep a reader for
+// them all.
+const SnapshotVersion = 6
 
 // oldestSnapshotVersion is the oldest version Restore reads, 1.0's.
 const oldestSnapshotVersion = 4
@@ -37,6 +38,9 @@ type snapshotHeader struct {
 	Reservations int `json:"reservations,omitempty"`
 	// NextReservationID is the ID the next Reserve gets.
 	NextReservationID uint64 `json:"next_reservation_id,omitempty"`
+	// Tokens is the number of token records after the reservations;
+	// since version 6.
+	Tokens int `json:"tokens,omitempty"`
 }
 
 const snapshotFormat = "netmgr-fsm"
@@ -73,6 +77,7 @@ func (d *db) encodeRecords() *snapshot {
 		DatabaseIndex:     d.databaseIndex,
 		Reservations:      len(d.reservations),
 		NextReservationID: d.nextReservationID,
+		Tokens:            len(d.tokens),
 	}}
 	e := newEncoder()
 	for _, m := range sortedMachines(d.machines) {
@@ -88,6 +93,9 @@ func (d *db) encodeRecords() *snapshot {
 	}
 	for _, r := range d.sortedReservations() {
 		e.reservation(r)
+	}
+	for _, t := range d.sortedTokens() {
+		e.token(t)
 	}
 	s.records = e.finish()
 	return s
@@ -198,12 +206,15 @@ const maxPresized = 1 << 22
 // jobArena is how many jobs a restore allocates at once.
 const jobArena = 1024
 
-// readBinaryRecords reads the machine, job and reservation records of a
-// version 4 or 5 snapshot (dec.version says which); the stream must end
-// after them.
+// readBinaryRecords reads the machine, job, reservation and (from
+// version 6) token records of a version 4, 5 or 6 snapshot (dec.version
+// says which); the stream must end after them.
 func readBinaryRecords(d *db, h *snapshotHeader, dec *decoder) error {
-	if h.Machines < 0 || h.Jobs < 0 || h.Reservations < 0 {
+	if h.Machines < 0 || h.Jobs < 0 || h.Reservations < 0 || h.Tokens < 0 {
 		return fmt.Errorf("read records: %w: negative counts in the header", errCorrupt)
+	}
+	if h.Tokens > 0 && h.Version < 6 {
+		return fmt.Errorf("read records: %w: version %d snapshot announces tokens", errCorrupt, h.Version)
 	}
 	d.machines = make(map[string]*Machine, min(h.Machines, maxPresized))
 	for range h.Machines {
@@ -234,6 +245,13 @@ func readBinaryRecords(d *db, h *snapshotHeader, dec *decoder) error {
 			return fmt.Errorf("read reservation: %w", dec.err)
 		}
 		d.reservations[r.ID] = r
+	}
+	for range h.Tokens {
+		t := new(Token)
+		if dec.token(t); dec.err != nil {
+			return fmt.Errorf("read token: %w", dec.err)
+		}
+		d.tokens[t.ID] = t
 	}
 	if !dec.atEnd() {
 		return fmt.Errorf("read records: %w: data after the last record", errCorrupt)

@@ -67,9 +67,11 @@ func TestRecordsRoundTrip(t *testing.T) {
 	var m Machine
 	var j Job
 	var r Reservation
+	var tk Token
 	f.fill(reflect.ValueOf(&m).Elem())
 	f.fill(reflect.ValueOf(&j).Elem())
 	f.fill(reflect.ValueOf(&r).Elem())
+	f.fill(reflect.ValueOf(&tk).Elem())
 	// The same strings again, as symbols already defined.
 	var j2 Job
 	f.n = 0
@@ -80,21 +82,24 @@ func TestRecordsRoundTrip(t *testing.T) {
 	e.job(&j)
 	e.job(&j2)
 	e.reservation(&r)
+	e.token(&tk)
 	d := newDecoder(bytes.NewReader(bytes.Join(e.finish(), nil)))
 	var gm Machine
 	var gj, gj2 Job
 	var gr Reservation
+	var gt Token
 	d.machine(&gm)
 	d.job(&gj)
 	d.job(&gj2)
 	d.reservation(&gr)
+	d.token(&gt)
 	if d.err != nil || !d.atEnd() {
 		t.Fatalf("decode: got error %v, at end %v, want nil and true", d.err, d.atEnd())
 	}
 	for _, c := range []struct {
 		name      string
 		got, want any
-	}{{"machine", gm, m}, {"job", gj, j}, {"job again", gj2, j2}, {"reservation", gr, r}} {
+	}{{"machine", gm, m}, {"job", gj, j}, {"job again", gj2, j2}, {"reservation", gr, r}, {"token", gt, tk}} {
 		if !reflect.DeepEqual(c.got, c.want) {
 			t.Errorf("%s:\ngot  %+v\nwant %+v", c.name, c.got, c.want)
 		}

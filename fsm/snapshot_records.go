@@ -1,10 +1,11 @@
 package fsm
 
-// The version 5 record layouts: each write function and its read function
+// The version 6 record layouts: each write function and its read function
 // list the same fields in the same order. A field added to a record needs
 // a new snapshot version that writes it, and the reader reads it only from
 // that version on; TestRecordsRoundTrip fails until it is written. Version
-// 4 lacks the machine's Unhealthy, the last field of its record.
+// 4 lacks the machine's Unhealthy, the last field of its record; versions
+// 4 and 5 hold no token records.
 
 func (e *encoder) machine(m *Machine) {
 	f := &m.MachineFacts
@@ -258,4 +259,27 @@ func (d *decoder) reservation(r *Reservation) {
 	r.From = d.time()
 	r.Until = d.time()
 	r.CreateIndex = d.uint()
+}
+
+// token is written since version 6.
+func (e *encoder) token(t *Token) {
+	e.str(t.ID)
+	e.sym(t.User)
+	e.str(t.Hash)
+	e.time(t.IssuedAt)
+	e.time(t.ExpiresAt)
+	e.sym(t.IssuedBy)
+	e.uint(t.CreateIndex)
+	e.endRecord()
+}
+
+func (d *decoder) token(t *Token) {
+	d.str(&t.ID)
+	t.User = d.sym()
+	d.str(&t.Hash)
+	t.IssuedAt = d.time()
+	t.ExpiresAt = d.time()
+	t.IssuedBy = d.sym()
+	t.CreateIndex = d.uint()
+	d.flushRaw()
 }

@@ -2,6 +2,8 @@ package fsm_test
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -146,12 +148,40 @@ func richCommands() []command {
 		{fsm.ChildTermType, fsm.ChildTerm{At: at(128), JobID: 11, Instance: 0, Attempt: 1, Machine: "m6", ExitCode: 127,
 			Error: "not started: exec dir full: 0 B free", MachineFault: true}},
 		{fsm.MachineHealthType, fsm.MachineHealth{At: at(129), Machine: "m6", Problem: "exec dir full: 0 B free"}},
+		// Since snapshot version 6 (richSinceV5 counts them): API tokens,
+		// one of them revoked and one expired by the time of the last
+		// command (Apply keeps it: only servers check expiry).
+		{fsm.TokenIssueType, tokenIssue("0a1b2c3d", "alice", "tclark", 130, 86400)},
+		{fsm.TokenIssueType, tokenIssue("1b2c3d4e", "bob", "root", 131, 60)},
+		{fsm.TokenIssueType, tokenIssue("2c3d4e5f", "alice", "root", 132, 3600)},
+		{fsm.TokenRevokeType, fsm.TokenRevoke{At: at(133), ID: "2c3d4e5f", By: "tclark"}},
+		{fsm.ServerRemovedType | fsm.IgnoreUnknownFlag, fsm.ServerRemoved{At: at(200), Name: "s3", By: "root"}},
 	}
 }
 
+// richSinceV5 is how many of richCommands' last commands a version 5
+// snapshot cannot hold: the rich state of testdata/snapshot_v5.golden
+// lacks them.
+const richSinceV5 = 5
+
 // richSince1_0 is how many of richCommands' last commands 1.0 did not
 // know: the rich state of testdata/snapshot_v4.golden lacks them.
-const richSince1_0 = 5
+const richSince1_0 = 5 + richSinceV5
+
+// tokenIssue is a TokenIssue at at(n) for a token that lasts ttl seconds,
+// with a hash made from its ID.
+func tokenIssue(id, user, by string, n, ttl int) fsm.TokenIssue {
+	return fsm.TokenIssue{
+		ID: id, User: user, Hash: hashOf("nmt_" + id), IssuedBy: by,
+		IssuedAt: at(n), ExpiresAt: at(n + ttl),
+	}
+}
+
+// hashOf is the hex SHA-256 of s, as servers hash tokens.
+func hashOf(s string) string {
+	sum := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(sum[:])
+}
 
 // richDatabase is a database with two keys, an mtype with keys, attributes
 // and mounts, the named machines declared (m2 of that mtype, others with a
@@ -261,6 +291,11 @@ func TestRichStateCoversEveryState(t *testing.T) {
 	if !ok || batch.Active != 1 || batch.Jobs != 1 {
 		t.Errorf("got queue batch %+v (found %v), want it set at run time holding one suspended job", batch, ok)
 	}
+	var tokens []*fsm.Token
+	a.f.Read(func(v fsm.View) { tokens = v.Tokens() })
+	if len(tokens) != 2 || tokens[0].Expired(at(200)) || !tokens[1].Expired(at(200)) {
+		t.Errorf("got tokens %+v, want two left after a revoke, the second expired at the last command", tokens)
+	}
 }
 
 // indexes is everything the derived indexes answer, for comparison.
@@ -275,6 +310,8 @@ type indexes struct {
 	// Derived prints, per machine, what is computed rather than stored:
 	// effective attributes, per-job counts and used memory.
 	Derived map[string]string
+	// TokenHashes maps each token's ID to the ID its hash looks up.
+	TokenHashes map[string]string
 }
 
 func readIndexes(f *fsm.FSM) indexes {
@@ -285,6 +322,12 @@ func readIndexes(f *fsm.FSM) indexes {
 		ix.Running = map[string]int{}
 		ix.ByName = map[string]uint64{}
 		ix.Derived = map[string]string{}
+		ix.TokenHashes = map[string]string{}
+		for _, tk := range v.Tokens() {
+			if found, ok := v.TokenByHash(tk.Hash); ok {
+				ix.TokenHashes[tk.ID] = found.ID
+			}
+		}
 		for _, m := range v.Machines() {
 			ix.Machines = append(ix.Machines, m.Name)
 			ix.Running[m.Name] = v.Running(m.Name)
@@ -307,7 +350,8 @@ func (x indexes) equal(y indexes) bool {
 	return x.Index == y.Index &&
 		slices.Equal(x.Machines, y.Machines) && slices.Equal(x.Jobs, y.Jobs) &&
 		slices.Equal(x.Queued, y.Queued) && slices.Equal(x.Active, y.Active) &&
-		mapsEqual(x.Running, y.Running) && mapsEqual(x.ByName, y.ByName) && mapsEqual(x.Derived, y.Derived)
+		mapsEqual(x.Running, y.Running) && mapsEqual(x.ByName, y.ByName) && mapsEqual(x.Derived, y.Derived) &&
+		mapsEqual(x.TokenHashes, y.TokenHashes)
 }
 
 func mapsEqual[K comparable, V comparable](a, b map[K]V) bool {
@@ -482,6 +526,36 @@ func TestSnapshotRoundTrip(t *testing.T) {
 					t.Errorf("got Err %v ReservationID %d, want nil and 4", res.Err, res.ReservationID)
 				}
 			}},
+		{"a token ID stays taken", command{fsm.TokenIssueType, tokenIssue("0a1b2c3d", "carol", "root", 120, 60)},
+			func(t *testing.T, res *fsm.Result) {
+				if !errors.Is(res.Err, fsm.ErrTokenExists) {
+					t.Errorf("got Err %v, want %v", res.Err, fsm.ErrTokenExists)
+				}
+			}},
+		{"a token hash stays taken", command{fsm.TokenIssueType, fsm.TokenIssue{ID: "ffffffff", User: "carol", Hash: hashOf("nmt_1b2c3d4e"), IssuedAt: at(120), ExpiresAt: at(180)}},
+			func(t *testing.T, res *fsm.Result) {
+				if !errors.Is(res.Err, fsm.ErrTokenExists) {
+					t.Errorf("got Err %v, want %v", res.Err, fsm.ErrTokenExists)
+				}
+			}},
+		{"the revoked token stays revoked", command{fsm.TokenRevokeType, fsm.TokenRevoke{At: at(120), ID: "2c3d4e5f", By: "root"}},
+			func(t *testing.T, res *fsm.Result) {
+				if !errors.Is(res.Err, fsm.ErrNoSuchToken) {
+					t.Errorf("got Err %v, want %v", res.Err, fsm.ErrNoSuchToken)
+				}
+			}},
+		{"the expired token can be revoked", command{fsm.TokenRevokeType, fsm.TokenRevoke{At: at(121), ID: "1b2c3d4e", By: "root"}},
+			func(t *testing.T, res *fsm.Result) {
+				if res.Err != nil {
+					t.Errorf("got Err %v, want nil", res.Err)
+				}
+			}},
+		{"the revoked token's ID is free again", command{fsm.TokenIssueType, tokenIssue("2c3d4e5f", "carol", "root", 122, 60)},
+			func(t *testing.T, res *fsm.Result) {
+				if res.Err != nil {
+					t.Errorf("got Err %v, want nil", res.Err)
+				}
+			}},
 		{"the removed reservation stays removed", command{fsm.UnreserveType, fsm.Unreserve{At: at(118), IDs: []uint64{3, 1}}},
 			func(t *testing.T, res *fsm.Result) {
 				if !slices.Equal(res.Ended, []uint64{1}) {
@@ -552,7 +626,7 @@ func TestRestoreRejects(t *testing.T) {
 		wantFormat bool // the error wraps ErrSnapshotFormat
 	}{
 		{"unknown format", `{"format":"other-db","version":1,"index":5,"next_job_id":1,"machines":0,"jobs":0}` + "\n", true},
-		{"newer version", `{"format":"netmgr-fsm","version":6,"index":5,"next_job_id":1,"machines":0,"jobs":0}` + "\n", true},
+		{"newer version", `{"format":"netmgr-fsm","version":7,"index":5,"next_job_id":1,"machines":0,"jobs":0}` + "\n", true},
 		{"version zero", `{"format":"netmgr-fsm","version":0,"index":5,"next_job_id":1,"machines":0,"jobs":0}` + "\n", true},
 		{"no format", `{"version":1,"index":5}` + "\n", true},
 		{"empty", "", false},
@@ -566,6 +640,9 @@ func TestRestoreRejects(t *testing.T) {
 		{"version 4 data after the records", v4Header(0, 0) + "{}\n" + "\x00", false},
 		{"version 4 undefined symbol", v4Header(1, 0) + "{}\n" + "\x05", false},
 		{"version 4 huge list", v4Header(1, 0) + "{}\n" + "\x04m1\x02a\x02\x02\xff\xff\xff\xff\x0f", false},
+		{"version 5 announcing tokens", `{"format":"netmgr-fsm","version":5,"index":5,"next_job_id":1,"machines":0,"jobs":0,"tokens":1}` + "\n{}\n" + "\x00", false},
+		{"version 6 truncated token", `{"format":"netmgr-fsm","version":6,"index":5,"next_job_id":1,"machines":0,"jobs":0,"tokens":1}` + "\n{}\n" + "\x08abcd", false},
+		{"version 6 negative token count", `{"format":"netmgr-fsm","version":6,"index":5,"next_job_id":1,"machines":0,"jobs":0,"tokens":-1}` + "\n{}\n", false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -598,7 +675,7 @@ func TestRestoreOldVersionSaysWhatToDo(t *testing.T) {
 	if !errors.Is(err, fsm.ErrSnapshotFormat) {
 		t.Fatalf("got %v, want an error wrapping ErrSnapshotFormat", err)
 	}
-	for _, want := range []string{"snapshot version 3", "pre-release", "reads versions 4 to 5", "move the data directory aside"} {
+	for _, want := range []string{"snapshot version 3", "pre-release", "reads versions 4 to 6", "move the data directory aside"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("got %q, want it to contain %q", err, want)
 		}
@@ -646,33 +723,42 @@ func TestSnapshotGolden(t *testing.T) {
 	}
 }
 
-// TestRestoreVersion4 restores the golden snapshot 1.0 wrote (version 4,
-// whose machine records lack Unhealthy): its state is the rich state
-// without the commands added since, and a snapshot of it now is version 5
+// TestRestoreOldVersions restores the golden snapshots older builds
+// wrote: version 4 (1.0's, whose machine records lack Unhealthy) and
+// version 5 (no token records). Each state is the rich state without the
+// commands added since, and a snapshot of it now is the current version
 // and restores to the same state.
-func TestRestoreVersion4(t *testing.T) {
-	old, err := os.ReadFile(filepath.Join("testdata", "snapshot_v4.golden"))
-	if err != nil {
-		t.Fatalf("read golden: %v", err)
-	}
-	if !bytes.HasPrefix(old, []byte(`{"format":"netmgr-fsm","version":4,`)) {
-		t.Fatalf("testdata/snapshot_v4.golden is not a version 4 snapshot")
-	}
-	f := restored(t, old)
-	a := newApplier(t)
-	cmds := richCommands()
-	for _, c := range cmds[:len(cmds)-richSince1_0] { // the rich state as 1.0 had it
-		a.apply(c.typ, c.body)
-	}
-	if got, want := jsonSnapshot(t, f), jsonSnapshot(t, a.f); !bytes.Equal(got, want) {
-		t.Errorf("version 4 snapshot restored:\n%s\nwant:\n%s", got, want)
-	}
-	again := snapshotBytes(t, f)
-	if !bytes.HasPrefix(again, []byte(`{"format":"netmgr-fsm","version":5,`)) {
-		t.Errorf("a snapshot of a restored version 4 state is not version 5: %.60s", again)
-	}
-	if got, want := jsonSnapshot(t, restored(t, again)), jsonSnapshot(t, f); !bytes.Equal(got, want) {
-		t.Errorf("version 4 state written as version 5 and restored:\n%s\nwant:\n%s", got, want)
+func TestRestoreOldVersions(t *testing.T) {
+	for _, tc := range []struct {
+		version int
+		since   int // richCommands' last commands the version cannot hold
+	}{{4, richSince1_0}, {5, richSinceV5}} {
+		t.Run(fmt.Sprintf("version %d", tc.version), func(t *testing.T) {
+			file := fmt.Sprintf("snapshot_v%d.golden", tc.version)
+			old, err := os.ReadFile(filepath.Join("testdata", file))
+			if err != nil {
+				t.Fatalf("read golden: %v", err)
+			}
+			if !bytes.HasPrefix(old, fmt.Appendf(nil, `{"format":"netmgr-fsm","version":%d,`, tc.version)) {
+				t.Fatalf("testdata/%s is not a version %d snapshot", file, tc.version)
+			}
+			f := restored(t, old)
+			a := newApplier(t)
+			cmds := richCommands()
+			for _, c := range cmds[:len(cmds)-tc.since] { // the rich state as that build had it
+				a.apply(c.typ, c.body)
+			}
+			if got, want := jsonSnapshot(t, f), jsonSnapshot(t, a.f); !bytes.Equal(got, want) {
+				t.Errorf("version %d snapshot restored:\n%s\nwant:\n%s", tc.version, got, want)
+			}
+			again := snapshotBytes(t, f)
+			if want := fmt.Appendf(nil, `{"format":"netmgr-fsm","version":%d,`, fsm.SnapshotVersion); !bytes.HasPrefix(again, want) {
+				t.Errorf("a snapshot of a restored version %d state is not version %d: %.60s", tc.version, fsm.SnapshotVersion, again)
+			}
+			if got, want := jsonSnapshot(t, restored(t, again)), jsonSnapshot(t, f); !bytes.Equal(got, want) {
+				t.Errorf("version %d state written as version %d and restored:\n%s\nwant:\n%s", tc.version, fsm.SnapshotVersion, got, want)
+			}
+		})
 	}
 }
 
@@ -682,7 +768,8 @@ func v4Header(machines, jobs int) string {
 }
 
 // jsonSnapshot renders f's state as JSON lines for people: the header
-// line, the database, then one line per machine, job and reservation.
+// line, the database, then one line per machine, job, reservation and
+// token.
 // Tests print it when two snapshots differ.
 func jsonSnapshot(tb testing.TB, f *fsm.FSM) []byte {
 	tb.Helper()
@@ -708,6 +795,9 @@ func jsonSnapshot(tb testing.TB, f *fsm.FSM) []byte {
 		}
 		for _, r := range v.Reservations() {
 			encode(r)
+		}
+		for _, t := range v.Tokens() {
+			encode(t)
 		}
 	})
 	if err != nil {

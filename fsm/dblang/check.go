@@ -26,7 +26,7 @@ func check(decls []decl, errs *errorSink) *Database {
 		first: map[string]map[string]Pos{},
 		seen:  map[string]map[string]Pos{},
 	}
-	for _, kind := range []string{declKey, declMType, declMachine, declQueue, declAdmin} {
+	for _, kind := range []string{declKey, declMType, declMachine, declQueue, declAdmin, declRoot} {
 		c.first[kind] = map[string]Pos{}
 		c.seen[kind] = map[string]Pos{}
 	}
@@ -50,6 +50,8 @@ func check(decls []decl, errs *errorSink) *Database {
 			c.queue(d)
 		case declAdmin:
 			c.db.Admins = append(c.db.Admins, d.name.text)
+		case declRoot:
+			c.db.AllowRootJobs = true
 		}
 	}
 	return c.db
@@ -58,7 +60,11 @@ func check(decls []decl, errs *errorSink) *Database {
 // declare records d's name, reporting a second declaration of it.
 func (c *checker) declare(d decl) bool {
 	if first, dup := c.seen[d.kind][d.name.text]; dup {
-		if d.kind == declAdmin {
+		switch d.kind {
+		case declRoot:
+			c.errs.add(d.pos, "allow_root_jobs is given twice (first at line %d); remove one", first.Line)
+			return false
+		case declAdmin:
 			c.errs.add(d.name.pos, "admin_id %s is given twice (first at line %d); remove one", d.name.text, first.Line)
 			return false
 		}

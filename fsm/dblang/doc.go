@@ -7,8 +7,9 @@
 // file) import it without importing fsm itself.
 //
 // A database declares keys (words a machine may have: an architecture, a
-// licence, a piece of hardware), machine types, machines, batch queues and
-// administrators, one declaration per line:
+// licence, a piece of hardware), machine types, machines, batch queues,
+// administrators and whether root may run jobs as root, one declaration per
+// line:
 //
 //	key fpu /* Has hardware fpu */
 //	mtype sparc1+ = {sparc, mem=16, rating=8.0}
@@ -26,6 +27,7 @@
 //	         | "machine" NAME "=" ( NAME | list )
 //	         | "add_q" NAME "=" list
 //	         | "admin_id" ( NAME | STRING )
+//	         | "allow_root_jobs"
 //	list     = "{" [ item { "," item } ] "}"
 //	item     = value [ "=" value ]
 //	value    = NAME | PATH | STRING | list
@@ -55,6 +57,12 @@
 //     (nq_maxrun=200), or a whole number with a unit s, m or h
 //     (nq_maxrun=90s, 30m, 2h); Format writes whole minutes without a unit
 //     and anything else in seconds.
+//
+// allow_root_jobs takes no arguments and is given at most once. It sets
+// Database.AllowRootJobs: root, submitting from a machine of the pool, may
+// then run jobs as root. Without it (the default) no job runs as root, and
+// a root job submitted from anywhere else is refused either way. Enforcing
+// that is the server's; the language only records the choice.
 //
 // A name must be declared before it is used: a key above the mtypes and
 // machines that list it, an mtype above the machines of that type. Names

@@ -12,7 +12,7 @@ func (db *Database) Equal(o *Database) bool {
 	}
 	if len(db.Keys) != len(o.Keys) || len(db.MTypes) != len(o.MTypes) ||
 		len(db.Machines) != len(o.Machines) || len(db.Queues) != len(o.Queues) ||
-		!sliceEqual(db.Admins, o.Admins) {
+		!sliceEqual(db.Admins, o.Admins) || db.AllowRootJobs != o.AllowRootJobs {
 		return false
 	}
 	for i, k := range db.Keys {

@@ -9,8 +9,8 @@ import (
 )
 
 // Format prints db in the database language: keys, then mtypes, machines,
-// queues and admin_ids, each kind in db's slice order and separated by a
-// blank line, one declaration per line. A machine's mtype comes first in
+// queues, admin_ids and allow_root_jobs, each kind in db's slice order and
+// separated by a blank line, one declaration per line. A machine's mtype comes first in
 // its list, then its keys in order, then its attributes and mounts sorted;
 // numbers are printed in the fewest digits that read back exactly (8.0
 // prints as 8). Key comments are kept; other comments are not. For any
@@ -70,6 +70,10 @@ func Format(db *Database) []byte {
 	section(len(db.Admins))
 	for _, a := range db.Admins {
 		b.WriteString(declAdmin + " " + formatWord(a) + "\n")
+	}
+	if db.AllowRootJobs {
+		section(1)
+		b.WriteString(declRoot + "\n")
 	}
 	return b.Bytes()
 }

@@ -77,6 +77,38 @@ admin_id ""
 	}
 }
 
+// TestFormatAllowRootJobs checks allow_root_jobs prints last, in a section
+// of its own, only when set, and reads back the same.
+func TestFormatAllowRootJobs(t *testing.T) {
+	tests := []struct {
+		name string
+		db   *Database
+		want string
+	}{
+		{"alone", &Database{AllowRootJobs: true}, "allow_root_jobs\n"},
+		{"after admin_ids", &Database{Queues: []Queue{{Name: "Q"}}, Admins: []string{"tclark"}, AllowRootJobs: true},
+			"add_q Q = {}\n\nadmin_id tclark\n\nallow_root_jobs\n"},
+		{"after queues when no admin_id", &Database{Queues: []Queue{{Name: "Q"}}, AllowRootJobs: true},
+			"add_q Q = {}\n\nallow_root_jobs\n"},
+		{"not set", &Database{Admins: []string{"tclark"}}, "admin_id tclark\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			out := Format(tt.db)
+			if string(out) != tt.want {
+				t.Errorf("Format:\ngot  %q\nwant %q", out, tt.want)
+			}
+			back, err := Parse("formatted", out)
+			if err != nil {
+				t.Fatalf("Parse(Format): %v", err)
+			}
+			if !back.Equal(tt.db) || back.AllowRootJobs != tt.db.AllowRootJobs {
+				t.Errorf("Parse(Format(db)): got %+v, want %+v", back, tt.db)
+			}
+		})
+	}
+}
+
 func TestEqual(t *testing.T) {
 	base := func() *Database {
 		return &Database{
@@ -102,6 +134,7 @@ func TestEqual(t *testing.T) {
 		{"mtype differs", func(d *Database) { d.Machines[0].MType = "" }, false},
 		{"queue differs", func(d *Database) { d.Queues[0].Priority = 1 }, false},
 		{"admin differs", func(d *Database) { d.Admins = nil }, false},
+		{"allow_root_jobs differs", func(d *Database) { d.AllowRootJobs = true }, false},
 		{"mount differs", func(d *Database) { d.MTypes[0].Mounts = []string{"/a", "/a"} }, false},
 	}
 	for _, tt := range tests {
@@ -213,5 +246,6 @@ func genDatabase(r *rand.Rand) *Database {
 		})
 	}
 	db.Admins = pick(r, genAdmins, r.IntN(3))
+	db.AllowRootJobs = r.IntN(2) == 0
 	return db
 }

@@ -195,12 +195,23 @@ func TestParse(t *testing.T) {
 		},
 		{
 			name: "declaration words are names elsewhere",
-			src:  "key key\nkey mounts\nmtype mtype = {key, mounts}\nmachine machine = mtype",
+			src:  "key key\nkey mounts\nkey allow_root_jobs\nmtype mtype = {key, mounts}\nmachine machine = mtype\nadmin_id allow_root_jobs",
 			want: &Database{
-				Keys:     []Key{{Name: "key"}, {Name: "mounts"}},
+				Keys:     []Key{{Name: "key"}, {Name: "mounts"}, {Name: "allow_root_jobs"}},
 				MTypes:   []MType{{Name: "mtype", Keys: []string{"key", "mounts"}}},
 				Machines: []Machine{{Name: "machine", MType: "mtype"}},
+				Admins:   []string{"allow_root_jobs"},
 			},
+		},
+		{
+			name: "allow_root_jobs",
+			src:  "key fpu\nallow_root_jobs /* site policy */\nadmin_id tclark\n",
+			want: &Database{Keys: []Key{{Name: "fpu"}}, Admins: []string{"tclark"}, AllowRootJobs: true},
+		},
+		{
+			name: "allow_root_jobs first, at the end of the file",
+			src:  "allow_root_jobs",
+			want: &Database{AllowRootJobs: true},
 		},
 	}
 	for _, tt := range tests {

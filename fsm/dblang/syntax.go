@@ -49,9 +49,9 @@ type item struct {
 
 // decl is one declaration as written.
 type decl struct {
-	kind    string // key, mtype, machine, add_q or admin_id
+	kind    string // key, mtype, machine, add_q, admin_id or allow_root_jobs
 	pos     Pos    // of the declaration word
-	name    value  // the declared name (admin_id: the login)
+	name    value  // the declared name (admin_id: the login; allow_root_jobs: none)
 	comment string // key comments
 	val     value  // after '='; not for key and admin_id
 	broken  bool   // malformed after its name, already reported
@@ -64,7 +64,11 @@ const (
 	declMachine = "machine"
 	declQueue   = "add_q"
 	declAdmin   = "admin_id"
+	declRoot    = "allow_root_jobs"
 )
+
+// declWords lists the declaration words for error messages.
+const declWords = "key, mtype, machine, add_q, admin_id or allow_root_jobs"
 
 // parser holds the tokens of one file.
 type parser struct {
@@ -149,7 +153,7 @@ func (p *parser) decls() []decl {
 // isDeclWord reports whether w starts a declaration.
 func isDeclWord(w string) bool {
 	switch w {
-	case declKey, declMType, declMachine, declQueue, declAdmin:
+	case declKey, declMType, declMachine, declQueue, declAdmin, declRoot:
 		return true
 	}
 	return false
@@ -183,7 +187,7 @@ func (p *parser) decl() (decl, bool) {
 	kw := p.next()
 	d := decl{kind: kw.text, pos: kw.pos}
 	if kw.kind != tWord {
-		return d, p.fail(kw, "expected a declaration (key, mtype, machine, add_q or admin_id), found %s", kw.describe())
+		return d, p.fail(kw, "expected a declaration (%s), found %s", declWords, kw.describe())
 	}
 	switch kw.text {
 	case declKey, declMType, declMachine, declQueue:
@@ -203,8 +207,13 @@ func (p *parser) decl() (decl, bool) {
 			return d, p.fail(t, "admin_id needs a login; write admin_id LOGIN")
 		}
 		d.name = value{kind: vWord, text: t.text, pos: t.pos}
+	case declRoot:
+		if t := p.peek(); !endOfDecl(t) {
+			return d, p.fail(t, "allow_root_jobs takes no arguments, found %s; write allow_root_jobs alone on its line to allow root jobs, or leave it out to refuse them", t.describe())
+		}
+		return d, true
 	default:
-		return d, p.fail(kw, "unknown declaration %q; a declaration starts with key, mtype, machine, add_q or admin_id", kw.text)
+		return d, p.fail(kw, "unknown declaration %q; a declaration starts with %s", kw.text, declWords)
 	}
 	switch kw.text {
 	case declKey:

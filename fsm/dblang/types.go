@@ -28,6 +28,10 @@ type Database struct {
 	Queues   []Queue
 	// Admins are the admin_id logins, in file order.
 	Admins []string
+	// AllowRootJobs is set by an allow_root_jobs declaration: root,
+	// submitting from a machine of the pool, may run jobs as root. It is
+	// false, refusing every root job, unless the file says so.
+	AllowRootJobs bool
 }
 
 // Key is a `key NAME /* COMMENT */` declaration.
