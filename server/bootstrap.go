@@ -50,6 +50,12 @@ func (s *Server) tryBootstrap() (bool, error) {
 	if len(peers) < s.cfg.BootstrapExpect {
 		return false, nil
 	}
+	if s.node.overTLS {
+		// Gossiping the server role proves nothing; a certificate does.
+		if peers = s.verifiedPeers(peers); len(peers) < s.cfg.BootstrapExpect {
+			return false, nil
+		}
+	}
 	cfgFuture := s.raft.GetConfiguration()
 	if err := cfgFuture.Error(); err != nil {
 		return false, fmt.Errorf("read raft configuration: %w", err)

@@ -1,10 +1,12 @@
 package server_test
 
 import (
+	"net/http"
 	"testing"
 	"time"
 
 	"github.com/netmgr/netmgr/client"
+	"github.com/netmgr/netmgr/client/pki"
 	"github.com/netmgr/netmgr/server/servertest"
 )
 
@@ -13,7 +15,8 @@ import (
 // hold is stale, and a real job's events, sent by its stub in batches,
 // bring it to its end.
 func TestChildEventBatch(t *testing.T) {
-	_, cl := poolWithStubs(t, 3, "alpha")
+	c, user := poolWithStubs(t, 3, "alpha")
+	cl := c.ClientFor(pki.Identity{Role: pki.RoleStub, Name: "alpha"})
 	results, err := cl.ReportChildren(ctx(t), []client.ChildEvent{
 		{Kind: "CHILD_BOGUS", JobID: 1, Attempt: 1, Machine: "alpha", At: time.Now()},
 		{Kind: client.ChildTerm, JobID: 9999, Attempt: 1, Machine: "alpha", At: time.Now()},
@@ -38,13 +41,13 @@ func TestChildEventBatch(t *testing.T) {
 		return len(results) == 2 && results[0].Stale && results[1].Stale && results[0].Index == results[1].Index
 	})
 
-	sub, err := cl.Submit(ctx(t), client.SubmitRequest{Spec: client.JobSpec{
+	sub, err := user.Submit(ctx(t), client.SubmitRequest{Spec: client.JobSpec{
 		Binaries: map[string]string{client.AnyKey: "/bin/sh"}, Args: []string{"-c", "exit 5"}, Min: 3,
 	}})
 	if err != nil {
 		t.Fatalf("submit: %v", err)
 	}
-	job, err := cl.WaitJob(ctx(t), sub.Name, client.WaitDone)
+	job, err := user.WaitJob(ctx(t), sub.Name, client.WaitDone)
 	if err != nil {
 		t.Fatalf("wait: %v", err)
 	}
@@ -52,5 +55,34 @@ func TestChildEventBatch(t *testing.T) {
 		if in.State != client.InstanceFailed || in.ExitCode != 5 {
 			t.Errorf("instance %d: %s exit %d, want failed 5", in.Index, in.State, in.ExitCode)
 		}
+	}
+}
+
+// A stub reports only its own machine's attempts: a batch that names
+// another machine is refused whole, and a user may report nothing.
+func TestChildEventsOnlyFromTheirMachine(t *testing.T) {
+	c, user := poolWithStubs(t, 1, "alpha", "beta")
+	sub, err := user.Submit(ctx(t), client.SubmitRequest{Spec: client.JobSpec{
+		Binaries: map[string]string{client.AnyKey: "/bin/sleep"}, Args: []string{"300"}, Machines: []string{"alpha"},
+	}})
+	if err != nil {
+		t.Fatalf("submit: %v", err)
+	}
+	job, err := user.WaitJob(ctx(t), sub.Name, client.WaitStarted)
+	if err != nil {
+		t.Fatalf("wait: %v", err)
+	}
+	forged := []client.ChildEvent{{Kind: client.ChildTerm, JobID: job.ID, Instance: 0, Attempt: job.Instances[0].Attempt, Machine: "alpha", At: time.Now()}}
+	beta := c.ClientFor(pki.Identity{Role: pki.RoleStub, Name: "beta"})
+	_, err = beta.ReportChildren(ctx(t), forged)
+	wantAPIError(t, err, http.StatusForbidden, "the certificate is machine beta's")
+	_, err = user.ReportChildren(ctx(t), forged)
+	wantAPIError(t, err, http.StatusForbidden, "is for stubs")
+	forged[0].Machine = "beta" // beta's own name, alpha's attempt: fenced
+	if res, err := beta.ReportChildren(ctx(t), forged); err != nil || len(res) != 1 || (res[0].Error == "" && !res[0].Stale) {
+		t.Fatalf("beta reporting alpha's attempt as its own: %+v, %v; want it refused or stale", res, err)
+	}
+	if j, err := user.Job(ctx(t), sub.Name); err != nil || j.Instances[0].State != client.InstanceRunning {
+		t.Fatalf("after the forged CHILD_TERMs the job is %+v (%v), want it still running", j, err)
 	}
 }

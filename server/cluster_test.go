@@ -28,10 +28,19 @@ func shSpec(script string, n int) client.JobSpec {
 	}
 }
 
+// get GETs path from the server at addr of c, or of an insecure group of
+// the test's own making when c is nil.
+func get(c *servertest.Cluster, addr, path string) (*http.Response, error) {
+	if c == nil {
+		return http.Get("http://" + addr + path)
+	}
+	return c.HTTPClient().Get(c.URL(addr, path))
+}
+
 // staleJobs reads one server's own copy of the jobs, without redirect.
-func staleJobs(t *testing.T, addr string) []client.Job {
+func staleJobs(t *testing.T, c *servertest.Cluster, addr string) []client.Job {
 	t.Helper()
-	resp, err := http.Get("http://" + addr + "/v1/jobs?stale")
+	resp, err := get(c, addr, "/v1/jobs?stale")
 	if err != nil {
 		t.Fatalf("GET jobs from %s: %v", addr, err)
 	}
@@ -84,7 +93,7 @@ func TestGroupFormsByGossipAndReplicates(t *testing.T) {
 	}
 	for _, addr := range c.Addrs() {
 		servertest.WaitFor(t, 5*time.Second, "job replicated to "+addr, func() bool {
-			jobs := staleJobs(t, addr)
+			jobs := staleJobs(t, c, addr)
 			return len(jobs) == 1 && jobs[0].ID == resp.ID && len(jobs[0].Instances) == 2
 		})
 	}
@@ -142,7 +151,7 @@ func TestNewLeaderAfterLeaderCutOff(t *testing.T) {
 
 	c.Heal()
 	servertest.WaitFor(t, 10*time.Second, "old leader catches up", func() bool {
-		return len(staleJobs(t, c.Servers[old].HTTPAddr())) == 2
+		return len(staleJobs(t, c, c.Servers[old].HTTPAddr())) == 2
 	})
 	c.WaitLeader()
 }

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/hashicorp/raft"
+
+	"github.com/netmgr/netmgr/client/pki"
 )
 
 // Config configures a Server.
@@ -43,6 +45,15 @@ type Config struct {
 	OutageGrace time.Duration
 	// Logger receives the server's logs; nil discards them.
 	Logger *slog.Logger
+	// TLS is the server's CA and server certificate: its API, Raft and
+	// its calls to stubs and peers are TLS 1.3 with them, and requests
+	// act as the identity they prove. Nil runs insecure (--insecure):
+	// plaintext, and a request is whoever its X-Netmgr-User header says.
+	TLS *pki.Material
+	// GossipKeyring is the file of gossip encryption keys (one base64 key
+	// per line, the first the one used to send); empty sends gossip in
+	// the clear.
+	GossipKeyring string
 
 	// RaftTransport, when set, replaces the TCP transport (tests use raft's
 	// in-memory transport); RaftAddr is then ignored.

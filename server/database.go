@@ -51,6 +51,7 @@ func databaseToLog(db *dblang.Database) fsm.Database {
 		})
 	}
 	out.Admins = clone(db.Admins)
+	out.AllowRootJobs = db.AllowRootJobs
 	return out
 }
 
@@ -76,6 +77,7 @@ func databaseFromLog(db *fsm.Database) *dblang.Database {
 		})
 	}
 	out.Admins = clone(db.Admins)
+	out.AllowRootJobs = db.AllowRootJobs
 	return out
 }
 
@@ -91,7 +93,7 @@ func (s *Server) loadInitialDatabase() {
 		return
 	}
 	res, err := s.apply(fsm.LoadDatabaseType, fsm.LoadDatabase{
-		At: time.Now().UTC(), Source: s.cfg.DatabaseFile, By: s.cfg.Name, Database: *s.initialDB,
+		At: time.Now().UTC(), Source: s.cfg.DatabaseFile, By: "server " + s.cfg.Name, Database: *s.initialDB,
 	})
 	switch {
 	case err != nil:

@@ -19,6 +19,7 @@ mtype big = {lic, nprocs=2, rating=4}
 machine alpha = big
 machine beta = {big, nprocs=1}
 admin_id root
+allow_root_jobs
 `
 
 // TestReloadDrainsWithoutKilling loads a database, runs a job on a
@@ -48,7 +49,7 @@ func TestReloadDrainsWithoutKilling(t *testing.T) {
 	}
 	waitRunning(t, cl, long.Name, 1)
 
-	resp, err := cl.LoadDatabase(ctx(t), client.DatabaseText{Filename: "one.db", Text: "key lic\nmtype big = {lic, nprocs=2}\nmachine alpha = big\n"})
+	resp, err := cl.LoadDatabase(ctx(t), client.DatabaseText{Filename: "one.db", Text: "key lic\nmtype big = {lic, nprocs=2}\nmachine alpha = big\nallow_root_jobs\n"})
 	if err != nil {
 		t.Fatalf("reload: %v", err)
 	}
@@ -96,10 +97,7 @@ func TestLoadRefusesBadTextAndNonAdmins(t *testing.T) {
 	if _, err := cl.LoadDatabase(ctx(t), client.DatabaseText{Text: "admin_id tclark\n"}); err != nil {
 		t.Fatalf("first load: %v", err)
 	}
-	other, err := client.New(c.Addrs(), client.WithUser("mallory"))
-	if err != nil {
-		t.Fatalf("client: %v", err)
-	}
+	other := c.ClientAs("mallory")
 	_, err = other.LoadDatabase(ctx(t), client.DatabaseText{Text: "admin_id mallory\n"})
 	if !errors.As(err, &apiErr) || apiErr.Status != http.StatusForbidden {
 		t.Fatalf("got %v, want 403 for a user who is not an admin_id", err)

@@ -61,7 +61,7 @@ func TestDataDirMovedAsideRejoins(t *testing.T) {
 	servers[moved] = s
 	t.Cleanup(func() { _ = s.Shutdown() })
 	servertest.WaitFor(t, 30*time.Second, "the emptied server to have every job", func() bool {
-		return len(staleJobs(t, s.HTTPAddr())) == 8
+		return len(staleJobs(t, nil, s.HTTPAddr())) == 8
 	})
 	snaps, err := os.ReadDir(filepath.Join(cfgs[moved].DataDir, "snapshots"))
 	if err != nil || len(snaps) == 0 {

@@ -74,15 +74,17 @@ func (d *dispatcher) wait() { d.wg.Wait() }
 
 type startWork struct {
 	st       *sendState
+	machine  string
 	addr     string
 	req      client.StartRequest
 	placedAt time.Time
 }
 
 type signalWork struct {
-	st   *sendState
-	addr string
-	req  client.SignalRequest
+	st      *sendState
+	machine string
+	addr    string
+	req     client.SignalRequest
 }
 
 // dispatch starts the sends the database owes. It runs after every
@@ -118,7 +120,7 @@ func (d *dispatcher) dispatch(ctx context.Context) {
 					st.inflight = true
 					req := startRequest(j, in, q, servers)
 					req.MachineIndex = m.ModifyIndex
-					starts = append(starts, startWork{st: st, addr: m.Addr, req: req, placedAt: in.PlacedAt})
+					starts = append(starts, startWork{st: st, machine: machine, addr: m.Addr, req: req, placedAt: in.PlacedAt})
 				}
 				return true
 			}
@@ -131,7 +133,7 @@ func (d *dispatcher) dispatch(ctx context.Context) {
 			d.retry = d.retry || awaitsRetry(st)
 			if m, ok := v.Machine(machine); ok && due(st, now) {
 				st.inflight = true
-				signals = append(signals, signalWork{st: st, addr: m.Addr, req: client.SignalRequest{
+				signals = append(signals, signalWork{st: st, machine: machine, addr: m.Addr, req: client.SignalRequest{
 					JobID: j.ID, Instance: in.Index, Attempt: in.Attempt, Signal: sig, GraceMS: grace,
 				}})
 			}
@@ -145,7 +147,7 @@ func (d *dispatcher) dispatch(ctx context.Context) {
 	forget(d.signals, d.pass)
 	d.sendStarts(ctx, starts)
 	for _, w := range signals {
-		d.send(ctx, w.st, w.addr, func(ctx context.Context, c *client.StubClient) error {
+		d.send(ctx, w.st, w.machine, w.addr, func(ctx context.Context, c *client.StubClient) error {
 			return d.s.metrics.signalled(c.Signal(ctx, w.req))
 		})
 	}
@@ -214,7 +216,7 @@ func (d *dispatcher) sendBatch(ctx context.Context, addr string, ws []startWork)
 func (d *dispatcher) startBatch(ctx context.Context, addr string, ws []startWork) (errs []error, regs []*client.ChildEvent, err error) {
 	errs = make([]error, len(ws))
 	regs = make([]*client.ChildEvent, len(ws))
-	c, err := client.NewStub(addr, d.s.hc)
+	c, err := d.s.stubClient(ws[0].machine, addr)
 	if err != nil {
 		return errs, regs, err
 	}
@@ -333,11 +335,11 @@ func forget[K comparable](m map[K]*sendState, pass uint64) {
 }
 
 // send runs one request to a stub in its own goroutine. Called with d.mu held.
-func (d *dispatcher) send(ctx context.Context, st *sendState, addr string, call func(context.Context, *client.StubClient) error) {
+func (d *dispatcher) send(ctx context.Context, st *sendState, machine, addr string, call func(context.Context, *client.StubClient) error) {
 	d.wg.Add(1)
 	go func() {
 		defer d.wg.Done()
-		c, err := client.NewStub(addr, d.s.hc)
+		c, err := d.s.stubClient(machine, addr)
 		if err == nil {
 			cctx, cancel := context.WithTimeout(ctx, sendTimeout)
 			err = call(cctx, c)

@@ -18,11 +18,18 @@
 //
 // The server and its parts:
 //   - server.go: Server, New, Shutdown; config.go: Config and its checks.
-//   - raft.go: Raft and its stores; datadir.go: the check of raft.db and
-//     the snapshots before Raft opens them (a damaged file stops the server
-//     with an error naming it); bootstrap.go: forming a new group from
-//     gossip; command_level.go: the newest command every server applies.
-//   - gossip.go: the memberlist node and its view of the pool; pool.go: that
+//   - raft.go: Raft and its stores; raft_tls.go: Raft's TLS stream layer,
+//     which lets only server certificates speak Raft; raft_admit.go: the
+//     check that a would-be server's Raft address shows its server
+//     certificate before it joins or bootstraps the group; datadir.go: the
+//     check of raft.db and the snapshots before Raft opens them (a damaged
+//     file stops the server with an error naming it); bootstrap.go:
+//     forming a new group from gossip; command_level.go: the newest
+//     command every server applies.
+//   - reload.go: Reload, reading TLS material and the gossip keyring
+//     again on SIGHUP; warn_limit.go: warnings once a minute per peer.
+//   - gossip.go: the memberlist node and its view of the pool;
+//     gossip_keyring.go: its encryption keys and their reload; pool.go: that
 //     view as the leader sees it (suspicion, reported loads) and as the
 //     planner takes it (liveness).
 //   - apply.go: the one path by which the server changes the database;
@@ -50,6 +57,8 @@
 //     expireLeases.
 //   - reservations.go: expireReservations, and choosing machines to
 //     reserve.
+//   - tokens.go: sweepTokens; and the form of API tokens and tokenUser,
+//     which maps a bearer token to its user.
 //   - database.go: loadInitialDatabase.
 //
 // The commit paths that more than one caller shares:

@@ -43,3 +43,18 @@ var (
 	// leader would add it back on its next membership tick.
 	errRemoveAlive = errors.New("it is alive in the gossip pool and would rejoin at once; stop it first")
 )
+
+// Errors of API tokens (tokens.go). A message never includes the token
+// itself: it is a secret.
+var (
+	// errTokenMalformed means the string is not a token netmgr issued.
+	errTokenMalformed = errors.New("malformed token: want the nmt_... string netmgr token create printed")
+	// errTokenUnknown means no token with that hash is held: never
+	// issued, revoked, or mistyped.
+	errTokenUnknown = errors.New("unknown or revoked token")
+	// errTokenExpired means the token's lifetime has passed.
+	errTokenExpired = errors.New("expired token")
+	// errUpgradeFirst refuses a command some server of the group would
+	// not apply: its build predates the command's level.
+	errUpgradeFirst = errors.New("not every server of the group runs a build that applies it; upgrade them all first")
+)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/hashicorp/raft"
@@ -65,7 +66,7 @@ func (s *Server) leaderRead(h http.HandlerFunc) http.HandlerFunc {
 			return
 		}
 		u := *r.URL
-		u.Scheme, u.Host = "http", addr
+		u.Scheme, u.Host = strings.TrimSuffix(s.scheme(), "://"), addr
 		http.Redirect(w, r, u.String(), http.StatusTemporaryRedirect)
 	}
 }
@@ -93,13 +94,16 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, http.StatusBadRequest, fmt.Errorf("read request: %w", err))
 		return
 	}
-	req, err := http.NewRequestWithContext(r.Context(), r.Method, "http://"+addr+r.URL.RequestURI(), bytes.NewReader(body))
+	req, err := http.NewRequestWithContext(r.Context(), r.Method, s.scheme()+addr+r.URL.RequestURI(), bytes.NewReader(body))
 	if err != nil {
 		s.writeError(w, http.StatusInternalServerError, fmt.Errorf("forward to leader %s: %w", name, err))
 		return
 	}
 	req.Header = r.Header.Clone()
 	req.Header.Set(forwardedHeader, s.cfg.Name)
+	if s.cfg.TLS != nil {
+		forwardPrincipal(req, principalOf(r))
+	}
 	start := time.Now()
 	resp, err := s.hc.Do(req)
 	if err != nil {

@@ -24,12 +24,11 @@ func TestAnswersNameTheLeader(t *testing.T) {
 		{"redirected read", http.MethodGet, "/v1/machines", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			req, err := http.NewRequestWithContext(ctx(t), tc.method, "http://"+c.Servers[follower].HTTPAddr()+tc.path, strings.NewReader(tc.body))
+			req, err := http.NewRequestWithContext(ctx(t), tc.method, c.URL(c.Servers[follower].HTTPAddr(), tc.path), strings.NewReader(tc.body))
 			if err != nil {
 				t.Fatalf("build request: %v", err)
 			}
-			req.Header.Set(client.UserHeader, "tester")
-			resp, err := http.DefaultClient.Do(req)
+			resp, err := c.HTTPClient().Do(req)
 			if err != nil {
 				t.Fatalf("%s %s: %v", tc.method, tc.path, err)
 			}

@@ -12,6 +12,7 @@ import (
 	"github.com/hashicorp/memberlist"
 
 	"github.com/netmgr/netmgr/client"
+	"github.com/netmgr/netmgr/client/pki"
 )
 
 // member is what this server knows of one node of the gossip pool.
@@ -34,6 +35,10 @@ type gossip struct {
 
 	mu      sync.Mutex // guards members
 	members map[string]*member
+
+	// keyring holds the gossip encryption keys, kept equal to the file
+	// of Config.GossipKeyring; nil without one.
+	keyring *pki.LiveKeyring
 }
 
 func newGossip(cfg *Config, meta client.NodeMeta) (*gossip, error) {
@@ -61,7 +66,12 @@ func newGossip(cfg *Config, meta client.NodeMeta) (*gossip, error) {
 	mc.AdvertiseAddr, mc.AdvertisePort = host, port
 	mc.Delegate = g
 	mc.Events = g
-	mc.LogOutput = slogWriter{cfg.Logger}
+	mc.LogOutput = newMemberlistLog(cfg.Logger)
+	if cfg.GossipKeyring != "" {
+		if g.keyring, err = pki.UseKeyring(mc, cfg.GossipKeyring); err != nil {
+			return nil, fmt.Errorf("start gossip: %w", err)
+		}
+	}
 	if g.ml, err = memberlist.Create(mc); err != nil {
 		return nil, fmt.Errorf("start gossip: %w", err)
 	}
@@ -72,6 +82,17 @@ func newGossip(cfg *Config, meta client.NodeMeta) (*gossip, error) {
 func (g *gossip) addr() string {
 	n := g.ml.LocalNode()
 	return net.JoinHostPort(n.Addr.String(), strconv.Itoa(int(n.Port)))
+}
+
+// GossipMembers returns the names of the members of the gossip pool this
+// server holds alive or suspect (itself included), in no particular
+// order. Safe for concurrent use.
+func (s *Server) GossipMembers() []string {
+	var out []string
+	for _, n := range s.gossip.ml.Members() {
+		out = append(out, n.Name)
+	}
+	return out
 }
 
 // join joins the given gossip addresses, retrying every second until one
@@ -85,7 +106,11 @@ func (g *gossip) join(addrs []string, stop <-chan struct{}) {
 		if n > 0 {
 			return
 		}
-		g.log.Warn("gossip join failed, retrying", "addrs", addrs, "err", err)
+		if means, ok := pki.GossipKeyProblem(fmt.Sprint(err)); ok {
+			g.log.Warn("gossip join refused, retrying: "+means, "addrs", addrs, "hint", pki.GossipKeyHint, "err", err)
+		} else {
+			g.log.Warn("gossip join failed, retrying", "addrs", addrs, "err", err)
+		}
 		select {
 		case <-stop:
 			return
@@ -159,14 +184,6 @@ func (g *gossip) MergeRemoteState(buf []byte, join bool) {}
 func (g *gossip) shutdown() {
 	_ = g.ml.Leave(time.Second)
 	_ = g.ml.Shutdown()
-}
-
-// slogWriter turns memberlist's log lines into debug records.
-type slogWriter struct{ l *slog.Logger }
-
-func (w slogWriter) Write(p []byte) (int, error) {
-	w.l.Debug(string(trimNewline(p)), "component", "memberlist")
-	return len(p), nil
 }
 
 func trimNewline(p []byte) []byte {

@@ -4,48 +4,43 @@ import (
 	"fmt"
 	"net/http"
 
-	"github.com/netmgr/netmgr/client"
 	"github.com/netmgr/netmgr/fsm"
 )
 
 // Who may do what. Handlers call requireAdmin or resolveControlled before
 // they act; both answer the request themselves when the user may not.
 
-// requestUser is the identity a request acts as. Today it is the name the
-// client sends; an authenticated identity replaces this function alone.
-func requestUser(r *http.Request) string {
-	if u := r.Header.Get(client.UserHeader); u != "" {
-		return u
-	}
-	return "nobody"
+// requestUser is the user a request acts for, as identify verified it;
+// empty for a stub or server acting on its own behalf.
+func requestUser(r *http.Request) string { return principalOf(r).User }
+
+// mayAdminister reports whether p may change the database: root on a
+// machine of the pool, or a declared admin_id. In the insecure mode, until
+// a database declares one, anyone may load the first database.
+func mayAdminister(db *fsm.Database, p principal) bool {
+	return p.poolRoot() || (p.User != "" && db.IsAdmin(p.User)) || (p.Insecure && len(db.Admins) == 0)
 }
 
-// mayAdminister reports whether user may change the database: root, or a
-// declared admin_id. Until a database declares one, anyone may load the
-// first database.
-func mayAdminister(db *fsm.Database, user string) bool {
-	return user == "root" || len(db.Admins) == 0 || db.IsAdmin(user)
-}
-
-// mayActFor reports whether user may act on something owner holds (a
-// job, a reservation): owner, root, or a declared admin_id.
-func mayActFor(db *fsm.Database, owner, user string) bool {
-	return user == owner || user == "root" || db.IsAdmin(user)
+// mayActFor reports whether p may act on something owner holds (a job, a
+// reservation): owner, root on a pool machine, or a declared admin_id.
+func mayActFor(db *fsm.Database, owner string, p principal) bool {
+	return p.User != "" && (p.User == owner || p.poolRoot() || db.IsAdmin(p.User))
 }
 
 // requireAdmin answers 403 unless the requesting user administers the
 // pool; it returns the user when they may.
 func (s *Server) requireAdmin(w http.ResponseWriter, r *http.Request, action string) (string, bool) {
-	user := requestUser(r)
+	p := principalOf(r)
 	var allowed bool
 	s.fsm.Read(func(v fsm.View) {
 		db, _ := v.Database()
-		allowed = mayAdminister(db, user)
+		allowed = mayAdminister(db, p)
 	})
 	if !allowed {
-		s.writeError(w, http.StatusForbidden, fmt.Errorf("%s: %w: %s is not an admin_id of this database", action, errPermission, user))
+		s.deny(w, r, p, &denial{http.StatusForbidden, denyNotPermitted,
+			fmt.Errorf("%s: %w: %s is neither an admin_id of this database nor root on a pool machine", action, errPermission, p)})
 	}
-	return user, allowed
+	return p.User, allowed
 }
 
 // resolveControlled finds the job a request names and checks that the
@@ -53,7 +48,8 @@ func (s *Server) requireAdmin(w http.ResponseWriter, r *http.Request, action str
 // false.
 func (s *Server) resolveControlled(w http.ResponseWriter, r *http.Request, action string) (id uint64, user string, ok bool) {
 	ref := r.PathValue("ref")
-	user = requestUser(r)
+	p := principalOf(r)
+	user = p.User
 	var found, allowed bool
 	var owner string
 	s.fsm.Read(func(v fsm.View) {
@@ -63,15 +59,42 @@ func (s *Server) resolveControlled(w http.ResponseWriter, r *http.Request, actio
 		}
 		found, id, owner = true, j.ID, j.Owner
 		db, _ := v.Database()
-		allowed = mayActFor(db, j.Owner, user)
+		allowed = mayActFor(db, j.Owner, p)
 	})
 	switch {
 	case !found:
 		s.writeError(w, http.StatusNotFound, errNoJob(ref))
 	case !allowed:
-		s.writeError(w, http.StatusForbidden, fmt.Errorf("%s job %s: %w: it belongs to %s; only its owner or an admin_id may", action, ref, errPermission, owner))
+		s.deny(w, r, p, &denial{http.StatusForbidden, denyNotPermitted,
+			fmt.Errorf("%w: job %s belongs to %s; only its owner or an admin_id may %s it, and you are %s", errPermission, ref, owner, action, p)})
 	default:
 		return id, user, true
 	}
 	return 0, "", false
+}
+
+// mayRunAs answers 403 unless the requesting user may run jobs as
+// themselves: anyone but root may; root only from a machine of the pool
+// and only where the database says allow_root_jobs.
+func (s *Server) mayRunAs(w http.ResponseWriter, r *http.Request) bool {
+	p := principalOf(r)
+	if p.User != "root" || p.Insecure {
+		return true
+	}
+	var allowed bool
+	s.fsm.Read(func(v fsm.View) {
+		db, _ := v.Database()
+		allowed = db.AllowRootJobs
+	})
+	var why string
+	switch {
+	case p.Machine == "":
+		why = "a job runs as root only when root submits it on a machine of the pool (through netexec there), never with a token or client certificate"
+	case !allowed:
+		why = "this pool's database does not allow root jobs; an admin adds the line allow_root_jobs to it, or submit as an ordinary user"
+	default:
+		return true
+	}
+	s.deny(w, r, p, &denial{http.StatusForbidden, denyRootJob, fmt.Errorf("submit as root: %w: %s", errPermission, why)})
+	return false
 }

@@ -17,6 +17,20 @@ func (s *Server) handleChildren(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, http.StatusBadRequest, fmt.Errorf("read child events: %w", err))
 		return
 	}
+	stub, ok := s.requireStub(w, r, "")
+	if !ok {
+		return
+	}
+	// A stub reports only its own machine's attempts; the fsm then fences
+	// an event whose machine is not where the attempt was placed.
+	for _, ev := range batch.Events {
+		if stub != "" && ev.Machine != stub {
+			s.deny(w, r, principalOf(r), &denial{http.StatusForbidden, denyWrongMachine,
+				fmt.Errorf("CHILD event for %d.%d.%d on machine %s: the certificate is machine %s's (%w)",
+					ev.JobID, ev.Instance, ev.Attempt, ev.Machine, stub, errPermission)})
+			return
+		}
+	}
 	results, refused, err := s.commitChildren(batch.Events)
 	if err != nil {
 		s.writeApplyError(w, err)

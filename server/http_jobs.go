@@ -21,6 +21,9 @@ func (s *Server) handleSubmit(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, http.StatusBadRequest, fmt.Errorf("submit: %w", err))
 		return
 	}
+	if !s.mayRunAs(w, r) {
+		return
+	}
 	cmd := fsm.Submit{
 		At:             time.Now().UTC(),
 		Owner:          requestUser(r),

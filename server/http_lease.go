@@ -18,6 +18,9 @@ func (s *Server) handleLease(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, http.StatusBadRequest, fmt.Errorf("read lease request: %w", err))
 		return
 	}
+	if _, ok := s.requireStub(w, r, req.Machine); !ok {
+		return
+	}
 	st := s.leader.Load()
 	if st == nil {
 		s.writeError(w, http.StatusServiceUnavailable, errNotLeader)

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/hashicorp/raft"
+
+	"github.com/netmgr/netmgr/fsm"
 )
 
 // removeTimeout bounds how long a removal waits to be committed.
@@ -55,5 +57,11 @@ func (s *Server) handleRemoveServer(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.log.Warn("server removed from the raft group", "server", name, "by", user)
+	// The FSM never sees a configuration change: record one for the
+	// events. Informational, so older replicas skip it.
+	removed := fsm.ServerRemoved{At: time.Now().UTC(), Name: name, By: user}
+	if _, err := s.apply(fsm.ServerRemovedType|fsm.IgnoreUnknownFlag, removed); err != nil {
+		s.log.Warn("server removal not recorded in the events", "server", name, "err", err)
+	}
 	s.writeJSON(w, http.StatusOK, struct{}{})
 }

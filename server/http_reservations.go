@@ -86,7 +86,8 @@ func (s *Server) handleUnreserve(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, http.StatusBadRequest, fmt.Errorf("read unreserve request: %w", err))
 		return
 	}
-	user := requestUser(r)
+	p := principalOf(r)
+	user := p.User
 	var (
 		ids   []uint64
 		ended []client.Reservation
@@ -98,7 +99,7 @@ func (s *Server) handleUnreserve(w http.ResponseWriter, r *http.Request) {
 			mine := rv.Owner == user
 			switch {
 			case req.ID != 0 && rv.ID == req.ID:
-				if !mayActFor(db, rv.Owner, user) {
+				if !mayActFor(db, rv.Owner, p) {
 					deny = fmt.Errorf("unreserve %d: %w: it belongs to %s", rv.ID, errPermission, rv.Owner)
 					return
 				}

@@ -80,6 +80,7 @@ const leaderTick = 250 * time.Millisecond
 //   - refreshGroupLevel (command_level.go): the newest command every
 //     server applies.
 //   - expireReservations (reservations.go): Unreserve past windows.
+//   - sweepTokens (tokens.go): TokenRevoke of tokens expired a day ago.
 //   - expireLeases (lease.go): LeaseExpired for machines that stopped
 //     renewing.
 //
@@ -125,6 +126,7 @@ func (s *Server) leaderLoop(ctx context.Context) {
 			m.reconcile(ctx)
 			s.refreshGroupLevel()
 			s.expireReservations(time.Now())
+			s.sweepTokens(time.Now())
 			s.expireLeases(leases, time.Now())
 		}
 		if err := s.schedule(); err != nil {

@@ -85,7 +85,7 @@ echo "end $NETMGR_MACHINE $NETMGR_ATTEMPT $(now)" >> ` + ledger
 	// The leader declares beta lost within seconds only once beta has
 	// shown it counts a pool of two: knowing only itself, beta would keep
 	// its work through an outage of the servers (see server.expirable).
-	waitProvenPool(t, beta, 2)
+	waitProvenPool(t, c, beta, 2)
 
 	// Lose beta: its stub stops and its jobs die with the machine.
 	lost := time.Now()
@@ -148,12 +148,9 @@ echo "end $NETMGR_MACHINE $NETMGR_ATTEMPT $(now)" >> ` + ledger
 
 // waitProvenPool waits until the leader knows that st counts a pool of
 // size machines.
-func waitProvenPool(t *testing.T, st *stub.Stub, size int) {
+func waitProvenPool(t *testing.T, c *servertest.Cluster, st *stub.Stub, size int) {
 	t.Helper()
-	sc, err := client.NewStub(st.HTTPAddr(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	sc := c.StubClient(st.HTTPAddr())
 	servertest.WaitFor(t, 15*time.Second, fmt.Sprintf("the leader knows the stub counts %d machines", size), func() bool {
 		s, err := sc.OutageStatement(ctx(t))
 		return err == nil && s.ProvenPool == size

@@ -90,7 +90,7 @@ func (m *membership) reconcile(ctx context.Context) {
 			m.s.log.Warn("commit stub leave failed", "machine", l.name, "err", err)
 		}
 	}
-	m.addServers(pool)
+	m.addServers(ctx, pool)
 }
 
 // join fetches a stub's facts and commits StubJoin, in the background.
@@ -110,7 +110,7 @@ func (m *membership) join(ctx context.Context, name, addr string) {
 			delete(m.pending, name)
 			m.mu.Unlock()
 		}()
-		c, err := client.NewStub(addr, m.s.hc)
+		c, err := m.s.stubClient(name, addr)
 		if err != nil {
 			m.s.log.Warn("stub address unusable", "machine", name, "addr", addr, "err", err)
 			return
@@ -142,8 +142,10 @@ func (m *membership) join(ctx context.Context, name, addr string) {
 	}()
 }
 
-// addServers adds live servers that gossip knows and Raft does not.
-func (m *membership) addServers(pool map[string]member) {
+// addServers adds live servers that gossip knows and Raft does not, once
+// each proved itself a server when the group runs TLS (admitServer,
+// raft_admit.go).
+func (m *membership) addServers(ctx context.Context, pool map[string]member) {
 	f := m.s.raft.GetConfiguration()
 	if f.Error() != nil {
 		return
@@ -156,9 +158,14 @@ func (m *membership) addServers(pool map[string]member) {
 		if mem.Meta.Role != client.RoleServer || !mem.Alive || inConfig[name] || mem.Meta.Raft == "" {
 			continue
 		}
-		m.s.log.Info("adding server to the raft group", "server", name, "raft", mem.Meta.Raft)
-		if err := m.s.raft.AddVoter(raft.ServerID(name), raft.ServerAddress(mem.Meta.Raft), 0, 5*time.Second).Error(); err != nil {
-			m.s.log.Warn("add voter failed", "server", name, "err", err)
-		}
+		m.admitServer(ctx, name, mem.Meta.Raft)
+	}
+}
+
+// addVoter adds name at addr to the Raft configuration as a voter.
+func (s *Server) addVoter(name, addr string) {
+	s.log.Info("adding server to the raft group", "server", name, "raft", addr)
+	if err := s.raft.AddVoter(raft.ServerID(name), raft.ServerAddress(addr), 0, 5*time.Second).Error(); err != nil {
+		s.log.Warn("add voter failed", "server", name, "err", err)
 	}
 }

@@ -41,6 +41,7 @@ type metrics struct {
 	signalsSent     prometheus.Counter
 	leasesExpired   prometheus.Counter
 	requests        *prometheus.CounterVec // by route
+	deniedRequests  *prometheus.CounterVec // by reason
 	startRequests   prometheus.Counter
 }
 
@@ -86,6 +87,10 @@ func newMetrics(s *Server) *metrics {
 			Name: metricsPrefix + "leases_expired_total",
 			Help: "Machine leases this server, as leader, declared expired.",
 		}),
+		deniedRequests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "netmgr_requests_denied_total",
+			Help: "Requests refused because they proved no identity or the identity may not do what they asked, by reason.",
+		}, []string{"reason"}),
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: metricsPrefix + "http_requests_total",
 			Help: "API requests this server answered, by route (method and pattern; \"unmatched\" for none).",
@@ -103,7 +108,7 @@ func newMetrics(s *Server) *metrics {
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		m.commitSeconds, m.elections, m.passSeconds, m.passPlaced,
 		m.dispatchSeconds, m.startsFailed, m.signalsSent, m.leasesExpired,
-		m.requests, m.startRequests,
+		m.requests, m.deniedRequests, m.startRequests,
 		gauge("raft_applied_index", "Index of the last Raft log entry handed to the database.",
 			func() float64 { return float64(s.raft.AppliedIndex()) }),
 		gauge("raft_commit_index", "Index of the last Raft log entry known committed.",
@@ -143,6 +148,9 @@ func (m *metrics) countRequests(h http.Handler) http.Handler {
 		m.requests.WithLabelValues(route).Inc()
 	})
 }
+
+// denied counts a refused request.
+func (m *metrics) denied(reason string) { m.deniedRequests.WithLabelValues(reason).Inc() }
 
 // handler serves the registry in the Prometheus text format.
 func (m *metrics) handler() http.Handler {

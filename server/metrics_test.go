@@ -16,9 +16,9 @@ import (
 // scrape reads GET /metrics at addr and returns each sample by its series,
 // name{label="value",...} in the order the page gives the labels; a
 // histogram gives its _count and _sum.
-func scrape(t *testing.T, addr string) map[string]float64 {
+func scrape(t *testing.T, c *servertest.Cluster, addr string) map[string]float64 {
 	t.Helper()
-	resp, err := http.Get("http://" + addr + "/metrics")
+	resp, err := get(c, addr, "/metrics")
 	if err != nil {
 		t.Fatalf("GET /metrics from %s: %v", addr, err)
 	}
@@ -78,7 +78,7 @@ func TestMetricsAfterAJob(t *testing.T) {
 	stubAddr := c.Stubs[0].HTTPAddr()
 	var st map[string]float64
 	servertest.WaitFor(t, 10*time.Second, "the stub's event backlog to drain", func() bool {
-		st = scrape(t, stubAddr)
+		st = scrape(t, c, stubAddr)
 		return st["netmgr_stub_event_backlog"] == 0 && st["netmgr_stub_running_attempts"] == 0
 	})
 	stubChecks := []struct {
@@ -107,14 +107,14 @@ func TestMetricsAfterAJob(t *testing.T) {
 		leader = c.WaitLeader()
 		leaders, who := 0, -1
 		for i, s := range c.Servers {
-			if scrape(t, s.HTTPAddr())["netmgr_server_raft_is_leader"] == 1 {
+			if scrape(t, c, s.HTTPAddr())["netmgr_server_raft_is_leader"] == 1 {
 				leaders, who = leaders+1, i
 			}
 		}
 		return leaders == 1 && who == leader
 	})
 
-	lm := scrape(t, c.Servers[leader].HTTPAddr())
+	lm := scrape(t, c, c.Servers[leader].HTTPAddr())
 	serverChecks := []struct {
 		series string
 		ok     func(float64) bool

@@ -161,10 +161,7 @@ func TestReservationKeepsOthersOff(t *testing.T) {
 	if err != nil || ms[0].ReservedBy != servertest.CurrentUser(t) {
 		t.Fatalf("machines %+v (%v), want alpha reserved by %s", ms, err, servertest.CurrentUser(t))
 	}
-	other, err := client.New(c.Addrs(), client.WithUser("nobody"))
-	if err != nil {
-		t.Fatalf("client: %v", err)
-	}
+	other := c.ClientAs("nobody")
 	resp, err := other.Submit(ctx(t), client.SubmitRequest{Spec: client.JobSpec{Binaries: map[string]string{client.AnyKey: "/bin/true"}}})
 	if err != nil {
 		t.Fatalf("submit as nobody: %v", err)
@@ -239,10 +236,7 @@ func TestOnlyOwnerOrAdminControlsAJob(t *testing.T) {
 	if err != nil {
 		t.Fatalf("submit: %v", err)
 	}
-	other, err := client.New(c.Addrs(), client.WithUser("nobody"))
-	if err != nil {
-		t.Fatalf("client: %v", err)
-	}
+	other := c.ClientAs("nobody")
 	var apiErr *client.APIError
 	for name, call := range map[string]func() error{
 		"kill":    func() error { _, err := other.Kill(ctx(t), resp.Name, client.KillRequest{}); return err },

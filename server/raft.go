@@ -22,11 +22,15 @@ type raftNode struct {
 	transport raft.Transport
 	closers   []io.Closer
 	notify    chan bool // leadership changes, from raft.Config.NotifyCh
+	// overTLS is set when Raft runs on the TLS stream layer
+	// (raft_tls.go): peers' Raft addresses then prove who they are.
+	overTLS bool
 }
 
 // newRaft starts Raft on the stores cfg names, recording the outcome of
-// every write to them in health.
-func newRaft(cfg *Config, f *fsm.FSM, health *storeHealth) (*raftNode, error) {
+// every write to them in health. refused is called for every connection
+// the TLS transport refuses.
+func newRaft(cfg *Config, f *fsm.FSM, health *storeHealth, refused func()) (*raftNode, error) {
 	rc := raft.DefaultConfig()
 	rc.LocalID = raft.ServerID(cfg.Name)
 	// Half of hashicorp/raft's defaults: an election takes about 0.5-1.5 s,
@@ -98,12 +102,13 @@ func newRaft(cfg *Config, f *fsm.FSM, health *storeHealth) (*raftNode, error) {
 		if addr.Port == 0 {
 			advertise = nil // advertise the port the listener picks
 		}
-		t, err := raft.NewTCPTransportWithLogger(cfg.RaftAddr, advertise, 3, 10*time.Second, rc.Logger.Named("transport"))
+		t, err := newNetworkTransport(cfg, advertise, rc.Logger.Named("transport"), refused)
 		if err != nil {
 			n.close()
-			return nil, fmt.Errorf("listen raft: %w", err)
+			return nil, err
 		}
 		n.transport = t
+		n.overTLS = cfg.TLS != nil
 		n.closers = append(n.closers, t)
 	}
 
@@ -114,6 +119,23 @@ func newRaft(cfg *Config, f *fsm.FSM, health *storeHealth) (*raftNode, error) {
 	}
 	n.raft = r
 	return n, nil
+}
+
+// newNetworkTransport listens for Raft on cfg.RaftAddr: over TLS with
+// the server's certificate when cfg.TLS is set (raft_tls.go), calling
+// refused (if not nil) for each connection refused; in plain TCP
+// otherwise. advertise is the address peers reach; nil means the one
+// bound.
+func newNetworkTransport(cfg *Config, advertise net.Addr, hlog hclog.Logger, refused func()) (*raft.NetworkTransport, error) {
+	if cfg.TLS != nil {
+		t, _, err := newTLSTransport(cfg.RaftAddr, advertise, cfg.TLS, cfg.Logger.With("server", cfg.Name), hlog, refused)
+		return t, err
+	}
+	t, err := raft.NewTCPTransportWithLogger(cfg.RaftAddr, advertise, 3, 10*time.Second, hlog)
+	if err != nil {
+		return nil, fmt.Errorf("listen raft: %w", err)
+	}
+	return t, nil
 }
 
 func (n *raftNode) close() {

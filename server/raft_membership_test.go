@@ -143,6 +143,12 @@ func TestRemoveServer(t *testing.T) {
 	if _, err := cl.LoadDatabase(ctx(t), client.DatabaseText{Text: "key fpu\n"}); err != nil {
 		t.Fatalf("write after removal: %v", err)
 	}
+	// The removal, a configuration change the FSM never sees, is among
+	// the events with the admin who made it.
+	want = []string{"server-removed: admin " + servertest.CurrentUser(t) + " removed server " + followerName + " from the raft group"}
+	if got := eventDetails(t, cl, 0, "server-removed"); !slices.Equal(got, want) {
+		t.Errorf("got events %q, want %q", got, want)
+	}
 }
 
 func TestRemoveServerNeedsAdmin(t *testing.T) {
@@ -154,11 +160,8 @@ func TestRemoveServerNeedsAdmin(t *testing.T) {
 	if _, err := root.LoadDatabase(ctx(t), client.DatabaseText{Filename: "admins.db", Text: db}); err != nil {
 		t.Fatalf("load database: %v", err)
 	}
-	nobody, err := client.New(c.Addrs(), client.WithUser("nobody"))
-	if err != nil {
-		t.Fatalf("new client: %v", err)
-	}
-	wantAPIError(t, nobody.RemoveServer(ctx(t), followerName), http.StatusForbidden, "nobody is not an admin_id")
+	nobody := c.ClientAs("nobody")
+	wantAPIError(t, nobody.RemoveServer(ctx(t), followerName), http.StatusForbidden, "nobody (local user of test-host) is neither an admin_id")
 	servers, err := root.Servers(ctx(t))
 	if err != nil {
 		t.Fatalf("servers: %v", err)

@@ -121,7 +121,7 @@ func (r *rejoiner) kick(ctx context.Context, unseen map[string]string, now time.
 // try asks the stub at addr for its gossip address and joins it, unless
 // the stub there is another machine.
 func (r *rejoiner) try(ctx context.Context, name, addr string) {
-	c, err := client.NewStub(addr, r.s.hc)
+	c, err := r.s.stubClient(name, addr)
 	if err != nil {
 		r.s.log.Debug("stub address unusable", "machine", name, "addr", addr, "err", err)
 		return

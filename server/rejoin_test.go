@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/netmgr/netmgr/client"
+	"github.com/netmgr/netmgr/client/pki"
 	"github.com/netmgr/netmgr/server/servertest"
 	"github.com/netmgr/netmgr/stub"
 )
@@ -45,6 +46,7 @@ func TestLeaderJoinsMachineGossipLacks(t *testing.T) {
 		HTTPAddr:   addr,
 		GossipAddr: "127.0.0.1:0",
 		Logger:     servertest.Logger(),
+		TLS:        c.Material(pki.Identity{Role: pki.RoleStub, Name: "alpha"}),
 	})
 	if err != nil {
 		t.Fatalf("start alpha again: %v", err)

@@ -121,7 +121,7 @@ func lastContact(role, stat string) (string, bool) {
 // /v1/agent/self).
 func (s *Server) askSelf(ctx context.Context, addr string) (client.Server, error) {
 	var peer client.Server
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/v1/agent/self", nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.scheme()+addr+"/v1/agent/self", nil)
 	if err != nil {
 		return peer, fmt.Errorf("ask %s: %w", addr, err)
 	}

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -14,6 +15,7 @@ import (
 	"github.com/hashicorp/raft"
 
 	"github.com/netmgr/netmgr/client"
+	"github.com/netmgr/netmgr/client/pki"
 	"github.com/netmgr/netmgr/fsm"
 )
 
@@ -61,6 +63,9 @@ type Server struct {
 
 	// initialDB is Config.DatabaseFile parsed, or nil.
 	initialDB *fsm.Database
+	// admission checks would-be servers before they join Raft
+	// (raft_admit.go).
+	admission *admission
 }
 
 // New starts a server: Raft, the gossip node, the HTTP API, bootstrap by
@@ -74,7 +79,9 @@ func New(cfg Config) (*Server, error) {
 		cfg: cfg,
 		log: cfg.Logger.With("server", cfg.Name),
 		fsm: fsm.New(),
-		hc:  &http.Client{Timeout: 70 * time.Second, Transport: newTransport()},
+		hc:  &http.Client{Timeout: 70 * time.Second, Transport: newTransport(cfg.TLS)},
+
+		admission: newAdmission(),
 	}
 	s.groupLevel.Store(uint32(oldestLevel))
 	s.metrics = newMetrics(s)
@@ -92,8 +99,13 @@ func New(cfg Config) (*Server, error) {
 		return nil, fmt.Errorf("listen http: %w", err)
 	}
 	s.httpLn = ln
+	if cfg.TLS != nil {
+		// Client certificates are optional at the handshake: users from
+		// outside the pool come with a token instead (identify).
+		ln = tls.NewListener(ln, cfg.TLS.ServerConfig(false))
+	}
 
-	if s.node, err = newRaft(&s.cfg, s.fsm, &s.storeHealth); err != nil {
+	if s.node, err = newRaft(&s.cfg, s.fsm, &s.storeHealth, func() { s.metrics.denied(denyRogueServer) }); err != nil {
 		ln.Close()
 		return nil, err
 	}
@@ -181,10 +193,24 @@ func (s *Server) Snapshot() error {
 	return nil
 }
 
+// scheme is the scheme of this group's API URLs.
+func (s *Server) scheme() string {
+	if s.cfg.TLS != nil {
+		return "https://"
+	}
+	return "http://"
+}
+
 // newTransport pools connections to the stubs and peers this server talks
 // to; the default keeps only two idle connections per host, which makes a
-// busy dispatcher open a new connection for most Starts.
-func newTransport() *http.Transport {
+// busy dispatcher open a new connection for most Starts. With TLS, the
+// peers must hold server or stub certificates of the cluster's CA.
+func newTransport(m *pki.Material) *http.Transport {
+	if m != nil {
+		t := client.NewTLSTransport(m, pki.RoleServer, pki.RoleStub)
+		t.MaxIdleConns = 0
+		return t
+	}
 	t := http.DefaultTransport.(*http.Transport).Clone()
 	t.MaxIdleConnsPerHost = 64
 	// No cap on idle connections in all: the default of 100 made a leader

@@ -127,7 +127,7 @@ func TestFullLogDiskShowsUnhealthy(t *testing.T) {
 	if !strings.Contains(row.Problem, "no space left on device") {
 		t.Errorf("problem %q does not say the disk is full", row.Problem)
 	}
-	m := scrape(t, s.HTTPAddr())
+	m := scrape(t, nil, s.HTTPAddr())
 	if m["netmgr_server_healthy"] != 0 || m[`netmgr_server_health_problem{problem="log_write_failing"}`] != 1 ||
 		m["netmgr_server_raft_log_write_errors_total"] == 0 {
 		t.Errorf("/metrics of %s: healthy %v, log_write_failing %v, write errors %v; want 0, 1, some", name,
@@ -146,10 +146,10 @@ func TestFullLogDiskShowsUnhealthy(t *testing.T) {
 		row = serverRow(t, cl, name)
 		return row.Healthy && row.Problem == ""
 	})
-	if got := len(staleJobs(t, s.HTTPAddr())); got != submitted {
+	if got := len(staleJobs(t, nil, s.HTTPAddr())); got != submitted {
 		t.Errorf("%s holds %d jobs once healthy, want %d", name, got, submitted)
 	}
-	if m := scrape(t, s.HTTPAddr()); m["netmgr_server_healthy"] != 1 || m[`netmgr_server_health_problem{problem="log_write_failing"}`] != 0 {
+	if m := scrape(t, nil, s.HTTPAddr()); m["netmgr_server_healthy"] != 1 || m[`netmgr_server_health_problem{problem="log_write_failing"}`] != 0 {
 		t.Errorf("/metrics of %s does not say healthy again", name)
 	}
 }

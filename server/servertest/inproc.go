@@ -15,6 +15,7 @@ import (
 	"github.com/hashicorp/raft"
 
 	"github.com/netmgr/netmgr/client"
+	"github.com/netmgr/netmgr/client/pki"
 	"github.com/netmgr/netmgr/server"
 	"github.com/netmgr/netmgr/stub"
 )
@@ -29,6 +30,9 @@ type Cluster struct {
 	trans    []*raft.InmemTransport
 	Stubs    []*stub.Stub
 	dir      string
+	// pki is the cluster's CA and certificates; nil for an insecure
+	// cluster (NewInsecureCluster).
+	pki *testPKI
 }
 
 // FastRaft shortens Raft's timeouts for tests, as hashicorp/raft's own
@@ -51,17 +55,34 @@ func Logger() *slog.Logger {
 
 // NewCluster starts n servers that form a group by gossip (--bootstrap-expect n)
 // on Raft's in-memory transport and stores, and stops them when the test
-// ends.
-func NewCluster(t testing.TB, n int) *Cluster { return newCluster(t, n, false) }
+// ends. The cluster is secure as a real one: a CA of its own, TLS on every
+// API, and a database that allows root jobs (the tests run as root).
+func NewCluster(t testing.TB, n int) *Cluster { return newCluster(t, n, false, true) }
+
+// NewInsecureCluster is NewCluster without TLS, as `--insecure` runs: a
+// request is whoever its X-Netmgr-User header says.
+func NewInsecureCluster(t testing.TB, n int) *Cluster { return newCluster(t, n, false, false) }
 
 // NewDurableCluster is NewCluster on the production Raft path: TCP
-// transport on loopback, raft-boltdb with fsync and file snapshots, default
-// timeouts. Isolate and Heal do nothing on it.
-func NewDurableCluster(t testing.TB, n int) *Cluster { return newCluster(t, n, true) }
+// transport on loopback (TLS), raft-boltdb with fsync and file snapshots,
+// default timeouts. Isolate and Heal do nothing on it.
+func NewDurableCluster(t testing.TB, n int) *Cluster { return newCluster(t, n, true, true) }
 
-func newCluster(t testing.TB, n int, durable bool) *Cluster {
+// rootJobsDatabase is the database a secure test cluster starts with: the
+// tests run as root, on a machine that is a pool machine.
+const rootJobsDatabase = "allow_root_jobs\n"
+
+func newCluster(t testing.TB, n int, durable, secure bool) *Cluster {
 	t.Helper()
 	c := &Cluster{t: t, dir: t.TempDir()}
+	var dbFile string
+	if secure {
+		c.pki = newTestPKI(t, filepath.Join(c.dir, "tls"))
+		dbFile = filepath.Join(c.dir, "root-jobs.db")
+		if err := os.WriteFile(dbFile, []byte(rootJobsDatabase), 0o644); err != nil {
+			t.Fatalf("write database: %v", err)
+		}
+	}
 	// Stubs running as root start jobs as their owners; let any user reach
 	// the exec dirs under the test's temp dir (made 0700 by the testing
 	// package).
@@ -85,6 +106,10 @@ func newCluster(t testing.TB, n int, durable bool) *Cluster {
 			BootstrapExpect: n,
 			OutageGrace:     server.DefaultOutageGrace,
 			Logger:          Logger(),
+			DatabaseFile:    dbFile,
+		}
+		if c.pki != nil {
+			cfg.TLS = c.pki.material(pki.Identity{Role: pki.RoleServer, Name: cfg.Name})
 		}
 		if durable {
 			cfg.DataDir = filepath.Join(c.dir, cfg.Name)
@@ -164,15 +189,43 @@ func (c *Cluster) Addrs(only ...int) []string {
 }
 
 // Client returns a client for the given servers (all when none named),
-// acting as the OS user running the test, as the CLI does.
+// acting as the OS user running the test, as the CLI does on a pool
+// machine.
 func (c *Cluster) Client(only ...int) *client.Client {
 	c.t.Helper()
-	cl, err := client.New(c.Addrs(only...), client.WithUser(CurrentUser(c.t)))
+	return c.ClientAs(CurrentUser(c.t), only...)
+}
+
+// ClientAs returns a client for the given servers (all when none named)
+// acting as user on a machine of the pool: with TLS, what a stub's socket
+// does for its callers (a stub certificate vouching for the user); on an
+// insecure cluster, the user header.
+func (c *Cluster) ClientAs(user string, only ...int) *client.Client {
+	c.t.Helper()
+	opts := []client.Option{client.WithUser(user)}
+	if c.pki != nil {
+		opts = []client.Option{client.WithTLS(c.pki.material(poolHost)), client.WithVouchedUser(user)}
+	}
+	cl, err := client.New(c.Addrs(only...), opts...)
 	if err != nil {
 		c.t.Fatalf("new client: %v", err)
 	}
 	return cl
 }
+
+// Material returns TLS material for id signed by the cluster's CA (made
+// on first use), for tests that act as a particular server, stub or
+// client; nil on an insecure cluster.
+func (c *Cluster) Material(id pki.Identity) *pki.Material {
+	c.t.Helper()
+	if c.pki == nil {
+		return nil
+	}
+	return c.pki.material(id)
+}
+
+// Secure reports whether the cluster runs with TLS.
+func (c *Cluster) Secure() bool { return c.pki != nil }
 
 // AddStub starts a stub in this process that joins the group's gossip pool
 // and forks real jobs under an exec dir in the test's temp dir.
@@ -191,6 +244,9 @@ func (c *Cluster) AddStubInit(name, init string) *stub.Stub {
 		Join:       []string{c.Servers[0].GossipAddr()},
 		ExecDir:    filepath.Join(dir, "exec"),
 		Logger:     Logger(),
+	}
+	if c.pki != nil {
+		cfg.TLS = c.pki.material(pki.Identity{Role: pki.RoleStub, Name: name})
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		c.t.Fatalf("stub dir: %v", err)
@@ -220,10 +276,8 @@ func (c *Cluster) killJobsOnce() {
 	c.killOnce.Do(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 		defer cancel()
-		cl, err := client.New(c.Addrs(), client.WithUser("root"), client.WithRetryFor(2*time.Second))
-		if err != nil {
-			return
-		}
+		cl := c.ClientAs("root")
+		cl = cl.With(client.WithRetryFor(2 * time.Second))
 		jobs, err := cl.Jobs(ctx)
 		if err != nil {
 			c.t.Logf("cleanup: list jobs: %v", err)

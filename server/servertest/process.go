@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/netmgr/netmgr/client"
+	"github.com/netmgr/netmgr/client/pki"
 )
 
 // Errors of the process cluster.
@@ -77,14 +78,31 @@ type Proc struct {
 	DataDir    string
 	ExecDir    string // stubs only
 	LogPath    string // stdout and stderr of every run, appended
+	// Socket is a stub's user socket, where the machine's users reach the
+	// servers as themselves (stubs only).
+	Socket string
+	// TLS is the process's CA, certificate and key; zero in an insecure
+	// cluster, whose processes run with --insecure.
+	TLS pki.Files
+	// GossipKeyring is the cluster's gossip keyring file, which encrypts
+	// gossip; empty in an insecure cluster.
+	GossipKeyring string
+
+	database string // a server's --database file, if any
 
 	mu   sync.Mutex    // guards cmd and done
 	cmd  *exec.Cmd     // the current run; nil before the first start
 	done chan struct{} // closed when the current run has exited
 }
 
-// URL returns the process's API as an http:// URL.
-func (p *Proc) URL() string { return "http://" + p.HTTPAddr }
+// URL returns the process's API as a URL: https:// in a TLS cluster,
+// http:// in an insecure one.
+func (p *Proc) URL() string {
+	if p.TLS != (pki.Files{}) {
+		return "https://" + p.HTTPAddr
+	}
+	return "http://" + p.HTTPAddr
+}
 
 // Running reports whether the process's current run has not exited.
 func (p *Proc) Running() bool {
@@ -122,16 +140,34 @@ type ProcCluster struct {
 	Servers []*Proc
 	Stubs   []*Proc
 	cl      *client.Client // short retries, for polling
+	sec     *procTLS       // nil for an insecure cluster
+	sockDir string         // a short directory of user sockets, when dir's names are too long for them
 }
 
 // StartProcCluster starts servers `netmgr server` processes (all with
 // --bootstrap-expect servers, all joining the first server's gossip address)
 // and stubs `netmgr stub` processes (joining every server's gossip
-// address). Data directories, execution directories and one log file per
-// process live under dir. It returns once every process listens on its
-// ports; it does not wait for a leader (see WaitLeader) or for the stubs to
-// be registered (see WaitMachines). On error it stops whatever it started.
+// address). Data directories, execution directories, user sockets and one
+// log file per process live under dir. The cluster is secure as a real
+// one: a throw-away CA under dir/tls, a certificate for every process, TLS
+// on every link, gossip encrypted with a keyring (GossipKeyring), and a
+// database that allows root jobs (the tests run as root on what is, for
+// the cluster, a pool machine). It returns once every
+// process listens on its ports; it does not wait for a leader (see
+// WaitLeader) or for the stubs to be registered (see WaitMachines). On
+// error it stops whatever it started.
 func StartProcCluster(bin, dir string, servers, stubs int) (*ProcCluster, error) {
+	return startProcCluster(bin, dir, servers, stubs, true)
+}
+
+// StartInsecureProcCluster is StartProcCluster with every process run
+// --insecure: plaintext, and a request is whoever its X-Netmgr-User
+// header says. The stubs still have their user sockets.
+func StartInsecureProcCluster(bin, dir string, servers, stubs int) (*ProcCluster, error) {
+	return startProcCluster(bin, dir, servers, stubs, false)
+}
+
+func startProcCluster(bin, dir string, servers, stubs int, secure bool) (*ProcCluster, error) {
 	if servers < 1 {
 		return nil, fmt.Errorf("start cluster: need at least one server, got %d", servers)
 	}
@@ -170,9 +206,8 @@ func StartProcCluster(bin, dir string, servers, stubs int) (*ProcCluster, error)
 			LogPath:    filepath.Join(dir, name+".log"),
 		})
 	}
-	c.cl, err = client.New([]string{c.Addr()}, client.WithRetryFor(0),
-		client.WithUser("servertest"))
-	if err != nil {
+	if err := c.prepare(secure); err != nil {
+		c.Stop()
 		return nil, fmt.Errorf("start cluster: %w", err)
 	}
 
@@ -224,12 +259,6 @@ func (c *ProcCluster) Addr() string {
 		urls[i] = s.URL()
 	}
 	return strings.Join(urls, ",")
-}
-
-// Client returns a new client for the server group with the default
-// retry window, for requests that should ride through an election.
-func (c *ProcCluster) Client(opts ...client.Option) (*client.Client, error) {
-	return client.New([]string{c.Addr()}, opts...)
 }
 
 // WaitLeader blocks until the server group reports exactly one leader and
@@ -428,7 +457,7 @@ func (c *ProcCluster) Self(ctx context.Context, i int) (client.Server, error) {
 	if err != nil {
 		return st, fmt.Errorf("ask %s: %w", p.Name, err)
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := c.HTTPClient().Do(req)
 	if err != nil {
 		return st, fmt.Errorf("ask %s: %w", p.Name, err)
 	}
@@ -458,6 +487,9 @@ func (c *ProcCluster) Stop() {
 		}()
 	}
 	wg.Wait()
+	if c.sockDir != "" {
+		_ = os.RemoveAll(c.sockDir)
+	}
 }
 
 // Logs returns the last maxBytes of every process's log, each under a
@@ -494,10 +526,21 @@ func (p *Proc) args(join []string) []string {
 		"--http", p.HTTPAddr,
 		"--gossip", p.GossipAddr,
 	}
+	if p.TLS == (pki.Files{}) {
+		a = append(a, "--insecure")
+	} else {
+		a = append(a, "--ca-file", p.TLS.CA, "--cert-file", p.TLS.Cert, "--key-file", p.TLS.Key)
+	}
+	if p.GossipKeyring != "" {
+		a = append(a, "--gossip-keyring", p.GossipKeyring)
+	}
 	if p.Role == client.RoleServer {
 		a = append(a, "--raft", p.RaftAddr)
+		if p.database != "" {
+			a = append(a, "--database", p.database)
+		}
 	} else {
-		a = append(a, "--exec-dir", p.ExecDir)
+		a = append(a, "--exec-dir", p.ExecDir, "--socket", p.Socket)
 	}
 	if len(join) > 0 {
 		a = append(a, "--join", strings.Join(join, ","))
@@ -576,7 +619,7 @@ func waitListening(p *Proc) error {
 			}
 			select {
 			case <-done:
-				return fmt.Errorf("start %s: %w (see %s)", p.Name, ErrExited, p.LogPath)
+				return fmt.Errorf("start %s: %w (see %s); its log ends:\n%s", p.Name, ErrExited, p.LogPath, logTail(p.LogPath, 2000))
 			case <-time.After(pollEvery):
 			}
 		}
@@ -662,4 +705,16 @@ func freePorts(n int) ([]int, error) {
 		ports = append(ports, port)
 	}
 	return ports, nil
+}
+
+// logTail returns the last maxBytes of the log at path, for an error.
+func logTail(path string, maxBytes int) string {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Sprintf("(%v)", err)
+	}
+	if len(data) > maxBytes {
+		data = data[len(data)-maxBytes:]
+	}
+	return string(data)
 }
