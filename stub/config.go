@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/netmgr/netmgr/client/pki"
 )
 
 // DefaultExecDir is where attempt directories are made when Config.ExecDir
@@ -47,6 +49,19 @@ type Config struct {
 	CgroupParent string
 	// Logger receives the stub's and memberlist's logs; nil discards them.
 	Logger *slog.Logger
+	// TLS is the cluster CA and this machine's stub certificate: the
+	// stub's API takes only callers with certificates of the CA (Start
+	// and Signal only from servers), and its calls to the servers and
+	// other stubs are TLS 1.3 with it. Nil runs insecure (--insecure).
+	TLS *pki.Material
+	// GossipKeyring is the file of gossip encryption keys (one base64 key
+	// per line, the first the one used to send); empty sends gossip in
+	// the clear.
+	GossipKeyring string
+	// Socket, when set, is the path of the Unix socket on which the
+	// machine's users reach the servers through the stub: the stub reads
+	// each caller's uid from the kernel and vouches for it.
+	Socket string
 	// Simulate, when set, makes the stub simulate its jobs instead of
 	// forking them (see Simulation); CgroupParent is then NoCgroups.
 	Simulate *Simulation

@@ -148,6 +148,8 @@
 //	threshold.go      Threshold, --min-free-disk and --min-free-inodes
 //	gossip.go         memberlist: the stub's metadata, the servers it learns
 //	rejoin.go         joining the pool again while no server is seen
+//	gossip_keyring.go the gossip encryption keys, their reload, refusals
+//	reload.go         Reload: TLS material and gossip keyring on SIGHUP
 //	facts.go          the machine's facts, the init file
 //	metrics.go        the Prometheus metrics
 //	simulate.go       Simulation, the claims of a simulated stub

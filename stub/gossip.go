@@ -16,6 +16,7 @@ import (
 
 	"github.com/hashicorp/memberlist"
 	"github.com/netmgr/netmgr/client"
+	"github.com/netmgr/netmgr/client/pki"
 )
 
 const (
@@ -65,6 +66,12 @@ type gossip struct {
 	// leaving is set once leave has begun: the stub joins nothing more.
 	leaving atomic.Bool
 
+	// keyring holds the gossip encryption keys, kept equal to the file
+	// of Config.GossipKeyring; nil without one.
+	keyring *pki.LiveKeyring
+	// refusals logs gossip refused for want of the right key.
+	refusals *keyRefusals
+
 	mu     sync.Mutex // guards meta, events and seen
 	meta   client.NodeMeta
 	events []memberEvent
@@ -87,6 +94,7 @@ func startGossip(cfg Config, httpAddr string, servers *serverList, peers *peerLi
 		lost:        make(chan struct{}, 1),
 		seen:        newSeenServers(),
 		meta:        client.NodeMeta{Role: client.RoleStub, HTTP: httpAddr},
+		refusals:    &keyRefusals{},
 	}
 	if l, err := facts.load(); err == nil {
 		g.meta.Load = l
@@ -103,7 +111,12 @@ func startGossip(cfg Config, httpAddr string, servers *serverList, peers *peerLi
 	mc.BindPort, mc.AdvertisePort = bind.Port, bind.Port
 	mc.Delegate = (*metaDelegate)(g)
 	mc.Events = (*eventDelegate)(g)
-	mc.Logger = log.New(&logWriter{log: cfg.Logger}, "", 0)
+	mc.Logger = log.New(&logWriter{log: cfg.Logger, refusals: g.refusals}, "", 0)
+	if cfg.GossipKeyring != "" {
+		if g.keyring, err = pki.UseKeyring(mc, cfg.GossipKeyring); err != nil {
+			return nil, fmt.Errorf("start gossip: %w", err)
+		}
+	}
 	if g.ml, err = memberlist.Create(mc); err != nil {
 		return nil, fmt.Errorf("start gossip on %s: %w", cfg.GossipAddr, err)
 	}
@@ -129,6 +142,29 @@ func (g *gossip) httpAddr() string {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	return g.meta.HTTP
+}
+
+// GossipAddr returns the host:port the stub's gossip node advertises, or
+// "" when gossip is off.
+func (s *Stub) GossipAddr() string {
+	if s.gossip == nil {
+		return ""
+	}
+	return s.gossip.addr
+}
+
+// GossipMembers returns the names of the members of the gossip pool this
+// stub holds alive or suspect (itself included), in no particular order.
+// It is empty when gossip is off. Safe for concurrent use.
+func (s *Stub) GossipMembers() []string {
+	if s.gossip == nil {
+		return nil
+	}
+	var out []string
+	for _, n := range s.gossip.ml.Members() {
+		out = append(out, n.Name)
+	}
+	return out
 }
 
 // run joins the pool, and joins it again whenever no server is left in
@@ -298,10 +334,18 @@ func (d *eventDelegate) NotifyUpdate(n *memberlist.Node) {
 
 // logWriter turns memberlist's "[LEVEL] memberlist: msg" lines into slog
 // records.
-type logWriter struct{ log *slog.Logger }
+// Gossip refused for want of the right key is a warning said plainly
+// (keyRefusals).
+type logWriter struct {
+	log      *slog.Logger
+	refusals *keyRefusals
+}
 
 func (w *logWriter) Write(p []byte) (int, error) {
 	line := strings.TrimSpace(string(p))
+	if w.refusals != nil && w.refusals.log(w.log, line) {
+		return len(p), nil
+	}
 	level := slog.LevelInfo
 	for prefix, l := range map[string]slog.Level{
 		"[DEBUG]": slog.LevelDebug, "[INFO]": slog.LevelInfo,

@@ -217,7 +217,7 @@ func awaitHosts(t testing.TB, s *Stub) {
 // stubClient returns a client for s's API.
 func stubClient(t testing.TB, s *Stub) *client.StubClient {
 	t.Helper()
-	c, err := client.NewStub(s.HTTPAddr(), nil)
+	c, err := client.NewStub(s.HTTPAddr())
 	if err != nil {
 		t.Fatalf("NewStub: %v", err)
 	}

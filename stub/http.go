@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/netmgr/netmgr/client"
+	"github.com/netmgr/netmgr/client/pki"
 	"golang.org/x/sys/unix"
 )
 
@@ -19,12 +20,14 @@ const maxBody = 1 << 20
 // routes returns the stub API's handler.
 func (s *Stub) routes() http.Handler {
 	mux := http.NewServeMux()
-	mux.HandleFunc("POST /v1/starts", s.handleStarts)
-	mux.HandleFunc("POST /v1/signal", s.handleSignal)
+	// Only a server starts or signals work; stubs ask each other about
+	// outages; any certificate of the cluster may read the rest.
+	mux.HandleFunc("POST /v1/starts", s.only(s.handleStarts, pki.RoleServer))
+	mux.HandleFunc("POST /v1/signal", s.only(s.handleSignal, pki.RoleServer))
 	mux.HandleFunc("GET /v1/facts", s.handleFacts)
 	mux.HandleFunc("GET /v1/health", s.handleHealth)
-	mux.HandleFunc("GET /v1/outage", s.handleOutageStatement)
-	mux.HandleFunc("POST /v1/outage/witness", s.handleOutageWitness)
+	mux.HandleFunc("GET /v1/outage", s.only(s.handleOutageStatement, pki.RoleStub, pki.RoleServer))
+	mux.HandleFunc("POST /v1/outage/witness", s.only(s.handleOutageWitness, pki.RoleStub, pki.RoleServer))
 	mux.Handle("GET /metrics", s.metrics.handler())
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, fmt.Errorf("no such endpoint %s %s", r.Method, r.URL.Path))

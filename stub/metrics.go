@@ -30,6 +30,7 @@ type metrics struct {
 	delivered       prometheus.Counter
 	deliverySeconds prometheus.Histogram
 	startSeconds    prometheus.Histogram
+	denied          *prometheus.CounterVec // by reason
 }
 
 // newMetrics registers s's metrics. The gauges read s.out, s.runner,
@@ -49,6 +50,10 @@ func newMetrics(s *Stub) *metrics {
 				"(events recorded by an earlier stub process are not timed).",
 			Buckets: latencyBuckets,
 		}),
+		denied: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "netmgr_requests_denied_total",
+			Help: "Requests refused, by reason: a certificate whose role may not make them, or a caller of the user socket the stub cannot name.",
+		}, []string{"reason"}),
 		startSeconds: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name: metricsPrefix + "start_seconds",
 			Help: "Time from receiving a Start to the attempt being durable in the outbox: " +
@@ -62,7 +67,7 @@ func newMetrics(s *Stub) *metrics {
 	m.reg.MustRegister(
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
-		m.delivered, m.deliverySeconds, m.startSeconds,
+		m.delivered, m.deliverySeconds, m.startSeconds, m.denied,
 		gauge("event_backlog", "CHILD events in the outbox that no server has answered yet (NaN if the outbox cannot be read).",
 			func() float64 {
 				n, err := s.out.backlog()

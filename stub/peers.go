@@ -1,38 +1,61 @@
 package stub
 
 import (
+	"net/http"
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/netmgr/netmgr/client"
+	"github.com/netmgr/netmgr/client/pki"
 )
 
 // peerList is the stubs this stub sees in the gossip pool, by machine
 // name, with a client for each one's API: the stubs an outage witness
 // asks (outage.go). It is safe for concurrent use.
 type peerList struct {
-	mu    sync.Mutex // guards peers
+	mu    sync.Mutex // guards peers and addrs
 	peers map[string]*client.StubClient
+	addrs map[string]string // the address each client of peers is for
+	tls   *pki.Material     // nil in the insecure mode
 }
 
-func newPeerList() *peerList { return &peerList{peers: make(map[string]*client.StubClient)} }
+func newPeerList(m *pki.Material) *peerList {
+	return &peerList{peers: make(map[string]*client.StubClient), addrs: make(map[string]string), tls: m}
+}
 
 // set records that the stub named name serves its API at addr; an empty
-// addr removes it.
+// addr removes it. A peer seen again at the same address keeps its
+// client, and so its open connections: gossip repeats a stub's metadata
+// whenever its load changes, and a new client per update would make
+// every witness round dial (and, with TLS, handshake) again.
 func (l *peerList) set(name, addr string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if addr == "" {
 		delete(l.peers, name)
+		delete(l.addrs, name)
 		return
 	}
-	c, err := client.NewStub(addr, nil)
+	if _, ok := l.peers[name]; ok && l.addrs[name] == addr {
+		return
+	}
+	var opts []client.Option
+	if l.tls != nil {
+		// Only the stub that holds name's certificate answers for name.
+		opts = []client.Option{
+			client.WithHTTPClient(&http.Client{Timeout: 10 * time.Second, Transport: client.NewTLSTransport(l.tls, pki.RoleStub)}),
+			client.WithHTTPS(), client.ExpectPeer(pki.Identity{Role: pki.RoleStub, Name: name}),
+		}
+	}
+	c, err := client.NewStub(addr, opts...)
 	if err != nil {
 		delete(l.peers, name)
+		delete(l.addrs, name)
 		return
 	}
-	l.peers[name] = c
+	l.peers[name], l.addrs[name] = c, addr
 }
 
 // named is one peer and its client.

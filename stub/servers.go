@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/netmgr/netmgr/client"
+	"github.com/netmgr/netmgr/client/pki"
 )
 
 // reportRetryFor is how long one ReportChildren retries across servers; the
@@ -29,13 +30,14 @@ type serverList struct {
 	static []string
 	gossip map[string]string // memberlist node name -> HTTP address
 	hint   []string
-	c      *client.Client // nil until some address is known
-	lc     *client.Client // for lease renewals; set with c
-	empty  bool           // no address is known now
+	c      *client.Client  // nil until some address is known
+	lc     *client.Client  // for lease renewals; set with c
+	empty  bool            // no address is known now
+	tls    []client.Option // how to reach the servers: TLS with the stub's certificate, or plain
 }
 
-func newServerList(static []string) (*serverList, error) {
-	l := &serverList{static: append([]string(nil), static...), gossip: make(map[string]string)}
+func newServerList(static []string, m *pki.Material) (*serverList, error) {
+	l := &serverList{static: append([]string(nil), static...), gossip: make(map[string]string), tls: tlsOptions(m)}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l, l.refreshLocked()
@@ -113,18 +115,18 @@ func (l *serverList) refreshLocked() error {
 		return nil
 	}
 	if l.c == nil {
-		c, err := client.New(addrs, client.WithRetryFor(reportRetryFor), client.WithTryTimeout(reportTryTimeout))
+		c, err := client.New(addrs, append(l.tls, client.WithRetryFor(reportRetryFor), client.WithTryTimeout(reportTryTimeout))...)
 		if err != nil {
 			return err
 		}
-		lc, err := client.New(addrs, client.WithRetryFor(0), client.WithTryTimeout(leaseTryTimeout))
+		lc, err := client.New(addrs, append(l.tls, client.WithRetryFor(0), client.WithTryTimeout(leaseTryTimeout))...)
 		if err != nil {
 			return err
 		}
 		l.c, l.lc = c, lc
 		return nil
 	}
-	if slices.Equal(l.c.Addrs(), normalized(addrs)) {
+	if slices.Equal(l.c.Addrs(), normalized(addrs, l.scheme())) {
 		return nil // keep each client's memory of which server answered
 	}
 	if err := l.lc.SetAddrs(addrs); err != nil {
@@ -133,12 +135,29 @@ func (l *serverList) refreshLocked() error {
 	return l.c.SetAddrs(addrs)
 }
 
+// scheme is the scheme of the servers' API URLs.
+func (l *serverList) scheme() string {
+	if len(l.tls) > 0 {
+		return "https://"
+	}
+	return "http://"
+}
+
+// tlsOptions are the client options for reaching servers with m: TLS with
+// the stub's certificate, or nothing for the insecure mode.
+func tlsOptions(m *pki.Material) []client.Option {
+	if m == nil {
+		return nil
+	}
+	return []client.Option{client.WithTLS(m)}
+}
+
 // normalized writes addresses as the client keeps them.
-func normalized(addrs []string) []string {
+func normalized(addrs []string, scheme string) []string {
 	out := make([]string, len(addrs))
 	for i, a := range addrs {
 		if !strings.Contains(a, "://") {
-			a = "http://" + a
+			a = scheme + a
 		}
 		out[i] = strings.TrimRight(a, "/")
 	}

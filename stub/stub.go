@@ -2,6 +2,7 @@ package stub
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -51,7 +52,8 @@ type Stub struct {
 	peers   *peerList
 	outage  *outage
 	health  *healthWatch
-	gossip  *gossip // nil when gossip is disabled
+	gossip  *gossip     // nil when gossip is disabled
+	socket  *userSocket // nil without Config.Socket
 	facts   *factSource
 	metrics *metrics
 
@@ -99,7 +101,7 @@ func New(cfg Config) (*Stub, error) {
 	if err != nil {
 		return nil, err
 	}
-	if s.servers, err = newServerList(cfg.Servers); err != nil {
+	if s.servers, err = newServerList(cfg.Servers, cfg.TLS); err != nil {
 		return nil, err
 	}
 	cgroups, why := detectCgroups(cfg.CgroupParent, cfg.DataDir)
@@ -117,7 +119,7 @@ func New(cfg Config) (*Stub, error) {
 	}
 
 	s.lease = newLeaseKeeper(cfg.Name, cfg.DataDir, s.runner, s.servers, s.facts, s.log)
-	s.peers = newPeerList()
+	s.peers = newPeerList(cfg.TLS)
 	s.outage = newOutage(cfg.Name, s.lease, s.peers, s.log)
 	s.lease.outage = s.outage
 	s.lease.health = s.health
@@ -126,6 +128,11 @@ func New(cfg Config) (*Stub, error) {
 		return nil, fmt.Errorf("listen on %s: %w", cfg.HTTPAddr, err)
 	}
 	s.httpAddr = s.ln.Addr().String()
+	if cfg.TLS != nil {
+		// Every caller of a stub holds a certificate of the cluster: the
+		// servers, the other stubs, an admin's client certificate.
+		s.ln = tls.NewListener(s.ln, cfg.TLS.ServerConfig(true))
+	}
 	s.metrics = newMetrics(s)
 	s.srv = &http.Server{Handler: s.routes(), ReadHeaderTimeout: 10 * time.Second}
 
@@ -134,6 +141,12 @@ func New(cfg Config) (*Stub, error) {
 			return nil, err
 		}
 		s.httpAddr = s.gossip.httpAddr()
+	}
+
+	if cfg.Socket != "" {
+		if s.socket, err = openUserSocket(cfg.Socket, newRelay(cfg.Name, s.servers, cfg.TLS, s.log, s.metrics.denied), s.log); err != nil {
+			return nil, err
+		}
 	}
 
 	s.wg.Go(func() {
@@ -152,7 +165,7 @@ func New(cfg Config) (*Stub, error) {
 		s.wg.Go(func() { s.gossip.run(ctx, cfg.Join) })
 	}
 	ok = true
-	s.log.Info("stub started", "name", cfg.Name, "http", s.httpAddr, "gossip", cfg.GossipAddr)
+	s.log.Info("stub started", "name", cfg.Name, "http", s.httpAddr, "gossip", cfg.GossipAddr, "socket", cfg.Socket)
 	return s, nil
 }
 
@@ -182,12 +195,21 @@ func (s *Stub) stop() error {
 	// they were busy, so after the grace the rest are closed.
 	ctx, cancelHTTP := context.WithTimeout(context.Background(), httpShutdownTimeout)
 	defer cancelHTTP()
+	sockErr := make(chan error, 1)
+	go func() {
+		if s.socket == nil {
+			sockErr <- nil
+			return
+		}
+		sockErr <- s.socket.close(ctx)
+	}()
 	if err := s.srv.Shutdown(ctx); err != nil {
 		s.log.Debug("stub API did not drain; closing it", "err", err)
 		if err := s.srv.Close(); err != nil {
 			errs = append(errs, fmt.Errorf("stop stub API: %w", err))
 		}
 	}
+	errs = append(errs, <-sockErr)
 	s.runner.close()
 	s.cancel()
 	s.wg.Wait()
@@ -208,6 +230,9 @@ func (s *Stub) abort() {
 	}
 	if s.ln != nil {
 		_ = s.ln.Close()
+	}
+	if s.socket != nil {
+		_ = s.socket.close(context.Background())
 	}
 	if s.runner != nil {
 		s.runner.close()
