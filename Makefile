@@ -13,7 +13,7 @@ ALIASES       := netexec netkill netstatus reserve unreserve
 # How long `make fuzz` runs each fuzz target.
 FUZZTIME      ?= 10s
 
-.PHONY: all help build install tools lint test fuzz demo bench clean
+.PHONY: all help build install tools lint test fuzz demo bench bench-security clean
 
 all: build
 
@@ -26,6 +26,7 @@ help:
 	@echo "make fuzz                  run each fuzz target for FUZZTIME (default $(FUZZTIME))"
 	@echo "make demo                  run a 3-server, 2-stub cluster on 127.0.0.1 and a job"
 	@echo "make bench                 latency and throughput figures (BENCH_QUICK=1 for a short run)"
+	@echo "make bench-security        the figures with TLS against --insecure, ABBA order (ORDER=, PAUSE=, BENCH_FLAGS=)"
 	@echo "make chaos                 5 servers, 6 stubs in containers under seeded faults (DURATION=3m)"
 	@echo "make clean                 remove bin/ and .tools/"
 
@@ -66,6 +67,11 @@ demo:
 
 bench: build
 	$(GO) run ./cmd/netmgr-bench -netmgr $(BIN)
+
+# Secure (default) against -insecure passes of one binary, in ABBA order
+# with pauses, then the comparison per figure (issue 15: within 15%).
+bench-security:
+	./scripts/bench-security.sh
 
 clean:
 	rm -rf bin .tools

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# demo.sh: build netmgr, run 3 servers and 2 stubs on 127.0.0.1, run a
-# 3-instance job through netexec, show netstatus, and stop everything.
+# demo.sh: build netmgr, make a throw-away CA, run 3 servers and 2 stubs
+# on 127.0.0.1 with TLS and encrypted gossip, run a 3-instance job through
+# netexec (over stub1's socket, as the user running the demo), show
+# netstatus, and stop everything.
 #
 # Ports: servers HTTP 4701-4703, Raft 4711-4713, gossip 4721-4723;
 # stubs HTTP 4731-4732, gossip 4741-4742. Data lives in a mktemp dir that
@@ -54,7 +56,23 @@ for cmd in netexec netstatus netkill; do
 	ln -s "$root/bin/netmgr" "$tmp/$cmd"
 done
 export PATH="$tmp:$PATH"
-export NETMGR_ADDR=http://127.0.0.1:4701,http://127.0.0.1:4702,http://127.0.0.1:4703
+export NETMGR_ADDR=https://127.0.0.1:4701,https://127.0.0.1:4702,https://127.0.0.1:4703
+# The job commands reach the servers through stub1's socket, as the user
+# running the demo; the servers trust stub1's certificate to vouch for it.
+export NETMGR_SOCKET=$tmp/stub1.sock
+unset NETMGR_TOKEN NETMGR_CLIENT_CERT NETMGR_CLIENT_KEY
+
+echo "==> making a throw-away CA, certificates and gossip key in $tmp/tls"
+tls=$tmp/tls
+"$root/bin/netmgr" tls ca create --dir "$tls" >/dev/null
+for i in 1 2 3; do "$root/bin/netmgr" tls cert create --ca-dir "$tls" --server "server$i" >/dev/null; done
+for i in 1 2; do "$root/bin/netmgr" tls cert create --ca-dir "$tls" --stub "stub$i" >/dev/null; done
+"$root/bin/netmgr" tls gossip-key create "$tls/gossip.keyring" >/dev/null
+# The demo may run as root: let root's jobs run as root.
+printf 'allow_root_jobs\n' >"$tmp/demo.db"
+secure() { # secure ROLE NAME: the TLS and gossip flags of one process
+	echo --ca-file "$tls/ca.pem" --cert-file "$tls/$1-$2.pem" --key-file "$tls/$1-$2-key.pem" --gossip-keyring "$tls/gossip.keyring"
+}
 
 listening() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 
@@ -91,13 +109,15 @@ gossip_servers=127.0.0.1:4721,127.0.0.1:4722,127.0.0.1:4723
 for i in 1 2 3; do
 	join=()
 	if ((i > 1)); then join=(--join 127.0.0.1:4721); fi
-	start "server$i" server --name "server$i" --data-dir "$tmp/server$i" \
+	# shellcheck disable=SC2046 # secure prints flags meant to split
+	start "server$i" server $(secure server "server$i") --database "$tmp/demo.db" --name "server$i" --data-dir "$tmp/server$i" \
 		--http "127.0.0.1:470$i" --raft "127.0.0.1:471$i" --gossip "127.0.0.1:472$i" \
 		--bootstrap-expect 3 "${join[@]}"
 	if ((i == 1)); then wait_for 20 "server1 to listen" listening 4721; fi
 done
 for i in 1 2; do
-	start "stub$i" stub --name "stub$i" --data-dir "$tmp/stub$i" --exec-dir "$tmp/stub$i/exec" \
+	# shellcheck disable=SC2046 # secure prints flags meant to split
+	start "stub$i" stub $(secure stub "stub$i") --socket "$tmp/stub$i.sock" --name "stub$i" --data-dir "$tmp/stub$i" --exec-dir "$tmp/stub$i/exec" \
 		--http "127.0.0.1:473$i" --gossip "127.0.0.1:474$i" --join "$gossip_servers"
 done
 

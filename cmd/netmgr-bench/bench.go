@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/user"
 	"path/filepath"
 	"runtime"
 	"strconv"
@@ -29,6 +28,7 @@ type config struct {
 	keep        bool
 	quick       bool   // BENCH_QUICK: shorter runs, fewer samples
 	only        string // comma-separated suite names; "" runs all
+	insecure    bool   // every cluster runs without TLS (-insecure)
 }
 
 // defaultConfig returns the defaults, shortened when quick.
@@ -130,7 +130,7 @@ func bench(ctx context.Context, cfg config) (*results, error) {
 	job := trueBinary()
 
 	fmt.Fprintf(os.Stderr, "starting %d servers and %d stubs ...\n", cfg.servers, cfg.stubs)
-	c, err := servertest.StartProcCluster(bin, filepath.Join(dir, "cluster"), cfg.servers, cfg.stubs)
+	c, err := startCluster(cfg, bin, filepath.Join(dir, "cluster"), cfg.servers, cfg.stubs)
 	if err != nil {
 		return nil, err
 	}
@@ -147,11 +147,7 @@ func bench(ctx context.Context, cfg config) (*results, error) {
 	}
 	// Jobs run as their owner when the stubs run as root, so the owner
 	// must be a real user: ours.
-	me, err := user.Current()
-	if err != nil {
-		return fail(fmt.Errorf("bench: %w", err))
-	}
-	cl, err := c.Client(client.WithUser(me.Username))
+	cl, err := userClient(c)
 	if err != nil {
 		return fail(err)
 	}
@@ -214,7 +210,7 @@ func bench(ctx context.Context, cfg config) (*results, error) {
 	// second would measure the machines, not the servers' acceptance.
 	// Dropping the stubs' declarations drains them, so every job queues.
 	dctx, cancel := context.WithTimeout(ctx, opTimeout)
-	_, err = cl.LoadDatabase(dctx, client.DatabaseText{Filename: "drain.db", Text: ""})
+	_, err = cl.LoadDatabase(dctx, client.DatabaseText{Filename: "drain.db", Text: benchDatabase})
 	cancel()
 	if err != nil {
 		return fail(fmt.Errorf("drain the stubs before the submit rate: %w", err))
@@ -257,6 +253,12 @@ func submitAndWait(ctx context.Context, cl *client.Client, bin string, n int) (t
 // instances is placed in one Place command, as a user's would be.
 const tpInstances = 10
 
+// benchDatabase starts every database the benchmark loads. Its jobs run
+// as the user running it, root where it runs as root; a secure cluster
+// runs root's jobs (submitted from a pool machine) only where the
+// database allows them. Insecure clusters load the same text.
+const benchDatabase = "allow_root_jobs\n"
+
 // benchSlots is the slot count (nprocs) liftSlots gives every stub.
 const benchSlots = 256
 
@@ -266,6 +268,7 @@ const benchSlots = 256
 // own.
 func liftSlots(ctx context.Context, cl *client.Client, c *servertest.ProcCluster) error {
 	var db strings.Builder
+	db.WriteString(benchDatabase)
 	for _, st := range c.Stubs {
 		fmt.Fprintf(&db, "machine %s = {nprocs=%d}\n", st.Name, benchSlots)
 	}

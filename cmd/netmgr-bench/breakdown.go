@@ -42,8 +42,9 @@ func stageSums(ctx context.Context, c *servertest.ProcCluster) (map[string]float
 		urls = append(urls, st.URL()+"/metrics")
 	}
 	out := make(map[string]float64)
+	hc := c.HTTPClient()
 	for _, u := range urls {
-		m, err := scrapeMetrics(ctx, u)
+		m, err := scrapeMetrics(ctx, hc, u)
 		if err != nil {
 			return nil, err
 		}

@@ -5,13 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/user"
 	"path/filepath"
 	"time"
 
-	"github.com/netmgr/netmgr/client"
 	"github.com/netmgr/netmgr/server"
-	"github.com/netmgr/netmgr/server/servertest"
 )
 
 func init() {
@@ -66,7 +63,7 @@ func failoverSuite(ctx context.Context, cfg config) ([]figure, error) {
 	}
 
 	fmt.Fprintf(os.Stderr, "failover: starting %d servers and %d stubs ...\n", cfg.servers, failoverStubs)
-	c, err := servertest.StartProcCluster(bin, filepath.Join(dir, "cluster"), cfg.servers, failoverStubs)
+	c, err := startCluster(cfg, bin, filepath.Join(dir, "cluster"), cfg.servers, failoverStubs)
 	if err != nil {
 		return nil, err
 	}
@@ -91,11 +88,7 @@ func failoverSuite(ctx context.Context, cfg config) ([]figure, error) {
 		return fail(err)
 	}
 	// Jobs run as their owner when the stubs run as root: ours.
-	me, err := user.Current()
-	if err != nil {
-		return fail(fmt.Errorf("failover: %w", err))
-	}
-	cl, err := c.Client(client.WithUser(me.Username))
+	cl, err := userClient(c)
 	if err != nil {
 		return fail(err)
 	}
@@ -111,7 +104,7 @@ func failoverSuite(ctx context.Context, cfg config) ([]figure, error) {
 	}
 	var leader []leaderRound
 	for r := range rounds {
-		res, err := leaderKillRound(ctx, c, me.Username)
+		res, err := leaderKillRound(ctx, c)
 		if err != nil {
 			return fail(fmt.Errorf("leader kill round %d: %w", r+1, err))
 		}

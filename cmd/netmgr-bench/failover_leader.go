@@ -59,7 +59,7 @@ func (r leaderRound) String() string {
 // until a submit is accepted, while watching the other servers for the
 // new leader; then it restarts the killed server and waits until it has
 // caught up.
-func leaderKillRound(ctx context.Context, c *servertest.ProcCluster, owner string) (leaderRound, error) {
+func leaderKillRound(ctx context.Context, c *servertest.ProcCluster) (leaderRound, error) {
 	var res leaderRound
 	if err := c.WaitLeader(settleTimeout); err != nil {
 		return res, err
@@ -93,8 +93,7 @@ func leaderKillRound(ctx context.Context, c *servertest.ProcCluster, owner strin
 	// One pass over the servers per submit, each server tried for at
 	// most submitTryTimeout: the loop below does the retrying, so that
 	// every try is seen.
-	cl, err := client.New([]string{c.Addr()}, client.WithUser(owner),
-		client.WithTryTimeout(submitTryTimeout), client.WithRetryFor(0))
+	cl, err := userClient(c, client.WithTryTimeout(submitTryTimeout), client.WithRetryFor(0))
 	if err != nil {
 		return res, fmt.Errorf("failover client: %w", err)
 	}

@@ -58,7 +58,7 @@ func gossipSuite(ctx context.Context, cfg config) ([]figure, error) {
 		return nil, err
 	}
 	fmt.Fprintf(os.Stderr, "gossip: starting 3 servers ...\n")
-	c, err := servertest.StartProcCluster(bin, filepath.Join(dir, "cluster"), 3, 0)
+	c, err := startCluster(cfg, bin, filepath.Join(dir, "cluster"), 3, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -75,7 +75,9 @@ func gossipSuite(ctx context.Context, cfg config) ([]figure, error) {
 	if err := c.WaitLeader(60 * time.Second); err != nil {
 		return fail(err)
 	}
-	g := &gossipWatch{c: c, hc: &http.Client{Timeout: 5 * time.Second}}
+	hc := c.HTTPClient()
+	hc.Timeout = 5 * time.Second
+	g := &gossipWatch{c: c, hc: hc}
 
 	// Convergence: every sim process starts at once.
 	fmt.Fprintf(os.Stderr, "gossip: %d stubs in %d sim processes ...\n", total, gossipSims)
@@ -84,7 +86,7 @@ func gossipSuite(ctx context.Context, cfg config) ([]figure, error) {
 	var wg sync.WaitGroup
 	for i := range gossipSims {
 		wg.Go(func() {
-			p, err := startSim(bin, dir, "g"+strconv.Itoa(i), per, gossipAddrs(c), "--log-level", "info")
+			p, err := startSim(c, bin, dir, "g"+strconv.Itoa(i), per, "--log-level", "info")
 			errs[i] = err
 			if err == nil {
 				simsMu.Lock()
@@ -202,7 +204,7 @@ func (g *gossipWatch) machines(ctx context.Context, s *servertest.Proc, stale bo
 func (g *gossipWatch) members(ctx context.Context, s *servertest.Proc) (int, error) {
 	ctx, cancel := context.WithTimeout(ctx, g.hc.Timeout)
 	defer cancel()
-	m, err := scrapeMetrics(ctx, s.URL()+"/metrics")
+	m, err := scrapeMetrics(ctx, g.hc, s.URL()+"/metrics")
 	if err != nil {
 		return 0, err
 	}
@@ -412,7 +414,7 @@ func (g *gossipWatch) killOne(ctx context.Context, bin, dir, prefix string, sims
 	if err != nil {
 		return d, err
 	}
-	p, err := startSim(bin, dir, prefix, 1, gossipAddrs(g.c))
+	p, err := startSim(g.c, bin, dir, prefix, 1)
 	if err != nil {
 		return d, err
 	}

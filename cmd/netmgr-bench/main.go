@@ -30,9 +30,14 @@ func run() error {
 	flag.BoolVar(&cfg.json, "json", false, "print the results as JSON")
 	flag.BoolVar(&cfg.keep, "keep", false, "keep the clusters' data and logs directories")
 	flag.StringVar(&cfg.only, "only", "", "run only these suites (comma-separated: "+suiteNames()+")")
+	flag.BoolVar(&cfg.insecure, "insecure", false, "run every cluster without TLS (--insecure), for comparison with the default, secure clusters")
+	compare := flag.String("compare", "", "measure nothing: compare the secure and insecure runs in these -json `FILES` (comma-separated), figure by figure")
 	flag.Parse()
 	if flag.NArg() > 0 {
 		return fmt.Errorf("unexpected arguments %q", flag.Args())
+	}
+	if *compare != "" {
+		return compareFiles(os.Stdout, strings.Split(*compare, ","))
 	}
 	if cfg.n < 1 || cfg.concurrency < 1 || cfg.duration <= 0 {
 		return errors.New("-n and -c must be positive and -duration longer than zero")
@@ -46,7 +51,9 @@ func run() error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	defer removeDirs()
-	rep := &report{CPUs: runtime.NumCPU(), OS: runtime.GOOS, Arch: runtime.GOARCH, Quick: cfg.quick}
+	rep := &report{CPUs: runtime.NumCPU(), OS: runtime.GOOS, Arch: runtime.GOARCH, Quick: cfg.quick,
+		Insecure: cfg.insecure, LoadBefore: loadAverage()}
+	fmt.Fprintf(os.Stderr, "netmgr-bench: %s; load average %s\n", rep.mode(), orNone(rep.LoadBefore))
 	for _, s := range run {
 		fmt.Fprintf(os.Stderr, "== suite %s\n", s.name)
 		figs, err := s.run(ctx, cfg)
@@ -63,6 +70,7 @@ func run() error {
 		}
 		rep.Figures = append(rep.Figures, figs...)
 	}
+	rep.LoadAfter = loadAverage()
 	if cfg.json {
 		if err := rep.writeJSON(os.Stdout); err != nil {
 			return err

@@ -19,13 +19,15 @@ import (
 // and its labels sorted by name, rendered as name{a="x",b="y"} (just name
 // when it has none). A histogram gives name_bucket{le="..."}, name_sum and
 // name_count; a summary name{quantile="..."}, name_sum and name_count.
-// Nothing is summed across series.
-func scrapeMetrics(ctx context.Context, url string) (map[string]float64, error) {
+// Nothing is summed across series. hc makes the request: the cluster's
+// (ProcCluster.HTTPClient), which holds a client certificate where the
+// cluster runs with TLS.
+func scrapeMetrics(ctx context.Context, hc *http.Client, url string) (map[string]float64, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
 		return nil, fmt.Errorf("scrape %s: %w", url, err)
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := hc.Do(req)
 	if err != nil {
 		return nil, fmt.Errorf("scrape %s: %w", url, err)
 	}

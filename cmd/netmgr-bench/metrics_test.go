@@ -40,7 +40,7 @@ func TestScrapeMetrics(t *testing.T) {
 		_, _ = w.Write([]byte(metricsPage))
 	}))
 	defer srv.Close()
-	got, err := scrapeMetrics(context.Background(), srv.URL)
+	got, err := scrapeMetrics(context.Background(), srv.Client(), srv.URL)
 	if err != nil {
 		t.Fatalf("scrapeMetrics: %v", err)
 	}
@@ -80,7 +80,7 @@ func TestScrapeMetricsErrors(t *testing.T) {
 				_, _ = w.Write([]byte(tt.body))
 			}))
 			defer srv.Close()
-			_, err := scrapeMetrics(context.Background(), srv.URL)
+			_, err := scrapeMetrics(context.Background(), srv.Client(), srv.URL)
 			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 				t.Errorf("scrapeMetrics = %v, want an error containing %q", err, tt.wantErr)
 			}

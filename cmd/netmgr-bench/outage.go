@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/user"
 	"path/filepath"
 	"strconv"
 	"syscall"
@@ -76,7 +75,7 @@ func outageSuite(ctx context.Context, cfg config) ([]figure, error) {
 	}
 
 	fmt.Fprintf(os.Stderr, "outage: starting %d servers and %d stubs ...\n", cfg.servers, cfg.stubs)
-	c, err := servertest.StartProcCluster(bin, filepath.Join(dir, "cluster"), cfg.servers, cfg.stubs)
+	c, err := startCluster(cfg, bin, filepath.Join(dir, "cluster"), cfg.servers, cfg.stubs)
 	if err != nil {
 		return nil, err
 	}
@@ -91,11 +90,7 @@ func outageSuite(ctx context.Context, cfg config) ([]figure, error) {
 	if err := c.WaitMachines(cfg.stubs, settleTimeout); err != nil {
 		return fail(err)
 	}
-	me, err := user.Current()
-	if err != nil {
-		return fail(fmt.Errorf("outage: %w", err))
-	}
-	cl, err := c.Client(client.WithUser(me.Username))
+	cl, err := userClient(c)
 	if err != nil {
 		return fail(err)
 	}
@@ -210,8 +205,9 @@ func (r *outageRound) steps(evs []client.Event, job uint64) {
 // stubsSeeNoServer reports whether every stub's metrics say it holds no
 // server alive in its gossip view.
 func stubsSeeNoServer(ctx context.Context, c *servertest.ProcCluster) bool {
+	hc := c.HTTPClient()
 	for _, p := range c.Stubs {
-		m, err := scrapeMetrics(ctx, p.URL()+"/metrics")
+		m, err := scrapeMetrics(ctx, hc, p.URL()+"/metrics")
 		if err != nil {
 			return false
 		}

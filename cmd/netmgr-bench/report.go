@@ -6,7 +6,9 @@ import (
 	"io"
 	"maps"
 	"math"
+	"os"
 	"slices"
+	"strings"
 	"text/tabwriter"
 )
 
@@ -95,11 +97,17 @@ func (r *results) figures() []figure {
 // report is everything one run of the benchmark measured; its JSON form
 // is -json's output.
 type report struct {
-	CPUs    int      `json:"cpus"`
-	OS      string   `json:"os"`
-	Arch    string   `json:"arch"`
-	Quick   bool     `json:"quick"`
-	Figures []figure `json:"figures"`
+	CPUs  int    `json:"cpus"`
+	OS    string `json:"os"`
+	Arch  string `json:"arch"`
+	Quick bool   `json:"quick"`
+	// Insecure is set when every cluster ran without TLS (-insecure).
+	Insecure bool `json:"insecure"`
+	// LoadBefore and LoadAfter are /proc/loadavg when the run began and
+	// ended: the machine may be shared, and a busy one slows every figure.
+	LoadBefore string   `json:"load_before,omitempty"`
+	LoadAfter  string   `json:"load_after,omitempty"`
+	Figures    []figure `json:"figures"`
 	// Failed names the suites that failed, with their errors.
 	Failed map[string]string `json:"failed,omitempty"`
 }
@@ -116,11 +124,11 @@ func (r *report) writeJSON(w io.Writer) error {
 // writeTable prints one table of every figure, medians with spread, then
 // the figures' notes and any failed suite.
 func (r *report) writeTable(w io.Writer) {
-	fmt.Fprintf(w, "netmgr-bench: %d CPU cores (%s/%s)", r.CPUs, r.OS, r.Arch)
+	fmt.Fprintf(w, "netmgr-bench: %d CPU cores (%s/%s), %s", r.CPUs, r.OS, r.Arch, r.mode())
 	if r.Quick {
 		fmt.Fprint(w, ", BENCH_QUICK")
 	}
-	fmt.Fprint(w, "\n\n")
+	fmt.Fprintf(w, "; load average %s at the start, %s at the end\n\n", orNone(r.LoadBefore), orNone(r.LoadAfter))
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "figure\tn\tmedian\tp90\tp99\tspread (min-max)\ttarget")
 	for _, f := range r.Figures {
@@ -146,6 +154,36 @@ func (r *report) writeTable(w io.Writer) {
 			fmt.Fprintf(w, "suite %s failed: %s\n", name, r.Failed[name])
 		}
 	}
+}
+
+// mode names how the run's clusters ran.
+func (r *report) mode() string {
+	if r.Insecure {
+		return "insecure (--insecure: no TLS, no authentication)"
+	}
+	return "secure (TLS and authentication on every link)"
+}
+
+// loadAverage returns the first three fields of /proc/loadavg, or "" where
+// there is none.
+func loadAverage() string {
+	data, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return ""
+	}
+	f := strings.Fields(string(data))
+	if len(f) < 3 {
+		return ""
+	}
+	return strings.Join(f[:3], " ")
+}
+
+// orNone returns s, or "unknown" when it is empty.
+func orNone(s string) string {
+	if s == "" {
+		return "unknown"
+	}
+	return s
 }
 
 // num formats a value with precision fitting its size.

@@ -51,7 +51,8 @@ func scaleSuite(ctx context.Context, cfg config) ([]figure, error) {
 	if err != nil {
 		return nil, err
 	}
-	srv, err := newScaleServer(bin, scaleServerName, filepath.Join(dir, "data"), filepath.Join(dir, "server.log"))
+	srv, err := newScaleServer(bin, scaleServerName, filepath.Join(dir, "data"), filepath.Join(dir, "server.log"),
+		filepath.Join(dir, "tls"), cfg.insecure)
 	if err != nil {
 		return nil, err
 	}

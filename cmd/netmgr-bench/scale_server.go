@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/netmgr/netmgr/client"
+	"github.com/netmgr/netmgr/client/pki"
 )
 
 // errNotServing means a restarted server did not answer a consistent read
@@ -30,10 +31,19 @@ const serveTimeout = 5 * time.Minute
 type scaleServer struct {
 	bin, name, dataDir, logPath string
 	http, raft, gossip          string
+	// tls is the server's certificate files and reader the client
+	// material the benchmark reads with; both zero with -insecure.
+	tls    pki.Files
+	reader *pki.Material
 }
 
-// newScaleServer picks free loopback ports for a server of the group.
-func newScaleServer(bin, name, dataDir, logPath string) (*scaleServer, error) {
+// scaleReader is the user the benchmark reads the scale server as.
+const scaleReader = "bench"
+
+// newScaleServer picks free loopback ports for a server of the group and,
+// unless insecure, makes a throw-away CA in tlsDir with the server's
+// certificate and a client certificate to read with.
+func newScaleServer(bin, name, dataDir, logPath, tlsDir string, insecure bool) (*scaleServer, error) {
 	var addrs [3]string
 	for i := range addrs {
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -43,8 +53,44 @@ func newScaleServer(bin, name, dataDir, logPath string) (*scaleServer, error) {
 		addrs[i] = ln.Addr().String()
 		defer ln.Close() // held until all three are picked, so they differ
 	}
-	return &scaleServer{bin: bin, name: name, dataDir: dataDir, logPath: logPath,
-		http: addrs[0], raft: addrs[1], gossip: addrs[2]}, nil
+	s := &scaleServer{bin: bin, name: name, dataDir: dataDir, logPath: logPath,
+		http: addrs[0], raft: addrs[1], gossip: addrs[2]}
+	if insecure {
+		return s, nil
+	}
+	srvID, readerID := pki.Identity{Role: pki.RoleServer, Name: name}, pki.Identity{Role: pki.RoleClient, Name: scaleReader}
+	files, err := pki.MakeCluster(tlsDir, 7*24*time.Hour, srvID, readerID)
+	if err != nil {
+		return nil, fmt.Errorf("scale server: %w", err)
+	}
+	if s.reader, err = pki.Load(files[readerID]); err != nil {
+		return nil, fmt.Errorf("scale server: %w", err)
+	}
+	s.tls = files[srvID]
+	return s, nil
+}
+
+// args is the server's command line: no --bootstrap-expect, as its Raft
+// state is the snapshot.
+func (s *scaleServer) args() []string {
+	a := []string{"server", "--name", s.name, "--data-dir", s.dataDir, "--http", s.http, "--raft", s.raft, "--gossip", s.gossip}
+	if s.reader == nil {
+		return append(a, "--insecure")
+	}
+	return append(a, "--ca-file", s.tls.CA, "--cert-file", s.tls.Cert, "--key-file", s.tls.Key)
+}
+
+// client returns a client of the server that tries once, for 5 s.
+func (s *scaleServer) client() (*client.Client, error) {
+	opts := []client.Option{client.WithRetryFor(0), client.WithTryTimeout(5 * time.Second)}
+	if s.reader != nil {
+		opts = append(opts, client.WithTLS(s.reader))
+	}
+	cl, err := client.New([]string{s.http}, opts...)
+	if err != nil {
+		return nil, fmt.Errorf("client: %w", err)
+	}
+	return cl, nil
 }
 
 // restart is what one restart measured.
@@ -63,12 +109,11 @@ func (s *scaleServer) run(ctx context.Context, lastJob uint64) (restart, error) 
 		return restart{}, fmt.Errorf("server log: %w", err)
 	}
 	defer logf.Close()
-	cl, err := client.New([]string{"http://" + s.http}, client.WithRetryFor(0), client.WithTryTimeout(5*time.Second))
+	cl, err := s.client()
 	if err != nil {
-		return restart{}, fmt.Errorf("client: %w", err)
+		return restart{}, err
 	}
-	cmd := exec.Command(s.bin, "server", "--name", s.name, "--data-dir", s.dataDir,
-		"--http", s.http, "--raft", s.raft, "--gossip", s.gossip)
+	cmd := exec.Command(s.bin, s.args()...)
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	start := time.Now()

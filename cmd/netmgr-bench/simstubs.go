@@ -7,7 +7,6 @@ import (
 	"maps"
 	"os"
 	"os/exec"
-	"os/user"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -51,7 +50,7 @@ func simStubsSuite(ctx context.Context, cfg config) ([]figure, error) {
 		return nil, err
 	}
 	fmt.Fprintf(os.Stderr, "simstubs: starting 3 servers and %d simulated stubs ...\n", simStubs)
-	c, err := servertest.StartProcCluster(bin, filepath.Join(dir, "cluster"), 3, 0)
+	c, err := startCluster(cfg, bin, filepath.Join(dir, "cluster"), 3, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -66,7 +65,7 @@ func simStubsSuite(ctx context.Context, cfg config) ([]figure, error) {
 		return fail(err)
 	}
 	for i := range simProcs {
-		sim, err := startSim(bin, dir, "sim"+strconv.Itoa(i), simStubs/simProcs, gossipAddrs(c),
+		sim, err := startSim(c, bin, dir, "sim"+strconv.Itoa(i), simStubs/simProcs,
 			"--slots", strconv.Itoa(simSlots), "--run-time", simRunTime.String())
 		if err != nil {
 			return fail(err)
@@ -76,11 +75,7 @@ func simStubsSuite(ctx context.Context, cfg config) ([]figure, error) {
 	if err := c.WaitMachines(simStubs, 120*time.Second); err != nil {
 		return fail(err)
 	}
-	me, err := user.Current()
-	if err != nil {
-		return fail(fmt.Errorf("simstubs: %w", err))
-	}
-	cl, err := c.Client(client.WithUser(me.Username))
+	cl, err := userClient(c)
 	if err != nil {
 		return fail(err)
 	}
@@ -270,10 +265,11 @@ func simDataRoot(dir string) string {
 }
 
 // startSim starts `netmgr sim` with count stubs named prefix-0 ... joining
-// join, with extra flags, and returns once it has announced every stub.
+// c's servers, secure as c is, with extra flags, and returns once it has
+// announced every stub.
 // Its data lives under simDataRoot(dir)/prefix and is removed once it
 // exits; its log is dir/sim-PREFIX.log.
-func startSim(bin, dir, prefix string, count int, join []string, extra ...string) (*simProc, error) {
+func startSim(c *servertest.ProcCluster, bin, dir, prefix string, count int, extra ...string) (*simProc, error) {
 	data := filepath.Join(simDataRoot(dir), prefix)
 	if err := os.MkdirAll(data, 0o755); err != nil {
 		return nil, fmt.Errorf("start sim %s: %w", prefix, err)
@@ -286,8 +282,10 @@ func startSim(bin, dir, prefix string, count int, join []string, extra ...string
 	if err != nil {
 		return nil, fmt.Errorf("start sim %s: %w", prefix, err)
 	}
+	sec := simTLSArgs(c)
 	args := append([]string{"sim", "--count", strconv.Itoa(count), "--prefix", prefix,
-		"--data-dir", data, "--join", strings.Join(join, ","), "--log-level", "warn"}, extra...)
+		"--data-dir", data, "--join", strings.Join(gossipAddrs(c), ","), "--log-level", "warn"}, sec...)
+	args = append(args, extra...)
 	p.cmd = exec.Command(bin, args...)
 	p.cmd.Stdout, p.cmd.Stderr = logf, logf
 	// Many stubs share one heap: collect it less often (the simulator is

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/netmgr/netmgr/client"
+	"github.com/netmgr/netmgr/client/pki"
 )
 
 // cluster is the running containers and a client for the servers'
@@ -18,24 +19,35 @@ type cluster struct {
 	d    *docker
 	topo topology
 	cli  *client.Client
+	// hc and scheme make the checker's own requests to one server: over
+	// TLS with the checker's client certificate, or plain with -insecure.
+	hc     *http.Client
+	scheme string
 }
 
 // newCluster returns a cluster whose client reaches every server through
-// its port published on 127.0.0.1. Requests time out after 10 s, so a
-// paused server costs one try, not the client's default 70 s.
-func newCluster(d *docker, t topology) (*cluster, error) {
+// its port published on 127.0.0.1, as chaosUser: by the client
+// certificate in sec, or by the insecure mode's header for a nil sec.
+// Requests time out after 10 s, so a paused server costs one try, not the
+// client's default 70 s.
+func newCluster(d *docker, t topology, sec *security) (*cluster, error) {
 	var addrs []string
 	for _, s := range t.Servers {
 		addrs = append(addrs, fmt.Sprintf("127.0.0.1:%d", s.HostPort))
 	}
-	cli, err := client.New(addrs,
-		client.WithUser("root"),
-		client.WithRetryFor(30*time.Second),
-		client.WithHTTPClient(&http.Client{Timeout: 10 * time.Second}))
+	c := &cluster{d: d, topo: t, hc: &http.Client{Timeout: 10 * time.Second}, scheme: "http://"}
+	opts := []client.Option{client.WithUser(chaosUser), client.WithRetryFor(30 * time.Second)}
+	if sec != nil {
+		c.hc.Transport = client.NewTLSTransport(sec.checker, pki.RoleServer)
+		c.scheme = "https://"
+		opts = append(opts, client.WithHTTPS())
+	}
+	cli, err := client.New(addrs, append(opts, client.WithHTTPClient(c.hc))...)
 	if err != nil {
 		return nil, fmt.Errorf("new cluster: %w", err)
 	}
-	return &cluster{d: d, topo: t, cli: cli}, nil
+	c.cli = cli
+	return c, nil
 }
 
 // waitReady waits until the group has a leader and every stub is an up

@@ -78,16 +78,20 @@ func consistentJobs(ctx context.Context, cli *client.Client) (map[uint64]client.
 }
 
 // readView reads one server's own copy of the jobs (?stale) through its
-// published port.
-func readView(ctx context.Context, hc *http.Client, s node) serverView {
+// published port, as the cluster's client does (TLS and a client
+// certificate, or the insecure mode's header).
+func readView(ctx context.Context, c *cluster, s node) serverView {
 	v := serverView{Name: s.Name}
 	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, fmt.Sprintf("http://127.0.0.1:%d/v1/jobs?stale", s.HostPort), nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, fmt.Sprintf("%s127.0.0.1:%d/v1/jobs?stale", c.scheme, s.HostPort), nil)
 	if err != nil {
 		v.Err = err
 		return v
 	}
+	req.Header.Set(client.UserHeader, chaosUser)
+	hc := *c.hc
+	hc.Timeout = 15 * time.Second
 	resp, err := hc.Do(req)
 	if err != nil {
 		v.Err = err
@@ -115,13 +119,12 @@ func readView(ctx context.Context, hc *http.Client, s node) serverView {
 
 // compareServers reads every server's jobs until all agree at one index
 // or timeout passes, and returns the last round's verdict and views.
-func compareServers(ctx context.Context, t topology, timeout time.Duration) ([]violation, []serverView) {
-	hc := &http.Client{Timeout: 15 * time.Second}
+func compareServers(ctx context.Context, c *cluster, timeout time.Duration) ([]violation, []serverView) {
 	deadline := time.Now().Add(timeout)
 	for {
 		var views []serverView
-		for _, s := range t.Servers {
-			views = append(views, readView(ctx, hc, s))
+		for _, s := range c.topo.Servers {
+			views = append(views, readView(ctx, c, s))
 		}
 		vs := compareViews(views)
 		if len(vs) == 0 || time.Now().After(deadline) || ctx.Err() != nil {

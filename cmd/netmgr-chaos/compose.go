@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"text/template"
+
+	"github.com/netmgr/netmgr/client/pki"
 )
 
 // composeData is what compose.yml.tmpl is rendered from.
@@ -22,21 +24,33 @@ type composeData struct {
 	GossipPort      int
 	StubPort        int
 	StubGossipPort  int
+	// TLSDir is the host directory of the TLS material, mounted read-only
+	// at tlsMountDir; empty in the insecure mode.
+	TLSDir   string
+	TLSMount string
 }
 
-// renderCompose renders the Compose file for t.
-func renderCompose(t topology, subnet string) ([]byte, error) {
+// renderCompose renders the Compose file for t; every server and stub
+// gets sec's flags (--insecure for a nil sec).
+func renderCompose(t topology, subnet string, sec *security) ([]byte, error) {
 	text, err := dockerFiles.ReadFile("docker/compose.yml.tmpl")
 	if err != nil {
 		return nil, fmt.Errorf("render compose file: %w", err)
 	}
-	tmpl, err := template.New("compose").Option("missingkey=error").Parse(string(text))
+	funcs := template.FuncMap{"security": func(role, name string) ([]string, error) {
+		return sec.flags(pki.Identity{Role: pki.Role(role), Name: name})
+	}}
+	tmpl, err := template.New("compose").Option("missingkey=error").Funcs(funcs).Parse(string(text))
 	if err != nil {
 		return nil, fmt.Errorf("render compose file: %w", err)
 	}
 	data := composeData{
 		topology: t, Image: imageName, Subnet: subnet, Join: t.join(), LedgerContainer: ledgerContainer,
 		APIPort: apiPort, RaftPort: raftPort, GossipPort: gossipPort, StubPort: stubPort, StubGossipPort: stubGossipPort,
+		TLSMount: tlsMountDir,
+	}
+	if sec != nil {
+		data.TLSDir = sec.dir
 	}
 	var buf bytes.Buffer
 	if err := tmpl.Execute(&buf, data); err != nil {
@@ -46,8 +60,8 @@ func renderCompose(t topology, subnet string) ([]byte, error) {
 }
 
 // writeCompose writes the Compose file into dir and points d at it.
-func writeCompose(d *docker, dir string, t topology, subnet string) error {
-	data, err := renderCompose(t, subnet)
+func writeCompose(d *docker, dir string, t topology, subnet string, sec *security) error {
+	data, err := renderCompose(t, subnet, sec)
 	if err != nil {
 		return err
 	}

@@ -37,6 +37,7 @@ type config struct {
 	rate     time.Duration // time between submits
 	drain    time.Duration // how long to wait for the work to finish
 	keep     bool          // leave the containers and volumes behind
+	insecure bool          // run without TLS (--insecure), as before issue 15
 	outDir   string        // logs and the ledger; a temp dir when empty
 	// maxWorkLost fails the run when more attempts than this were stopped
 	// by whole-control-plane faults; negative: no limit.

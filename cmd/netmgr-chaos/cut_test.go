@@ -33,7 +33,7 @@ func TestCutPeers(t *testing.T) {
 // stub what cut.sh needs, and the servers nothing more.
 func TestComposeLetsStubsCut(t *testing.T) {
 	topo := testTopology(t)
-	data, err := renderCompose(topo, "172.28.213.0/24")
+	data, err := renderCompose(topo, "172.28.213.0/24", nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,6 +14,20 @@
 //   - every server holds the same jobs at the same applied Raft index;
 //   - no process is left in a stub container.
 //
+// The cluster is secure, as netmgr is by default: the suite makes a
+// throw-away CA in the output directory with a certificate per server and
+// per stub (naming its machine), a client certificate for the user chaos
+// and a gossip keyring of one key, mounts the directory read-only at /tls
+// in every container (the CA's key is removed first) and starts every
+// server and stub with --ca-file, --cert-file, --key-file and
+// --gossip-keyring. The suite's own requests (submits, reads, each
+// server's ?stale copy) go over TLS with that client certificate, so
+// every job runs as the user chaos, an ordinary user of the image: a job
+// runs as root only when root submits it on a pool machine and the
+// database allows root jobs, which is not what the suite is about.
+// -insecure runs everything with --insecure instead (still as the user
+// chaos, by the header), for comparison.
+//
 // What the jobs did comes from a ledger on a volume shared by the stubs:
 // each job's shell script (docker/job.sh) appends start, beat and end
 // records tagged with job, instance, attempt and machine.
@@ -41,7 +55,7 @@
 // Usage:
 //
 //	netmgr-chaos -netmgr bin/chaos/netmgr [-busybox /bin/busybox]
-//	    [-duration 3m] [-seed N | -schedule FILE] [-max-work-lost N] [-keep]
+//	    [-duration 3m] [-seed N | -schedule FILE] [-max-work-lost N] [-keep] [-insecure]
 //
 // The netmgr binary and busybox must be static: the image is built FROM
 // scratch. `make chaos` builds both binaries, installs Debian's
@@ -56,6 +70,6 @@
 // (injecting and healing; docker/cut.sh cuts traffic with blackhole
 // routes), ledger.go, violation.go and check_*.go (the checker's pure
 // logic, unit-tested; check_worklost.go charges stops to faults),
-// collect.go (gathering what the checker reads) and report.go (the
-// verdict).
+// collect.go (gathering what the checker reads), report.go (the verdict)
+// and tls.go (the run's certificates).
 package main

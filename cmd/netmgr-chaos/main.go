@@ -39,6 +39,7 @@ func run() (int, error) {
 	flag.IntVar(&cfg.maxWorkLost, "max-work-lost", cfg.maxWorkLost,
 		"fail when more than `N` attempts of restartable jobs were stopped by whole-control-plane faults (pause-all, kill-all, cut-stubs), which need not stop them; -1: no limit, only report the figure")
 	flag.BoolVar(&cfg.keep, "keep", false, "leave the containers, network and volumes behind")
+	flag.BoolVar(&cfg.insecure, "insecure", false, "run the servers and stubs with --insecure (no TLS, no authentication) instead of a throw-away CA's certificates")
 	flag.StringVar(&cfg.outDir, "out", "", "`DIR` for the logs, compose file and ledger (default: a new temp dir)")
 	dryRun := flag.Bool("dry-run", false, "print the schedule and exit")
 	flag.Parse()

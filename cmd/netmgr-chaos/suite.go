@@ -48,7 +48,15 @@ func suite(ctx context.Context, cfg config, sc schedule) (*report, error) {
 	if err := buildImage(ctx, d, cfg.netmgr, cfg.busybox); err != nil {
 		return nil, err
 	}
-	if err := writeCompose(d, out, topo, cfg.subnet.Masked().String()); err != nil {
+	var sec *security
+	if cfg.insecure {
+		fmt.Println("chaos: -insecure: servers and stubs run without TLS or authentication")
+	} else if sec, err = makeSecurity(out, topo); err != nil {
+		return nil, err
+	} else {
+		fmt.Printf("chaos: TLS: a throw-away CA and certificates in %s, mounted read-only at %s; the checker acts as user %s by its client certificate\n", sec.dir, tlsMountDir, chaosUser)
+	}
+	if err := writeCompose(d, out, topo, cfg.subnet.Masked().String(), sec); err != nil {
 		return nil, err
 	}
 	if err := checkNoOtherRun(ctx, d); err != nil {
@@ -58,7 +66,7 @@ func suite(ctx context.Context, cfg config, sc schedule) (*report, error) {
 	if err := composeUp(ctx, d); err != nil {
 		return nil, err
 	}
-	c, err := newCluster(d, topo)
+	c, err := newCluster(d, topo, sec)
 	if err != nil {
 		return nil, err
 	}
@@ -171,7 +179,7 @@ func check(ctx context.Context, c *cluster, acks []ack, out string, rep *report)
 		saveStops(filepath.Join(out, "stops.txt"), rep.Stops, rep.Start)
 	}
 
-	div, views := compareServers(ctx, c.topo, time.Minute)
+	div, views := compareServers(ctx, c, time.Minute)
 	for _, v := range views {
 		fmt.Printf("chaos: server %s: index %d, %d jobs, hash %s\n", v.Name, v.Index, v.Jobs, v.Hash)
 	}

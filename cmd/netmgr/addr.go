@@ -12,13 +12,18 @@ import (
 )
 
 // defaultAddr is where the job commands look for a server when neither
-// --addr nor NETMGR_ADDR says otherwise.
-const defaultAddr = "http://127.0.0.1:4646"
+// --addr nor NETMGR_ADDR says otherwise; without a scheme it is https.
+const defaultAddr = "127.0.0.1:4646"
 
 // Environment variables the job commands read.
 const (
-	envAddr     = "NETMGR_ADDR"
-	envRetryFor = "NETMGR_RETRY_FOR"
+	envAddr       = "NETMGR_ADDR"
+	envRetryFor   = "NETMGR_RETRY_FOR"
+	envSocket     = "NETMGR_SOCKET"
+	envToken      = "NETMGR_TOKEN"
+	envCACert     = "NETMGR_CACERT"
+	envClientCert = "NETMGR_CLIENT_CERT"
+	envClientKey  = "NETMGR_CLIENT_KEY"
 )
 
 // errNoUser means the CLI could not tell which user it runs as.
@@ -33,6 +38,26 @@ func clientFlags() []cli.Flag {
 			Value:   defaultAddr,
 			Usage:   "server API `URL[,URL...]`; any server of the group will do, the others are tried when it does not answer",
 		},
+		&cli.StringFlag{
+			Name:    "socket",
+			EnvVars: []string{envSocket},
+			Usage:   "the local stub's Unix socket `PATH` (default " + defaultSocket + " when it exists); through it you act as the user you are logged in as",
+		},
+		&cli.StringFlag{
+			Name:    "ca-file",
+			EnvVars: []string{envCACert},
+			Usage:   "cluster CA certificate `FILE` for reaching the servers directly with a token or client certificate (default " + defaultTLSDir + "/ca.pem)",
+		},
+		&cli.StringFlag{
+			Name:    "client-cert",
+			EnvVars: []string{envClientCert},
+			Usage:   "client certificate `FILE` (netmgr tls cert create --client USER) to act as its user",
+		},
+		&cli.StringFlag{
+			Name:    "client-key",
+			EnvVars: []string{envClientKey},
+			Usage:   "the client certificate's key `FILE`",
+		},
 		&cli.DurationFlag{
 			Name:    "retry-for",
 			EnvVars: []string{envRetryFor},
@@ -42,18 +67,18 @@ func clientFlags() []cli.Flag {
 	}
 }
 
-// newClient builds a client for the servers of --addr, acting as the
-// current OS user.
+// newClient builds a client for the servers, acting as the user the
+// servers can verify (see credentials).
 func newClient(cCtx *cli.Context) (*client.Client, error) {
-	who, err := currentUser()
-	if err != nil {
-		return nil, err
-	}
 	retry := cCtx.Duration("retry-for")
 	if retry < 0 {
 		return nil, usagef("--retry-for must not be negative, got %v", retry)
 	}
-	c, err := client.New([]string{cCtx.String("addr")}, client.WithUser(who), client.WithRetryFor(retry))
+	auth, err := credentials(cCtx)
+	if err != nil {
+		return nil, err
+	}
+	c, err := client.New([]string{cCtx.String("addr")}, append(auth, client.WithRetryFor(retry))...)
 	if err != nil {
 		return nil, usagef("--addr: %w", err)
 	}

@@ -25,6 +25,8 @@ func adminCommand() *cli.Command {
 			"   machine bongo = {sparc1+, mem=32, mounts={/usr/fsys/fs1}}\n" +
 			"   add_q NEW_Q = {nq_maxsize=120, nq_maxactive=100, nq_maxrun=200, nq_maxmem=20}\n" +
 			"   admin_id tclark\n\n" +
+			"A line allow_root_jobs lets root on a machine of the pool run jobs as root;\n" +
+			"without it (the default) no job runs as root.\n\n" +
 			"   netmgr admin load isis.db   replace the live database with the file's, at once\n" +
 			"   netmgr admin show           print the live database in the same language\n" +
 			"   netmgr admin queue add NEW_Q --max-active 100 --max-run 200\n" +

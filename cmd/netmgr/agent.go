@@ -33,11 +33,16 @@ func agentCommand() *cli.Command {
 		UsageText: "netmgr agent --dev [--exec-dir DIR] [--log-level LEVEL]",
 		Description: "With --dev, runs a one-server group and one stub (machine " + devStubName + ") in this\n" +
 			"process, on 127.0.0.1 with free ports and its data in a temporary directory that\n" +
-			"is removed on exit. Once the cluster can take jobs it prints the line that points\n" +
-			"the other commands at it, then runs until SIGINT or SIGTERM:\n\n" +
+			"is removed on exit. It is secure as a real cluster is: a throw-away CA and\n" +
+			"certificates, an https API, encrypted gossip, and the stub's socket through\n" +
+			"which this machine's users act as themselves. Its database allows root jobs.\n" +
+			"Once the cluster can take jobs it prints the lines that point the other\n" +
+			"commands at it, then runs until SIGINT or SIGTERM:\n\n" +
 			"   $ netmgr agent --dev\n" +
-			"   export NETMGR_ADDR=http://127.0.0.1:40123\n\n" +
-			"Run that line in another shell, then the commands there:\n\n" +
+			"   export NETMGR_ADDR=https://127.0.0.1:40123\n" +
+			"   export NETMGR_SOCKET=/tmp/netmgr-dev-123/stub.sock\n" +
+			"   export NETMGR_CACERT=/tmp/netmgr-dev-123/tls/ca.pem\n\n" +
+			"Run those lines in another shell, then the commands there, as any local user:\n\n" +
 			"   $ netexec --wait done /bin/echo hello\n\n" +
 			"Only --dev exists today.",
 		Flags: []cli.Flag{
@@ -65,6 +70,14 @@ func runAgent(cCtx *cli.Context) error {
 		return fmt.Errorf("make data dir: %w", err)
 	}
 	defer os.RemoveAll(dir)
+	// Other local users reach the stub's socket and the CA in here.
+	if err := os.Chmod(dir, 0o755); err != nil {
+		return fmt.Errorf("open data dir to local users: %w", err)
+	}
+	sec, err := makeDevSecurity(dir)
+	if err != nil {
+		return err
+	}
 
 	ports, err := freePorts(3)
 	if err != nil {
@@ -80,6 +93,9 @@ func runAgent(cCtx *cli.Context) error {
 		BootstrapExpect: 1,
 		OutageGrace:     server.DefaultOutageGrace,
 		Logger:          logger,
+		DatabaseFile:    sec.database,
+		TLS:             sec.server,
+		GossipKeyring:   sec.keyring,
 	})
 	if err != nil {
 		return fmt.Errorf("start server: %w", err)
@@ -98,6 +114,10 @@ func runAgent(cCtx *cli.Context) error {
 		Servers:    []string{srv.HTTPAddr()},
 		ExecDir:    cCtx.String("exec-dir"),
 		Logger:     logger,
+
+		TLS:           sec.stub,
+		GossipKeyring: sec.keyring,
+		Socket:        sec.socket,
 	})
 	if err != nil {
 		return fmt.Errorf("start stub: %w", err)
@@ -108,25 +128,25 @@ func runAgent(cCtx *cli.Context) error {
 		}
 	}()
 
-	addr := "http://" + srv.HTTPAddr()
-	if err := waitDevReady(cCtx.Context, addr); err != nil {
+	if err := waitDevReady(cCtx.Context, sec.socket); err != nil {
 		if cCtx.Context.Err() != nil {
 			return nil // interrupted while starting
 		}
 		return err
 	}
-	fmt.Fprintf(cCtx.App.Writer, "export %s=%s\n", envAddr, addr)
+	fmt.Fprintf(cCtx.App.Writer, "export %s=https://%s\nexport %s=%s\nexport %s=%s\n",
+		envAddr, srv.HTTPAddr(), envSocket, sec.socket, envCACert, sec.ca)
 	<-cCtx.Context.Done()
 	logger.Info("shutting down the dev agent")
 	return nil
 }
 
-// waitDevReady polls the server at addr until it has a leader and the dev
-// stub is up, or devReadyTimeout passes.
-func waitDevReady(ctx context.Context, addr string) error {
+// waitDevReady polls the server through the stub's socket until it has a
+// leader and the dev stub is up, or devReadyTimeout passes.
+func waitDevReady(ctx context.Context, socket string) error {
 	ctx, cancel := context.WithTimeout(ctx, devReadyTimeout)
 	defer cancel()
-	c, err := client.New([]string{addr}, client.WithRetryFor(time.Second))
+	c, err := client.New(nil, client.WithUnixSocket(socket), client.WithRetryFor(time.Second))
 	if err != nil {
 		return err
 	}

@@ -4,10 +4,13 @@ import (
 	"bytes"
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -37,6 +40,9 @@ func TestAgentDev(t *testing.T) {
 	if testing.Short() {
 		t.Skip("skipping: starts a server and a stub")
 	}
+	// Build the binary the other-user subtest runs before TMPDIR points
+	// into this test's directory, which is gone when it ends.
+	bin := netmgrBinary(t)
 	tmp := t.TempDir()
 	t.Setenv("TMPDIR", tmp)
 	execDir := t.TempDir()
@@ -49,12 +55,11 @@ func TestAgentDev(t *testing.T) {
 		codeCh <- run(ctx, []string{"netmgr", "agent", "--dev", "--exec-dir", execDir, "--log-level", "warn"}, &stdout, &stderr)
 	}()
 
-	exportRE := regexp.MustCompile(`(?m)^export NETMGR_ADDR=(http://127\.0\.0\.1:\d+)$`)
-	var addr string
+	exportRE := regexp.MustCompile(`(?m)^export NETMGR_ADDR=(https://127\.0\.0\.1:\d+)\nexport NETMGR_SOCKET=(/\S+/stub\.sock)\nexport NETMGR_CACERT=(/\S+/ca\.pem)$`)
+	var m []string
 	deadline := time.Now().Add(60 * time.Second)
 	for {
-		if m := exportRE.FindStringSubmatch(stdout.String()); m != nil {
-			addr = m[1]
+		if m = exportRE.FindStringSubmatch(stdout.String()); m != nil {
 			break
 		}
 		select {
@@ -66,7 +71,10 @@ func TestAgentDev(t *testing.T) {
 			t.Fatalf("agent printed no export line within 60s; stdout:\n%s\nstderr:\n%s", stdout.String(), stderr.String())
 		}
 	}
-	t.Setenv(envAddr, addr)
+	t.Setenv(envAddr, m[1])
+	t.Setenv(envSocket, m[2])
+	t.Setenv(envCACert, m[3])
+	t.Setenv(envToken, "")
 
 	code, out, errOut := runCLI(t, "netexec", "--name", "devjob", "--wait", "done", "/bin/sh", "-c", "exit 0")
 	if code != exitOK {
@@ -79,6 +87,7 @@ func TestAgentDev(t *testing.T) {
 	if code != exitOK || !strings.Contains(out, devStubName) {
 		t.Errorf("netstatus -m: exit code %d, stdout:\n%s\nstderr:\n%s", code, out, errOut)
 	}
+	t.Run("another local user", func(t *testing.T) { devAgentOtherUser(t, bin, execDir, m[1:]) })
 
 	cancel()
 	select {
@@ -112,5 +121,47 @@ func TestFreePorts(t *testing.T) {
 			t.Errorf("freePorts(3) = %v: want three distinct positive ports", ports)
 		}
 		seen[p] = true
+	}
+}
+
+// devAgentOtherUser runs netexec as a new local user with the dev agent's
+// export lines (exports: address, socket, CA) and checks that the job ran
+// as that user.
+func devAgentOtherUser(t *testing.T, bin, execDir string, exports []string) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to create a user and run a command as them")
+	}
+	u := newOSUser(t, "nmdev")
+	// The test's temporary directories are 0700, TMPDIR among them: let
+	// the user reach the binary and the exec dir.
+	for _, d := range []string{execDir, filepath.Dir(bin)} {
+		for ; d != "/" && d != "/tmp"; d = filepath.Dir(d) {
+			if err := os.Chmod(d, 0o755); err != nil {
+				t.Fatalf("open %s to every user: %v", d, err)
+			}
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, "exec", "--wait", "done", "/bin/sh", "-c", "id -u > uid")
+	cmd.Env = []string{"PATH=/usr/bin:/bin", "HOME=" + u.home, "USER=" + u.name,
+		envAddr + "=" + exports[0], envSocket + "=" + exports[1], envCACert + "=" + exports[2]}
+	cmd.Dir = "/"
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(u.uid), Gid: uint32(u.gid)}}
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("netexec as %s: %v\n%s", u.name, err, out)
+	}
+	idRE := regexp.MustCompile(`id (\d+) submitted`)
+	mm := idRE.FindSubmatch(out)
+	if mm == nil {
+		t.Fatalf("netexec as %s printed no job id:\n%s", u.name, out)
+	}
+	data, err := os.ReadFile(filepath.Join(execDir, string(mm[1])+".0.1", "uid"))
+	if err != nil {
+		t.Fatalf("the job's uid file: %v", err)
+	}
+	if got := strings.TrimSpace(string(data)); got != strconv.Itoa(u.uid) {
+		t.Fatalf("job submitted by %s ran as uid %s, want %d", u.name, got, u.uid)
 	}
 }

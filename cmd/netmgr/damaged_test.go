@@ -18,6 +18,7 @@ import (
 	"github.com/hashicorp/raft"
 
 	"github.com/netmgr/netmgr/client"
+	"github.com/netmgr/netmgr/client/pki"
 	"github.com/netmgr/netmgr/server"
 	"github.com/netmgr/netmgr/server/servertest"
 	"github.com/netmgr/netmgr/stub"
@@ -34,6 +35,15 @@ func TestDamagedFilesStopWithOneLine(t *testing.T) {
 	}
 	bin := netmgrBinary(t)
 	pristine := realDataDirs(t)
+	certs, err := pki.MakeCluster(t.TempDir(), time.Hour,
+		pki.Identity{Role: pki.RoleServer, Name: "s0"}, pki.Identity{Role: pki.RoleStub, Name: "m0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tlsArgs := func(role pki.Role, name string) []string {
+		f := certs[pki.Identity{Role: role, Name: name}]
+		return []string{"--ca-file", f.CA, "--cert-file", f.Cert, "--key-file", f.Key}
+	}
 	snap := newestSnapshot(t, filepath.Join(pristine, "server"))
 
 	tests := []struct {
@@ -63,11 +73,11 @@ func TestDamagedFilesStopWithOneLine(t *testing.T) {
 			}
 			var args []string
 			if tt.role == "server" {
-				args = []string{"server", "--name", "s0", "--data-dir", filepath.Join(dir, "server"), "--bootstrap-expect", "1",
-					"--http", "127.0.0.1:0", "--raft", "127.0.0.1:0", "--gossip", "127.0.0.1:0"}
+				args = append([]string{"server", "--name", "s0", "--data-dir", filepath.Join(dir, "server"), "--bootstrap-expect", "1",
+					"--http", "127.0.0.1:0", "--raft", "127.0.0.1:0", "--gossip", "127.0.0.1:0"}, tlsArgs(pki.RoleServer, "s0")...)
 			} else {
-				args = []string{"stub", "--name", "m0", "--data-dir", filepath.Join(dir, "stub"), "--exec-dir", filepath.Join(dir, "exec"),
-					"--http", "127.0.0.1:0", "--gossip", "127.0.0.1:0", "--join", "127.0.0.1:1"}
+				args = append([]string{"stub", "--socket", "", "--name", "m0", "--data-dir", filepath.Join(dir, "stub"), "--exec-dir", filepath.Join(dir, "exec"),
+					"--http", "127.0.0.1:0", "--gossip", "127.0.0.1:0", "--join", "127.0.0.1:1"}, tlsArgs(pki.RoleStub, "m0")...)
 			}
 			stderr, code := runUntilListening(t, bin, args)
 			if tt.want == nil {
@@ -121,7 +131,7 @@ func runUntilListening(t *testing.T, bin string, args []string) (string, int) {
 	go func() {
 		buf := make([]byte, 512)
 		n, _ := out.Read(buf)
-		listening <- bytes.Contains(buf[:n], []byte(" api http://"))
+		listening <- bytes.Contains(buf[:n], []byte(" api https://"))
 		_, _ = bytes.NewBuffer(nil).ReadFrom(out)
 	}()
 	if <-listening {

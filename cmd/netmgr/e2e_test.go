@@ -71,7 +71,7 @@ func TestE2EProcessCluster(t *testing.T) {
 		t.Fatal(err)
 	}
 	stubs := []string{c.Stubs[0].Name, c.Stubs[1].Name}
-	r := &e2eRunner{links: links, addr: c.Addr()}
+	r := &e2eRunner{links: links, env: c.Env()}
 
 	t.Run("servers", func(t *testing.T) {
 		res := r.run(t, "netstatus", "-s", "--json")
@@ -207,7 +207,7 @@ func TestE2EProcessCluster(t *testing.T) {
 	})
 
 	t.Run("unreachable address", func(t *testing.T) {
-		res := r.runEnv(t, []string{"NETMGR_ADDR=", "NETMGR_RETRY_FOR=2s"}, "netexec", "--addr", "http://127.0.0.1:1", "/bin/true")
+		res := r.runEnv(t, []string{"NETMGR_ADDR=", "NETMGR_SOCKET=", "NETMGR_RETRY_FOR=2s"}, "netexec", "--addr", "http://127.0.0.1:1", "/bin/true")
 		if res.code == 0 {
 			t.Fatalf("netexec --addr http://127.0.0.1:1: got exit code 0, want non-zero\n%s", res)
 		}
@@ -305,8 +305,8 @@ func e2ePoll(timeout time.Duration, cond func() bool) bool {
 
 // e2eRunner runs the CLI through its symlinks against one cluster.
 type e2eRunner struct {
-	links string // directory holding the netexec, netstatus, ... symlinks
-	addr  string // NETMGR_ADDR
+	links string   // directory holding the netexec, netstatus, ... symlinks
+	env   []string // NETMGR_ADDR and the rest of the cluster's environment
 }
 
 // e2eResult is one CLI run.
@@ -332,13 +332,13 @@ func (r *e2eRunner) run(t *testing.T, name string, args ...string) e2eResult {
 	return r.runEnv(t, nil, name, args...)
 }
 
-// runEnv runs links/name with NETMGR_ADDR set to the cluster, then env.
+// runEnv runs links/name with the cluster's environment, then env.
 func (r *e2eRunner) runEnv(t *testing.T, env []string, name string, args ...string) e2eResult {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), e2eCmdTimeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, filepath.Join(r.links, name), args...)
-	cmd.Env = append(append(os.Environ(), "NETMGR_ADDR="+r.addr), env...)
+	cmd.Env = append(append(os.Environ(), r.env...), env...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()

@@ -19,7 +19,7 @@ const eventTimeLayout = "2006-01-02T15:04:05.000Z07:00"
 func eventsCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "events",
-		Usage:     "show committed events (elections, machines joining and leaving, instances starting and ending)",
+		Usage:     "show committed events (elections, machines joining and leaving, instances starting and ending, admin changes)",
 		UsageText: "netmgr events [--follow] [--json] [--after INDEX]",
 		Description: "Prints the events the leader holds (the most recent few thousand since it\n" +
 			"started), one per line, oldest first:\n\n" +
@@ -30,7 +30,10 @@ func eventsCommand() *cli.Command {
 			"machine-healthy, instance-placed, instance-started, instance-ended,\n" +
 			"instance-failed, instance-killed, instance-lost, instance-unknown,\n" +
 			"instance-restarted, instance-fenced (a report from a superseded attempt,\n" +
-			"ignored), job-submitted, job-killed, database-loaded.\n\n" +
+			"ignored), job-submitted, job-killed; and the changes admins make, each with\n" +
+			"the admin's name: database-loaded, queue-added, queue-changed,\n" +
+			"queue-removed, server-removed, token-issued, token-revoked:\n\n" +
+			"   2026-11-24T10:00:00.000Z  #907  token-issued  admin root issued token 3f9a12bc for bob, expires 2026-12-24 10:00 UTC\n\n" +
 			"--follow keeps printing events as they are committed, following the\n" +
 			"leader through failovers, until interrupted. --json prints one JSON object\n" +
 			"per line with keys index, at, kind, job, instance, attempt, machine, detail.\n\n" + retryNote,

@@ -98,7 +98,9 @@ func TestFullExecDirDrainsMachine(t *testing.T) {
 		m := machine(full.Name)
 		return m.State == client.MachineDraining && m.Problem == "exec dir full: 0 B free"
 	})
-	out, err := exec.Command(netmgrBinary(t), "status", "-m", "--addr", c.Addr()).CombinedOutput()
+	status := exec.Command(netmgrBinary(t), "status", "-m")
+	status.Env = append(os.Environ(), c.Env()...)
+	out, err := status.CombinedOutput()
 	if err != nil {
 		t.Fatalf("netstatus -m: %v\n%s", err, out)
 	}

@@ -106,8 +106,9 @@ func newApp(base string, rest []string) (*cli.App, string) {
 		Commands: []*cli.Command{
 			execCommand(), killCommand(), statusCommand(),
 			reserveCommand(), unreserveCommand(),
-			suspendCommand(), resumeCommand(), restartCommand(), eventsCommand(),
+			suspendCommand(), resumeCommand(), restartCommand(), eventsCommand(), tlsCommand(),
 			serverCommand(), stubCommand(), simCommand(), agentCommand(), adminCommand(), superviseCommand(),
+			tokenCommand(),
 		},
 		Action: func(cCtx *cli.Context) error {
 			if cCtx.Args().Present() {

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"testing"
 
@@ -28,9 +29,9 @@ func TestUnreachableAddr(t *testing.T) {
 		prefix string
 	}{
 		{"netstatus flag", nil, []string{"netstatus", "--addr", "http://127.0.0.1:1", "--retry-for", "200ms"}, "netstatus: list jobs: "},
-		{"netexec env", map[string]string{envAddr: "127.0.0.1:1", envRetryFor: "200ms"}, []string{"netexec", "/bin/true"}, "netexec: submit job: "},
-		{"netmgr kill", map[string]string{envRetryFor: "200ms"}, []string{"netmgr", "kill", "--addr", "127.0.0.1:1", "job1"}, "netmgr kill: kill job job1: "},
-		{"netstatus -m", map[string]string{envRetryFor: "200ms"}, []string{"/usr/local/bin/netstatus", "-m", "--addr", "127.0.0.1:1"}, "netstatus: list machines: "},
+		{"netexec env", map[string]string{envAddr: "http://127.0.0.1:1", envRetryFor: "200ms"}, []string{"netexec", "/bin/true"}, "netexec: submit job: "},
+		{"netmgr kill", map[string]string{envRetryFor: "200ms"}, []string{"netmgr", "kill", "--addr", "http://127.0.0.1:1", "job1"}, "netmgr kill: kill job job1: "},
+		{"netstatus -m", map[string]string{envRetryFor: "200ms"}, []string{"/usr/local/bin/netstatus", "-m", "--addr", "http://127.0.0.1:1"}, "netstatus: list machines: "},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -48,6 +49,21 @@ func TestUnreachableAddr(t *testing.T) {
 				t.Errorf("stderr = %q, want it to name the address tried", stderr)
 			}
 		})
+	}
+}
+
+// TestNoCredentials: a command with nothing to prove who runs it (no
+// token, no client certificate, no stub socket, an https address) says
+// how to get in rather than trying.
+func TestNoCredentials(t *testing.T) {
+	t.Setenv(envToken, "")
+	t.Setenv("HOME", t.TempDir())
+	if _, err := os.Stat(defaultSocket); err == nil {
+		t.Skipf("this machine runs a stub (%s exists); the test needs a machine without one", defaultSocket)
+	}
+	code, _, stderr := runCLI(t, "netstatus", "--addr", "127.0.0.1:1")
+	if code != exitError || !strings.Contains(stderr, "netstatus: no way to prove who you are") || !strings.Contains(stderr, envToken) {
+		t.Fatalf("exit %d, stderr %q; want 1 and how to get in", code, stderr)
 	}
 }
 
@@ -112,6 +128,9 @@ func TestUsageErrors(t *testing.T) {
 		{"server without name", []string{"netmgr", "server", "--data-dir", "/nonexistent"}, exitUsage, "netmgr server: --name is required"},
 		{"server bad log level", []string{"netmgr", "server", "--name", "s", "--data-dir", "/nonexistent", "--log-level", "loud"}, exitUsage, `netmgr server: --log-level must be debug, info, warn or error, got "loud"`},
 		{"stub without join", []string{"netmgr", "stub", "--data-dir", "/nonexistent"}, exitUsage, "netmgr stub: --join is required"},
+		{"server without TLS", []string{"netmgr", "server", "--name", "s", "--data-dir", "/nonexistent"}, exitUsage, "netmgr server: no TLS material: give --ca-file, --cert-file and --key-file"},
+		{"stub without TLS", []string{"netmgr", "stub", "--data-dir", "/nonexistent", "--join", "127.0.0.1:1"}, exitUsage, "netmgr stub: no TLS material"},
+		{"insecure and TLS", []string{"netmgr", "server", "--name", "s", "--data-dir", "/nonexistent", "--insecure", "--ca-file", "x"}, exitUsage, "netmgr server: --insecure and --ca-file/--cert-file/--key-file contradict"},
 		{"negative retry", []string{"netstatus", "--retry-for", "-1s"}, exitUsage, "netstatus: --retry-for must not be negative, got -1s"},
 		{"status why and -m", []string{"netstatus", "-m", "--why", "job1"}, exitUsage, "netstatus: give only one of -j, -m, -s, -q, -r and --why"},
 		{"status why empty", []string{"netstatus", "--why", ""}, exitUsage, "netstatus: --why needs a job name or id"},

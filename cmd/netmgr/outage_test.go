@@ -46,7 +46,7 @@ while [ ! -e %s ]; do sleep 0.05; done`, ledger, finish)
 	})
 
 	for _, p := range c.Stubs {
-		waitKnowsPool(t, ctx, p.HTTPAddr, p.Name, len(c.Stubs))
+		waitKnowsPool(t, ctx, c, p, len(c.Stubs))
 	}
 	for _, s := range c.Servers {
 		if err := syscall.Kill(s.PID(), syscall.SIGSTOP); err != nil {
@@ -145,7 +145,7 @@ func TestIsolatedStubStopsItsWork(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	for _, p := range c.Stubs {
-		waitKnowsPool(t, ctx, p.HTTPAddr, p.Name, len(c.Stubs))
+		waitKnowsPool(t, ctx, c, p, len(c.Stubs))
 	}
 	resp, err := cl.Submit(ctx, client.SubmitRequest{Spec: spec})
 	if err != nil {
@@ -207,17 +207,17 @@ func TestIsolatedStubStopsItsWork(t *testing.T) {
 	}
 }
 
-// waitKnowsPool waits until the stub at addr knows its place in a pool of
+// waitKnowsPool waits until the stub p knows its place in a pool of
 // size machines and the leader knows it knows: a stub that never renewed
 // stops its work when its lease runs out, and the leader declares lost
 // within seconds only a machine that has shown it counts the whole pool.
-func waitKnowsPool(t *testing.T, ctx context.Context, addr, name string, size int) {
+func waitKnowsPool(t *testing.T, ctx context.Context, c *servertest.ProcCluster, p *servertest.Proc, size int) {
 	t.Helper()
-	sc, err := client.NewStub(addr, nil)
+	sc, err := c.StubClient(p)
 	if err != nil {
 		t.Fatal(err)
 	}
-	servertest.WaitFor(t, 30*time.Second, name+" knows its place in the pool", func() bool {
+	servertest.WaitFor(t, 30*time.Second, p.Name+" knows its place in the pool", func() bool {
 		st, err := sc.OutageStatement(ctx)
 		return err == nil && st.Position > 0 && st.ProvenPool == size
 	})

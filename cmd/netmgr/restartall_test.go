@@ -58,7 +58,7 @@ func TestServerGroupRestartHeals(t *testing.T) {
 		{"down until the stubs forget the servers", func(t *testing.T, killed time.Time) {
 			servertest.WaitFor(t, 60*time.Second, "every stub to hold every server dead", func() bool {
 				for _, p := range c.Stubs {
-					if n, err := stubGossipServers(p); err != nil || n != 0 {
+					if n, err := stubGossipServers(c, p); err != nil || n != 0 {
 						return false
 					}
 				}
@@ -135,14 +135,14 @@ func TestServerGroupRestartHeals(t *testing.T) {
 
 // stubGossipServers reads how many servers the stub p holds alive in its
 // gossip view, from its metrics.
-func stubGossipServers(p *servertest.Proc) (int, error) {
+func stubGossipServers(c *servertest.ProcCluster, p *servertest.Proc) (int, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, p.URL()+"/metrics", nil)
 	if err != nil {
 		return 0, err
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := c.HTTPClient().Do(req)
 	if err != nil {
 		return 0, err
 	}

@@ -40,8 +40,12 @@ func serverCommand() *cli.Command {
 			"with the rest of the group running, move the whole data dir aside and start\n"+
 			"the server again with an empty one and the same --name and --raft: it rejoins\n"+
 			"the group and installs a snapshot from the leader. Do one server at a time.\n\n"+
-			"It prints 'server NAME api http://HOST:PORT' once it listens.", server.DefaultOutageGrace, server.MaxOutageGrace),
-		Flags: []cli.Flag{
+			"Every link is TLS 1.3 with the cluster's certificates (--ca-file, --cert-file,\n"+
+			"--key-file; see 'netmgr tls --help'), and gossip is encrypted with\n"+
+			"--gossip-keyring. SIGHUP reads the certificate and keyring files again.\n"+
+			"--insecure runs without any of it.\n\n"+
+			"It prints 'server NAME api https://HOST:PORT' once it listens.", server.DefaultOutageGrace, server.MaxOutageGrace),
+		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "name", Usage: "unique server `NAME`, also its Raft id (required)"},
 			&cli.StringFlag{Name: "data-dir", Usage: "`DIR` for the Raft log and snapshots (required)"},
 			&cli.StringFlag{Name: "http", Value: "127.0.0.1:4646", Usage: "API listen address `HOST:PORT` (port 0 picks one)"},
@@ -52,7 +56,7 @@ func serverCommand() *cli.Command {
 			&cli.StringFlag{Name: "database", Usage: "machine database `FILE` to load when the group is first formed"},
 			&cli.DurationFlag{Name: "outage-grace", Value: server.DefaultOutageGrace, Usage: "how long restartable jobs run on through a whole-control-plane outage (`DURATION`)"},
 			logLevelFlag(),
-		},
+		}, agentTLSFlags("server")...),
 		Action: runServer,
 	}
 }
@@ -71,6 +75,10 @@ func runServer(cCtx *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	material, err := agentTLS(cCtx, logger)
+	if err != nil {
+		return err
+	}
 	srv, err := server.New(server.Config{
 		Name:            cCtx.String("name"),
 		DataDir:         cCtx.String("data-dir"),
@@ -82,11 +90,16 @@ func runServer(cCtx *cli.Context) error {
 		DatabaseFile:    cCtx.String("database"),
 		OutageGrace:     cCtx.Duration("outage-grace"),
 		Logger:          logger,
+		TLS:             material,
+		GossipKeyring:   cCtx.String("gossip-keyring"),
 	})
 	if err != nil {
 		return fmt.Errorf("start server: %w", err)
 	}
-	fmt.Fprintf(cCtx.App.Writer, "server %s api http://%s\n", cCtx.String("name"), srv.HTTPAddr())
+	if material != nil || cCtx.String("gossip-keyring") != "" {
+		reloadOnHangup(cCtx.Context, logger, srv.Reload)
+	}
+	fmt.Fprintf(cCtx.App.Writer, "server %s api %s%s\n", cCtx.String("name"), scheme(material), srv.HTTPAddr())
 	<-cCtx.Context.Done()
 	logger.Info("shutting down", "server", cCtx.String("name"))
 	if err := srv.Shutdown(); err != nil {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"os"
 	"path/filepath"
 	"strconv"
 	"sync"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/netmgr/netmgr/client/pki"
 	"github.com/netmgr/netmgr/stub"
 )
 
@@ -34,7 +36,11 @@ func simCommand() *cli.Command {
 			"its jobs' directories in DIR/NAME/exec (or EXEC_DIR/NAME). A job's binary must\n" +
 			"exist here, as on a real machine. --slots and --mem are the machines' nprocs and\n" +
 			"mem claims, as an init file makes them.\n\n" +
-			"It prints 'stub NAME api http://HOST:PORT' for each stub once all listen.",
+			"The stubs are secure as real ones: --ca-dir names the directory of the cluster's\n" +
+			"CA (ca.pem and ca-key.pem, as `netmgr tls ca create` writes them) and each\n" +
+			"simulated machine gets a stub certificate of its name, made at start and kept\n" +
+			"in DIR/NAME/tls. --insecure runs them without TLS, for an --insecure group.\n\n" +
+			"It prints 'stub NAME api https://HOST:PORT' for each stub once all listen.",
 		Flags: []cli.Flag{
 			&cli.IntFlag{Name: "count", Value: 10, Usage: "number `N` of simulated stubs"},
 			&cli.StringFlag{Name: "prefix", Value: "sim", Usage: "machine names are `PREFIX`-0, PREFIX-1, ..."},
@@ -47,6 +53,9 @@ func simCommand() *cli.Command {
 			&cli.Int64Flag{Name: "mem", Usage: "memory `MB` each machine claims; 0 keeps the host's"},
 			&cli.StringFlag{Name: "exec-dir", Usage: "`DIR` holding the jobs' directories of each stub (default: DIR/NAME/exec)"},
 			&cli.StringFlag{Name: "init", Usage: "machine init `FILE` every stub reads: mtype, mem, rating, nprocs, keys and mounts"},
+			&cli.StringFlag{Name: "ca-dir", Usage: "`DIR` of the cluster CA (ca.pem, ca-key.pem): each stub gets a certificate of its machine"},
+			&cli.StringFlag{Name: "gossip-keyring", Usage: "gossip encryption keyring `FILE`"},
+			&cli.BoolFlag{Name: "insecure", Usage: "run the stubs without TLS (for a group started with --insecure)"},
 			logLevelFlag(),
 		},
 		Action: runSim,
@@ -83,6 +92,19 @@ func runSim(cCtx *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	var ca *pki.CA
+	switch {
+	case cCtx.Bool("insecure") && cCtx.String("ca-dir") != "":
+		return usagef("--insecure and --ca-dir contradict each other; give one or the other")
+	case cCtx.Bool("insecure"):
+		logger.Warn("running INSECURE (--insecure): the simulated stubs use no TLS")
+	case cCtx.String("ca-dir") == "":
+		return usagef("--ca-dir is required (the cluster CA's directory, to make each simulated machine's certificate), or --insecure")
+	default:
+		if ca, err = pki.LoadCA(cCtx.String("ca-dir")); err != nil {
+			return err
+		}
+	}
 	sim := stub.Simulation{RunTime: cCtx.Duration("run-time"), Slots: cCtx.Int("slots"), MemoryMB: cCtx.Int64("mem")}
 	dataDir, execDir := cCtx.String("data-dir"), cCtx.String("exec-dir")
 
@@ -99,6 +121,14 @@ func runSim(cCtx *cli.Context) error {
 			InitFile:   cCtx.String("init"),
 			Logger:     logger.With("machine", name),
 			Simulate:   &sim,
+
+			GossipKeyring: cCtx.String("gossip-keyring"),
+		}
+		if ca != nil {
+			if cfg.TLS, err = simCertificate(ca, filepath.Join(dataDir, name, "tls"), name); err != nil {
+				_ = shutdownAll(stubs)
+				return err
+			}
 		}
 		if execDir != "" {
 			cfg.ExecDir = filepath.Join(execDir, name)
@@ -110,12 +140,37 @@ func runSim(cCtx *cli.Context) error {
 		}
 		stubs = append(stubs, st)
 	}
+	sch := "http://"
+	if ca != nil {
+		sch = "https://"
+	}
 	for i, st := range stubs {
-		fmt.Fprintf(cCtx.App.Writer, "stub %s-%d api http://%s\n", cCtx.String("prefix"), i, st.HTTPAddr())
+		fmt.Fprintf(cCtx.App.Writer, "stub %s-%d api %s%s\n", cCtx.String("prefix"), i, sch, st.HTTPAddr())
 	}
 	<-cCtx.Context.Done()
 	logger.Info("shutting down", "stubs", len(stubs))
 	return shutdownAll(stubs)
+}
+
+// simCertificate makes (or reuses, from an earlier run) the stub
+// certificate of machine name in dir and loads it.
+func simCertificate(ca *pki.CA, dir, name string) (*pki.Material, error) {
+	id := pki.Identity{Role: pki.RoleStub, Name: name}
+	is := pki.Issued{ID: id}
+	certName, keyName := is.FileNames()
+	files := pki.Files{CA: filepath.Join(dir, pki.CAFile), Cert: filepath.Join(dir, certName), Key: filepath.Join(dir, keyName)}
+	if _, err := os.Stat(files.Cert); err != nil {
+		if is, err = ca.Issue(id, nil, pki.DefaultCertValidity); err != nil {
+			return nil, err
+		}
+		if files, err = is.Write(dir); err != nil {
+			return nil, fmt.Errorf("simulated stub %s: %w", name, err)
+		}
+		if err := os.WriteFile(files.CA, ca.CertPEM, 0o644); err != nil {
+			return nil, fmt.Errorf("simulated stub %s: write CA: %w", name, err)
+		}
+	}
+	return pki.Load(files)
 }
 
 // countUp returns n addresses: addr, then addr's port plus 1, 2, ...;

@@ -32,7 +32,7 @@ func TestSim(t *testing.T) {
 	codeCh := make(chan int, 1)
 	go func() {
 		codeCh <- run(ctx, []string{"netmgr", "sim", "--count", "5", "--prefix", "simtest",
-			"--data-dir", t.TempDir(), "--join", strings.Join(join, ","),
+			"--data-dir", t.TempDir(), "--join", strings.Join(join, ","), "--ca-dir", c.CADir(),
 			"--slots", "2", "--run-time", "50ms", "--log-level", "warn"}, &stdout, &stderr)
 	}()
 	stopped := false
@@ -72,7 +72,7 @@ func TestSim(t *testing.T) {
 		slices.Sort(up)
 		return slices.Equal(up, names)
 	})
-	if out := stdout.String(); !strings.Contains(out, "stub simtest-4 api http://127.0.0.1:") {
+	if out := stdout.String(); !strings.Contains(out, "stub simtest-4 api https://127.0.0.1:") {
 		t.Errorf("stdout does not announce simtest-4's API:\n%s", out)
 	}
 

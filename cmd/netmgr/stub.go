@@ -50,8 +50,14 @@ func stubCommand() *cli.Command {
 			"the stub joins the --join addresses and every server it has seen again, every\n" +
 			"few seconds, until one answers: a server group restarted after an outage of\n" +
 			"any length finds its machines without a restart of the stubs.\n\n" +
-			"It prints 'stub NAME api http://HOST:PORT' once it listens.",
-		Flags: []cli.Flag{
+			"Users of this machine reach the servers through --socket (netexec and the other\n" +
+			"commands use it when it exists): the stub reads each caller's uid from the\n" +
+			"kernel and vouches for it, so jobs submitted there run as their submitter.\n" +
+			"Every link is TLS 1.3 with the cluster's certificates: the stub's certificate\n" +
+			"(netmgr tls cert create --stub NAME) must name this machine. SIGHUP reads the\n" +
+			"certificate and --gossip-keyring files again. --insecure runs without any of it.\n\n" +
+			"It prints 'stub NAME api https://HOST:PORT' once it listens.",
+		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "name", Usage: "machine `NAME` (default: the host name)"},
 			&cli.StringFlag{Name: "data-dir", Usage: "`DIR` for the event outbox (required)"},
 			&cli.StringFlag{Name: "http", Value: "127.0.0.1:4656", Usage: "stub API listen address `HOST:PORT` (port 0 picks one)"},
@@ -66,8 +72,9 @@ func stubCommand() *cli.Command {
 			&cli.StringFlag{Name: "health-check", Usage: "site health-check `PROGRAM`: a non-zero exit or any output drains the machine, its first line the reason"},
 			&cli.DurationFlag{Name: "health-check-interval", Value: stub.DefaultHealthCheckEvery,
 				Usage: "run --health-check every `DURATION` (it is killed if it takes longer)"},
+			&cli.StringFlag{Name: "socket", Value: defaultSocket, Usage: "Unix socket `PATH` on which this machine's users reach the servers as themselves (\"\" for none)"},
 			logLevelFlag(),
-		},
+		}, agentTLSFlags("stub")...),
 		Action: runStub,
 	}
 }
@@ -98,6 +105,10 @@ func runStub(cCtx *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	material, err := agentTLS(cCtx, logger)
+	if err != nil {
+		return err
+	}
 	name := cCtx.String("name")
 	if name == "" {
 		if name, err = os.Hostname(); err != nil {
@@ -114,6 +125,10 @@ func runStub(cCtx *cli.Context) error {
 		InitFile:   cCtx.String("init"),
 		Logger:     logger,
 
+		TLS:           material,
+		GossipKeyring: cCtx.String("gossip-keyring"),
+		Socket:        cCtx.String("socket"),
+
 		MinFreeDisk:      minDisk,
 		MinFreeInodes:    minInodes,
 		HealthCheck:      cCtx.String("health-check"),
@@ -122,7 +137,10 @@ func runStub(cCtx *cli.Context) error {
 	if err != nil {
 		return fmt.Errorf("start stub: %w", err)
 	}
-	fmt.Fprintf(cCtx.App.Writer, "stub %s api http://%s\n", name, st.HTTPAddr())
+	if material != nil || cCtx.String("gossip-keyring") != "" {
+		reloadOnHangup(cCtx.Context, logger, st.Reload)
+	}
+	fmt.Fprintf(cCtx.App.Writer, "stub %s api %s%s\n", name, scheme(material), st.HTTPAddr())
 	<-cCtx.Context.Done()
 	logger.Info("shutting down", "stub", name)
 	if err := st.Shutdown(); err != nil {

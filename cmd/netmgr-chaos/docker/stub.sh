@@ -2,7 +2,9 @@
 # stub.sh ARG... runs netmgr stub and starts it again whenever it exits:
 # the suite kills the stub process alone (docker exec C kill PID) to model a
 # stub restart, which must leave running jobs alone. The stub's pid is kept
-# in /run/stub.pid for that kill and for the orphan check.
+# in /run/stub.pid for that kill and for the orphan check. The Compose
+# file gives either the TLS material's files (mounted read-only at /tls) or
+# --insecure.
 trap 'kill -TERM "$pid" 2>/dev/null; wait "$pid"; exit 0' TERM INT
 while :; do
 	/bin/netmgr stub "$@" &
