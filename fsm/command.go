@@ -38,13 +38,14 @@ const (
 	TokenIssueType    MessageType = 23 // since command level 23; see TokenIssue
 	TokenRevokeType   MessageType = 24 // since command level 24; see TokenRevoke
 	ServerRemovedType MessageType = 25 // proposed with IgnoreUnknownFlag: informational
+	MachineAsleepType MessageType = 26 // since command level 26; see MachineAsleep
 )
 
 // CommandLevel is the highest command type this build applies. Servers
 // gossip it, and the leader proposes a command newer than every voter's
 // level only when all of them have it: a replica that meets an unknown
 // type must stop.
-const CommandLevel = ServerRemovedType
+const CommandLevel = MachineAsleepType
 
 // IgnoreUnknownFlag marks a command that a server which does not know its
 // type may skip instead of stopping. Commands whose loss would make replicas
@@ -104,6 +105,8 @@ func (t MessageType) String() string {
 		return "TokenRevoke"
 	case ServerRemovedType:
 		return "ServerRemoved"
+	case MachineAsleepType:
+		return "MachineAsleep"
 	}
 	return fmt.Sprintf("MessageType(%d)", uint8(t))
 }
@@ -417,6 +420,20 @@ type MachineHealth struct {
 	At      time.Time `json:"at"`
 	Machine string    `json:"machine"`
 	Problem string    `json:"problem,omitempty"`
+}
+
+// MachineAsleep records the owner policy's verdict a machine's stub
+// reports of itself: Reason says why the machine is asleep ("console
+// login", "load 3.2 > 2", "outside window") and is empty once it is awake
+// again. An asleep machine takes no new work; its running work is the
+// stub's to suspend, resume or vacate. It is apart from Draining and
+// Unhealthy: none clears the others. The leader proposes it when a lease
+// renewal reports a verdict other than the one recorded. Since command
+// level 26: proposed only when every server applies it.
+type MachineAsleep struct {
+	At      time.Time `json:"at"`
+	Machine string    `json:"machine"`
+	Reason  string    `json:"reason,omitempty"`
 }
 
 // LeaderElected records that Name won the election of Term; applying it

@@ -112,6 +112,14 @@ func (g *generator) next() {
 	if g.step%7 == 0 {
 		g.emit(g.tokenCommand(now))
 	}
+	if g.step%11 == 0 {
+		names := append(machineNames(), "ghost")
+		reasons := []string{"", "console login", "load 3.2 > 2"}
+		// Chosen from the step, not g.r, so the rest of the log is the
+		// one the coverage test expects.
+		n := g.step / 11
+		g.emit(g.cmd(fsm.MachineAsleepType, fsm.MachineAsleep{At: now, Machine: names[n%len(names)], Reason: reasons[n%len(reasons)]}))
+	}
 	p := g.r.IntN(120)
 	switch {
 	case p >= 100:

@@ -18,6 +18,8 @@ const (
 	EventMachineBack        = "machine-back"
 	EventMachineUnhealthy   = "machine-unhealthy"
 	EventMachineHealthy     = "machine-healthy"
+	EventMachineAsleep      = "machine-asleep"
+	EventMachineAwake       = "machine-awake"
 	EventInstancePlaced     = "instance-placed"
 	EventInstanceStarted    = "instance-started"
 	EventInstanceEnded      = "instance-ended"

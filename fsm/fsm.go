@@ -221,6 +221,10 @@ func (f *FSM) apply(index uint64, data []byte) *Result {
 		var c ServerRemoved
 		decode(index, t, body, &c)
 		return d.applyServerRemoved(index, &c)
+	case MachineAsleepType:
+		var c MachineAsleep
+		decode(index, t, body, &c)
+		return d.applyMachineAsleep(index, &c)
 	}
 	if ignorable {
 		return &Result{Index: index}

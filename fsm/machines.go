@@ -26,10 +26,11 @@ func (d *db) applyStubJoin(index uint64, c *StubJoin) *Result {
 	m.eff = d.database.effective(&m.MachineFacts)
 	if m.State != MachineUp {
 		m.JoinedAt = c.At
-		// A new stub reports its own health with its first renewal; one
-		// that cannot (an older build) must not inherit a drain it
-		// would never clear.
+		// A new stub reports its own health and owner verdict with its
+		// first renewals; one that cannot (an older build) must not
+		// inherit a drain or a sleep it would never clear.
 		m.Unhealthy = ""
+		m.Asleep = ""
 		d.event(index, c.At, EventMachineJoined, 0, -1, 0, f.Name, fmt.Sprintf("%s, %d cpus", f.Arch, f.CPUs))
 	}
 	m.State = MachineUp
@@ -126,6 +127,29 @@ func (d *db) applyMachineHealth(index uint64, c *MachineHealth) *Result {
 		d.event(index, c.At, EventMachineHealthy, 0, -1, 0, c.Machine, "takes new work again")
 	} else {
 		d.event(index, c.At, EventMachineUnhealthy, 0, -1, 0, c.Machine, c.Problem)
+	}
+	return &Result{Index: index}
+}
+
+// applyMachineAsleep records the owner policy's verdict a machine's stub
+// reports: a reason puts the machine to sleep (no new work goes there),
+// an empty one wakes it. Running work is the stub's to suspend or vacate;
+// Apply leaves the instances alone. A report of the verdict already
+// recorded changes nothing.
+func (d *db) applyMachineAsleep(index uint64, c *MachineAsleep) *Result {
+	m, ok := d.machines[c.Machine]
+	if !ok {
+		return &Result{Index: index, Err: fmt.Errorf("machine asleep of %s: %w", c.Machine, ErrNoSuchMachine)}
+	}
+	if m.Asleep == c.Reason {
+		return &Result{Index: index}
+	}
+	m.Asleep = c.Reason
+	m.ModifyIndex = index
+	if c.Reason == "" {
+		d.event(index, c.At, EventMachineAwake, 0, -1, 0, c.Machine, "awake: takes new work again")
+	} else {
+		d.event(index, c.At, EventMachineAsleep, 0, -1, 0, c.Machine, "asleep ("+c.Reason+")")
 	}
 	return &Result{Index: index}
 }

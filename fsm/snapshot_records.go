@@ -1,11 +1,12 @@
 package fsm
 
-// The version 6 record layouts: each write function and its read function
+// The version 7 record layouts: each write function and its read function
 // list the same fields in the same order. A field added to a record needs
 // a new snapshot version that writes it, and the reader reads it only from
 // that version on; TestRecordsRoundTrip fails until it is written. Version
-// 4 lacks the machine's Unhealthy, the last field of its record; versions
-// 4 and 5 hold no token records.
+// 4 lacks the machine's Unhealthy and Asleep, the last fields of its
+// record; versions 5 and 6 lack Asleep, the last; versions 4 and 5 hold
+// no token records.
 
 func (e *encoder) machine(m *Machine) {
 	f := &m.MachineFacts
@@ -26,6 +27,7 @@ func (e *encoder) machine(m *Machine) {
 	e.uint(m.CreateIndex)
 	e.uint(m.ModifyIndex)
 	e.str(m.Unhealthy) // since version 5
+	e.str(m.Asleep)    // since version 7
 	e.endRecord()
 }
 
@@ -49,6 +51,9 @@ func (d *decoder) machine(m *Machine) {
 	m.ModifyIndex = d.uint()
 	if d.version >= 5 {
 		d.str(&m.Unhealthy)
+	}
+	if d.version >= 7 {
+		d.str(&m.Asleep)
 	}
 	d.flushRaw()
 }

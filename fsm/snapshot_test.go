@@ -156,13 +156,22 @@ func richCommands() []command {
 		{fsm.TokenIssueType, tokenIssue("2c3d4e5f", "alice", "root", 132, 3600)},
 		{fsm.TokenRevokeType, fsm.TokenRevoke{At: at(133), ID: "2c3d4e5f", By: "tclark"}},
 		{fsm.ServerRemovedType | fsm.IgnoreUnknownFlag, fsm.ServerRemoved{At: at(200), Name: "s3", By: "root"}},
+		// Since snapshot version 7 (richSinceV6 counts them): owner
+		// policies. m6 falls asleep for a console login, then for load.
+		{fsm.MachineAsleepType, fsm.MachineAsleep{At: at(201), Machine: "m6", Reason: "console login"}},
+		{fsm.MachineAsleepType, fsm.MachineAsleep{At: at(202), Machine: "m6", Reason: "load 3.2 > 2"}},
 	}
 }
+
+// richSinceV6 is how many of richCommands' last commands a version 6
+// snapshot cannot hold: the rich state of testdata/snapshot_v6.golden
+// lacks them.
+const richSinceV6 = 2
 
 // richSinceV5 is how many of richCommands' last commands a version 5
 // snapshot cannot hold: the rich state of testdata/snapshot_v5.golden
 // lacks them.
-const richSinceV5 = 5
+const richSinceV5 = 5 + richSinceV6
 
 // richSince1_0 is how many of richCommands' last commands 1.0 did not
 // know: the rich state of testdata/snapshot_v4.golden lacks them.
@@ -230,7 +239,7 @@ func richState(t *testing.T) *applier {
 func TestRichStateCoversEveryState(t *testing.T) {
 	a := richState(t)
 	seen := map[string]bool{}
-	var kill, stale, killedJob, draining, unhealthy, history, restartRequested, reason, requeued, faulted bool
+	var kill, stale, killedJob, draining, unhealthy, asleep, history, restartRequested, reason, requeued, faulted bool
 	var db *fsm.Database
 	var dbIndex uint64
 	a.f.Read(func(v fsm.View) {
@@ -239,6 +248,7 @@ func TestRichStateCoversEveryState(t *testing.T) {
 			seen["machine "+m.State] = true
 			draining = draining || m.Draining
 			unhealthy = unhealthy || m.Unhealthy != ""
+			asleep = asleep || m.Asleep != ""
 		}
 		for _, j := range v.Jobs() {
 			seen["job "+j.State()] = true
@@ -268,9 +278,9 @@ func TestRichStateCoversEveryState(t *testing.T) {
 	if !kill || !stale || !killedJob {
 		t.Errorf("got kill-requested instance %v, stale events %v, killed job %v, want all true", kill, stale, killedJob)
 	}
-	if !draining || !history || !unhealthy || !faulted {
-		t.Errorf("got draining machine %v, restarted instance with history %v, unhealthy machine %v, instance queued again for a machine fault %v, want all true",
-			draining, history, unhealthy, faulted)
+	if !draining || !history || !unhealthy || !asleep || !faulted {
+		t.Errorf("got draining machine %v, restarted instance with history %v, unhealthy machine %v, asleep machine %v, instance queued again for a machine fault %v, want all true",
+			draining, history, unhealthy, asleep, faulted)
 	}
 	if dbIndex == 0 || len(db.Keys) == 0 || len(db.MTypes) == 0 || len(db.Machines) == 0 || len(db.Queues) == 0 || len(db.Admins) == 0 {
 		t.Errorf("got database %+v at index %d, want every kind of declaration loaded", db, dbIndex)
@@ -626,7 +636,7 @@ func TestRestoreRejects(t *testing.T) {
 		wantFormat bool // the error wraps ErrSnapshotFormat
 	}{
 		{"unknown format", `{"format":"other-db","version":1,"index":5,"next_job_id":1,"machines":0,"jobs":0}` + "\n", true},
-		{"newer version", `{"format":"netmgr-fsm","version":7,"index":5,"next_job_id":1,"machines":0,"jobs":0}` + "\n", true},
+		{"newer version", `{"format":"netmgr-fsm","version":8,"index":5,"next_job_id":1,"machines":0,"jobs":0}` + "\n", true},
 		{"version zero", `{"format":"netmgr-fsm","version":0,"index":5,"next_job_id":1,"machines":0,"jobs":0}` + "\n", true},
 		{"no format", `{"version":1,"index":5}` + "\n", true},
 		{"empty", "", false},
@@ -675,7 +685,7 @@ func TestRestoreOldVersionSaysWhatToDo(t *testing.T) {
 	if !errors.Is(err, fsm.ErrSnapshotFormat) {
 		t.Fatalf("got %v, want an error wrapping ErrSnapshotFormat", err)
 	}
-	for _, want := range []string{"snapshot version 3", "pre-release", "reads versions 4 to 6", "move the data directory aside"} {
+	for _, want := range []string{"snapshot version 3", "pre-release", "reads versions 4 to 7", "move the data directory aside"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("got %q, want it to contain %q", err, want)
 		}
@@ -724,15 +734,16 @@ func TestSnapshotGolden(t *testing.T) {
 }
 
 // TestRestoreOldVersions restores the golden snapshots older builds
-// wrote: version 4 (1.0's, whose machine records lack Unhealthy) and
-// version 5 (no token records). Each state is the rich state without the
+// wrote: version 4 (1.0's, whose machine records lack Unhealthy),
+// version 5 (no token records) and version 6 (machine records without
+// Asleep). Each state is the rich state without the
 // commands added since, and a snapshot of it now is the current version
 // and restores to the same state.
 func TestRestoreOldVersions(t *testing.T) {
 	for _, tc := range []struct {
 		version int
 		since   int // richCommands' last commands the version cannot hold
-	}{{4, richSince1_0}, {5, richSinceV5}} {
+	}{{4, richSince1_0}, {5, richSinceV5}, {6, richSinceV6}} {
 		t.Run(fmt.Sprintf("version %d", tc.version), func(t *testing.T) {
 			file := fmt.Sprintf("snapshot_v%d.golden", tc.version)
 			old, err := os.ReadFile(filepath.Join("testdata", file))

@@ -45,7 +45,12 @@ type Machine struct {
 	// (MachineHealth), "" when it reports none: while set, the machine
 	// takes no new work, as while Draining, and its running work is left
 	// alone. The two are kept apart so that neither clears the other.
-	Unhealthy   string    `json:"unhealthy,omitempty"`
+	Unhealthy string `json:"unhealthy,omitempty"`
+	// Asleep is why the machine's owner policy put it to sleep
+	// (MachineAsleep: "console login", "load 3.2 > 2"), "" while it is
+	// awake: while set, the machine takes no new work. Kept apart from
+	// Draining and Unhealthy, so that none clears the others.
+	Asleep      string    `json:"asleep,omitempty"`
 	JoinedAt    time.Time `json:"joined_at"`
 	LeftAt      time.Time `json:"left_at,omitzero"`
 	LeaveReason string    `json:"leave_reason,omitempty"`
@@ -63,9 +68,14 @@ func (m *Machine) Effective() *Effective { return &m.eff }
 // attribute, which defaults to its CPU count.
 func (m *Machine) Slots() int { return max(m.eff.Slots, 1) }
 
-// Accepts reports whether the machine takes new work: it is up, not
-// drained by the database and not by its own stub.
-func (m *Machine) Accepts() bool { return m.State == MachineUp && !m.Draining && m.Unhealthy == "" }
+// Accepts reports whether the machine takes new work: it is usable and
+// awake.
+func (m *Machine) Accepts() bool { return m.Usable() && m.Asleep == "" }
+
+// Usable reports whether the machine could take work but for its owner
+// policy: it is up, not drained by the database and not by its own
+// stub's health.
+func (m *Machine) Usable() bool { return m.State == MachineUp && !m.Draining && m.Unhealthy == "" }
 
 // HasKey reports whether a binary for key runs on the machine: key is the
 // wildcard "*" or one of its effective keys (which include its architecture).
