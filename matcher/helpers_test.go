@@ -23,7 +23,11 @@ func with(m MachineView, fs ...func(*MachineView)) MachineView {
 
 func down(m *MachineView)   { m.Up = false }
 func asleep(m *MachineView) { m.Awake = false }
-func full(m *MachineView)   { m.Running = m.Slots }
+
+func asleepFor(reason string) func(*MachineView) {
+	return func(m *MachineView) { m.Awake, m.AsleepReason = false, reason }
+}
+func full(m *MachineView) { m.Running = m.Slots }
 
 func slots(n int) func(*MachineView)      { return func(m *MachineView) { m.Slots = n } }
 func load(l float64) func(*MachineView)   { return func(m *MachineView) { m.Load = l } }
@@ -93,6 +97,13 @@ func reference(req Request, ms []MachineView) (int, []refCount, int) {
 	names := []string{FilterBinary, FilterKeys, FilterAttrs, FilterMounts, FilterMachines,
 		FilterReservation, FilterUp, FilterAwake, FilterSlot, FilterPerMachine, FilterMemory}
 	counts := map[cause]int{}
+	var sleepReasons []string
+	for _, m := range ms {
+		if !m.Awake && !slices.Contains(sleepReasons, m.AsleepReason) {
+			sleepReasons = append(sleepReasons, m.AsleepReason)
+		}
+	}
+	slices.Sort(sleepReasons)
 	reject := func(m *MachineView) (cause, bool) {
 		if !slices.Contains(req.BinaryKeys, Wildcard) &&
 			!slices.ContainsFunc(req.BinaryKeys, func(k string) bool { return slices.Contains(m.Keys, k) }) {
@@ -126,7 +137,7 @@ func reference(req Request, ms []MachineView) (int, []refCount, int) {
 		case !m.Up:
 			return cause{6, 0}, true
 		case !m.Awake:
-			return cause{7, 0}, true
+			return cause{7, slices.Index(sleepReasons, m.AsleepReason)}, true
 		case m.Running >= m.Slots:
 			return cause{8, 0}, true
 		case req.MaxPerMachine > 0 && m.JobCounts[req.JobID] >= req.MaxPerMachine:

@@ -25,7 +25,7 @@ type Matcher struct {
 //  5. machines: it is one of the named machines, when machines= names any;
 //  6. reservation: it is not reserved, or reserved by the job's owner;
 //  7. up: it is in the pool and not draining;
-//  8. awake: it is not asleep;
+//  8. awake: it is not asleep (its rejections counted per reason);
 //  9. slot: it runs fewer instances than it has slots;
 //  10. per-machine: it runs fewer than max_per_machine instances of the job;
 //  11. memory: it has the instance's memory free.

@@ -162,6 +162,15 @@ func TestMatchFilters(t *testing.T) {
 			want:     "b", wantWhy: "1 machine is asleep",
 		},
 		{
+			name: "awake: asleep, counted per reason",
+			req:  Request{BinaryKeys: x86},
+			machines: []MachineView{
+				with(mv("a", "x86_64"), asleepFor("load 3.2 > 2")), with(mv("b", "x86_64"), asleepFor("console login")),
+				with(mv("c", "x86_64"), asleepFor("console login")), with(mv("d", "x86_64"), down, asleepFor("outside window")),
+			},
+			wantWhy: "1 machine is down or draining; 2 are asleep (console login); 1 is asleep (load 3.2 > 2)",
+		},
+		{
 			name:     "slot: full",
 			req:      Request{BinaryKeys: x86},
 			machines: []MachineView{with(mv("a", "x86_64"), full), with(mv("b", "x86_64"), slots(0))},

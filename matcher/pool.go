@@ -34,13 +34,17 @@ type Pool struct {
 
 	// Machine state as bitsets, for the state filters, and as columns, for
 	// the memory filter and the scorers. Take keeps them current.
-	reserved bitset    // ReservedBy != ""
-	down     bitset    // !Up
-	asleep   bitset    // !Awake
-	full     bitset    // Running >= Slots
-	memFree  []int64   // MemoryMB - UsedMemoryMB; 0 when MemoryMB is unknown
-	load     []float64 // effectiveLoad
-	rating   []float64 // normRating(Rating)
+	reserved bitset // ReservedBy != ""
+	down     bitset // !Up
+	asleep   bitset // !Awake
+	// sleepReasons are the distinct AsleepReasons of the asleep machines,
+	// sorted; sleepCause[i] is machine i's index among them.
+	sleepReasons []string
+	sleepCause   []int32
+	full         bitset    // Running >= Slots
+	memFree      []int64   // MemoryMB - UsedMemoryMB; 0 when MemoryMB is unknown
+	load         []float64 // effectiveLoad
+	rating       []float64 // normRating(Rating)
 
 	// Scratch space reused by every MatchPool call.
 	q      query
@@ -72,6 +76,7 @@ func NewPool(machines []MachineView) *Pool {
 		tmp:      make(bitset, w),
 		jc:       make([]int32, n),
 	}
+	p.indexSleep()
 	p.keys = newIndex(n, func(i int) []string { return p.machines[i].Keys })
 	p.mounts = newIndex(n, func(i int) []string { return p.machines[i].Mounts })
 	for i := range p.machines {
@@ -94,6 +99,28 @@ func NewPool(machines []MachineView) *Pool {
 		}
 	}
 	return p
+}
+
+// indexSleep lists the distinct reasons of the asleep machines, sorted so
+// that rejections come out in the same order whatever the machines'
+// order, and gives each asleep machine its reason's index.
+func (p *Pool) indexSleep() {
+	for i := range p.machines {
+		if m := &p.machines[i]; !m.Awake && !slices.Contains(p.sleepReasons, m.AsleepReason) {
+			p.sleepReasons = append(p.sleepReasons, m.AsleepReason)
+		}
+	}
+	if len(p.sleepReasons) == 0 {
+		return
+	}
+	slices.Sort(p.sleepReasons)
+	p.sleepCause = make([]int32, len(p.machines))
+	for i := range p.machines {
+		if m := &p.machines[i]; !m.Awake {
+			c, _ := slices.BinarySearch(p.sleepReasons, m.AsleepReason)
+			p.sleepCause[i] = int32(c)
+		}
+	}
 }
 
 // update recomputes what Take changes of machine i: full, memFree, load.

@@ -291,6 +291,9 @@ func TestPoolAgainstReference(t *testing.T) {
 				MemoryMB:   int64(rng.IntN(4)) * 256,
 				Attrs:      map[string]float64{"mem": float64(rng.IntN(64))},
 			}
+			if !ms[i].Awake {
+				ms[i].AsleepReason = []string{"", "console login", "load 3 > 2"}[i%3] // from i: the rng's stream stays as it was
+			}
 			if rng.IntN(3) == 0 {
 				ms[i].JobCounts = map[uint64]int{uint64(rng.IntN(3)): rng.IntN(3)}
 			}

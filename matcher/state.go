@@ -54,15 +54,33 @@ func (upFilter) reason(_ *query, _, n int) string {
 	return plural(n, "is down or draining", "are down or draining")
 }
 
-// awakeFilter keeps machines that are not asleep.
+// awakeFilter keeps machines that are not asleep, counting those it
+// removes per reason they sleep for. It visits only asleep candidates.
 type awakeFilter struct{}
 
-func (awakeFilter) name() string                  { return FilterAwake }
-func (awakeFilter) causes(*query) int             { return 1 }
-func (awakeFilter) narrow(q *query, counts []int) { counts[0] = q.pool.cand.andNot(q.pool.asleep) }
+func (awakeFilter) name() string { return FilterAwake }
 
-func (awakeFilter) reason(_ *query, _, n int) string {
-	return plural(n, "is asleep", "are asleep")
+// causes is one per distinct reason; none when no machine is asleep.
+func (awakeFilter) causes(q *query) int { return len(q.pool.sleepReasons) }
+
+func (awakeFilter) narrow(q *query, counts []int) {
+	p := q.pool
+	for w, word := range p.cand {
+		for rest := word & p.asleep[w]; rest != 0; rest &= rest - 1 {
+			b := bits.TrailingZeros64(rest)
+			word &^= 1 << uint(b)
+			counts[p.sleepCause[w*64+b]]++
+		}
+		p.cand[w] = word
+	}
+}
+
+func (awakeFilter) reason(q *query, cause, n int) string {
+	verb := plural(n, "is asleep", "are asleep")
+	if r := q.pool.sleepReasons[cause]; r != "" {
+		return verb + " (" + r + ")"
+	}
+	return verb
 }
 
 // slotFilter keeps machines running fewer instances than they have slots.

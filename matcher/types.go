@@ -27,6 +27,10 @@ type MachineView struct {
 	// Awake reports that the machine is not asleep under its owner's policy;
 	// a machine that is up but not awake takes no new work.
 	Awake bool
+	// AsleepReason says why a machine that is not Awake sleeps ("console
+	// login", "load 3.2 > 2"); the awake filter counts its rejections per
+	// reason. Ignored while Awake.
+	AsleepReason string
 	// ReservedBy is the user holding a reservation on the machine, or ""
 	// when it is not reserved; a reserved machine runs only that user's jobs.
 	ReservedBy string

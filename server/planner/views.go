@@ -30,8 +30,8 @@ func matchRequest(j *fsm.Job, in *fsm.Instance) matcher.Request {
 }
 
 // machineView is what the matcher sees of a machine: the database's
-// effective attributes and counts, the reservation in force now, with
-// the stub's liveness and load.
+// effective attributes and counts, the reservation in force now, the
+// owner policy's verdict, with the stub's liveness and load.
 func machineView(v fsm.View, m *fsm.Machine, l Liveness, now time.Time) matcher.MachineView {
 	e := m.Effective()
 	counts := v.JobCounts(m.Name)
@@ -48,8 +48,9 @@ func machineView(v fsm.View, m *fsm.Machine, l Liveness, now time.Time) matcher.
 		Keys:         e.Keys,
 		Attrs:        e.Attrs,
 		Mounts:       e.Mounts,
-		Up:           m.Accepts() && l.Up,
-		Awake:        true,
+		Up:           m.Usable() && l.Up,
+		Awake:        m.Asleep == "",
+		AsleepReason: m.Asleep,
 		Slots:        m.Slots(),
 		Running:      v.Running(m.Name),
 		Load:         l.Load,
