@@ -256,6 +256,7 @@ const (
 	MachineDraining    = "draining"    // up, but takes no new work
 	MachineSuspect     = "suspect"     // gossip suspects it: no new work
 	MachineUnreachable = "unreachable" // its lease expired: its restartable work runs elsewhere
+	MachineAsleep      = "asleep"      // its owner policy put it to sleep: no new work
 )
 
 // Machine is one machine of the pool, as GET /v1/machines returns it,
@@ -284,6 +285,10 @@ type Machine struct {
 	// Problem is why the machine's stub drains it ("exec dir full: 0 B
 	// free"); State is then draining. Empty when the stub reports none.
 	Problem string `json:"problem,omitempty"`
+	// Asleep is why the machine's owner policy put it to sleep ("console
+	// login", "load 3.2 > 2", "outside window"); State is then asleep
+	// unless it drains too. Empty while it is awake.
+	Asleep string `json:"asleep,omitempty"`
 }
 
 // DatabaseText is the body of POST /v1/admin/database and the answer of
@@ -478,6 +483,13 @@ type LeaseRequest struct {
 	// The leader records a change (a MachineHealth command): the machine
 	// takes no new work while it has a problem.
 	Problem string `json:"problem,omitempty"`
+	// Asleep is why the machine's owner policy puts it to sleep ("console
+	// login", "load 3.2 > 2"); empty while it is awake. The leader
+	// records a change (a MachineAsleep command): the machine takes no new
+	// work while it sleeps. A stub sends it only while the last answer
+	// said the servers take it (LeaseResponse.TakesAsleep): a server that
+	// predates it refuses a request with a field it does not know.
+	Asleep string `json:"asleep,omitempty"`
 }
 
 // LeaseToken is the leader's receipt for a lease it granted, which the
@@ -508,6 +520,10 @@ type LeaseResponse struct {
 	// then reports its load with every renewal instead of gossiping each
 	// change to the whole pool.
 	TakesLoad bool `json:"takes_load,omitempty"`
+	// TakesAsleep is set by a leader whose every fellow server records
+	// LeaseRequest.Asleep (MachineAsleep): the stub then reports its owner
+	// policy's verdict with its renewals.
+	TakesAsleep bool `json:"takes_asleep,omitempty"`
 	// MachineIndex is the machine record's ModifyIndex after this
 	// renewal (see StartRequest.MachineIndex); 0 when the machine has not
 	// joined yet.

@@ -36,6 +36,7 @@ func (s *Server) handleLease(w http.ResponseWriter, r *http.Request) {
 		known, unreachable bool
 		machineIndex       uint64
 		recorded           string // the machine's health as the database has it
+		recordedAsleep     string // and its owner verdict
 		pool               *poolOrder
 	)
 	s.fsm.Read(func(v fsm.View) {
@@ -43,7 +44,7 @@ func (s *Server) handleLease(w http.ResponseWriter, r *http.Request) {
 		known = ok
 		unreachable = ok && m.State == fsm.MachineUnreachable
 		if ok {
-			machineIndex, recorded = m.ModifyIndex, m.Unhealthy
+			machineIndex, recorded, recordedAsleep = m.ModifyIndex, m.Unhealthy, m.Asleep
 		}
 		pool = st.leases.pool(v)
 	})
@@ -61,8 +62,12 @@ func (s *Server) handleLease(w http.ResponseWriter, r *http.Request) {
 	if known && req.Problem != recorded {
 		s.recordHealth(req.Machine, req.Problem)
 	}
+	takesAsleep := s.groupApplies(fsm.MachineAsleepType)
+	if known && takesAsleep && req.Asleep != recordedAsleep {
+		s.recordAsleep(req.Machine, req.Asleep)
+	}
 	s.writeJSON(w, http.StatusOK, client.LeaseResponse{
-		LeaseMS: LeaseDuration.Milliseconds(), RenewMS: LeaseRenewInterval.Milliseconds(), TakesLoad: true,
+		LeaseMS: LeaseDuration.Milliseconds(), RenewMS: LeaseRenewInterval.Milliseconds(), TakesLoad: true, TakesAsleep: takesAsleep,
 		MachineIndex: machineIndex, Token: token,
 		PoolSize: pool.size(), Position: pool.position(req.Machine), OutageGraceMS: s.cfg.OutageGrace.Milliseconds(),
 	})

@@ -141,16 +141,20 @@ func machineToWire(m *fsm.Machine, running int, load float64, suspect bool) clie
 		Addr:     m.Addr,
 		Declared: e.Declared,
 		Problem:  m.Unhealthy,
+		Asleep:   m.Asleep,
 	}
 }
 
 // machineState is the state netstatus -m shows for a machine: the
 // database's, except that an up machine is draining once the database or
-// its own stub says so, else suspect while the leader suspects it.
+// its own stub says so, else asleep while its owner policy says so, else
+// suspect while the leader suspects it.
 func machineState(m *fsm.Machine, suspect bool) string {
 	switch {
 	case m.State == fsm.MachineUp && (m.Draining || m.Unhealthy != ""):
 		return client.MachineDraining
+	case m.State == fsm.MachineUp && m.Asleep != "":
+		return client.MachineAsleep
 	case m.State == fsm.MachineUp && suspect:
 		return client.MachineSuspect
 	}

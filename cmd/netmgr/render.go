@@ -236,10 +236,14 @@ func renderMachines(w io.Writer, ms []client.Machine, now time.Time) error {
 
 // machineStateColumn is the STATE column of netstatus -m: the state, with
 // the problem for which the machine's stub drains it, as in
-// "draining (exec dir full: 0 B free)".
+// "draining (exec dir full: 0 B free)", or the reason its owner policy
+// put it to sleep, as in "asleep (console login)".
 func machineStateColumn(m client.Machine) string {
-	if m.Problem != "" {
+	switch {
+	case m.Problem != "":
 		return m.State + " (" + m.Problem + ")"
+	case m.Asleep != "" && m.State == client.MachineAsleep:
+		return m.State + " (" + m.Asleep + ")"
 	}
 	return m.State
 }
@@ -287,6 +291,8 @@ type machineRow struct {
 	ReservedUntil *time.Time `json:"reserved_until"`
 	// Problem is why the machine's stub drains it, when it does.
 	Problem string `json:"problem,omitempty"`
+	// Asleep is why its owner policy put it to sleep, when it did.
+	Asleep string `json:"asleep,omitempty"`
 }
 
 // renderMachinesJSON writes netstatus -m --json.
@@ -298,7 +304,7 @@ func renderMachinesJSON(w io.Writer, ms []client.Machine) error {
 			Rating: m.Rating, Load: m.Load, Running: m.Running, State: m.State,
 			Keys: append([]string{}, m.Keys...), Attrs: map[string]float64{}, Mounts: append([]string{}, m.Mounts...),
 			Declared: m.Declared, ReservedBy: m.ReservedBy, ReservedUntil: optionalTime(m.ReservedUntil),
-			Problem: m.Problem,
+			Problem: m.Problem, Asleep: m.Asleep,
 		}
 		for k, v := range m.Attrs {
 			row.Attrs[k] = v

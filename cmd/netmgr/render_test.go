@@ -116,6 +116,7 @@ func sampleMachines() []client.Machine {
 			Mounts: []string{"/usr/fsys/fs1"},
 		},
 		{Name: "cello", Arch: "x86_64", CPUs: 4, Slots: 4, MemoryMB: 4096, State: client.MachineDraining, Problem: "exec dir full: 0 B free"},
+		{Name: "piano", Arch: "x86_64", CPUs: 8, Slots: 8, MemoryMB: 16384, Load: 0.5, Running: 1, State: client.MachineAsleep, Asleep: "console login"},
 	}
 }
 
