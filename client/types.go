@@ -484,12 +484,13 @@ type LeaseRequest struct {
 	// takes no new work while it has a problem.
 	Problem string `json:"problem,omitempty"`
 	// Asleep is why the machine's owner policy puts it to sleep ("console
-	// login", "load 3.2 > 2"); empty while it is awake. The leader
-	// records a change (a MachineAsleep command): the machine takes no new
-	// work while it sleeps. A stub sends it only while the last answer
-	// said the servers take it (LeaseResponse.TakesAsleep): a server that
+	// login", "load 3.2 > 2"); empty while it is awake, nil when the stub
+	// does not report (the record stays as it is). The leader records a
+	// change (a MachineAsleep command): the machine takes no new work
+	// while it sleeps. A stub sends it only while the last answer said
+	// the servers take it (LeaseResponse.TakesAsleep): a server that
 	// predates it refuses a request with a field it does not know.
-	Asleep string `json:"asleep,omitempty"`
+	Asleep *string `json:"asleep,omitempty"`
 }
 
 // LeaseToken is the leader's receipt for a lease it granted, which the

@@ -63,8 +63,8 @@ func (s *Server) handleLease(w http.ResponseWriter, r *http.Request) {
 		s.recordHealth(req.Machine, req.Problem)
 	}
 	takesAsleep := s.groupApplies(fsm.MachineAsleepType)
-	if known && takesAsleep && req.Asleep != recordedAsleep {
-		s.recordAsleep(req.Machine, req.Asleep)
+	if known && takesAsleep && req.Asleep != nil && *req.Asleep != recordedAsleep {
+		s.recordAsleep(req.Machine, *req.Asleep)
 	}
 	s.writeJSON(w, http.StatusOK, client.LeaseResponse{
 		LeaseMS: LeaseDuration.Milliseconds(), RenewMS: LeaseRenewInterval.Milliseconds(), TakesLoad: true, TakesAsleep: takesAsleep,

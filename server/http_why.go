@@ -54,6 +54,9 @@ func whyInstance(in *fsm.Instance, res matcher.Result, h *planner.Held, now time
 		w.Reason = "restarting after a backoff until " + in.NotBefore.UTC().Format(time.RFC3339)
 	case res.Machine >= 0:
 		w.Reason = "a machine is free: it will be placed on the scheduler's next pass"
+	case res.Matching > 0 && onlyAsleep(res):
+		w.Reason = "no matching machine is awake: " + res.Why()
+		w.Rejections = rejections(res)
 	case res.Matching > 0 && onlyState(res):
 		w.Reason = "all " + strconv.Itoa(res.Matching) + " matching machines are busy: " + res.Why()
 		w.Rejections = rejections(res)
@@ -75,6 +78,17 @@ func onlyState(res matcher.Result) bool {
 		}
 	}
 	return true
+}
+
+// onlyAsleep reports whether every rejection is of an asleep machine:
+// the work waits for owners, not for capacity.
+func onlyAsleep(res matcher.Result) bool {
+	for _, r := range res.Rejections {
+		if r.Filter != matcher.FilterAwake {
+			return false
+		}
+	}
+	return len(res.Rejections) > 0
 }
 
 // rejections lists the matcher's rejections in wire form.

@@ -2,6 +2,7 @@ package stub
 
 import (
 	"fmt"
+	"github.com/netmgr/netmgr/stub/owner"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -13,6 +14,11 @@ import (
 // DefaultExecDir is where attempt directories are made when Config.ExecDir
 // is empty.
 const DefaultExecDir = "/tmp/nmgr"
+
+// DefaultVacateAfter is how long jobs suspended for the machine's owner
+// wait for the machine to wake before they are vacated, as HTCondor's
+// desktop policy preempts after 10 minutes suspended.
+const DefaultVacateAfter = 10 * time.Minute
 
 // Config configures a Stub.
 type Config struct {
@@ -78,6 +84,15 @@ type Config struct {
 	// drains the machine, its first line the reason, until a run passes.
 	HealthCheck      string
 	HealthCheckEvery time.Duration
+	// Owner is the owner policy (package owner): when a detector is on,
+	// the machine sleeps while its owner uses it, takes no new work then,
+	// and its running jobs are suspended (ownerpolicy.go).
+	Owner owner.Config
+	// VacateAfter is how long jobs stay suspended for the owner before
+	// they are vacated (DefaultVacateAfter when zero); KeepSuspended keeps
+	// non-restartable ones suspended instead of killing them.
+	VacateAfter   time.Duration
+	KeepSuspended bool
 	// DiskCheckEvery is how often the stub looks at its directories' free
 	// space and inodes; 5 s when zero.
 	DiskCheckEvery time.Duration

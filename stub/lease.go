@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/netmgr/netmgr/client"
+	"github.com/netmgr/netmgr/stub/owner"
 	"github.com/netmgr/netmgr/stub/supervisor"
 )
 
@@ -37,12 +38,18 @@ type leaseKeeper struct {
 	// health, when set, is the machine's health, reported with every
 	// renewal (LeaseRequest.Problem): the leader records a change.
 	health *healthWatch
-	log    *slog.Logger
+	// owner, when set, is the owner policy, whose verdict goes with every
+	// renewal (LeaseRequest.Asleep) while the servers take it.
+	owner *owner.Watch
+	log   *slog.Logger
 	// deadline is when the lease runs out, on the boot clock (ns).
 	deadline atomic.Int64
 	// loadByLease is set while the servers take the load with renewals
 	// (LeaseResponse.TakesLoad); gossip then stops spreading its changes.
 	loadByLease atomic.Bool
+	// takesAsleep is set while the last answer said the servers take the
+	// owner verdict (LeaseResponse.TakesAsleep).
+	takesAsleep atomic.Bool
 	// machineIndex is the highest machine index a renewal reported
 	// (LeaseResponse.MachineIndex). It is raised before the deadline it
 	// came with, and read after the deadline, so a Start that sees the
@@ -228,6 +235,10 @@ func (k *leaseKeeper) renew(ctx context.Context) (client.LeaseResponse, bool) {
 		req.Token, req.TokenAgeMS = k.token, (supervisor.BootNow() - k.tokenAt).Milliseconds()
 	}
 	k.mu.Unlock()
+	if k.takesAsleep.Load() {
+		v := k.owner.Verdict()
+		req.Asleep = &v
+	}
 	if k.loadByLease.Load() {
 		if l, err := k.facts.load(); err == nil {
 			req.Load = &l
@@ -236,9 +247,15 @@ func (k *leaseKeeper) renew(ctx context.Context) (client.LeaseResponse, bool) {
 	resp, err := c.RenewLease(rctx, req)
 	if err != nil || resp.LeaseMS <= 0 {
 		k.log.Debug("lease renewal failed", "machine", k.machine, "err", err)
+		if req.Asleep != nil {
+			// A server that predates the field refuses it: the next
+			// renewal goes without, until an answer says it is taken.
+			k.takesAsleep.Store(false)
+		}
 		return resp, false
 	}
 	k.loadByLease.Store(resp.TakesLoad)
+	k.takesAsleep.Store(resp.TakesAsleep)
 	if req.Token != nil && resp.Token != nil && req.Token.Leadership == resp.Token.Leadership {
 		k.mu.Lock()
 		k.provenPool = req.Token.Pool

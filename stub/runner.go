@@ -51,6 +51,10 @@ type attempt struct {
 	// reason is why the stub ended it (its lease ran out), "" if it did
 	// not; a limit's reason, which the supervisor reports, comes first.
 	reason string
+	// vacated is set when the owner policy ended a restartable attempt
+	// for its machine's owner: its CHILD_TERM is the machine's fault, so
+	// the servers start it elsewhere without counting a restart.
+	vacated bool
 }
 
 // running reports whether a supervisor runs a and its end is not recorded
@@ -200,6 +204,47 @@ func (r *runner) runningAttempts() []client.AttemptRef {
 	return out
 }
 
+// jobGroups lists the process groups of the jobs this stub runs now: the
+// owner policy subtracts their CPU from the load.
+func (r *runner) jobGroups() []int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []int
+	for _, a := range r.attempts {
+		if a.running() && a.pgid > 0 {
+			out = append(out, a.pgid)
+		}
+	}
+	return out
+}
+
+// groupOf returns the process group of running attempt k's job; 0 when
+// it does not run.
+func (r *runner) groupOf(k client.AttemptRef) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if a, ok := r.attempts[k]; ok && a.running() {
+		return a.pgid
+	}
+	return 0
+}
+
+// markVacated records that the owner policy ends attempt k (its reason is
+// ReasonOwnerReturned) and reports whether it is restartable.
+func (r *runner) markVacated(k client.AttemptRef) (restartable bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	a, ok := r.attempts[k]
+	if !ok {
+		return false
+	}
+	if a.reason == "" {
+		a.reason = ReasonOwnerReturned
+	}
+	a.vacated = a.restartable
+	return a.restartable
+}
+
 // hasRestartable reports whether a restartable attempt runs.
 func (r *runner) hasRestartable() bool {
 	r.mu.Lock()
@@ -295,6 +340,13 @@ func (r *runner) finish(k client.AttemptRef, a *attempt, res supervisor.Result) 
 	if failed := res.ExitCode != 0 || res.Signal != ""; failed && res.Reason == "" {
 		r.machineFault(&ev)
 	}
+	r.mu.Lock()
+	if a.vacated {
+		// Ended for the machine's owner: the servers queue it again at
+		// once, uncounted, and the asleep machine takes none of it.
+		ev.MachineFault = true
+	}
+	r.mu.Unlock()
 	r.log.Info("attempt ended", "attempt", k, "exit_code", ev.ExitCode, "signal", ev.Signal, "reason", ev.Reason,
 		"machine_fault", ev.MachineFault)
 	r.recordEnd(k, a, ev)

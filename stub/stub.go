@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"github.com/netmgr/netmgr/stub/owner"
 	"log/slog"
 	"net"
 	"net/http"
@@ -52,8 +53,9 @@ type Stub struct {
 	peers   *peerList
 	outage  *outage
 	health  *healthWatch
-	gossip  *gossip     // nil when gossip is disabled
-	socket  *userSocket // nil without Config.Socket
+	owner   *owner.Watch // nil without an owner policy
+	gossip  *gossip      // nil when gossip is disabled
+	socket  *userSocket  // nil without Config.Socket
 	facts   *factSource
 	metrics *metrics
 
@@ -123,6 +125,17 @@ func New(cfg Config) (*Stub, error) {
 	s.outage = newOutage(cfg.Name, s.lease, s.peers, s.log)
 	s.lease.outage = s.outage
 	s.lease.health = s.health
+	if cfg.Owner.Enabled() {
+		oc := cfg.Owner
+		if oc.OwnLoad == nil {
+			oc.OwnLoad = owner.GroupsLoad(s.runner.jobGroups)
+		}
+		if s.owner, err = owner.New(oc, s.log); err != nil {
+			return nil, fmt.Errorf("owner policy: %w", err)
+		}
+		s.log.Info("owner policy", s.owner.Describe()...)
+		s.lease.owner = s.owner
+	}
 
 	if s.ln, err = net.Listen("tcp", cfg.HTTPAddr); err != nil {
 		return nil, fmt.Errorf("listen on %s: %w", cfg.HTTPAddr, err)
@@ -161,6 +174,11 @@ func New(cfg Config) (*Stub, error) {
 	s.wg.Go(func() { s.outage.witness.run(ctx) })
 	s.wg.Go(func() { s.health.run(ctx) })
 	s.wg.Go(func() { s.health.runChecks(ctx) })
+	if s.owner != nil {
+		policy := newOwnerPolicy(s.owner, s.runner, cfg.DataDir, cfg.VacateAfter, cfg.KeepSuspended, s.log)
+		s.wg.Go(func() { s.owner.Run(ctx) })
+		s.wg.Go(func() { policy.run(ctx) })
+	}
 	if s.gossip != nil {
 		s.wg.Go(func() { s.gossip.run(ctx, cfg.Join) })
 	}

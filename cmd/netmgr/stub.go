@@ -16,7 +16,8 @@ func stubCommand() *cli.Command {
 		UsageText: "netmgr stub --data-dir DIR --join GOSSIP_ADDR,... [--name NAME] [--http ADDR]\n" +
 			"    [--gossip ADDR] [--exec-dir DIR] [--init FILE] [--min-free-disk SIZE|PCT]\n" +
 			"    [--min-free-inodes N|PCT] [--health-check PROGRAM [--health-check-interval D]]\n" +
-			"    [--log-level LEVEL]",
+			"    [--sleep-on-login D] [--sleep-on-input D] [--sleep-on-load LOAD]\n" +
+			"    [--load-monitor PROGRAM] [--vacate-after D] [--keep-suspended] [--log-level LEVEL]",
 		Description: "Runs this machine's stub until SIGINT or SIGTERM. It joins the gossip pool of\n" +
 			"the servers, reports the machine's facts and load, runs the jobs the servers\n" +
 			"place here in --exec-dir and reports when they start and end. For example:\n\n" +
@@ -43,6 +44,7 @@ func stubCommand() *cli.Command {
 			"the fault clears. --health-check PROGRAM runs every --health-check-interval, as\n" +
 			"Slurm's HealthCheckProgram does: a non-zero exit or any output drains the\n" +
 			"machine, with the first line printed as the reason, until a run passes.\n\n" +
+			ownerDescription +
 			"A damaged outbox (DIR/outbox.db, corrupt or truncated) stops the stub at start\n" +
 			"with one line naming it. Move it aside and start the stub again: it finds the\n" +
 			"running jobs and the recorded ends of the others in DIR/attempts.\n\n" +
@@ -74,7 +76,7 @@ func stubCommand() *cli.Command {
 				Usage: "run --health-check every `DURATION` (it is killed if it takes longer)"},
 			&cli.StringFlag{Name: "socket", Value: defaultSocket, Usage: "Unix socket `PATH` on which this machine's users reach the servers as themselves (\"\" for none)"},
 			logLevelFlag(),
-		}, agentTLSFlags("stub")...),
+		}, append(ownerFlags(), agentTLSFlags("stub")...)...),
 		Action: runStub,
 	}
 }
@@ -100,6 +102,10 @@ func runStub(cCtx *cli.Context) error {
 	}
 	if d := cCtx.Duration("health-check-interval"); d <= 0 {
 		return usagef("--health-check-interval must be positive, got %v", d)
+	}
+	ownerCfg, err := ownerConfig(cCtx)
+	if err != nil {
+		return err
 	}
 	logger, err := newLogger(cCtx, cCtx.App.ErrWriter)
 	if err != nil {
@@ -133,6 +139,10 @@ func runStub(cCtx *cli.Context) error {
 		MinFreeInodes:    minInodes,
 		HealthCheck:      cCtx.String("health-check"),
 		HealthCheckEvery: cCtx.Duration("health-check-interval"),
+
+		Owner:         ownerCfg,
+		VacateAfter:   cCtx.Duration("vacate-after"),
+		KeepSuspended: cCtx.Bool("keep-suspended"),
 	})
 	if err != nil {
 		return fmt.Errorf("start stub: %w", err)

@@ -235,6 +235,13 @@ func (c *Cluster) AddStub(name string) *stub.Stub { return c.AddStubInit(name, "
 // stub's directory and passed as --init.
 func (c *Cluster) AddStubInit(name, init string) *stub.Stub {
 	c.t.Helper()
+	return c.AddStubConfig(name, init, nil)
+}
+
+// AddStubConfig is AddStubInit with edit, when not nil, applied to the
+// stub's Config before it starts (an owner policy, say).
+func (c *Cluster) AddStubConfig(name, init string, edit func(*stub.Config)) *stub.Stub {
+	c.t.Helper()
 	dir := filepath.Join(c.dir, name)
 	cfg := stub.Config{
 		Name:       name,
@@ -256,6 +263,9 @@ func (c *Cluster) AddStubInit(name, init string) *stub.Stub {
 		if err := os.WriteFile(cfg.InitFile, []byte(init), 0o644); err != nil {
 			c.t.Fatalf("write init file: %v", err)
 		}
+	}
+	if edit != nil {
+		edit(&cfg)
 	}
 	st, err := stub.New(cfg)
 	if err != nil {

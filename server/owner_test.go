@@ -1,0 +1,265 @@
+package server_test
+
+import (
+	"bufio"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/netmgr/netmgr/client"
+	"github.com/netmgr/netmgr/server/servertest"
+	"github.com/netmgr/netmgr/stub"
+	"github.com/netmgr/netmgr/stub/owner"
+)
+
+// writeAtomic replaces path with data, so a reader never sees half.
+func writeAtomic(t *testing.T, path string, data []byte) {
+	t.Helper()
+	if err := os.WriteFile(path+".tmp", data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(path+".tmp", path); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// procStateOf is the state letter of process pid (R, S, T, ...).
+func procStateOf(pid int) string {
+	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return ""
+	}
+	s := string(data)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 || i+2 >= len(s) {
+		return ""
+	}
+	return s[i+2 : i+3]
+}
+
+// machineOf returns machine name as the servers list it.
+func machineOf(t *testing.T, cl *client.Client, name string) client.Machine {
+	t.Helper()
+	ms, err := cl.Machines(ctx(t))
+	if err != nil {
+		t.Fatalf("machines: %v", err)
+	}
+	for _, m := range ms {
+		if m.Name == name {
+			return m
+		}
+	}
+	return client.Machine{}
+}
+
+// counter reads the number a counting job writes to path.
+func counter(path string) func() int {
+	return func() int {
+		data, _ := os.ReadFile(path)
+		n, _ := strconv.Atoi(strings.TrimSpace(string(data)))
+		return n
+	}
+}
+
+// countScript counts in path every 20 ms.
+func countScript(path string) string {
+	return `i=0; while true; do i=$((i+1)); echo $i > ` + path + `.t; mv ` + path + `.t ` + path + `; sleep 0.02; done`
+}
+
+// TestOwnerLoginSleepsSuspendsAndWakes points a stub at a utmp file: a
+// login there puts the machine to sleep (netstatus -m, --why, events),
+// suspends the job running there (state T, its count stops) and keeps new
+// work off; the logout wakes it after --sleep-on-login, the job resumes
+// and new work runs.
+func TestOwnerLoginSleepsSuspendsAndWakes(t *testing.T) {
+	c := servertest.NewCluster(t, 1)
+	c.WaitLeader()
+	utmp := filepath.Join(t.TempDir(), "utmp")
+	const hold = 500 * time.Millisecond
+	c.AddStubConfig("alpha", "", func(cfg *stub.Config) {
+		cfg.Owner = owner.Config{SleepOnLogin: hold, Utmp: utmp, Interval: 50 * time.Millisecond}
+	})
+	cl := c.Client()
+	servertest.WaitFor(t, 15*time.Second, "alpha up", func() bool { return machineOf(t, cl, "alpha").State == client.MachineUp })
+
+	count := filepath.Join(t.TempDir(), "count")
+	job, err := cl.Submit(ctx(t), client.SubmitRequest{Spec: shJob(countScript(count), "")})
+	if err != nil {
+		t.Fatalf("submit: %v", err)
+	}
+	read := counter(count)
+	servertest.WaitFor(t, 15*time.Second, "counting", func() bool { return read() > 5 })
+	j, err := cl.Job(ctx(t), job.Name)
+	if err != nil || j.Instances[0].PID == 0 {
+		t.Fatalf("job %+v (%v), want a pid", j, err)
+	}
+	pid := j.Instances[0].PID
+
+	// The owner logs in on the console.
+	login := time.Now()
+	writeAtomic(t, utmp, owner.MarshalUtmp(owner.UtmpRecord{Type: owner.UtmpUserProcess, PID: int32(os.Getpid()), Line: "tty1", User: "owner", Time: login}))
+	var states []string
+	servertest.WaitFor(t, 10*time.Second, "job stopped", func() bool {
+		st := procStateOf(pid)
+		if len(states) == 0 || states[len(states)-1] != st {
+			states = append(states, st)
+			t.Logf("job %d state %q", pid, st)
+		}
+		return st == "T"
+	})
+	t.Logf("owner activity to job suspended: %v", time.Since(login))
+	servertest.WaitFor(t, 10*time.Second, "alpha asleep", func() bool {
+		m := machineOf(t, cl, "alpha")
+		return m.State == client.MachineAsleep && m.Asleep == "console login"
+	})
+	stoppedAt := read()
+	second, err := cl.Submit(ctx(t), client.SubmitRequest{Spec: shJob("exit 0", "")})
+	if err != nil {
+		t.Fatalf("submit while asleep: %v", err)
+	}
+	servertest.WaitFor(t, 10*time.Second, "why names the sleep", func() bool {
+		why, err := cl.Why(ctx(t), second.Name)
+		return err == nil && len(why) == 1 && why[0].Reason == "no matching machine is awake: 1 machine is asleep (console login)"
+	})
+	if got := read(); got != stoppedAt {
+		t.Errorf("the suspended job counted on: %d, then %d", stoppedAt, got)
+	}
+	if j, err := cl.Job(ctx(t), second.Name); err != nil || j.Instances[0].State != client.InstanceQueued {
+		t.Errorf("new work while asleep: %+v (%v), want queued", j.Instances, err)
+	}
+
+	// The owner logs out: the machine wakes once hold has passed.
+	logout := time.Now()
+	writeAtomic(t, utmp, owner.MarshalUtmp(owner.UtmpRecord{Type: owner.UtmpDeadProcess, PID: int32(os.Getpid()), Line: "tty1", Time: logout}))
+	servertest.WaitFor(t, 10*time.Second, "count resumes", func() bool { return read() > stoppedAt+5 })
+	if since := time.Since(logout); since < hold {
+		t.Errorf("resumed %v after the logout, want no sooner than %v", since, hold)
+	}
+	if st := procStateOf(pid); st == "T" || st == "" {
+		t.Errorf("job's state %q after waking, want it running (S, R or D)", st)
+	}
+	if _, err := cl.WaitJob(ctx(t), second.Name, client.WaitDone); err != nil {
+		t.Errorf("the job submitted while asleep: %v", err)
+	}
+	servertest.WaitFor(t, 10*time.Second, "alpha awake", func() bool { return machineOf(t, cl, "alpha").State == client.MachineUp })
+
+	evs, err := cl.Events(ctx(t), 0)
+	if err != nil {
+		t.Fatalf("events: %v", err)
+	}
+	var kinds []string
+	for _, e := range evs {
+		if e.Machine == "alpha" && (e.Kind == "machine-asleep" || e.Kind == "machine-awake") {
+			kinds = append(kinds, e.Kind+": "+e.Detail)
+		}
+	}
+	if want := []string{"machine-asleep: asleep (console login)", "machine-awake: awake: takes new work again"}; strings.Join(kinds, "|") != strings.Join(want, "|") {
+		t.Errorf("events %q, want %q", kinds, want)
+	}
+}
+
+// ownerLedgerLine is one line a ledger job wrote: its attempt and machine.
+type ownerLedgerLine struct{ attempt, machine string }
+
+func readOwnerLedger(t *testing.T, path string) []ownerLedgerLine {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	var out []ownerLedgerLine
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if a, m, ok := strings.Cut(sc.Text(), " "); ok {
+			out = append(out, ownerLedgerLine{a, m})
+		}
+	}
+	return out
+}
+
+// TestOwnerVacates runs a restartable and a plain job on a machine whose
+// load monitor then says sleep: both are suspended, and after
+// --vacate-after the restartable one starts again elsewhere as attempt 2,
+// its ledger showing no overlap, and the other is killed with the reason
+// "owner returned".
+func TestOwnerVacates(t *testing.T) {
+	c := servertest.NewCluster(t, 1)
+	c.WaitLeader()
+	dir := t.TempDir()
+	said := filepath.Join(dir, "said")
+	monitor := filepath.Join(dir, "monitor.sh")
+	writeAtomic(t, said, []byte("wake\n"))
+	if err := os.WriteFile(monitor, []byte("#!/bin/sh\ncat "+said+"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	c.AddStubConfig("alpha", "", func(cfg *stub.Config) {
+		cfg.Owner = owner.Config{LoadMonitor: monitor, MonitorEvery: 100 * time.Millisecond, Interval: 50 * time.Millisecond}
+		cfg.VacateAfter = time.Second
+	})
+	cl := c.Client()
+	servertest.WaitFor(t, 15*time.Second, "alpha up", func() bool { return machineOf(t, cl, "alpha").State == client.MachineUp })
+
+	ledger := filepath.Join(dir, "ledger")
+	spec := shJob(`while true; do echo "$NETMGR_ATTEMPT $NETMGR_MACHINE" >> `+ledger+`; sleep 0.02; done`, "")
+	spec.Restart = client.RestartOnFailure
+	restartable, err := cl.Submit(ctx(t), client.SubmitRequest{Spec: spec})
+	if err != nil {
+		t.Fatalf("submit: %v", err)
+	}
+	plain, err := cl.Submit(ctx(t), client.SubmitRequest{Spec: shJob("sleep 600", "")})
+	if err != nil {
+		t.Fatalf("submit: %v", err)
+	}
+	for _, name := range []string{restartable.Name, plain.Name} {
+		servertest.WaitFor(t, 15*time.Second, name+" running", func() bool {
+			j, err := cl.Job(ctx(t), name)
+			return err == nil && j.Instances[0].State == client.InstanceRunning && j.Instances[0].PID != 0
+		})
+	}
+	c.AddStub("beta") // somewhere to go
+
+	writeAtomic(t, said, []byte("sleep owner at the desk\n"))
+	servertest.WaitFor(t, 10*time.Second, "alpha asleep", func() bool {
+		m := machineOf(t, cl, "alpha")
+		return m.State == client.MachineAsleep && m.Asleep == "owner at the desk"
+	})
+	servertest.WaitFor(t, 20*time.Second, "plain job killed", func() bool {
+		j, err := cl.Job(ctx(t), plain.Name)
+		return err == nil && j.Instances[0].State == client.InstanceKilled
+	})
+	if j, _ := cl.Job(ctx(t), plain.Name); j.Instances[0].Reason != stub.ReasonOwnerReturned {
+		t.Errorf("plain job's reason %q, want %q", j.Instances[0].Reason, stub.ReasonOwnerReturned)
+	}
+	servertest.WaitFor(t, 20*time.Second, "restartable job runs again on beta", func() bool {
+		j, err := cl.Job(ctx(t), restartable.Name)
+		in := j.Instances[0]
+		return err == nil && in.State == client.InstanceRunning && in.Attempt == 2 && in.Machine == "beta" && in.Restarts == 0
+	})
+	servertest.WaitFor(t, 10*time.Second, "attempt 2 in the ledger", func() bool {
+		lines := readOwnerLedger(t, ledger)
+		return len(lines) > 5 && lines[len(lines)-1].attempt == "2"
+	})
+	// No overlap: once attempt 2 wrote, attempt 1 never did again.
+	lines := readOwnerLedger(t, ledger)
+	seen2 := false
+	for i, l := range lines {
+		switch {
+		case l.attempt == "2":
+			seen2 = true
+			if l.machine != "beta" {
+				t.Errorf("ledger line %d: attempt 2 on %s, want beta", i, l.machine)
+			}
+		case seen2:
+			t.Fatalf("ledger line %d: attempt %s on %s after attempt 2 began", i, l.attempt, l.machine)
+		case l.machine != "alpha":
+			t.Errorf("ledger line %d: attempt 1 on %s, want alpha", i, l.machine)
+		}
+	}
+	if _, err := cl.Kill(ctx(t), restartable.Name, client.KillRequest{}); err != nil {
+		t.Fatalf("kill: %v", err)
+	}
+}
