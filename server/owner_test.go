@@ -263,3 +263,134 @@ func TestOwnerVacates(t *testing.T) {
 		t.Fatalf("kill: %v", err)
 	}
 }
+
+// suspendsAndResumes runs a counting job on c's stub alpha, calls sleep,
+// and checks that the machine falls asleep for reason and the job stops
+// (state T, its count holds); then, when wake is not nil, calls it and
+// checks that the machine wakes and the job counts on.
+func suspendsAndResumes(t *testing.T, c *servertest.Cluster, sleep, wake func(), reason string) {
+	t.Helper()
+	cl := c.Client()
+	servertest.WaitFor(t, 15*time.Second, "alpha up", func() bool { return machineOf(t, cl, "alpha").State == client.MachineUp })
+	count := filepath.Join(t.TempDir(), "count")
+	job, err := cl.Submit(ctx(t), client.SubmitRequest{Spec: shJob(countScript(count), "")})
+	if err != nil {
+		t.Fatalf("submit: %v", err)
+	}
+	read := counter(count)
+	servertest.WaitFor(t, 15*time.Second, "counting", func() bool { return read() > 5 })
+	j, err := cl.Job(ctx(t), job.Name)
+	if err != nil || j.Instances[0].PID == 0 {
+		t.Fatalf("job %+v (%v), want a pid", j, err)
+	}
+	pid := j.Instances[0].PID
+	sleep()
+	last := ""
+	servertest.WaitFor(t, 10*time.Second, "job stopped", func() bool {
+		st := procStateOf(pid)
+		if st != last {
+			t.Logf("job %d state %q", pid, st)
+			last = st
+		}
+		return st == "T"
+	})
+	servertest.WaitFor(t, 10*time.Second, "alpha asleep ("+reason+")", func() bool {
+		m := machineOf(t, cl, "alpha")
+		return m.State == client.MachineAsleep && m.Asleep == reason
+	})
+	stoppedAt := read()
+	if wake == nil {
+		return
+	}
+	wake()
+	servertest.WaitFor(t, 10*time.Second, "count resumes", func() bool { return read() > stoppedAt+5 })
+	if st := procStateOf(pid); st == "T" || st == "" {
+		t.Errorf("job's state %q after waking, want it running (S, R or D)", st)
+	}
+	servertest.WaitFor(t, 10*time.Second, "alpha awake", func() bool { return machineOf(t, cl, "alpha").State == client.MachineUp })
+}
+
+// TestOwnerDetectors puts a machine to sleep with each detector in turn,
+// with no real keyboard: a fake input device's access time, a load
+// average file above the threshold, a load-monitor script.
+func TestOwnerDetectors(t *testing.T) {
+	t.Run("input device used", func(t *testing.T) {
+		c := servertest.NewCluster(t, 1)
+		c.WaitLeader()
+		dev := filepath.Join(t.TempDir(), "event0")
+		writeAtomic(t, dev, nil)
+		old := time.Now().Add(-time.Hour)
+		if err := os.Chtimes(dev, old, old); err != nil {
+			t.Fatal(err)
+		}
+		c.AddStubConfig("alpha", "", func(cfg *stub.Config) {
+			cfg.Owner = owner.Config{SleepOnInput: 700 * time.Millisecond, InputGlobs: []string{dev}, Interval: 50 * time.Millisecond}
+		})
+		// Keys are pressed every 100 ms until wake: the device is read.
+		typing, typed := make(chan struct{}), make(chan struct{})
+		suspendsAndResumes(t, c,
+			func() {
+				go func() {
+					defer close(typed)
+					for {
+						if err := os.Chtimes(dev, time.Now(), old); err != nil {
+							t.Error(err)
+						}
+						select {
+						case <-typing:
+							return
+						case <-time.After(100 * time.Millisecond):
+						}
+					}
+				}()
+			},
+			func() { close(typing); <-typed }, // the machine wakes 700 ms after the last key
+			"keyboard or mouse used")
+	})
+	t.Run("load over the threshold", func(t *testing.T) {
+		c := servertest.NewCluster(t, 1)
+		c.WaitLeader()
+		loadavg := filepath.Join(t.TempDir(), "loadavg")
+		writeAtomic(t, loadavg, []byte("0.10 0.10 0.10 1/100 1\n"))
+		c.AddStubConfig("alpha", "", func(cfg *stub.Config) {
+			cfg.Owner = owner.Config{SleepOnLoad: 2, LoadAvg: loadavg, Interval: 50 * time.Millisecond}
+		})
+		suspendsAndResumes(t, c,
+			func() { writeAtomic(t, loadavg, []byte("3.20 1.00 0.50 4/100 1\n")) },
+			func() { writeAtomic(t, loadavg, []byte("1.00 1.00 0.50 1/100 1\n")) },
+			"load 3.2 > 2")
+	})
+	t.Run("load monitor says sleep", func(t *testing.T) {
+		c := servertest.NewCluster(t, 1)
+		c.WaitLeader()
+		dir := t.TempDir()
+		said := filepath.Join(dir, "said")
+		monitor := filepath.Join(dir, "monitor.sh")
+		writeAtomic(t, said, []byte("0.5\n"))
+		if err := os.WriteFile(monitor, []byte("#!/bin/sh\ncat "+said+"\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		c.AddStubConfig("alpha", "", func(cfg *stub.Config) {
+			cfg.Owner = owner.Config{LoadMonitor: monitor, MonitorEvery: 100 * time.Millisecond, Interval: 50 * time.Millisecond}
+		})
+		suspendsAndResumes(t, c,
+			func() { writeAtomic(t, said, []byte("sleep owner at the desk\n")) },
+			func() { writeAtomic(t, said, []byte("wake\n")) },
+			"owner at the desk")
+	})
+	t.Run("window closes", func(t *testing.T) {
+		c := servertest.NewCluster(t, 1)
+		c.WaitLeader()
+		now := time.Now().UTC()
+		closes := now.Add(6 * time.Second)
+		window := now.Add(-time.Minute).Format("15:04:05") + "-" + closes.Format("15:04:05")
+		c.AddStubConfig("alpha", "", func(cfg *stub.Config) {
+			cfg.Owner = owner.Config{Available: []string{window}, Location: time.UTC, Interval: 50 * time.Millisecond}
+		})
+		suspendsAndResumes(t, c, func() {
+			if time.Now().After(closes) {
+				t.Skipf("the job started only after the window closed at %s: the machine was too slow for this test", closes.Format("15:04:05"))
+			}
+		}, nil, "outside window")
+	})
+}

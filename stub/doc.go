@@ -110,8 +110,14 @@
 // again without counting a restart. Running work is left alone, and the
 // machine takes work again once the fault clears.
 //
-// What the stub does not do yet: an owner policy (sleep on console
-// activity).
+// The owner policy (Config.Owner, package stub/owner) puts the machine
+// to sleep while its owner uses it: a console login, keyboard or mouse
+// use, a load not caused by its own jobs, a site's load monitor, or a
+// time outside the machine's availability windows. The verdict rides on
+// every lease renewal (LeaseRequest.Asleep) and the leader records a
+// change (MachineAsleep): no new work goes there. ownerpolicy.go acts on
+// each change at once: it stops the running jobs (SIGSTOP), continues
+// them when the machine wakes, and vacates them after VacateAfter.
 //
 // A Start, from the request to the fork: http_starts.go (handleStarts) ->
 // http.go (startOne: the lease check) -> runner_start.go (runner.start:

@@ -103,6 +103,14 @@ func (p *ownerPolicy) act(ctx context.Context, now time.Time) {
 		}
 		if !p.suspended[k] {
 			p.suspend(ctx, k, reason)
+		} else if pgid := p.runner.groupOf(k); pgid > 0 && !stopped(pgid) {
+			// The kernel continues a stopped process group that is
+			// orphaned when one of its processes exits (with SIGHUP,
+			// which a job may ignore): a child ending just as the
+			// group stopped undoes the stop. Stop it again.
+			if err := p.runner.signal(ctx, k, unix.SIGSTOP, 0); err != nil {
+				p.log.Warn("owner policy: suspend job again", "attempt", k, "err", err)
+			}
 		}
 		if vacate && p.suspended[k] {
 			p.vacate(ctx, k)

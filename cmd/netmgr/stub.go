@@ -17,7 +17,8 @@ func stubCommand() *cli.Command {
 			"    [--gossip ADDR] [--exec-dir DIR] [--init FILE] [--min-free-disk SIZE|PCT]\n" +
 			"    [--min-free-inodes N|PCT] [--health-check PROGRAM [--health-check-interval D]]\n" +
 			"    [--sleep-on-login D] [--sleep-on-input D] [--sleep-on-load LOAD]\n" +
-			"    [--load-monitor PROGRAM] [--vacate-after D] [--keep-suspended] [--log-level LEVEL]",
+			"    [--load-monitor PROGRAM] [--available WINDOWS] [--vacate-after D] [--keep-suspended]\n" +
+			"    [--log-level LEVEL]",
 		Description: "Runs this machine's stub until SIGINT or SIGTERM. It joins the gossip pool of\n" +
 			"the servers, reports the machine's facts and load, runs the jobs the servers\n" +
 			"place here in --exec-dir and reports when they start and end. For example:\n\n" +

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"strings"
+
 	"github.com/urfave/cli/v2"
 
 	"github.com/netmgr/netmgr/stub"
@@ -15,7 +17,9 @@ const ownerDescription = "Owner policy: with --sleep-on-login, --sleep-on-input,
 	"resume if the machine wakes within --vacate-after; after that, restartable jobs\n" +
 	"are stopped and started elsewhere, and others are killed with the reason\n" +
 	"'owner returned', or stay suspended until the machine wakes with --keep-suspended.\n" +
-	"HTCondor's desktop policy is, for example,\n\n" +
+	"With --available the machine is lent only in its owner's time windows, and\n" +
+	"sleeps ('asleep (outside window)') outside them; a window's end is an owner's\n" +
+	"return for the jobs running there. HTCondor's desktop policy is, for example,\n\n" +
 	"   --sleep-on-input 15m --sleep-on-load 0.3 --vacate-after 10m\n\n"
 
 // ownerFlags are netmgr stub's owner-policy flags.
@@ -29,6 +33,7 @@ func ownerFlags() []cli.Flag {
 		&cli.StringFlag{Name: "utmp", Value: owner.DefaultUtmp, Usage: "utmp `FILE` --sleep-on-login reads"},
 		&cli.StringSliceFlag{Name: "input-devices", Value: cli.NewStringSlice(owner.DefaultInputGlobs...),
 			Usage: "input devices and terminals (`GLOB`s) whose access times --sleep-on-input reads"},
+		&cli.StringFlag{Name: "available", Usage: "lend the machine only in these `WINDOWS`, separated by ';' (\"Mon-Fri 18:00-08:00; Sat-Sun\"), in its local time; outside them it sleeps"},
 		&cli.DurationFlag{Name: "vacate-after", Value: stub.DefaultVacateAfter, Usage: "vacate jobs suspended for the owner after `DURATION` asleep"},
 		&cli.BoolFlag{Name: "keep-suspended", Usage: "keep non-restartable jobs suspended past --vacate-after instead of killing them"},
 	}
@@ -44,6 +49,11 @@ func ownerConfig(cCtx *cli.Context) (owner.Config, error) {
 		MonitorEvery: cCtx.Duration("load-monitor-interval"),
 		Utmp:         cCtx.String("utmp"),
 		InputGlobs:   splitList(cCtx.StringSlice("input-devices")),
+	}
+	for w := range strings.SplitSeq(cCtx.String("available"), ";") {
+		if w = strings.TrimSpace(w); w != "" {
+			c.Available = append(c.Available, w)
+		}
 	}
 	if err := c.Check(); err != nil {
 		return c, usagef("%v", err)

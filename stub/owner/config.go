@@ -38,6 +38,11 @@ type Config struct {
 	// after sleep.
 	LoadMonitor  string
 	MonitorEvery time.Duration
+	// Available, when it lists windows ("Mon-Fri 18:00-08:00",
+	// "Sat-Sun"; see Window), puts the machine to sleep outside all of
+	// them, in Location's time (the machine's local time when nil).
+	Available []string
+	Location  *time.Location
 
 	// Utmp, InputGlobs and LoadAvg are the sources; the defaults when
 	// empty.
@@ -54,7 +59,7 @@ type Config struct {
 
 // Enabled reports whether any detector is on.
 func (c Config) Enabled() bool {
-	return c.SleepOnLogin > 0 || c.SleepOnInput > 0 || c.SleepOnLoad > 0 || c.LoadMonitor != ""
+	return c.SleepOnLogin > 0 || c.SleepOnInput > 0 || c.SleepOnLoad > 0 || c.LoadMonitor != "" || len(c.Available) > 0
 }
 
 // Check reports a setting that cannot work.
@@ -66,6 +71,11 @@ func (c Config) Check() error {
 		return fmt.Errorf("sleep on input %v: %w", c.SleepOnInput, ErrBadSetting)
 	case c.SleepOnLoad < 0:
 		return fmt.Errorf("sleep on load %v: %w", c.SleepOnLoad, ErrBadSetting)
+	}
+	for _, w := range c.Available {
+		if _, err := ParseWindow(w); err != nil {
+			return err
+		}
 	}
 	return nil
 }
@@ -85,6 +95,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.MonitorEvery <= 0 {
 		c.MonitorEvery = DefaultMonitorEvery
+	}
+	if c.Location == nil {
+		c.Location = time.Local
 	}
 	return c
 }

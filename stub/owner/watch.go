@@ -14,9 +14,10 @@ import (
 type Watch struct {
 	cfg   Config
 	log   *slog.Logger
-	login *loginDetector // nil when off
-	input *inputDetector // nil when off
-	load  *loadDetector  // nil when off
+	login *loginDetector  // nil when off
+	input *inputDetector  // nil when off
+	load  *loadDetector   // nil when off
+	win   *windowDetector // nil when off
 
 	verdict atomic.Pointer[string]
 	changed chan struct{} // one pending notice of a change
@@ -44,6 +45,13 @@ func New(cfg Config, log *slog.Logger) (*Watch, error) {
 	if cfg.SleepOnLoad > 0 {
 		w.load = &loadDetector{path: cfg.LoadAvg, max: cfg.SleepOnLoad, own: cfg.OwnLoad}
 	}
+	if len(cfg.Available) > 0 {
+		w.win = &windowDetector{loc: cfg.Location}
+		for _, s := range cfg.Available {
+			win, _ := ParseWindow(s) // Check parsed it
+			w.win.windows = append(w.win.windows, win)
+		}
+	}
 	w.verdict.Store(new(string))
 	w.evaluate(time.Now())
 	return w, nil
@@ -66,7 +74,8 @@ func (w *Watch) Changed() <-chan struct{} { return w.changed }
 func (w *Watch) Describe() []any {
 	c := w.cfg
 	return []any{"sleep_on_login", c.SleepOnLogin.String(), "utmp", c.Utmp, "sleep_on_input", c.SleepOnInput.String(),
-		"input_globs", c.InputGlobs, "sleep_on_load", c.SleepOnLoad, "load_monitor", c.LoadMonitor}
+		"input_globs", c.InputGlobs, "sleep_on_load", c.SleepOnLoad, "load_monitor", c.LoadMonitor,
+		"available", c.Available, "time_zone", c.Location.String()}
 }
 
 // Run looks every Interval, and runs the load monitor every MonitorEvery,
@@ -116,13 +125,19 @@ func (w *Watch) runMonitor(ctx context.Context) {
 	}
 }
 
-// evaluate works out the verdict at now: the load monitor's sleep first,
-// then a login, input, and the load. A source that fails counts as awake
-// (and is logged once).
+// evaluate works out the verdict at now: outside the windows first, then
+// the load monitor's sleep, a login, input, and the load. A source that
+// fails counts as awake (and is logged once).
 func (w *Watch) evaluate(now time.Time) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	v := w.monitor.sleep
+	v := ""
+	if w.win != nil {
+		v = w.win.check(now)
+	}
+	if v == "" {
+		v = w.monitor.sleep
+	}
 	if v == "" && w.login != nil {
 		r, err := w.login.check(now)
 		w.noteLocked("utmp", err)
