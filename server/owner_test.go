@@ -40,6 +40,38 @@ func procStateOf(pid int) string {
 	return s[i+2 : i+3]
 }
 
+// groupStopped reports whether process group pgid is stopped: a process
+// of it is in state T and none in R or S (a shell waiting in vfork for a
+// stopped child is in D).
+func groupStopped(pgid int) bool {
+	entries, _ := os.ReadDir("/proc")
+	seen := false
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		data, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		s := string(data)
+		i := strings.LastIndexByte(s, ')')
+		if i < 0 {
+			continue
+		}
+		if f := strings.Fields(s[i+1:]); len(f) > 2 && f[2] == strconv.Itoa(pgid) {
+			switch procStateOf(pid) {
+			case "T":
+				seen = true
+			case "R", "S":
+				return false
+			}
+		}
+	}
+	return seen
+}
+
 // machineOf returns machine name as the servers list it.
 func machineOf(t *testing.T, cl *client.Client, name string) client.Machine {
 	t.Helper()
@@ -101,15 +133,7 @@ func TestOwnerLoginSleepsSuspendsAndWakes(t *testing.T) {
 	// The owner logs in on the console.
 	login := time.Now()
 	writeAtomic(t, utmp, owner.MarshalUtmp(owner.UtmpRecord{Type: owner.UtmpUserProcess, PID: int32(os.Getpid()), Line: "tty1", User: "owner", Time: login}))
-	var states []string
-	servertest.WaitFor(t, 10*time.Second, "job stopped", func() bool {
-		st := procStateOf(pid)
-		if len(states) == 0 || states[len(states)-1] != st {
-			states = append(states, st)
-			t.Logf("job %d state %q", pid, st)
-		}
-		return st == "T"
-	})
+	servertest.WaitFor(t, 10*time.Second, "job stopped", func() bool { return groupStopped(pid) })
 	t.Logf("owner activity to job suspended: %v", time.Since(login))
 	servertest.WaitFor(t, 10*time.Second, "alpha asleep", func() bool {
 		m := machineOf(t, cl, "alpha")
@@ -285,15 +309,7 @@ func suspendsAndResumes(t *testing.T, c *servertest.Cluster, sleep, wake func(),
 	}
 	pid := j.Instances[0].PID
 	sleep()
-	last := ""
-	servertest.WaitFor(t, 10*time.Second, "job stopped", func() bool {
-		st := procStateOf(pid)
-		if st != last {
-			t.Logf("job %d state %q", pid, st)
-			last = st
-		}
-		return st == "T"
-	})
+	servertest.WaitFor(t, 10*time.Second, "job stopped", func() bool { return groupStopped(pid) })
 	servertest.WaitFor(t, 10*time.Second, "alpha asleep ("+reason+")", func() bool {
 		m := machineOf(t, cl, "alpha")
 		return m.State == client.MachineAsleep && m.Asleep == reason
@@ -393,4 +409,64 @@ func TestOwnerDetectors(t *testing.T) {
 			}
 		}, nil, "outside window")
 	})
+}
+
+// TestOwnerKeepsSuspendedAndLeavesTheUsers runs two plain jobs, one of
+// them suspended by its user (netkill --suspend), on a machine with
+// --keep-suspended: asleep past --vacate-after, the other stays stopped
+// rather than killed, and waking continues it but not the user's.
+func TestOwnerKeepsSuspendedAndLeavesTheUsers(t *testing.T) {
+	c := servertest.NewCluster(t, 1)
+	c.WaitLeader()
+	dir := t.TempDir()
+	said := filepath.Join(dir, "said")
+	monitor := filepath.Join(dir, "monitor.sh")
+	writeAtomic(t, said, []byte("wake\n"))
+	if err := os.WriteFile(monitor, []byte("#!/bin/sh\ncat "+said+"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	const vacateAfter = 500 * time.Millisecond
+	c.AddStubConfig("alpha", "", func(cfg *stub.Config) {
+		cfg.Owner = owner.Config{LoadMonitor: monitor, MonitorEvery: 100 * time.Millisecond, Interval: 50 * time.Millisecond}
+		cfg.VacateAfter, cfg.KeepSuspended = vacateAfter, true
+	})
+	cl := c.Client()
+	servertest.WaitFor(t, 15*time.Second, "alpha up", func() bool { return machineOf(t, cl, "alpha").State == client.MachineUp })
+	pids := map[string]int{}
+	var names []string
+	for range 2 {
+		job, err := cl.Submit(ctx(t), client.SubmitRequest{Spec: shJob("while true; do sleep 0.05; done", "")})
+		if err != nil {
+			t.Fatalf("submit: %v", err)
+		}
+		names = append(names, job.Name)
+		servertest.WaitFor(t, 15*time.Second, job.Name+" running", func() bool {
+			j, err := cl.Job(ctx(t), job.Name)
+			pids[job.Name] = j.Instances[0].PID
+			return err == nil && j.Instances[0].State == client.InstanceRunning && j.Instances[0].PID != 0
+		})
+	}
+	users, plain := names[0], names[1]
+	if _, err := cl.Suspend(ctx(t), users); err != nil {
+		t.Fatalf("suspend: %v", err)
+	}
+	servertest.WaitFor(t, 10*time.Second, "the user's job stopped", func() bool { return groupStopped(pids[users]) })
+
+	asleep := time.Now()
+	writeAtomic(t, said, []byte("sleep\n"))
+	servertest.WaitFor(t, 10*time.Second, "the other job stopped", func() bool { return groupStopped(pids[plain]) })
+	// Past --vacate-after (and a sweep), it is still there and stopped.
+	servertest.WaitFor(t, 10*time.Second, "vacate time passed", func() bool { return time.Since(asleep) > 3*vacateAfter })
+	if !groupStopped(pids[plain]) {
+		t.Fatalf("kept job's state %q past --vacate-after, want it stopped", procStateOf(pids[plain]))
+	}
+	if j, err := cl.Job(ctx(t), plain); err != nil || j.Instances[0].State != client.InstanceRunning {
+		t.Fatalf("kept job %+v (%v), want running", j.Instances, err)
+	}
+
+	writeAtomic(t, said, []byte("wake\n"))
+	servertest.WaitFor(t, 10*time.Second, "the other job continues", func() bool { return !groupStopped(pids[plain]) })
+	if !groupStopped(pids[users]) {
+		t.Errorf("the user's job state %q after waking, want it stopped: only its user resumes it", procStateOf(pids[users]))
+	}
 }

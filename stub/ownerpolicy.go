@@ -97,6 +97,7 @@ func (p *ownerPolicy) act(ctx context.Context, now time.Time) {
 		p.asleepSince = now
 	}
 	vacate := now.Sub(p.asleepSince) >= p.vacateAfter
+	p.forgetEnded()
 	for _, k := range p.runner.runningAttempts() {
 		if _, done := p.vacated[k]; done {
 			continue
@@ -115,6 +116,26 @@ func (p *ownerPolicy) act(ctx context.Context, now time.Time) {
 		if vacate && p.suspended[k] {
 			p.vacate(ctx, k)
 		}
+	}
+}
+
+// forgetEnded drops the attempts that ended while suspended (killed by
+// netkill, a limit, or the lease).
+func (p *ownerPolicy) forgetEnded() {
+	changed := false
+	for k := range p.suspended {
+		if p.runner.groupOf(k) == 0 {
+			delete(p.suspended, k)
+			changed = true
+		}
+	}
+	for k := range p.vacated {
+		if p.runner.groupOf(k) == 0 {
+			delete(p.vacated, k)
+		}
+	}
+	if changed {
+		p.save()
 	}
 }
 
@@ -163,6 +184,7 @@ func (p *ownerPolicy) vacate(ctx context.Context, k client.AttemptRef) {
 // resumeAll continues every job this policy suspended that still runs,
 // including those kept suspended past vacateAfter.
 func (p *ownerPolicy) resumeAll(ctx context.Context) {
+	p.forgetEnded()
 	for k := range p.suspended {
 		if err := p.runner.signal(ctx, k, unix.SIGCONT, 0); err != nil {
 			p.log.Warn("owner policy: resume job", "attempt", k, "err", err)
@@ -220,14 +242,39 @@ func writeFileAtomic(path string, data []byte) error {
 	return nil
 }
 
-// stopped reports whether the process group's leader is stopped (state
-// T in /proc/PID/stat).
+// stopped reports whether process group pgid is stopped: some process
+// of it is stopped (state T) and none runs or sleeps (R, S). A shell whose
+// child was stopped between vfork and exec waits in state D; it counts
+// as stopped, since it cannot run until the child is continued.
 func stopped(pgid int) bool {
-	data, err := os.ReadFile("/proc/" + strconv.Itoa(pgid) + "/stat")
+	entries, err := os.ReadDir("/proc")
 	if err != nil {
 		return false
 	}
-	s := string(data)
-	i := strings.LastIndexByte(s, ')')
-	return i >= 0 && i+2 < len(s) && (s[i+2] == 'T' || s[i+2] == 't')
+	seenStopped := false
+	for _, e := range entries {
+		if _, err := strconv.Atoi(e.Name()); err != nil {
+			continue
+		}
+		data, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		s := string(data)
+		i := strings.LastIndexByte(s, ')')
+		if i < 0 {
+			continue
+		}
+		f := strings.Fields(s[i+1:]) // state, ppid, pgrp, ...
+		if len(f) < 3 || f[2] != strconv.Itoa(pgid) {
+			continue
+		}
+		switch f[0] {
+		case "T", "t":
+			seenStopped = true
+		case "R", "S":
+			return false
+		}
+	}
+	return seenStopped
 }

@@ -27,7 +27,8 @@ func eventsCommand() *cli.Command {
 			"Times are the UTC times of the commands; #N is the Raft index. Kinds:\n" +
 			"leader-elected, machine-joined, machine-left, machine-unreachable,\n" +
 			"machine-back, machine-unhealthy (its stub drains it, with the reason),\n" +
-			"machine-healthy, instance-placed, instance-started, instance-ended,\n" +
+			"machine-healthy, machine-asleep (its owner policy put it to sleep, with the\n" +
+			"reason), machine-awake, instance-placed, instance-started, instance-ended,\n" +
 			"instance-failed, instance-killed, instance-lost, instance-unknown,\n" +
 			"instance-restarted, instance-fenced (a report from a superseded attempt,\n" +
 			"ignored), job-submitted, job-killed; and the changes admins make, each with\n" +
