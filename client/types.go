@@ -491,6 +491,11 @@ type LeaseRequest struct {
 	// the servers take it (LeaseResponse.TakesAsleep): a server that
 	// predates it refuses a request with a field it does not know.
 	Asleep *string `json:"asleep,omitempty"`
+	// OwnLoad is the part of Load the stub's own jobs caused (their CPU,
+	// averaged as the load average is); the leader's scheduler scores the
+	// machine by Load less OwnLoad, plus the load its jobs impose. Sent
+	// under the same condition as Asleep.
+	OwnLoad *float64 `json:"own_load,omitempty"`
 }
 
 // LeaseToken is the leader's receipt for a lease it granted, which the

@@ -44,3 +44,33 @@ func TestPoolTakesLoadFromRenewals(t *testing.T) {
 		t.Errorf("a server is suspect; only stubs renew leases")
 	}
 }
+
+// The planner scores a machine by its load less the share its own jobs
+// caused, when its stub reports that share: the matcher adds the load
+// those jobs impose.
+func TestLivenessTakesOwnLoadOff(t *testing.T) {
+	now := time.Now()
+	s := &Server{gossip: &gossip{members: map[string]*member{
+		"alpha": {Alive: true, Meta: client.NodeMeta{Role: client.RoleStub}},
+		"beta":  {Alive: true, Meta: client.NodeMeta{Role: client.RoleStub}},
+		"gamma": {Alive: true, Meta: client.NodeMeta{Role: client.RoleStub}},
+	}}}
+	leases := newLeaseTable(now.Add(-time.Minute))
+	s.leader.Store(&leaderState{leases: leases})
+	for name, l := range map[string][2]float64{"alpha": {3, 2}, "beta": {1, 1.5}, "gamma": {2.5, -1}} {
+		load := l[0]
+		leases.renew(name, now, &load, nil, 0, 0, 0)
+		if l[1] >= 0 {
+			leases.setOwnLoad(name, l[1])
+		}
+	}
+	live := s.liveness(now)
+	for name, want := range map[string]float64{"alpha": 1, "beta": 0, "gamma": 2.5} {
+		if got := live[name].Load; got != want {
+			t.Errorf("%s: got load %v, want %v", name, got, want)
+		}
+	}
+	if got := s.pool(now)["alpha"].Meta.Load; got != 3 {
+		t.Errorf("the pool (netstatus -m) shows alpha's load %v, want all of it, 3", got)
+	}
+}

@@ -18,9 +18,12 @@ type leaseTable struct {
 	since time.Time // this leadership began
 	id    uint64    // names this leadership in its tokens
 
-	mu    sync.Mutex // guards the maps and order
-	last  map[string]time.Time
-	load  map[string]float64
+	mu   sync.Mutex // guards the maps and order
+	last map[string]time.Time
+	load map[string]float64
+	// own is the load the machine's own jobs caused, as its stub last
+	// reported it (LeaseRequest.OwnLoad); absent when it did not.
+	own   map[string]float64
 	proof map[string][]leaseProof // oldest first, at most proofsKept
 	// order is the pool's join order, rebuilt when a machine is added.
 	order *poolOrder
@@ -47,7 +50,7 @@ const proofsKept = 8
 func newLeaseTable(since time.Time) *leaseTable {
 	return &leaseTable{
 		since: since, id: rand.Uint64() | 1,
-		last: make(map[string]time.Time), load: make(map[string]float64), proof: make(map[string][]leaseProof),
+		last: make(map[string]time.Time), load: make(map[string]float64), own: make(map[string]float64), proof: make(map[string][]leaseProof),
 	}
 }
 
@@ -106,6 +109,23 @@ func (t *leaseTable) reportedLoad(machine string) (float64, bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	l, ok := t.load[machine]
+	return l, ok
+}
+
+// setOwnLoad records the load the machine's own jobs caused, as its
+// stub reported with a renewal.
+func (t *leaseTable) setOwnLoad(machine string, own float64) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.own[machine] = own
+}
+
+// ownLoad returns the load the machine's own jobs caused at its last
+// report; false when it never reported one.
+func (t *leaseTable) ownLoad(machine string) (float64, bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	l, ok := t.own[machine]
 	return l, ok
 }
 

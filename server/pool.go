@@ -44,14 +44,23 @@ func (s *Server) pool(now time.Time) map[string]member {
 
 // liveness is the pool as the planner takes it: a machine's stub is up
 // while gossip holds it alive as a stub and the leader does not suspect
-// it; its load is the one pool reports.
+// it; its load is the one pool reports less the share its own jobs
+// caused, when its stub reports that (the matcher adds the load its jobs
+// impose, so it would count them twice).
 func (s *Server) liveness(now time.Time) map[string]planner.Liveness {
 	pool := s.pool(now)
+	st := s.leader.Load()
 	live := make(map[string]planner.Liveness, len(pool))
 	for name, g := range pool {
+		load := g.Meta.Load
+		if st != nil {
+			if own, ok := st.leases.ownLoad(name); ok {
+				load = max(load-own, 0)
+			}
+		}
 		live[name] = planner.Liveness{
 			Up:   g.Alive && !g.Suspect && g.Meta.Role == client.RoleStub,
-			Load: g.Meta.Load,
+			Load: load,
 		}
 	}
 	return live

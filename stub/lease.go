@@ -41,7 +41,10 @@ type leaseKeeper struct {
 	// owner, when set, is the owner policy, whose verdict goes with every
 	// renewal (LeaseRequest.Asleep) while the servers take it.
 	owner *owner.Watch
-	log   *slog.Logger
+	// ownLoad, when set, measures the load the stub's own jobs cause
+	// (LeaseRequest.OwnLoad); called from run's goroutine only.
+	ownLoad func() float64
+	log     *slog.Logger
 	// deadline is when the lease runs out, on the boot clock (ns).
 	deadline atomic.Int64
 	// loadByLease is set while the servers take the load with renewals
@@ -242,6 +245,12 @@ func (k *leaseKeeper) renew(ctx context.Context) (client.LeaseResponse, bool) {
 	if k.loadByLease.Load() {
 		if l, err := k.facts.load(); err == nil {
 			req.Load = &l
+		}
+	}
+	if k.ownLoad != nil {
+		own := k.ownLoad() // measured every renewal, sent or not, to keep its average
+		if req.Load != nil && k.takesAsleep.Load() {
+			req.OwnLoad = &own
 		}
 	}
 	resp, err := c.RenewLease(rctx, req)

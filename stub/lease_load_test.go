@@ -62,3 +62,51 @@ func TestLoadRidesOnRenewals(t *testing.T) {
 		t.Errorf("got %d refused renewals, want none", refused)
 	}
 }
+
+// asleepServer answers renewals, saying it takes the owner verdict when
+// takes is set, and keeps the last request.
+type asleepServer struct {
+	takes bool
+	mu    sync.Mutex // guards last and n
+	last  client.LeaseRequest
+	n     int
+}
+
+func (a *asleepServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	var req client.LeaseRequest
+	dec := json.NewDecoder(r.Body)
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&req); err != nil {
+		w.WriteHeader(http.StatusBadRequest)
+		return
+	}
+	a.mu.Lock()
+	a.last, a.n = req, a.n+1
+	a.mu.Unlock()
+	_ = json.NewEncoder(w).Encode(client.LeaseResponse{LeaseMS: 2000, RenewMS: 20, TakesLoad: true, TakesAsleep: a.takes})
+}
+
+func (a *asleepServer) lastRequest() (client.LeaseRequest, int) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.last, a.n
+}
+
+// A stub reports its owner verdict and its own jobs' load only to servers
+// that say they take them: an older server refuses unknown fields.
+func TestAsleepRidesOnRenewalsOnlyWhenTaken(t *testing.T) {
+	for _, takes := range []bool{false, true} {
+		as := &asleepServer{takes: takes}
+		srv := httptest.NewServer(as)
+		t.Cleanup(srv.Close)
+		newTestStub(t, Config{Servers: []string{strings.TrimPrefix(srv.URL, "http://")}})
+		waitFor(t, "renewals", func() bool { _, n := as.lastRequest(); return n > 5 })
+		req, _ := as.lastRequest()
+		if got := req.Asleep != nil && req.OwnLoad != nil; got != takes {
+			t.Errorf("server takes it %v: got Asleep %v OwnLoad %v", takes, req.Asleep, req.OwnLoad)
+		}
+		if takes && *req.Asleep != "" {
+			t.Errorf("a stub without an owner policy says asleep %q", *req.Asleep)
+		}
+	}
+}

@@ -125,10 +125,13 @@ func New(cfg Config) (*Stub, error) {
 	s.outage = newOutage(cfg.Name, s.lease, s.peers, s.log)
 	s.lease.outage = s.outage
 	s.lease.health = s.health
+	if cfg.Simulate == nil { // simulated jobs are no processes
+		s.lease.ownLoad = owner.SmoothLoad(owner.GroupsLoad(s.runner.jobGroups))
+	}
 	if cfg.Owner.Enabled() {
 		oc := cfg.Owner
 		if oc.OwnLoad == nil {
-			oc.OwnLoad = owner.GroupsLoad(s.runner.jobGroups)
+			oc.OwnLoad = owner.SmoothLoad(owner.GroupsLoad(s.runner.jobGroups))
 		}
 		if s.owner, err = owner.New(oc, s.log); err != nil {
 			return nil, fmt.Errorf("owner policy: %w", err)

@@ -2,6 +2,7 @@ package owner
 
 import (
 	"fmt"
+	"math"
 	"os"
 	"strconv"
 	"strings"
@@ -89,6 +90,37 @@ func GroupsLoad(groups func() []int) func() float64 {
 		}
 		return (cpu - prevCPU) / wall
 	}
+}
+
+// LoadTau is the time constant of the kernel's 1-minute load average,
+// which SmoothLoad gives the own jobs' share too, so that the two can be
+// subtracted: a job that just started has added little to either.
+const LoadTau = time.Minute
+
+// SmoothLoad returns f's readings averaged as the kernel averages the
+// 1-minute load: exponentially, with time constant LoadTau, over the time
+// between calls. Safe for use by one goroutine at a time.
+func SmoothLoad(f func() float64) func() float64 {
+	var s smoother
+	return func() float64 { return s.add(f(), time.Now()) }
+}
+
+// smoother is an exponential moving average over wall time.
+type smoother struct {
+	avg  float64
+	last time.Time
+}
+
+// add folds in v, read at now, and returns the average.
+func (s *smoother) add(v float64, now time.Time) float64 {
+	if !s.last.IsZero() {
+		if dt := now.Sub(s.last); dt > 0 {
+			w := math.Exp(-dt.Seconds() / LoadTau.Seconds())
+			s.avg = s.avg*w + v*(1-w)
+		}
+	}
+	s.last = now
+	return s.avg
 }
 
 // groupsCPU is the user and system CPU seconds of the live processes in
