@@ -496,6 +496,11 @@ type LeaseRequest struct {
 	// machine by Load less OwnLoad, plus the load its jobs impose. Sent
 	// under the same condition as Asleep.
 	OwnLoad *float64 `json:"own_load,omitempty"`
+	// IdleS is how many seconds ago the machine's owner last used it (a
+	// session in utmp, keyboard or mouse input); nil when the stub does
+	// not watch for that. Jobs ask for idle machines with idle>=MINUTES.
+	// Sent under the same condition as Asleep.
+	IdleS *int64 `json:"idle_s,omitempty"`
 }
 
 // LeaseToken is the leader's receipt for a lease it granted, which the

@@ -51,6 +51,9 @@ func (s *Server) handleLease(w http.ResponseWriter, r *http.Request) {
 	if req.OwnLoad != nil {
 		st.leases.setOwnLoad(req.Machine, *req.OwnLoad)
 	}
+	if req.IdleS != nil {
+		st.leases.setIdleSince(req.Machine, arrival.Add(-time.Duration(*req.IdleS)*time.Second))
+	}
 	token := st.leases.renew(req.Machine, arrival, req.Load, req.Token, time.Duration(req.TokenAgeMS)*time.Millisecond, pool.size(), s.cfg.OutageGrace)
 	if unreachable {
 		c := fsm.LeaseRestored{At: time.Now().UTC(), Machine: req.Machine, Running: attemptsFromWire(req.Running)}

@@ -23,7 +23,10 @@ type leaseTable struct {
 	load map[string]float64
 	// own is the load the machine's own jobs caused, as its stub last
 	// reported it (LeaseRequest.OwnLoad); absent when it did not.
-	own   map[string]float64
+	own map[string]float64
+	// idle is when the machine's owner last used it, as its stub last
+	// reported (LeaseRequest.IdleS); absent when it did not.
+	idle  map[string]time.Time
 	proof map[string][]leaseProof // oldest first, at most proofsKept
 	// order is the pool's join order, rebuilt when a machine is added.
 	order *poolOrder
@@ -50,7 +53,7 @@ const proofsKept = 8
 func newLeaseTable(since time.Time) *leaseTable {
 	return &leaseTable{
 		since: since, id: rand.Uint64() | 1,
-		last: make(map[string]time.Time), load: make(map[string]float64), own: make(map[string]float64), proof: make(map[string][]leaseProof),
+		last: make(map[string]time.Time), load: make(map[string]float64), own: make(map[string]float64), idle: make(map[string]time.Time), proof: make(map[string][]leaseProof),
 	}
 }
 
@@ -118,6 +121,22 @@ func (t *leaseTable) setOwnLoad(machine string, own float64) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.own[machine] = own
+}
+
+// setIdleSince records when the machine's owner last used it.
+func (t *leaseTable) setIdleSince(machine string, since time.Time) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.idle[machine] = since
+}
+
+// idleSince returns when the machine's owner last used it; false when its
+// stub never said.
+func (t *leaseTable) idleSince(machine string) (time.Time, bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	s, ok := t.idle[machine]
+	return s, ok
 }
 
 // ownLoad returns the load the machine's own jobs caused at its last

@@ -470,3 +470,51 @@ func TestOwnerKeepsSuspendedAndLeavesTheUsers(t *testing.T) {
 		t.Errorf("the user's job state %q after waking, want it stopped: only its user resumes it", procStateOf(pids[users]))
 	}
 }
+
+// TestOwnerIdleRequirement: a job asking idle>=MINUTES runs only where
+// the owner has been away that long; a machine whose stub does not watch
+// its owner lacks the attribute.
+func TestOwnerIdleRequirement(t *testing.T) {
+	c := servertest.NewCluster(t, 1)
+	c.WaitLeader()
+	dev := filepath.Join(t.TempDir(), "event0")
+	writeAtomic(t, dev, nil)
+	old := time.Now().Add(-2 * time.Hour)
+	if err := os.Chtimes(dev, old, old); err != nil {
+		t.Fatal(err)
+	}
+	c.AddStubConfig("alpha", "", func(cfg *stub.Config) {
+		cfg.Owner = owner.Config{SleepOnInput: time.Minute, InputGlobs: []string{dev}, Interval: 50 * time.Millisecond}
+	})
+	c.AddStub("beta")
+	cl := c.Client()
+	servertest.WaitFor(t, 15*time.Second, "alpha and beta up", func() bool {
+		return machineOf(t, cl, "alpha").State == client.MachineUp && machineOf(t, cl, "beta").State == client.MachineUp
+	})
+	idle := func(minutes float64, script string) client.JobSpec {
+		s := shJob(script, "")
+		s.Requirements = []client.Requirement{{Attr: "idle", Op: ">=", Value: minutes}}
+		return s
+	}
+	away, err := cl.Submit(ctx(t), client.SubmitRequest{Spec: idle(60, `echo "$NETMGR_MACHINE"`)})
+	if err != nil {
+		t.Fatalf("submit: %v", err)
+	}
+	j, err := cl.WaitJob(ctx(t), away.Name, client.WaitDone)
+	if err != nil || j.Instances[0].Machine != "alpha" || j.Instances[0].State != client.InstanceExited {
+		t.Fatalf("idle>=60: %+v (%v), want exited on alpha (idle two hours)", j.Instances, err)
+	}
+	long, err := cl.Submit(ctx(t), client.SubmitRequest{Spec: idle(600, "exit 0")})
+	if err != nil {
+		t.Fatalf("submit: %v", err)
+	}
+	servertest.WaitFor(t, 10*time.Second, "why: not idle long enough", func() bool {
+		why, err := cl.Why(ctx(t), long.Name)
+		return err == nil && len(why) == 1 && len(why[0].Rejections) == 2
+	})
+	why, _ := cl.Why(ctx(t), long.Name)
+	t.Logf("idle>=600 waits: %s", why[0].Reason)
+	if j, err := cl.Job(ctx(t), long.Name); err != nil || j.Instances[0].State != client.InstanceQueued {
+		t.Errorf("idle>=600: %+v (%v), want queued", j.Instances, err)
+	}
+}

@@ -46,22 +46,23 @@ func (s *Server) pool(now time.Time) map[string]member {
 // while gossip holds it alive as a stub and the leader does not suspect
 // it; its load is the one pool reports less the share its own jobs
 // caused, when its stub reports that (the matcher adds the load its jobs
-// impose, so it would count them twice).
+// impose, so it would count them twice); and how long its owner has left
+// it idle, when its stub watches for that.
 func (s *Server) liveness(now time.Time) map[string]planner.Liveness {
 	pool := s.pool(now)
 	st := s.leader.Load()
 	live := make(map[string]planner.Liveness, len(pool))
 	for name, g := range pool {
-		load := g.Meta.Load
+		l := planner.Liveness{Up: g.Alive && !g.Suspect && g.Meta.Role == client.RoleStub, Load: g.Meta.Load}
 		if st != nil {
 			if own, ok := st.leases.ownLoad(name); ok {
-				load = max(load-own, 0)
+				l.Load = max(l.Load-own, 0)
+			}
+			if since, ok := st.leases.idleSince(name); ok {
+				l.IdleMinutes, l.HasIdle = max(now.Sub(since).Minutes(), 0), true
 			}
 		}
-		live[name] = planner.Liveness{
-			Up:   g.Alive && !g.Suspect && g.Meta.Role == client.RoleStub,
-			Load: load,
-		}
+		live[name] = l
 	}
 	return live
 }

@@ -241,6 +241,10 @@ func (k *leaseKeeper) renew(ctx context.Context) (client.LeaseResponse, bool) {
 	if k.takesAsleep.Load() {
 		v := k.owner.Verdict()
 		req.Asleep = &v
+		if idle, ok := k.owner.Idle(time.Now()); ok {
+			s := int64(idle / time.Second)
+			req.IdleS = &s
+		}
 	}
 	if k.loadByLease.Load() {
 		if l, err := k.facts.load(); err == nil {

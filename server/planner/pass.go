@@ -21,7 +21,16 @@ const KillGrace = 10 * time.Second
 type Liveness struct {
 	Up   bool
 	Load float64
+	// IdleMinutes is how long the machine's owner has left it idle, when
+	// HasIdle: the matcher sees it as the attribute idle (IdleAttr).
+	IdleMinutes float64
+	HasIdle     bool
 }
+
+// IdleAttr is the attribute a job's requirement idle>=MINUTES compares:
+// the minutes since the machine's owner last used it. A machine whose
+// stub does not watch its owner lacks it.
+const IdleAttr = "idle"
 
 // Pass is one scheduling pass over a consistent view: the queued
 // instances in queue order, admitted under each queue's nq_maxactive,

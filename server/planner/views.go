@@ -42,11 +42,19 @@ func machineView(v fsm.View, m *fsm.Machine, l Liveness, now time.Time) matcher.
 		}
 	}
 	reservedBy, _ := v.ReservedBy(m.Name, now)
+	attrs := e.Attrs
+	if l.HasIdle {
+		attrs = maps.Clone(attrs)
+		if attrs == nil {
+			attrs = map[string]float64{}
+		}
+		attrs[IdleAttr] = l.IdleMinutes
+	}
 	return matcher.MachineView{
 		Name:         m.Name,
 		ReservedBy:   reservedBy,
 		Keys:         e.Keys,
-		Attrs:        e.Attrs,
+		Attrs:        attrs,
 		Mounts:       e.Mounts,
 		Up:           m.Usable() && l.Up,
 		Awake:        m.Asleep == "",

@@ -14,6 +14,8 @@ import (
 type inputDetector struct {
 	globs []string
 	hold  time.Duration
+	// active is the last input seen; zero before any.
+	active time.Time
 }
 
 // reasonInput is the verdict while the keyboard or mouse was used within
@@ -27,6 +29,7 @@ func (d *inputDetector) check(now time.Time) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	d.active = later(d.active, last)
 	if !last.IsZero() && now.Sub(last) < d.hold {
 		return reasonInput, nil
 	}

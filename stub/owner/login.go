@@ -101,8 +101,8 @@ type loginDetector struct {
 	path string
 	hold time.Duration
 	// lastOpen is when a session was last seen open; the zero time
-	// before any.
-	lastOpen time.Time
+	// before any. active is the later of it and the last logout.
+	lastOpen, active time.Time
 }
 
 // reasonLogin is the verdict while a session is open or was within hold.
@@ -129,7 +129,9 @@ func (d *loginDetector) check(now time.Time) (string, error) {
 			lastLogout = r.Time
 		}
 	}
-	if last := later(d.lastOpen, lastLogout); !last.IsZero() && now.Sub(last) < d.hold {
+	last := later(d.lastOpen, lastLogout)
+	d.active = last
+	if !last.IsZero() && now.Sub(last) < d.hold {
 		return reasonLogin, nil
 	}
 	return "", nil

@@ -256,3 +256,32 @@ func TestConfigCheck(t *testing.T) {
 		t.Errorf("the zero Config is enabled")
 	}
 }
+
+func TestIdle(t *testing.T) {
+	dir := t.TempDir()
+	dev := filepath.Join(dir, "event0")
+	writeFile(t, dev, nil)
+	used := time.Now().Add(-90 * time.Minute)
+	if err := os.Chtimes(dev, used, used); err != nil {
+		t.Fatal(err)
+	}
+	w, err := owner.New(owner.Config{SleepOnInput: time.Minute, InputGlobs: []string{dev}}, quiet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	if idle, ok := w.Idle(now); !ok || idle < 89*time.Minute || idle > 91*time.Minute {
+		t.Errorf("input 90 minutes ago: got idle %v %v, want 90m", idle, ok)
+	}
+	none, err := owner.New(owner.Config{SleepOnLoad: 2, LoadAvg: filepath.Join(dir, "loadavg")}, quiet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := none.Idle(now); ok {
+		t.Errorf("a watch of the load alone knows the owner's idle time")
+	}
+	var nilWatch *owner.Watch
+	if _, ok := nilWatch.Idle(now); ok {
+		t.Errorf("no watch knows the owner's idle time")
+	}
+}

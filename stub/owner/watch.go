@@ -22,6 +22,8 @@ type Watch struct {
 	verdict atomic.Pointer[string]
 	changed chan struct{} // one pending notice of a change
 
+	started time.Time // when New looked first
+
 	mu      sync.Mutex  // guards the fields below
 	monitor monitorWord // what the load monitor said last
 	noted   map[string]string
@@ -35,7 +37,7 @@ func New(cfg Config, log *slog.Logger) (*Watch, error) {
 		return nil, err
 	}
 	cfg = cfg.withDefaults()
-	w := &Watch{cfg: cfg, log: log, changed: make(chan struct{}, 1), noted: map[string]string{}}
+	w := &Watch{cfg: cfg, log: log, changed: make(chan struct{}, 1), noted: map[string]string{}, started: time.Now()}
 	if cfg.SleepOnLogin > 0 {
 		w.login = &loginDetector{path: cfg.Utmp, hold: cfg.SleepOnLogin}
 	}
@@ -64,6 +66,30 @@ func (w *Watch) Verdict() string {
 		return ""
 	}
 	return *w.verdict.Load()
+}
+
+// Idle returns how long ago the owner last used the machine at now: the
+// last session open or closed in utmp, the last input, whichever is later
+// (since the watch started, when neither was ever seen); false when
+// neither --sleep-on-login nor --sleep-on-input is on, or w is nil. Jobs
+// ask for idle machines with idle>=MINUTES.
+func (w *Watch) Idle(now time.Time) (time.Duration, bool) {
+	if w == nil || (w.login == nil && w.input == nil) {
+		return 0, false
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	var last time.Time
+	if w.login != nil {
+		last = later(last, w.login.active)
+	}
+	if w.input != nil {
+		last = later(last, w.input.active)
+	}
+	if last.IsZero() {
+		last = w.started
+	}
+	return max(now.Sub(last), 0), true
 }
 
 // Changed receives after each change of the verdict; changes that come
