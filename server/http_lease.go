@@ -48,12 +48,13 @@ func (s *Server) handleLease(w http.ResponseWriter, r *http.Request) {
 		}
 		pool = st.leases.pool(v)
 	})
-	if req.OwnLoad != nil {
-		st.leases.setOwnLoad(req.Machine, *req.OwnLoad)
-	}
+	st.leases.setOwnLoad(req.Machine, req.OwnLoad)
+	var idleSince *time.Time
 	if req.IdleS != nil {
-		st.leases.setIdleSince(req.Machine, arrival.Add(-time.Duration(*req.IdleS)*time.Second))
+		t := arrival.Add(-time.Duration(*req.IdleS) * time.Second)
+		idleSince = &t
 	}
+	st.leases.setIdleSince(req.Machine, idleSince)
 	token := st.leases.renew(req.Machine, arrival, req.Load, req.Token, time.Duration(req.TokenAgeMS)*time.Millisecond, pool.size(), s.cfg.OutageGrace)
 	if unreachable {
 		c := fsm.LeaseRestored{At: time.Now().UTC(), Machine: req.Machine, Running: attemptsFromWire(req.Running)}

@@ -60,8 +60,8 @@ func TestLivenessTakesOwnLoadOff(t *testing.T) {
 	for name, l := range map[string][2]float64{"alpha": {3, 2}, "beta": {1, 1.5}, "gamma": {2.5, -1}} {
 		load := l[0]
 		leases.renew(name, now, &load, nil, 0, 0, 0)
-		if l[1] >= 0 {
-			leases.setOwnLoad(name, l[1])
+		if own := l[1]; own >= 0 {
+			leases.setOwnLoad(name, &own)
 		}
 	}
 	live := s.liveness(now)
@@ -72,5 +72,9 @@ func TestLivenessTakesOwnLoadOff(t *testing.T) {
 	}
 	if got := s.pool(now)["alpha"].Meta.Load; got != 3 {
 		t.Errorf("the pool (netstatus -m) shows alpha's load %v, want all of it, 3", got)
+	}
+	leases.setOwnLoad("alpha", nil) // a stub that stopped reporting it
+	if got := s.liveness(now)["alpha"].Load; got != 3 {
+		t.Errorf("alpha no longer reports its own load: got %v, want 3", got)
 	}
 }

@@ -116,18 +116,28 @@ func (t *leaseTable) reportedLoad(machine string) (float64, bool) {
 }
 
 // setOwnLoad records the load the machine's own jobs caused, as its
-// stub reported with a renewal.
-func (t *leaseTable) setOwnLoad(machine string, own float64) {
+// stub reported with a renewal; nil forgets it (a stub that no longer
+// reports it).
+func (t *leaseTable) setOwnLoad(machine string, own *float64) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	t.own[machine] = own
+	if own == nil {
+		delete(t.own, machine)
+		return
+	}
+	t.own[machine] = *own
 }
 
-// setIdleSince records when the machine's owner last used it.
-func (t *leaseTable) setIdleSince(machine string, since time.Time) {
+// setIdleSince records when the machine's owner last used it; nil
+// forgets it.
+func (t *leaseTable) setIdleSince(machine string, since *time.Time) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	t.idle[machine] = since
+	if since == nil {
+		delete(t.idle, machine)
+		return
+	}
+	t.idle[machine] = *since
 }
 
 // idleSince returns when the machine's owner last used it; false when its
