@@ -22,8 +22,9 @@
 //     data directory, the stubs left running: leader elected to the first
 //     job running, 5 rounds.
 //   - gossip: 3 servers and 200 simulated stubs over 4 processes with the
-//     default memberlist settings: convergence, time to notice a dead
-//     member, false suspicions, server CPU.
+//     default memberlist settings: convergence (on 3 fresh pools, 1 under
+//     BENCH_QUICK), time to notice a dead member, false suspicions,
+//     server CPU.
 //   - pass: one scheduling pass of the leader's planner placing 10,000
 //     queued instances on 1,000 machines.
 //   - scale: 10,000 machines and 1,000,000 job records built through the
