@@ -79,6 +79,10 @@ func runServer(cCtx *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	keyring, err := agentKeyring(cCtx, material)
+	if err != nil {
+		return err
+	}
 	srv, err := server.New(server.Config{
 		Name:            cCtx.String("name"),
 		DataDir:         cCtx.String("data-dir"),
@@ -91,12 +95,12 @@ func runServer(cCtx *cli.Context) error {
 		OutageGrace:     cCtx.Duration("outage-grace"),
 		Logger:          logger,
 		TLS:             material,
-		GossipKeyring:   cCtx.String("gossip-keyring"),
+		GossipKeyring:   keyring,
 	})
 	if err != nil {
 		return fmt.Errorf("start server: %w", err)
 	}
-	if material != nil || cCtx.String("gossip-keyring") != "" {
+	if material != nil || keyring != "" {
 		reloadOnHangup(cCtx.Context, logger, srv.Reload)
 	}
 	fmt.Fprintf(cCtx.App.Writer, "server %s api %s%s\n", cCtx.String("name"), scheme(material), srv.HTTPAddr())

@@ -109,6 +109,10 @@ func runStub(cCtx *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	keyring, err := agentKeyring(cCtx, material)
+	if err != nil {
+		return err
+	}
 	name := cCtx.String("name")
 	if name == "" {
 		if name, err = os.Hostname(); err != nil {
@@ -126,7 +130,7 @@ func runStub(cCtx *cli.Context) error {
 		Logger:     logger,
 
 		TLS:           material,
-		GossipKeyring: cCtx.String("gossip-keyring"),
+		GossipKeyring: keyring,
 		Socket:        cCtx.String("socket"),
 
 		MinFreeDisk:      minDisk,
@@ -137,7 +141,7 @@ func runStub(cCtx *cli.Context) error {
 	if err != nil {
 		return fmt.Errorf("start stub: %w", err)
 	}
-	if material != nil || cCtx.String("gossip-keyring") != "" {
+	if material != nil || keyring != "" {
 		reloadOnHangup(cCtx.Context, logger, st.Reload)
 	}
 	fmt.Fprintf(cCtx.App.Writer, "stub %s api %s%s\n", name, scheme(material), st.HTTPAddr())
