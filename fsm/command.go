@@ -38,13 +38,14 @@ const (
 	TokenIssueType    MessageType = 23 // since command level 23; see TokenIssue
 	TokenRevokeType   MessageType = 24 // since command level 24; see TokenRevoke
 	ServerRemovedType MessageType = 25 // proposed with IgnoreUnknownFlag: informational
+	SubmitAfterType   MessageType = 26 // since command level 26; see JobSpec.After
 )
 
 // CommandLevel is the highest command type this build applies. Servers
 // gossip it, and the leader proposes a command newer than every voter's
 // level only when all of them have it: a replica that meets an unknown
 // type must stop.
-const CommandLevel = ServerRemovedType
+const CommandLevel = SubmitAfterType
 
 // IgnoreUnknownFlag marks a command that a server which does not know its
 // type may skip instead of stopping. Commands whose loss would make replicas
@@ -104,6 +105,8 @@ func (t MessageType) String() string {
 		return "TokenRevoke"
 	case ServerRemovedType:
 		return "ServerRemoved"
+	case SubmitAfterType:
+		return "SubmitAfter"
 	}
 	return fmt.Sprintf("MessageType(%d)", uint8(t))
 }
@@ -166,6 +169,19 @@ type JobSpec struct {
 	Queue         string            `json:"queue,omitempty"`
 	Restart       string            `json:"restart,omitempty"`
 	MaxRestarts   int               `json:"max_restarts,omitempty"`
+	// After, AfterOK and AfterNotOK are the ids of the jobs this one
+	// waits for (after=, afterok=, afternotok=), resolved from names by
+	// the server at submit. Since command level 26: a Submit that sets
+	// any of them is proposed as a SubmitAfterType entry, which an older
+	// replica refuses (it stops) rather than ignore the fields.
+	After      []uint64 `json:"after,omitempty"`
+	AfterOK    []uint64 `json:"afterok,omitempty"`
+	AfterNotOK []uint64 `json:"afternotok,omitempty"`
+}
+
+// HasDependencies reports whether the job waits for other jobs.
+func (s *JobSpec) HasDependencies() bool {
+	return len(s.After)+len(s.AfterOK)+len(s.AfterNotOK) > 0
 }
 
 // Requirement is one comparison on a numeric machine attribute.

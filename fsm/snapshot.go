@@ -16,10 +16,11 @@ import (
 // records in a binary form (snapshot_codec.go) with repeated strings
 // stored once. Restore refuses every version it does not read. 1.0 writes
 // and reads 4; 5 adds the machine's Unhealthy to its record
-// (MachineHealth); 6 adds the token records (TokenIssue). This build
-// writes 6 and reads 4 to 6; a future version must keep a reader for
-// them all.
-const SnapshotVersion = 6
+// (MachineHealth); 6 adds the token records (TokenIssue); 7 adds the
+// job's dependencies (after=, afterok=, afternotok=) to its record. This
+// build writes 7 and reads 4 to 7; a future version must keep a reader
+// for them all.
+const SnapshotVersion = 7
 
 // oldestSnapshotVersion is the oldest version Restore reads, 1.0's.
 const oldestSnapshotVersion = 4
@@ -207,7 +208,7 @@ const maxPresized = 1 << 22
 const jobArena = 1024
 
 // readBinaryRecords reads the machine, job, reservation and (from
-// version 6) token records of a version 4, 5 or 6 snapshot (dec.version
+// version 6) token records of a version 4 to 7 snapshot (dec.version
 // says which); the stream must end after them.
 func readBinaryRecords(d *db, h *snapshotHeader, dec *decoder) error {
 	if h.Machines < 0 || h.Jobs < 0 || h.Reservations < 0 || h.Tokens < 0 {

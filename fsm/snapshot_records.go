@@ -5,7 +5,9 @@ package fsm
 // a new snapshot version that writes it, and the reader reads it only from
 // that version on; TestRecordsRoundTrip fails until it is written. Version
 // 4 lacks the machine's Unhealthy, the last field of its record; versions
-// 4 and 5 hold no token records.
+// 4 and 5 hold no token records; versions 4 to 6 lack the job's
+// dependencies (the spec's After, AfterOK and AfterNotOK), the last fields
+// of its record.
 
 func (e *encoder) machine(m *Machine) {
 	f := &m.MachineFacts
@@ -70,6 +72,9 @@ func (e *encoder) job(j *Job) {
 	}
 	e.uint(j.CreateIndex)
 	e.uint(j.ModifyIndex)
+	e.uints(j.Spec.After) // since version 7
+	e.uints(j.Spec.AfterOK)
+	e.uints(j.Spec.AfterNotOK)
 	e.endRecord()
 }
 
@@ -87,7 +92,25 @@ func (d *decoder) job(j *Job) {
 	j.Instances = d.instanceList()
 	j.CreateIndex = d.uint()
 	j.ModifyIndex = d.uint()
+	if d.version >= 7 {
+		j.Spec.After = d.uints()
+		j.Spec.AfterOK = d.uints()
+		j.Spec.AfterNotOK = d.uints()
+	}
 	d.flushRaw()
+}
+
+// uints writes a count then the numbers.
+func (e *encoder) uints(vs []uint64) {
+	e.uint(uint64(len(vs)))
+	for _, v := range vs {
+		e.uint(v)
+	}
+}
+
+// uints reads what encoder.uints wrote; nil when empty.
+func (d *decoder) uints() []uint64 {
+	return list(d, func(v *uint64) { *v = d.uint() })
 }
 
 func (e *encoder) spec(s *JobSpec) {

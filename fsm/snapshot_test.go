@@ -156,13 +156,30 @@ func richCommands() []command {
 		{fsm.TokenIssueType, tokenIssue("2c3d4e5f", "alice", "root", 132, 3600)},
 		{fsm.TokenRevokeType, fsm.TokenRevoke{At: at(133), ID: "2c3d4e5f", By: "tclark"}},
 		{fsm.ServerRemovedType | fsm.IgnoreUnknownFlag, fsm.ServerRemoved{At: at(200), Name: "s3", By: "root"}},
+		// Since snapshot version 7 (richSinceV6 counts them): dependent
+		// jobs, one held for a running job, one held with a dependency
+		// that has already ended, one cancelled at once by a failed one.
+		{fsm.SubmitAfterType, fsm.Submit{At: at(201), Owner: "gina", Spec: withDeps(spec("next", 1), nil, []uint64{8}, nil)}},
+		{fsm.SubmitAfterType, fsm.Submit{At: at(202), Owner: "gina", Spec: withDeps(spec("cleanup", 2), []uint64{1}, nil, []uint64{8})}},
+		{fsm.SubmitAfterType, fsm.Submit{At: at(203), Owner: "gina", Spec: withDeps(spec("never", 1), nil, []uint64{2}, nil)}},
 	}
 }
+
+// withDeps returns s with the dependencies given.
+func withDeps(s fsm.JobSpec, after, afterOK, afterNotOK []uint64) fsm.JobSpec {
+	s.After, s.AfterOK, s.AfterNotOK = after, afterOK, afterNotOK
+	return s
+}
+
+// richSinceV6 is how many of richCommands' last commands a version 6
+// snapshot cannot hold: the rich state of testdata/snapshot_v6.golden
+// lacks them.
+const richSinceV6 = 3
 
 // richSinceV5 is how many of richCommands' last commands a version 5
 // snapshot cannot hold: the rich state of testdata/snapshot_v5.golden
 // lacks them.
-const richSinceV5 = 5
+const richSinceV5 = 5 + richSinceV6
 
 // richSince1_0 is how many of richCommands' last commands 1.0 did not
 // know: the rich state of testdata/snapshot_v4.golden lacks them.
@@ -428,8 +445,8 @@ func TestSnapshotRoundTrip(t *testing.T) {
 			}},
 		{"next job id continues", command{fsm.SubmitType, fsm.Submit{At: at(104), Owner: "erin", Spec: spec("", 1)}},
 			func(t *testing.T, res *fsm.Result) {
-				if res.JobID != 12 || res.Existing {
-					t.Errorf("got JobID %d Existing %v, want 12 and false", res.JobID, res.Existing)
+				if res.JobID != 15 || res.Existing {
+					t.Errorf("got JobID %d Existing %v, want 15 and false", res.JobID, res.Existing)
 				}
 			}},
 		{"term of a lost instance", command{fsm.ChildTermType, fsm.ChildTerm{At: at(105), JobID: 4, Instance: 0, Attempt: 1, Machine: "m3"}},
@@ -444,7 +461,7 @@ func TestSnapshotRoundTrip(t *testing.T) {
 					t.Errorf("got Stale %v Err %v, want false and nil", res.Stale, res.Err)
 				}
 			}},
-		{"freed slot is usable", command{fsm.PlaceType, fsm.Place{At: at(107), Assignments: []fsm.Assignment{asg(6, 1, "m1"), asg(12, 0, "m1")}}},
+		{"freed slot is usable", command{fsm.PlaceType, fsm.Place{At: at(107), Assignments: []fsm.Assignment{asg(6, 1, "m1"), asg(15, 0, "m1")}}},
 			func(t *testing.T, res *fsm.Result) {
 				if want := []fsm.Assignment{asg(6, 1, "m1")}; !slices.Equal(res.Accepted, want) {
 					t.Errorf("got Accepted %v, want %v", res.Accepted, want)
@@ -468,9 +485,9 @@ func TestSnapshotRoundTrip(t *testing.T) {
 					t.Errorf("got Err %v Draining %v, want nil and none", res.Err, res.Draining)
 				}
 			}},
-		{"undrained machine takes work", command{fsm.PlaceType, fsm.Place{At: at(110), Assignments: []fsm.Assignment{asg(12, 0, "m4")}}},
+		{"undrained machine takes work", command{fsm.PlaceType, fsm.Place{At: at(110), Assignments: []fsm.Assignment{asg(15, 0, "m4")}}},
 			func(t *testing.T, res *fsm.Result) {
-				if want := []fsm.Assignment{asg(12, 0, "m4")}; !slices.Equal(res.Accepted, want) {
+				if want := []fsm.Assignment{asg(15, 0, "m4")}; !slices.Equal(res.Accepted, want) {
 					t.Errorf("got Accepted %v, want %v", res.Accepted, want)
 				}
 			}},
@@ -626,7 +643,7 @@ func TestRestoreRejects(t *testing.T) {
 		wantFormat bool // the error wraps ErrSnapshotFormat
 	}{
 		{"unknown format", `{"format":"other-db","version":1,"index":5,"next_job_id":1,"machines":0,"jobs":0}` + "\n", true},
-		{"newer version", `{"format":"netmgr-fsm","version":7,"index":5,"next_job_id":1,"machines":0,"jobs":0}` + "\n", true},
+		{"newer version", `{"format":"netmgr-fsm","version":8,"index":5,"next_job_id":1,"machines":0,"jobs":0}` + "\n", true},
 		{"version zero", `{"format":"netmgr-fsm","version":0,"index":5,"next_job_id":1,"machines":0,"jobs":0}` + "\n", true},
 		{"no format", `{"version":1,"index":5}` + "\n", true},
 		{"empty", "", false},
@@ -675,7 +692,7 @@ func TestRestoreOldVersionSaysWhatToDo(t *testing.T) {
 	if !errors.Is(err, fsm.ErrSnapshotFormat) {
 		t.Fatalf("got %v, want an error wrapping ErrSnapshotFormat", err)
 	}
-	for _, want := range []string{"snapshot version 3", "pre-release", "reads versions 4 to 6", "move the data directory aside"} {
+	for _, want := range []string{"snapshot version 3", "pre-release", "reads versions 4 to 7", "move the data directory aside"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("got %q, want it to contain %q", err, want)
 		}
@@ -724,15 +741,15 @@ func TestSnapshotGolden(t *testing.T) {
 }
 
 // TestRestoreOldVersions restores the golden snapshots older builds
-// wrote: version 4 (1.0's, whose machine records lack Unhealthy) and
-// version 5 (no token records). Each state is the rich state without the
+// wrote: version 4 (1.0's, whose machine records lack Unhealthy),
+// version 5 (no token records) and version 6 (no job dependencies). Each state is the rich state without the
 // commands added since, and a snapshot of it now is the current version
 // and restores to the same state.
 func TestRestoreOldVersions(t *testing.T) {
 	for _, tc := range []struct {
 		version int
 		since   int // richCommands' last commands the version cannot hold
-	}{{4, richSince1_0}, {5, richSinceV5}} {
+	}{{4, richSince1_0}, {5, richSinceV5}, {6, richSinceV6}} {
 		t.Run(fmt.Sprintf("version %d", tc.version), func(t *testing.T) {
 			file := fmt.Sprintf("snapshot_v%d.golden", tc.version)
 			old, err := os.ReadFile(filepath.Join("testdata", file))
