@@ -226,7 +226,7 @@ func JobReached(job Job, until string) bool {
 // once it has ended.
 func InstanceReached(state, until string) bool {
 	if until == WaitStarted {
-		return state != InstanceQueued && state != InstancePlaced
+		return state != InstanceQueued && state != InstancePlaced && state != InstanceHeld
 	}
 	return Instance{State: state}.Finished()
 }

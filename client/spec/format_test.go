@@ -36,7 +36,7 @@ func TestFormat(t *testing.T) {
 				Mounts: []string{"/usr/u/fred/data"}, Machines: []string{"flute", "viola"},
 				Unique: true, MaxPerMachine: 1, Load: 0.25, MemoryMB: 512, Queue: "NEW_Q",
 				Restart: client.RestartOnFailure, MaxRestarts: 3,
-				Mail: "fred@cs.cornell.edu", Cron: "0 3 * * *", After: "job1",
+				Mail: "fred@cs.cornell.edu", Cron: "0 3 * * *", After: []string{"job1"},
 				CopyIn: []string{"in.dat"}, CopyOut: []string{"out dir/x"},
 			},
 			want: `binaries={sparc=/a},min=2,symb_name=j,keys={mathlab,fpu},mem>10,rating>=8.5,nprocs!=-1,big<1e+21,` +

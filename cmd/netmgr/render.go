@@ -80,10 +80,17 @@ func limitReason(reason string) string {
 }
 
 // instanceState is the STATE column: running, suspended, exited(0),
-// failed(3), failed(exec), signaled(KILL), killed, lost, placed, queued;
-// an instance a queue limit ended shows the limit instead of the detail:
-// killed(run limit), killed(memory limit).
+// failed(3), failed(exec), signaled(KILL), killed, lost, placed, queued,
+// held(dependency), cancelled(dependency); an instance a queue limit ended
+// shows the limit instead of the detail: killed(run limit), killed(memory
+// limit).
 func instanceState(in client.Instance) string {
+	switch in.State {
+	case client.InstanceHeld:
+		return client.JobHeld
+	case client.InstanceCancelled:
+		return client.JobCancelled
+	}
 	if l := limitReason(in.Reason); l != "" && in.Finished() {
 		return in.State + "(" + l + ")"
 	}
@@ -111,21 +118,29 @@ func plural(n int) string {
 
 // renderJobs writes the netstatus -j table: one row per instance that has a
 // machine; then per job one "N instances queued" row for its queued
-// instances and one "N instances never ran" row per state for instances
-// that ended without a machine (killed while queued).
+// instances, one "N instances held" row for instances held for the job's
+// dependencies, and one "N instances never ran" row per state for
+// instances that ended without a machine (killed while queued, cancelled
+// for a dependency); a cancelled job's reason follows on its own row.
 func renderJobs(w io.Writer, jobs []client.Job) error {
 	tw := newTable(w)
 	fmt.Fprintln(tw, "ID\tJOB NAME\tBINARY NAME\tWHERE\tSTATE")
 	for _, job := range sortedJobs(jobs) {
 		name := job.Name + "." + job.Owner
-		queued := 0
+		queued, held := 0, 0
+		var cancelReason string
 		unplaced := map[string]int{} // instance state -> count
 		var states []string
 		for _, in := range sortedInstances(job.Instances) {
 			switch {
 			case in.State == client.InstanceQueued:
 				queued++
+			case in.State == client.InstanceHeld:
+				held++
 			case in.Machine == "":
+				if in.State == client.InstanceCancelled {
+					cancelReason = in.Reason
+				}
 				if unplaced[in.State] == 0 {
 					states = append(states, in.State)
 				}
@@ -137,9 +152,16 @@ func renderJobs(w io.Writer, jobs []client.Job) error {
 		if queued > 0 {
 			fmt.Fprintf(tw, "%d\t%s\t%s\t%s queued\t%s\n", job.ID, name, jobBinaries(job.Spec), plural(queued), client.InstanceQueued)
 		}
+		if held > 0 {
+			fmt.Fprintf(tw, "%d\t%s\t%s\t%s held\t%s\n", job.ID, name, jobBinaries(job.Spec), plural(held), client.JobHeld)
+		}
 		sort.Strings(states)
 		for _, st := range states {
-			fmt.Fprintf(tw, "%d\t%s\t%s\t%s never ran\t%s\n", job.ID, name, jobBinaries(job.Spec), plural(unplaced[st]), st)
+			fmt.Fprintf(tw, "%d\t%s\t%s\t%s never ran\t%s\n", job.ID, name, jobBinaries(job.Spec), plural(unplaced[st]),
+				instanceState(client.Instance{State: st}))
+		}
+		if cancelReason != "" {
+			fmt.Fprintf(tw, "%d\t%s\t\t\t%s\n", job.ID, name, cancelReason)
 		}
 	}
 	return tw.Flush()
@@ -190,8 +212,8 @@ func renderJobsJSON(w io.Writer, jobs []client.Job) error {
 	for _, job := range sortedJobs(jobs) {
 		for _, in := range sortedInstances(job.Instances) {
 			where := in.Machine
-			if in.State == client.InstanceQueued {
-				where = client.InstanceQueued
+			if in.State == client.InstanceQueued || in.State == client.InstanceHeld {
+				where = in.State
 			}
 			rows = append(rows, jobRow{
 				ID: job.ID, Name: job.Name, Owner: job.Owner, JobState: job.State,
