@@ -11,6 +11,9 @@
 //     counted as instances registered per 1 s window (real forks); then
 //     64 clients submitting without waiting, counted as submits accepted
 //     per 1 s window.
+//   - chain: 3 servers and 2 stubs as processes; a chain of 20 jobs,
+//     each afterok the one before: the gap from one job's end to the
+//     next one's start, as the stubs stamp them (target: median <= 50 ms).
 //   - simstubs: 3 servers and 100 simulated stubs (`netmgr sim`, no
 //     fork): instances started per second.
 //   - failover: 3 servers and 3 stubs; machine loss (stub, supervisor host
