@@ -37,7 +37,7 @@ func (s *Server) handleSubmit(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if cmd.Spec.HasDependencies() {
-		if s.refreshGroupLevel(); !s.groupApplies(fsm.SubmitAfterType) {
+		if !s.groupAppliesNow(fsm.SubmitAfterType) {
 			s.writeError(w, http.StatusConflict, fmt.Errorf("submit a dependent job: %w", errUpgradeFirst))
 			return
 		}
