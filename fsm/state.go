@@ -15,7 +15,9 @@ const (
 )
 
 // Instance states. An instance moves queued -> placed -> running -> one of
-// the end states; lost when its machine leaves the pool under it.
+// the end states; lost when its machine leaves the pool under it. An
+// instance of a job with dependencies starts held, and becomes queued or
+// cancelled when they decide (dependencies.go).
 const (
 	InstanceQueued   = "queued"
 	InstancePlaced   = "placed"
