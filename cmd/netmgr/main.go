@@ -61,11 +61,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	args = flagsFirst(args)
 	app, prefix := newApp(filepath.Base(args[0]), args[1:])
 	app.Writer, app.ErrWriter = stdout, stderr
-	err := app.RunContext(ctx, args)
+	ri := &runInfo{prefix: prefix}
+	err := app.RunContext(withRunInfo(ctx, ri), args)
 	if err == nil {
 		return exitOK
 	}
 	fmt.Fprintf(stderr, "%s: %v\n", prefix, err)
+	printHint(ri, err, stderr)
 	var ue *usageError
 	if errors.As(err, &ue) {
 		fmt.Fprintf(stderr, "Run '%s --help' for usage.\n", prefix)
