@@ -8,6 +8,11 @@ BIN           := bin/netmgr
 STATICCHECK_VERSION := v0.8.2
 TOOLS_BIN     := $(CURDIR)/.tools/staticcheck-$(STATICCHECK_VERSION)
 STATICCHECK   := $(TOOLS_BIN)/staticcheck
+# The build's version and commit, linked into the binary (netmgr version);
+# outside a git tree they are "unknown" and "".
+VERSION       ?= $(shell git describe --always --dirty 2>/dev/null || echo unknown)
+COMMIT        ?= $(shell git rev-parse HEAD 2>/dev/null)
+LDFLAGS       := -X main.version=$(VERSION) -X main.commit=$(COMMIT)
 # The commands reached through a symlink to the one binary (argv[0]).
 ALIASES       := netexec netkill netstatus reserve unreserve
 # How long `make fuzz` runs each fuzz target.
@@ -31,7 +36,7 @@ help:
 	@echo "make clean                 remove bin/ and .tools/"
 
 build:
-	CGO_ENABLED=0 $(GO) build -o $(BIN) ./cmd/netmgr
+	CGO_ENABLED=0 $(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/netmgr
 
 install: build
 	install -d $(DESTDIR)$(PREFIX)/bin

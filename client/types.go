@@ -386,6 +386,12 @@ type Server struct {
 	// CommitIndex is the index of the last entry the server knows
 	// committed; a follower compares its log with the leader's.
 	CommitIndex uint64 `json:"commit_index,omitempty"`
+	// Version is the server's build version ("v1.2.0-3-gabc1234"); empty
+	// from a server too old to say.
+	Version string `json:"version,omitempty"`
+	// CommandLevel is the highest log command type the server's build
+	// applies; 0 from a server too old to say.
+	CommandLevel int `json:"command_level,omitempty"`
 }
 
 // Facts is what a stub reports about its machine.

@@ -12,6 +12,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/netmgr/netmgr/client"
+	"github.com/netmgr/netmgr/internal/buildinfo"
 	"github.com/netmgr/netmgr/server"
 	"github.com/netmgr/netmgr/stub"
 )
@@ -93,6 +94,7 @@ func runAgent(cCtx *cli.Context) error {
 		BootstrapExpect: 1,
 		OutageGrace:     server.DefaultOutageGrace,
 		Logger:          logger,
+		Version:         buildinfo.Get(version, commit).Short(),
 		DatabaseFile:    sec.database,
 		TLS:             sec.server,
 		GossipKeyring:   sec.keyring,

@@ -110,9 +110,15 @@ func newApp(base string, rest []string) (*cli.App, string) {
 			reserveCommand(), unreserveCommand(),
 			suspendCommand(), resumeCommand(), restartCommand(), eventsCommand(), tlsCommand(),
 			serverCommand(), stubCommand(), simCommand(), agentCommand(), adminCommand(), superviseCommand(),
-			tokenCommand(),
+			tokenCommand(), versionCommand(),
+		},
+		Flags: []cli.Flag{
+			&cli.BoolFlag{Name: "version", Usage: "print the version, commit and command level (netmgr version)"},
 		},
 		Action: func(cCtx *cli.Context) error {
+			if cCtx.Bool("version") {
+				return versionCommand().Action(cCtx)
+			}
 			if cCtx.Args().Present() {
 				return usagef("unknown command %q", cCtx.Args().First())
 			}

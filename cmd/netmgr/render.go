@@ -341,7 +341,7 @@ func sortedServers(ss []client.Server) []client.Server {
 // comes last: an unhealthy server's reason may be long.
 func renderServers(w io.Writer, ss []client.Server) error {
 	tw := newTable(w)
-	fmt.Fprintln(tw, "NAME\tADDRESS\tROLE\tTERM\tLAST INDEX\tLAST CONTACT\tLEADER\tHEALTH")
+	fmt.Fprintln(tw, "NAME\tADDRESS\tROLE\tTERM\tLAST INDEX\tLAST CONTACT\tLEADER\tVERSION\tHEALTH")
 	for _, s := range sortedServers(ss) {
 		role := s.Role
 		if role == "" {
@@ -351,8 +351,8 @@ func renderServers(w io.Writer, ss []client.Server) error {
 		if s.Error != "" {
 			leader = "error: " + s.Error
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%s\t%s\t%s\n", s.Name, orDash(s.Address), role, s.Term, s.LastIndex,
-			orDash(s.LastContact), leader, serverHealth(s))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%s\t%s\t%s\t%s\n", s.Name, orDash(s.Address), role, s.Term, s.LastIndex,
+			orDash(s.LastContact), leader, orDash(s.Version), serverHealth(s))
 	}
 	return tw.Flush()
 }
@@ -388,6 +388,10 @@ type serverRow struct {
 	Healthy     bool   `json:"healthy"`
 	// Problem is why the server is unhealthy, when it says.
 	Problem string `json:"problem,omitempty"`
+	// Version and CommandLevel are the server's build; empty and 0 when
+	// it did not answer or is too old to say.
+	Version      string `json:"version"`
+	CommandLevel int    `json:"command_level"`
 }
 
 // renderServersJSON writes netstatus -s --json.
@@ -395,7 +399,8 @@ func renderServersJSON(w io.Writer, ss []client.Server) error {
 	rows := []serverRow{}
 	for _, s := range sortedServers(ss) {
 		rows = append(rows, serverRow{Name: s.Name, Address: s.Address, HTTP: s.HTTP, Role: s.Role, Term: s.Term, LastIndex: s.LastIndex, Leader: s.Leader, Error: s.Error,
-			LastContact: s.LastContact, Healthy: s.Healthy && s.Error == "", Problem: s.Problem})
+			LastContact: s.LastContact, Healthy: s.Healthy && s.Error == "", Problem: s.Problem,
+			Version: s.Version, CommandLevel: s.CommandLevel})
 	}
 	return writeJSON(w, rows)
 }

@@ -5,6 +5,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/netmgr/netmgr/internal/buildinfo"
 	"github.com/netmgr/netmgr/server"
 )
 
@@ -94,6 +95,7 @@ func runServer(cCtx *cli.Context) error {
 		DatabaseFile:    cCtx.String("database"),
 		OutageGrace:     cCtx.Duration("outage-grace"),
 		Logger:          logger,
+		Version:         buildinfo.Get(version, commit).Short(),
 		TLS:             material,
 		GossipKeyring:   keyring,
 	})
