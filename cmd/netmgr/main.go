@@ -110,7 +110,7 @@ func newApp(base string, rest []string) (*cli.App, string) {
 			reserveCommand(), unreserveCommand(),
 			suspendCommand(), resumeCommand(), restartCommand(), eventsCommand(), tlsCommand(),
 			serverCommand(), stubCommand(), simCommand(), agentCommand(), adminCommand(), superviseCommand(),
-			tokenCommand(), versionCommand(),
+			tokenCommand(), versionCommand(), completionCommand(), manCommand(),
 		},
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "version", Usage: "print the version, commit and command level (netmgr version)"},
@@ -141,7 +141,7 @@ func newApp(base string, rest []string) (*cli.App, string) {
 // than exiting inside urfave/cli, and flag errors are usage errors.
 func setCommon(app *cli.App) {
 	app.HideVersion = true
-	app.EnableBashCompletion = false
+	app.EnableBashCompletion = true // netmgr completion bash|zsh
 	app.DisableSliceFlagSeparator = true // --env A=b,c is one entry
 	app.ExitErrHandler = func(*cli.Context, error) {}
 	app.OnUsageError = onUsageError
