@@ -141,7 +141,7 @@ func newApp(base string, rest []string) (*cli.App, string) {
 // than exiting inside urfave/cli, and flag errors are usage errors.
 func setCommon(app *cli.App) {
 	app.HideVersion = true
-	app.EnableBashCompletion = true // netmgr completion bash|zsh
+	app.EnableBashCompletion = true      // netmgr completion bash|zsh
 	app.DisableSliceFlagSeparator = true // --env A=b,c is one entry
 	app.ExitErrHandler = func(*cli.Context, error) {}
 	app.OnUsageError = onUsageError
