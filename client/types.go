@@ -715,6 +715,10 @@ type NodeMeta struct {
 	// applies. Every server sets it; a member that gossips none counts as
 	// 1.0 (21).
 	Level int `json:"cl,omitempty"`
+	// Leaving is set by a stub shutting down cleanly, just before it
+	// leaves the pool, so that the servers log its departure as news,
+	// not as a failure.
+	Leaving bool `json:"lv,omitempty"`
 }
 
 // ErrorResponse is the body of every non-2xx answer.

@@ -31,7 +31,7 @@ func agentCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "agent",
 		Usage:     "run a whole cluster in one process (--dev)",
-		UsageText: "netmgr agent --dev [--exec-dir DIR] [--log-level LEVEL]",
+		UsageText: "netmgr agent --dev [--exec-dir DIR] [--log-level LEVEL] [--log-format text|json]",
 		Description: "With --dev, runs a one-server group and one stub (machine " + devStubName + ") in this\n" +
 			"process, on 127.0.0.1 with free ports and its data in a temporary directory that\n" +
 			"is removed on exit. It is secure as a real cluster is: a throw-away CA and\n" +
@@ -49,7 +49,7 @@ func agentCommand() *cli.Command {
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "dev", Usage: "run a throw-away one-machine cluster for trying netmgr out"},
 			&cli.StringFlag{Name: "exec-dir", Usage: "`DIR` the dev stub runs jobs in (default " + stub.DefaultExecDir + ")"},
-			logLevelFlag(),
+			logLevelFlag(), logFormatFlag(),
 		},
 		Action: runAgent,
 	}

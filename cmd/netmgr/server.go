@@ -56,7 +56,7 @@ func serverCommand() *cli.Command {
 			&cli.StringSliceFlag{Name: "join", Usage: "gossip addresses (`HOST:PORT`) of other servers or stubs, comma-separated or repeated"},
 			&cli.StringFlag{Name: "database", Usage: "machine database `FILE` to load when the group is first formed"},
 			&cli.DurationFlag{Name: "outage-grace", Value: server.DefaultOutageGrace, Usage: "how long restartable jobs run on through a whole-control-plane outage (`DURATION`)"},
-			logLevelFlag(),
+			logLevelFlag(), logFormatFlag(),
 		}, agentTLSFlags("server")...),
 		Action: runServer,
 	}

@@ -73,7 +73,7 @@ func stubCommand() *cli.Command {
 			&cli.DurationFlag{Name: "health-check-interval", Value: stub.DefaultHealthCheckEvery,
 				Usage: "run --health-check every `DURATION` (it is killed if it takes longer)"},
 			&cli.StringFlag{Name: "socket", Value: defaultSocket, Usage: "Unix socket `PATH` on which this machine's users reach the servers as themselves (\"\" for none)"},
-			logLevelFlag(),
+			logLevelFlag(), logFormatFlag(),
 		}, agentTLSFlags("stub")...),
 		Action: runStub,
 	}
