@@ -58,13 +58,12 @@ func newRejoiner(s *Server) *rejoiner {
 
 // unseenMachines returns the API address of every machine of the
 // database, whatever its state, that gossip does not hold alive: not in
-// pool, or failed there. A stub that left saying so (a clean shutdown)
-// is not chased: it joins again by itself when it starts.
+// pool, or failed or gone there.
 func unseenMachines(v fsm.View, pool map[string]member) map[string]string {
 	out := make(map[string]string)
 	for _, mc := range v.Machines() {
-		if mem, ok := pool[mc.Name]; ok && (mem.Alive || mem.Left) && mem.Meta.Role == client.RoleStub {
-			continue // seen, or gone by saying so: nothing to rejoin
+		if mem, ok := pool[mc.Name]; ok && mem.Alive && mem.Meta.Role == client.RoleStub {
+			continue
 		}
 		if mc.Addr != "" {
 			out[mc.Name] = mc.Addr
