@@ -2,6 +2,7 @@ package slogadapt
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"log"
 	"log/slog"
@@ -59,7 +60,22 @@ func (h *hclogLogger) Log(level hclog.Level, msg string, args ...any) {
 		return
 	}
 	attrs := append([]any{"component", h.name}, h.implied...)
-	h.log.Log(ctx, lv, msg, append(attrs, args...)...)
+	h.log.Log(ctx, lv, msg, append(attrs, formatArgs(args)...)...)
+}
+
+// formatArgs renders the values hclog formats itself (hclog.Fmt) into
+// strings, leaving the others to slog.
+func formatArgs(args []any) []any {
+	out := make([]any, len(args))
+	for i, a := range args {
+		if f, ok := a.(hclog.Format); ok && len(f) > 0 {
+			if format, ok := f[0].(string); ok {
+				a = fmt.Sprintf(format, f[1:]...)
+			}
+		}
+		out[i] = a
+	}
+	return out
 }
 
 // Trace logs at hclog's Trace level.

@@ -99,14 +99,14 @@ func TestRaftLevels(t *testing.T) {
 func TestHCLogWithAndNamed(t *testing.T) {
 	l, records := jsonLogger(t, slog.LevelDebug)
 	h := slogadapt.HCLog(l, "raft", nil).Named("net").With("peer", "s2")
-	h.Debug("dialing", "addr", "127.0.0.1:1")
+	h.Debug("dialing", "addr", "127.0.0.1:1", "servers", hclog.Fmt("%+v", []string{"s1", "s2"}))
 	recs := records()
 	if len(recs) != 1 {
 		t.Fatalf("logged %v, want one record", recs)
 	}
 	r := recs[0]
-	if r["component"] != "raft.net" || r["peer"] != "s2" || r["addr"] != "127.0.0.1:1" || r["level"] != "DEBUG" {
-		t.Errorf("logged %v, want component=raft.net peer=s2 addr=127.0.0.1:1 at DEBUG", r)
+	if r["component"] != "raft.net" || r["peer"] != "s2" || r["addr"] != "127.0.0.1:1" || r["servers"] != "[s1 s2]" || r["level"] != "DEBUG" {
+		t.Errorf("logged %v, want component=raft.net peer=s2 addr=127.0.0.1:1 servers=[s1 s2] at DEBUG", r)
 	}
 	if !h.IsDebug() || h.IsTrace() {
 		t.Errorf("IsDebug() = %v, IsTrace() = %v; want true, false for a debug logger", h.IsDebug(), h.IsTrace())
