@@ -33,6 +33,11 @@ func completionCommand() *cli.Command {
 			"The bash and zsh scripts ask netmgr what may come next as you type, so they\n" +
 			"follow the binary installed; the fish script lists every option and must be\n" +
 			"written again after an upgrade.",
+		BashComplete: func(cCtx *cli.Context) {
+			if cCtx.NArg() == 0 {
+				fmt.Fprintln(cCtx.App.Writer, "bash\nzsh\nfish")
+			}
+		},
 		Action: func(cCtx *cli.Context) error {
 			if cCtx.NArg() != 1 {
 				return usagef("give one shell: bash, zsh or fish")

@@ -72,6 +72,7 @@ func TestBashCompletion(t *testing.T) {
 	}{
 		{"subcommand", []string{"netmgr", "sta"}, "status"},
 		{"nested subcommand", []string{"netmgr", "admin", "qu"}, "queue"},
+		{"completion's shell", []string{"netmgr", "completion", "fi"}, "fish"},
 		{"netmgr option", []string{"netmgr", "status", "--mach"}, "--machines"},
 		{"link option", []string{"netstatus", "--mach"}, "--machines"},
 		{"netexec option", []string{"netexec", "--wa"}, "--wait"},
