@@ -58,6 +58,7 @@ type Client struct {
 	token      string        // sent as Authorization: Bearer, when set
 	expect     *pki.Identity // the peer every answer must come from, when set
 	socket     bool          // requests go over a stub's Unix socket (WithUnixSocket)
+	socketPath string        // that socket, for messages
 	vouched    string        // sent as VouchedUserHeader, when set
 	stub       bool          // the peer is a stub (NewStub), for error messages
 	retryFor   time.Duration
@@ -622,7 +623,7 @@ func (c *Client) followOnce(ctx context.Context, hc *http.Client, addr string, a
 func (c *Client) With(opts ...Option) *Client {
 	c.mu.Lock()
 	cp := &Client{
-		hc: c.hc, user: c.user, scheme: c.scheme, token: c.token, expect: c.expect, socket: c.socket, vouched: c.vouched,
+		hc: c.hc, user: c.user, scheme: c.scheme, token: c.token, expect: c.expect, socket: c.socket, socketPath: c.socketPath, vouched: c.vouched,
 		retryFor: c.retryFor, tryTimeout: c.tryTimeout,
 		giveUpUnanswered: c.giveUpUnanswered, noticeAfter: c.noticeAfter, notice: c.notice,
 		addrs: append([]string(nil), c.addrs...), preferred: c.preferred,

@@ -88,8 +88,11 @@ func (r *retryClock) waitMessage(addrs []string, last error) string {
 	if r.answered {
 		return fmt.Sprintf("waiting for the server group to have a leader (%v); trying for %v more", shortErr(last), left)
 	}
-	return fmt.Sprintf("waiting for a server to answer at %s (%v); trying for %v more",
-		strings.Join(addrs, ", "), shortErr(last), left)
+	where := strings.Join(addrs, ", ")
+	if r.c.socket {
+		where = "the local stub's socket " + r.c.socketPath
+	}
+	return fmt.Sprintf("waiting for a server to answer at %s (%v); trying for %v more", where, shortErr(last), left)
 }
 
 // shortErr drops the method and URL Go's HTTP client puts before a

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -76,6 +77,19 @@ func TestWaitNotice(t *testing.T) {
 		{"nothing answers", dead, "waiting for a server to answer at http://" + dead + " ("},
 		{"no leader", noLeader.URL, "waiting for the server group to have a leader ("},
 	}
+	sock := filepath.Join(t.TempDir(), "stub.sock")
+	t.Run("no stub on the socket", func(t *testing.T) {
+		var log noticeLog
+		c := newClient(t, nil, client.WithUnixSocket(sock), client.WithRetryFor(time.Second),
+			client.WithWaitNotice(200*time.Millisecond, log.add))
+		if _, err := c.Machines(context.Background()); !errors.Is(err, client.ErrNoServer) {
+			t.Fatalf("Machines() error = %v, want ErrNoServer", err)
+		}
+		want := "waiting for a server to answer at the local stub's socket " + sock + " ("
+		if msgs := log.all(); len(msgs) != 1 || !strings.HasPrefix(msgs[0], want) {
+			t.Errorf("notices = %q, want one starting %q", msgs, want)
+		}
+	})
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var log noticeLog
