@@ -8,18 +8,24 @@ BIN           := bin/netmgr
 STATICCHECK_VERSION := v0.8.2
 TOOLS_BIN     := $(CURDIR)/.tools/staticcheck-$(STATICCHECK_VERSION)
 STATICCHECK   := $(TOOLS_BIN)/staticcheck
+# The build's version and commit, linked into the binary (netmgr version);
+# outside a git tree they are "unknown" and "".
+VERSION       ?= $(shell git describe --always --dirty 2>/dev/null || echo unknown)
+COMMIT        ?= $(shell git rev-parse HEAD 2>/dev/null)
+LDFLAGS       := -X main.version=$(VERSION) -X main.commit=$(COMMIT)
 # The commands reached through a symlink to the one binary (argv[0]).
 ALIASES       := netexec netkill netstatus reserve unreserve
 # How long `make fuzz` runs each fuzz target.
 FUZZTIME      ?= 10s
 
-.PHONY: all help build install tools lint test fuzz demo bench bench-security clean
+.PHONY: all help build man install tools lint test fuzz demo bench bench-security clean
 
 all: build
 
 help:
 	@echo "make build                 build $(BIN)"
-	@echo "make install PREFIX=DIR    install DIR/bin/netmgr and its command symlinks (default $(PREFIX))"
+	@echo "make man                   write the manual pages into man/man1/"
+	@echo "make install PREFIX=DIR    install DIR/bin/netmgr, its command symlinks and man pages (default $(PREFIX))"
 	@echo "make tools                 install staticcheck $(STATICCHECK_VERSION) into .tools/"
 	@echo "make lint                  gofmt, go vet, staticcheck"
 	@echo "make test                  lint, then the whole test suite under -race, then fuzz"
@@ -28,15 +34,21 @@ help:
 	@echo "make bench                 latency and throughput figures (BENCH_QUICK=1 for a short run)"
 	@echo "make bench-security        the figures with TLS against --insecure, ABBA order (ORDER=, PAUSE=, BENCH_FLAGS=)"
 	@echo "make chaos                 5 servers, 6 stubs in containers under seeded faults (DURATION=3m)"
-	@echo "make clean                 remove bin/ and .tools/"
+	@echo "make clean                 remove bin/, man/ and .tools/"
 
 build:
-	CGO_ENABLED=0 $(GO) build -o $(BIN) ./cmd/netmgr
+	CGO_ENABLED=0 $(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/netmgr
 
-install: build
-	install -d $(DESTDIR)$(PREFIX)/bin
+# The pages come from the same command definitions as --help.
+man: build
+	rm -rf man/man1
+	$(BIN) man man/man1
+
+install: build man
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1
 	install -m 0755 $(BIN) $(DESTDIR)$(PREFIX)/bin/netmgr
 	for a in $(ALIASES); do ln -sf netmgr $(DESTDIR)$(PREFIX)/bin/$$a; done
+	install -m 0644 man/man1/*.1 $(DESTDIR)$(PREFIX)/share/man/man1/
 
 tools: $(STATICCHECK)
 
@@ -74,7 +86,7 @@ bench-security:
 	./scripts/bench-security.sh
 
 clean:
-	rm -rf bin .tools
+	rm -rf bin .tools man
 
 # The chaos suite (cmd/netmgr-chaos): 5 servers and 6 stubs in Docker
 # containers under a seeded fault schedule, then a checker. The image is

@@ -58,10 +58,15 @@ type Client struct {
 	token      string        // sent as Authorization: Bearer, when set
 	expect     *pki.Identity // the peer every answer must come from, when set
 	socket     bool          // requests go over a stub's Unix socket (WithUnixSocket)
+	socketPath string        // that socket, for messages
 	vouched    string        // sent as VouchedUserHeader, when set
 	stub       bool          // the peer is a stub (NewStub), for error messages
 	retryFor   time.Duration
 	tryTimeout time.Duration // per server tried; 0 = none beyond the request's
+
+	giveUpUnanswered time.Duration    // WithGiveUpUnanswered; 0 = the retry period
+	noticeAfter      time.Duration    // WithWaitNotice
+	notice           func(msg string) // WithWaitNotice; nil = none
 
 	mu        sync.Mutex // guards addrs and preferred
 	addrs     []string
@@ -226,7 +231,7 @@ func JobReached(job Job, until string) bool {
 // once it has ended.
 func InstanceReached(state, until string) bool {
 	if until == WaitStarted {
-		return state != InstanceQueued && state != InstancePlaced
+		return state != InstanceQueued && state != InstancePlaced && state != InstanceHeld
 	}
 	return Instance{State: state}.Finished()
 }
@@ -380,7 +385,7 @@ func (c *Client) do(ctx context.Context, method, path string, in, out any) error
 	start := c.preferred
 	c.mu.Unlock()
 
-	deadline := time.Now().Add(c.retryFor)
+	clock := c.newRetryClock()
 	backoff := 25 * time.Millisecond
 	var last error
 	for {
@@ -406,6 +411,7 @@ func (c *Client) do(ctx context.Context, method, path string, in, out any) error
 				return err
 			}
 			last = err
+			clock.failed(err)
 			// Prefer the next server from now on: this one failed.
 			c.mu.Lock()
 			if c.preferred == n {
@@ -413,13 +419,14 @@ func (c *Client) do(ctx context.Context, method, path string, in, out any) error
 			}
 			c.mu.Unlock()
 		}
-		if time.Now().Add(backoff).After(deadline) {
+		wait, ok := clock.next(backoff, addrs, last)
+		if !ok {
 			return &unreachableError{tried: addrs, last: last, stub: c.stub}
 		}
 		select {
 		case <-ctx.Done():
 			return &unreachableError{tried: addrs, last: ctx.Err(), stub: c.stub}
-		case <-time.After(backoff):
+		case <-time.After(wait):
 		}
 		backoff = min(2*backoff, time.Second)
 	}
@@ -531,7 +538,7 @@ func (c *Client) FollowEvents(ctx context.Context, after uint64, fn func(Event) 
 	hc := *c.hc
 	hc.Timeout = 0 // the stream lasts as long as ctx
 	backoff := 25 * time.Millisecond
-	deadline := time.Now().Add(c.retryFor)
+	clock := c.newRetryClock()
 	var last error
 	for {
 		addrs := c.Addrs()
@@ -548,18 +555,20 @@ func (c *Client) FollowEvents(ctx context.Context, after uint64, fn func(Event) 
 				return err
 			}
 			if got {
-				deadline = time.Now().Add(c.retryFor)
+				clock.progress()
 				backoff = 25 * time.Millisecond
 			}
 			last = err
+			clock.failed(err)
 		}
-		if time.Now().Add(backoff).After(deadline) {
+		wait, ok := clock.next(backoff, addrs, last)
+		if !ok {
 			return &unreachableError{tried: addrs, last: last, stub: c.stub}
 		}
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
-		case <-time.After(backoff):
+		case <-time.After(wait):
 		}
 		backoff = min(2*backoff, time.Second)
 	}
@@ -614,8 +623,10 @@ func (c *Client) followOnce(ctx context.Context, hc *http.Client, addr string, a
 func (c *Client) With(opts ...Option) *Client {
 	c.mu.Lock()
 	cp := &Client{
-		hc: c.hc, user: c.user, scheme: c.scheme, token: c.token, expect: c.expect, socket: c.socket, vouched: c.vouched,
-		retryFor: c.retryFor, tryTimeout: c.tryTimeout, addrs: append([]string(nil), c.addrs...), preferred: c.preferred,
+		hc: c.hc, user: c.user, scheme: c.scheme, token: c.token, expect: c.expect, socket: c.socket, socketPath: c.socketPath, vouched: c.vouched,
+		retryFor: c.retryFor, tryTimeout: c.tryTimeout,
+		giveUpUnanswered: c.giveUpUnanswered, noticeAfter: c.noticeAfter, notice: c.notice,
+		addrs: append([]string(nil), c.addrs...), preferred: c.preferred,
 	}
 	c.mu.Unlock()
 	for _, o := range opts {

@@ -22,6 +22,6 @@ func WithUnixSocket(path string) Option {
 			return d.DialContext(ctx, "unix", path)
 		}
 		c.hc = &http.Client{Timeout: 70 * time.Second, Transport: t}
-		c.socket = true
+		c.socket, c.socketPath = true, path
 	}
 }

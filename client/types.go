@@ -57,9 +57,17 @@ type JobSpec struct {
 
 	Mail    string   `json:"mail,omitempty"` // address, or "owner" for the bare option
 	Cron    string   `json:"cron,omitempty"`
-	After   string   `json:"after,omitempty"`
 	CopyIn  []string `json:"copy_in,omitempty"`
 	CopyOut []string `json:"copy_out,omitempty"`
+
+	// After, AfterOK and AfterNotOK name (by id or symb_name) the jobs
+	// this one waits for: it starts once each After job has ended however
+	// it ended, each AfterOK job has succeeded and each AfterNotOK job
+	// has not. The server resolves names at submit; in answers they are
+	// the ids.
+	After      []string `json:"after,omitempty"`
+	AfterOK    []string `json:"afterok,omitempty"`
+	AfterNotOK []string `json:"afternotok,omitempty"`
 }
 
 // Requirement is one comparison on a numeric machine attribute.
@@ -98,6 +106,11 @@ const (
 	JobDone    = "done"
 	JobFailed  = "failed"
 	JobKilled  = "killed"
+	// JobHeld waits for its dependencies (after=, afterok=, afternotok=);
+	// JobCancelled never ran because one of them ended so that it never
+	// can.
+	JobHeld      = "held(dependency)"
+	JobCancelled = "cancelled(dependency)"
 )
 
 // Instance states as the API reports them.
@@ -115,6 +128,11 @@ const (
 	InstanceUnknown = "unknown"
 	// InstanceSuspended is running but stopped (SIGSTOP); it keeps its slot.
 	InstanceSuspended = "suspended"
+	// InstanceHeld waits for its job's dependencies.
+	InstanceHeld = "held"
+	// InstanceCancelled never ran: a dependency ended so that its job never
+	// can (its Reason says which).
+	InstanceCancelled = "cancelled"
 )
 
 // Job is one job with its instances, as GET /v1/jobs returns it.
@@ -128,7 +146,27 @@ type Job struct {
 	Instances   []Instance `json:"instances"`
 	// Index is the Raft index that last changed the job.
 	Index uint64 `json:"index"`
+	// Dependencies are the jobs it waits or waited for, with their state
+	// now; empty when it names none.
+	Dependencies []Dependency `json:"dependencies,omitempty"`
 }
+
+// Dependency is one job another waits for, and how that job stands.
+type Dependency struct {
+	Kind  string `json:"kind"` // after, afterok or afternotok
+	JobID uint64 `json:"job_id"`
+	Name  string `json:"name,omitempty"`
+	State string `json:"state,omitempty"`
+	// Verdict is waiting, satisfied or never.
+	Verdict string `json:"verdict"`
+}
+
+// Dependency verdicts.
+const (
+	DepWaiting   = "waiting"
+	DepSatisfied = "satisfied"
+	DepNever     = "never"
+)
 
 // Instance is one copy of a job and its current attempt.
 type Instance struct {
@@ -227,7 +265,7 @@ type ControlResponse struct {
 // Finished reports whether the instance has ended for good.
 func (i Instance) Finished() bool {
 	switch i.State {
-	case InstanceExited, InstanceFailed, InstanceSignaled, InstanceKilled, InstanceLost:
+	case InstanceExited, InstanceFailed, InstanceSignaled, InstanceKilled, InstanceLost, InstanceCancelled:
 		return true
 	}
 	return false
@@ -353,6 +391,12 @@ type Server struct {
 	// CommitIndex is the index of the last entry the server knows
 	// committed; a follower compares its log with the leader's.
 	CommitIndex uint64 `json:"commit_index,omitempty"`
+	// Version is the server's build version ("v1.2.0-3-gabc1234"); empty
+	// from a server too old to say.
+	Version string `json:"version,omitempty"`
+	// CommandLevel is the highest log command type the server's build
+	// applies; 0 from a server too old to say.
+	CommandLevel int `json:"command_level,omitempty"`
 }
 
 // Facts is what a stub reports about its machine.
@@ -698,6 +742,10 @@ type NodeMeta struct {
 	// applies. Every server sets it; a member that gossips none counts as
 	// 1.0 (21).
 	Level int `json:"cl,omitempty"`
+	// Leaving is set by a stub shutting down cleanly, just before it
+	// leaves the pool, so that the servers log its departure as news,
+	// not as a failure.
+	Leaving bool `json:"lv,omitempty"`
 }
 
 // ErrorResponse is the body of every non-2xx answer.

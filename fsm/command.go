@@ -38,7 +38,8 @@ const (
 	TokenIssueType    MessageType = 23 // since command level 23; see TokenIssue
 	TokenRevokeType   MessageType = 24 // since command level 24; see TokenRevoke
 	ServerRemovedType MessageType = 25 // proposed with IgnoreUnknownFlag: informational
-	MachineAsleepType MessageType = 26 // since command level 26; see MachineAsleep
+	SubmitAfterType   MessageType = 26 // since command level 26; see JobSpec.After
+	MachineAsleepType MessageType = 27 // since command level 27; see MachineAsleep
 )
 
 // CommandLevel is the highest command type this build applies. Servers
@@ -105,6 +106,8 @@ func (t MessageType) String() string {
 		return "TokenRevoke"
 	case ServerRemovedType:
 		return "ServerRemoved"
+	case SubmitAfterType:
+		return "SubmitAfter"
 	case MachineAsleepType:
 		return "MachineAsleep"
 	}
@@ -169,6 +172,19 @@ type JobSpec struct {
 	Queue         string            `json:"queue,omitempty"`
 	Restart       string            `json:"restart,omitempty"`
 	MaxRestarts   int               `json:"max_restarts,omitempty"`
+	// After, AfterOK and AfterNotOK are the ids of the jobs this one
+	// waits for (after=, afterok=, afternotok=), resolved from names by
+	// the server at submit. Since command level 26: a Submit that sets
+	// any of them is proposed as a SubmitAfterType entry, which an older
+	// replica refuses (it stops) rather than ignore the fields.
+	After      []uint64 `json:"after,omitempty"`
+	AfterOK    []uint64 `json:"afterok,omitempty"`
+	AfterNotOK []uint64 `json:"afternotok,omitempty"`
+}
+
+// HasDependencies reports whether the job waits for other jobs.
+func (s *JobSpec) HasDependencies() bool {
+	return len(s.After)+len(s.AfterOK)+len(s.AfterNotOK) > 0
 }
 
 // Requirement is one comparison on a numeric machine attribute.
@@ -429,7 +445,7 @@ type MachineHealth struct {
 // stub's to suspend, resume or vacate. It is apart from Draining and
 // Unhealthy: none clears the others. The leader proposes it when a lease
 // renewal reports a verdict other than the one recorded. Since command
-// level 26: proposed only when every server applies it.
+// level 27: proposed only when every server applies it.
 type MachineAsleep struct {
 	At      time.Time `json:"at"`
 	Machine string    `json:"machine"`

@@ -37,6 +37,10 @@ type db struct {
 	perJob        map[string]map[uint64]int // machine -> job -> active instances
 	queues        map[string]*queueCounts   // queue -> what it holds
 	tokenByHash   map[string]string         // token hash -> token ID
+	// dependents lists, for each job that held jobs wait for, their ids
+	// in ascending order (held jobs only; a listed job that has since been
+	// decided or killed is skipped).
+	dependents map[uint64][]uint64
 }
 
 // queueCounts is what one queue holds now.
@@ -80,6 +84,7 @@ func (d *db) reindex() {
 	d.usedMemory = make(map[string]int64)
 	d.perJob = make(map[string]map[uint64]int)
 	d.queues = make(map[string]*queueCounts)
+	d.dependents = make(map[uint64][]uint64)
 	d.indexTokens()
 	for _, m := range d.machines {
 		m.eff = d.database.effective(&m.MachineFacts)
@@ -106,19 +111,27 @@ func (d *db) indexJob(j *Job) {
 	for i := range j.Instances {
 		d.setIndexes(j.ID, &j.Instances[i])
 	}
+	if j.held() {
+		d.indexDependent(j)
+	}
 }
 
 // refreshDone keeps the count of a queue's unfinished jobs true after an
-// instance of j changed state.
-func (d *db) refreshDone(j *Job) {
+// instance of j changed state at index, and decides the jobs held for j
+// when it has just ended.
+func (d *db) refreshDone(j *Job, index uint64) {
 	done := j.allFinished()
+	ended := done && !j.done
 	switch {
-	case done && !j.done:
+	case ended:
 		d.counts(j.Queue).Jobs--
 	case !done && j.done:
 		d.counts(j.Queue).Jobs++
 	}
 	j.done = done
+	if ended {
+		d.resolveDependents(j, index)
+	}
 }
 
 // setIndexes files an instance under the indexes its state calls for.
@@ -185,7 +198,7 @@ func (d *db) setState(jobID uint64, in *Instance, state string, index uint64) {
 	in.State = state
 	in.ModifyIndex = index
 	d.setIndexes(jobID, in)
-	d.refreshDone(d.jobs[jobID])
+	d.refreshDone(d.jobs[jobID], index)
 }
 
 func (d *db) instance(jobID uint64, idx int) (*Job, *Instance, error) {

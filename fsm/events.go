@@ -32,6 +32,8 @@ const (
 	EventInstanceLeftovers  = "instance-leftovers-killed"
 	EventJobSubmitted       = "job-submitted"
 	EventJobKilled          = "job-killed"
+	EventJobReleased        = "job-released"
+	EventJobCancelled       = "job-cancelled"
 	EventDatabaseLoaded     = "database-loaded"
 	EventQueueAdded         = "queue-added"
 	EventQueueChanged       = "queue-changed"

@@ -20,6 +20,9 @@ func (d *db) applySubmit(index uint64, c *Submit) *Result {
 	if err := validateSpec(&c.Spec); err != nil {
 		return &Result{Index: index, Err: err}
 	}
+	if err := d.validateDependencies(d.nextJobID, &c.Spec); err != nil {
+		return &Result{Index: index, Err: err}
+	}
 	queueName, err := d.admit(&c.Spec)
 	if err != nil {
 		return &Result{Index: index, Err: err}
@@ -43,12 +46,19 @@ func (d *db) applySubmit(index uint64, c *Submit) *Result {
 		CreateIndex:    index,
 		ModifyIndex:    index,
 	}
+	first := InstanceQueued
+	if c.Spec.HasDependencies() {
+		first = InstanceHeld
+	}
 	for i := range j.Instances {
-		j.Instances[i] = Instance{Index: i, Attempt: 1, State: InstanceQueued, ModifyIndex: index}
+		j.Instances[i] = Instance{Index: i, Attempt: 1, State: first, ModifyIndex: index}
 	}
 	d.jobs[id] = j
 	d.indexJob(j)
 	d.event(index, c.At, EventJobSubmitted, id, -1, 0, "", fmt.Sprintf("name=%s owner=%s instances=%d", name, c.Owner, n))
+	if first == InstanceHeld {
+		d.decide(j, index, c.At) // dependencies that have already ended decide at once
+	}
 	return &Result{Index: index, JobID: id}
 }
 
@@ -121,7 +131,7 @@ func (d *db) applyKill(index uint64, c *Kill) *Result {
 	for i := range j.Instances {
 		in := &j.Instances[i]
 		switch {
-		case in.State == InstanceQueued:
+		case in.State == InstanceQueued, in.State == InstanceHeld:
 			in.EndedAt = c.At
 			d.setState(j.ID, in, InstanceKilled, index)
 			d.event(index, c.At, EventInstanceKilled, j.ID, in.Index, in.Attempt, "", "dequeued")

@@ -17,9 +17,11 @@ import (
 // stored once. Restore refuses every version it does not read. 1.0 writes
 // and reads 4; 5 adds the machine's Unhealthy to its record
 // (MachineHealth); 6 adds the token records (TokenIssue); 7 adds the
-// machine's Asleep to its record (MachineAsleep). This build writes 7 and
-// reads 4 to 7; a future version must keep a reader for them all.
-const SnapshotVersion = 7
+// job's dependencies (after=, afterok=, afternotok=) to its record; 8
+// adds the machine's Asleep to its record (MachineAsleep). This build
+// writes 8 and reads 4 to 8; a future version must keep a reader for them
+// all.
+const SnapshotVersion = 8
 
 // oldestSnapshotVersion is the oldest version Restore reads, 1.0's.
 const oldestSnapshotVersion = 4

@@ -1,12 +1,13 @@
 package fsm
 
-// The version 7 record layouts: each write function and its read function
+// The version 8 record layouts: each write function and its read function
 // list the same fields in the same order. A field added to a record needs
 // a new snapshot version that writes it, and the reader reads it only from
 // that version on; TestRecordsRoundTrip fails until it is written. Version
 // 4 lacks the machine's Unhealthy and Asleep, the last fields of its
-// record; versions 5 and 6 lack Asleep, the last; versions 4 and 5 hold
-// no token records.
+// record, and versions 5 to 7 lack Asleep, the last; versions 4 and 5
+// hold no token records; versions 4 to 6 lack the job's dependencies (the
+// spec's After, AfterOK and AfterNotOK), the last fields of its record.
 
 func (e *encoder) machine(m *Machine) {
 	f := &m.MachineFacts
@@ -27,7 +28,7 @@ func (e *encoder) machine(m *Machine) {
 	e.uint(m.CreateIndex)
 	e.uint(m.ModifyIndex)
 	e.str(m.Unhealthy) // since version 5
-	e.str(m.Asleep)    // since version 7
+	e.str(m.Asleep)    // since version 8
 	e.endRecord()
 }
 
@@ -52,7 +53,7 @@ func (d *decoder) machine(m *Machine) {
 	if d.version >= 5 {
 		d.str(&m.Unhealthy)
 	}
-	if d.version >= 7 {
+	if d.version >= 8 {
 		d.str(&m.Asleep)
 	}
 	d.flushRaw()
@@ -75,6 +76,9 @@ func (e *encoder) job(j *Job) {
 	}
 	e.uint(j.CreateIndex)
 	e.uint(j.ModifyIndex)
+	e.uints(j.Spec.After) // since version 7
+	e.uints(j.Spec.AfterOK)
+	e.uints(j.Spec.AfterNotOK)
 	e.endRecord()
 }
 
@@ -92,7 +96,25 @@ func (d *decoder) job(j *Job) {
 	j.Instances = d.instanceList()
 	j.CreateIndex = d.uint()
 	j.ModifyIndex = d.uint()
+	if d.version >= 7 {
+		j.Spec.After = d.uints()
+		j.Spec.AfterOK = d.uints()
+		j.Spec.AfterNotOK = d.uints()
+	}
 	d.flushRaw()
+}
+
+// uints writes a count then the numbers.
+func (e *encoder) uints(vs []uint64) {
+	e.uint(uint64(len(vs)))
+	for _, v := range vs {
+		e.uint(v)
+	}
+}
+
+// uints reads what encoder.uints wrote; nil when empty.
+func (d *decoder) uints() []uint64 {
+	return list(d, func(v *uint64) { *v = d.uint() })
 }
 
 func (e *encoder) spec(s *JobSpec) {

@@ -156,17 +156,34 @@ func richCommands() []command {
 		{fsm.TokenIssueType, tokenIssue("2c3d4e5f", "alice", "root", 132, 3600)},
 		{fsm.TokenRevokeType, fsm.TokenRevoke{At: at(133), ID: "2c3d4e5f", By: "tclark"}},
 		{fsm.ServerRemovedType | fsm.IgnoreUnknownFlag, fsm.ServerRemoved{At: at(200), Name: "s3", By: "root"}},
-		// Since snapshot version 7 (richSinceV6 counts them): owner
+		// Since snapshot version 7 (richSinceV6 counts them): dependent
+		// jobs, one held for a running job, one held with a dependency
+		// that has already ended, one cancelled at once by a failed one.
+		{fsm.SubmitAfterType, fsm.Submit{At: at(201), Owner: "gina", Spec: withDeps(spec("next", 1), nil, []uint64{8}, nil)}},
+		{fsm.SubmitAfterType, fsm.Submit{At: at(202), Owner: "gina", Spec: withDeps(spec("cleanup", 2), []uint64{1}, nil, []uint64{8})}},
+		{fsm.SubmitAfterType, fsm.Submit{At: at(203), Owner: "gina", Spec: withDeps(spec("never", 1), nil, []uint64{2}, nil)}},
+		// Since snapshot version 8 (richSinceV7 counts them): owner
 		// policies. m6 falls asleep for a console login, then for load.
-		{fsm.MachineAsleepType, fsm.MachineAsleep{At: at(201), Machine: "m6", Reason: "console login"}},
-		{fsm.MachineAsleepType, fsm.MachineAsleep{At: at(202), Machine: "m6", Reason: "load 3.2 > 2"}},
+		{fsm.MachineAsleepType, fsm.MachineAsleep{At: at(204), Machine: "m6", Reason: "console login"}},
+		{fsm.MachineAsleepType, fsm.MachineAsleep{At: at(205), Machine: "m6", Reason: "load 3.2 > 2"}},
 	}
 }
+
+// withDeps returns s with the dependencies given.
+func withDeps(s fsm.JobSpec, after, afterOK, afterNotOK []uint64) fsm.JobSpec {
+	s.After, s.AfterOK, s.AfterNotOK = after, afterOK, afterNotOK
+	return s
+}
+
+// richSinceV7 is how many of richCommands' last commands a version 7
+// snapshot cannot hold: the rich state of testdata/snapshot_v7.golden
+// lacks them.
+const richSinceV7 = 2
 
 // richSinceV6 is how many of richCommands' last commands a version 6
 // snapshot cannot hold: the rich state of testdata/snapshot_v6.golden
 // lacks them.
-const richSinceV6 = 2
+const richSinceV6 = 3 + richSinceV7
 
 // richSinceV5 is how many of richCommands' last commands a version 5
 // snapshot cannot hold: the rich state of testdata/snapshot_v5.golden
@@ -438,8 +455,8 @@ func TestSnapshotRoundTrip(t *testing.T) {
 			}},
 		{"next job id continues", command{fsm.SubmitType, fsm.Submit{At: at(104), Owner: "erin", Spec: spec("", 1)}},
 			func(t *testing.T, res *fsm.Result) {
-				if res.JobID != 12 || res.Existing {
-					t.Errorf("got JobID %d Existing %v, want 12 and false", res.JobID, res.Existing)
+				if res.JobID != 15 || res.Existing {
+					t.Errorf("got JobID %d Existing %v, want 15 and false", res.JobID, res.Existing)
 				}
 			}},
 		{"term of a lost instance", command{fsm.ChildTermType, fsm.ChildTerm{At: at(105), JobID: 4, Instance: 0, Attempt: 1, Machine: "m3"}},
@@ -454,7 +471,7 @@ func TestSnapshotRoundTrip(t *testing.T) {
 					t.Errorf("got Stale %v Err %v, want false and nil", res.Stale, res.Err)
 				}
 			}},
-		{"freed slot is usable", command{fsm.PlaceType, fsm.Place{At: at(107), Assignments: []fsm.Assignment{asg(6, 1, "m1"), asg(12, 0, "m1")}}},
+		{"freed slot is usable", command{fsm.PlaceType, fsm.Place{At: at(107), Assignments: []fsm.Assignment{asg(6, 1, "m1"), asg(15, 0, "m1")}}},
 			func(t *testing.T, res *fsm.Result) {
 				if want := []fsm.Assignment{asg(6, 1, "m1")}; !slices.Equal(res.Accepted, want) {
 					t.Errorf("got Accepted %v, want %v", res.Accepted, want)
@@ -478,9 +495,9 @@ func TestSnapshotRoundTrip(t *testing.T) {
 					t.Errorf("got Err %v Draining %v, want nil and none", res.Err, res.Draining)
 				}
 			}},
-		{"undrained machine takes work", command{fsm.PlaceType, fsm.Place{At: at(110), Assignments: []fsm.Assignment{asg(12, 0, "m4")}}},
+		{"undrained machine takes work", command{fsm.PlaceType, fsm.Place{At: at(110), Assignments: []fsm.Assignment{asg(15, 0, "m4")}}},
 			func(t *testing.T, res *fsm.Result) {
-				if want := []fsm.Assignment{asg(12, 0, "m4")}; !slices.Equal(res.Accepted, want) {
+				if want := []fsm.Assignment{asg(15, 0, "m4")}; !slices.Equal(res.Accepted, want) {
 					t.Errorf("got Accepted %v, want %v", res.Accepted, want)
 				}
 			}},
@@ -636,7 +653,7 @@ func TestRestoreRejects(t *testing.T) {
 		wantFormat bool // the error wraps ErrSnapshotFormat
 	}{
 		{"unknown format", `{"format":"other-db","version":1,"index":5,"next_job_id":1,"machines":0,"jobs":0}` + "\n", true},
-		{"newer version", `{"format":"netmgr-fsm","version":8,"index":5,"next_job_id":1,"machines":0,"jobs":0}` + "\n", true},
+		{"newer version", `{"format":"netmgr-fsm","version":9,"index":5,"next_job_id":1,"machines":0,"jobs":0}` + "\n", true},
 		{"version zero", `{"format":"netmgr-fsm","version":0,"index":5,"next_job_id":1,"machines":0,"jobs":0}` + "\n", true},
 		{"no format", `{"version":1,"index":5}` + "\n", true},
 		{"empty", "", false},
@@ -685,7 +702,7 @@ func TestRestoreOldVersionSaysWhatToDo(t *testing.T) {
 	if !errors.Is(err, fsm.ErrSnapshotFormat) {
 		t.Fatalf("got %v, want an error wrapping ErrSnapshotFormat", err)
 	}
-	for _, want := range []string{"snapshot version 3", "pre-release", "reads versions 4 to 7", "move the data directory aside"} {
+	for _, want := range []string{"snapshot version 3", "pre-release", "reads versions 4 to 8", "move the data directory aside"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("got %q, want it to contain %q", err, want)
 		}
@@ -735,15 +752,16 @@ func TestSnapshotGolden(t *testing.T) {
 
 // TestRestoreOldVersions restores the golden snapshots older builds
 // wrote: version 4 (1.0's, whose machine records lack Unhealthy),
-// version 5 (no token records) and version 6 (machine records without
-// Asleep). Each state is the rich state without the
+// version 5 (no token records), version 6 (no job dependencies) and
+// version 7 (machine records without Asleep). Each state is the rich
+// state without the
 // commands added since, and a snapshot of it now is the current version
 // and restores to the same state.
 func TestRestoreOldVersions(t *testing.T) {
 	for _, tc := range []struct {
 		version int
 		since   int // richCommands' last commands the version cannot hold
-	}{{4, richSince1_0}, {5, richSinceV5}, {6, richSinceV6}} {
+	}{{4, richSince1_0}, {5, richSinceV5}, {6, richSinceV6}, {7, richSinceV7}} {
 		t.Run(fmt.Sprintf("version %d", tc.version), func(t *testing.T) {
 			file := fmt.Sprintf("snapshot_v%d.golden", tc.version)
 			old, err := os.ReadFile(filepath.Join("testdata", file))

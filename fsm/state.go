@@ -15,7 +15,9 @@ const (
 )
 
 // Instance states. An instance moves queued -> placed -> running -> one of
-// the end states; lost when its machine leaves the pool under it.
+// the end states; lost when its machine leaves the pool under it. An
+// instance of a job with dependencies starts held, and becomes queued or
+// cancelled when they decide (dependencies.go).
 const (
 	InstanceQueued   = "queued"
 	InstancePlaced   = "placed"
@@ -32,6 +34,13 @@ const (
 	// it becomes lost when the machine is declared down, or takes the
 	// result its stub reports when it comes back.
 	InstanceUnknown = "unknown"
+	// InstanceHeld waits for the job's dependencies (after=, afterok=,
+	// afternotok=) to decide; it becomes queued when they allow the job to
+	// run, cancelled when they never can.
+	InstanceHeld = "held"
+	// InstanceCancelled never ran: a dependency of its job ended so that
+	// the job can never run. Its Reason names the dependency.
+	InstanceCancelled = "cancelled"
 )
 
 // Machine is a machine of the pool.
@@ -133,7 +142,7 @@ type Instance struct {
 // Finished reports whether the instance has ended for good.
 func (i *Instance) Finished() bool {
 	switch i.State {
-	case InstanceExited, InstanceFailed, InstanceSignaled, InstanceKilled, InstanceLost:
+	case InstanceExited, InstanceFailed, InstanceSignaled, InstanceKilled, InstanceLost, InstanceCancelled:
 		return true
 	}
 	return false
@@ -185,16 +194,25 @@ const (
 	JobDone    = "done"
 	JobFailed  = "failed"
 	JobKilled  = "killed"
+	// JobHeld waits for its dependencies; JobCancelled ended because one
+	// of them ended so that it can never run.
+	JobHeld      = "held"
+	JobCancelled = "cancelled"
 )
 
 // State derives the job's state from its instances: running while any is
-// placed or running, queued while any waits, then killed, failed or done.
+// placed or running, queued while any waits, held while its dependencies
+// have not decided, then killed, cancelled, failed or done.
 func (j *Job) State() string {
-	var queued, active, failed, killed bool
+	var queued, active, failed, killed, held, cancelled bool
 	for i := range j.Instances {
 		switch j.Instances[i].State {
 		case InstanceQueued:
 			queued = true
+		case InstanceHeld:
+			held = true
+		case InstanceCancelled:
+			cancelled = true
 		case InstancePlaced, InstanceRunning, InstanceSuspended, InstanceUnknown:
 			active = true
 		case InstanceKilled:
@@ -208,8 +226,12 @@ func (j *Job) State() string {
 		return JobRunning
 	case queued:
 		return JobQueued
+	case held:
+		return JobHeld
 	case killed:
 		return JobKilled
+	case cancelled:
+		return JobCancelled
 	case failed:
 		return JobFailed
 	}

@@ -44,6 +44,16 @@ func (v View) JobByName(name string) (*Job, bool) {
 	return v.d.jobs[ids[len(ids)-1]], true
 }
 
+// JobsNamed returns the jobs with that name, oldest first.
+func (v View) JobsNamed(name string) []*Job {
+	ids := v.d.byName[name]
+	out := make([]*Job, len(ids))
+	for i, id := range ids {
+		out[i] = v.d.jobs[id]
+	}
+	return out
+}
+
 // Queued returns the instances waiting for a machine, by job then instance.
 func (v View) Queued() []InstanceRef { return sortedRefs(v.d.queued) }
 

@@ -9,6 +9,7 @@ import (
 	"github.com/hashicorp/raft"
 
 	"github.com/netmgr/netmgr/client/pki"
+	"github.com/netmgr/netmgr/internal/buildinfo"
 )
 
 // Config configures a Server.
@@ -45,6 +46,10 @@ type Config struct {
 	OutageGrace time.Duration
 	// Logger receives the server's logs; nil discards them.
 	Logger *slog.Logger
+	// Version is the build's version as `netmgr version` prints it, which
+	// the server reports in GET /v1/servers; empty reports the version Go
+	// recorded in the binary (buildinfo.Get).
+	Version string
 	// TLS is the server's CA and server certificate: its API, Raft and
 	// its calls to stubs and peers are TLS 1.3 with them, and requests
 	// act as the identity they prove. Nil runs insecure (--insecure):
@@ -89,6 +94,9 @@ func (c *Config) validate() error {
 		if _, _, err := net.SplitHostPort(a); err != nil {
 			return fmt.Errorf("%w: address %q: %v", errConfig, a, err)
 		}
+	}
+	if c.Version == "" {
+		c.Version = buildinfo.Get("", "").Short()
 	}
 	if c.ApplyTimeout == 0 {
 		c.ApplyTimeout = 10 * time.Second

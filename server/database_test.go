@@ -182,7 +182,6 @@ func TestOptionsNotBuiltAreRefused(t *testing.T) {
 	}{
 		{"mail", func(s *client.JobSpec) { s.Mail = "owner" }},
 		{"cron", func(s *client.JobSpec) { s.Cron = "* * * * *" }},
-		{"after", func(s *client.JobSpec) { s.After = "job1" }},
 		{"copy_in", func(s *client.JobSpec) { s.CopyIn = []string{"a"} }},
 		{"copy_out", func(s *client.JobSpec) { s.CopyOut = []string{"b"} }},
 	}

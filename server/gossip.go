@@ -3,6 +3,7 @@ package server
 import (
 	"encoding/json"
 	"fmt"
+	"log"
 	"log/slog"
 	"net"
 	"strconv"
@@ -20,6 +21,9 @@ type member struct {
 	Name  string
 	Meta  client.NodeMeta
 	Alive bool // false once memberlist reported it dead or gone
+	// Left is true when it went after saying so in its metadata (a stub's
+	// clean shutdown), not by failing.
+	Left bool
 	// Suspect is true while the leader has had no lease renewal from the
 	// stub for suspectAfter (Server.pool sets it). No new work goes there.
 	Suspect bool
@@ -66,7 +70,7 @@ func newGossip(cfg *Config, meta client.NodeMeta) (*gossip, error) {
 	mc.AdvertiseAddr, mc.AdvertisePort = host, port
 	mc.Delegate = g
 	mc.Events = g
-	mc.LogOutput = newMemberlistLog(cfg.Logger)
+	mc.Logger = log.New(newMemberlistLog(cfg.Logger), "", 0)
 	if cfg.GossipKeyring != "" {
 		if g.keyring, err = pki.UseKeyring(mc, cfg.GossipKeyring); err != nil {
 			return nil, fmt.Errorf("start gossip: %w", err)
@@ -149,7 +153,7 @@ func (g *gossip) update(n *memberlist.Node, alive bool) {
 		return
 	}
 	g.mu.Lock()
-	g.members[n.Name] = &member{Name: n.Name, Meta: meta, Alive: alive, Since: time.Now()}
+	g.members[n.Name] = &member{Name: n.Name, Meta: meta, Alive: alive, Left: !alive && meta.Leaving, Since: time.Now()}
 	g.mu.Unlock()
 	select {
 	case g.events <- struct{}{}:
@@ -184,11 +188,4 @@ func (g *gossip) MergeRemoteState(buf []byte, join bool) {}
 func (g *gossip) shutdown() {
 	_ = g.ml.Leave(time.Second)
 	_ = g.ml.Shutdown()
-}
-
-func trimNewline(p []byte) []byte {
-	for len(p) > 0 && (p[len(p)-1] == '\n' || p[len(p)-1] == '\r') {
-		p = p[:len(p)-1]
-	}
-	return p
 }

@@ -1,43 +1,48 @@
 package server
 
 import (
+	"io"
 	"log/slog"
 	"net"
 	"time"
 
 	"github.com/netmgr/netmgr/client/pki"
+	"github.com/netmgr/netmgr/internal/slogadapt"
 )
 
 // gossipRefusalEvery is how often a peer whose gossip this node cannot
 // read for want of the right key is logged again.
 const gossipRefusalEvery = time.Minute
 
-// memberlistLog turns memberlist's log lines into debug records, but for
-// gossip refused for want of the right key: that is a warning, said
-// plainly, once a minute per peer host.
+// memberlistLog is memberlist's log output: its lines go to the server's
+// log at their own level (slogadapt.Memberlist), but for gossip refused
+// for want of the right key: that is a warning, said plainly, once a
+// minute per peer host.
 type memberlistLog struct {
 	log  *slog.Logger
 	warn *warnLimiter
 }
 
-func newMemberlistLog(l *slog.Logger) *memberlistLog {
-	return &memberlistLog{log: l, warn: newWarnLimiter(gossipRefusalEvery)}
+func newMemberlistLog(l *slog.Logger) io.Writer {
+	w := &memberlistLog{log: l, warn: newWarnLimiter(gossipRefusalEvery)}
+	return slogadapt.Memberlist(l, w.keyProblem)
 }
 
-func (w *memberlistLog) Write(p []byte) (int, error) {
-	line := string(trimNewline(p))
-	if means, ok := pki.GossipKeyProblem(line); ok {
-		peer := pki.GossipPeer(line)
-		host, _, err := net.SplitHostPort(peer)
-		if err != nil {
-			host = peer
-		}
-		if ok, held := w.warn.allow(host, time.Now()); ok {
-			w.log.Warn("gossip refused: "+means, "peer", peer, "hint", pki.GossipKeyHint,
-				"memberlist", line, "refused_since_last_logged", held)
-		}
-		return len(p), nil
+// keyProblem logs line and returns true when it reports gossip refused
+// for want of the right key.
+func (w *memberlistLog) keyProblem(line string) bool {
+	means, ok := pki.GossipKeyProblem(line)
+	if !ok {
+		return false
 	}
-	w.log.Debug(line, "component", "memberlist")
-	return len(p), nil
+	peer := pki.GossipPeer(line)
+	host, _, err := net.SplitHostPort(peer)
+	if err != nil {
+		host = peer
+	}
+	if ok, held := w.warn.allow(host, time.Now()); ok {
+		w.log.Warn("gossip refused: "+means, "peer", peer, "hint", pki.GossipKeyHint,
+			"memberlist", line, "refused_since_last_logged", held)
+	}
+	return true
 }

@@ -30,6 +30,18 @@ func (s *Server) handleSubmit(w http.ResponseWriter, r *http.Request) {
 		IdempotencyKey: req.IdempotencyKey,
 		Spec:           specFromWire(req.Spec),
 	}
+	var err error
+	s.fsm.Read(func(v fsm.View) { err = resolveDependencies(v, req.Spec, &cmd.Spec) })
+	if err != nil {
+		s.writeError(w, statusOf(err), fmt.Errorf("submit: %w", err))
+		return
+	}
+	if cmd.Spec.HasDependencies() {
+		if !s.groupAppliesNow(fsm.SubmitAfterType) {
+			s.writeError(w, http.StatusConflict, fmt.Errorf("submit a dependent job: %w", errUpgradeFirst))
+			return
+		}
+	}
 	planned := time.Now()
 	sc := s.submitCommand(cmd)
 	res, err := s.applySubmit(sc)
@@ -59,7 +71,7 @@ func (s *Server) handleJobs(w http.ResponseWriter, r *http.Request) {
 		all := v.Jobs()
 		jobs = make([]client.Job, 0, len(all))
 		for _, j := range all {
-			jobs = append(jobs, jobToWire(j))
+			jobs = append(jobs, jobToWire(v, j))
 		}
 	})
 	s.writeJSON(w, http.StatusOK, jobs)
@@ -117,7 +129,7 @@ func (s *Server) handleJob(w http.ResponseWriter, r *http.Request) {
 			if j, found = lookupJob(v, ref); found && jobVersion(j) != version {
 				version = jobVersion(j)
 				if ready = until == "" || jobReached(j, until); ready {
-					job = jobToWire(j)
+					job = jobToWire(v, j)
 				}
 			}
 		})
@@ -134,7 +146,7 @@ func (s *Server) handleJob(w http.ResponseWriter, r *http.Request) {
 		case <-deadline.C:
 			s.fsm.Read(func(v fsm.View) {
 				if j, ok := lookupJob(v, ref); ok {
-					job = jobToWire(j)
+					job = jobToWire(v, j)
 				}
 			})
 			s.writeJSON(w, http.StatusOK, job)

@@ -14,7 +14,9 @@ import (
 
 // handleWhy explains, for each queued instance of a job, why it waits: the
 // scheduler's own pass is replayed over the current state and the
-// matcher's rejections for that job's instances are reported.
+// matcher's rejections for that job's instances are reported. For a job
+// held for its dependencies, each held instance names the jobs it waits
+// for.
 func (s *Server) handleWhy(w http.ResponseWriter, r *http.Request) {
 	ref := r.PathValue("ref")
 	var (
@@ -29,6 +31,10 @@ func (s *Server) handleWhy(w http.ResponseWriter, r *http.Request) {
 		found = true
 		now := time.Now()
 		out = []client.WhyInstance{}
+		if j.State() == fsm.JobHeld {
+			out = whyHeld(v, j)
+			return
+		}
 		planner.New(v, s.liveness(now), now).Run(func(it queue.Item, in *fsm.Instance, res matcher.Result, h *planner.Held) {
 			if it.JobID != j.ID {
 				return

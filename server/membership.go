@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"log/slog"
 	"slices"
 	"sync"
 	"time"
@@ -45,7 +46,10 @@ func (m *membership) wait() {
 
 func (m *membership) reconcile(ctx context.Context) {
 	pool := m.s.gossip.snapshot()
-	type leave struct{ name, reason string }
+	type leave struct {
+		name, reason string
+		clean        bool // the machine said it was going: no warning
+	}
 	var (
 		joins  []string
 		leaves []leave
@@ -72,10 +76,12 @@ func (m *membership) reconcile(ctx context.Context) {
 			}
 			mem, ok := pool[mc.Name]
 			switch {
+			case ok && !mem.Alive && mem.Left:
+				leaves = append(leaves, leave{mc.Name, "the machine left the gossip pool", true})
 			case ok && !mem.Alive:
-				leaves = append(leaves, leave{mc.Name, "gossip reports the machine failed or left"})
+				leaves = append(leaves, leave{mc.Name, "gossip reports the machine failed", false})
 			case !ok && time.Since(m.since) > absentGrace:
-				leaves = append(leaves, leave{mc.Name, "machine is not in the gossip pool"})
+				leaves = append(leaves, leave{mc.Name, "machine is not in the gossip pool", false})
 			}
 		}
 	})
@@ -85,7 +91,11 @@ func (m *membership) reconcile(ctx context.Context) {
 		m.join(ctx, name, pool[name].Meta.HTTP)
 	}
 	for _, l := range leaves {
-		m.s.log.Warn("machine leaves the pool", "machine", l.name, "reason", l.reason)
+		level := slog.LevelWarn
+		if l.clean {
+			level = slog.LevelInfo
+		}
+		m.s.log.Log(ctx, level, "machine leaves the pool", "machine", l.name, "reason", l.reason)
 		if _, err := m.s.apply(fsm.StubLeaveType, fsm.StubLeave{At: time.Now().UTC(), Machine: l.name, Reason: l.reason}); err != nil {
 			m.s.log.Warn("commit stub leave failed", "machine", l.name, "err", err)
 		}

@@ -1,7 +1,6 @@
 package server
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"log/slog"
@@ -14,6 +13,7 @@ import (
 	"github.com/hashicorp/raft"
 
 	"github.com/netmgr/netmgr/fsm"
+	"github.com/netmgr/netmgr/internal/slogadapt"
 )
 
 // raftNode bundles Raft and the stores it owns, so Shutdown can close them.
@@ -144,15 +144,6 @@ func (n *raftNode) close() {
 	}
 }
 
-// raftLogger gives Raft an hclog logger: warnings and errors to stderr
-// when the server logs, more when it logs at debug level.
-func raftLogger(l *slog.Logger) hclog.Logger {
-	ctx := context.Background()
-	switch {
-	case l.Enabled(ctx, slog.LevelDebug):
-		return hclog.New(&hclog.LoggerOptions{Name: "raft", Level: hclog.Debug, Output: os.Stderr})
-	case l.Enabled(ctx, slog.LevelWarn):
-		return hclog.New(&hclog.LoggerOptions{Name: "raft", Level: hclog.Warn, Output: os.Stderr})
-	}
-	return hclog.NewNullLogger()
-}
+// raftLogger gives Raft an hclog logger that writes to the server's log,
+// at levels that mean what they say (slogadapt.Raft).
+func raftLogger(l *slog.Logger) hclog.Logger { return slogadapt.Raft(l) }

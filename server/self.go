@@ -11,6 +11,7 @@ import (
 	"github.com/hashicorp/raft"
 
 	"github.com/netmgr/netmgr/client"
+	"github.com/netmgr/netmgr/fsm"
 )
 
 // self describes this server as it sees itself.
@@ -32,17 +33,19 @@ func (s *Server) self() client.Server {
 	contact, heard := lastContact(role, stats["last_contact"])
 	_, problem := s.health(leader != "", heard, contact)
 	return client.Server{
-		Name:        s.cfg.Name,
-		Address:     string(s.node.transport.LocalAddr()),
-		HTTP:        s.HTTPAddr(),
-		Role:        role,
-		Term:        term,
-		LastIndex:   s.raft.LastIndex(),
-		CommitIndex: s.raft.CommitIndex(),
-		Leader:      string(leader),
-		LastContact: contact,
-		Healthy:     problem == "",
-		Problem:     problem,
+		Name:         s.cfg.Name,
+		Address:      string(s.node.transport.LocalAddr()),
+		HTTP:         s.HTTPAddr(),
+		Role:         role,
+		Term:         term,
+		LastIndex:    s.raft.LastIndex(),
+		CommitIndex:  s.raft.CommitIndex(),
+		Leader:       string(leader),
+		LastContact:  contact,
+		Healthy:      problem == "",
+		Problem:      problem,
+		Version:      s.cfg.Version,
+		CommandLevel: int(fsm.CommandLevel),
 	}
 }
 

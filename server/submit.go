@@ -5,12 +5,18 @@ import (
 	"github.com/netmgr/netmgr/server/planner"
 )
 
-// submitCommand is the command that creates a job: a SubmitPlace when
-// some of the job can start at once (see planner.Pass.PlaceSubmit), else
-// a Submit that leaves all of it to the scheduler. The SubmitType of the
+// submitCommand is the command that creates a job: a SubmitAfter for a
+// job with dependencies, a SubmitPlace when some of the job can start at
+// once (see planner.Pass.PlaceSubmit), else a Submit that leaves all of it
+// to the scheduler. The SubmitType of the
 // latter only marks it in process: applySubmit commits it inside a
 // Submits entry.
 func (s *Server) submitCommand(c fsm.Submit) command {
+	if c.Spec.HasDependencies() {
+		// Held until its dependencies decide: nothing to place, and its
+		// own entry type, which a replica too old for it refuses.
+		return command{fsm.SubmitAfterType, c}
+	}
 	var (
 		index uint64
 		as    []fsm.Assignment
@@ -28,11 +34,11 @@ func (s *Server) submitCommand(c fsm.Submit) command {
 }
 
 // applySubmit commits a submit command: a plain Submit in a Submits
-// entry shared with the jobs of concurrent requests, a SubmitPlace as its
-// own entry.
+// entry shared with the jobs of concurrent requests, a SubmitPlace or a
+// SubmitAfter as its own entry.
 func (s *Server) applySubmit(sc command) (*fsm.Result, error) {
 	c, ok := sc.body.(fsm.Submit)
-	if !ok { // a SubmitPlace
+	if !ok || sc.t != fsm.SubmitType { // a SubmitPlace or a SubmitAfter
 		return s.apply(sc.t, sc.body)
 	}
 	results, err := s.submits.commit([]fsm.Submit{c}, s.proposeSubmits)

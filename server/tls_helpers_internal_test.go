@@ -30,8 +30,8 @@ func newLogRecorder() *logRecorder {
 	return &logRecorder{mu: new(sync.Mutex), lines: new([]string), echo: os.Getenv("NETMGR_TEST_LOG") != ""}
 }
 
-// Enabled keeps Info and above, and Debug too when echoing: Raft's own
-// logger then writes debug lines to stderr (raftLogger).
+// Enabled keeps Info and above, and Debug too when echoing: Raft's debug
+// lines then come here too (raftLogger).
 func (r *logRecorder) Enabled(_ context.Context, l slog.Level) bool {
 	return l >= slog.LevelInfo || r.echo
 }

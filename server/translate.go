@@ -13,7 +13,8 @@ import (
 // command's. (The dispatcher's startRequest builds the one message the
 // leader sends a stub.)
 
-// specFromWire converts a submitted job spec to the log's form.
+// specFromWire converts a submitted job spec to the log's form, all but
+// its dependencies, which resolveDependencies resolves from names.
 func specFromWire(s client.JobSpec) fsm.JobSpec {
 	out := fsm.JobSpec{
 		Name:          s.Name,
@@ -56,6 +57,9 @@ func specToWire(s fsm.JobSpec) client.JobSpec {
 		Queue:         s.Queue,
 		Restart:       s.Restart,
 		MaxRestarts:   s.MaxRestarts,
+		After:         idsToWire(s.After),
+		AfterOK:       idsToWire(s.AfterOK),
+		AfterNotOK:    idsToWire(s.AfterNotOK),
 	}
 	for _, r := range s.Requirements {
 		out.Requirements = append(out.Requirements, client.Requirement{Attr: r.Attr, Op: r.Op, Value: r.Value})
@@ -63,17 +67,19 @@ func specToWire(s fsm.JobSpec) client.JobSpec {
 	return out
 }
 
-// jobToWire renders a job with its instances.
-func jobToWire(j *fsm.Job) client.Job {
+// jobToWire renders a job with its instances and, read from v, how its
+// dependencies stand.
+func jobToWire(v fsm.View, j *fsm.Job) client.Job {
 	out := client.Job{
-		ID:          j.ID,
-		Name:        j.Name,
-		Owner:       j.Owner,
-		State:       j.State(),
-		Spec:        specToWire(j.Spec),
-		SubmittedAt: j.SubmittedAt,
-		Instances:   make([]client.Instance, len(j.Instances)),
-		Index:       j.ModifyIndex,
+		ID:           j.ID,
+		Name:         j.Name,
+		Owner:        j.Owner,
+		State:        jobStateToWire(j.State()),
+		Spec:         specToWire(j.Spec),
+		SubmittedAt:  j.SubmittedAt,
+		Instances:    make([]client.Instance, len(j.Instances)),
+		Index:        j.ModifyIndex,
+		Dependencies: dependenciesToWire(v, j),
 	}
 	for i := range j.Instances {
 		in := &j.Instances[i]

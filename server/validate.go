@@ -16,7 +16,6 @@ func validateSpec(s *client.JobSpec) error {
 	}{
 		{"mail", s.Mail != ""},
 		{"cron", s.Cron != ""},
-		{"after", s.After != ""},
 		{"copy_in", len(s.CopyIn) > 0},
 		{"copy_out", len(s.CopyOut) > 0},
 	} {

@@ -9,7 +9,6 @@ import (
 	"log/slog"
 	"math"
 	"net"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -17,6 +16,7 @@ import (
 	"github.com/hashicorp/memberlist"
 	"github.com/netmgr/netmgr/client"
 	"github.com/netmgr/netmgr/client/pki"
+	"github.com/netmgr/netmgr/internal/slogadapt"
 )
 
 const (
@@ -111,7 +111,7 @@ func startGossip(cfg Config, httpAddr string, servers *serverList, peers *peerLi
 	mc.BindPort, mc.AdvertisePort = bind.Port, bind.Port
 	mc.Delegate = (*metaDelegate)(g)
 	mc.Events = (*eventDelegate)(g)
-	mc.Logger = log.New(&logWriter{log: cfg.Logger, refusals: g.refusals}, "", 0)
+	mc.Logger = log.New(slogadapt.Memberlist(cfg.Logger, func(line string) bool { return g.refusals.log(cfg.Logger, line) }), "", 0)
 	if cfg.GossipKeyring != "" {
 		if g.keyring, err = pki.UseKeyring(mc, cfg.GossipKeyring); err != nil {
 			return nil, fmt.Errorf("start gossip: %w", err)
@@ -262,6 +262,13 @@ func (g *gossip) refreshLoad() {
 // leave leaves the pool and stops the memberlist node.
 func (g *gossip) leave() error {
 	g.leaving.Store(true)
+	// Say so first: the servers then log a departure, not a failure.
+	g.mu.Lock()
+	g.meta.Leaving = true
+	g.mu.Unlock()
+	if err := g.ml.UpdateNode(updateTimeout); err != nil {
+		g.log.Debug("gossip leaving update", "err", err)
+	}
 	if err := g.ml.Leave(leaveTimeout); err != nil {
 		g.log.Warn("gossip leave", "err", err)
 	}
@@ -330,32 +337,4 @@ func (d *eventDelegate) NotifyLeave(n *memberlist.Node) {
 // NotifyUpdate queues a metadata change.
 func (d *eventDelegate) NotifyUpdate(n *memberlist.Node) {
 	(*gossip)(d).push(memberEvent{name: n.Name, addr: n.Address(), meta: bytes.Clone(n.Meta)})
-}
-
-// logWriter turns memberlist's "[LEVEL] memberlist: msg" lines into slog
-// records.
-// Gossip refused for want of the right key is a warning said plainly
-// (keyRefusals).
-type logWriter struct {
-	log      *slog.Logger
-	refusals *keyRefusals
-}
-
-func (w *logWriter) Write(p []byte) (int, error) {
-	line := strings.TrimSpace(string(p))
-	if w.refusals != nil && w.refusals.log(w.log, line) {
-		return len(p), nil
-	}
-	level := slog.LevelInfo
-	for prefix, l := range map[string]slog.Level{
-		"[DEBUG]": slog.LevelDebug, "[INFO]": slog.LevelInfo,
-		"[WARN]": slog.LevelWarn, "[ERR]": slog.LevelError, "[ERROR]": slog.LevelError,
-	} {
-		if rest, ok := strings.CutPrefix(line, prefix); ok {
-			level, line = l, strings.TrimSpace(rest)
-			break
-		}
-	}
-	w.log.Log(context.Background(), level, line, "component", "memberlist")
-	return len(p), nil
 }

@@ -31,6 +31,8 @@ const (
 	optMail          = "mail"
 	optCron          = "cron"
 	optAfter         = "after"
+	optAfterOK       = "afterok"
+	optAfterNotOK    = "afternotok"
 	optCopyIn        = "copy_in"
 	optCopyOut       = "copy_out"
 )
@@ -85,7 +87,30 @@ func Validate(s client.JobSpec) error {
 	if err := validateRequirements(s.Requirements); err != nil {
 		return err
 	}
+	for _, d := range []struct {
+		opt  string
+		refs []string
+	}{{optAfter, s.After}, {optAfterOK, s.AfterOK}, {optAfterNotOK, s.AfterNotOK}} {
+		if err := validateJobRefs(d.opt, d.refs); err != nil {
+			return err
+		}
+	}
 	return validatePlacement(s)
+}
+
+// validateJobRefs checks the jobs a dependency option names.
+func validateJobRefs(opt string, refs []string) error {
+	seen := map[string]bool{}
+	for _, r := range refs {
+		if msg := checkJobRef(r); msg != "" {
+			return fmt.Errorf("option %s: %s", opt, msg)
+		}
+		if seen[r] {
+			return fmt.Errorf("option %s: job %s given twice", opt, r)
+		}
+		seen[r] = true
+	}
+	return nil
 }
 
 // validateList checks every item of the list option opt.
@@ -161,7 +186,7 @@ func validatePlacement(s client.JobSpec) error {
 		opt, val string
 		check    func(string) string
 	}{
-		{optMail, s.Mail, checkMail}, {optCron, s.Cron, checkCron}, {optAfter, s.After, checkJobRef},
+		{optMail, s.Mail, checkMail}, {optCron, s.Cron, checkCron},
 	}
 	for _, c := range checks {
 		if c.val == "" {

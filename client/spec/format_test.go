@@ -36,7 +36,7 @@ func TestFormat(t *testing.T) {
 				Mounts: []string{"/usr/u/fred/data"}, Machines: []string{"flute", "viola"},
 				Unique: true, MaxPerMachine: 1, Load: 0.25, MemoryMB: 512, Queue: "NEW_Q",
 				Restart: client.RestartOnFailure, MaxRestarts: 3,
-				Mail: "fred@cs.cornell.edu", Cron: "0 3 * * *", After: "job1",
+				Mail: "fred@cs.cornell.edu", Cron: "0 3 * * *", After: []string{"job1"},
 				CopyIn: []string{"in.dat"}, CopyOut: []string{"out dir/x"},
 			},
 			want: `binaries={sparc=/a},min=2,symb_name=j,keys={mathlab,fpu},mem>10,rating>=8.5,nprocs!=-1,big<1e+21,` +
@@ -88,6 +88,7 @@ func TestRoundTrip(t *testing.T) {
 		`binaries={x=/a},keys={mathlab},rating>=8,nprocs<4,mem==32,x!=-0.5,machines={flute,viola},unique,max_per_machine=1`,
 		`binaries={x=/a},load=1.5,memory=64,queue=NEW_Q,restart=always,max_restarts=2,mail=fred,cron="*/5 * * * *",after=12,copy_in={a,"b c"},copy_out={d}`,
 		`binaries={x=/a},unique=false,mail=owner,restart=no`,
+		`binaries={x=/a},after={build,12},afterok=test,afternotok={"a.b",13}`,
 		`binaries={0=0},cron="="`,
 	}
 	for _, in := range inputs {

@@ -46,10 +46,12 @@ func init() {
 			bare:  func(s *client.JobSpec) { s.Mail = MailOwner },
 			value: scalarOption(checked(checkMail), func(s *client.JobSpec, v string) { s.Mail = v }),
 		},
-		optCron:    {value: scalarOption(checked(checkCron), func(s *client.JobSpec, v string) { s.Cron = v })},
-		optAfter:   {value: scalarOption(checked(checkJobRef), func(s *client.JobSpec, v string) { s.After = v })},
-		optCopyIn:  {value: listValue(func(s *client.JobSpec, v []string) { s.CopyIn = v })},
-		optCopyOut: {value: listValue(func(s *client.JobSpec, v []string) { s.CopyOut = v })},
+		optCron:       {value: scalarOption(checked(checkCron), func(s *client.JobSpec, v string) { s.Cron = v })},
+		optAfter:      {value: jobRefs(func(s *client.JobSpec, v []string) { s.After = v })},
+		optAfterOK:    {value: jobRefs(func(s *client.JobSpec, v []string) { s.AfterOK = v })},
+		optAfterNotOK: {value: jobRefs(func(s *client.JobSpec, v []string) { s.AfterNotOK = v })},
+		optCopyIn:     {value: listValue(func(s *client.JobSpec, v []string) { s.CopyIn = v })},
+		optCopyOut:    {value: listValue(func(s *client.JobSpec, v []string) { s.CopyOut = v })},
 	}
 }
 
@@ -79,6 +81,43 @@ func listValue(set func(*client.JobSpec, []string)) func(*parser, *client.JobSpe
 			return err
 		}
 		set(s, vals)
+		return nil
+	}
+}
+
+// jobRefs reads the jobs a dependency option names: one job (after=12)
+// or a {...} list of them (after={build,12}), and stores them with set.
+func jobRefs(set func(*client.JobSpec, []string)) func(*parser, *client.JobSpec, string) error {
+	return func(p *parser, s *client.JobSpec, opt string) error {
+		var items []scalar
+		if !p.eof() && p.src[p.pos] == '{' {
+			var err error
+			if items, err = p.list(opt); err != nil {
+				return err
+			}
+			if len(items) == 0 {
+				return p.errAt(p.pos-1, opt, "the list names no job")
+			}
+		} else {
+			v, err := p.scalar(opt, false)
+			if err != nil {
+				return err
+			}
+			items = []scalar{v}
+		}
+		var refs []string
+		seen := map[string]bool{}
+		for _, it := range items {
+			if msg := checkJobRef(it.val); msg != "" {
+				return p.errAt(it.pos, opt, "%s", msg)
+			}
+			if seen[it.val] {
+				return p.errAt(it.pos, opt, "job %s given twice", it.val)
+			}
+			seen[it.val] = true
+			refs = append(refs, it.val)
+		}
+		set(s, refs)
 		return nil
 	}
 }

@@ -107,7 +107,7 @@ func TestParse(t *testing.T) {
 				Mounts: []string{"/usr/u/fred/data"}, Machines: []string{"flute", "viola"},
 				Unique: true, MaxPerMachine: 1, Load: 0.5, MemoryMB: 512, Queue: "NEW_Q",
 				Restart: client.RestartOnFailure, MaxRestarts: 3,
-				Mail: "fred@cs.cornell.edu", Cron: "0 3 * * *", After: "job1",
+				Mail: "fred@cs.cornell.edu", Cron: "0 3 * * *", After: []string{"job1"},
 				CopyIn: []string{"in.dat"}, CopyOut: []string{"out.dat", "log"},
 			},
 		},
@@ -160,7 +160,12 @@ func TestParse(t *testing.T) {
 		{
 			name: "after a job id",
 			in:   `binaries={x=/a},after=42`,
-			want: client.JobSpec{Binaries: map[string]string{"x": "/a"}, After: "42"},
+			want: client.JobSpec{Binaries: map[string]string{"x": "/a"}, After: []string{"42"}},
+		},
+		{
+			name: "dependencies by name and id, alone and in lists",
+			in:   `binaries={x=/a},after={build,12},afterok=test,afternotok={13}`,
+			want: client.JobSpec{Binaries: map[string]string{"x": "/a"}, After: []string{"build", "12"}, AfterOK: []string{"test"}, AfterNotOK: []string{"13"}},
 		},
 		{
 			name: "mtype names as keys",
@@ -282,6 +287,9 @@ func TestParseErrors(t *testing.T) {
 		{"mail twice", `binaries={x=/a},mail,mail=fred`, `spec:1:22: option mail: given twice (first at 1:17)`},
 		{"cron empty", `binaries={x=/a},cron=" "`, `spec:1:22: option cron: empty schedule (write cron="MIN HOUR DAY MONTH WEEKDAY")`},
 		{"after bad job", `binaries={x=/a},after="job 1"`, `spec:1:23: option after: "job 1" is neither a job id nor a job name`},
+		{"afterok bad job in a list", `binaries={x=/a},afterok={a,"b c"}`, `spec:1:28: option afterok: "b c" is neither a job id nor a job name`},
+		{"afternotok job twice", `binaries={x=/a},afternotok={a,a}`, `spec:1:31: option afternotok: job a given twice`},
+		{"after empty list", `binaries={x=/a},after={}`, `spec:1:24: option after: the list names no job`},
 		{"copy_in empty file", `binaries={x=/a},copy_in={""}`, `spec:1:26: option copy_in: empty file name`},
 		{"copy_out not a list", `binaries={x=/a},copy_out=out`, `spec:1:26: option copy_out: want a {value,...} list, found 'o'`},
 		{"bare option that needs a value", `binaries={x=/a},min`, `spec:1:20: option min: expected '=' after the option name, found end of spec`},
@@ -336,11 +344,14 @@ func TestValidate(t *testing.T) {
 		{"every option", client.JobSpec{
 			Binaries: ok, Keys: []string{"fpu"}, Requirements: []client.Requirement{{Attr: "mem", Op: ">", Value: 10}},
 			Mounts: []string{"/d"}, Machines: []string{"flute"}, Unique: true, MaxPerMachine: 1, Load: 2, MemoryMB: 64,
-			Queue: "q", Restart: client.RestartAlways, MaxRestarts: 2, Mail: MailOwner, Cron: "* * * * *", After: "7",
+			Queue: "q", Restart: client.RestartAlways, MaxRestarts: 2, Mail: MailOwner, Cron: "* * * * *", After: []string{"7"},
+			AfterOK: []string{"build", "8"}, AfterNotOK: []string{"9"},
 			CopyIn: []string{"a"}, CopyOut: []string{"b"},
 		}, ""},
 		{"bad key", client.JobSpec{Binaries: ok, Keys: []string{"a b"}}, `option keys: "a b" is not a machine key (letters, digits and _-.+)`},
 		{"repeated key", client.JobSpec{Binaries: ok, Keys: []string{"a", "a"}}, `option keys: key a given twice`},
+		{"bad dependency", client.JobSpec{Binaries: ok, AfterOK: []string{"a b"}}, `option afterok: "a b" is neither a job id nor a job name`},
+		{"repeated dependency", client.JobSpec{Binaries: ok, After: []string{"7", "7"}}, `option after: job 7 given twice`},
 		{"comparison on option", client.JobSpec{Binaries: ok, Requirements: []client.Requirement{{Attr: "min", Op: ">", Value: 1}}},
 			`comparison min>1: min is an option, not a machine attribute (write min=...)`},
 		{"bad operator", client.JobSpec{Binaries: ok, Requirements: []client.Requirement{{Attr: "mem", Op: "=", Value: 1}}},
@@ -363,7 +374,7 @@ func TestValidate(t *testing.T) {
 		{"negative max_restarts", client.JobSpec{Binaries: ok, MaxRestarts: -1}, `option max_restarts: "-1" is not a positive integer`},
 		{"bad mail", client.JobSpec{Binaries: ok, Mail: "a b"}, `option mail: "a b" is not a mail address (no spaces or control characters)`},
 		{"blank cron", client.JobSpec{Binaries: ok, Cron: " "}, `option cron: empty schedule (write cron="MIN HOUR DAY MONTH WEEKDAY")`},
-		{"bad after", client.JobSpec{Binaries: ok, After: "-x"}, `option after: "-x" is neither a job id nor a job name`},
+		{"bad after", client.JobSpec{Binaries: ok, After: []string{"-x"}}, `option after: "-x" is neither a job id nor a job name`},
 		{"empty copy_out", client.JobSpec{Binaries: ok, CopyOut: []string{""}}, `option copy_out: empty file name`},
 	}
 	for _, tt := range tests {

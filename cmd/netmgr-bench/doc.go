@@ -11,6 +11,9 @@
 //     counted as instances registered per 1 s window (real forks); then
 //     64 clients submitting without waiting, counted as submits accepted
 //     per 1 s window.
+//   - chain: 3 servers and 2 stubs as processes; a chain of 20 jobs,
+//     each afterok the one before: the gap from one job's end to the
+//     next one's start, as the stubs stamp them (target: median <= 50 ms).
 //   - simstubs: 3 servers and 100 simulated stubs (`netmgr sim`, no
 //     fork): instances started per second.
 //   - failover: 3 servers and 3 stubs; machine loss (stub, supervisor host
@@ -22,8 +25,9 @@
 //     data directory, the stubs left running: leader elected to the first
 //     job running, 5 rounds.
 //   - gossip: 3 servers and 200 simulated stubs over 4 processes with the
-//     default memberlist settings: convergence, time to notice a dead
-//     member, false suspicions, server CPU.
+//     default memberlist settings: convergence (on 3 fresh pools, 1 under
+//     BENCH_QUICK), time to notice a dead member, false suspicions,
+//     server CPU.
 //   - pass: one scheduling pass of the leader's planner placing 10,000
 //     queued instances on 1,000 machines.
 //   - scale: 10,000 machines and 1,000,000 job records built through the

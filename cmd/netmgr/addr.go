@@ -74,11 +74,17 @@ func newClient(cCtx *cli.Context) (*client.Client, error) {
 	if retry < 0 {
 		return nil, usagef("--retry-for must not be negative, got %v", retry)
 	}
+	ri := runInfoFrom(cCtx.Context)
+	ri.addrGuessed = !cCtx.IsSet("addr") && !cCtx.IsSet("socket")
 	auth, err := credentials(cCtx)
 	if err != nil {
 		return nil, err
 	}
-	c, err := client.New([]string{cCtx.String("addr")}, append(auth, client.WithRetryFor(retry))...)
+	opts := append(auth, client.WithRetryFor(retry), waitNotice(ri, cCtx.App.ErrWriter))
+	if ri.addrGuessed {
+		opts = append(opts, client.WithGiveUpUnanswered(guessedAddrGrace))
+	}
+	c, err := client.New([]string{cCtx.String("addr")}, opts...)
 	if err != nil {
 		return nil, usagef("--addr: %w", err)
 	}
@@ -99,5 +105,7 @@ func currentUser() (string, error) {
 // retryNote is appended to the help of every client command.
 var retryNote = fmt.Sprintf("The servers are found from --addr or $%s (default %s).\n"+
 	"--retry-for or $%s (default %v) is how long to keep trying while no\n"+
-	"server answers or the group is electing a leader.",
+	"server answers or the group is electing a leader; after a second a command\n"+
+	"says what it waits for. With no address given (neither --addr, --socket nor\n"+
+	"their variables), a command that finds no server says so at once.",
 	envAddr, defaultAddr, envRetryFor, client.DefaultRetryFor)

@@ -12,6 +12,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/netmgr/netmgr/client"
+	"github.com/netmgr/netmgr/internal/buildinfo"
 	"github.com/netmgr/netmgr/server"
 	"github.com/netmgr/netmgr/stub"
 )
@@ -30,7 +31,7 @@ func agentCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "agent",
 		Usage:     "run a whole cluster in one process (--dev)",
-		UsageText: "netmgr agent --dev [--exec-dir DIR] [--log-level LEVEL]",
+		UsageText: "netmgr agent --dev [--exec-dir DIR] [--log-level LEVEL] [--log-format text|json]",
 		Description: "With --dev, runs a one-server group and one stub (machine " + devStubName + ") in this\n" +
 			"process, on 127.0.0.1 with free ports and its data in a temporary directory that\n" +
 			"is removed on exit. It is secure as a real cluster is: a throw-away CA and\n" +
@@ -48,7 +49,7 @@ func agentCommand() *cli.Command {
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "dev", Usage: "run a throw-away one-machine cluster for trying netmgr out"},
 			&cli.StringFlag{Name: "exec-dir", Usage: "`DIR` the dev stub runs jobs in (default " + stub.DefaultExecDir + ")"},
-			logLevelFlag(),
+			logLevelFlag(), logFormatFlag(),
 		},
 		Action: runAgent,
 	}
@@ -93,6 +94,7 @@ func runAgent(cCtx *cli.Context) error {
 		BootstrapExpect: 1,
 		OutageGrace:     server.DefaultOutageGrace,
 		Logger:          logger,
+		Version:         buildinfo.Get(version, commit).Short(),
 		DatabaseFile:    sec.database,
 		TLS:             sec.server,
 		GossipKeyring:   sec.keyring,

@@ -40,9 +40,13 @@ func TestDamagedFilesStopWithOneLine(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	keyring := filepath.Join(t.TempDir(), "gossip.keyring")
+	if err := pki.WriteKeyring(keyring, [][]byte{pki.NewGossipKey()}, false); err != nil {
+		t.Fatal(err)
+	}
 	tlsArgs := func(role pki.Role, name string) []string {
 		f := certs[pki.Identity{Role: role, Name: name}]
-		return []string{"--ca-file", f.CA, "--cert-file", f.Cert, "--key-file", f.Key}
+		return []string{"--ca-file", f.CA, "--cert-file", f.Cert, "--key-file", f.Key, "--gossip-keyring", keyring}
 	}
 	snap := newestSnapshot(t, filepath.Join(pristine, "server"))
 

@@ -31,7 +31,9 @@ func eventsCommand() *cli.Command {
 			"reason), machine-awake, instance-placed, instance-started, instance-ended,\n" +
 			"instance-failed, instance-killed, instance-lost, instance-unknown,\n" +
 			"instance-restarted, instance-fenced (a report from a superseded attempt,\n" +
-			"ignored), job-submitted, job-killed; and the changes admins make, each with\n" +
+			"ignored), job-submitted, job-killed, job-released (its dependencies let a\n" +
+			"held job run), job-cancelled (one means it never can, with the reason); and\n" +
+			"the changes admins make, each with\n" +
 			"the admin's name: database-loaded, queue-added, queue-changed,\n" +
 			"queue-removed, server-removed, token-issued, token-revoked:\n\n" +
 			"   2026-11-24T10:00:00.000Z  #907  token-issued  admin root issued token 3f9a12bc for bob, expires 2026-12-24 10:00 UTC\n\n" +

@@ -40,9 +40,14 @@ func execCommand() *cli.Command {
 			"nprocs<4, mem==32; OP is one of > >= < <= == !=), mounts={/PATH,...},\n" +
 			"machines={NAME,...}; placement: unique (one instance per machine),\n" +
 			"max_per_machine=N, load=F (load one instance imposes), memory=MB, queue=NAME;\n" +
-			"restart=no|on-failure|always with max_restarts=N; and mail[=ADDRESS],\n" +
-			"cron=\"...\", after=JOB, copy_in={...}, copy_out={...}, which a server refuses\n" +
-			"with \"not supported yet\" until it can honour them. Each has a flag below.\n\n" +
+			"restart=no|on-failure|always with max_restarts=N; dependencies: after=JOB or\n" +
+			"after={JOB,...} (start once each has ended), afterok= (once each succeeded),\n" +
+			"afternotok= (once each ended without succeeding), JOB a name or id; and\n" +
+			"mail[=ADDRESS], cron=\"...\", copy_in={...}, copy_out={...}, which a server\n" +
+			"refuses with \"not supported yet\" until it can honour them. Each has a flag below.\n\n" +
+			"A chain: netexec --name a /bin/prep; netexec --name b --afterok a /bin/run;\n" +
+			"netexec --after b /bin/cleanup. A job waits held(dependency) until its\n" +
+			"dependencies decide, and ends cancelled(dependency) when it never can run.\n\n" +
 			"Options go before BINARY; everything after it is passed to the job ('--' also\n" +
 			"ends the options). A flag may not set what the spec string sets too. List flags\n" +
 			"take comma-separated values and may be repeated.\n\n" +
@@ -66,7 +71,9 @@ func execCommand() *cli.Command {
 			&cli.BoolFlag{Name: "mail", Usage: "mail the job's owner when it ends (mail)"},
 			&cli.StringFlag{Name: "mail-to", Usage: "mail `ADDRESS` when the job ends (mail=ADDRESS)"},
 			&cli.StringFlag{Name: "cron", Usage: "run on the cron schedule `EXPR`, e.g. '0 3 * * *' (cron=)"},
-			&cli.StringFlag{Name: "after", Usage: "start once `JOB` (name or id) has ended (after=)"},
+			&cli.StringSliceFlag{Name: "after", Usage: "start once each `JOB` (name or id) has ended, however it ended, e.g. build,12 (after=)"},
+			&cli.StringSliceFlag{Name: "afterok", Usage: "start once each `JOB` has succeeded; cancelled if one does not (afterok=)"},
+			&cli.StringSliceFlag{Name: "afternotok", Usage: "start once each `JOB` has ended without succeeding; cancelled if one succeeds (afternotok=)"},
 			&cli.StringSliceFlag{Name: "copy-in", Usage: "copy `FILE`s into the execution directory (copy_in=)"},
 			&cli.StringSliceFlag{Name: "copy-out", Usage: "copy `FILE`s out of the execution directory (copy_out=)"},
 			&cli.StringFlag{Name: "wait", Usage: "wait until the instances have started or are done (`WHEN`: started|done) and report them"},
@@ -103,12 +110,14 @@ type execArgs struct {
 	MaxRestarts      int
 	MaxRestartsSet   bool
 
-	Mail    bool
-	MailTo  string
-	Cron    string
-	After   string
-	CopyIn  []string
-	CopyOut []string
+	Mail       bool
+	MailTo     string
+	Cron       string
+	After      []string
+	AfterOK    []string
+	AfterNotOK []string
+	CopyIn     []string
+	CopyOut    []string
 }
 
 // specStringRE matches the start of a spec string: an option name and '='.
@@ -266,10 +275,9 @@ func execFlags(a execArgs, js client.JobSpec) []execFlag {
 			js.Cron = a.Cron
 			return nil
 		}},
-		{"--after", "after=", "the job to wait for", a.After != "", js.After != "", func(js *client.JobSpec) error {
-			js.After = a.After
-			return nil
-		}},
+		{"--after", "after=", "the jobs to wait for", len(a.After) > 0, len(js.After) > 0, setList(a.After, func(js *client.JobSpec, v []string) { js.After = v })},
+		{"--afterok", "afterok=", "the jobs that must succeed first", len(a.AfterOK) > 0, len(js.AfterOK) > 0, setList(a.AfterOK, func(js *client.JobSpec, v []string) { js.AfterOK = v })},
+		{"--afternotok", "afternotok=", "the jobs that must fail first", len(a.AfterNotOK) > 0, len(js.AfterNotOK) > 0, setList(a.AfterNotOK, func(js *client.JobSpec, v []string) { js.AfterNotOK = v })},
 		{"--copy-in", "copy_in=", "the files copied in", len(a.CopyIn) > 0, len(js.CopyIn) > 0, setList(a.CopyIn, func(js *client.JobSpec, v []string) { js.CopyIn = v })},
 		{"--copy-out", "copy_out=", "the files copied out", len(a.CopyOut) > 0, len(js.CopyOut) > 0, setList(a.CopyOut, func(js *client.JobSpec, v []string) { js.CopyOut = v })},
 	}
@@ -304,7 +312,9 @@ func runExec(cCtx *cli.Context) error {
 		Mail:             cCtx.Bool("mail"),
 		MailTo:           cCtx.String("mail-to"),
 		Cron:             cCtx.String("cron"),
-		After:            cCtx.String("after"),
+		After:            cCtx.StringSlice("after"),
+		AfterOK:          cCtx.StringSlice("afterok"),
+		AfterNotOK:       cCtx.StringSlice("afternotok"),
 		CopyIn:           cCtx.StringSlice("copy-in"),
 		CopyOut:          cCtx.StringSlice("copy-out"),
 	})

@@ -8,13 +8,20 @@ import (
 	"github.com/urfave/cli/v2"
 )
 
-// logLevelFlag is the --log-level flag of the long-running commands.
+// logLevelFlag is the --log-level flag of the long-running commands
+// (server, stub, agent, sim).
 func logLevelFlag() cli.Flag {
 	return &cli.StringFlag{Name: "log-level", Value: "info", Usage: "log `LEVEL`: debug, info, warn or error (logs go to stderr)"}
 }
 
-// newLogger returns a text logger writing to w at the level named by
-// --log-level.
+// logFormatFlag is their --log-format flag.
+func logFormatFlag() cli.Flag {
+	return &cli.StringFlag{Name: "log-format", Value: "text", Usage: "log `FORMAT`: text (key=value) or json (one object per line)"}
+}
+
+// newLogger returns the one logger of a long-running command, writing to
+// w at the level named by --log-level in the format named by --log-format.
+// Raft's and memberlist's lines reach it too (package slogadapt).
 func newLogger(cCtx *cli.Context, w io.Writer) (*slog.Logger, error) {
 	var lvl slog.Level
 	switch strings.ToLower(cCtx.String("log-level")) {
@@ -29,7 +36,14 @@ func newLogger(cCtx *cli.Context, w io.Writer) (*slog.Logger, error) {
 	default:
 		return nil, usagef("--log-level must be debug, info, warn or error, got %q", cCtx.String("log-level"))
 	}
-	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: lvl})), nil
+	opts := &slog.HandlerOptions{Level: lvl}
+	switch strings.ToLower(cCtx.String("log-format")) {
+	case "text":
+		return slog.New(slog.NewTextHandler(w, opts)), nil
+	case "json":
+		return slog.New(slog.NewJSONHandler(w, opts)), nil
+	}
+	return nil, usagef("--log-format must be text or json, got %q", cCtx.String("log-format"))
 }
 
 // splitList flattens repeatable, comma-separated flag values such as

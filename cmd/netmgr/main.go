@@ -61,11 +61,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	args = flagsFirst(args)
 	app, prefix := newApp(filepath.Base(args[0]), args[1:])
 	app.Writer, app.ErrWriter = stdout, stderr
-	err := app.RunContext(ctx, args)
+	ri := &runInfo{prefix: prefix}
+	err := app.RunContext(withRunInfo(ctx, ri), args)
 	if err == nil {
 		return exitOK
 	}
 	fmt.Fprintf(stderr, "%s: %v\n", prefix, err)
+	printHint(ri, err, stderr)
 	var ue *usageError
 	if errors.As(err, &ue) {
 		fmt.Fprintf(stderr, "Run '%s --help' for usage.\n", prefix)
@@ -108,9 +110,15 @@ func newApp(base string, rest []string) (*cli.App, string) {
 			reserveCommand(), unreserveCommand(),
 			suspendCommand(), resumeCommand(), restartCommand(), eventsCommand(), tlsCommand(),
 			serverCommand(), stubCommand(), simCommand(), agentCommand(), adminCommand(), superviseCommand(),
-			tokenCommand(),
+			tokenCommand(), versionCommand(), completionCommand(), manCommand(),
+		},
+		Flags: []cli.Flag{
+			&cli.BoolFlag{Name: "version", Usage: "print the version, commit and command level (netmgr version)"},
 		},
 		Action: func(cCtx *cli.Context) error {
+			if cCtx.Bool("version") {
+				return versionCommand().Action(cCtx)
+			}
 			if cCtx.Args().Present() {
 				return usagef("unknown command %q", cCtx.Args().First())
 			}
@@ -133,7 +141,7 @@ func newApp(base string, rest []string) (*cli.App, string) {
 // than exiting inside urfave/cli, and flag errors are usage errors.
 func setCommon(app *cli.App) {
 	app.HideVersion = true
-	app.EnableBashCompletion = false
+	app.EnableBashCompletion = true      // netmgr completion bash|zsh
 	app.DisableSliceFlagSeparator = true // --env A=b,c is one entry
 	app.ExitErrHandler = func(*cli.Context, error) {}
 	app.OnUsageError = onUsageError

@@ -80,10 +80,17 @@ func limitReason(reason string) string {
 }
 
 // instanceState is the STATE column: running, suspended, exited(0),
-// failed(3), failed(exec), signaled(KILL), killed, lost, placed, queued;
-// an instance a queue limit ended shows the limit instead of the detail:
-// killed(run limit), killed(memory limit).
+// failed(3), failed(exec), signaled(KILL), killed, lost, placed, queued,
+// held(dependency), cancelled(dependency); an instance a queue limit ended
+// shows the limit instead of the detail: killed(run limit), killed(memory
+// limit).
 func instanceState(in client.Instance) string {
+	switch in.State {
+	case client.InstanceHeld:
+		return client.JobHeld
+	case client.InstanceCancelled:
+		return client.JobCancelled
+	}
 	if l := limitReason(in.Reason); l != "" && in.Finished() {
 		return in.State + "(" + l + ")"
 	}
@@ -111,21 +118,29 @@ func plural(n int) string {
 
 // renderJobs writes the netstatus -j table: one row per instance that has a
 // machine; then per job one "N instances queued" row for its queued
-// instances and one "N instances never ran" row per state for instances
-// that ended without a machine (killed while queued).
+// instances, one "N instances held" row for instances held for the job's
+// dependencies, and one "N instances never ran" row per state for
+// instances that ended without a machine (killed while queued, cancelled
+// for a dependency); a cancelled job's reason follows on its own row.
 func renderJobs(w io.Writer, jobs []client.Job) error {
 	tw := newTable(w)
 	fmt.Fprintln(tw, "ID\tJOB NAME\tBINARY NAME\tWHERE\tSTATE")
 	for _, job := range sortedJobs(jobs) {
 		name := job.Name + "." + job.Owner
-		queued := 0
+		queued, held := 0, 0
+		var cancelReason string
 		unplaced := map[string]int{} // instance state -> count
 		var states []string
 		for _, in := range sortedInstances(job.Instances) {
 			switch {
 			case in.State == client.InstanceQueued:
 				queued++
+			case in.State == client.InstanceHeld:
+				held++
 			case in.Machine == "":
+				if in.State == client.InstanceCancelled {
+					cancelReason = in.Reason
+				}
 				if unplaced[in.State] == 0 {
 					states = append(states, in.State)
 				}
@@ -137,9 +152,16 @@ func renderJobs(w io.Writer, jobs []client.Job) error {
 		if queued > 0 {
 			fmt.Fprintf(tw, "%d\t%s\t%s\t%s queued\t%s\n", job.ID, name, jobBinaries(job.Spec), plural(queued), client.InstanceQueued)
 		}
+		if held > 0 {
+			fmt.Fprintf(tw, "%d\t%s\t%s\t%s held\t%s\n", job.ID, name, jobBinaries(job.Spec), plural(held), client.JobHeld)
+		}
 		sort.Strings(states)
 		for _, st := range states {
-			fmt.Fprintf(tw, "%d\t%s\t%s\t%s never ran\t%s\n", job.ID, name, jobBinaries(job.Spec), plural(unplaced[st]), st)
+			fmt.Fprintf(tw, "%d\t%s\t%s\t%s never ran\t%s\n", job.ID, name, jobBinaries(job.Spec), plural(unplaced[st]),
+				instanceState(client.Instance{State: st}))
+		}
+		if cancelReason != "" {
+			fmt.Fprintf(tw, "%d\t%s\t\t\t%s\n", job.ID, name, cancelReason)
 		}
 	}
 	return tw.Flush()
@@ -190,8 +212,8 @@ func renderJobsJSON(w io.Writer, jobs []client.Job) error {
 	for _, job := range sortedJobs(jobs) {
 		for _, in := range sortedInstances(job.Instances) {
 			where := in.Machine
-			if in.State == client.InstanceQueued {
-				where = client.InstanceQueued
+			if in.State == client.InstanceQueued || in.State == client.InstanceHeld {
+				where = in.State
 			}
 			rows = append(rows, jobRow{
 				ID: job.ID, Name: job.Name, Owner: job.Owner, JobState: job.State,
@@ -325,7 +347,7 @@ func sortedServers(ss []client.Server) []client.Server {
 // comes last: an unhealthy server's reason may be long.
 func renderServers(w io.Writer, ss []client.Server) error {
 	tw := newTable(w)
-	fmt.Fprintln(tw, "NAME\tADDRESS\tROLE\tTERM\tLAST INDEX\tLAST CONTACT\tLEADER\tHEALTH")
+	fmt.Fprintln(tw, "NAME\tADDRESS\tROLE\tTERM\tLAST INDEX\tLAST CONTACT\tLEADER\tVERSION\tHEALTH")
 	for _, s := range sortedServers(ss) {
 		role := s.Role
 		if role == "" {
@@ -335,8 +357,8 @@ func renderServers(w io.Writer, ss []client.Server) error {
 		if s.Error != "" {
 			leader = "error: " + s.Error
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%s\t%s\t%s\n", s.Name, orDash(s.Address), role, s.Term, s.LastIndex,
-			orDash(s.LastContact), leader, serverHealth(s))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%s\t%s\t%s\t%s\n", s.Name, orDash(s.Address), role, s.Term, s.LastIndex,
+			orDash(s.LastContact), leader, orDash(s.Version), serverHealth(s))
 	}
 	return tw.Flush()
 }
@@ -372,6 +394,10 @@ type serverRow struct {
 	Healthy     bool   `json:"healthy"`
 	// Problem is why the server is unhealthy, when it says.
 	Problem string `json:"problem,omitempty"`
+	// Version and CommandLevel are the server's build; empty and 0 when
+	// it did not answer or is too old to say.
+	Version      string `json:"version"`
+	CommandLevel int    `json:"command_level"`
 }
 
 // renderServersJSON writes netstatus -s --json.
@@ -379,7 +405,8 @@ func renderServersJSON(w io.Writer, ss []client.Server) error {
 	rows := []serverRow{}
 	for _, s := range sortedServers(ss) {
 		rows = append(rows, serverRow{Name: s.Name, Address: s.Address, HTTP: s.HTTP, Role: s.Role, Term: s.Term, LastIndex: s.LastIndex, Leader: s.Leader, Error: s.Error,
-			LastContact: s.LastContact, Healthy: s.Healthy && s.Error == "", Problem: s.Problem})
+			LastContact: s.LastContact, Healthy: s.Healthy && s.Error == "", Problem: s.Problem,
+			Version: s.Version, CommandLevel: s.CommandLevel})
 	}
 	return writeJSON(w, rows)
 }

@@ -144,10 +144,38 @@ func sampleWhy() []client.WhyInstance {
 	}
 }
 
+// sampleDependentJobs are a job held for job 12 and one cancelled
+// because job 12 failed.
+func sampleDependentJobs() []client.Job {
+	bins := map[string]string{client.AnyKey: "/bin/run"}
+	reason := "dependency: afterok job 12 (build) failed"
+	return []client.Job{
+		{
+			ID: 13, Name: "test", Owner: "fred", State: client.JobHeld, SubmittedAt: t0,
+			Spec: client.JobSpec{Name: "test", Min: 2, Binaries: bins, AfterOK: []string{"12"}},
+			Instances: []client.Instance{
+				{Index: 0, Attempt: 1, State: client.InstanceHeld},
+				{Index: 1, Attempt: 1, State: client.InstanceHeld},
+			},
+			Dependencies: []client.Dependency{{Kind: "afterok", JobID: 12, Name: "build", State: client.JobRunning, Verdict: client.DepWaiting}},
+		},
+		{
+			ID: 14, Name: "deploy", Owner: "fred", State: client.JobCancelled, SubmittedAt: t0,
+			Spec: client.JobSpec{Name: "deploy", Binaries: bins, AfterOK: []string{"12"}},
+			Instances: []client.Instance{
+				{Index: 0, Attempt: 1, State: client.InstanceCancelled, Reason: reason, EndedAt: t0},
+			},
+			Dependencies: []client.Dependency{{Kind: "afterok", JobID: 12, Name: "build", State: client.JobFailed, Verdict: client.DepNever}},
+		},
+	}
+}
+
 func sampleServers() []client.Server {
 	return []client.Server{
-		{Name: "s2", Address: "10.0.0.2:4647", HTTP: "10.0.0.2:4646", Role: "follower", Term: 5, LastIndex: 1041, Leader: "s1", LastContact: "12ms", Healthy: true},
-		{Name: "s1", Address: "10.0.0.1:4647", HTTP: "10.0.0.1:4646", Role: "leader", Term: 5, LastIndex: 1042, Leader: "s1", LastContact: "leader", Healthy: true},
+		{Name: "s2", Address: "10.0.0.2:4647", HTTP: "10.0.0.2:4646", Role: "follower", Term: 5, LastIndex: 1041, Leader: "s1", LastContact: "12ms", Healthy: true,
+			Version: "v1.3.0", CommandLevel: 25},
+		{Name: "s1", Address: "10.0.0.1:4647", HTTP: "10.0.0.1:4646", Role: "leader", Term: 5, LastIndex: 1042, Leader: "s1", LastContact: "leader", Healthy: true,
+			Version: "v1.4.0-2-g1a2b3c4", CommandLevel: 26},
 		{Name: "s4", Address: "10.0.0.4:4647", HTTP: "10.0.0.4:4646", Role: "follower", Term: 4, LastIndex: 990, Leader: "", LastContact: "3.5s"},
 		{Name: "s3", Address: "10.0.0.3:4647", Error: "connection refused"},
 		{Name: "s5", Address: "10.0.0.5:4647", HTTP: "10.0.0.5:4646", Role: "follower", Term: 5, LastIndex: 873, Leader: "s1", LastContact: "8ms",
@@ -172,6 +200,14 @@ func TestRender(t *testing.T) {
 		{"why.json.golden", func(b *bytes.Buffer) error { return renderWhyJSON(b, sampleWhy()) }},
 		{"why_none.golden", func(b *bytes.Buffer) error { return renderWhy(b, client.Job{Name: "test1", Owner: "tclark"}, nil) }},
 		{"why_none.json.golden", func(b *bytes.Buffer) error { return renderWhyJSON(b, nil) }},
+		{"jobs_deps.golden", func(b *bytes.Buffer) error { return renderJobs(b, sampleDependentJobs()) }},
+		{"why_held.golden", func(b *bytes.Buffer) error {
+			return renderWhy(b, sampleDependentJobs()[0], []client.WhyInstance{
+				{Instance: 0, Attempt: 1, Reason: "held(dependency): waits for job 12 (running) to succeed"},
+				{Instance: 1, Attempt: 1, Reason: "held(dependency): waits for job 12 (running) to succeed"},
+			})
+		}},
+		{"why_cancelled.golden", func(b *bytes.Buffer) error { return renderWhy(b, sampleDependentJobs()[1], nil) }},
 		{"servers.golden", func(b *bytes.Buffer) error { return renderServers(b, sampleServers()) }},
 		{"servers.json.golden", func(b *bytes.Buffer) error { return renderServersJSON(b, sampleServers()) }},
 		{"queues.golden", func(b *bytes.Buffer) error { return renderQueues(b, sampleQueues()) }},

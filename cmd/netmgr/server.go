@@ -5,6 +5,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/netmgr/netmgr/internal/buildinfo"
 	"github.com/netmgr/netmgr/server"
 )
 
@@ -55,7 +56,7 @@ func serverCommand() *cli.Command {
 			&cli.StringSliceFlag{Name: "join", Usage: "gossip addresses (`HOST:PORT`) of other servers or stubs, comma-separated or repeated"},
 			&cli.StringFlag{Name: "database", Usage: "machine database `FILE` to load when the group is first formed"},
 			&cli.DurationFlag{Name: "outage-grace", Value: server.DefaultOutageGrace, Usage: "how long restartable jobs run on through a whole-control-plane outage (`DURATION`)"},
-			logLevelFlag(),
+			logLevelFlag(), logFormatFlag(),
 		}, agentTLSFlags("server")...),
 		Action: runServer,
 	}
@@ -79,6 +80,10 @@ func runServer(cCtx *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	keyring, err := agentKeyring(cCtx, material)
+	if err != nil {
+		return err
+	}
 	srv, err := server.New(server.Config{
 		Name:            cCtx.String("name"),
 		DataDir:         cCtx.String("data-dir"),
@@ -90,13 +95,14 @@ func runServer(cCtx *cli.Context) error {
 		DatabaseFile:    cCtx.String("database"),
 		OutageGrace:     cCtx.Duration("outage-grace"),
 		Logger:          logger,
+		Version:         buildinfo.Get(version, commit).Short(),
 		TLS:             material,
-		GossipKeyring:   cCtx.String("gossip-keyring"),
+		GossipKeyring:   keyring,
 	})
 	if err != nil {
 		return fmt.Errorf("start server: %w", err)
 	}
-	if material != nil || cCtx.String("gossip-keyring") != "" {
+	if material != nil || keyring != "" {
 		reloadOnHangup(cCtx.Context, logger, srv.Reload)
 	}
 	fmt.Fprintf(cCtx.App.Writer, "server %s api %s%s\n", cCtx.String("name"), scheme(material), srv.HTTPAddr())

@@ -56,7 +56,7 @@ func simCommand() *cli.Command {
 			&cli.StringFlag{Name: "ca-dir", Usage: "`DIR` of the cluster CA (ca.pem, ca-key.pem): each stub gets a certificate of its machine"},
 			&cli.StringFlag{Name: "gossip-keyring", Usage: "gossip encryption keyring `FILE`"},
 			&cli.BoolFlag{Name: "insecure", Usage: "run the stubs without TLS (for a group started with --insecure)"},
-			logLevelFlag(),
+			logLevelFlag(), logFormatFlag(),
 		},
 		Action: runSim,
 	}

@@ -26,7 +26,9 @@ func statusCommand() *cli.Command {
 			"                  RUNNING, STATE (up, down, or draining: up but taking no new work),\n" +
 			"                  RESERVED (who holds it and until when: 'tclark until 16:00',\n" +
 			"                  'tclark' until unreserved, '-' when not reserved)\n" +
-			"   netstatus -s   servers: NAME, ADDRESS, ROLE, TERM, LAST INDEX, LEADER\n" +
+			"   netstatus -s   servers: NAME, ADDRESS, ROLE, TERM, LAST INDEX, LAST CONTACT,\n" +
+			"                  LEADER, VERSION (the server's build, '-' when it does not say),\n" +
+			"                  HEALTH (ok, unhealthy (why), unreachable)\n" +
 			"   netstatus -q   batch queues, highest priority first: QUEUE, PRIORITY, MAXSIZE,\n" +
 			"                  MAXACTIVE, MAXRUN (200m, 90s), MAXMEM (20M), JOBS, WAITING,\n" +
 			"                  RUNNING; '-' is no limit\n" +

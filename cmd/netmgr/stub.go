@@ -76,7 +76,7 @@ func stubCommand() *cli.Command {
 			&cli.DurationFlag{Name: "health-check-interval", Value: stub.DefaultHealthCheckEvery,
 				Usage: "run --health-check every `DURATION` (it is killed if it takes longer)"},
 			&cli.StringFlag{Name: "socket", Value: defaultSocket, Usage: "Unix socket `PATH` on which this machine's users reach the servers as themselves (\"\" for none)"},
-			logLevelFlag(),
+			logLevelFlag(), logFormatFlag(),
 		}, append(ownerFlags(), agentTLSFlags("stub")...)...),
 		Action: runStub,
 	}
@@ -116,6 +116,10 @@ func runStub(cCtx *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	keyring, err := agentKeyring(cCtx, material)
+	if err != nil {
+		return err
+	}
 	name := cCtx.String("name")
 	if name == "" {
 		if name, err = os.Hostname(); err != nil {
@@ -133,7 +137,7 @@ func runStub(cCtx *cli.Context) error {
 		Logger:     logger,
 
 		TLS:           material,
-		GossipKeyring: cCtx.String("gossip-keyring"),
+		GossipKeyring: keyring,
 		Socket:        cCtx.String("socket"),
 
 		MinFreeDisk:      minDisk,
@@ -148,7 +152,7 @@ func runStub(cCtx *cli.Context) error {
 	if err != nil {
 		return fmt.Errorf("start stub: %w", err)
 	}
-	if material != nil || cCtx.String("gossip-keyring") != "" {
+	if material != nil || keyring != "" {
 		reloadOnHangup(cCtx.Context, logger, st.Reload)
 	}
 	fmt.Fprintf(cCtx.App.Writer, "stub %s api %s%s\n", name, scheme(material), st.HTTPAddr())

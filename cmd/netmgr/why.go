@@ -47,8 +47,21 @@ func whyReason(w client.WhyInstance) string {
 
 // renderWhy writes netstatus --why: one line per queued instance, such as
 // "instance 2 (attempt 1): 8 machines lack key mathlab; 3 have mem<=10",
-// or, when none is queued, that the job has no queued instances.
+// or "instance 0 (attempt 1): held(dependency): waits for job 12
+// (running)"; when none is queued, why a cancelled job never ran, or that
+// the job has no queued instances.
 func renderWhy(w io.Writer, job client.Job, ws []client.WhyInstance) error {
+	if len(ws) == 0 && job.State == client.JobCancelled {
+		reason := ""
+		for _, in := range job.Instances {
+			if in.State == client.InstanceCancelled {
+				reason = in.Reason
+				break
+			}
+		}
+		_, err := fmt.Fprintf(w, "job %s.%s is %s: %s\n", job.Name, job.Owner, client.JobCancelled, reason)
+		return err
+	}
 	if len(ws) == 0 {
 		_, err := fmt.Fprintf(w, "job %s.%s has no queued instances\n", job.Name, job.Owner)
 		return err
