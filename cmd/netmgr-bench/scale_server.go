@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -31,10 +32,12 @@ const serveTimeout = 5 * time.Minute
 type scaleServer struct {
 	bin, name, dataDir, logPath string
 	http, raft, gossip          string
-	// tls is the server's certificate files and reader the client
-	// material the benchmark reads with; both zero with -insecure.
-	tls    pki.Files
-	reader *pki.Material
+	// tls is the server's certificate files, keyring its gossip keyring
+	// and reader the client material the benchmark reads with; all zero
+	// with -insecure.
+	tls     pki.Files
+	keyring string
+	reader  *pki.Material
 }
 
 // scaleReader is the user the benchmark reads the scale server as.
@@ -42,7 +45,7 @@ const scaleReader = "bench"
 
 // newScaleServer picks free loopback ports for a server of the group and,
 // unless insecure, makes a throw-away CA in tlsDir with the server's
-// certificate and a client certificate to read with.
+// certificate, a client certificate to read with and a gossip keyring.
 func newScaleServer(bin, name, dataDir, logPath, tlsDir string, insecure bool) (*scaleServer, error) {
 	var addrs [3]string
 	for i := range addrs {
@@ -67,6 +70,10 @@ func newScaleServer(bin, name, dataDir, logPath, tlsDir string, insecure bool) (
 		return nil, fmt.Errorf("scale server: %w", err)
 	}
 	s.tls = files[srvID]
+	s.keyring = filepath.Join(tlsDir, "gossip.keyring")
+	if err := pki.WriteKeyring(s.keyring, [][]byte{pki.NewGossipKey()}, false); err != nil {
+		return nil, fmt.Errorf("scale server: %w", err)
+	}
 	return s, nil
 }
 
@@ -77,7 +84,7 @@ func (s *scaleServer) args() []string {
 	if s.reader == nil {
 		return append(a, "--insecure")
 	}
-	return append(a, "--ca-file", s.tls.CA, "--cert-file", s.tls.Cert, "--key-file", s.tls.Key)
+	return append(a, "--ca-file", s.tls.CA, "--cert-file", s.tls.Cert, "--key-file", s.tls.Key, "--gossip-keyring", s.keyring)
 }
 
 // client returns a client of the server that tries once, for 5 s.
