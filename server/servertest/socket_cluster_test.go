@@ -1,4 +1,4 @@
-package stub
+package servertest_test
 
 import (
 	"context"
@@ -20,6 +20,7 @@ import (
 	"github.com/netmgr/netmgr/client"
 	"github.com/netmgr/netmgr/client/pki"
 	"github.com/netmgr/netmgr/server"
+	"github.com/netmgr/netmgr/stub"
 )
 
 // tlsGroup is a server group in this process with TLS on every link, its
@@ -163,10 +164,10 @@ func (g *tlsGroup) leader(t *testing.T) (leader *server.Server, followers []*ser
 // socketStubOf starts the stub of machine with its certificate and a user
 // socket, open to every local user; gossip joins the group unless servers
 // are given, which are then the only ones it knows.
-func (g *tlsGroup) socketStubOf(t *testing.T, machine string, servers ...string) (*Stub, string) {
+func (g *tlsGroup) socketStubOf(t *testing.T, machine string, servers ...string) (*stub.Stub, string) {
 	t.Helper()
 	dir := filepath.Join(g.dir, machine)
-	cfg := Config{
+	cfg := stub.Config{
 		Name:     machine,
 		DataDir:  filepath.Join(dir, "data"),
 		ExecDir:  filepath.Join(dir, "exec"),
@@ -191,9 +192,9 @@ func (g *tlsGroup) socketStubOf(t *testing.T, machine string, servers ...string)
 }
 
 // startStub starts a stub of cfg and stops it at cleanup.
-func startStub(t *testing.T, cfg Config) *Stub {
+func startStub(t *testing.T, cfg stub.Config) *stub.Stub {
 	t.Helper()
-	s, err := New(cfg)
+	s, err := stub.New(cfg)
 	if err != nil {
 		t.Fatalf("start stub %s: %v", cfg.Name, err)
 	}
