@@ -15,7 +15,7 @@
 // name.
 //
 // The user commands find the servers from --addr or $NETMGR_ADDR (default
-// http://127.0.0.1:4646) and keep retrying for --retry-for or
+// http://127.0.0.1:17646) and keep retrying for --retry-for or
 // $NETMGR_RETRY_FOR (default 15s) while no server answers or the group has
 // no leader. This package is the only place urfave/cli is used; the
 // renderers (render.go, render_sched.go, why.go) are pure functions with

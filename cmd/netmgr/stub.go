@@ -23,7 +23,7 @@ func stubCommand() *cli.Command {
 			"the servers, reports the machine's facts and load, runs the jobs the servers\n" +
 			"place here in --exec-dir and reports when they start and end. For example:\n\n" +
 			"   netmgr stub --name flute --data-dir /var/lib/netmgr/stub \\\n" +
-			"       --http 10.0.0.9:4656 --gossip 10.0.0.9:4658 --join 10.0.0.1:4648\n\n" +
+			"       --http 10.0.0.9:17656 --gossip 10.0.0.9:17658 --join 10.0.0.1:17648\n\n" +
 			"--init FILE describes the machine in the database language's syntax, e.g.\n\n" +
 			"   mtype=sparc1+\n" +
 			"   mem=32\n" +
@@ -63,8 +63,8 @@ func stubCommand() *cli.Command {
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "name", Usage: "machine `NAME` (default: the host name)"},
 			&cli.StringFlag{Name: "data-dir", Usage: "`DIR` for the event outbox (required)"},
-			&cli.StringFlag{Name: "http", Value: "127.0.0.1:4656", Usage: "stub API listen address `HOST:PORT` (port 0 picks one)"},
-			&cli.StringFlag{Name: "gossip", Value: "127.0.0.1:4658", Usage: "gossip bind address `HOST:PORT` (TCP and UDP)"},
+			&cli.StringFlag{Name: "http", Value: "127.0.0.1:17656", Usage: "stub API listen address `HOST:PORT` (port 0 picks one)"},
+			&cli.StringFlag{Name: "gossip", Value: "127.0.0.1:17658", Usage: "gossip bind address `HOST:PORT` (TCP and UDP)"},
 			&cli.StringSliceFlag{Name: "join", Usage: "gossip addresses (`HOST:PORT`) of servers or other stubs, comma-separated or repeated (required)"},
 			&cli.StringFlag{Name: "exec-dir", Usage: "`DIR` jobs run in (default " + stub.DefaultExecDir + ")"},
 			&cli.StringFlag{Name: "init", Usage: "machine init `FILE`: its mtype, mem, rating, nprocs, keys and mounts"},
