@@ -3,6 +3,7 @@ module github.com/netmgr/netmgr
 go 1.26.8
 
 require (
+	github.com/BurntSushi/toml v1.5.0
 	github.com/cpuguy83/go-md2man/v2 v2.0.7
 	github.com/hashicorp/go-hclog v1.6.2
 	github.com/hashicorp/memberlist v0.6.0
@@ -44,4 +45,5 @@ require (
 	golang.org/x/sync v0.24.0 // indirect
 	golang.org/x/tools v0.40.0 // indirect
 	google.golang.org/protobuf v1.36.12 // indirect
+	gopkg.in/yaml.v3 v3.0.1 // indirect
 )

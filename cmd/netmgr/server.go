@@ -10,12 +10,12 @@ import (
 )
 
 func serverCommand() *cli.Command {
-	return &cli.Command{
+	return withConfigFile(&cli.Command{
 		Name:  "server",
 		Usage: "run a server: one replica of the job and machine database",
 		UsageText: "netmgr server --name NAME --data-dir DIR [--http ADDR] [--raft ADDR] [--gossip ADDR]\n" +
 			"    [--bootstrap-expect N] [--join GOSSIP_ADDR,...] [--database FILE] [--outage-grace D]\n" +
-			"    [--log-level LEVEL]",
+			"    [--log-level LEVEL] [--config FILE]",
 		Description: fmt.Sprintf("Runs one member of the server group until SIGINT or SIGTERM. Start three (or\n"+
 			"five) with the same --bootstrap-expect; they find each other through --join and\n"+
 			"form the group once that many are seen. A server started with\n"+
@@ -45,6 +45,7 @@ func serverCommand() *cli.Command {
 			"--key-file; see 'netmgr tls --help'), and gossip is encrypted with\n"+
 			"--gossip-keyring. SIGHUP reads the certificate and keyring files again.\n"+
 			"--insecure runs without any of it.\n\n"+
+			configDescription("server")+
 			"It prints 'server NAME api https://HOST:PORT' once it listens.", server.DefaultOutageGrace, server.MaxOutageGrace),
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "name", Usage: "unique server `NAME`, also its Raft id (required)"},
@@ -59,7 +60,7 @@ func serverCommand() *cli.Command {
 			logLevelFlag(), logFormatFlag(),
 		}, agentTLSFlags("server")...),
 		Action: runServer,
-	}
+	}, "server")
 }
 
 func runServer(cCtx *cli.Context) error {

@@ -10,7 +10,7 @@ import (
 )
 
 func stubCommand() *cli.Command {
-	return &cli.Command{
+	return withConfigFile(&cli.Command{
 		Name:  "stub",
 		Usage: "run the stub of this machine: it starts and watches the jobs placed here",
 		UsageText: "netmgr stub --data-dir DIR --join GOSSIP_ADDR,... [--name NAME] [--http ADDR]\n" +
@@ -18,7 +18,7 @@ func stubCommand() *cli.Command {
 			"    [--min-free-inodes N|PCT] [--health-check PROGRAM [--health-check-interval D]]\n" +
 			"    [--sleep-on-login D] [--sleep-on-input D] [--sleep-on-load LOAD]\n" +
 			"    [--load-monitor PROGRAM] [--available WINDOWS] [--vacate-after D] [--keep-suspended]\n" +
-			"    [--log-level LEVEL]",
+			"    [--log-level LEVEL] [--config FILE]",
 		Description: "Runs this machine's stub until SIGINT or SIGTERM. It joins the gossip pool of\n" +
 			"the servers, reports the machine's facts and load, runs the jobs the servers\n" +
 			"place here in --exec-dir and reports when they start and end. For example:\n\n" +
@@ -59,6 +59,7 @@ func stubCommand() *cli.Command {
 			"Every link is TLS 1.3 with the cluster's certificates: the stub's certificate\n" +
 			"(netmgr tls cert create --stub NAME) must name this machine. SIGHUP reads the\n" +
 			"certificate and --gossip-keyring files again. --insecure runs without any of it.\n\n" +
+			configDescription("stub") +
 			"It prints 'stub NAME api https://HOST:PORT' once it listens.",
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "name", Usage: "machine `NAME` (default: the host name)"},
@@ -79,7 +80,7 @@ func stubCommand() *cli.Command {
 			logLevelFlag(), logFormatFlag(),
 		}, append(ownerFlags(), agentTLSFlags("stub")...)...),
 		Action: runStub,
-	}
+	}, "stub")
 }
 
 func runStub(cCtx *cli.Context) error {
