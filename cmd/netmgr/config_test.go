@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -167,5 +168,44 @@ func TestConfigFlagList(t *testing.T) {
 		if !slices.Equal(plain, []string{"config"}) {
 			t.Errorf("%s: flags without a key: %v, want only [config]", role, plain)
 		}
+	}
+}
+
+// TestConfigSamples checks the sample configurations the package installs
+// (packaging/etc): every option of the command appears as a key, and with
+// every key uncommented the file is one the command accepts.
+func TestConfigSamples(t *testing.T) {
+	key := regexp.MustCompile(`^# ([a-z][a-z-]*) = `)
+	for role, mk := range configRoles {
+		t.Run(role, func(t *testing.T) {
+			data, err := os.ReadFile(filepath.Join("..", "..", "packaging", "etc", role+".toml"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			seen := map[string]bool{}
+			var out []string
+			for line := range strings.Lines(string(data)) {
+				if m := key.FindStringSubmatch(line); m != nil {
+					if seen[m[1]] {
+						t.Errorf("key %s appears twice", m[1])
+					}
+					seen[m[1]] = true
+					line = strings.TrimPrefix(line, "# ")
+				}
+				out = append(out, line)
+			}
+			for _, f := range mk().Flags {
+				if n := f.Names()[0]; n != "config" && !seen[n] {
+					t.Errorf("the sample has no key %s", n)
+				}
+			}
+			path := filepath.Join(t.TempDir(), role+".toml")
+			if err := os.WriteFile(path, []byte(strings.Join(out, "")), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := runWithConfig(t, role, "--config", path); err != nil {
+				t.Errorf("the sample with every key uncommented: %v", err)
+			}
+		})
 	}
 }
