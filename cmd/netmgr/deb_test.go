@@ -3,8 +3,10 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"compress/gzip"
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -75,6 +77,7 @@ func TestDebPackageInContainer(t *testing.T) {
 		t.Fatalf("dpkg-deb -x %s: %v\n%s", deb, err, out)
 	}
 	checkDebContents(t, rootfs)
+	checkDebScripts(t, deb, filepath.Join(dir, "control"))
 	serverCmd := unitExecStart(t, filepath.Join(rootfs, "usr/lib/systemd/system/netmgr-server.service"))
 	stubCmd := unitExecStart(t, filepath.Join(rootfs, "usr/lib/systemd/system/netmgr-stub.service"))
 	if !unitHas(t, filepath.Join(rootfs, "usr/lib/systemd/system/netmgr-stub.service"), "KillMode=process") {
@@ -162,6 +165,51 @@ func checkDebContents(t *testing.T, rootfs string) {
 		if got, err := os.Readlink(p); err != nil || got != target {
 			t.Errorf("/%s links to %q (%v), want %q", path, got, err, target)
 		}
+	}
+	// The man pages are this tree's (make man ran): netmgr.1 documents
+	// the configuration file.
+	f, err := os.Open(filepath.Join(rootfs, "usr/share/man/man1/netmgr.1.gz"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatalf("netmgr.1.gz: %v", err)
+	}
+	page, err := io.ReadAll(zr)
+	if err != nil {
+		t.Fatalf("netmgr.1.gz: %v", err)
+	}
+	if !bytes.Contains(page, []byte(".TH netmgr 1")) {
+		t.Errorf("netmgr.1.gz is no man page: %.80q", page)
+	}
+	if !bytes.Contains(page, []byte("--config")) {
+		t.Error("the packaged netmgr.1 does not document --config: an old page?")
+	}
+}
+
+// checkDebScripts unpacks the package's control files into dir and checks
+// its maintainer scripts are there and parse as sh scripts (the image has
+// no shell to run them).
+func checkDebScripts(t *testing.T, deb, dir string) {
+	t.Helper()
+	if out, err := exec.Command("dpkg-deb", "-e", deb, dir).CombinedOutput(); err != nil {
+		t.Fatalf("dpkg-deb -e %s: %v\n%s", deb, err, out)
+	}
+	for _, name := range []string{"postinst", "prerm", "postrm"} {
+		p := filepath.Join(dir, name)
+		if fi, err := os.Stat(p); err != nil || fi.Mode()&0o111 == 0 {
+			t.Errorf("maintainer script %s: %v (mode %v), want an executable file", name, err, fi)
+			continue
+		}
+		if out, err := exec.Command("sh", "-n", p).CombinedOutput(); err != nil {
+			t.Errorf("sh -n %s: %v\n%s", name, err, out)
+		}
+	}
+	if data, err := os.ReadFile(filepath.Join(dir, "conffiles")); err != nil ||
+		!strings.Contains(string(data), "/etc/netmgr/server.toml") || !strings.Contains(string(data), "/etc/netmgr/stub.toml") {
+		t.Errorf("conffiles %q (%v), want both sample configurations", data, err)
 	}
 }
 
