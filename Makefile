@@ -53,10 +53,13 @@ install: build man
 
 # The Debian package, built by nfpm (a Go tool pinned in go.mod's tool
 # directive, run with go tool: nothing to install). packaging/nfpm.yaml
-# lists what it holds. The version is the last commit's date and hash, so
-# later builds sort after earlier ones; DEB_VERSION=1.2.3 overrides it.
+# lists what it holds. The version is the last vX.Y.Z tag's (v1.4.0 is
+# 1.4.0, two commits later 1.4.0+2.gHASH), or with no tag the last
+# commit's date and hash (0.0~git20261125.HASH), so later builds sort
+# after earlier ones; DEB_VERSION=1.2.3 overrides it.
 DEB_ARCH      ?= $(shell $(GO) env GOARCH)
-DEB_VERSION   ?= $(shell git log -1 --format=0.0~git%cd.%h --date=format:%Y%m%d 2>/dev/null || echo 0.0~unknown)
+DEB_VERSION   ?= $(shell v=$$(git describe --tags --match 'v[0-9]*' 2>/dev/null) && echo "$$v" | sed 's/^v//; s/-/+/; s/-/./' || \
+	git log -1 --format=0.0~git%cd.%h --date=format:%Y%m%d 2>/dev/null || echo 0.0~unknown)
 DEB           := build/netmgr_$(DEB_VERSION)_$(DEB_ARCH).deb
 
 deb: build man
