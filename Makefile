@@ -18,7 +18,7 @@ ALIASES       := netexec netkill netstatus reserve unreserve
 # How long `make fuzz` runs each fuzz target.
 FUZZTIME      ?= 10s
 
-.PHONY: all help build man install tools lint test fuzz demo bench bench-security clean
+.PHONY: all help build man install deb tools lint test fuzz demo bench bench-security clean
 
 all: build
 
@@ -26,6 +26,7 @@ help:
 	@echo "make build                 build $(BIN)"
 	@echo "make man                   write the manual pages into man/man1/"
 	@echo "make install PREFIX=DIR    install DIR/bin/netmgr, its command symlinks and man pages (default $(PREFIX))"
+	@echo "make deb                   build the Debian package $(DEB) (binary, links, systemd units, sample config, man pages)"
 	@echo "make tools                 install staticcheck $(STATICCHECK_VERSION) into .tools/"
 	@echo "make lint                  gofmt, go vet, staticcheck"
 	@echo "make test                  lint, then the whole test suite under -race, then fuzz"
@@ -34,7 +35,7 @@ help:
 	@echo "make bench                 latency and throughput figures (BENCH_QUICK=1 for a short run)"
 	@echo "make bench-security        the figures with TLS against --insecure, ABBA order (ORDER=, PAUSE=, BENCH_FLAGS=)"
 	@echo "make chaos                 5 servers, 6 stubs in containers under seeded faults (DURATION=3m)"
-	@echo "make clean                 remove bin/, man/ and .tools/"
+	@echo "make clean                 remove bin/, man/, build/ and .tools/"
 
 build:
 	CGO_ENABLED=0 $(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/netmgr
@@ -49,6 +50,25 @@ install: build man
 	install -m 0755 $(BIN) $(DESTDIR)$(PREFIX)/bin/netmgr
 	for a in $(ALIASES); do ln -sf netmgr $(DESTDIR)$(PREFIX)/bin/$$a; done
 	install -m 0644 man/man1/*.1 $(DESTDIR)$(PREFIX)/share/man/man1/
+
+# The Debian package, built by nfpm (a Go tool pinned in go.mod's tool
+# directive, run with go tool: nothing to install). packaging/nfpm.yaml
+# lists what it holds. The version is the last vX.Y.Z tag's (v1.4.0 is
+# 1.4.0, two commits later 1.4.0+2.gHASH), or with no tag the last
+# commit's date and hash (0.0~git20261125.HASH), so later builds sort
+# after earlier ones; DEB_VERSION=1.2.3 overrides it.
+DEB_ARCH      ?= $(shell $(GO) env GOARCH)
+DEB_VERSION   ?= $(shell v=$$(git describe --tags --match 'v[0-9]*' 2>/dev/null) && echo "$$v" | sed 's/^v//; s/-/+/; s/-/./' || \
+	git log -1 --format=0.0~git%cd.%h --date=format:%Y%m%d 2>/dev/null || echo 0.0~unknown)
+DEB           := build/netmgr_$(DEB_VERSION)_$(DEB_ARCH).deb
+
+deb: build man
+	rm -rf build/deb && install -d build/deb/man
+	for p in man/man1/*.1; do gzip -9n <$$p >build/deb/man/$$(basename $$p).gz; done
+	rm -f $(DEB)
+	DEB_ARCH=$(DEB_ARCH) DEB_VERSION=$(DEB_VERSION) $(GO) tool nfpm package \
+		--config packaging/nfpm.yaml --packager deb --target $(DEB)
+	@echo "built $(DEB)"
 
 tools: $(STATICCHECK)
 
@@ -86,7 +106,7 @@ bench-security:
 	./scripts/bench-security.sh
 
 clean:
-	rm -rf bin .tools man
+	rm -rf bin .tools man build
 
 # The chaos suite (cmd/netmgr-chaos): 5 servers and 6 stubs in Docker
 # containers under a seeded fault schedule, then a checker. The image is

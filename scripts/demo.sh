@@ -4,8 +4,8 @@
 # netexec (over stub1's socket, as the user running the demo), show
 # netstatus, and stop everything.
 #
-# Ports: servers HTTP 4701-4703, Raft 4711-4713, gossip 4721-4723;
-# stubs HTTP 4731-4732, gossip 4741-4742. Data lives in a mktemp dir that
+# Ports: servers HTTP 17701-17703, Raft 17711-17713, gossip 17721-17723;
+# stubs HTTP 17731-17732, gossip 17741-17742. Data lives in a mktemp dir that
 # is removed on exit (set KEEP=1 to keep it and its logs).
 set -euo pipefail
 
@@ -56,7 +56,7 @@ for cmd in netexec netstatus netkill; do
 	ln -s "$root/bin/netmgr" "$tmp/$cmd"
 done
 export PATH="$tmp:$PATH"
-export NETMGR_ADDR=https://127.0.0.1:4701,https://127.0.0.1:4702,https://127.0.0.1:4703
+export NETMGR_ADDR=https://127.0.0.1:17701,https://127.0.0.1:17702,https://127.0.0.1:17703
 # The job commands reach the servers through stub1's socket, as the user
 # running the demo; the servers trust stub1's certificate to vouch for it.
 export NETMGR_SOCKET=$tmp/stub1.sock
@@ -90,7 +90,7 @@ wait_for() {
 	done
 }
 
-for port in 4701 4702 4703 4711 4712 4713 4721 4722 4723 4731 4732 4741 4742; do
+for port in 17701 17702 17703 17711 17712 17713 17721 17722 17723 17731 17732 17741 17742; do
 	if listening "$port"; then
 		echo "demo: port 127.0.0.1:$port is already in use; stop whatever holds it and retry" >&2
 		exit 1
@@ -105,20 +105,20 @@ start() { # start NAME ARGS...: run bin/netmgr ARGS in the background, logging t
 }
 
 echo "==> starting 3 servers and 2 stubs (data and logs in $tmp)"
-gossip_servers=127.0.0.1:4721,127.0.0.1:4722,127.0.0.1:4723
+gossip_servers=127.0.0.1:17721,127.0.0.1:17722,127.0.0.1:17723
 for i in 1 2 3; do
 	join=()
-	if ((i > 1)); then join=(--join 127.0.0.1:4721); fi
+	if ((i > 1)); then join=(--join 127.0.0.1:17721); fi
 	# shellcheck disable=SC2046 # secure prints flags meant to split
-	start "server$i" server $(secure server "server$i") --database "$tmp/demo.db" --name "server$i" --data-dir "$tmp/server$i" \
-		--http "127.0.0.1:470$i" --raft "127.0.0.1:471$i" --gossip "127.0.0.1:472$i" \
+	start "server$i" server --config= $(secure server "server$i") --database "$tmp/demo.db" --name "server$i" --data-dir "$tmp/server$i" \
+		--http "127.0.0.1:1770$i" --raft "127.0.0.1:1771$i" --gossip "127.0.0.1:1772$i" \
 		--bootstrap-expect 3 "${join[@]}"
-	if ((i == 1)); then wait_for 20 "server1 to listen" listening 4721; fi
+	if ((i == 1)); then wait_for 20 "server1 to listen" listening 17721; fi
 done
 for i in 1 2; do
 	# shellcheck disable=SC2046 # secure prints flags meant to split
-	start "stub$i" stub $(secure stub "stub$i") --socket "$tmp/stub$i.sock" --name "stub$i" --data-dir "$tmp/stub$i" --exec-dir "$tmp/stub$i/exec" \
-		--http "127.0.0.1:473$i" --gossip "127.0.0.1:474$i" --join "$gossip_servers"
+	start "stub$i" stub --config= $(secure stub "stub$i") --socket "$tmp/stub$i.sock" --name "stub$i" --data-dir "$tmp/stub$i" --exec-dir "$tmp/stub$i/exec" \
+		--http "127.0.0.1:1773$i" --gossip "127.0.0.1:1774$i" --join "$gossip_servers"
 done
 
 has_leader() { netstatus -s --json 2>/dev/null | grep -Eq '"role" *: *"leader"'; }

@@ -16,7 +16,7 @@ func TestDataDirRoundTrip(t *testing.T) {
 	if _, err := fsmscale.Build(f, fsmscale.Params{Machines: 100, Jobs: 2000}); err != nil {
 		t.Fatalf("build: %v", err)
 	}
-	d, err := newDataDir(t.TempDir(), "scale1", "127.0.0.1:4647")
+	d, err := newDataDir(t.TempDir(), "scale1", "127.0.0.1:17647")
 	if err != nil {
 		t.Fatalf("data dir: %v", err)
 	}
@@ -29,8 +29,8 @@ func TestDataDirRoundTrip(t *testing.T) {
 	}
 	index, _ := f.Watch()
 	srv := metas[0].Configuration.Servers
-	if metas[0].Index != index || len(srv) != 1 || srv[0].ID != "scale1" || srv[0].Address != "127.0.0.1:4647" {
-		t.Errorf("got snapshot at index %d of %+v, want %d of scale1 at 127.0.0.1:4647", metas[0].Index, srv, index)
+	if metas[0].Index != index || len(srv) != 1 || srv[0].ID != "scale1" || srv[0].Address != "127.0.0.1:17647" {
+		t.Errorf("got snapshot at index %d of %+v, want %d of scale1 at 127.0.0.1:17647", metas[0].Index, srv, index)
 	}
 	g, _, err := d.restore()
 	if err != nil {

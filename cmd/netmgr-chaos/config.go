@@ -10,11 +10,11 @@ import (
 // Ports inside the containers; every container has its own address, so
 // all servers use the same ports.
 const (
-	apiPort        = 4646
-	raftPort       = 4647
-	gossipPort     = 4648
-	stubPort       = 4656
-	stubGossipPort = 4658
+	apiPort        = 17646
+	raftPort       = 17647
+	gossipPort     = 17648
+	stubPort       = 17656
+	stubGossipPort = 17658
 )
 
 // project is the Compose project name; container names start with it.

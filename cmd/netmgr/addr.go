@@ -13,7 +13,7 @@ import (
 
 // defaultAddr is where the job commands look for a server when neither
 // --addr nor NETMGR_ADDR says otherwise; without a scheme it is https.
-const defaultAddr = "127.0.0.1:4646"
+const defaultAddr = "127.0.0.1:17646"
 
 // Environment variables the job commands read.
 const (

@@ -14,8 +14,16 @@
 // command line was wrong. Errors go to stderr prefixed with the command's
 // name.
 //
+// netmgr server and netmgr stub take every option from a TOML file too
+// (--config, default /etc/netmgr/server.toml or stub.toml when it exists;
+// config.go): each flag is wrapped in urfave/cli's altsrc counterpart, the
+// keys are the flag names, and the command line wins. The default ports
+// are 17646 (API), 17647 (Raft) and 17648 (gossip) for a server, 17656 and
+// 17658 for a stub. packaging/ holds their systemd units, the sample
+// files and the nfpm description `make deb` builds the Debian package from.
+//
 // The user commands find the servers from --addr or $NETMGR_ADDR (default
-// http://127.0.0.1:4646) and keep retrying for --retry-for or
+// http://127.0.0.1:17646) and keep retrying for --retry-for or
 // $NETMGR_RETRY_FOR (default 15s) while no server answers or the group has
 // no leader. This package is the only place urfave/cli is used; the
 // renderers (render.go, render_sched.go, why.go) are pure functions with

@@ -10,19 +10,19 @@ import (
 )
 
 func serverCommand() *cli.Command {
-	return &cli.Command{
+	return withConfigFile(&cli.Command{
 		Name:  "server",
 		Usage: "run a server: one replica of the job and machine database",
 		UsageText: "netmgr server --name NAME --data-dir DIR [--http ADDR] [--raft ADDR] [--gossip ADDR]\n" +
 			"    [--bootstrap-expect N] [--join GOSSIP_ADDR,...] [--database FILE] [--outage-grace D]\n" +
-			"    [--log-level LEVEL]",
+			"    [--log-level LEVEL] [--config FILE]",
 		Description: fmt.Sprintf("Runs one member of the server group until SIGINT or SIGTERM. Start three (or\n"+
 			"five) with the same --bootstrap-expect; they find each other through --join and\n"+
 			"form the group once that many are seen. A server started with\n"+
 			"--bootstrap-expect 0 waits to be added to an existing group. For example:\n\n"+
 			"   netmgr server --name s1 --data-dir /var/lib/netmgr/s1 --bootstrap-expect 3 \\\n"+
-			"       --http 10.0.0.1:4646 --raft 10.0.0.1:4647 --gossip 10.0.0.1:4648 \\\n"+
-			"       --join 10.0.0.2:4648,10.0.0.3:4648\n\n"+
+			"       --http 10.0.0.1:17646 --raft 10.0.0.1:17647 --gossip 10.0.0.1:17648 \\\n"+
+			"       --join 10.0.0.2:17648,10.0.0.3:17648\n\n"+
 			"--database FILE is the machine database (keys, mtypes, machines, queues) the\n"+
 			"group starts with when it is first formed; later changes go through\n"+
 			"'netmgr admin load FILE'. A file with errors stops the server from starting.\n\n"+
@@ -45,13 +45,14 @@ func serverCommand() *cli.Command {
 			"--key-file; see 'netmgr tls --help'), and gossip is encrypted with\n"+
 			"--gossip-keyring. SIGHUP reads the certificate and keyring files again.\n"+
 			"--insecure runs without any of it.\n\n"+
+			configDescription("server")+
 			"It prints 'server NAME api https://HOST:PORT' once it listens.", server.DefaultOutageGrace, server.MaxOutageGrace),
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "name", Usage: "unique server `NAME`, also its Raft id (required)"},
 			&cli.StringFlag{Name: "data-dir", Usage: "`DIR` for the Raft log and snapshots (required)"},
-			&cli.StringFlag{Name: "http", Value: "127.0.0.1:4646", Usage: "API listen address `HOST:PORT` (port 0 picks one)"},
-			&cli.StringFlag{Name: "raft", Value: "127.0.0.1:4647", Usage: "Raft transport address `HOST:PORT`"},
-			&cli.StringFlag{Name: "gossip", Value: "127.0.0.1:4648", Usage: "gossip bind address `HOST:PORT` (TCP and UDP)"},
+			&cli.StringFlag{Name: "http", Value: "127.0.0.1:17646", Usage: "API listen address `HOST:PORT` (port 0 picks one)"},
+			&cli.StringFlag{Name: "raft", Value: "127.0.0.1:17647", Usage: "Raft transport address `HOST:PORT`"},
+			&cli.StringFlag{Name: "gossip", Value: "127.0.0.1:17648", Usage: "gossip bind address `HOST:PORT` (TCP and UDP)"},
 			&cli.IntFlag{Name: "bootstrap-expect", Usage: "form a new group once `N` servers are seen; 0 joins an existing group"},
 			&cli.StringSliceFlag{Name: "join", Usage: "gossip addresses (`HOST:PORT`) of other servers or stubs, comma-separated or repeated"},
 			&cli.StringFlag{Name: "database", Usage: "machine database `FILE` to load when the group is first formed"},
@@ -59,7 +60,7 @@ func serverCommand() *cli.Command {
 			logLevelFlag(), logFormatFlag(),
 		}, agentTLSFlags("server")...),
 		Action: runServer,
-	}
+	}, "server")
 }
 
 func runServer(cCtx *cli.Context) error {

@@ -30,7 +30,7 @@ func simCommand() *cli.Command {
 			"signal (netkill, suspend, resume) acts on it as on a process. For example, 100\n" +
 			"machines of 4 slots each whose jobs run 2 s:\n\n" +
 			"   netmgr sim --count 100 --slots 4 --run-time 2s --data-dir /tmp/sim \\\n" +
-			"       --http 127.0.0.1:20000 --gossip 127.0.0.1:30000 --join 127.0.0.1:4648\n\n" +
+			"       --http 127.0.0.1:20000 --gossip 127.0.0.1:30000 --join 127.0.0.1:17648\n\n" +
 			"Stub i listens on the port of --http plus i and gossips on the port of --gossip\n" +
 			"plus i (port 0: each picks a free port). Its outbox lives in DIR/NAME/data and\n" +
 			"its jobs' directories in DIR/NAME/exec (or EXEC_DIR/NAME). A job's binary must\n" +

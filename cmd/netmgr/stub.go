@@ -10,7 +10,7 @@ import (
 )
 
 func stubCommand() *cli.Command {
-	return &cli.Command{
+	return withConfigFile(&cli.Command{
 		Name:  "stub",
 		Usage: "run the stub of this machine: it starts and watches the jobs placed here",
 		UsageText: "netmgr stub --data-dir DIR --join GOSSIP_ADDR,... [--name NAME] [--http ADDR]\n" +
@@ -18,12 +18,12 @@ func stubCommand() *cli.Command {
 			"    [--min-free-inodes N|PCT] [--health-check PROGRAM [--health-check-interval D]]\n" +
 			"    [--sleep-on-login D] [--sleep-on-input D] [--sleep-on-load LOAD]\n" +
 			"    [--load-monitor PROGRAM] [--available WINDOWS] [--vacate-after D] [--keep-suspended]\n" +
-			"    [--log-level LEVEL]",
+			"    [--log-level LEVEL] [--config FILE]",
 		Description: "Runs this machine's stub until SIGINT or SIGTERM. It joins the gossip pool of\n" +
 			"the servers, reports the machine's facts and load, runs the jobs the servers\n" +
 			"place here in --exec-dir and reports when they start and end. For example:\n\n" +
 			"   netmgr stub --name flute --data-dir /var/lib/netmgr/stub \\\n" +
-			"       --http 10.0.0.9:4656 --gossip 10.0.0.9:4658 --join 10.0.0.1:4648\n\n" +
+			"       --http 10.0.0.9:17656 --gossip 10.0.0.9:17658 --join 10.0.0.1:17648\n\n" +
 			"--init FILE describes the machine in the database language's syntax, e.g.\n\n" +
 			"   mtype=sparc1+\n" +
 			"   mem=32\n" +
@@ -59,12 +59,13 @@ func stubCommand() *cli.Command {
 			"Every link is TLS 1.3 with the cluster's certificates: the stub's certificate\n" +
 			"(netmgr tls cert create --stub NAME) must name this machine. SIGHUP reads the\n" +
 			"certificate and --gossip-keyring files again. --insecure runs without any of it.\n\n" +
+			configDescription("stub") +
 			"It prints 'stub NAME api https://HOST:PORT' once it listens.",
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "name", Usage: "machine `NAME` (default: the host name)"},
 			&cli.StringFlag{Name: "data-dir", Usage: "`DIR` for the event outbox (required)"},
-			&cli.StringFlag{Name: "http", Value: "127.0.0.1:4656", Usage: "stub API listen address `HOST:PORT` (port 0 picks one)"},
-			&cli.StringFlag{Name: "gossip", Value: "127.0.0.1:4658", Usage: "gossip bind address `HOST:PORT` (TCP and UDP)"},
+			&cli.StringFlag{Name: "http", Value: "127.0.0.1:17656", Usage: "stub API listen address `HOST:PORT` (port 0 picks one)"},
+			&cli.StringFlag{Name: "gossip", Value: "127.0.0.1:17658", Usage: "gossip bind address `HOST:PORT` (TCP and UDP)"},
 			&cli.StringSliceFlag{Name: "join", Usage: "gossip addresses (`HOST:PORT`) of servers or other stubs, comma-separated or repeated (required)"},
 			&cli.StringFlag{Name: "exec-dir", Usage: "`DIR` jobs run in (default " + stub.DefaultExecDir + ")"},
 			&cli.StringFlag{Name: "init", Usage: "machine init `FILE`: its mtype, mem, rating, nprocs, keys and mounts"},
@@ -79,7 +80,7 @@ func stubCommand() *cli.Command {
 			logLevelFlag(), logFormatFlag(),
 		}, append(ownerFlags(), agentTLSFlags("stub")...)...),
 		Action: runStub,
-	}
+	}, "stub")
 }
 
 func runStub(cCtx *cli.Context) error {

@@ -518,9 +518,10 @@ func (c *ProcCluster) Logs(maxBytes int) string {
 	return b.String()
 }
 
-// args returns the command line of p (without the binary).
+// args returns the command line of p (without the binary). --config=
+// keeps a site's /etc/netmgr/ROLE.toml on the test host out of the test.
 func (p *Proc) args(join []string) []string {
-	a := []string{p.Role,
+	a := []string{p.Role, "--config=",
 		"--name", p.Name,
 		"--data-dir", p.DataDir,
 		"--http", p.HTTPAddr,
