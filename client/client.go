@@ -63,6 +63,7 @@ type Client struct {
 	stub       bool          // the peer is a stub (NewStub), for error messages
 	retryFor   time.Duration
 	tryTimeout time.Duration // per server tried; 0 = none beyond the request's
+	hedge      time.Duration // WithHedge; 0 = one server at a time
 
 	giveUpUnanswered time.Duration    // WithGiveUpUnanswered; 0 = the retry period
 	noticeAfter      time.Duration    // WithWaitNotice
@@ -389,36 +390,15 @@ func (c *Client) do(ctx context.Context, method, path string, in, out any) error
 	backoff := 25 * time.Millisecond
 	var last error
 	for {
-		for i := range addrs {
-			n := (start + i) % len(addrs)
-			tctx, cancel := ctx, context.CancelFunc(func() {})
-			if c.tryTimeout > 0 {
-				tctx, cancel = context.WithTimeout(ctx, c.tryTimeout)
-			}
-			leader, err := c.try(tctx, method, addrs[n]+path, body, out)
-			cancel()
-			if err == nil {
-				if k := slices.Index(addrs, c.scheme+leader); leader != "" && k >= 0 {
-					n = k
-				}
-				c.mu.Lock()
-				c.preferred = n
-				c.mu.Unlock()
-				return nil
-			}
-			var apiErr *APIError
-			if errors.As(err, &apiErr) || ctx.Err() != nil {
-				return err
-			}
-			last = err
-			clock.failed(err)
-			// Prefer the next server from now on: this one failed.
-			c.mu.Lock()
-			if c.preferred == n {
-				c.preferred = (n + 1) % len(addrs)
-			}
-			c.mu.Unlock()
+		round := c.sequentialRound
+		if c.hedge > 0 {
+			round = c.hedged
 		}
+		done, err := round(ctx, method, path, body, addrs, start, out, clock)
+		if done {
+			return err
+		}
+		last = err
 		wait, ok := clock.next(backoff, addrs, last)
 		if !ok {
 			return &unreachableError{tried: addrs, last: last, stub: c.stub}
@@ -430,6 +410,44 @@ func (c *Client) do(ctx context.Context, method, path string, in, out any) error
 		}
 		backoff = min(2*backoff, time.Second)
 	}
+}
+
+// sequentialRound tries the servers one after another, from index start,
+// each for at most the try timeout. It returns done with the request's
+// outcome once a server answered it (or ctx ended), else the last error.
+func (c *Client) sequentialRound(ctx context.Context, method, path string, body []byte, addrs []string, start int, out any, clock *retryClock) (done bool, last error) {
+	for i := range addrs {
+		n := (start + i) % len(addrs)
+		tctx, cancel := ctx, context.CancelFunc(func() {})
+		if c.tryTimeout > 0 {
+			tctx, cancel = context.WithTimeout(ctx, c.tryTimeout)
+		}
+		leader, err := c.try(tctx, method, addrs[n]+path, body, out)
+		cancel()
+		if err == nil {
+			c.answered(addrs, n, leader)
+			return true, nil
+		}
+		var apiErr *APIError
+		if errors.As(err, &apiErr) || ctx.Err() != nil {
+			return true, err
+		}
+		last = err
+		clock.failed(err)
+		c.skip(n, len(addrs)) // prefer the next server from now on
+	}
+	return false, last
+}
+
+// answered makes the server that answered (the leader it named, when that
+// is one of addrs; else server n) the one the next request goes to first.
+func (c *Client) answered(addrs []string, n int, leader string) {
+	if k := slices.Index(addrs, c.scheme+leader); leader != "" && k >= 0 {
+		n = k
+	}
+	c.mu.Lock()
+	c.preferred = n
+	c.mu.Unlock()
 }
 
 // retryable is a server's answer that another server, or a later try, may

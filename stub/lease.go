@@ -18,10 +18,12 @@ const (
 	// defaultLease is also what a supervisor assumes without a lease file.
 	defaultLease      = supervisor.DefaultLease
 	defaultRenewEvery = 500 * time.Millisecond
-	// renewTimeout bounds one renewal round across the servers (each gets
-	// leaseTryTimeout), so an unreachable group cannot keep the keeper from
-	// noticing that the lease ran out.
-	renewTimeout = 450 * time.Millisecond
+	// renewTimeout bounds one renewal round across the servers (hedged:
+	// see leaseHedgeAfter), so an unreachable group cannot keep the keeper
+	// from noticing that the lease ran out for long; supervisors enforce
+	// the lease file meanwhile. A renewal's lease counts from when it was
+	// sent, so a slow answer never stretches it.
+	renewTimeout = time.Second
 )
 
 // leaseKeeper renews the stub's lease with the server group and, when the

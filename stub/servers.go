@@ -1,6 +1,7 @@
 package stub
 
 import (
+	"net/http"
 	"slices"
 	"strings"
 	"sync"
@@ -18,9 +19,12 @@ const reportRetryFor = 2 * time.Second
 // takes milliseconds, so a server that takes this long is skipped.
 const reportTryTimeout = time.Second
 
-// leaseTryTimeout bounds one renewal to one server: a few such tries fit in
-// a renewal interval.
-const leaseTryTimeout = 150 * time.Millisecond
+// leaseHedgeAfter is how long a renewal waits for one server before it
+// asks the next one too (client.WithHedge): a server cut off by a
+// partition hangs rather than refuses, and must not use up the round,
+// while the leader, slow under a burst of joins (TLS handshakes, commits),
+// must keep the round to answer in.
+const leaseHedgeAfter = 150 * time.Millisecond
 
 // serverList is the set of server HTTP addresses the stub reports to: the
 // static ones from Config.Servers, those learned from gossip and the hint
@@ -96,9 +100,8 @@ func (l *serverList) client() *client.Client {
 }
 
 // leaseClient returns the client lease renewals use, or nil when no server
-// is known: one that gives each server only leaseTryTimeout, so a server
-// cut off by a partition (which hangs rather than refuses) cannot use up a
-// renewal's whole budget.
+// is known: one that hedges across the servers (leaseHedgeAfter), so a
+// server cut off by a partition cannot use up a renewal's whole budget.
 func (l *serverList) leaseClient() *client.Client {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -119,7 +122,7 @@ func (l *serverList) refreshLocked() error {
 		if err != nil {
 			return err
 		}
-		lc, err := client.New(addrs, append(l.tls, client.WithRetryFor(0), client.WithTryTimeout(leaseTryTimeout))...)
+		lc, err := client.New(addrs, append(l.tls, client.WithRetryFor(0), client.WithHedge(leaseHedgeAfter))...)
 		if err != nil {
 			return err
 		}
@@ -144,12 +147,16 @@ func (l *serverList) scheme() string {
 }
 
 // tlsOptions are the client options for reaching servers with m: TLS with
-// the stub's certificate, or nothing for the insecure mode.
+// the stub's certificate, or nothing for the insecure mode. The report and
+// lease clients share one transport, so they share each server's
+// connection: a stub pays for one TLS handshake per server, not two, which
+// counts when a whole pool joins at once.
 func tlsOptions(m *pki.Material) []client.Option {
 	if m == nil {
 		return nil
 	}
-	return []client.Option{client.WithTLS(m)}
+	hc := &http.Client{Timeout: 70 * time.Second, Transport: client.NewTLSTransport(m, pki.RoleServer)}
+	return []client.Option{client.WithHTTPClient(hc), client.WithHTTPS()}
 }
 
 // normalized writes addresses as the client keeps them.
