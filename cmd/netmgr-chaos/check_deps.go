@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/netmgr/netmgr/client"
 )
@@ -76,6 +77,11 @@ func checkDeps(acks []ack, jobs map[uint64]client.Job, recs []record) (vs []viol
 			case never && mine != nil && mine.started:
 				vs = append(vs, violation{Kind: vDependency, Job: a.ID, Instance: -1, At: mine.firstStart,
 					Detail: fmt.Sprintf("afterok=%d, which ended %s, yet the job started", d.id, dj.State)})
+			case !never && job.State == client.JobCancelled && revised(job, dj):
+				// Decided on an end a late result changed: an instance lost
+				// with its machine whose stub came back with its exit.
+				notes = append(notes, fmt.Sprintf("job %d was cancelled (%s); its dependency job %d has since ended %s: a result that came back after the machine was given up",
+					a.ID, job.Instances[0].Reason, d.id, dj.State))
 			case !never && job.State == client.JobCancelled:
 				vs = append(vs, violation{Kind: vDependency, Job: a.ID, Instance: -1,
 					Detail: fmt.Sprintf("%s=%d, which ended %s, yet the job was cancelled", d.kind, d.id, dj.State)})
@@ -94,6 +100,17 @@ func checkDeps(acks []ack, jobs map[uint64]client.Job, recs []record) (vs []viol
 		}
 	}
 	return vs, notes
+}
+
+// revised reports whether cancelled job j's reason names its dependency
+// dep in a state other than the one dep ended in: the cancellation was
+// decided on an end that a later result revised.
+func revised(j, dep client.Job) bool {
+	if len(j.Instances) == 0 {
+		return false
+	}
+	r := j.Instances[0].Reason
+	return strings.Contains(r, fmt.Sprintf("job %d ", dep.ID)) && !strings.HasSuffix(r, " "+dep.State)
 }
 
 // lostAny reports whether an instance of j ended lost with its machine.

@@ -42,6 +42,13 @@ func TestCheckDeps(t *testing.T) {
 			recs: ledger(dep1, "start 2 0 1 stub2 12.3\n"), want: "but the job is done"},
 		{name: "cancelled although allowed", jobs: jobs(client.JobDone, client.JobCancelled),
 			recs: ledger(dep1), want: "yet the job was cancelled"},
+		{name: "cancelled on an end a late result revised is a note",
+			jobs: map[uint64]client.Job{
+				1: {ID: 1, State: client.JobDone, Instances: []client.Instance{{State: client.InstanceExited}}},
+				2: {ID: 2, State: client.JobCancelled, Instances: []client.Instance{{State: client.InstanceCancelled,
+					Reason: "dependency: afterok job 1 (a) failed"}}},
+			},
+			recs: ledger(dep1), wantNote: true},
 		{name: "after runs however the dependency ended", jobs: jobs(client.JobFailed, client.JobDone),
 			recs: ledger(dep1, "start 2 0 1 stub2 12.3\n"), ackOverrides: []ack{{ID: 1}, {ID: 2, After: []uint64{1}}}},
 		{name: "overlap with a lost dependency is a note",
