@@ -41,6 +41,9 @@ type db struct {
 	// in ascending order (held jobs only; a listed job that has since been
 	// decided or killed is skipped).
 	dependents map[uint64][]uint64
+	// ended lists the jobs that ended while the entry being applied was
+	// applied; flushEnded decides the jobs held for them once it is.
+	ended []uint64
 }
 
 // queueCounts is what one queue holds now.
@@ -130,7 +133,23 @@ func (d *db) refreshDone(j *Job, index uint64) {
 	}
 	j.done = done
 	if ended {
-		d.resolveDependents(j, index)
+		d.ended = append(d.ended, j.ID)
+	}
+}
+
+// flushEnded decides, at index, the jobs held for the jobs that ended
+// while the entry at index was applied and are still ended after it. An
+// instance whose attempt failed and which the same entry restarts has
+// ended only for a moment: that must release or cancel nothing. A job
+// cancelled here has ended too, so its own dependents are decided in
+// turn, at once (resolveDependents flushes after each decision).
+func (d *db) flushEnded(index uint64) {
+	pending := d.ended
+	d.ended = nil
+	for _, id := range pending {
+		if j := d.jobs[id]; j != nil && j.done {
+			d.resolveDependents(j, index)
+		}
 	}
 }
 

@@ -119,6 +119,7 @@ func (d *db) resolveDependents(dep *Job, index uint64) {
 	for _, id := range ids {
 		if j := d.jobs[id]; j != nil && j.held() {
 			d.decide(j, index, endedAt(dep))
+			d.flushEnded(index) // j, if cancelled, and its own dependents
 		}
 	}
 }

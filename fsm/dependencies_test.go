@@ -383,3 +383,51 @@ func TestPropertyDependencyFailover(t *testing.T) {
 		}
 	}
 }
+
+// A dependency whose attempt fails and is restarted by the same entry has
+// not ended: its dependents stay held through the restart and are decided
+// by the end of the attempt that ends it (found by the chaos suite: a
+// job after=B started while B's second attempt ran).
+func TestDependencyWaitsThroughARestart(t *testing.T) {
+	for _, kind := range []string{fsm.DepAfter, fsm.DepAfterOK, fsm.DepAfterNotOK} {
+		t.Run(kind, func(t *testing.T) {
+			a := newApplier(t)
+			a.join("m1", "x86_64", 4)
+			s := spec("dep", 1)
+			s.Restart, s.MaxRestarts = fsm.RestartOnFailure, 3
+			dep := a.mustOK(fsm.SubmitType, fsm.Submit{At: at(1), Owner: "alice", Spec: s}).JobID
+			ids := []uint64{dep}
+			var b uint64
+			switch kind {
+			case fsm.DepAfter:
+				b = a.submitAfter("b", ids, nil, nil).JobID
+			case fsm.DepAfterOK:
+				b = a.submitAfter("b", nil, ids, nil).JobID
+			default:
+				b = a.submitAfter("b", nil, nil, ids).JobID
+			}
+
+			a.runToEnd(dep, 3) // attempt 1 fails; the policy restarts it
+			if got := a.instance(dep, 0).Attempt; got != 2 {
+				t.Fatalf("after a failed attempt 1 the dependency is at attempt %d, want 2 (restarted)", got)
+			}
+			if got := a.job(b).State(); got != fsm.JobHeld {
+				t.Fatalf("while the dependency restarts: dependent %s, want %s", got, fsm.JobHeld)
+			}
+
+			// Placed once its restart backoff has passed.
+			if res := a.mustOK(fsm.PlaceType, fsm.Place{At: at(10), PlannedAtIndex: a.next - 1, Assignments: []fsm.Assignment{{JobID: dep, Instance: 0, Attempt: 2, Machine: "m1", Key: fsm.AnyKey}}}); len(res.Accepted) != 1 {
+				t.Fatalf("attempt 2 was not placed: %+v", res)
+			}
+			a.mustOK(fsm.ChildRegisterType, fsm.ChildRegister{At: at(11), JobID: dep, Instance: 0, Attempt: 2, Machine: "m1", PID: 77})
+			a.mustOK(fsm.ChildTermType, fsm.ChildTerm{At: at(12), JobID: dep, Instance: 0, Attempt: 2, Machine: "m1", ExitCode: 0})
+			want := fsm.JobQueued
+			if kind == fsm.DepAfterNotOK {
+				want = fsm.JobCancelled
+			}
+			if got := a.job(b).State(); got != want {
+				t.Errorf("once attempt 2 exited 0: dependent %s, want %s", got, want)
+			}
+		})
+	}
+}

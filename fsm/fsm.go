@@ -81,6 +81,7 @@ func (f *FSM) Apply(l *raft.Log) any {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	res := f.apply(l.Index, l.Data)
+	f.d.flushEnded(l.Index)
 	f.d.index = l.Index
 	close(f.watch)
 	f.watch = make(chan struct{})
@@ -101,6 +102,7 @@ func (f *FSM) ApplyBatch(logs []*raft.Log) []any {
 			continue
 		}
 		out[i] = f.apply(l.Index, l.Data)
+		f.d.flushEnded(l.Index)
 		f.d.index = l.Index
 		applied = true
 	}

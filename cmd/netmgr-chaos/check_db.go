@@ -41,6 +41,8 @@ func checkDB(acks []ack, jobs map[uint64]client.Job) (vs []violation, notes []st
 				where += fmt.Sprintf(" (%s)", cmp.Or(in.Reason, in.Error))
 			}
 			switch {
+			case in.State == client.InstanceCancelled && job.State == client.JobCancelled:
+				// Never ran: a dependency decided so. checkDeps judges it.
 			case restartable(job.Spec) && in.State != client.InstanceExited:
 				vs = append(vs, violation{Kind: vLost, Job: a.ID, Instance: in.Index,
 					Detail: fmt.Sprintf("restart=%s but the instance ended %s, not exited 0: %s", job.Spec.Restart, describe(in), where)})

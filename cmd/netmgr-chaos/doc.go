@@ -1,6 +1,7 @@
 // Command netmgr-chaos is netmgr's chaos suite: it runs 5 servers and 6
 // stubs in Docker containers on a private network, submits a steady stream
-// of jobs, injects a seeded schedule of faults (killed and restarted
+// of jobs (every tenth tick a dependency chain: A, then B afterok=A, then C
+// after=B), injects a seeded schedule of faults (killed and restarted
 // leaders and servers, machine loss, stub restarts, paused containers,
 // network partitions, and the whole control plane away: every server
 // paused or killed, every stub cut off from the servers, one stub cut off
@@ -11,6 +12,9 @@
 //   - every instance of a restartable job finished (exited 0);
 //   - no two attempts of one instance ran at the same time, no attempt ran
 //     twice, and nothing started again after the instance had ended;
+//   - a dependent job started only after its dependency's last ledger
+//     record, ran when its dependency allowed it and ended
+//     cancelled(dependency), never having started, when it did not;
 //   - every server holds the same jobs at the same applied Raft index;
 //   - no process is left in a stub container.
 //
@@ -41,7 +45,7 @@
 // count. -max-work-lost N makes more than N a violation (default: no
 // limit, the figure is only reported). The suite ends with one line,
 //
-//	chaos: seed S, F faults, J jobs, L lost, D doubled, X diverged, W work lost
+//	chaos: seed S, F faults, J jobs (C in dependency chains), L lost, D doubled, X diverged, O out of dependency order, W work lost
 //
 // and exits 1 when any rule was broken (the details are printed above that
 // line), 0 when none was, and 0 with "chaos: skipped: no Docker engine: ..."

@@ -15,6 +15,7 @@ const nearWindow = 30.0
 type report struct {
 	Seed       int64
 	Jobs       int // acknowledged submits
+	Chained    int // of those, the jobs of dependency chains
 	Injected   []injected
 	Violations []violation
 	Notes      []string
@@ -53,6 +54,17 @@ func (r report) counts() (lost, doubled, diverged int) {
 		}
 	}
 	return lost, doubled, diverged
+}
+
+// kind returns how many violations of kind the report holds.
+func (r report) kind(kind string) int {
+	n := 0
+	for _, v := range r.Violations {
+		if v.Kind == kind {
+			n++
+		}
+	}
+	return n
 }
 
 // failed reports whether any rule was broken.
@@ -136,7 +148,7 @@ func (r report) write(w io.Writer) {
 	}
 	if r.failed() {
 		var parts []string
-		for _, k := range []string{vLost, vDoubled, vDiverged, vWorkLost, vOrphan, vLedger, vCheck} {
+		for _, k := range []string{vLost, vDoubled, vDiverged, vDependency, vWorkLost, vOrphan, vLedger, vCheck} {
 			if byKind[k] > 0 {
 				parts = append(parts, fmt.Sprintf("%d %s", byKind[k], k))
 			}
@@ -146,6 +158,6 @@ func (r report) write(w io.Writer) {
 		fmt.Fprintln(w, "chaos: PASS: no rule broken")
 	}
 	l, d, x := r.counts()
-	fmt.Fprintf(w, "chaos: seed %d, %d faults, %d jobs, %d lost, %d doubled, %d diverged, %d work lost\n",
-		r.Seed, r.faults(), r.Jobs, l, d, x, workLost(r.Stops))
+	fmt.Fprintf(w, "chaos: seed %d, %d faults, %d jobs (%d in dependency chains), %d lost, %d doubled, %d diverged, %d out of dependency order, %d work lost\n",
+		r.Seed, r.faults(), r.Jobs, r.Chained, l, d, x, r.kind(vDependency), workLost(r.Stops))
 }

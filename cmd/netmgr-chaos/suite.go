@@ -107,6 +107,7 @@ func exercise(ctx context.Context, cfg config, sc schedule, c *cluster, out stri
 
 	acks, failed, skipped, lastErr := w.results()
 	rep.Jobs, rep.Injected = len(acks), inj.results()
+	rep.Chained = chained(acks)
 	fmt.Printf("chaos: +%s workload stopped: %d jobs acknowledged, %d submits failed, %d ticks skipped (submitters busy)\n",
 		since(start), len(acks), failed, skipped)
 	if lastErr != nil {
@@ -165,6 +166,9 @@ func check(ctx context.Context, c *cluster, acks []ack, out string, rep *report)
 			rep.Violations = append(rep.Violations, violation{Kind: vLedger, Instance: -1, Detail: p})
 		}
 		vs, notes := checkLedger(recs, jobs, toLedger, freezesOf(rep.Injected))
+		rep.Violations = append(rep.Violations, vs...)
+		rep.Notes = append(rep.Notes, notes...)
+		vs, notes = checkDeps(acks, jobs, recs)
 		rep.Violations = append(rep.Violations, vs...)
 		rep.Notes = append(rep.Notes, notes...)
 		pinTimes(rep.Violations, recs)

@@ -12,9 +12,13 @@ const (
 	vDoubled  = "doubled"   // an instance ran twice at once, an attempt ran twice, or work ran after it ended
 	vDiverged = "diverged"  // a server's database differs from the others'
 	vWorkLost = "work-lost" // more work lost than -max-work-lost allows
-	vOrphan   = "orphan"    // a process left in a stub container
-	vLedger   = "ledger"    // the ledger itself is damaged
-	vCheck    = "check"     // the checker could not read something it judges
+	// vDependency: a dependent job started before its dependency ended, ran
+	// although its afterok dependency failed, or was cancelled although
+	// its dependency allowed it.
+	vDependency = "dependency"
+	vOrphan     = "orphan" // a process left in a stub container
+	vLedger     = "ledger" // the ledger itself is damaged
+	vCheck      = "check"  // the checker could not read something it judges
 )
 
 // violation is one broken rule.

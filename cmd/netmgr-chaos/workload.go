@@ -20,7 +20,16 @@ type ack struct {
 	Seconds   int
 	FailFirst bool
 	At        time.Time
+	// After and AfterOK are the dependencies the job was submitted with
+	// (a chain's second and third jobs): checkDeps judges them.
+	After   []uint64
+	AfterOK []uint64
 }
+
+// chainEvery is how many ticks pass between two dependency chains: every
+// chainEvery-th tick submits a chain A, B afterok=A, C after=B instead of
+// one job.
+const chainEvery = 10
 
 // maxInFlight bounds submits waiting for an answer (during an election
 // they wait); a tick that finds them all busy is skipped and counted.
@@ -53,13 +62,19 @@ func (w *workload) run(ctx context.Context) {
 	sem := make(chan struct{}, maxInFlight)
 	tick := time.NewTicker(w.rate)
 	defer tick.Stop()
-	for {
+	for n := 1; ; n++ {
 		select {
 		case <-ctx.Done():
 			return
 		case <-tick.C:
 		}
-		a, req := w.draw()
+		var links []link
+		if n%chainEvery == 0 {
+			links = w.drawChain()
+		} else {
+			a, req := w.draw()
+			links = []link{{a: a, req: req}}
+		}
 		select {
 		case sem <- struct{}{}:
 		default:
@@ -72,14 +87,43 @@ func (w *workload) run(ctx context.Context) {
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
-			w.submit(a, req)
+			w.submitChain(links)
 		}()
 	}
 }
 
-// submit sends one job. It does not use run's context: a submit that has
-// started is seen through, so an acknowledgement is never dropped.
-func (w *workload) submit(a ack, req client.SubmitRequest) {
+// link is one job of a chain: its ack as drawn, its request, and how it
+// depends on the link before it (none, after or afterok).
+type link struct {
+	a   ack
+	req client.SubmitRequest
+	dep string
+}
+
+// submitChain submits links in order, each naming the job the one before
+// it got, and stops at the first submit that fails (a link cannot name a
+// job that does not exist). A single job is a chain of one.
+func (w *workload) submitChain(links []link) {
+	var prev uint64
+	for _, l := range links {
+		switch l.dep {
+		case depAfter:
+			l.req.Spec.After, l.a.After = []string{strconv.FormatUint(prev, 10)}, []uint64{prev}
+		case depAfterOK:
+			l.req.Spec.AfterOK, l.a.AfterOK = []string{strconv.FormatUint(prev, 10)}, []uint64{prev}
+		}
+		id, ok := w.submit(l.a, l.req)
+		if !ok {
+			return
+		}
+		prev = id
+	}
+}
+
+// submit sends one job and returns its id. It does not use run's context:
+// a submit that has started is seen through, so an acknowledgement is
+// never dropped.
+func (w *workload) submit(a ack, req client.SubmitRequest) (uint64, bool) {
 	ctx, cancel := context.WithTimeout(context.Background(), 45*time.Second)
 	defer cancel()
 	resp, err := w.cli.Submit(ctx, req)
@@ -88,10 +132,11 @@ func (w *workload) submit(a ack, req client.SubmitRequest) {
 	if err != nil {
 		w.failed++
 		w.lastErr = err
-		return
+		return 0, false
 	}
 	a.ID, a.At = resp.ID, time.Now()
 	w.acks = append(w.acks, a)
+	return a.ID, true
 }
 
 // draw picks the next job.
@@ -128,6 +173,37 @@ func (w *workload) draw() (ack, client.SubmitRequest) {
 	spec.Min = a.Instances
 	spec.Args = []string{"/chaos/job.sh", strconv.Itoa(a.Seconds), fail}
 	return a, client.SubmitRequest{Spec: spec, IdempotencyKey: client.NewIdempotencyKey()}
+}
+
+// The dependency kinds the chains use, as the job language names them.
+const (
+	depAfter   = "after"
+	depAfterOK = "afterok"
+)
+
+// drawChain picks a dependency chain: A (no restart; fails in a third of
+// the chains, so that B is cancelled), B afterok=A (restart on failure),
+// C after=B (runs however B ended, cancelled included). Each runs 1-3 s.
+func (w *workload) drawChain() []link {
+	r := w.rng
+	job := func(restart string, fail bool, dep string) link {
+		a := ack{Instances: 1, Seconds: 1 + r.IntN(3), Restart: restart, FailFirst: fail}
+		spec := client.JobSpec{Binaries: map[string]string{client.AnyKey: "/bin/sh"}, Restart: restart, Min: 1}
+		if restart == client.RestartOnFailure {
+			spec.MaxRestarts = 5
+		}
+		f := "0"
+		if fail {
+			f = "1"
+		}
+		spec.Args = []string{"/chaos/job.sh", strconv.Itoa(a.Seconds), f}
+		return link{a: a, req: client.SubmitRequest{Spec: spec, IdempotencyKey: client.NewIdempotencyKey()}, dep: dep}
+	}
+	return []link{
+		job(client.RestartNo, r.Float64() < 0.33, ""),
+		job(client.RestartOnFailure, r.Float64() < 0.3, depAfterOK),
+		job(client.RestartNo, false, depAfter),
+	}
 }
 
 // results returns the acknowledged submits and the failure counts.
