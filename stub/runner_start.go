@@ -192,9 +192,9 @@ func (r *runner) spec(k client.AttemptRef, req client.StartRequest) (supervisor.
 		}
 	}
 	spec := supervisor.Spec{
-		Key:  k.String(),
-		Path: path,
-		Args: append([]string{req.Binary}, req.Args...),
+		Key:   k.String(),
+		Path:  path,
+		Args:  append([]string{req.Binary}, req.Args...),
 		Dir:   dir,
 		Env:   env,
 		Chdir: req.Dir,
