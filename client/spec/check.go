@@ -68,7 +68,7 @@ func Validate(s client.JobSpec) error {
 		return fmt.Errorf("option %s: %s", optMin, notPositive(strconv.Itoa(s.Min)))
 	}
 	if s.Name != "" {
-		if msg := checkSymbName(s.Name); msg != "" {
+		if msg := checkName(s.Name); msg != "" {
 			return fmt.Errorf("option %s: %s", optName, msg)
 		}
 	}
@@ -202,7 +202,7 @@ func validatePlacement(s client.JobSpec) error {
 // CheckName reports whether name is acceptable as a symb_name, for callers
 // that take a name outside a spec string (netexec --name).
 func CheckName(name string) error {
-	if msg := checkSymbName(name); msg != "" {
+	if msg := checkName(name); msg != "" {
 		return fmt.Errorf("option %s: %s", optName, msg)
 	}
 	return nil
@@ -318,19 +318,6 @@ func checkName(s string) string {
 	}
 	if allDigits {
 		return fmt.Sprintf("%q is all digits and would read as a job id", s)
-	}
-	return ""
-}
-
-// checkSymbName is checkName for a name a user gives a job: it must not
-// be of the form job<NUMBER>, which the server gives jobs that have no
-// name, or it could name two jobs.
-func checkSymbName(s string) string {
-	if msg := checkName(s); msg != "" {
-		return msg
-	}
-	if client.IsAutomaticName(s) {
-		return fmt.Sprintf("%q has the form job<NUMBER> of the names the server gives unnamed jobs; choose another", s)
 	}
 	return ""
 }

@@ -23,7 +23,7 @@ func init() {
 	options = map[string]optionDef{
 		optBinaries: {value: func(p *parser, s *client.JobSpec, _ string) error { return p.binaries(s) }},
 		optMin:      {value: scalarOption(parseMin, func(s *client.JobSpec, n int) { s.Min = n })},
-		optName:     {value: scalarOption(checked(checkSymbName), func(s *client.JobSpec, v string) { s.Name = v })},
+		optName:     {value: scalarOption(checked(checkName), func(s *client.JobSpec, v string) { s.Name = v })},
 		optArgs:     {value: listValue(func(s *client.JobSpec, v []string) { s.Args = v })},
 		optEnv:      {value: listValue(func(s *client.JobSpec, v []string) { s.Env = v })},
 
