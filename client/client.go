@@ -216,6 +216,17 @@ func (c *Client) WaitJob(ctx context.Context, ref, until string) (Job, error) {
 	}
 }
 
+// PollJob is one long-poll of WaitJob: it returns the job once it
+// reaches the condition (WaitStarted or WaitDone) or, as it stands, once
+// timeout (the server caps it at a minute) passes first; a caller that
+// reports progress loops on it.
+func (c *Client) PollJob(ctx context.Context, ref, until string, timeout time.Duration) (Job, error) {
+	var job Job
+	path := "/v1/jobs/" + url.PathEscape(ref) + "?wait=" + url.QueryEscape(until) + "&timeout=" + url.QueryEscape(timeout.String())
+	err := c.do(ctx, http.MethodGet, path, nil, &job)
+	return job, err
+}
+
 // JobReached reports whether job satisfies the wait condition.
 func JobReached(job Job, until string) bool {
 	for _, in := range job.Instances {
