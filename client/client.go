@@ -184,7 +184,8 @@ func (c *Client) Jobs(ctx context.Context) ([]Job, error) {
 	return jobs, err
 }
 
-// Job returns one job by id or name (the most recent job of that name).
+// Job returns one job by id or name: a name's one live job, else its most
+// recent; a name several live jobs share is an error that lists them.
 func (c *Client) Job(ctx context.Context, ref string) (Job, error) {
 	var job Job
 	err := c.do(ctx, http.MethodGet, "/v1/jobs/"+url.PathEscape(ref), nil, &job)
