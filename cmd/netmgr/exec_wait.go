@@ -106,6 +106,8 @@ func waitingLine(ins []client.Instance, reported map[int]bool, why []client.WhyI
 		switch {
 		case in.State == client.InstancePlaced:
 			what = "placed on " + orDash(in.Machine) + ", starting"
+		case strings.HasPrefix(reasons[in.Index], in.State):
+			what = reasons[in.Index] // "held(dependency): waits for job 12 (running)"
 		case reasons[in.Index] != "":
 			what += ": " + reasons[in.Index]
 		}
