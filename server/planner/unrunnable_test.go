@@ -32,7 +32,9 @@ func TestUnrunnable(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var got string
-			f.Read(func(v fsm.View) { got = planner.Unrunnable(v, live, fsm.Submit{At: at, Owner: "fred", Spec: tc.spec}, at) })
+			f.Read(func(v fsm.View) {
+				got = planner.Unrunnable(v, live, fsm.Submit{At: at, Owner: "fred", Spec: tc.spec}, at)
+			})
 			if got != tc.want {
 				t.Errorf("Unrunnable() = %q, want %q", got, tc.want)
 			}
