@@ -77,7 +77,7 @@ func execCommand() *cli.Command {
 			"each ended and exits 1 if any did not exit 0.\n\n" + retryNote,
 		Flags: append([]cli.Flag{
 			&cli.IntFlag{Name: "instances", Aliases: []string{"n"}, DefaultText: "1", Usage: "run `N` instances (the spec's min=N)"},
-			&cli.StringFlag{Name: "name", Usage: "symbolic job `NAME` (the spec's symb_name=); the server picks job<ID> when not given"},
+			&cli.StringFlag{Name: "name", Usage: "symbolic job `NAME` (the spec's symb_name=), not of the form job<NUMBER>: the server names a job without one job<ID>"},
 			&cli.StringSliceFlag{Name: "env", Usage: "add `NAME=value` to the job's environment (repeatable)"},
 			&cli.StringSliceFlag{Name: "keys", Usage: "run only on machines with all these `KEY`s, e.g. mathlab,fpu (keys=)"},
 			&cli.StringSliceFlag{Name: "require", Usage: "run only on machines whose attributes meet `ATTR>N`, e.g. 'mem>10' or 'rating>=8' (repeatable; the spec's comparisons)"},
