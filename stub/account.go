@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/user"
 	"strings"
+	"sync"
 	"syscall"
 )
 
@@ -29,28 +30,30 @@ const defaultShell = "/bin/sh"
 // stub's, which then runs the job. The login shell comes from the passwd
 // file; an account found only through NSS (LDAP, sssd) gets /bin/sh.
 func account(owner string, cred *syscall.Credential) (userAccount, error) {
-	var (
-		u   *user.User
-		err error
-	)
-	if cred != nil {
-		u, err = user.Lookup(owner)
-	} else {
-		u, err = user.Current()
+	if cred == nil {
+		return ownAccount(), nil
 	}
+	u, err := user.Lookup(owner)
 	if err != nil {
 		var unknown user.UnknownUserError
-		if cred != nil && errors.As(err, &unknown) {
+		if errors.As(err, &unknown) {
 			return userAccount{}, fmt.Errorf("run as %q: %w", owner, ErrUnknownOwner)
-		}
-		// The stub's own account: a job still runs without HOME.
-		if cred == nil {
-			return userAccount{shell: defaultShell}, nil
 		}
 		return userAccount{}, fmt.Errorf("look up owner %q: %w", owner, err)
 	}
 	return userAccount{name: u.Username, home: u.HomeDir, shell: loginShell(u.Username)}, nil
 }
+
+// ownAccount is the stub's own account, looked up once: the jobs it runs
+// without switching users run as it. An account it cannot look up gives
+// only SHELL: a job still runs without HOME.
+var ownAccount = sync.OnceValue(func() userAccount {
+	u, err := user.Current()
+	if err != nil {
+		return userAccount{shell: defaultShell}
+	}
+	return userAccount{name: u.Username, home: u.HomeDir, shell: loginShell(u.Username)}
+})
 
 // loginShell returns name's shell from the passwd file, or defaultShell.
 func loginShell(name string) string {
