@@ -185,7 +185,8 @@ func (c *Client) Jobs(ctx context.Context) ([]Job, error) {
 	return jobs, err
 }
 
-// Job returns one job by id or name (the most recent job of that name).
+// Job returns one job by id or name: a name's one live job, else its most
+// recent; a name several live jobs share is an error that lists them.
 func (c *Client) Job(ctx context.Context, ref string) (Job, error) {
 	var job Job
 	err := c.do(ctx, http.MethodGet, "/v1/jobs/"+url.PathEscape(ref), nil, &job)
@@ -215,6 +216,17 @@ func (c *Client) WaitJob(ctx context.Context, ref, until string) (Job, error) {
 			return job, fmt.Errorf("wait for job %s %s: %w", ref, until, err)
 		}
 	}
+}
+
+// PollJob is one long-poll of WaitJob: it returns the job once it
+// reaches the condition (WaitStarted or WaitDone) or, as it stands, once
+// timeout (the server caps it at a minute) passes first; a caller that
+// reports progress loops on it.
+func (c *Client) PollJob(ctx context.Context, ref, until string, timeout time.Duration) (Job, error) {
+	var job Job
+	path := "/v1/jobs/" + url.PathEscape(ref) + "?wait=" + url.QueryEscape(until) + "&timeout=" + url.QueryEscape(timeout.String())
+	err := c.do(ctx, http.MethodGet, path, nil, &job)
+	return job, err
 }
 
 // JobReached reports whether job satisfies the wait condition.

@@ -2,6 +2,7 @@ package client
 
 import (
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -68,6 +69,27 @@ type JobSpec struct {
 	After      []string `json:"after,omitempty"`
 	AfterOK    []string `json:"afterok,omitempty"`
 	AfterNotOK []string `json:"afternotok,omitempty"`
+
+	// Dir is the working directory the job's processes start in
+	// (netexec --chdir), an absolute path on the machine; empty means
+	// the attempt's exec dir.
+	Dir string `json:"dir,omitempty"`
+}
+
+// IsAutomaticName reports whether name has the form job<NUMBER> the
+// server gives a job submitted without a name. Such a name is refused as
+// a job's symb_name: it could be another job's automatic name.
+func IsAutomaticName(name string) bool {
+	digits, ok := strings.CutPrefix(name, "job")
+	if !ok || digits == "" {
+		return false
+	}
+	for _, r := range digits {
+		if r < '0' || r > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 // Requirement is one comparison on a numeric machine attribute.
@@ -90,6 +112,10 @@ type SubmitRequest struct {
 	// IdempotencyKey makes a retried submit return the job the first try
 	// created instead of creating a second one.
 	IdempotencyKey string `json:"idempotency_key,omitempty"`
+	// NoQueue refuses the job, creating nothing, when no machine of the
+	// pool meets its requirements (netexec --no-queue); without it such
+	// a job is queued and the answer's Unrunnable says why it waits.
+	NoQueue bool `json:"no_queue,omitempty"`
 }
 
 // SubmitResponse answers a submit.
@@ -97,6 +123,11 @@ type SubmitResponse struct {
 	ID    uint64 `json:"id"`
 	Name  string `json:"name"`
 	Owner string `json:"owner"`
+	// Unrunnable, when set, says why no machine of the pool can run the
+	// job as the pool stands at submit, in the words of netstatus --why
+	// ("3 machines lack key sparc"); the job is queued all the same, for
+	// a machine that may join.
+	Unrunnable string `json:"unrunnable,omitempty"`
 }
 
 // Job states as the API reports them.
@@ -432,6 +463,9 @@ type StartRequest struct {
 	Binary   string   `json:"binary"`
 	Args     []string `json:"args,omitempty"`
 	Env      []string `json:"env,omitempty"`
+	// Dir, when set, is the directory the job starts in (JobSpec.Dir);
+	// the job's stdout and stderr stay in its exec dir.
+	Dir string `json:"dir,omitempty"`
 	// Servers are HTTP addresses of the server group, a hint for where to
 	// send CHILD events.
 	Servers []string `json:"servers,omitempty"`

@@ -40,13 +40,14 @@ const (
 	ServerRemovedType MessageType = 25 // proposed with IgnoreUnknownFlag: informational
 	SubmitAfterType   MessageType = 26 // since command level 26; see JobSpec.After
 	MachineAsleepType MessageType = 27 // since command level 27; see MachineAsleep
+	SubmitDirType     MessageType = 28 // since command level 28; see JobSpec.Dir
 )
 
 // CommandLevel is the highest command type this build applies. Servers
 // gossip it, and the leader proposes a command newer than every voter's
 // level only when all of them have it: a replica that meets an unknown
 // type must stop.
-const CommandLevel = MachineAsleepType
+const CommandLevel = SubmitDirType
 
 // IgnoreUnknownFlag marks a command that a server which does not know its
 // type may skip instead of stopping. Commands whose loss would make replicas
@@ -110,6 +111,8 @@ func (t MessageType) String() string {
 		return "SubmitAfter"
 	case MachineAsleepType:
 		return "MachineAsleep"
+	case SubmitDirType:
+		return "SubmitDir"
 	}
 	return fmt.Sprintf("MessageType(%d)", uint8(t))
 }
@@ -180,6 +183,12 @@ type JobSpec struct {
 	After      []uint64 `json:"after,omitempty"`
 	AfterOK    []uint64 `json:"afterok,omitempty"`
 	AfterNotOK []uint64 `json:"afternotok,omitempty"`
+	// Dir is the working directory the job's processes start in
+	// (netexec --chdir), an absolute path on the machine; empty means the
+	// attempt's exec dir. Since command level 28: a Submit that sets it
+	// is proposed as a SubmitDirType entry, which an older replica
+	// refuses (it stops) rather than run the job elsewhere.
+	Dir string `json:"dir,omitempty"`
 }
 
 // HasDependencies reports whether the job waits for other jobs.

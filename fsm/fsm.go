@@ -131,7 +131,7 @@ func (f *FSM) apply(index uint64, data []byte) *Result {
 		var c StubLeave
 		decode(index, t, body, &c)
 		return d.applyStubLeave(index, &c)
-	case SubmitType, SubmitAfterType:
+	case SubmitType, SubmitAfterType, SubmitDirType:
 		var c Submit
 		decode(index, t, body, &c)
 		return d.applySubmit(index, &c)

@@ -117,6 +117,9 @@ func validateSpec(s *JobSpec) error {
 			return fmt.Errorf("%w: env: %q is not NAME=value", ErrInvalidSpec, e)
 		}
 	}
+	if s.Dir != "" && !strings.HasPrefix(s.Dir, "/") {
+		return fmt.Errorf("%w: dir: %q is not an absolute path", ErrInvalidSpec, s.Dir)
+	}
 	return nil
 }
 

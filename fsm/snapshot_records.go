@@ -1,13 +1,14 @@
 package fsm
 
-// The version 8 record layouts: each write function and its read function
+// The version 9 record layouts: each write function and its read function
 // list the same fields in the same order. A field added to a record needs
 // a new snapshot version that writes it, and the reader reads it only from
 // that version on; TestRecordsRoundTrip fails until it is written. Version
 // 4 lacks the machine's Unhealthy and Asleep, the last fields of its
 // record, and versions 5 to 7 lack Asleep, the last; versions 4 and 5
 // hold no token records; versions 4 to 6 lack the job's dependencies (the
-// spec's After, AfterOK and AfterNotOK), the last fields of its record.
+// spec's After, AfterOK and AfterNotOK), and versions 4 to 8 the spec's
+// Dir, the last field of its record.
 
 func (e *encoder) machine(m *Machine) {
 	f := &m.MachineFacts
@@ -79,6 +80,7 @@ func (e *encoder) job(j *Job) {
 	e.uints(j.Spec.After) // since version 7
 	e.uints(j.Spec.AfterOK)
 	e.uints(j.Spec.AfterNotOK)
+	e.str(j.Spec.Dir) // since version 9
 	e.endRecord()
 }
 
@@ -100,6 +102,9 @@ func (d *decoder) job(j *Job) {
 		j.Spec.After = d.uints()
 		j.Spec.AfterOK = d.uints()
 		j.Spec.AfterNotOK = d.uints()
+	}
+	if d.version >= 9 {
+		d.str(&j.Spec.Dir)
 	}
 	d.flushRaw()
 }

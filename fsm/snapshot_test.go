@@ -166,6 +166,9 @@ func richCommands() []command {
 		// policies. m6 falls asleep for a console login, then for load.
 		{fsm.MachineAsleepType, fsm.MachineAsleep{At: at(204), Machine: "m6", Reason: "console login"}},
 		{fsm.MachineAsleepType, fsm.MachineAsleep{At: at(205), Machine: "m6", Reason: "load 3.2 > 2"}},
+		// Since snapshot version 9 (richSinceV8 counts them): a job with
+		// a working directory (netexec --chdir).
+		{fsm.SubmitDirType, fsm.Submit{At: at(206), Owner: "hana", Spec: withDir(spec("indir", 1), "/home/hana/work")}},
 	}
 }
 
@@ -175,10 +178,21 @@ func withDeps(s fsm.JobSpec, after, afterOK, afterNotOK []uint64) fsm.JobSpec {
 	return s
 }
 
+// withDir returns s with working directory dir.
+func withDir(s fsm.JobSpec, dir string) fsm.JobSpec {
+	s.Dir = dir
+	return s
+}
+
+// richSinceV8 is how many of richCommands' last commands a version 8
+// snapshot cannot hold: the rich state of testdata/snapshot_v8.golden
+// lacks them.
+const richSinceV8 = 1
+
 // richSinceV7 is how many of richCommands' last commands a version 7
 // snapshot cannot hold: the rich state of testdata/snapshot_v7.golden
 // lacks them.
-const richSinceV7 = 2
+const richSinceV7 = 2 + richSinceV8
 
 // richSinceV6 is how many of richCommands' last commands a version 6
 // snapshot cannot hold: the rich state of testdata/snapshot_v6.golden
@@ -455,8 +469,8 @@ func TestSnapshotRoundTrip(t *testing.T) {
 			}},
 		{"next job id continues", command{fsm.SubmitType, fsm.Submit{At: at(104), Owner: "erin", Spec: spec("", 1)}},
 			func(t *testing.T, res *fsm.Result) {
-				if res.JobID != 15 || res.Existing {
-					t.Errorf("got JobID %d Existing %v, want 15 and false", res.JobID, res.Existing)
+				if res.JobID != 16 || res.Existing {
+					t.Errorf("got JobID %d Existing %v, want 16 and false", res.JobID, res.Existing)
 				}
 			}},
 		{"term of a lost instance", command{fsm.ChildTermType, fsm.ChildTerm{At: at(105), JobID: 4, Instance: 0, Attempt: 1, Machine: "m3"}},
@@ -653,7 +667,7 @@ func TestRestoreRejects(t *testing.T) {
 		wantFormat bool // the error wraps ErrSnapshotFormat
 	}{
 		{"unknown format", `{"format":"other-db","version":1,"index":5,"next_job_id":1,"machines":0,"jobs":0}` + "\n", true},
-		{"newer version", `{"format":"netmgr-fsm","version":9,"index":5,"next_job_id":1,"machines":0,"jobs":0}` + "\n", true},
+		{"newer version", `{"format":"netmgr-fsm","version":10,"index":5,"next_job_id":1,"machines":0,"jobs":0}` + "\n", true},
 		{"version zero", `{"format":"netmgr-fsm","version":0,"index":5,"next_job_id":1,"machines":0,"jobs":0}` + "\n", true},
 		{"no format", `{"version":1,"index":5}` + "\n", true},
 		{"empty", "", false},
@@ -702,7 +716,7 @@ func TestRestoreOldVersionSaysWhatToDo(t *testing.T) {
 	if !errors.Is(err, fsm.ErrSnapshotFormat) {
 		t.Fatalf("got %v, want an error wrapping ErrSnapshotFormat", err)
 	}
-	for _, want := range []string{"snapshot version 3", "pre-release", "reads versions 4 to 8", "move the data directory aside"} {
+	for _, want := range []string{"snapshot version 3", "pre-release", "reads versions 4 to 9", "move the data directory aside"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("got %q, want it to contain %q", err, want)
 		}
@@ -753,7 +767,8 @@ func TestSnapshotGolden(t *testing.T) {
 // TestRestoreOldVersions restores the golden snapshots older builds
 // wrote: version 4 (1.0's, whose machine records lack Unhealthy),
 // version 5 (no token records), version 6 (no job dependencies) and
-// version 7 (machine records without Asleep). Each state is the rich
+// version 7 (machine records without Asleep) and version 8 (job records
+// without the spec's Dir). Each state is the rich
 // state without the
 // commands added since, and a snapshot of it now is the current version
 // and restores to the same state.
@@ -761,7 +776,7 @@ func TestRestoreOldVersions(t *testing.T) {
 	for _, tc := range []struct {
 		version int
 		since   int // richCommands' last commands the version cannot hold
-	}{{4, richSince1_0}, {5, richSinceV5}, {6, richSinceV6}, {7, richSinceV7}} {
+	}{{4, richSince1_0}, {5, richSinceV5}, {6, richSinceV6}, {7, richSinceV7}, {8, richSinceV8}} {
 		t.Run(fmt.Sprintf("version %d", tc.version), func(t *testing.T) {
 			file := fmt.Sprintf("snapshot_v%d.golden", tc.version)
 			old, err := os.ReadFile(filepath.Join("testdata", file))

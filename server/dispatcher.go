@@ -401,6 +401,7 @@ func startRequest(j *fsm.Job, in *fsm.Instance, q fsm.QueueView, servers []strin
 		Binary:        j.Spec.Binaries[in.Key],
 		Args:          append([]string(nil), j.Spec.Args...),
 		Env:           append([]string(nil), j.Spec.Env...),
+		Dir:           j.Spec.Dir,
 		Servers:       servers,
 	}
 }

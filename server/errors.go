@@ -57,4 +57,12 @@ var (
 	// errUpgradeFirst refuses a command some server of the group would
 	// not apply: its build predates the command's level.
 	errUpgradeFirst = errors.New("not every server of the group runs a build that applies it; upgrade them all first")
+	// errAmbiguousName means a job name matches more than one live job.
+	errAmbiguousName = errors.New("ambiguous job name")
+	// errAutomaticName refuses a symb_name of the form the server gives
+	// jobs that have none (job<ID>), which could name another job.
+	errAutomaticName = errors.New("names of the form job<NUMBER> are the server's automatic names")
+	// errUnrunnable refuses, for a submit that asked not to queue it, a
+	// job no machine of the pool meets the requirements of.
+	errUnrunnable = errors.New("no machine can run this now")
 )

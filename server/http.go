@@ -82,7 +82,8 @@ func statusOf(err error) int {
 	switch {
 	case errors.Is(err, fsm.ErrNoSuchJob), errors.Is(err, fsm.ErrNoSuchQueue), errors.Is(err, fsm.ErrNoSuchMachine):
 		return http.StatusNotFound
-	case errors.Is(err, fsm.ErrJobFinished), errors.Is(err, fsm.ErrQueueInUse), errors.Is(err, fsm.ErrReserved):
+	case errors.Is(err, fsm.ErrJobFinished), errors.Is(err, fsm.ErrQueueInUse), errors.Is(err, fsm.ErrReserved),
+		errors.Is(err, errAmbiguousName), errors.Is(err, errUnrunnable):
 		return http.StatusConflict
 	}
 	return http.StatusBadRequest

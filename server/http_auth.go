@@ -50,20 +50,21 @@ func (s *Server) resolveControlled(w http.ResponseWriter, r *http.Request, actio
 	ref := r.PathValue("ref")
 	p := principalOf(r)
 	user = p.User
-	var found, allowed bool
+	var allowed bool
 	var owner string
+	var lookupErr error
 	s.fsm.Read(func(v fsm.View) {
-		j, exists := lookupJob(v, ref)
-		if !exists {
+		var j *fsm.Job
+		if j, lookupErr = lookupJob(v, ref); lookupErr != nil {
 			return
 		}
-		found, id, owner = true, j.ID, j.Owner
+		id, owner = j.ID, j.Owner
 		db, _ := v.Database()
 		allowed = mayActFor(db, j.Owner, p)
 	})
 	switch {
-	case !found:
-		s.writeError(w, http.StatusNotFound, errNoJob(ref))
+	case lookupErr != nil:
+		s.writeError(w, statusOf(lookupErr), lookupErr)
 	case !allowed:
 		s.deny(w, r, p, &denial{http.StatusForbidden, denyNotPermitted,
 			fmt.Errorf("%w: job %s belongs to %s; only its owner or an admin_id may %s it, and you are %s", errPermission, ref, owner, action, p)})

@@ -5,10 +5,12 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/netmgr/netmgr/client"
 	"github.com/netmgr/netmgr/fsm"
+	"github.com/netmgr/netmgr/server/planner"
 )
 
 func (s *Server) handleSubmit(w http.ResponseWriter, r *http.Request) {
@@ -42,8 +44,20 @@ func (s *Server) handleSubmit(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	if cmd.Spec.Dir != "" && !s.groupAppliesNow(fsm.SubmitDirType) {
+		s.writeError(w, http.StatusConflict, fmt.Errorf("submit a job with a working directory: %w", errUpgradeFirst))
+		return
+	}
 	planned := time.Now()
 	sc := s.submitCommand(cmd)
+	unrunnable := ""
+	if sc.t != fsm.SubmitPlaceType { // a job placed at once is runnable
+		s.fsm.Read(func(v fsm.View) { unrunnable = planner.Unrunnable(v, s.liveness(cmd.At), cmd, cmd.At) })
+	}
+	if unrunnable != "" && req.NoQueue {
+		s.writeError(w, http.StatusConflict, fmt.Errorf("submit: %w: %s; not queued (no_queue)", errUnrunnable, unrunnable))
+		return
+	}
 	res, err := s.applySubmit(sc)
 	if err != nil {
 		s.writeApplyError(w, err)
@@ -59,7 +73,7 @@ func (s *Server) handleSubmit(w http.ResponseWriter, r *http.Request) {
 	var resp client.SubmitResponse
 	s.fsm.Read(func(v fsm.View) {
 		if j, ok := v.Job(res.JobID); ok {
-			resp = client.SubmitResponse{ID: j.ID, Name: j.Name, Owner: j.Owner}
+			resp = client.SubmitResponse{ID: j.ID, Name: j.Name, Owner: j.Owner, Unrunnable: unrunnable}
 		}
 	})
 	s.writeJSON(w, http.StatusOK, resp)
@@ -82,15 +96,48 @@ func errNoJob(ref string) error {
 	return fmt.Errorf("job %q: %w", ref, fsm.ErrNoSuchJob)
 }
 
-// lookupJob resolves a job reference: a numeric id, or the most recent job
-// with that name.
-func lookupJob(v fsm.View, ref string) (*fsm.Job, bool) {
+// lookupJob resolves a job reference: a numeric id, or a name. A name
+// means its one live job (queued, held or running), or, when none is
+// live, its most recent job; a name with several live jobs is ambiguous
+// (errAmbiguousName, listing them) and must be given as an id. It
+// returns errNoJob when nothing matches.
+func lookupJob(v fsm.View, ref string) (*fsm.Job, error) {
 	if id, err := strconv.ParseUint(ref, 10, 64); err == nil {
 		if j, ok := v.Job(id); ok {
-			return j, true
+			return j, nil
 		}
 	}
-	return v.JobByName(ref)
+	named := v.JobsNamed(ref)
+	if len(named) == 0 {
+		return nil, errNoJob(ref)
+	}
+	var live []*fsm.Job
+	for _, j := range named {
+		if jobLive(j) {
+			live = append(live, j)
+		}
+	}
+	switch len(live) {
+	case 0:
+		return named[len(named)-1], nil
+	case 1:
+		return live[0], nil
+	}
+	ids := make([]string, len(live))
+	for i, j := range live {
+		ids[i] = fmt.Sprintf("%d (%s.%s, %s)", j.ID, j.Name, j.Owner, j.State())
+	}
+	return nil, fmt.Errorf("job %q: %w: %d live jobs have that name: %s; name one by id",
+		ref, errAmbiguousName, len(live), strings.Join(ids, ", "))
+}
+
+// jobLive reports whether j has not ended: queued, held or running.
+func jobLive(j *fsm.Job) bool {
+	switch j.State() {
+	case fsm.JobQueued, fsm.JobHeld, fsm.JobRunning:
+		return true
+	}
+	return false
 }
 
 // handleJob answers one job. With ?wait=started|done it long-polls until
@@ -121,20 +168,23 @@ func (s *Server) handleJob(w http.ResponseWriter, r *http.Request) {
 	)
 	for {
 		_, changed := s.fsm.Watch()
-		var found, ready bool
+		var (
+			ready     bool
+			lookupErr error
+		)
 		// Every commit wakes every waiter; only one whose job changed
 		// looks at it again, and renders it once it is ready.
 		s.fsm.Read(func(v fsm.View) {
 			var j *fsm.Job
-			if j, found = lookupJob(v, ref); found && jobVersion(j) != version {
+			if j, lookupErr = lookupJob(v, ref); lookupErr == nil && jobVersion(j) != version {
 				version = jobVersion(j)
 				if ready = until == "" || jobReached(j, until); ready {
 					job = jobToWire(v, j)
 				}
 			}
 		})
-		if !found {
-			s.writeError(w, http.StatusNotFound, errNoJob(ref))
+		if lookupErr != nil {
+			s.writeError(w, statusOf(lookupErr), lookupErr)
 			return
 		}
 		if ready {
@@ -145,7 +195,7 @@ func (s *Server) handleJob(w http.ResponseWriter, r *http.Request) {
 		case <-changed:
 		case <-deadline.C:
 			s.fsm.Read(func(v fsm.View) {
-				if j, ok := lookupJob(v, ref); ok {
+				if j, err := lookupJob(v, ref); err == nil {
 					job = jobToWire(v, j)
 				}
 			})

@@ -20,15 +20,14 @@ import (
 func (s *Server) handleWhy(w http.ResponseWriter, r *http.Request) {
 	ref := r.PathValue("ref")
 	var (
-		out   []client.WhyInstance
-		found bool
+		out []client.WhyInstance
+		err error
 	)
 	s.fsm.Read(func(v fsm.View) {
-		j, ok := lookupJob(v, ref)
-		if !ok {
+		var j *fsm.Job
+		if j, err = lookupJob(v, ref); err != nil {
 			return
 		}
-		found = true
 		now := time.Now()
 		out = []client.WhyInstance{}
 		if j.State() == fsm.JobHeld {
@@ -42,8 +41,8 @@ func (s *Server) handleWhy(w http.ResponseWriter, r *http.Request) {
 			out = append(out, whyInstance(in, res, h, now))
 		})
 	})
-	if !found {
-		s.writeError(w, http.StatusNotFound, errNoJob(ref))
+	if err != nil {
+		s.writeError(w, statusOf(err), err)
 		return
 	}
 	s.writeJSON(w, http.StatusOK, out)

@@ -5,13 +5,19 @@ import (
 	"github.com/netmgr/netmgr/server/planner"
 )
 
-// submitCommand is the command that creates a job: a SubmitAfter for a
-// job with dependencies, a SubmitPlace when some of the job can start at
+// submitCommand is the command that creates a job: a SubmitDir for a job
+// with a working directory, a SubmitAfter for a job with dependencies, a SubmitPlace when some of the job can start at
 // once (see planner.Pass.PlaceSubmit), else a Submit that leaves all of it
 // to the scheduler. The SubmitType of the
 // latter only marks it in process: applySubmit commits it inside a
 // Submits entry.
 func (s *Server) submitCommand(c fsm.Submit) command {
+	if c.Spec.Dir != "" {
+		// A working directory: its own entry type (which also carries
+		// dependencies), which a replica too old for it refuses rather
+		// than run the job elsewhere.
+		return command{fsm.SubmitDirType, c}
+	}
 	if c.Spec.HasDependencies() {
 		// Held until its dependencies decide: nothing to place, and its
 		// own entry type, which a replica too old for it refuses.
@@ -34,11 +40,11 @@ func (s *Server) submitCommand(c fsm.Submit) command {
 }
 
 // applySubmit commits a submit command: a plain Submit in a Submits
-// entry shared with the jobs of concurrent requests, a SubmitPlace or a
-// SubmitAfter as its own entry.
+// entry shared with the jobs of concurrent requests, a SubmitPlace, a
+// SubmitAfter or a SubmitDir as its own entry.
 func (s *Server) applySubmit(sc command) (*fsm.Result, error) {
 	c, ok := sc.body.(fsm.Submit)
-	if !ok || sc.t != fsm.SubmitType { // a SubmitPlace or a SubmitAfter
+	if !ok || sc.t != fsm.SubmitType { // a SubmitPlace, SubmitAfter or SubmitDir
 		return s.apply(sc.t, sc.body)
 	}
 	results, err := s.submits.commit([]fsm.Submit{c}, s.proposeSubmits)

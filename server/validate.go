@@ -3,6 +3,7 @@ package server
 import (
 	"fmt"
 	"math"
+	"strings"
 
 	"github.com/netmgr/netmgr/client"
 )
@@ -49,6 +50,10 @@ func validateSpec(s *client.JobSpec) error {
 		return fmt.Errorf("memory=%d: must not be negative", s.MemoryMB)
 	case s.Unique && s.MaxPerMachine > 1:
 		return fmt.Errorf("unique and max_per_machine=%d contradict each other", s.MaxPerMachine)
+	case client.IsAutomaticName(s.Name):
+		return fmt.Errorf("symb_name=%s: %w; choose another", s.Name, errAutomaticName)
+	case s.Dir != "" && !strings.HasPrefix(s.Dir, "/"):
+		return fmt.Errorf("dir %q: must be an absolute path", s.Dir)
 	}
 	return nil
 }

@@ -180,7 +180,11 @@ func (r *runner) spec(k client.AttemptRef, req client.StartRequest) (supervisor.
 			return supervisor.Spec{}, fmt.Errorf("%w: %w", errMachineFault, err)
 		}
 	}
-	env := r.environ(k, req)
+	acct, err := account(req.Owner, cred)
+	if err != nil {
+		return supervisor.Spec{}, err
+	}
+	env := r.environ(k, req, acct)
 	path := req.Binary
 	if !strings.Contains(req.Binary, "/") {
 		if path, err = lookPath(req.Binary, env); err != nil {
@@ -188,11 +192,12 @@ func (r *runner) spec(k client.AttemptRef, req client.StartRequest) (supervisor.
 		}
 	}
 	spec := supervisor.Spec{
-		Key:  k.String(),
-		Path: path,
-		Args: append([]string{req.Binary}, req.Args...),
-		Dir:  dir,
-		Env:  env,
+		Key:   k.String(),
+		Path:  path,
+		Args:  append([]string{req.Binary}, req.Args...),
+		Dir:   dir,
+		Env:   env,
+		Chdir: req.Dir,
 
 		Restartable: req.Restartable,
 	}
@@ -229,18 +234,27 @@ func setLimits(spec *supervisor.Spec, req client.StartRequest) {
 	}
 }
 
-// environ is the request's environment plus the NETMGR_ variables, and
-// the stub's PATH when the request sets none.
-func (r *runner) environ(k client.AttemptRef, req client.StartRequest) []string {
+// environ is the request's environment plus the NETMGR_ variables, the
+// stub's PATH when the request sets none, and HOME, USER, LOGNAME and
+// SHELL of acct, the account the job runs as, for each the request does
+// not set.
+func (r *runner) environ(k client.AttemptRef, req client.StartRequest, acct userAccount) []string {
 	env := append([]string(nil), req.Env...)
-	hasPath := false
+	set := make(map[string]bool, len(env))
 	for _, kv := range env {
-		if strings.HasPrefix(kv, "PATH=") {
-			hasPath = true
-		}
+		name, _, _ := strings.Cut(kv, "=")
+		set[name] = true
 	}
-	if !hasPath {
-		env = append(env, "PATH="+os.Getenv("PATH"))
+	for _, d := range []struct{ name, value string }{
+		{"PATH", os.Getenv("PATH")},
+		{"HOME", acct.home},
+		{"USER", acct.name},
+		{"LOGNAME", acct.name},
+		{"SHELL", acct.shell},
+	} {
+		if !set[d.name] && d.value != "" {
+			env = append(env, d.name+"="+d.value)
+		}
 	}
 	return append(env,
 		"NETMGR_JOB_ID="+strconv.FormatUint(k.JobID, 10),

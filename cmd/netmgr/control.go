@@ -25,7 +25,7 @@ var (
 		name: "suspend", done: "suspended",
 		usage: "stop a job's running instances (SIGSTOP); they keep their slots",
 		explain: "Sends SIGSTOP to the process group of every running instance of each job\n" +
-			"named, by symbolic name (the most recent job of that name) or by id. The\n" +
+			"named, by symbolic name (its one live job) or by id. The\n" +
 			"instances show as suspended in netstatus -j and keep their machine slots until\n" +
 			"netmgr resume continues them. Only the job's owner or an administrator may.",
 		call: (*client.Client).Suspend,

@@ -307,6 +307,7 @@ func e2ePoll(timeout time.Duration, cond func() bool) bool {
 type e2eRunner struct {
 	links string   // directory holding the netexec, netstatus, ... symlinks
 	env   []string // NETMGR_ADDR and the rest of the cluster's environment
+	dir   string   // the commands' working directory; "" is the test's
 }
 
 // e2eResult is one CLI run.
@@ -339,6 +340,7 @@ func (r *e2eRunner) runEnv(t *testing.T, env []string, name string, args ...stri
 	defer cancel()
 	cmd := exec.CommandContext(ctx, filepath.Join(r.links, name), args...)
 	cmd.Env = append(append(os.Environ(), r.env...), env...)
+	cmd.Dir = r.dir
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"os"
 	"regexp"
 	"sort"
 	"strconv"
@@ -26,7 +27,7 @@ func execCommand() *cli.Command {
 			"arguments, run on any machine, or one job specification string in the paper's\n" +
 			"language:\n\n" +
 			"   netexec -n 3 --name hello /bin/sh -c 'echo hi from $(hostname)'\n" +
-			"   netexec 'binaries={x86_64=/bin/sh},min=3,symb_name=job1,env={\"A=b\"},args={-c,\"echo hi\"}'\n\n" +
+			"   netexec 'binaries={x86_64=/bin/sh},min=3,symb_name=hello,env={\"A=b\"},args={-c,\"echo hi\"}'\n\n" +
 			"The paper's Example 1, 3 copies on sparc machines with more than 10 MB of memory,\n" +
 			"mailing the owner when done:\n\n" +
 			"   netexec 'binaries={sparc=/usr/u/fred/test},min=3,mem>10,mail'\n\n" +
@@ -44,18 +45,39 @@ func execCommand() *cli.Command {
 			"after={JOB,...} (start once each has ended), afterok= (once each succeeded),\n" +
 			"afternotok= (once each ended without succeeding), JOB a name or id; and\n" +
 			"mail[=ADDRESS], cron=\"...\", copy_in={...}, copy_out={...}, which a server\n" +
-			"refuses with \"not supported yet\" until it can honour them. Each has a flag below.\n\n" +
+			"refuses with \"not supported yet\" until it can honour them (their flags say\n" +
+			"so). Each has a flag below.\n\n" +
 			"A chain: netexec --name a /bin/prep; netexec --name b --afterok a /bin/run;\n" +
 			"netexec --after b /bin/cleanup. A job waits held(dependency) until its\n" +
 			"dependencies decide, and ends cancelled(dependency) when it never can run.\n\n" +
 			"Options go before BINARY; everything after it is passed to the job ('--' also\n" +
 			"ends the options). A flag may not set what the spec string sets too. List flags\n" +
 			"take comma-separated values and may be repeated.\n\n" +
-			"--wait started prints where each instance runs; --wait done prints how each\n" +
-			"ended and exits 1 if any did not exit 0.\n\n" + retryNote,
+			"A relative BINARY (./myjob.sh, bin/run) is resolved at submit against the\n" +
+			"current directory and must exist there; so are arguments that start with ./ or\n" +
+			"../ and a relative --chdir. The job's machines must then see the same paths: a\n" +
+			"shared file system. A BINARY without a slash is looked up in the PATH of the\n" +
+			"machine that runs it.\n\n" +
+			"The job's environment: HOME, USER, LOGNAME and SHELL of the account it runs\n" +
+			"as, the machine's PATH, the NETMGR_JOB_ID, NETMGR_JOB_NAME, NETMGR_INSTANCE,\n" +
+			"NETMGR_ATTEMPT and NETMGR_MACHINE of the attempt, what --export passes of\n" +
+			"yours and what --env sets (which wins). --export defaults to the locale and\n" +
+			"time zone (LANG, LANGUAGE, LC_*, TZ), which mean the same everywhere: the rest\n" +
+			"of your environment describes this machine and this session, not the unlike\n" +
+			"machines of the pool, and is stored with the job. Slurm's default is ALL, for\n" +
+			"the twin nodes of one cluster; give --export ALL for that. The job starts in\n" +
+			"its execution directory, which holds its stdout and stderr, or in --chdir DIR.\n\n" +
+			"A job no machine of the pool can run (none meets its requirements) is\n" +
+			"queued all the same, for a machine that may join, and netexec says why, as\n" +
+			"netstatus --why would (\"no machine can run this now: 3 machines lack key\n" +
+			"sparc\"); --no-queue refuses it instead.\n\n" +
+			"--wait started prints how each instance started, as it starts (where it\n" +
+			"runs and its pid, even if it has ended since), and after a second one line\n" +
+			"on stderr each time what the others wait for changes; --wait done prints how\n" +
+			"each ended and exits 1 if any did not exit 0.\n\n" + retryNote,
 		Flags: append([]cli.Flag{
 			&cli.IntFlag{Name: "instances", Aliases: []string{"n"}, DefaultText: "1", Usage: "run `N` instances (the spec's min=N)"},
-			&cli.StringFlag{Name: "name", Usage: "symbolic job `NAME` (the spec's symb_name=); the server picks job<ID> when not given"},
+			&cli.StringFlag{Name: "name", Usage: "symbolic job `NAME` (the spec's symb_name=), not of the form job<NUMBER>: the server names a job without one job<ID>"},
 			&cli.StringSliceFlag{Name: "env", Usage: "add `NAME=value` to the job's environment (repeatable)"},
 			&cli.StringSliceFlag{Name: "keys", Usage: "run only on machines with all these `KEY`s, e.g. mathlab,fpu (keys=)"},
 			&cli.StringSliceFlag{Name: "require", Usage: "run only on machines whose attributes meet `ATTR>N`, e.g. 'mem>10' or 'rating>=8' (repeatable; the spec's comparisons)"},
@@ -68,14 +90,17 @@ func execCommand() *cli.Command {
 			&cli.StringFlag{Name: "queue", Usage: "wait in batch queue `NAME` (queue=)"},
 			&cli.StringFlag{Name: "restart", Usage: "restart `POLICY`: no, on-failure or always (restart=)"},
 			&cli.IntFlag{Name: "max-restarts", DefaultText: "the server's", Usage: "restart an instance at most `N` times; needs --restart (max_restarts=)"},
-			&cli.BoolFlag{Name: "mail", Usage: "mail the job's owner when it ends (mail)"},
-			&cli.StringFlag{Name: "mail-to", Usage: "mail `ADDRESS` when the job ends (mail=ADDRESS)"},
-			&cli.StringFlag{Name: "cron", Usage: "run on the cron schedule `EXPR`, e.g. '0 3 * * *' (cron=)"},
+			&cli.BoolFlag{Name: "mail", Usage: "mail the job's owner when it ends (mail); " + refusedNote},
+			&cli.StringFlag{Name: "mail-to", Usage: "mail `ADDRESS` when the job ends (mail=ADDRESS); " + refusedNote},
+			&cli.StringFlag{Name: "cron", Usage: "run on the cron schedule `EXPR`, e.g. '0 3 * * *' (cron=); " + refusedNote},
 			&cli.StringSliceFlag{Name: "after", Usage: "start once each `JOB` (name or id) has ended, however it ended, e.g. build,12 (after=)"},
 			&cli.StringSliceFlag{Name: "afterok", Usage: "start once each `JOB` has succeeded; cancelled if one does not (afterok=)"},
 			&cli.StringSliceFlag{Name: "afternotok", Usage: "start once each `JOB` has ended without succeeding; cancelled if one succeeds (afternotok=)"},
-			&cli.StringSliceFlag{Name: "copy-in", Usage: "copy `FILE`s into the execution directory (copy_in=)"},
-			&cli.StringSliceFlag{Name: "copy-out", Usage: "copy `FILE`s out of the execution directory (copy_out=)"},
+			&cli.StringSliceFlag{Name: "copy-in", Usage: "copy `FILE`s into the execution directory (copy_in=); " + refusedNote},
+			&cli.StringSliceFlag{Name: "copy-out", Usage: "copy `FILE`s out of the execution directory (copy_out=); " + refusedNote},
+			&cli.StringFlag{Name: "export", DefaultText: "LANG,LANGUAGE,LC_*,TZ", Usage: "pass these of your environment variables to the job: `VARS` is a list of NAMEs and NAME=value, ALL (all but NETMGR_*), or NONE"},
+			&cli.StringFlag{Name: "chdir", DefaultText: "the execution directory", Usage: "start the job in `DIR` on its machine (relative: against the current directory)"},
+			&cli.BoolFlag{Name: "no-queue", Usage: "refuse the job, rather than queue it, when no machine of the pool can run it"},
 			&cli.StringFlag{Name: "wait", Usage: "wait until the instances have started or are done (`WHEN`: started|done) and report them"},
 		}, clientFlags()...),
 		Action: runExec,
@@ -321,20 +346,41 @@ func runExec(cCtx *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	if err := exportEnv(&js, cCtx.String("export"), os.Environ()); err != nil {
+		return err
+	}
+	cwd, err := os.Getwd()
+	if err != nil {
+		return fmt.Errorf("resolve relative paths: %w", err)
+	}
+	if err := resolvePaths(&js, cCtx.String("chdir"), cwd, pathExists); err != nil {
+		return err
+	}
 	c, err := newClient(cCtx)
 	if err != nil {
 		return err
 	}
-	resp, err := c.Submit(cCtx.Context, client.SubmitRequest{Spec: js})
+	resp, err := c.Submit(cCtx.Context, client.SubmitRequest{Spec: js, NoQueue: cCtx.Bool("no-queue")})
 	if err != nil {
 		return fmt.Errorf("submit job: %w", err)
 	}
 	w := cCtx.App.Writer
 	fmt.Fprintf(w, "job %s.%s id %d submitted\n", resp.Name, resp.Owner, resp.ID)
-	if wait == "" {
+	if resp.Unrunnable != "" {
+		fmt.Fprintf(cCtx.App.ErrWriter, "netexec: no machine can run this now: %s; job %d waits for a machine that can (netkill %d drops it)\n",
+			resp.Unrunnable, resp.ID, resp.ID)
+	}
+	ref := strconv.FormatUint(resp.ID, 10)
+	switch wait {
+	case "":
+		return nil
+	case client.WaitStarted:
+		if _, err := waitStarted(cCtx.Context, c, ref, w, cCtx.App.ErrWriter); err != nil {
+			return fmt.Errorf("wait for job %d: %w", resp.ID, err)
+		}
 		return nil
 	}
-	job, err := c.WaitJob(cCtx.Context, strconv.FormatUint(resp.ID, 10), wait)
+	job, err := c.WaitJob(cCtx.Context, ref, wait)
 	if err != nil {
 		return fmt.Errorf("wait for job %d: %w", resp.ID, err)
 	}

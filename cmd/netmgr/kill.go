@@ -1,8 +1,10 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -21,15 +23,19 @@ func killCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "kill",
 		Usage: "kill a job: signal its running instances and drop its queued ones",
-		UsageText: "netkill [--signal SIG] JOB|ID...\n" +
-			"netmgr kill [--signal SIG] JOB|ID...",
-		Description: "Kills every instance of each job named, by symbolic name (the most recent job\n" +
-			"of that name) or by id. Running instances get SIG (TERM by default) and, after\n" +
-			"a grace period, KILL; queued instances never start. For example:\n\n" +
+		UsageText: "netkill [--signal SIG] [--all] JOB|ID...\n" +
+			"netmgr kill [--signal SIG] [--all] JOB|ID...",
+		Description: "Kills every instance of each job named, by symbolic name or by id. A name\n" +
+			"means its one live (queued, held or running) job; when several live jobs have\n" +
+			"it, netkill lists them and kills none unless --all is given, which kills them\n" +
+			"all. Running instances get SIG (TERM by default) and, after a grace period,\n" +
+			"KILL; queued instances never start. For example:\n\n" +
 			"   netkill job1\n" +
-			"   netkill --signal INT 42\n\n" + retryNote,
+			"   netkill --signal INT 42\n" +
+			"   netkill --all nightly\n\n" + retryNote,
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "signal", Aliases: []string{"s"}, Usage: "first `SIG`nal to send, e.g. TERM, INT, HUP, KILL (default TERM)"},
+			&cli.BoolFlag{Name: "all", Usage: "kill every live job a name matches, not only when it matches one"},
 		}, clientFlags()...),
 		Action: runKill,
 	}
@@ -71,6 +77,11 @@ func runKill(cCtx *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	if cCtx.Bool("all") {
+		if refs, err = expandNames(cCtx.Context, c, refs); err != nil {
+			return err
+		}
+	}
 	for _, ref := range refs {
 		resp, err := c.Kill(cCtx.Context, ref, client.KillRequest{Signal: sig})
 		if err != nil {
@@ -79,4 +90,34 @@ func runKill(cCtx *cli.Context) error {
 		fmt.Fprintf(cCtx.App.Writer, "job %d: signalled %s, dequeued %d\n", resp.ID, plural(resp.Signaled), resp.Dequeued)
 	}
 	return nil
+}
+
+// expandNames replaces each name among refs by the ids of its live jobs
+// (queued, held or running), for netkill --all; ids, and names with no
+// live job (the server then answers for the name), stay as they are.
+func expandNames(ctx context.Context, c *client.Client, refs []string) ([]string, error) {
+	var jobs []client.Job
+	var out []string
+	for _, ref := range refs {
+		if _, err := strconv.ParseUint(ref, 10, 64); err == nil {
+			out = append(out, ref)
+			continue
+		}
+		if jobs == nil {
+			var err error
+			if jobs, err = c.Jobs(ctx); err != nil {
+				return nil, fmt.Errorf("list jobs named %s: %w", ref, err)
+			}
+		}
+		n := len(out)
+		for _, j := range jobs {
+			if j.Name == ref && (j.State == client.JobQueued || j.State == client.JobHeld || j.State == client.JobRunning) {
+				out = append(out, strconv.FormatUint(j.ID, 10))
+			}
+		}
+		if len(out) == n {
+			out = append(out, ref)
+		}
+	}
+	return out, nil
 }

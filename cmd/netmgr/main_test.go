@@ -388,6 +388,7 @@ func (f *fakeServer) start(t *testing.T) string {
 }
 
 func TestExecAgainstFakeServer(t *testing.T) {
+	unsetExported(t)
 	done := client.Job{ID: 7, Name: "job1", Owner: "alice", State: client.JobFailed, Instances: []client.Instance{
 		{Index: 0, State: client.InstanceExited, Machine: "stub1"},
 		{Index: 1, State: client.InstanceFailed, Machine: "stub2", ExitCode: 3},

@@ -19,16 +19,25 @@ func statusCommand() *cli.Command {
 		Description: "Prints one table:\n\n" +
 			"   netstatus -j   jobs: ID, JOB NAME (name.owner), BINARY NAME, WHERE, STATE,\n" +
 			"                  one row per started instance and one 'N instances queued' row;\n" +
-			"                  STATE is e.g. running, suspended, exited(0), failed(3),\n" +
-			"                  signaled(KILL), killed, or killed(run limit) and\n" +
+			"                  STATE is queued, placed (sent to its machine, starting),\n" +
+			"                  running, suspended, unknown (its machine is cut off), exited(0),\n" +
+			"                  failed(3), failed(exec) (it could not start), signaled(KILL),\n" +
+			"                  killed, lost (its machine left the pool), held(dependency),\n" +
+			"                  cancelled(dependency), or killed(run limit) and\n" +
 			"                  killed(memory limit) for an instance its queue's limit ended\n" +
 			"   netstatus -m   machines: NAME, ARCH, MTYPE, CPUS, MEMORY, RATING, LOAD,\n" +
-			"                  RUNNING, STATE (up, down, or draining: up but taking no new work),\n" +
-			"                  RESERVED (who holds it and until when: 'tclark until 16:00',\n" +
-			"                  'tclark' until unreserved, '-' when not reserved)\n" +
-			"   netstatus -s   servers: NAME, ADDRESS, ROLE, TERM, LAST INDEX, LAST CONTACT,\n" +
-			"                  LEADER, VERSION (the server's build, '-' when it does not say),\n" +
-			"                  HEALTH (ok, unhealthy (why), unreachable)\n" +
+			"                  RUNNING, STATE, RESERVED; STATE is up, down, draining (up but\n" +
+			"                  taking no new work, with the stub's problem if it has one),\n" +
+			"                  asleep (its owner policy's reason), suspect (no lease renewal\n" +
+			"                  for a second: no new work) or unreachable (its lease expired:\n" +
+			"                  restartable work runs elsewhere); RESERVED is who holds it and\n" +
+			"                  until when: 'tclark until 16:00', 'tclark' until unreserved,\n" +
+			"                  '-' when not reserved\n" +
+			"   netstatus -s   servers: NAME, ADDRESS, ROLE (leader, follower, candidate,\n" +
+			"                  shutdown, unknown), TERM, LAST INDEX, LAST CONTACT (with the\n" +
+			"                  leader: 'leader', 'never' or how long ago), LEADER, VERSION (the\n" +
+			"                  server's build, '-' when it does not say), HEALTH (ok, unhealthy\n" +
+			"                  (why), unreachable)\n" +
 			"   netstatus -q   batch queues, highest priority first: QUEUE, PRIORITY, MAXSIZE,\n" +
 			"                  MAXACTIVE, MAXRUN (200m, 90s), MAXMEM (20M), JOBS, WAITING,\n" +
 			"                  RUNNING; '-' is no limit\n" +

@@ -139,10 +139,14 @@ func (s *attempt) startJob() error {
 	if c := s.spec.Cred; c != nil {
 		cred = &syscall.Credential{Uid: c.UID, Gid: c.GID, Groups: c.Groups}
 	}
+	cwd := s.spec.Dir
+	if s.spec.Chdir != "" {
+		cwd = s.spec.Chdir
+	}
 	s.cmd = &exec.Cmd{
 		Path:        s.spec.Path,
 		Args:        s.spec.Args,
-		Dir:         s.spec.Dir,
+		Dir:         cwd,
 		Env:         s.spec.Env,
 		SysProcAttr: &syscall.SysProcAttr{Setpgid: true, Credential: cred},
 	}

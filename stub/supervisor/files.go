@@ -26,8 +26,11 @@ type Spec struct {
 	Key  string   `json:"key"` // job.instance.attempt, for the log
 	Path string   `json:"path"`
 	Args []string `json:"args"` // argv, Args[0] included
-	Dir  string   `json:"dir"`  // the attempt's exec dir: cwd, stdout, stderr
+	Dir  string   `json:"dir"`  // the attempt's exec dir: stdout, stderr, and the cwd unless Chdir is set
 	Env  []string `json:"env"`
+	// Chdir, when set, is the job's working directory (netexec --chdir)
+	// instead of Dir.
+	Chdir string `json:"chdir,omitempty"`
 	// Cred, when set, is the user the job runs as.
 	Cred *Cred `json:"cred,omitempty"`
 	// The queue limits; 0 means none.
