@@ -129,7 +129,7 @@ func (f *FSM) apply(index uint64, data []byte) *Result {
 		var c StubLeave
 		decode(index, t, body, &c)
 		return d.applyStubLeave(index, &c)
-	case SubmitType, SubmitAfterType:
+	case SubmitType, SubmitAfterType, SubmitCronType:
 		var c Submit
 		decode(index, t, body, &c)
 		return d.applySubmit(index, &c)
@@ -225,6 +225,10 @@ func (f *FSM) apply(index uint64, data []byte) *Result {
 		var c MachineAsleep
 		decode(index, t, body, &c)
 		return d.applyMachineAsleep(index, &c)
+	case CronFireType:
+		var c CronFire
+		decode(index, t, body, &c)
+		return d.applyCronFire(index, &c)
 	}
 	if ignorable {
 		return &Result{Index: index}

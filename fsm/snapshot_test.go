@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/netmgr/netmgr/fsm"
 	"github.com/netmgr/netmgr/queue"
@@ -166,8 +167,30 @@ func richCommands() []command {
 		// policies. m6 falls asleep for a console login, then for load.
 		{fsm.MachineAsleepType, fsm.MachineAsleep{At: at(204), Machine: "m6", Reason: "console login"}},
 		{fsm.MachineAsleepType, fsm.MachineAsleep{At: at(205), Machine: "m6", Reason: "load 3.2 > 2"}},
+		// Since snapshot version 9 (richSinceV8 counts them): cron jobs.
+		// Job 15 fires once (run job 16) after a missed time, then misses
+		// a time under catchup=none; job 17 fires (run job 18, queued),
+		// skips a firing for the overlap, and is killed with its runs.
+		{fsm.SubmitCronType, fsm.Submit{At: at(206), Owner: "hana", Spec: withCron(spec("nightly", 1), "CRON_TZ=Europe/Paris 0 3 * * *", fsm.CatchupNone, fsm.OverlapAllow)}},
+		{fsm.CronFireType, fsm.CronFire{At: at(210), JobID: 15, Scheduled: at(209), Missed: []time.Time{at(207)}}},
+		{fsm.CronFireType, fsm.CronFire{At: at(212), JobID: 15, Scheduled: at(211), Skip: true}},
+		{fsm.SubmitCronType, fsm.Submit{At: at(213), Owner: "hana", Spec: withCron(spec("tick", 1), "@every 2s", "", "")}},
+		{fsm.CronFireType, fsm.CronFire{At: at(214), JobID: 17, Scheduled: at(214)}},
+		{fsm.CronFireType, fsm.CronFire{At: at(216), JobID: 17, Scheduled: at(216)}},
+		{fsm.KillType, fsm.Kill{At: at(217), JobID: 17, By: "hana", Runs: true}},
 	}
 }
+
+// withCron returns s as a cron job with the options given.
+func withCron(s fsm.JobSpec, expr, catchup, overlap string) fsm.JobSpec {
+	s.Cron, s.Catchup, s.Overlap = expr, catchup, overlap
+	return s
+}
+
+// richSinceV8 is how many of richCommands' last commands a version 8
+// snapshot cannot hold: the rich state of testdata/snapshot_v8.golden
+// lacks them.
+const richSinceV8 = 7
 
 // withDeps returns s with the dependencies given.
 func withDeps(s fsm.JobSpec, after, afterOK, afterNotOK []uint64) fsm.JobSpec {
@@ -178,7 +201,7 @@ func withDeps(s fsm.JobSpec, after, afterOK, afterNotOK []uint64) fsm.JobSpec {
 // richSinceV7 is how many of richCommands' last commands a version 7
 // snapshot cannot hold: the rich state of testdata/snapshot_v7.golden
 // lacks them.
-const richSinceV7 = 2
+const richSinceV7 = 2 + richSinceV8
 
 // richSinceV6 is how many of richCommands' last commands a version 6
 // snapshot cannot hold: the rich state of testdata/snapshot_v6.golden
@@ -455,8 +478,8 @@ func TestSnapshotRoundTrip(t *testing.T) {
 			}},
 		{"next job id continues", command{fsm.SubmitType, fsm.Submit{At: at(104), Owner: "erin", Spec: spec("", 1)}},
 			func(t *testing.T, res *fsm.Result) {
-				if res.JobID != 15 || res.Existing {
-					t.Errorf("got JobID %d Existing %v, want 15 and false", res.JobID, res.Existing)
+				if res.JobID != 19 || res.Existing {
+					t.Errorf("got JobID %d Existing %v, want 19 and false", res.JobID, res.Existing)
 				}
 			}},
 		{"term of a lost instance", command{fsm.ChildTermType, fsm.ChildTerm{At: at(105), JobID: 4, Instance: 0, Attempt: 1, Machine: "m3"}},
@@ -471,7 +494,7 @@ func TestSnapshotRoundTrip(t *testing.T) {
 					t.Errorf("got Stale %v Err %v, want false and nil", res.Stale, res.Err)
 				}
 			}},
-		{"freed slot is usable", command{fsm.PlaceType, fsm.Place{At: at(107), Assignments: []fsm.Assignment{asg(6, 1, "m1"), asg(15, 0, "m1")}}},
+		{"freed slot is usable", command{fsm.PlaceType, fsm.Place{At: at(107), Assignments: []fsm.Assignment{asg(6, 1, "m1"), asg(19, 0, "m1")}}},
 			func(t *testing.T, res *fsm.Result) {
 				if want := []fsm.Assignment{asg(6, 1, "m1")}; !slices.Equal(res.Accepted, want) {
 					t.Errorf("got Accepted %v, want %v", res.Accepted, want)
@@ -495,9 +518,9 @@ func TestSnapshotRoundTrip(t *testing.T) {
 					t.Errorf("got Err %v Draining %v, want nil and none", res.Err, res.Draining)
 				}
 			}},
-		{"undrained machine takes work", command{fsm.PlaceType, fsm.Place{At: at(110), Assignments: []fsm.Assignment{asg(15, 0, "m4")}}},
+		{"undrained machine takes work", command{fsm.PlaceType, fsm.Place{At: at(110), Assignments: []fsm.Assignment{asg(19, 0, "m4")}}},
 			func(t *testing.T, res *fsm.Result) {
-				if want := []fsm.Assignment{asg(15, 0, "m4")}; !slices.Equal(res.Accepted, want) {
+				if want := []fsm.Assignment{asg(19, 0, "m4")}; !slices.Equal(res.Accepted, want) {
 					t.Errorf("got Accepted %v, want %v", res.Accepted, want)
 				}
 			}},
@@ -653,7 +676,7 @@ func TestRestoreRejects(t *testing.T) {
 		wantFormat bool // the error wraps ErrSnapshotFormat
 	}{
 		{"unknown format", `{"format":"other-db","version":1,"index":5,"next_job_id":1,"machines":0,"jobs":0}` + "\n", true},
-		{"newer version", `{"format":"netmgr-fsm","version":9,"index":5,"next_job_id":1,"machines":0,"jobs":0}` + "\n", true},
+		{"newer version", `{"format":"netmgr-fsm","version":10,"index":5,"next_job_id":1,"machines":0,"jobs":0}` + "\n", true},
 		{"version zero", `{"format":"netmgr-fsm","version":0,"index":5,"next_job_id":1,"machines":0,"jobs":0}` + "\n", true},
 		{"no format", `{"version":1,"index":5}` + "\n", true},
 		{"empty", "", false},
@@ -702,7 +725,7 @@ func TestRestoreOldVersionSaysWhatToDo(t *testing.T) {
 	if !errors.Is(err, fsm.ErrSnapshotFormat) {
 		t.Fatalf("got %v, want an error wrapping ErrSnapshotFormat", err)
 	}
-	for _, want := range []string{"snapshot version 3", "pre-release", "reads versions 4 to 8", "move the data directory aside"} {
+	for _, want := range []string{"snapshot version 3", "pre-release", "reads versions 4 to 9", "move the data directory aside"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("got %q, want it to contain %q", err, want)
 		}
@@ -752,8 +775,9 @@ func TestSnapshotGolden(t *testing.T) {
 
 // TestRestoreOldVersions restores the golden snapshots older builds
 // wrote: version 4 (1.0's, whose machine records lack Unhealthy),
-// version 5 (no token records), version 6 (no job dependencies) and
-// version 7 (machine records without Asleep). Each state is the rich
+// version 5 (no token records), version 6 (no job dependencies),
+// version 7 (machine records without Asleep) and version 8 (no cron
+// jobs). Each state is the rich
 // state without the
 // commands added since, and a snapshot of it now is the current version
 // and restores to the same state.
@@ -761,7 +785,7 @@ func TestRestoreOldVersions(t *testing.T) {
 	for _, tc := range []struct {
 		version int
 		since   int // richCommands' last commands the version cannot hold
-	}{{4, richSince1_0}, {5, richSinceV5}, {6, richSinceV6}, {7, richSinceV7}} {
+	}{{4, richSince1_0}, {5, richSinceV5}, {6, richSinceV6}, {7, richSinceV7}, {8, richSinceV8}} {
 		t.Run(fmt.Sprintf("version %d", tc.version), func(t *testing.T) {
 			file := fmt.Sprintf("snapshot_v%d.golden", tc.version)
 			old, err := os.ReadFile(filepath.Join("testdata", file))
