@@ -1,6 +1,7 @@
 package fsm
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"time"
@@ -221,6 +222,7 @@ func (d *db) killCron(index uint64, j *Job, c *Kill) *Result {
 		j.Cron.Ended, j.Cron.EndedAt, j.Cron.EndedBy = true, c.At, c.By
 		j.KillRequested, j.KilledBy, j.KillSignal = true, c.By, c.Signal
 		j.ModifyIndex = index
+		delete(d.crons, j.ID)
 		ended = true
 		d.event(index, c.At, EventCronEnded, j.ID, -1, 0, "", fmt.Sprintf("by=%s runs=%d", c.By, len(j.Cron.Runs)))
 	}
@@ -237,4 +239,15 @@ func (d *db) killCron(index uint64, j *Job, c *Kill) *Result {
 		return &Result{Index: index, JobID: j.ID, Err: fmt.Errorf("kill cron job %d: %w", j.ID, ErrJobFinished)}
 	}
 	return res
+}
+
+// CronJobs returns the cron jobs whose schedule runs, by id: the leader
+// asks them, after every commit, what is due.
+func (v View) CronJobs() []*Job {
+	out := make([]*Job, 0, len(v.d.crons))
+	for id := range v.d.crons {
+		out = append(out, v.d.jobs[id])
+	}
+	slices.SortFunc(out, func(a, b *Job) int { return cmp.Compare(a.ID, b.ID) })
+	return out
 }

@@ -41,6 +41,9 @@ type db struct {
 	// in ascending order (held jobs only; a listed job that has since been
 	// decided or killed is skipped).
 	dependents map[uint64][]uint64
+	// crons holds the cron jobs whose schedule runs (not ended), for the
+	// leader, which asks after every commit which of them are due.
+	crons map[uint64]struct{}
 }
 
 // queueCounts is what one queue holds now.
@@ -85,6 +88,7 @@ func (d *db) reindex() {
 	d.perJob = make(map[string]map[uint64]int)
 	d.queues = make(map[string]*queueCounts)
 	d.dependents = make(map[uint64][]uint64)
+	d.crons = make(map[uint64]struct{})
 	d.indexTokens()
 	for _, m := range d.machines {
 		m.eff = d.database.effective(&m.MachineFacts)
@@ -113,6 +117,9 @@ func (d *db) indexJob(j *Job) {
 	}
 	if j.held() {
 		d.indexDependent(j)
+	}
+	if j.Cron != nil && !j.Cron.Ended {
+		d.crons[j.ID] = struct{}{}
 	}
 }
 

@@ -32,6 +32,9 @@ func specFromWire(s client.JobSpec) fsm.JobSpec {
 		Queue:         s.Queue,
 		Restart:       s.Restart,
 		MaxRestarts:   s.MaxRestarts,
+		Cron:          s.Cron,
+		Catchup:       s.Catchup,
+		Overlap:       s.Overlap,
 	}
 	for _, r := range s.Requirements {
 		out.Requirements = append(out.Requirements, fsm.Requirement{Attr: r.Attr, Op: r.Op, Value: r.Value})
@@ -60,6 +63,9 @@ func specToWire(s fsm.JobSpec) client.JobSpec {
 		After:         idsToWire(s.After),
 		AfterOK:       idsToWire(s.AfterOK),
 		AfterNotOK:    idsToWire(s.AfterNotOK),
+		Cron:          s.Cron,
+		Catchup:       s.Catchup,
+		Overlap:       s.Overlap,
 	}
 	for _, r := range s.Requirements {
 		out.Requirements = append(out.Requirements, client.Requirement{Attr: r.Attr, Op: r.Op, Value: r.Value})
@@ -80,6 +86,11 @@ func jobToWire(v fsm.View, j *fsm.Job) client.Job {
 		Instances:    make([]client.Instance, len(j.Instances)),
 		Index:        j.ModifyIndex,
 		Dependencies: dependenciesToWire(v, j),
+		CronJob:      j.CronJob,
+		Scheduled:    j.Scheduled,
+	}
+	if j.Cron != nil {
+		out.Cron = cronToWire(j)
 	}
 	for i := range j.Instances {
 		in := &j.Instances[i]
