@@ -55,10 +55,7 @@ type JobSpec struct {
 	// Options whose machinery comes later; a server that cannot honour
 	// one refuses the job rather than ignore it.
 
-	Mail    string   `json:"mail,omitempty"` // address, or "owner" for the bare option
-	CopyIn  []string `json:"copy_in,omitempty"`
-	CopyOut []string `json:"copy_out,omitempty"`
-
+	Mail string `json:"mail,omitempty"` // address, or "owner" for the bare option
 	// Cron makes the job a cron job (cron="0 3 * * *"): five fields
 	// (minute, hour, day of month, month, day of week), or six with
 	// seconds first, or a name (@hourly, @daily, @every 2s), with an
@@ -68,9 +65,11 @@ type JobSpec struct {
 	// missed while no server led the group does; Overlap (OverlapSkip,
 	// the default, or OverlapAllow) what a firing does while the
 	// previous run still runs.
-	Cron    string `json:"cron,omitempty"`
-	Catchup string `json:"catchup,omitempty"`
-	Overlap string `json:"overlap,omitempty"`
+	Cron    string   `json:"cron,omitempty"`
+	Catchup string   `json:"catchup,omitempty"`
+	Overlap string   `json:"overlap,omitempty"`
+	CopyIn  []string `json:"copy_in,omitempty"`
+	CopyOut []string `json:"copy_out,omitempty"`
 
 	// After, AfterOK and AfterNotOK name (by id or symb_name) the jobs
 	// this one waits for: it starts once each After job has ended however
