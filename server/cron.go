@@ -3,6 +3,7 @@ package server
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 	_ "time/tzdata" // CRON_TZ= names resolve alike on every server, whatever its system has
 
@@ -17,9 +18,14 @@ import (
 // optional CRON_TZ= or TZ= prefix.
 var cronParser = cron.NewParser(cron.SecondOptional | cron.Minute | cron.Hour | cron.Dom | cron.Month | cron.Dow | cron.Descriptor)
 
-// parseCron parses a cron expression.
+// parseCron parses a cron expression. One without a time zone is read in
+// UTC, not the leader's local zone, so that every server reads it alike.
 func parseCron(expr string) (cron.Schedule, error) {
-	s, err := cronParser.Parse(expr)
+	full := expr
+	if !strings.HasPrefix(expr, "CRON_TZ=") && !strings.HasPrefix(expr, "TZ=") {
+		full = "CRON_TZ=UTC " + expr
+	}
+	s, err := cronParser.Parse(full)
 	if err != nil {
 		return nil, fmt.Errorf("cron=%q: %w (want MIN HOUR DAY MONTH WEEKDAY, e.g. \"0 3 * * *\", a name such as @daily, or @every 2s)", expr, err)
 	}

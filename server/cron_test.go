@@ -120,6 +120,10 @@ func TestCronRefusals(t *testing.T) {
 	if err != nil || job.Cron == nil {
 		t.Fatalf("nightly: %+v %v", job, err)
 	}
+	utc := submitNamed(t, cl, "utc", client.JobSpec{Binaries: map[string]string{client.AnyKey: "/bin/true"}, Cron: "15 4 * * *"})
+	if j, err := cl.Job(ctx(t), strconv.FormatUint(utc, 10)); err != nil || j.Cron == nil || j.Cron.Next.UTC().Hour() != 4 || j.Cron.Next.Minute() != 15 {
+		t.Errorf("a schedule without a zone: next %v (%v), want 04:15 UTC", j.Cron, err)
+	}
 	paris, _ := time.LoadLocation("Europe/Paris")
 	if n := job.Cron.Next.In(paris); n.Hour() != 2 || n.Minute() != 30 || n.Weekday() == time.Saturday || n.Weekday() == time.Sunday {
 		t.Errorf("next firing %v, want 02:30 Paris time on a weekday", n)

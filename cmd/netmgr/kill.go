@@ -21,15 +21,20 @@ func killCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "kill",
 		Usage: "kill a job: signal its running instances and drop its queued ones",
-		UsageText: "netkill [--signal SIG] JOB|ID...\n" +
-			"netmgr kill [--signal SIG] JOB|ID...",
+		UsageText: "netkill [--signal SIG] [--runs] JOB|ID...\n" +
+			"netmgr kill [--signal SIG] [--runs] JOB|ID...",
 		Description: "Kills every instance of each job named, by symbolic name (the most recent job\n" +
 			"of that name) or by id. Running instances get SIG (TERM by default) and, after\n" +
 			"a grace period, KILL; queued instances never start. For example:\n\n" +
 			"   netkill job1\n" +
-			"   netkill --signal INT 42\n\n" + retryNote,
+			"   netkill --signal INT 42\n\n" +
+			"Killing a cron job ends its schedule: it fires no more. Its runs, jobs of their\n" +
+			"own (NAME.OWNER#N), go on unless --runs is given, which kills the running and\n" +
+			"queued ones too:\n\n" +
+			"   netkill --runs backup\n\n" + retryNote,
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "signal", Aliases: []string{"s"}, Usage: "first `SIG`nal to send, e.g. TERM, INT, HUP, KILL (default TERM)"},
+			&cli.BoolFlag{Name: "runs", Usage: "for a cron job: kill its running and queued runs too, not only its schedule"},
 		}, clientFlags()...),
 		Action: runKill,
 	}
@@ -72,7 +77,7 @@ func runKill(cCtx *cli.Context) error {
 		return err
 	}
 	for _, ref := range refs {
-		resp, err := c.Kill(cCtx.Context, ref, client.KillRequest{Signal: sig})
+		resp, err := c.Kill(cCtx.Context, ref, client.KillRequest{Signal: sig, Runs: cCtx.Bool("runs")})
 		if err != nil {
 			return fmt.Errorf("kill job %s: %w", ref, err)
 		}
