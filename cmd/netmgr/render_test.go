@@ -233,6 +233,7 @@ func TestRender(t *testing.T) {
 		{"jobs_deps.golden", func(b *bytes.Buffer) error { return renderJobs(b, sampleDependentJobs()) }},
 		{"jobs_cron.golden", func(b *bytes.Buffer) error { return renderJobs(b, sampleCronJobs()) }},
 		{"jobs_cron.json.golden", func(b *bytes.Buffer) error { return renderJobsJSON(b, sampleCronJobs()) }},
+		{"why_cron.golden", func(b *bytes.Buffer) error { return renderWhy(b, sampleCronJobs()[0], nil) }},
 		{"why_held.golden", func(b *bytes.Buffer) error {
 			return renderWhy(b, sampleDependentJobs()[0], []client.WhyInstance{
 				{Instance: 0, Attempt: 1, Reason: "held(dependency): waits for job 12 (running) to succeed"},
