@@ -154,9 +154,10 @@ func (d *db) applyCronFire(index uint64, c *CronFire) *Result {
 		return &Result{Index: index, Stale: true}
 	}
 	j.ModifyIndex = index
+	missed := "missed: no leader at its time (catchup=" + j.Spec.CatchupPolicy() + ")"
 	for _, t := range c.Missed {
 		if t.After(cs.Through) && t.Before(c.Scheduled) {
-			d.skipFiring(index, c.At, j, t, "missed: no leader at its time (catchup=last runs the latest only)")
+			d.skipFiring(index, c.At, j, t, missed)
 		}
 	}
 	if c.MissedMore > 0 {
@@ -166,7 +167,7 @@ func (d *db) applyCronFire(index uint64, c *CronFire) *Result {
 	}
 	cs.Through = c.Scheduled
 	if c.Skip {
-		d.skipFiring(index, c.At, j, c.Scheduled, "missed: no leader at its time (catchup=none)")
+		d.skipFiring(index, c.At, j, c.Scheduled, missed)
 		return &Result{Index: index}
 	}
 	if prev := cs.LastRun(); prev != 0 && j.Spec.OverlapPolicy() == OverlapSkip {
