@@ -34,8 +34,21 @@ func parseCron(expr string) (cron.Schedule, error) {
 
 // cronGrace is how late a firing may be and still count as on time: a
 // firing later than that, under catchup=none, is recorded as missed. A
-// leader change shorter than it delays firings without dropping them.
+// leader change shorter than it delays firings without dropping them. A
+// schedule that fires more often than every 2*cronGrace has half its
+// period instead (graceOf).
 const cronGrace = 5 * time.Second
+
+// graceOf is the grace of a schedule: cronGrace, or half the schedule's
+// period after t if that is shorter.
+func graceOf(sched cron.Schedule, t time.Time) time.Duration {
+	a := sched.Next(t)
+	b := sched.Next(a)
+	if a.IsZero() || b.IsZero() {
+		return cronGrace
+	}
+	return min(cronGrace, b.Sub(a)/2)
+}
 
 // validateCron checks a spec's cron options for the user.
 func validateCron(s *client.JobSpec) error {
@@ -109,7 +122,7 @@ func (c *cronFirer) fire(now time.Time) time.Time {
 			if sched == nil {
 				continue
 			}
-			f, n := fsm.CronDue(j, sched, now, cronGrace)
+			f, n := fsm.CronDue(j, sched, now, graceOf(sched, j.Cron.Through))
 			if f != nil {
 				fires = append(fires, due{f, j.Name})
 			}
