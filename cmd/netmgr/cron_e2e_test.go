@@ -115,6 +115,34 @@ func TestE2ECronAcrossLeaderKills(t *testing.T) {
 	if !final.Cron.Ended || final.State != client.JobKilled {
 		t.Fatalf("after netkill: %s %+v, want the schedule ended", final.State, final.Cron)
 	}
+	acc := accountCron(t, cl, final, ledger)
+	lines, want := acc.ran, acc.times
+	t.Logf("%d leader kills; %d scheduled times: %d ran, %d recorded missed", kills, len(want), len(lines), len(acc.skipped))
+	if kills < 5 || len(lines) < len(want)/2 {
+		t.Errorf("%d kills and %d of %d times ran: the test did not exercise what it should", kills, len(lines), len(want))
+	}
+	if slices.ContainsFunc(final.Cron.Skips, func(s client.CronSkip) bool { return !strings.HasPrefix(s.Reason, "missed:") }) {
+		t.Errorf("skips other than missed times under overlap=allow: %+v", final.Cron.Skips)
+	}
+}
+
+// cronAccount is a cron job's firings, accounted for: its scheduled times
+// from the first through the last decided, and which of them ran (by the
+// runs' own ledger) or were skipped (by the committed record), in order.
+type cronAccount struct {
+	times   []string          // RFC 3339, UTC
+	ran     []string          // the ledger's lines
+	skipped map[string]string // time -> reason
+}
+
+// accountCron waits for every run of cron job final (whose schedule has
+// ended) to end, reads the ledger its runs append NETMGR_SCHEDULED_TIME
+// to, and checks that each scheduled time of its @every 2s schedule
+// through final.Cron.Through is decided exactly once: one ledger line of
+// a run the job lists, or one recorded skip, never both, never twice, and
+// nothing off the schedule.
+func accountCron(t *testing.T, cl *client.Client, final client.Job, ledger string) cronAccount {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	runTimes := map[string]bool{}
@@ -126,31 +154,31 @@ func TestE2ECronAcrossLeaderKills(t *testing.T) {
 		runTimes[run.Scheduled.UTC().Format(time.RFC3339)] = true
 	}
 	data, err := os.ReadFile(ledger)
-	if err != nil {
+	if err != nil && !os.IsNotExist(err) {
 		t.Fatalf("read ledger: %v", err)
 	}
-	lines := strings.Fields(string(data))
+	acc := cronAccount{ran: strings.Fields(string(data)), skipped: map[string]string{}}
 	ran := map[string]bool{}
-	for _, l := range lines {
+	for _, l := range acc.ran {
 		if ran[l] {
 			t.Errorf("ledger: %s twice: a firing ran twice", l)
 		}
 		ran[l] = true
 	}
-	skipped := map[string]string{}
 	if final.Cron.Skipped != len(final.Cron.Skips) {
 		t.Fatalf("%d firings skipped, %d listed: the test cannot account for them all", final.Cron.Skipped, len(final.Cron.Skips))
 	}
+	skipped := map[string]string{}
 	for _, s := range final.Cron.Skips {
-		skipped[s.Scheduled.UTC().Format(time.RFC3339)] = s.Reason
-		t.Logf("skipped %s: %s", s.Scheduled.UTC().Format(time.RFC3339), s.Reason)
+		tm := s.Scheduled.UTC().Format(time.RFC3339)
+		skipped[tm], acc.skipped[tm] = s.Reason, s.Reason
+		t.Logf("%s skipped %s: %s", final.Name, tm, s.Reason)
 	}
 	// The schedule: @every 2s from the submit time, whole seconds.
-	var want []string
 	for tm := final.SubmittedAt.Truncate(time.Second).Add(2 * time.Second); !tm.After(final.Cron.Through); tm = tm.Add(2 * time.Second) {
-		want = append(want, tm.UTC().Format(time.RFC3339))
+		acc.times = append(acc.times, tm.UTC().Format(time.RFC3339))
 	}
-	for _, tm := range want {
+	for _, tm := range acc.times {
 		switch {
 		case ran[tm] && skipped[tm] != "":
 			t.Errorf("%s both ran and was skipped (%s)", tm, skipped[tm])
@@ -165,14 +193,117 @@ func TestE2ECronAcrossLeaderKills(t *testing.T) {
 	if len(ran) > 0 || len(skipped) > 0 {
 		t.Errorf("times off the schedule: ran %v, skipped %v", ran, skipped)
 	}
-	if len(final.Cron.Runs) != len(lines) {
-		t.Errorf("%d runs, %d ledger lines: want one line per run", len(final.Cron.Runs), len(lines))
+	if len(final.Cron.Runs) != len(acc.ran) {
+		t.Errorf("%d runs, %d ledger lines: want one line per run", len(final.Cron.Runs), len(acc.ran))
 	}
-	t.Logf("%d leader kills; %d scheduled times: %d ran, %d recorded missed", kills, len(want), len(lines), len(final.Cron.Skips))
-	if kills < 5 || len(lines) < len(want)/2 {
-		t.Errorf("%d kills and %d of %d times ran: the test did not exercise what it should", kills, len(lines), len(want))
+	return acc
+}
+
+// TestE2ECronCatchupAfterOutage pauses every server (SIGSTOP) for 7 s
+// while two cron jobs of @every 2s run, one catchup=last, one
+// catchup=none. When the group resumes, the last job runs once, for the
+// most recent time it missed, and records the earlier ones missed; the
+// none job records every time it missed by more than its grace and runs
+// none of them. Both then fire on time again, and every scheduled time is
+// accounted for exactly once.
+func TestE2ECronCatchupAfterOutage(t *testing.T) {
+	if testing.Short() {
+		t.Skip("pauses the server group for 7 s; run without -short")
 	}
-	if slices.ContainsFunc(final.Cron.Skips, func(s client.CronSkip) bool { return !strings.HasPrefix(s.Reason, "missed:") }) {
-		t.Errorf("skips other than missed times under overlap=allow: %+v", final.Cron.Skips)
+	dir := t.TempDir()
+	c, cl := procCluster(t, dir, 3, 1)
+	out := filepath.Join(dir, "out")
+	if err := os.Mkdir(out, 0o777); err != nil {
+		t.Fatal(err)
 	}
+	if err := os.Chmod(out, 0o777); err != nil { // whatever the umask
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	ledgers := map[string]string{}
+	for _, catchup := range []string{client.CatchupLast, client.CatchupNone} {
+		name := "catchup-" + catchup
+		ledgers[name] = filepath.Join(out, name)
+		spec := client.JobSpec{
+			Name: name, Binaries: map[string]string{client.AnyKey: "/bin/sh"},
+			Args: []string{"-c", `echo "$NETMGR_SCHEDULED_TIME" >> ` + ledgers[name]},
+			Cron: "@every 2s", Catchup: catchup, Overlap: client.OverlapAllow,
+		}
+		if _, err := cl.Submit(ctx, client.SubmitRequest{Spec: spec}); err != nil {
+			t.Fatalf("submit %s: %v", name, err)
+		}
+	}
+	job := func(name string) client.Job {
+		t.Helper()
+		var j client.Job
+		servertest.WaitFor(t, 30*time.Second, name+" answered", func() bool {
+			var err error
+			j, err = cl.Job(ctx, name)
+			return err == nil && j.Cron != nil
+		})
+		return j
+	}
+	servertest.WaitFor(t, 30*time.Second, "two runs of each", func() bool {
+		return len(job("catchup-last").Cron.Runs) >= 2 && len(job("catchup-none").Cron.Runs) >= 2
+	})
+	// Pause just after a firing time, so the resume falls mid-period.
+	next := job("catchup-last").Cron.Next
+	time.Sleep(time.Until(next) + 300*time.Millisecond) // aiming at a firing time
+	for _, s := range c.Servers {
+		if err := syscall.Kill(s.PID(), syscall.SIGSTOP); err != nil {
+			t.Fatalf("pause %s: %v", s.Name, err)
+		}
+	}
+	paused := time.Now()
+	time.Sleep(7 * time.Second) // the fault itself: no server leads this long
+	for _, s := range c.Servers {
+		if err := syscall.Kill(s.PID(), syscall.SIGCONT); err != nil {
+			t.Fatalf("resume %s: %v", s.Name, err)
+		}
+	}
+	resumed := time.Now()
+	t.Logf("paused %s to %s", paused.Format("15:04:05.000"), resumed.Format("15:04:05.000"))
+	for _, name := range []string{"catchup-last", "catchup-none"} {
+		servertest.WaitFor(t, 30*time.Second, name+" firing on time again", func() bool {
+			j := job(name)
+			return j.Cron.Through.After(resumed.Add(2 * time.Second))
+		})
+	}
+	for _, name := range []string{"catchup-last", "catchup-none"} {
+		if _, err := cl.Kill(ctx, name, client.KillRequest{}); err != nil {
+			t.Fatalf("kill %s: %v", name, err)
+		}
+	}
+	last := accountCron(t, cl, job("catchup-last"), ledgers["catchup-last"])
+	none := accountCron(t, cl, job("catchup-none"), ledgers["catchup-none"])
+
+	// The times the outage covered: after the pause, at least a second
+	// (the grace of @every 2s) before the resume.
+	at := func(tm string) time.Time { v, _ := time.Parse(time.RFC3339, tm); return v }
+	inGap := func(tm string) bool { return at(tm).After(paused) && at(tm).Before(resumed.Add(-time.Second)) }
+	gap := slices.DeleteFunc(slices.Clone(last.times), func(tm string) bool { return !inGap(tm) })
+	if len(gap) < 3 {
+		t.Fatalf("only %d times in the outage: %v", len(gap), gap)
+	}
+	// catchup=last: every time in the outage but the most recent one due
+	// when a leader fired again is recorded missed; that one ran, late.
+	var missed []string
+	for _, tm := range last.times {
+		if strings.HasPrefix(last.skipped[tm], "missed:") {
+			missed = append(missed, tm)
+		}
+	}
+	if len(missed) < 2 || !slices.Equal(missed, gap[:len(missed)]) {
+		t.Errorf("catchup=last: missed %v, want the outage's times %v but the last", missed, gap)
+	} else if after := at(missed[len(missed)-1]).Add(2 * time.Second).UTC().Format(time.RFC3339); !slices.Contains(last.ran, after) {
+		t.Errorf("catchup=last: %s, the most recent time missed, did not run", after)
+	}
+	// catchup=none: every time in the outage recorded missed, none ran.
+	for _, tm := range gap {
+		if !strings.HasPrefix(none.skipped[tm], "missed:") || slices.Contains(none.ran, tm) {
+			t.Errorf("catchup=none: %s in the outage: skip %q, ran %v; want it missed", tm, none.skipped[tm], slices.Contains(none.ran, tm))
+		}
+	}
+	t.Logf("outage times %v; catchup=last missed %v; catchup=none skipped %d", gap, missed, len(none.skipped))
 }
