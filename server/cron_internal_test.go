@@ -35,7 +35,7 @@ func TestParseCronZones(t *testing.T) {
 	}{
 		{"0 3 * * *", time.Date(2026, 7, 1, 3, 0, 0, 0, time.UTC)},
 		{"CRON_TZ=Europe/Paris 0 3 * * *", time.Date(2026, 7, 1, 1, 0, 0, 0, time.UTC)}, // CEST, UTC+2
-		{"TZ=America/New_York 0 3 * * *", time.Date(2026, 7, 1, 7, 0, 0, 0, time.UTC)}, // EDT, UTC-4
+		{"TZ=America/New_York 0 3 * * *", time.Date(2026, 7, 1, 7, 0, 0, 0, time.UTC)},  // EDT, UTC-4
 		{"30 0 3 * * *", time.Date(2026, 7, 1, 3, 0, 30, 0, time.UTC)},                  // seconds first
 		{"@daily", time.Date(2026, 7, 2, 0, 0, 0, 0, time.UTC)},
 	} {
