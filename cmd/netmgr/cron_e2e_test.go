@@ -290,7 +290,9 @@ func TestE2ECronCatchupAfterOutage(t *testing.T) {
 	// when a leader fired again is recorded missed; that one ran, late.
 	var missed []string
 	for _, tm := range last.times {
-		if strings.HasPrefix(last.skipped[tm], "missed:") {
+		// A firing due just before the pause that had not committed yet
+		// is missed too, and not the outage's to account for.
+		if strings.HasPrefix(last.skipped[tm], "missed:") && at(tm).After(paused) {
 			missed = append(missed, tm)
 		}
 	}
