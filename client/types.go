@@ -56,8 +56,19 @@ type JobSpec struct {
 	// Options whose machinery comes later; a server that cannot honour
 	// one refuses the job rather than ignore it.
 
-	Mail    string   `json:"mail,omitempty"` // address, or "owner" for the bare option
+	Mail string `json:"mail,omitempty"` // address, or "owner" for the bare option
+	// Cron makes the job a cron job (cron="0 3 * * *"): five fields
+	// (minute, hour, day of month, month, day of week), or six with
+	// seconds first, or a name (@hourly, @daily, @every 2s), with an
+	// optional time zone prefix (CRON_TZ=Europe/Paris). The job itself
+	// runs nothing; each firing makes a run job of its own. Catchup
+	// (CatchupLast, the default, or CatchupNone) says what a firing
+	// missed while no server led the group does; Overlap (OverlapSkip,
+	// the default, or OverlapAllow) what a firing does while the
+	// previous run still runs.
 	Cron    string   `json:"cron,omitempty"`
+	Catchup string   `json:"catchup,omitempty"`
+	Overlap string   `json:"overlap,omitempty"`
 	CopyIn  []string `json:"copy_in,omitempty"`
 	CopyOut []string `json:"copy_out,omitempty"`
 
@@ -106,6 +117,46 @@ const (
 	RestartAlways    = "always"
 )
 
+// Cron policies.
+const (
+	CatchupLast  = "last"  // run once for the most recent missed time
+	CatchupNone  = "none"  // run none of the missed times
+	OverlapSkip  = "skip"  // skip a firing while the previous run runs
+	OverlapAllow = "allow" // run it alongside
+)
+
+// ScheduledTimeEnv is the variable a cron job's run finds its scheduled
+// time in, as RFC 3339.
+const ScheduledTimeEnv = "NETMGR_SCHEDULED_TIME"
+
+// CronStatus is how a cron job's schedule stands.
+type CronStatus struct {
+	// Schedule is the cron expression; Next the next firing (zero once
+	// the schedule has ended or has no more times).
+	Schedule string    `json:"schedule"`
+	Catchup  string    `json:"catchup"`
+	Overlap  string    `json:"overlap"`
+	Next     time.Time `json:"next,omitzero"`
+	// Through is the latest scheduled time decided (run or skipped).
+	Through time.Time `json:"through"`
+	// Runs are the run jobs' ids, in firing order.
+	Runs []uint64 `json:"runs,omitempty"`
+	// Skips are the latest firings that made no run, and why; Skipped
+	// counts all of them.
+	Skips   []CronSkip `json:"skips,omitempty"`
+	Skipped int        `json:"skipped,omitempty"`
+	// Ended is set once netkill ended the schedule.
+	Ended   bool      `json:"ended,omitempty"`
+	EndedBy string    `json:"ended_by,omitempty"`
+	EndedAt time.Time `json:"ended_at,omitzero"`
+}
+
+// CronSkip is one scheduled time that made no run.
+type CronSkip struct {
+	Scheduled time.Time `json:"scheduled"`
+	Reason    string    `json:"reason"`
+}
+
 // SubmitRequest is the body of POST /v1/jobs.
 type SubmitRequest struct {
 	Spec JobSpec `json:"spec"`
@@ -142,6 +193,9 @@ const (
 	// can.
 	JobHeld      = "held(dependency)"
 	JobCancelled = "cancelled(dependency)"
+	// JobScheduled is a cron job whose schedule runs; netkill ends it
+	// (JobKilled).
+	JobScheduled = "scheduled"
 )
 
 // Instance states as the API reports them.
@@ -180,6 +234,12 @@ type Job struct {
 	// Dependencies are the jobs it waits or waited for, with their state
 	// now; empty when it names none.
 	Dependencies []Dependency `json:"dependencies,omitempty"`
+	// Cron is set on a cron job: its schedule and runs.
+	Cron *CronStatus `json:"cron,omitempty"`
+	// CronJob is, on a run of a cron job, that job's id; Scheduled is the
+	// time it was scheduled for.
+	CronJob   uint64    `json:"cron_job,omitempty"`
+	Scheduled time.Time `json:"scheduled,omitzero"`
 }
 
 // Dependency is one job another waits for, and how that job stands.
@@ -307,6 +367,9 @@ type KillRequest struct {
 	// Signal is the first signal sent ("TERM" when empty); SIGKILL follows
 	// after the stub's grace period if the group is still alive.
 	Signal string `json:"signal,omitempty"`
+	// Runs, for a cron job, kills its running and queued runs too; without
+	// it a kill of a cron job only ends its schedule.
+	Runs bool `json:"runs,omitempty"`
 }
 
 // KillResponse answers a kill.

@@ -41,13 +41,15 @@ const (
 	SubmitAfterType   MessageType = 26 // since command level 26; see JobSpec.After
 	MachineAsleepType MessageType = 27 // since command level 27; see MachineAsleep
 	SubmitDirType     MessageType = 28 // since command level 28; see JobSpec.Dir
+	SubmitCronType    MessageType = 29 // since command level 29; see JobSpec.Cron
+	CronFireType      MessageType = 30 // since command level 30; see CronFire
 )
 
 // CommandLevel is the highest command type this build applies. Servers
 // gossip it, and the leader proposes a command newer than every voter's
 // level only when all of them have it: a replica that meets an unknown
 // type must stop.
-const CommandLevel = SubmitDirType
+const CommandLevel = CronFireType
 
 // IgnoreUnknownFlag marks a command that a server which does not know its
 // type may skip instead of stopping. Commands whose loss would make replicas
@@ -113,6 +115,10 @@ func (t MessageType) String() string {
 		return "MachineAsleep"
 	case SubmitDirType:
 		return "SubmitDir"
+	case SubmitCronType:
+		return "SubmitCron"
+	case CronFireType:
+		return "CronFire"
 	}
 	return fmt.Sprintf("MessageType(%d)", uint8(t))
 }
@@ -189,6 +195,16 @@ type JobSpec struct {
 	// is proposed as a SubmitDirType entry, which an older replica
 	// refuses (it stops) rather than run the job elsewhere.
 	Dir string `json:"dir,omitempty"`
+	// Cron, when set, makes the job a cron job: a template that runs
+	// nothing itself and makes one run job per firing of the schedule
+	// (cron.go). Catchup (none or last, "" = last) and Overlap (skip or
+	// allow, "" = skip) say what a late firing and a firing while the
+	// previous run still runs do. Since command level 29: a Submit that
+	// sets Cron is proposed as a SubmitCronType entry, which an older
+	// replica refuses (it stops) rather than run the template once.
+	Cron    string `json:"cron,omitempty"`
+	Catchup string `json:"catchup,omitempty"`
+	Overlap string `json:"overlap,omitempty"`
 }
 
 // HasDependencies reports whether the job waits for other jobs.
@@ -321,6 +337,10 @@ type Kill struct {
 	JobID  uint64    `json:"job_id"`
 	By     string    `json:"by"`
 	Signal string    `json:"signal,omitempty"`
+	// Runs, on a cron job, kills its unfinished runs too; a kill of a cron
+	// job without it ends the schedule only. Only cron jobs, which exist
+	// once every server applies CronFireType, give it a meaning.
+	Runs bool `json:"runs,omitempty"`
 }
 
 // LoadDatabase replaces the declared database (keys, machine types,
@@ -505,4 +525,22 @@ type ServerRemoved struct {
 	At   time.Time `json:"at"`
 	Name string    `json:"name"`
 	By   string    `json:"by"`
+}
+
+// CronFire is one firing of cron job JobID's schedule, at Scheduled, as
+// the leader computed it from the job's committed Through (CronDue). Apply
+// makes one run for it, or records why not; a CronFire for a time the job
+// has already decided changes nothing, so however often a firing is
+// proposed it runs once. Missed lists earlier times of the schedule that
+// passed while no leader could fire them (up to MaxCronMissed; MissedMore
+// counts the rest); Skip says that Scheduled itself was missed and the
+// job's catchup=none records it instead of running it. At is the
+// leader's clock when it proposed the firing. Since command level 30.
+type CronFire struct {
+	At         time.Time   `json:"at"`
+	JobID      uint64      `json:"job_id"`
+	Scheduled  time.Time   `json:"scheduled"`
+	Missed     []time.Time `json:"missed,omitempty"`
+	MissedMore int         `json:"missed_more,omitempty"`
+	Skip       bool        `json:"skip,omitempty"`
 }

@@ -44,6 +44,9 @@ type db struct {
 	// ended lists the jobs that ended while the entry being applied was
 	// applied; flushEnded decides the jobs held for them once it is.
 	ended []uint64
+	// crons holds the cron jobs whose schedule runs (not ended), for the
+	// leader, which asks after every commit which of them are due.
+	crons map[uint64]struct{}
 }
 
 // queueCounts is what one queue holds now.
@@ -88,6 +91,7 @@ func (d *db) reindex() {
 	d.perJob = make(map[string]map[uint64]int)
 	d.queues = make(map[string]*queueCounts)
 	d.dependents = make(map[uint64][]uint64)
+	d.crons = make(map[uint64]struct{})
 	d.indexTokens()
 	for _, m := range d.machines {
 		m.eff = d.database.effective(&m.MachineFacts)
@@ -116,6 +120,9 @@ func (d *db) indexJob(j *Job) {
 	}
 	if j.held() {
 		d.indexDependent(j)
+	}
+	if j.Cron != nil && !j.Cron.Ended {
+		d.crons[j.ID] = struct{}{}
 	}
 }
 

@@ -93,8 +93,12 @@ func (j *Job) held() bool {
 // id names an earlier job that exists.
 func (d *db) validateDependencies(id uint64, s *JobSpec) error {
 	for _, dep := range s.Dependencies() {
-		if _, ok := d.jobs[dep.JobID]; !ok || dep.JobID >= id {
+		other, ok := d.jobs[dep.JobID]
+		if !ok || dep.JobID >= id {
 			return fmt.Errorf("%w: %s: job %d: %w", ErrInvalidSpec, dep.Kind, dep.JobID, ErrNoSuchJob)
+		}
+		if other.Cron != nil {
+			return fmt.Errorf("%w: %s: job %d is a cron job, which never ends: name one of its runs", ErrInvalidSpec, dep.Kind, dep.JobID)
 		}
 	}
 	return nil

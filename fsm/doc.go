@@ -10,5 +10,13 @@
 // so a stale or duplicated Place can never overcommit a machine or start an
 // instance twice; it never runs the matcher.
 //
+// Whatever happens exactly once is decided by one committed entry: a
+// dependent job is released or cancelled when its dependency's end is
+// applied (dependencies.go), and each firing of a cron job is one CronFire
+// entry carrying its scheduled time, which Apply turns into one run job
+// per (job, time) and ignores when that time has already been decided
+// (cron.go). The leader computes which firings are due from the committed
+// state (CronDue); Apply never parses a schedule or reads a clock.
+//
 // It is not the wire format (package client) and does no networking.
 package fsm

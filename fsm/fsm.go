@@ -131,7 +131,7 @@ func (f *FSM) apply(index uint64, data []byte) *Result {
 		var c StubLeave
 		decode(index, t, body, &c)
 		return d.applyStubLeave(index, &c)
-	case SubmitType, SubmitAfterType, SubmitDirType:
+	case SubmitType, SubmitAfterType, SubmitDirType, SubmitCronType:
 		var c Submit
 		decode(index, t, body, &c)
 		return d.applySubmit(index, &c)
@@ -227,6 +227,10 @@ func (f *FSM) apply(index uint64, data []byte) *Result {
 		var c MachineAsleep
 		decode(index, t, body, &c)
 		return d.applyMachineAsleep(index, &c)
+	case CronFireType:
+		var c CronFire
+		decode(index, t, body, &c)
+		return d.applyCronFire(index, &c)
 	}
 	if ignorable {
 		return &Result{Index: index}

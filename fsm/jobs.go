@@ -34,6 +34,9 @@ func (d *db) applySubmit(index uint64, c *Submit) *Result {
 		name = DefaultJobName(id)
 	}
 	n := max(c.Spec.Min, 1)
+	if c.Spec.Cron != "" {
+		n = 0 // a template: its runs are jobs of their own
+	}
 	j := &Job{
 		ID:             id,
 		Name:           name,
@@ -52,6 +55,9 @@ func (d *db) applySubmit(index uint64, c *Submit) *Result {
 	}
 	for i := range j.Instances {
 		j.Instances[i] = Instance{Index: i, Attempt: 1, State: first, ModifyIndex: index}
+	}
+	if c.Spec.Cron != "" {
+		j.Cron = &CronState{Through: c.At}
 	}
 	d.jobs[id] = j
 	d.indexJob(j)
@@ -120,7 +126,7 @@ func validateSpec(s *JobSpec) error {
 	if s.Dir != "" && !strings.HasPrefix(s.Dir, "/") {
 		return fmt.Errorf("%w: dir: %q is not an absolute path", ErrInvalidSpec, s.Dir)
 	}
-	return nil
+	return validateCronSpec(s)
 }
 
 // applyKill dequeues the job's waiting instances and marks the placed and
@@ -129,6 +135,9 @@ func (d *db) applyKill(index uint64, c *Kill) *Result {
 	j, ok := d.jobs[c.JobID]
 	if !ok {
 		return &Result{Index: index, Err: fmt.Errorf("kill job %d: %w", c.JobID, ErrNoSuchJob)}
+	}
+	if j.Cron != nil {
+		return d.killCron(index, j, c)
 	}
 	res := &Result{Index: index, JobID: j.ID}
 	for i := range j.Instances {

@@ -19,9 +19,10 @@ import (
 // (MachineHealth); 6 adds the token records (TokenIssue); 7 adds the
 // job's dependencies (after=, afterok=, afternotok=) to its record; 8
 // adds the machine's Asleep to its record (MachineAsleep); 9 adds the
-// job's working directory (JobSpec.Dir, netexec --chdir) to its record.
-// This build writes 9 and reads 4 to 9; a future version must keep a
-// reader for them all.
+// job's working directory (JobSpec.Dir, netexec --chdir), its cron
+// options, a cron job's schedule record and a run's cron job and scheduled
+// time (CronFire) to its record. This build writes 9 and reads 4 to 9; a
+// future version must keep a reader for them all.
 const SnapshotVersion = 9
 
 // oldestSnapshotVersion is the oldest version Restore reads, 1.0's.

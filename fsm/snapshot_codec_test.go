@@ -55,6 +55,9 @@ func (f *filler) fill(v reflect.Value) {
 			m.SetMapIndex(k, e)
 		}
 		v.Set(m)
+	case reflect.Pointer:
+		v.Set(reflect.New(v.Type().Elem()))
+		f.fill(v.Elem())
 	default:
 		panic("filler: no rule for " + v.Type().String())
 	}

@@ -81,6 +81,7 @@ func (e *encoder) job(j *Job) {
 	e.uints(j.Spec.AfterOK)
 	e.uints(j.Spec.AfterNotOK)
 	e.str(j.Spec.Dir) // since version 9
+	e.cron(j)         // since version 9
 	e.endRecord()
 }
 
@@ -105,8 +106,59 @@ func (d *decoder) job(j *Job) {
 	}
 	if d.version >= 9 {
 		d.str(&j.Spec.Dir)
+		d.cron(j)
 	}
 	d.flushRaw()
+}
+
+// cron writes a job's cron options and state, and its place among a cron
+// job's runs (since version 9).
+func (e *encoder) cron(j *Job) {
+	e.str(j.Spec.Cron)
+	e.sym(j.Spec.Catchup)
+	e.sym(j.Spec.Overlap)
+	e.uint(j.CronJob)
+	e.time(j.Scheduled)
+	e.bool(j.Cron != nil)
+	if c := j.Cron; c != nil {
+		e.time(c.Through)
+		e.uints(c.Runs)
+		e.uint(uint64(len(c.Skips)))
+		for _, s := range c.Skips {
+			e.time(s.Scheduled)
+			e.str(s.Reason)
+		}
+		e.int(int64(c.Skipped))
+		e.int(int64(c.Missed))
+		e.bool(c.Ended)
+		e.time(c.EndedAt)
+		e.sym(c.EndedBy)
+	}
+}
+
+// cron reads what encoder.cron wrote.
+func (d *decoder) cron(j *Job) {
+	d.str(&j.Spec.Cron)
+	j.Spec.Catchup = d.sym()
+	j.Spec.Overlap = d.sym()
+	j.CronJob = d.uint()
+	j.Scheduled = d.time()
+	if !d.bool() {
+		return
+	}
+	c := &CronState{}
+	c.Through = d.time()
+	c.Runs = d.uints()
+	c.Skips = list(d, func(s *CronSkip) {
+		s.Scheduled = d.time()
+		d.str(&s.Reason)
+	})
+	c.Skipped = int(d.int())
+	c.Missed = int(d.int())
+	c.Ended = d.bool()
+	c.EndedAt = d.time()
+	c.EndedBy = d.sym()
+	j.Cron = c
 }
 
 // uints writes a count then the numbers.

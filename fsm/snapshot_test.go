@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/netmgr/netmgr/fsm"
 	"github.com/netmgr/netmgr/queue"
@@ -166,11 +167,33 @@ func richCommands() []command {
 		// policies. m6 falls asleep for a console login, then for load.
 		{fsm.MachineAsleepType, fsm.MachineAsleep{At: at(204), Machine: "m6", Reason: "console login"}},
 		{fsm.MachineAsleepType, fsm.MachineAsleep{At: at(205), Machine: "m6", Reason: "load 3.2 > 2"}},
-		// Since snapshot version 9 (richSinceV8 counts them): a job with
-		// a working directory (netexec --chdir).
-		{fsm.SubmitDirType, fsm.Submit{At: at(206), Owner: "hana", Spec: withDir(spec("indir", 1), "/home/hana/work")}},
+		// Since snapshot version 9 (richSinceV8 counts them): cron jobs.
+		// Job 15 fires once (run job 16) after a missed time, then misses
+		// a time under catchup=none; job 17 fires (run job 18, queued),
+		// skips a firing for the overlap, and is killed with its runs.
+		{fsm.SubmitCronType, fsm.Submit{At: at(206), Owner: "hana", Spec: withCron(spec("nightly", 1), "CRON_TZ=Europe/Paris 0 3 * * *", fsm.CatchupNone, fsm.OverlapAllow)}},
+		{fsm.CronFireType, fsm.CronFire{At: at(210), JobID: 15, Scheduled: at(209), Missed: []time.Time{at(207)}}},
+		{fsm.CronFireType, fsm.CronFire{At: at(212), JobID: 15, Scheduled: at(211), Skip: true}},
+		{fsm.SubmitCronType, fsm.Submit{At: at(213), Owner: "hana", Spec: withCron(spec("tick", 1), "@every 2s", "", "")}},
+		{fsm.CronFireType, fsm.CronFire{At: at(214), JobID: 17, Scheduled: at(214)}},
+		{fsm.CronFireType, fsm.CronFire{At: at(216), JobID: 17, Scheduled: at(216)}},
+		{fsm.KillType, fsm.Kill{At: at(217), JobID: 17, By: "hana", Runs: true}},
+		// Also since version 9: a job with a working directory (netexec
+		// --chdir), job 19.
+		{fsm.SubmitDirType, fsm.Submit{At: at(218), Owner: "hana", Spec: withDir(spec("indir", 1), "/home/hana/work")}},
 	}
 }
+
+// withCron returns s as a cron job with the options given.
+func withCron(s fsm.JobSpec, expr, catchup, overlap string) fsm.JobSpec {
+	s.Cron, s.Catchup, s.Overlap = expr, catchup, overlap
+	return s
+}
+
+// richSinceV8 is how many of richCommands' last commands a version 8
+// snapshot cannot hold: the rich state of testdata/snapshot_v8.golden
+// lacks them.
+const richSinceV8 = 8
 
 // withDeps returns s with the dependencies given.
 func withDeps(s fsm.JobSpec, after, afterOK, afterNotOK []uint64) fsm.JobSpec {
@@ -183,11 +206,6 @@ func withDir(s fsm.JobSpec, dir string) fsm.JobSpec {
 	s.Dir = dir
 	return s
 }
-
-// richSinceV8 is how many of richCommands' last commands a version 8
-// snapshot cannot hold: the rich state of testdata/snapshot_v8.golden
-// lacks them.
-const richSinceV8 = 1
 
 // richSinceV7 is how many of richCommands' last commands a version 7
 // snapshot cannot hold: the rich state of testdata/snapshot_v7.golden
@@ -469,8 +487,8 @@ func TestSnapshotRoundTrip(t *testing.T) {
 			}},
 		{"next job id continues", command{fsm.SubmitType, fsm.Submit{At: at(104), Owner: "erin", Spec: spec("", 1)}},
 			func(t *testing.T, res *fsm.Result) {
-				if res.JobID != 16 || res.Existing {
-					t.Errorf("got JobID %d Existing %v, want 16 and false", res.JobID, res.Existing)
+				if res.JobID != 20 || res.Existing {
+					t.Errorf("got JobID %d Existing %v, want 20 and false", res.JobID, res.Existing)
 				}
 			}},
 		{"term of a lost instance", command{fsm.ChildTermType, fsm.ChildTerm{At: at(105), JobID: 4, Instance: 0, Attempt: 1, Machine: "m3"}},
@@ -485,7 +503,7 @@ func TestSnapshotRoundTrip(t *testing.T) {
 					t.Errorf("got Stale %v Err %v, want false and nil", res.Stale, res.Err)
 				}
 			}},
-		{"freed slot is usable", command{fsm.PlaceType, fsm.Place{At: at(107), Assignments: []fsm.Assignment{asg(6, 1, "m1"), asg(15, 0, "m1")}}},
+		{"freed slot is usable", command{fsm.PlaceType, fsm.Place{At: at(107), Assignments: []fsm.Assignment{asg(6, 1, "m1"), asg(19, 0, "m1")}}},
 			func(t *testing.T, res *fsm.Result) {
 				if want := []fsm.Assignment{asg(6, 1, "m1")}; !slices.Equal(res.Accepted, want) {
 					t.Errorf("got Accepted %v, want %v", res.Accepted, want)
@@ -509,9 +527,9 @@ func TestSnapshotRoundTrip(t *testing.T) {
 					t.Errorf("got Err %v Draining %v, want nil and none", res.Err, res.Draining)
 				}
 			}},
-		{"undrained machine takes work", command{fsm.PlaceType, fsm.Place{At: at(110), Assignments: []fsm.Assignment{asg(15, 0, "m4")}}},
+		{"undrained machine takes work", command{fsm.PlaceType, fsm.Place{At: at(110), Assignments: []fsm.Assignment{asg(19, 0, "m4")}}},
 			func(t *testing.T, res *fsm.Result) {
-				if want := []fsm.Assignment{asg(15, 0, "m4")}; !slices.Equal(res.Accepted, want) {
+				if want := []fsm.Assignment{asg(19, 0, "m4")}; !slices.Equal(res.Accepted, want) {
 					t.Errorf("got Accepted %v, want %v", res.Accepted, want)
 				}
 			}},
@@ -766,9 +784,9 @@ func TestSnapshotGolden(t *testing.T) {
 
 // TestRestoreOldVersions restores the golden snapshots older builds
 // wrote: version 4 (1.0's, whose machine records lack Unhealthy),
-// version 5 (no token records), version 6 (no job dependencies) and
-// version 7 (machine records without Asleep) and version 8 (job records
-// without the spec's Dir). Each state is the rich
+// version 5 (no token records), version 6 (no job dependencies),
+// version 7 (machine records without Asleep) and version 8 (no cron
+// jobs, no working directories). Each state is the rich
 // state without the
 // commands added since, and a snapshot of it now is the current version
 // and restores to the same state.

@@ -172,6 +172,13 @@ type Job struct {
 	Instances      []Instance `json:"instances"`
 	CreateIndex    uint64     `json:"create_index"`
 	ModifyIndex    uint64     `json:"modify_index"`
+	// Cron is set on a cron job (Spec.Cron): its schedule's record. A
+	// cron job has no instances.
+	Cron *CronState `json:"cron,omitempty"`
+	// CronJob is, on a run of a cron job, that job's id, and Scheduled
+	// the time the run was scheduled for.
+	CronJob   uint64    `json:"cron_job,omitempty"`
+	Scheduled time.Time `json:"scheduled,omitzero"`
 
 	// done is derived: every instance has finished.
 	done bool
@@ -202,8 +209,15 @@ const (
 
 // State derives the job's state from its instances: running while any is
 // placed or running, queued while any waits, held while its dependencies
-// have not decided, then killed, cancelled, failed or done.
+// have not decided, then killed, cancelled, failed or done. A cron job
+// is scheduled until netkill ends its schedule, then killed.
 func (j *Job) State() string {
+	if j.Cron != nil {
+		if j.Cron.Ended {
+			return JobKilled
+		}
+		return JobScheduled
+	}
 	var queued, active, failed, killed, held, cancelled bool
 	for i := range j.Instances {
 		switch j.Instances[i].State {

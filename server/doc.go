@@ -60,6 +60,10 @@
 //   - tokens.go: sweepTokens; and the form of API tokens and tokenUser,
 //     which maps a bearer token to its user.
 //   - database.go: loadInitialDatabase.
+//   - cron.go: cronFirer.fire, a CronFire for every cron job due,
+//     computed from the committed state (fsm.CronDue); and parsing cron=
+//     expressions (robfig/cron), for the leader, for submit's checks and
+//     for the next firing the API shows.
 //
 // The commit paths that more than one caller shares:
 //   - children.go: CHILD_REGISTER and CHILD_TERM from stubs, whether they

@@ -38,6 +38,10 @@ func (s *Server) handleSubmit(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, statusOf(err), fmt.Errorf("submit: %w", err))
 		return
 	}
+	if cmd.Spec.Cron != "" && !s.groupAppliesNow(fsm.CronFireType) {
+		s.writeError(w, http.StatusConflict, fmt.Errorf("submit a cron job: %w", errUpgradeFirst))
+		return
+	}
 	if cmd.Spec.HasDependencies() {
 		if !s.groupAppliesNow(fsm.SubmitAfterType) {
 			s.writeError(w, http.StatusConflict, fmt.Errorf("submit a dependent job: %w", errUpgradeFirst))
@@ -236,7 +240,7 @@ func (s *Server) handleKill(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	res, err := s.apply(fsm.KillType, fsm.Kill{At: time.Now().UTC(), JobID: id, By: requestUser(r), Signal: req.Signal})
+	res, err := s.apply(fsm.KillType, fsm.Kill{At: time.Now().UTC(), JobID: id, By: requestUser(r), Signal: req.Signal, Runs: req.Runs})
 	if err != nil {
 		s.writeApplyError(w, err)
 		return

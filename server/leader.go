@@ -84,6 +84,11 @@ const leaderTick = 250 * time.Millisecond
 //   - expireLeases (lease.go): LeaseExpired for machines that stopped
 //     renewing.
 //
+// After every commit, and when the next cron firing is due:
+//   - cronFirer.fire (cron.go): a CronFire for every cron job due, from
+//     the committed state, so a firing the last leader committed is not
+//     proposed again and one it did not is.
+//
 // After every commit, finished send, gossip change and tick:
 //   - schedule (scheduler.go): one planner pass, committed as one Place.
 //   - dispatcher.dispatch (dispatcher.go): the Starts and Signals the
@@ -117,6 +122,9 @@ func (s *Server) leaderLoop(ctx context.Context) {
 	defer m.wait()
 	tick := time.NewTicker(leaderTick)
 	defer tick.Stop()
+	crons := newCronFirer(s)
+	cronTimer := time.NewTimer(time.Hour)
+	defer cronTimer.Stop()
 	// Membership changes come from gossip; a committed command alone never
 	// needs a reconcile, so the busy path skips it.
 	reconcile := true
@@ -128,6 +136,9 @@ func (s *Server) leaderLoop(ctx context.Context) {
 			s.expireReservations(time.Now())
 			s.sweepTokens(time.Now())
 			s.expireLeases(leases, time.Now())
+		}
+		if next := crons.fire(time.Now()); !next.IsZero() {
+			cronTimer.Reset(max(time.Until(next), 0))
 		}
 		if err := s.schedule(); err != nil {
 			s.log.Warn("scheduling pass failed", "err", err)
@@ -143,6 +154,7 @@ func (s *Server) leaderLoop(ctx context.Context) {
 			reconcile = true
 		case <-tick.C:
 			reconcile = true
+		case <-cronTimer.C:
 		}
 	}
 }

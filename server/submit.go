@@ -5,13 +5,19 @@ import (
 	"github.com/netmgr/netmgr/server/planner"
 )
 
-// submitCommand is the command that creates a job: a SubmitDir for a job
-// with a working directory, a SubmitAfter for a job with dependencies, a SubmitPlace when some of the job can start at
+// submitCommand is the command that creates a job: a SubmitCron for a
+// cron job, a SubmitDir for a job with a working directory, a SubmitAfter
+// for a job with dependencies, a SubmitPlace when some of the job can start at
 // once (see planner.Pass.PlaceSubmit), else a Submit that leaves all of it
 // to the scheduler. The SubmitType of the
 // latter only marks it in process: applySubmit commits it inside a
 // Submits entry.
 func (s *Server) submitCommand(c fsm.Submit) command {
+	if c.Spec.Cron != "" {
+		// A template with nothing to place, in its own entry type, which
+		// a replica too old for it refuses rather than run it once.
+		return command{fsm.SubmitCronType, c}
+	}
 	if c.Spec.Dir != "" {
 		// A working directory: its own entry type (which also carries
 		// dependencies), which a replica too old for it refuses rather
@@ -44,7 +50,7 @@ func (s *Server) submitCommand(c fsm.Submit) command {
 // SubmitAfter or a SubmitDir as its own entry.
 func (s *Server) applySubmit(sc command) (*fsm.Result, error) {
 	c, ok := sc.body.(fsm.Submit)
-	if !ok || sc.t != fsm.SubmitType { // a SubmitPlace, SubmitAfter or SubmitDir
+	if !ok || sc.t != fsm.SubmitType { // a SubmitPlace, SubmitAfter, SubmitDir or SubmitCron
 		return s.apply(sc.t, sc.body)
 	}
 	results, err := s.submits.commit([]fsm.Submit{c}, s.proposeSubmits)

@@ -33,6 +33,9 @@ func specFromWire(s client.JobSpec) fsm.JobSpec {
 		Restart:       s.Restart,
 		MaxRestarts:   s.MaxRestarts,
 		Dir:           s.Dir,
+		Cron:          s.Cron,
+		Catchup:       s.Catchup,
+		Overlap:       s.Overlap,
 	}
 	for _, r := range s.Requirements {
 		out.Requirements = append(out.Requirements, fsm.Requirement{Attr: r.Attr, Op: r.Op, Value: r.Value})
@@ -62,6 +65,9 @@ func specToWire(s fsm.JobSpec) client.JobSpec {
 		AfterOK:       idsToWire(s.AfterOK),
 		AfterNotOK:    idsToWire(s.AfterNotOK),
 		Dir:           s.Dir,
+		Cron:          s.Cron,
+		Catchup:       s.Catchup,
+		Overlap:       s.Overlap,
 	}
 	for _, r := range s.Requirements {
 		out.Requirements = append(out.Requirements, client.Requirement{Attr: r.Attr, Op: r.Op, Value: r.Value})
@@ -82,6 +88,11 @@ func jobToWire(v fsm.View, j *fsm.Job) client.Job {
 		Instances:    make([]client.Instance, len(j.Instances)),
 		Index:        j.ModifyIndex,
 		Dependencies: dependenciesToWire(v, j),
+		CronJob:      j.CronJob,
+		Scheduled:    j.Scheduled,
+	}
+	if j.Cron != nil {
+		out.Cron = cronToWire(j)
 	}
 	for i := range j.Instances {
 		in := &j.Instances[i]

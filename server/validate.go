@@ -16,13 +16,15 @@ func validateSpec(s *client.JobSpec) error {
 		set  bool
 	}{
 		{"mail", s.Mail != ""},
-		{"cron", s.Cron != ""},
 		{"copy_in", len(s.CopyIn) > 0},
 		{"copy_out", len(s.CopyOut) > 0},
 	} {
 		if opt.set {
 			return fmt.Errorf("option %s is %w: remove it to run the job without it", opt.name, errNotSupported)
 		}
+	}
+	if err := validateCron(s); err != nil {
+		return err
 	}
 	for _, r := range s.Requirements {
 		switch r.Op {

@@ -30,6 +30,8 @@ const (
 	optMaxRestarts   = "max_restarts"
 	optMail          = "mail"
 	optCron          = "cron"
+	optCatchup       = "catchup"
+	optOverlap       = "overlap"
 	optAfter         = "after"
 	optAfterOK       = "afterok"
 	optAfterNotOK    = "afternotok"
@@ -187,6 +189,7 @@ func validatePlacement(s client.JobSpec) error {
 		check    func(string) string
 	}{
 		{optMail, s.Mail, checkMail}, {optCron, s.Cron, checkCron},
+		{optCatchup, s.Catchup, checkCatchup}, {optOverlap, s.Overlap, checkOverlap},
 	}
 	for _, c := range checks {
 		if c.val == "" {
@@ -194,6 +197,11 @@ func validatePlacement(s client.JobSpec) error {
 		}
 		if msg := c.check(c.val); msg != "" {
 			return fmt.Errorf("option %s: %s", c.opt, msg)
+		}
+	}
+	for _, c := range []struct{ opt, val string }{{optCatchup, s.Catchup}, {optOverlap, s.Overlap}} {
+		if c.val != "" && s.Cron == "" {
+			return fmt.Errorf("option %s: %s", c.opt, needsCron)
 		}
 	}
 	return nil
@@ -467,6 +475,26 @@ func checkMail(s string) string {
 	return ""
 }
 
+// needsCron is the message for catchup= or overlap= without cron=.
+const needsCron = `applies to cron jobs only (add cron="MIN HOUR DAY MONTH WEEKDAY")`
+
+func checkCatchup(s string) string {
+	switch s {
+	case client.CatchupLast, client.CatchupNone:
+		return ""
+	}
+	return fmt.Sprintf("%q is not a catch-up policy (none or last)", s)
+}
+
+func checkOverlap(s string) string {
+	switch s {
+	case client.OverlapSkip, client.OverlapAllow:
+		return ""
+	}
+	return fmt.Sprintf("%q is not an overlap policy (skip or allow)", s)
+}
+
+// checkCron checks that a schedule is there; the server parses it.
 func checkCron(s string) string {
 	if strings.TrimSpace(s) == "" {
 		return `empty schedule (write cron="MIN HOUR DAY MONTH WEEKDAY")`

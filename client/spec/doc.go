@@ -20,8 +20,10 @@
 // The options map onto client.JobSpec: binaries, min, symb_name, args,
 // env; keys, the comparisons, mounts, machines (what a machine must have);
 // unique, max_per_machine, load, memory, queue (placement); restart,
-// max_restarts; mail, cron, copy_in, copy_out; after, afterok, afternotok
-// (the jobs it waits for, by id or name). The package accepts
+// max_restarts; mail, copy_in, copy_out; cron, catchup, overlap (a
+// schedule: cron="0 3 * * *",catchup=none,overlap=allow; the server parses
+// the expression); after, afterok, afternotok (the jobs it waits for, by
+// id or name). The package accepts
 // the whole language: whether the server can honour an option yet is the
 // server's to say.
 //

@@ -76,6 +76,8 @@ func Format(s client.JobSpec) string {
 		addWord(optMail, s.Mail)
 	}
 	addWord(optCron, s.Cron)
+	addWord(optCatchup, s.Catchup)
+	addWord(optOverlap, s.Overlap)
 	addRefs := func(opt string, refs []string) {
 		switch len(refs) {
 		case 0:

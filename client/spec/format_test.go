@@ -86,7 +86,7 @@ func TestRoundTrip(t *testing.T) {
 		`binaries={sparc=/usr/u/fred/test},min=3,mem>10,mail`,
 		`binaries={sparc=/usr/u/fred/sparc/test,mips=/usr/u/fred/mips/test},min=4,args={4},mounts={/usr/u/fred/data},symb_name=test1`,
 		`binaries={x=/a},keys={mathlab},rating>=8,nprocs<4,mem==32,x!=-0.5,machines={flute,viola},unique,max_per_machine=1`,
-		`binaries={x=/a},load=1.5,memory=64,queue=NEW_Q,restart=always,max_restarts=2,mail=fred,cron="*/5 * * * *",after=12,copy_in={a,"b c"},copy_out={d}`,
+		`binaries={x=/a},load=1.5,memory=64,queue=NEW_Q,restart=always,max_restarts=2,mail=fred,cron="*/5 * * * *",catchup=none,overlap=allow,after=12,copy_in={a,"b c"},copy_out={d}`,
 		`binaries={x=/a},unique=false,mail=owner,restart=no`,
 		`binaries={x=/a},after={build,12},afterok=test,afternotok={"a.b",13}`,
 		`binaries={0=0},cron="="`,

@@ -47,6 +47,8 @@ func init() {
 			value: scalarOption(checked(checkMail), func(s *client.JobSpec, v string) { s.Mail = v }),
 		},
 		optCron:       {value: scalarOption(checked(checkCron), func(s *client.JobSpec, v string) { s.Cron = v })},
+		optCatchup:    {value: scalarOption(checked(checkCatchup), func(s *client.JobSpec, v string) { s.Catchup = v })},
+		optOverlap:    {value: scalarOption(checked(checkOverlap), func(s *client.JobSpec, v string) { s.Overlap = v })},
 		optAfter:      {value: jobRefs(func(s *client.JobSpec, v []string) { s.After = v })},
 		optAfterOK:    {value: jobRefs(func(s *client.JobSpec, v []string) { s.AfterOK = v })},
 		optAfterNotOK: {value: jobRefs(func(s *client.JobSpec, v []string) { s.AfterNotOK = v })},

@@ -127,6 +127,11 @@ func (p *parser) parse(spec *client.JobSpec) error {
 			return p.errAt(off, optMaxRestarts, "%s", msg)
 		}
 	}
+	for _, opt := range []string{optCatchup, optOverlap} {
+		if off, ok := p.seen[opt]; ok && spec.Cron == "" {
+			return p.errAt(off, opt, "%s", needsCron)
+		}
+	}
 	if off, ok := p.seen[optMaxPerMachine]; ok && spec.Unique && spec.MaxPerMachine > 1 {
 		return p.errAt(off, optMaxPerMachine, "%s", uniqueConflict)
 	}

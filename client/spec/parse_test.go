@@ -286,6 +286,9 @@ func TestParseErrors(t *testing.T) {
 		{"mail list", `binaries={x=/a},mail={fred}`, `spec:1:22: option mail: want a single value, not a {...} list`},
 		{"mail twice", `binaries={x=/a},mail,mail=fred`, `spec:1:22: option mail: given twice (first at 1:17)`},
 		{"cron empty", `binaries={x=/a},cron=" "`, `spec:1:22: option cron: empty schedule (write cron="MIN HOUR DAY MONTH WEEKDAY")`},
+		{"catchup unknown", `binaries={x=/a},cron=@daily,catchup=all`, `spec:1:37: option catchup: "all" is not a catch-up policy (none or last)`},
+		{"overlap unknown", `binaries={x=/a},cron=@daily,overlap=queue`, `spec:1:37: option overlap: "queue" is not an overlap policy (skip or allow)`},
+		{"catchup without cron", `binaries={x=/a},catchup=none`, `spec:1:17: option catchup: applies to cron jobs only (add cron="MIN HOUR DAY MONTH WEEKDAY")`},
 		{"after bad job", `binaries={x=/a},after="job 1"`, `spec:1:23: option after: "job 1" is neither a job id nor a job name`},
 		{"afterok bad job in a list", `binaries={x=/a},afterok={a,"b c"}`, `spec:1:28: option afterok: "b c" is neither a job id nor a job name`},
 		{"afternotok job twice", `binaries={x=/a},afternotok={a,a}`, `spec:1:31: option afternotok: job a given twice`},
@@ -374,6 +377,8 @@ func TestValidate(t *testing.T) {
 		{"negative max_restarts", client.JobSpec{Binaries: ok, MaxRestarts: -1}, `option max_restarts: "-1" is not a positive integer`},
 		{"bad mail", client.JobSpec{Binaries: ok, Mail: "a b"}, `option mail: "a b" is not a mail address (no spaces or control characters)`},
 		{"blank cron", client.JobSpec{Binaries: ok, Cron: " "}, `option cron: empty schedule (write cron="MIN HOUR DAY MONTH WEEKDAY")`},
+		{"overlap without cron", client.JobSpec{Binaries: ok, Overlap: "allow"}, `option overlap: applies to cron jobs only (add cron="MIN HOUR DAY MONTH WEEKDAY")`},
+		{"bad catchup", client.JobSpec{Binaries: ok, Cron: "@daily", Catchup: "x"}, `option catchup: "x" is not a catch-up policy (none or last)`},
 		{"bad after", client.JobSpec{Binaries: ok, After: []string{"-x"}}, `option after: "-x" is neither a job id nor a job name`},
 		{"empty copy_out", client.JobSpec{Binaries: ok, CopyOut: []string{""}}, `option copy_out: empty file name`},
 	}

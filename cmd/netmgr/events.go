@@ -32,7 +32,10 @@ func eventsCommand() *cli.Command {
 			"instance-failed, instance-killed, instance-lost, instance-unknown,\n" +
 			"instance-restarted, instance-fenced (a report from a superseded attempt,\n" +
 			"ignored), job-submitted, job-killed, job-released (its dependencies let a\n" +
-			"held job run), job-cancelled (one means it never can, with the reason); and\n" +
+			"held job run), job-cancelled (one means it never can, with the reason),\n" +
+			"cron-fired (a cron job's firing started a run), cron-skipped (a firing made no\n" +
+			"run: missed while no server led, or the previous run still runs), cron-ended\n" +
+			"(netkill ended the schedule); and\n" +
 			"the changes admins make, each with\n" +
 			"the admin's name: database-loaded, queue-added, queue-changed,\n" +
 			"queue-removed, server-removed, token-issued, token-revoked:\n\n" +

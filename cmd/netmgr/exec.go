@@ -43,13 +43,27 @@ func execCommand() *cli.Command {
 			"max_per_machine=N, load=F (load one instance imposes), memory=MB, queue=NAME;\n" +
 			"restart=no|on-failure|always with max_restarts=N; dependencies: after=JOB or\n" +
 			"after={JOB,...} (start once each has ended), afterok= (once each succeeded),\n" +
-			"afternotok= (once each ended without succeeding), JOB a name or id; and\n" +
-			"mail[=ADDRESS], cron=\"...\", copy_in={...}, copy_out={...}, which a server\n" +
-			"refuses with \"not supported yet\" until it can honour them (their flags say\n" +
-			"so). Each has a flag below.\n\n" +
+			"afternotok= (once each ended without succeeding), JOB a name or id; a schedule:\n" +
+			"cron=\"MIN HOUR DAY MONTH WEEKDAY\" with catchup=none|last and overlap=skip|allow;\n" +
+			"and mail[=ADDRESS], copy_in={...}, copy_out={...}, which a server refuses with\n" +
+			"\"not supported yet\" until it can honour them. Each has a flag below.\n\n" +
 			"A chain: netexec --name a /bin/prep; netexec --name b --afterok a /bin/run;\n" +
 			"netexec --after b /bin/cleanup. A job waits held(dependency) until its\n" +
 			"dependencies decide, and ends cancelled(dependency) when it never can run.\n\n" +
+			"A cron job runs nothing itself: each firing of its schedule starts a run, a job\n" +
+			"of its own named NAME.OWNER#N, whose environment has NETMGR_SCHEDULED_TIME (the\n" +
+			"time it was scheduled for, RFC 3339). The schedule is five fields, or six with\n" +
+			"seconds first, or @hourly, @daily, @weekly, @monthly, @yearly or @every DURATION,\n" +
+			"optionally after CRON_TZ=ZONE (times are UTC otherwise):\n\n" +
+			"   netexec --name backup --cron '0 3 * * *' /usr/local/bin/backup\n" +
+			"   netexec 'binaries={*=/bin/report},symb_name=report,cron=\"CRON_TZ=Europe/Paris 30 8 * * 1-5\",catchup=none'\n" +
+			"   netexec --cron '@every 10m' --overlap allow /bin/poll\n\n" +
+			"Each firing is decided once, whatever leader changes happen. A firing whose time\n" +
+			"passed while no server led the group runs late with catchup=last (the default:\n" +
+			"once, for the most recent time missed) or not at all with catchup=none; a firing\n" +
+			"while the previous run still runs is skipped with overlap=skip (the default), or\n" +
+			"runs alongside with overlap=allow. netstatus -j shows the schedule and the next\n" +
+			"firing; netkill ends the schedule, netkill --runs its running runs too.\n\n" +
 			"Options go before BINARY; everything after it is passed to the job ('--' also\n" +
 			"ends the options). A flag may not set what the spec string sets too. List flags\n" +
 			"take comma-separated values and may be repeated.\n\n" +
@@ -92,7 +106,9 @@ func execCommand() *cli.Command {
 			&cli.IntFlag{Name: "max-restarts", DefaultText: "the server's", Usage: "restart an instance at most `N` times; needs --restart (max_restarts=)"},
 			&cli.BoolFlag{Name: "mail", Usage: "mail the job's owner when it ends (mail); " + refusedNote},
 			&cli.StringFlag{Name: "mail-to", Usage: "mail `ADDRESS` when the job ends (mail=ADDRESS); " + refusedNote},
-			&cli.StringFlag{Name: "cron", Usage: "run on the cron schedule `EXPR`, e.g. '0 3 * * *' (cron=); " + refusedNote},
+			&cli.StringFlag{Name: "cron", Usage: "run on the cron schedule `EXPR`, e.g. '0 3 * * *', '@hourly', 'CRON_TZ=Europe/Paris 0 3 * * *' (cron=)"},
+			&cli.StringFlag{Name: "catchup", DefaultText: "last", Usage: "a cron firing missed while no server led: run the most recent once (last) or `none` of them (catchup=)"},
+			&cli.StringFlag{Name: "overlap", DefaultText: "skip", Usage: "a cron firing while the previous run runs: `skip` it or allow it (overlap=)"},
 			&cli.StringSliceFlag{Name: "after", Usage: "start once each `JOB` (name or id) has ended, however it ended, e.g. build,12 (after=)"},
 			&cli.StringSliceFlag{Name: "afterok", Usage: "start once each `JOB` has succeeded; cancelled if one does not (afterok=)"},
 			&cli.StringSliceFlag{Name: "afternotok", Usage: "start once each `JOB` has ended without succeeding; cancelled if one succeeds (afternotok=)"},
@@ -138,6 +154,8 @@ type execArgs struct {
 	Mail       bool
 	MailTo     string
 	Cron       string
+	Catchup    string
+	Overlap    string
 	After      []string
 	AfterOK    []string
 	AfterNotOK []string
@@ -300,6 +318,14 @@ func execFlags(a execArgs, js client.JobSpec) []execFlag {
 			js.Cron = a.Cron
 			return nil
 		}},
+		{"--catchup", "catchup=", "the catch-up policy", a.Catchup != "", js.Catchup != "", func(js *client.JobSpec) error {
+			js.Catchup = a.Catchup
+			return nil
+		}},
+		{"--overlap", "overlap=", "the overlap policy", a.Overlap != "", js.Overlap != "", func(js *client.JobSpec) error {
+			js.Overlap = a.Overlap
+			return nil
+		}},
 		{"--after", "after=", "the jobs to wait for", len(a.After) > 0, len(js.After) > 0, setList(a.After, func(js *client.JobSpec, v []string) { js.After = v })},
 		{"--afterok", "afterok=", "the jobs that must succeed first", len(a.AfterOK) > 0, len(js.AfterOK) > 0, setList(a.AfterOK, func(js *client.JobSpec, v []string) { js.AfterOK = v })},
 		{"--afternotok", "afternotok=", "the jobs that must fail first", len(a.AfterNotOK) > 0, len(js.AfterNotOK) > 0, setList(a.AfterNotOK, func(js *client.JobSpec, v []string) { js.AfterNotOK = v })},
@@ -337,6 +363,8 @@ func runExec(cCtx *cli.Context) error {
 		Mail:             cCtx.Bool("mail"),
 		MailTo:           cCtx.String("mail-to"),
 		Cron:             cCtx.String("cron"),
+		Catchup:          cCtx.String("catchup"),
+		Overlap:          cCtx.String("overlap"),
 		After:            cCtx.StringSlice("after"),
 		AfterOK:          cCtx.StringSlice("afterok"),
 		AfterNotOK:       cCtx.StringSlice("afternotok"),

@@ -23,8 +23,8 @@ func killCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "kill",
 		Usage: "kill a job: signal its running instances and drop its queued ones",
-		UsageText: "netkill [--signal SIG] [--all] JOB|ID...\n" +
-			"netmgr kill [--signal SIG] [--all] JOB|ID...",
+		UsageText: "netkill [--signal SIG] [--all] [--runs] JOB|ID...\n" +
+			"netmgr kill [--signal SIG] [--all] [--runs] JOB|ID...",
 		Description: "Kills every instance of each job named, by symbolic name or by id. A name\n" +
 			"means its one live (queued, held or running) job; when several live jobs have\n" +
 			"it, netkill lists them and kills none unless --all is given, which kills them\n" +
@@ -32,10 +32,15 @@ func killCommand() *cli.Command {
 			"KILL; queued instances never start. For example:\n\n" +
 			"   netkill job1\n" +
 			"   netkill --signal INT 42\n" +
-			"   netkill --all nightly\n\n" + retryNote,
+			"   netkill --all nightly\n\n" +
+			"Killing a cron job ends its schedule: it fires no more. Its runs, jobs of their\n" +
+			"own (NAME.OWNER#N), go on unless --runs is given, which kills the running and\n" +
+			"queued ones too:\n\n" +
+			"   netkill --runs backup\n\n" + retryNote,
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "signal", Aliases: []string{"s"}, Usage: "first `SIG`nal to send, e.g. TERM, INT, HUP, KILL (default TERM)"},
 			&cli.BoolFlag{Name: "all", Usage: "kill every live job a name matches, not only when it matches one"},
+			&cli.BoolFlag{Name: "runs", Usage: "for a cron job: kill its running and queued runs too, not only its schedule"},
 		}, clientFlags()...),
 		Action: runKill,
 	}
@@ -83,7 +88,7 @@ func runKill(cCtx *cli.Context) error {
 		}
 	}
 	for _, ref := range refs {
-		resp, err := c.Kill(cCtx.Context, ref, client.KillRequest{Signal: sig})
+		resp, err := c.Kill(cCtx.Context, ref, client.KillRequest{Signal: sig, Runs: cCtx.Bool("runs")})
 		if err != nil {
 			return fmt.Errorf("kill job %s: %w", ref, err)
 		}

@@ -121,12 +121,18 @@ func plural(n int) string {
 // instances, one "N instances held" row for instances held for the job's
 // dependencies, and one "N instances never ran" row per state for
 // instances that ended without a machine (killed while queued, cancelled
-// for a dependency); a cancelled job's reason follows on its own row.
+// for a dependency); a cancelled job's reason follows on its own row. A
+// cron job has one row: its schedule, next firing and runs (each run is a
+// job of its own, NAME.OWNER#N).
 func renderJobs(w io.Writer, jobs []client.Job) error {
 	tw := newTable(w)
 	fmt.Fprintln(tw, "ID\tJOB NAME\tBINARY NAME\tWHERE\tSTATE")
 	for _, job := range sortedJobs(jobs) {
-		name := job.Name + "." + job.Owner
+		name := jobDisplayName(job)
+		if job.Cron != nil {
+			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\n", job.ID, name, jobBinaries(job.Spec), cronWhere(job.Cron), job.State)
+			continue
+		}
 		queued, held := 0, 0
 		var cancelReason string
 		unplaced := map[string]int{} // instance state -> count
@@ -191,6 +197,12 @@ type jobRow struct {
 	Leftovers []client.Leftover `json:"leftovers,omitempty"`
 	// Queue is the batch queue the job waits or ran in.
 	Queue string `json:"queue"`
+	// Cron is set on the one row of a cron job (instance -1, where
+	// "cron"): its schedule, next firing, runs and skips.
+	Cron *client.CronStatus `json:"cron,omitempty"`
+	// CronJob and Scheduled are set on the rows of a cron job's run.
+	CronJob   uint64    `json:"cron_job,omitempty"`
+	Scheduled time.Time `json:"scheduled,omitzero"`
 }
 
 // instanceQueue is the queue of an instance: its own, else its job's, else
@@ -207,9 +219,17 @@ func instanceQueue(job client.Job, in client.Instance) string {
 
 // renderJobsJSON writes netstatus -j --json: one object per instance,
 // queued ones included; state is the instance's state as the API has it.
+// A cron job, which has no instances, has one object of instance -1.
 func renderJobsJSON(w io.Writer, jobs []client.Job) error {
 	rows := []jobRow{}
 	for _, job := range sortedJobs(jobs) {
+		if job.Cron != nil {
+			rows = append(rows, jobRow{
+				ID: job.ID, Name: job.Name, Owner: job.Owner, JobState: job.State, Instance: -1,
+				Binary: jobBinaries(job.Spec), Where: "cron", State: job.State, Queue: instanceQueue(job, client.Instance{}), Cron: job.Cron,
+			})
+			continue
+		}
 		for _, in := range sortedInstances(job.Instances) {
 			where := in.Machine
 			if in.State == client.InstanceQueued || in.State == client.InstanceHeld {
@@ -221,6 +241,7 @@ func renderJobsJSON(w io.Writer, jobs []client.Job) error {
 				Where: where, Machine: in.Machine, State: in.State, ExitCode: in.ExitCode,
 				Signal: in.Signal, Error: in.Error, Reason: in.Reason, PID: in.PID,
 				Leftovers: in.Leftovers, Queue: instanceQueue(job, in),
+				CronJob: job.CronJob, Scheduled: job.Scheduled,
 			})
 		}
 	}

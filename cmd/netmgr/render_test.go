@@ -170,6 +170,36 @@ func sampleDependentJobs() []client.Job {
 	}
 }
 
+// sampleCronJobs is a cron job with two runs, one running, one skipped
+// firing, and an ended one.
+func sampleCronJobs() []client.Job {
+	bins := map[string]string{client.AnyKey: "/usr/local/bin/backup"}
+	next := t0.Add(2 * time.Hour)
+	return []client.Job{
+		{
+			ID: 20, Name: "backup", Owner: "fred", State: client.JobScheduled, SubmittedAt: t0,
+			Spec: client.JobSpec{Name: "backup", Binaries: bins, Cron: "0 */2 * * *"},
+			Cron: &client.CronStatus{Schedule: "0 */2 * * *", Catchup: client.CatchupLast, Overlap: client.OverlapSkip, Next: next, Through: t0,
+				Runs: []uint64{21, 22}, Skipped: 1, Skips: []client.CronSkip{{Scheduled: t0.Add(-2 * time.Hour), Reason: "overlap: run job 21 (backup.fred#1) has not ended (overlap=skip)"}}},
+		},
+		{
+			ID: 21, Name: "backup.fred#1", Owner: "fred", State: client.JobRunning, SubmittedAt: t0, CronJob: 20, Scheduled: t0.Add(-4 * time.Hour),
+			Spec:      client.JobSpec{Name: "backup.fred#1", Binaries: bins},
+			Instances: []client.Instance{{Index: 0, Attempt: 1, State: client.InstanceRunning, Machine: "flute", Binary: "/usr/local/bin/backup", PID: 4242}},
+		},
+		{
+			ID: 22, Name: "backup.fred#2", Owner: "fred", State: client.JobQueued, SubmittedAt: t0, CronJob: 20, Scheduled: t0,
+			Spec:      client.JobSpec{Name: "backup.fred#2", Binaries: bins},
+			Instances: []client.Instance{{Index: 0, Attempt: 1, State: client.InstanceQueued}},
+		},
+		{
+			ID: 23, Name: "tick", Owner: "gina", State: client.JobKilled, SubmittedAt: t0,
+			Spec: client.JobSpec{Name: "tick", Binaries: bins, Cron: "@every 2s"},
+			Cron: &client.CronStatus{Schedule: "@every 2s", Catchup: client.CatchupNone, Overlap: client.OverlapAllow, Through: t0, Ended: true, EndedBy: "gina", EndedAt: t0},
+		},
+	}
+}
+
 func sampleServers() []client.Server {
 	return []client.Server{
 		{Name: "s2", Address: "10.0.0.2:4647", HTTP: "10.0.0.2:4646", Role: "follower", Term: 5, LastIndex: 1041, Leader: "s1", LastContact: "12ms", Healthy: true,
@@ -201,6 +231,9 @@ func TestRender(t *testing.T) {
 		{"why_none.golden", func(b *bytes.Buffer) error { return renderWhy(b, client.Job{Name: "test1", Owner: "tclark"}, nil) }},
 		{"why_none.json.golden", func(b *bytes.Buffer) error { return renderWhyJSON(b, nil) }},
 		{"jobs_deps.golden", func(b *bytes.Buffer) error { return renderJobs(b, sampleDependentJobs()) }},
+		{"jobs_cron.golden", func(b *bytes.Buffer) error { return renderJobs(b, sampleCronJobs()) }},
+		{"jobs_cron.json.golden", func(b *bytes.Buffer) error { return renderJobsJSON(b, sampleCronJobs()) }},
+		{"why_cron.golden", func(b *bytes.Buffer) error { return renderWhy(b, sampleCronJobs()[0], nil) }},
 		{"why_held.golden", func(b *bytes.Buffer) error {
 			return renderWhy(b, sampleDependentJobs()[0], []client.WhyInstance{
 				{Instance: 0, Attempt: 1, Reason: "held(dependency): waits for job 12 (running) to succeed"},

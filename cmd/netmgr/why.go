@@ -49,8 +49,14 @@ func whyReason(w client.WhyInstance) string {
 // "instance 2 (attempt 1): 8 machines lack key mathlab; 3 have mem<=10",
 // or "instance 0 (attempt 1): held(dependency): waits for job 12
 // (running)"; when none is queued, why a cancelled job never ran, or that
-// the job has no queued instances.
+// the job has no queued instances. A cron job has none: its schedule, next
+// firing and runs are said instead.
 func renderWhy(w io.Writer, job client.Job, ws []client.WhyInstance) error {
+	if len(ws) == 0 && job.Cron != nil {
+		_, err := fmt.Fprintf(w, "job %s.%s is a cron job (%s): %s; each run is a job of its own, %s.%s#N\n",
+			job.Name, job.Owner, job.State, cronWhere(job.Cron), job.Name, job.Owner)
+		return err
+	}
 	if len(ws) == 0 && job.State == client.JobCancelled {
 		reason := ""
 		for _, in := range job.Instances {
