@@ -40,13 +40,14 @@ const (
 	ServerRemovedType MessageType = 25 // proposed with IgnoreUnknownFlag: informational
 	SubmitAfterType   MessageType = 26 // since command level 26; see JobSpec.After
 	MachineAsleepType MessageType = 27 // since command level 27; see MachineAsleep
+	MailSentType      MessageType = 28 // since command level 28; see MailSent
 )
 
 // CommandLevel is the highest command type this build applies. Servers
 // gossip it, and the leader proposes a command newer than every voter's
 // level only when all of them have it: a replica that meets an unknown
 // type must stop.
-const CommandLevel = MachineAsleepType
+const CommandLevel = MailSentType
 
 // IgnoreUnknownFlag marks a command that a server which does not know its
 // type may skip instead of stopping. Commands whose loss would make replicas
@@ -110,6 +111,8 @@ func (t MessageType) String() string {
 		return "SubmitAfter"
 	case MachineAsleepType:
 		return "MachineAsleep"
+	case MailSentType:
+		return "MailSent"
 	}
 	return fmt.Sprintf("MessageType(%d)", uint8(t))
 }
@@ -180,6 +183,14 @@ type JobSpec struct {
 	After      []uint64 `json:"after,omitempty"`
 	AfterOK    []uint64 `json:"afterok,omitempty"`
 	AfterNotOK []uint64 `json:"afternotok,omitempty"`
+	// Mail is who the job's mail goes to (mail, mail=ADDRESS): an
+	// address, a login, or MailOwner; "" for none. MailTypes are the
+	// events mailed (mail_type: begin, end, fail, requeue, all); none
+	// means end and fail. Since command level 28: the server submits a
+	// job asking for mail only when every server applies MailSentType,
+	// so no replica ignores the fields.
+	Mail      string   `json:"mail,omitempty"`
+	MailTypes []string `json:"mail_types,omitempty"`
 }
 
 // HasDependencies reports whether the job waits for other jobs.

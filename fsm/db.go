@@ -41,6 +41,13 @@ type db struct {
 	// in ascending order (held jobs only; a listed job that has since been
 	// decided or killed is skipped).
 	dependents map[uint64][]uint64
+
+	// mails is the pending mail by ID (mail.go); snapshotted since
+	// version 9.
+	mails map[string]*Mail
+	// notes is what the entry being applied noted for mail; flushMail
+	// empties it at the end of every entry.
+	notes mailNotes
 }
 
 // queueCounts is what one queue holds now.
@@ -67,6 +74,7 @@ func newDB() *db {
 		jobs:              make(map[uint64]*Job),
 		reservations:      make(map[uint64]*Reservation),
 		tokens:            make(map[string]*Token),
+		mails:             make(map[string]*Mail),
 	}
 	d.reindex()
 	return d
@@ -130,6 +138,9 @@ func (d *db) refreshDone(j *Job, index uint64) {
 	}
 	j.done = done
 	if ended {
+		if j.Spec.Mail != "" || len(d.database.Admins) > 0 {
+			d.notes.ended = append(d.notes.ended, j.ID)
+		}
 		d.resolveDependents(j, index)
 	}
 }

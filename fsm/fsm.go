@@ -112,7 +112,15 @@ func (f *FSM) ApplyBatch(logs []*raft.Log) []any {
 	return out
 }
 
+// apply applies one entry's command, then files the mail its changes
+// call for.
 func (f *FSM) apply(index uint64, data []byte) *Result {
+	res := f.applyCommand(index, data)
+	f.d.flushMail(index)
+	return res
+}
+
+func (f *FSM) applyCommand(index uint64, data []byte) *Result {
 	if len(data) == 0 {
 		panic(fmt.Sprintf("fsm: empty log entry at index %d", index))
 	}
@@ -225,6 +233,10 @@ func (f *FSM) apply(index uint64, data []byte) *Result {
 		var c MachineAsleep
 		decode(index, t, body, &c)
 		return d.applyMachineAsleep(index, &c)
+	case MailSentType:
+		var c MailSent
+		decode(index, t, body, &c)
+		return d.applyMailSent(index, &c)
 	}
 	if ignorable {
 		return &Result{Index: index}

@@ -1,13 +1,15 @@
 package fsm
 
-// The version 8 record layouts: each write function and its read function
+// The version 9 record layouts: each write function and its read function
 // list the same fields in the same order. A field added to a record needs
 // a new snapshot version that writes it, and the reader reads it only from
 // that version on; TestRecordsRoundTrip fails until it is written. Version
 // 4 lacks the machine's Unhealthy and Asleep, the last fields of its
 // record, and versions 5 to 7 lack Asleep, the last; versions 4 and 5
 // hold no token records; versions 4 to 6 lack the job's dependencies (the
-// spec's After, AfterOK and AfterNotOK), the last fields of its record.
+// spec's After, AfterOK and AfterNotOK), and versions 4 to 8 the job's
+// Mail and MailTypes, which follow them; versions 4 to 8 hold no mail
+// records.
 
 func (e *encoder) machine(m *Machine) {
 	f := &m.MachineFacts
@@ -79,6 +81,8 @@ func (e *encoder) job(j *Job) {
 	e.uints(j.Spec.After) // since version 7
 	e.uints(j.Spec.AfterOK)
 	e.uints(j.Spec.AfterNotOK)
+	e.str(j.Spec.Mail) // since version 9
+	e.symList(j.Spec.MailTypes)
 	e.endRecord()
 }
 
@@ -100,6 +104,10 @@ func (d *decoder) job(j *Job) {
 		j.Spec.After = d.uints()
 		j.Spec.AfterOK = d.uints()
 		j.Spec.AfterNotOK = d.uints()
+	}
+	if d.version >= 9 {
+		d.str(&j.Spec.Mail)
+		j.Spec.MailTypes = d.symList()
 	}
 	d.flushRaw()
 }
@@ -308,5 +316,36 @@ func (d *decoder) token(t *Token) {
 	t.ExpiresAt = d.time()
 	t.IssuedBy = d.sym()
 	t.CreateIndex = d.uint()
+	d.flushRaw()
+}
+
+// mail is written since version 9.
+func (e *encoder) mail(m *Mail) {
+	e.str(m.ID)
+	e.uint(m.Index)
+	e.time(m.At)
+	e.sym(m.Event)
+	e.symList(m.To)
+	e.uint(m.Job)
+	e.str(m.Subject)
+	e.str(m.Body)
+	e.int(int64(m.Attempts))
+	e.str(m.LastError)
+	e.time(m.LastTry)
+	e.endRecord()
+}
+
+func (d *decoder) mail(m *Mail) {
+	d.str(&m.ID)
+	m.Index = d.uint()
+	m.At = d.time()
+	m.Event = d.sym()
+	m.To = d.symList()
+	m.Job = d.uint()
+	d.str(&m.Subject)
+	d.str(&m.Body)
+	m.Attempts = int(d.int())
+	d.str(&m.LastError)
+	m.LastTry = d.time()
 	d.flushRaw()
 }

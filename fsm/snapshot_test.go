@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -38,7 +39,7 @@ func richCommands() []command {
 	}
 	m1 := facts("m1", "x86_64", 4, "lic")
 	m1.Mounts = []string{"/home", "/data"}
-	return []command{
+	cmds := []command{
 		{fsm.StubJoinType, fsm.StubJoin{At: at(0), Machine: m1}},
 		{fsm.StubJoinType, fsm.StubJoin{At: at(1), Machine: facts("m2", "sparc", 2)}},
 		{fsm.StubJoinType, fsm.StubJoin{At: at(2), Machine: facts("m3", "x86_64", 1)}},
@@ -167,6 +168,32 @@ func richCommands() []command {
 		{fsm.MachineAsleepType, fsm.MachineAsleep{At: at(204), Machine: "m6", Reason: "console login"}},
 		{fsm.MachineAsleepType, fsm.MachineAsleep{At: at(205), Machine: "m6", Reason: "load 3.2 > 2"}},
 	}
+	// Since snapshot version 9 (richSinceV8 counts them): mail. Job 15
+	// asks for every mail type; it begins and fails, filing two mails.
+	// The begin mail is recorded sent, the fail mail failed once, and
+	// the admins' mail about job 7 (failed after its last restart) is
+	// still pending untried.
+	begin := uint64(len(cmds) + 3) // the index of the ChildRegister
+	cmds = append(cmds,
+		command{fsm.SubmitType, fsm.Submit{At: at(206), Owner: "lena", Spec: withMail(spec("mailed", 1), fsm.MailOwner, fsm.MailAll)}},
+		command{fsm.PlaceType, fsm.Place{At: at(207), PlannedAtIndex: begin - 2, Assignments: []fsm.Assignment{x(15, 0, "m2", "*")}}},
+		command{fsm.ChildRegisterType, fsm.ChildRegister{At: at(208), JobID: 15, Instance: 0, Attempt: 1, Machine: "m2", PID: 1500}},
+		command{fsm.ChildTermType, fsm.ChildTerm{At: at(210), JobID: 15, Instance: 0, Attempt: 1, Machine: "m2", ExitCode: 4, UserMS: 20, SysMS: 3, MaxRSSKB: 900}},
+		command{fsm.MailSentType, fsm.MailSent{At: at(211), ID: fmt.Sprintf("%d.begin.15.0", begin)}},
+		command{fsm.MailSentType, fsm.MailSent{At: at(212), ID: fmt.Sprintf("%d.fail.15", begin+1), Error: "dial tcp: connection refused"}},
+	)
+	return cmds
+}
+
+// richSinceV8 is how many of richCommands' last commands a version 8
+// snapshot cannot hold: the rich state of testdata/snapshot_v8.golden
+// lacks them.
+const richSinceV8 = 6
+
+// withMail returns s mailing to, for the mail types given.
+func withMail(s fsm.JobSpec, to string, types ...string) fsm.JobSpec {
+	s.Mail, s.MailTypes = to, types
+	return s
 }
 
 // withDeps returns s with the dependencies given.
@@ -178,7 +205,7 @@ func withDeps(s fsm.JobSpec, after, afterOK, afterNotOK []uint64) fsm.JobSpec {
 // richSinceV7 is how many of richCommands' last commands a version 7
 // snapshot cannot hold: the rich state of testdata/snapshot_v7.golden
 // lacks them.
-const richSinceV7 = 2
+const richSinceV7 = 2 + richSinceV8
 
 // richSinceV6 is how many of richCommands' last commands a version 6
 // snapshot cannot hold: the rich state of testdata/snapshot_v6.golden
@@ -455,8 +482,8 @@ func TestSnapshotRoundTrip(t *testing.T) {
 			}},
 		{"next job id continues", command{fsm.SubmitType, fsm.Submit{At: at(104), Owner: "erin", Spec: spec("", 1)}},
 			func(t *testing.T, res *fsm.Result) {
-				if res.JobID != 15 || res.Existing {
-					t.Errorf("got JobID %d Existing %v, want 15 and false", res.JobID, res.Existing)
+				if res.JobID != 16 || res.Existing {
+					t.Errorf("got JobID %d Existing %v, want 16 and false", res.JobID, res.Existing)
 				}
 			}},
 		{"term of a lost instance", command{fsm.ChildTermType, fsm.ChildTerm{At: at(105), JobID: 4, Instance: 0, Attempt: 1, Machine: "m3"}},
@@ -471,7 +498,7 @@ func TestSnapshotRoundTrip(t *testing.T) {
 					t.Errorf("got Stale %v Err %v, want false and nil", res.Stale, res.Err)
 				}
 			}},
-		{"freed slot is usable", command{fsm.PlaceType, fsm.Place{At: at(107), Assignments: []fsm.Assignment{asg(6, 1, "m1"), asg(15, 0, "m1")}}},
+		{"freed slot is usable", command{fsm.PlaceType, fsm.Place{At: at(107), Assignments: []fsm.Assignment{asg(6, 1, "m1"), asg(16, 0, "m1")}}},
 			func(t *testing.T, res *fsm.Result) {
 				if want := []fsm.Assignment{asg(6, 1, "m1")}; !slices.Equal(res.Accepted, want) {
 					t.Errorf("got Accepted %v, want %v", res.Accepted, want)
@@ -495,9 +522,9 @@ func TestSnapshotRoundTrip(t *testing.T) {
 					t.Errorf("got Err %v Draining %v, want nil and none", res.Err, res.Draining)
 				}
 			}},
-		{"undrained machine takes work", command{fsm.PlaceType, fsm.Place{At: at(110), Assignments: []fsm.Assignment{asg(15, 0, "m4")}}},
+		{"undrained machine takes work", command{fsm.PlaceType, fsm.Place{At: at(110), Assignments: []fsm.Assignment{asg(16, 0, "m4")}}},
 			func(t *testing.T, res *fsm.Result) {
-				if want := []fsm.Assignment{asg(15, 0, "m4")}; !slices.Equal(res.Accepted, want) {
+				if want := []fsm.Assignment{asg(16, 0, "m4")}; !slices.Equal(res.Accepted, want) {
 					t.Errorf("got Accepted %v, want %v", res.Accepted, want)
 				}
 			}},
@@ -653,7 +680,7 @@ func TestRestoreRejects(t *testing.T) {
 		wantFormat bool // the error wraps ErrSnapshotFormat
 	}{
 		{"unknown format", `{"format":"other-db","version":1,"index":5,"next_job_id":1,"machines":0,"jobs":0}` + "\n", true},
-		{"newer version", `{"format":"netmgr-fsm","version":9,"index":5,"next_job_id":1,"machines":0,"jobs":0}` + "\n", true},
+		{"newer version", `{"format":"netmgr-fsm","version":10,"index":5,"next_job_id":1,"machines":0,"jobs":0}` + "\n", true},
 		{"version zero", `{"format":"netmgr-fsm","version":0,"index":5,"next_job_id":1,"machines":0,"jobs":0}` + "\n", true},
 		{"no format", `{"version":1,"index":5}` + "\n", true},
 		{"empty", "", false},
@@ -702,7 +729,7 @@ func TestRestoreOldVersionSaysWhatToDo(t *testing.T) {
 	if !errors.Is(err, fsm.ErrSnapshotFormat) {
 		t.Fatalf("got %v, want an error wrapping ErrSnapshotFormat", err)
 	}
-	for _, want := range []string{"snapshot version 3", "pre-release", "reads versions 4 to 8", "move the data directory aside"} {
+	for _, want := range []string{"snapshot version 3", "pre-release", "reads versions 4 to 9", "move the data directory aside"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("got %q, want it to contain %q", err, want)
 		}
@@ -752,8 +779,9 @@ func TestSnapshotGolden(t *testing.T) {
 
 // TestRestoreOldVersions restores the golden snapshots older builds
 // wrote: version 4 (1.0's, whose machine records lack Unhealthy),
-// version 5 (no token records), version 6 (no job dependencies) and
-// version 7 (machine records without Asleep). Each state is the rich
+// version 5 (no token records), version 6 (no job dependencies),
+// version 7 (machine records without Asleep) and version 8 (no mail).
+// Each state is the rich
 // state without the
 // commands added since, and a snapshot of it now is the current version
 // and restores to the same state.
@@ -761,7 +789,7 @@ func TestRestoreOldVersions(t *testing.T) {
 	for _, tc := range []struct {
 		version int
 		since   int // richCommands' last commands the version cannot hold
-	}{{4, richSince1_0}, {5, richSinceV5}, {6, richSinceV6}, {7, richSinceV7}} {
+	}{{4, richSince1_0}, {5, richSinceV5}, {6, richSinceV6}, {7, richSinceV7}, {8, richSinceV8}} {
 		t.Run(fmt.Sprintf("version %d", tc.version), func(t *testing.T) {
 			file := fmt.Sprintf("snapshot_v%d.golden", tc.version)
 			old, err := os.ReadFile(filepath.Join("testdata", file))
@@ -777,7 +805,9 @@ func TestRestoreOldVersions(t *testing.T) {
 			for _, c := range cmds[:len(cmds)-tc.since] { // the rich state as that build had it
 				a.apply(c.typ, c.body)
 			}
-			if got, want := jsonSnapshot(t, f), jsonSnapshot(t, a.f); !bytes.Equal(got, want) {
+			// The mail the replayed commands filed is left out: an older
+			// build filed none, and a snapshot of its state holds none.
+			if got, want := jsonSnapshotWithoutMail(t, f), jsonSnapshotWithoutMail(t, a.f); !bytes.Equal(got, want) {
 				t.Errorf("version %d snapshot restored:\n%s\nwant:\n%s", tc.version, got, want)
 			}
 			again := snapshotBytes(t, f)
@@ -802,7 +832,24 @@ func v4Header(machines, jobs int) string {
 // Tests print it when two snapshots differ.
 func jsonSnapshot(tb testing.TB, f *fsm.FSM) []byte {
 	tb.Helper()
+	return renderSnapshot(tb, f, true)
+}
+
+// mailCount is the header's count of mail records.
+var mailCount = regexp.MustCompile(`,"mails":[0-9]+`)
+
+// jsonSnapshotWithoutMail is jsonSnapshot without the pending mail.
+func jsonSnapshotWithoutMail(tb testing.TB, f *fsm.FSM) []byte {
+	tb.Helper()
+	return renderSnapshot(tb, f, false)
+}
+
+func renderSnapshot(tb testing.TB, f *fsm.FSM, mail bool) []byte {
+	tb.Helper()
 	header, _, _ := bytes.Cut(snapshotBytes(tb, f), []byte("\n"))
+	if !mail {
+		header = mailCount.ReplaceAll(header, nil)
+	}
 	var b bytes.Buffer
 	b.Write(header)
 	b.WriteByte('\n')
@@ -827,6 +874,11 @@ func jsonSnapshot(tb testing.TB, f *fsm.FSM) []byte {
 		}
 		for _, t := range v.Tokens() {
 			encode(t)
+		}
+		if mail {
+			for _, m := range v.PendingMail() {
+				encode(m)
+			}
 		}
 	})
 	if err != nil {
