@@ -52,10 +52,16 @@ type JobSpec struct {
 	// 0 means the server's default.
 	MaxRestarts int `json:"max_restarts,omitempty"`
 
+	// Mail is who the job's mail goes to (mail=ADDRESS), or "owner" for
+	// the bare option; "" for no mail. MailType are the events mailed
+	// (mail_type: begin, end, fail, requeue, all); none means end and
+	// fail.
+	Mail     string   `json:"mail,omitempty"`
+	MailType []string `json:"mail_type,omitempty"`
+
 	// Options whose machinery comes later; a server that cannot honour
 	// one refuses the job rather than ignore it.
 
-	Mail    string   `json:"mail,omitempty"` // address, or "owner" for the bare option
 	Cron    string   `json:"cron,omitempty"`
 	CopyIn  []string `json:"copy_in,omitempty"`
 	CopyOut []string `json:"copy_out,omitempty"`
