@@ -32,6 +32,8 @@ func specFromWire(s client.JobSpec) fsm.JobSpec {
 		Queue:         s.Queue,
 		Restart:       s.Restart,
 		MaxRestarts:   s.MaxRestarts,
+		Mail:          s.Mail,
+		MailTypes:     clone(s.MailType),
 	}
 	for _, r := range s.Requirements {
 		out.Requirements = append(out.Requirements, fsm.Requirement{Attr: r.Attr, Op: r.Op, Value: r.Value})
@@ -60,6 +62,8 @@ func specToWire(s fsm.JobSpec) client.JobSpec {
 		After:         idsToWire(s.After),
 		AfterOK:       idsToWire(s.AfterOK),
 		AfterNotOK:    idsToWire(s.AfterNotOK),
+		Mail:          s.Mail,
+		MailType:      clone(s.MailTypes),
 	}
 	for _, r := range s.Requirements {
 		out.Requirements = append(out.Requirements, client.Requirement{Attr: r.Attr, Op: r.Op, Value: r.Value})

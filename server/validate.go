@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/netmgr/netmgr/client"
+	"github.com/netmgr/netmgr/fsm"
 )
 
 // validateSpec refuses a spec this server cannot honour. The fsm re-checks
@@ -14,7 +15,6 @@ func validateSpec(s *client.JobSpec) error {
 		name string
 		set  bool
 	}{
-		{"mail", s.Mail != ""},
 		{"cron", s.Cron != ""},
 		{"copy_in", len(s.CopyIn) > 0},
 		{"copy_out", len(s.CopyOut) > 0},
@@ -22,6 +22,14 @@ func validateSpec(s *client.JobSpec) error {
 		if opt.set {
 			return fmt.Errorf("option %s is %w: remove it to run the job without it", opt.name, errNotSupported)
 		}
+	}
+	for _, t := range s.MailType {
+		if !fsm.ValidMailType(t) {
+			return fmt.Errorf("mail_type=%s: want begin, end, fail, requeue or all", t)
+		}
+	}
+	if len(s.MailType) > 0 && s.Mail == "" {
+		return fmt.Errorf("mail_type needs mail or mail=ADDRESS")
 	}
 	for _, r := range s.Requirements {
 		switch r.Op {
