@@ -32,7 +32,10 @@ func eventsCommand() *cli.Command {
 			"instance-failed, instance-killed, instance-lost, instance-unknown,\n" +
 			"instance-restarted, instance-fenced (a report from a superseded attempt,\n" +
 			"ignored), job-submitted, job-killed, job-released (its dependencies let a\n" +
-			"held job run), job-cancelled (one means it never can, with the reason); and\n" +
+			"held job run), job-cancelled (one means it never can, with the reason);\n" +
+			"mail-sent, mail-failed (a send the leader retries, with the relay's answer),\n" +
+			"mail-dropped (given up after 12 attempts, or pushed out by more than 1000\n" +
+			"pending); and\n" +
 			"the changes admins make, each with\n" +
 			"the admin's name: database-loaded, queue-added, queue-changed,\n" +
 			"queue-removed, server-removed, token-issued, token-revoked:\n\n" +

@@ -42,9 +42,16 @@ func execCommand() *cli.Command {
 			"max_per_machine=N, load=F (load one instance imposes), memory=MB, queue=NAME;\n" +
 			"restart=no|on-failure|always with max_restarts=N; dependencies: after=JOB or\n" +
 			"after={JOB,...} (start once each has ended), afterok= (once each succeeded),\n" +
-			"afternotok= (once each ended without succeeding), JOB a name or id; and\n" +
-			"mail[=ADDRESS], cron=\"...\", copy_in={...}, copy_out={...}, which a server\n" +
-			"refuses with \"not supported yet\" until it can honour them. Each has a flag below.\n\n" +
+			"afternotok= (once each ended without succeeding), JOB a name or id; mail:\n" +
+			"mail (the owner) or mail=ADDRESS, with mail_type=TYPE or {TYPE,...} naming\n" +
+			"when (begin, end, fail, requeue or all; default end and fail); and cron=\"...\",\n" +
+			"copy_in={...}, copy_out={...}, which a server refuses with \"not supported\n" +
+			"yet\" until it can honour them. Each has a flag below.\n\n" +
+			"Mail says the job, each instance, where it ran, its exit status or signal, run\n" +
+			"time and resource use, and why it ended (cancelled(dependency) names the\n" +
+			"dependency). The servers send it through their relay (netmgr server --smtp):\n\n" +
+			"   netexec --mail-to ops@example.org --mail-type begin,end /bin/backup\n" +
+			"   netexec 'binaries={*=/bin/backup},mail=ops@example.org,mail_type={begin,end}'\n\n" +
 			"A chain: netexec --name a /bin/prep; netexec --name b --afterok a /bin/run;\n" +
 			"netexec --after b /bin/cleanup. A job waits held(dependency) until its\n" +
 			"dependencies decide, and ends cancelled(dependency) when it never can run.\n\n" +
@@ -68,8 +75,9 @@ func execCommand() *cli.Command {
 			&cli.StringFlag{Name: "queue", Usage: "wait in batch queue `NAME` (queue=)"},
 			&cli.StringFlag{Name: "restart", Usage: "restart `POLICY`: no, on-failure or always (restart=)"},
 			&cli.IntFlag{Name: "max-restarts", DefaultText: "the server's", Usage: "restart an instance at most `N` times; needs --restart (max_restarts=)"},
-			&cli.BoolFlag{Name: "mail", Usage: "mail the job's owner when it ends (mail)"},
-			&cli.StringFlag{Name: "mail-to", Usage: "mail `ADDRESS` when the job ends (mail=ADDRESS)"},
+			&cli.BoolFlag{Name: "mail", Usage: "mail the job's owner when it ends or fails (mail)"},
+			&cli.StringFlag{Name: "mail-to", Usage: "mail `ADDRESS` when the job ends or fails (mail=ADDRESS)"},
+			&cli.StringSliceFlag{Name: "mail-type", DefaultText: "end,fail", Usage: "mail when the job does these: `TYPE`s begin, end, fail, requeue or all; needs --mail or --mail-to (mail_type=)"},
 			&cli.StringFlag{Name: "cron", Usage: "run on the cron schedule `EXPR`, e.g. '0 3 * * *' (cron=)"},
 			&cli.StringSliceFlag{Name: "after", Usage: "start once each `JOB` (name or id) has ended, however it ended, e.g. build,12 (after=)"},
 			&cli.StringSliceFlag{Name: "afterok", Usage: "start once each `JOB` has succeeded; cancelled if one does not (afterok=)"},
@@ -112,6 +120,7 @@ type execArgs struct {
 
 	Mail       bool
 	MailTo     string
+	MailType   []string
 	Cron       string
 	After      []string
 	AfterOK    []string
@@ -271,6 +280,7 @@ func execFlags(a execArgs, js client.JobSpec) []execFlag {
 			}
 			return nil
 		}},
+		{"--mail-type", "mail_type=", "when mail is sent", len(a.MailType) > 0, len(js.MailType) > 0, setList(a.MailType, func(js *client.JobSpec, v []string) { js.MailType = v })},
 		{"--cron", "cron=", "the schedule", a.Cron != "", js.Cron != "", func(js *client.JobSpec) error {
 			js.Cron = a.Cron
 			return nil
@@ -311,6 +321,7 @@ func runExec(cCtx *cli.Context) error {
 		MaxRestartsSet:   cCtx.IsSet("max-restarts"),
 		Mail:             cCtx.Bool("mail"),
 		MailTo:           cCtx.String("mail-to"),
+		MailType:         cCtx.StringSlice("mail-type"),
 		Cron:             cCtx.String("cron"),
 		After:            cCtx.StringSlice("after"),
 		AfterOK:          cCtx.StringSlice("afterok"),
