@@ -55,7 +55,8 @@ func (d *db) applyStubLeave(index uint64, c *StubLeave) *Result {
 	m.LeaveReason = c.Reason
 	m.ModifyIndex = index
 	d.event(index, c.At, EventMachineLeft, 0, -1, 0, c.Machine, c.Reason)
-	d.notes.machines = append(d.notes.machines, fmt.Sprintf("%s: %s", c.Machine, c.Reason))
+	d.notes.machines = append(d.notes.machines, c.Machine)
+	d.notes.down = append(d.notes.down, fmt.Sprintf("%s: %s", c.Machine, c.Reason))
 	d.notes.downAt = c.At
 	for _, ref := range sortedRefs(d.active) {
 		if d.active[ref] != c.Machine {

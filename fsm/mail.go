@@ -115,7 +115,8 @@ type mailNotes struct {
 	ended    []uint64 // jobs whose last instance finished, in order
 	lost     []string // "job 3 (name) instance 0 on m1: why" lines
 	lostAt   time.Time
-	machines []string // machine-down lines
+	machines []string // machines down
+	down     []string // machine-down lines: the machine and why
 	downAt   time.Time
 }
 
@@ -251,7 +252,7 @@ func (d *db) flushMail(index uint64) {
 		}
 		d.fileMail(&Mail{
 			ID: fmt.Sprintf("%d.%s", index, MailMachineDown), Index: index, At: n.downAt, Event: MailMachineDown,
-			To: admins, Subject: subject, Body: adminBody(subject, n.downAt, "Machines down:", n.machines),
+			To: admins, Subject: subject, Body: adminBody(subject, n.downAt, "Machines down:", n.down),
 		})
 	}
 	if len(n.lost) > 0 {

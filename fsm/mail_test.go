@@ -188,6 +188,9 @@ func TestMailAdminsOnMachineDownAndLostInstances(t *testing.T) {
 	if !slices.Equal(got[1].To, []string{"tclark", "root"}) {
 		t.Errorf("got recipients %v, want the admins", got[1].To)
 	}
+	if got[1].Subject != "netmgr: machine m1 down" {
+		t.Errorf("got subject %q, want %q", got[1].Subject, "netmgr: machine m1 down")
+	}
 	mustContain(t, "machine-down body", got[1].Body, "m1: missed contact")
 	mustContain(t, "instance-lost body", got[0].Body, "job 1 (victim) of alice, instance 0, attempt 1 on m1", "instance 1, attempt 1 on m1")
 	// The job ended (both instances lost): the admins are not mailed

@@ -202,3 +202,23 @@ func TestMailLeaderKilledBetweenSendAndRecord(t *testing.T) {
 	}
 	t.Logf("relay holds %d copies of %s", len(msgs), msgs[0].MessageID)
 }
+
+// TestAdminMailOnMachineDown mails the database's admin_id when a
+// machine leaves the pool.
+func TestAdminMailOnMachineDown(t *testing.T) {
+	relay := smtptest.Start(t, smtptest.Options{})
+	c, cl := mailPool(t, 1, relay, "alpha", "beta")
+	if _, err := cl.LoadDatabase(ctx(t), client.DatabaseText{Filename: "admins.db", Text: "admin_id tclark\nallow_root_jobs\n"}); err != nil {
+		t.Fatalf("load: %v", err)
+	}
+	_ = c.Stubs[1].Shutdown()
+	msgs := relay.WaitMessages(t, 1, 20*time.Second)
+	m := msgs[0]
+	if len(m.To) != 1 || m.To[0] != "tclark@cluster.test" || m.Subject != "netmgr: machine beta down" {
+		t.Fatalf("got a message to %v with subject %q, want tclark@cluster.test and %q", m.To, m.Subject, "netmgr: machine beta down")
+	}
+	if !strings.Contains(m.Body, "Machines down:\n  beta: ") {
+		t.Errorf("body lacks the machine and why:\n%s", m.Body)
+	}
+	waitNoPendingMail(t, c)
+}
