@@ -60,6 +60,9 @@
 //   - tokens.go: sweepTokens; and the form of API tokens and tokenUser,
 //     which maps a bearer token to its user.
 //   - database.go: loadInitialDatabase.
+//   - mail.go: the mail sender, which sends the pending mail the
+//     database files and commits MailSent for each outcome, through
+//     package mailer (an SMTP relay or sendmail).
 //
 // The commit paths that more than one caller shares:
 //   - children.go: CHILD_REGISTER and CHILD_TERM from stubs, whether they
