@@ -215,6 +215,9 @@ func (d *db) noteRequeue(j *Job, in *Instance, index uint64, at time.Time) {
 // of each job that ended (and is still ended: an instance restarted in the
 // same entry makes it run again), and the admins' mail.
 func (d *db) flushMail(index uint64) {
+	if len(d.notes.ended)+len(d.notes.lost)+len(d.notes.machines) == 0 {
+		return // the common entry: nothing noted, nothing to allocate
+	}
 	n := d.notes
 	d.notes = mailNotes{}
 	admins := slices.Clone(d.database.Admins)
