@@ -302,9 +302,9 @@ func mailTime(t time.Time) string {
 	return t.UTC().Format("2006-01-02 15:04:05 MST")
 }
 
-// jobMailBody writes a job's message: the job, then each instance (only
-// only when only >= 0): where it ran, how it ended, its run time and
-// resource use, and why it ended.
+// jobMailBody writes a job's message: the job, then each instance (just
+// instance only when only >= 0): where it ran, how it ended, its run time
+// and resource use, and why it ended.
 func jobMailBody(j *Job, event, subject string, only int) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s\n\n", subject)
