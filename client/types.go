@@ -53,10 +53,13 @@ type JobSpec struct {
 	// 0 means the server's default.
 	MaxRestarts int `json:"max_restarts,omitempty"`
 
-	// Options whose machinery comes later; a server that cannot honour
-	// one refuses the job rather than ignore it.
+	// Mail is who the job's mail goes to (mail=ADDRESS), or "owner" for
+	// the bare option; "" for no mail. MailType are the events mailed
+	// (mail_type: begin, end, fail, requeue, all); none means end and
+	// fail.
+	Mail     string   `json:"mail,omitempty"`
+	MailType []string `json:"mail_type,omitempty"`
 
-	Mail string `json:"mail,omitempty"` // address, or "owner" for the bare option
 	// Cron makes the job a cron job (cron="0 3 * * *"): five fields
 	// (minute, hour, day of month, month, day of week), or six with
 	// seconds first, or a name (@hourly, @daily, @every 2s), with an
@@ -66,9 +69,12 @@ type JobSpec struct {
 	// missed while no server led the group does; Overlap (OverlapSkip,
 	// the default, or OverlapAllow) what a firing does while the
 	// previous run still runs.
-	Cron    string   `json:"cron,omitempty"`
-	Catchup string   `json:"catchup,omitempty"`
-	Overlap string   `json:"overlap,omitempty"`
+	Cron    string `json:"cron,omitempty"`
+	Catchup string `json:"catchup,omitempty"`
+	Overlap string `json:"overlap,omitempty"`
+
+	// Options whose machinery comes later; a server that cannot honour
+	// one refuses the job rather than ignore it.
 	CopyIn  []string `json:"copy_in,omitempty"`
 	CopyOut []string `json:"copy_out,omitempty"`
 

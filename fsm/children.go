@@ -35,10 +35,14 @@ func (d *db) applyChildRegister(index uint64, c *ChildRegister) *Result {
 		// A duplicate, or the attempt already ended: nothing to change.
 		return &Result{Index: index, JobID: j.ID}
 	}
+	first := j.neverStarted()
 	in.PID = c.PID
 	in.StartedAt = c.At
 	d.setState(j.ID, in, InstanceRunning, index)
 	d.event(index, c.At, EventInstanceStarted, j.ID, in.Index, in.Attempt, c.Machine, fmt.Sprintf("pid %d", c.PID))
+	if first {
+		d.noteBegin(j, in, index, c.At)
+	}
 	j.ModifyIndex = index
 	return &Result{Index: index, JobID: j.ID}
 }
@@ -165,6 +169,18 @@ func (d *db) newAttempt(j *Job, in *Instance, at time.Time, delay time.Duration,
 	}
 	d.setState(j.ID, in, InstanceQueued, index)
 	j.ModifyIndex = index
+	d.noteRequeue(j, in, index, at)
+}
+
+// neverStarted reports whether no attempt of any of the job's instances
+// has started yet.
+func (j *Job) neverStarted() bool {
+	for i := range j.Instances {
+		if in := &j.Instances[i]; !in.StartedAt.IsZero() || len(in.History) > 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // fenced records a CHILD event that named an attempt no longer current.

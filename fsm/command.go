@@ -43,13 +43,14 @@ const (
 	SubmitDirType     MessageType = 28 // since command level 28; see JobSpec.Dir
 	SubmitCronType    MessageType = 29 // since command level 29; see JobSpec.Cron
 	CronFireType      MessageType = 30 // since command level 30; see CronFire
+	MailSentType      MessageType = 31 // since command level 31; see MailSent
 )
 
 // CommandLevel is the highest command type this build applies. Servers
 // gossip it, and the leader proposes a command newer than every voter's
 // level only when all of them have it: a replica that meets an unknown
 // type must stop.
-const CommandLevel = CronFireType
+const CommandLevel = MailSentType
 
 // IgnoreUnknownFlag marks a command that a server which does not know its
 // type may skip instead of stopping. Commands whose loss would make replicas
@@ -119,6 +120,8 @@ func (t MessageType) String() string {
 		return "SubmitCron"
 	case CronFireType:
 		return "CronFire"
+	case MailSentType:
+		return "MailSent"
 	}
 	return fmt.Sprintf("MessageType(%d)", uint8(t))
 }
@@ -205,6 +208,14 @@ type JobSpec struct {
 	Cron    string `json:"cron,omitempty"`
 	Catchup string `json:"catchup,omitempty"`
 	Overlap string `json:"overlap,omitempty"`
+	// Mail is who the job's mail goes to (mail, mail=ADDRESS): an
+	// address, a login, or MailOwner; "" for none. MailTypes are the
+	// events mailed (mail_type: begin, end, fail, requeue, all); none
+	// means end and fail. Since command level 31: the server submits a
+	// job asking for mail only when every server applies MailSentType,
+	// so no replica ignores the fields.
+	Mail      string   `json:"mail,omitempty"`
+	MailTypes []string `json:"mail_types,omitempty"`
 }
 
 // HasDependencies reports whether the job waits for other jobs.

@@ -47,6 +47,12 @@ type db struct {
 	// crons holds the cron jobs whose schedule runs (not ended), for the
 	// leader, which asks after every commit which of them are due.
 	crons map[uint64]struct{}
+	// mails is the pending mail by ID (mail.go); snapshotted since
+	// version 9.
+	mails map[string]*Mail
+	// notes is what the entry being applied noted for mail; flushMail
+	// empties it at the end of every entry.
+	notes mailNotes
 }
 
 // queueCounts is what one queue holds now.
@@ -73,6 +79,7 @@ func newDB() *db {
 		jobs:              make(map[uint64]*Job),
 		reservations:      make(map[uint64]*Reservation),
 		tokens:            make(map[string]*Token),
+		mails:             make(map[string]*Mail),
 	}
 	d.reindex()
 	return d
@@ -140,6 +147,9 @@ func (d *db) refreshDone(j *Job, index uint64) {
 	}
 	j.done = done
 	if ended {
+		if j.Spec.Mail != "" || len(d.database.Admins) > 0 {
+			d.notes.ended = append(d.notes.ended, j.ID)
+		}
 		d.ended = append(d.ended, j.ID)
 	}
 }

@@ -81,7 +81,6 @@ func (f *FSM) Apply(l *raft.Log) any {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	res := f.apply(l.Index, l.Data)
-	f.d.flushEnded(l.Index)
 	f.d.index = l.Index
 	close(f.watch)
 	f.watch = make(chan struct{})
@@ -102,7 +101,6 @@ func (f *FSM) ApplyBatch(logs []*raft.Log) []any {
 			continue
 		}
 		out[i] = f.apply(l.Index, l.Data)
-		f.d.flushEnded(l.Index)
 		f.d.index = l.Index
 		applied = true
 	}
@@ -114,7 +112,16 @@ func (f *FSM) ApplyBatch(logs []*raft.Log) []any {
 	return out
 }
 
+// apply applies one entry's command, then decides the jobs held for the
+// jobs it ended (flushEnded), then files the mail its changes call for.
 func (f *FSM) apply(index uint64, data []byte) *Result {
+	res := f.applyCommand(index, data)
+	f.d.flushEnded(index)
+	f.d.flushMail(index)
+	return res
+}
+
+func (f *FSM) applyCommand(index uint64, data []byte) *Result {
 	if len(data) == 0 {
 		panic(fmt.Sprintf("fsm: empty log entry at index %d", index))
 	}
@@ -231,6 +238,10 @@ func (f *FSM) apply(index uint64, data []byte) *Result {
 		var c CronFire
 		decode(index, t, body, &c)
 		return d.applyCronFire(index, &c)
+	case MailSentType:
+		var c MailSent
+		decode(index, t, body, &c)
+		return d.applyMailSent(index, &c)
 	}
 	if ignorable {
 		return &Result{Index: index}

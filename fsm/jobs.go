@@ -118,6 +118,14 @@ func validateSpec(s *JobSpec) error {
 	if s.MaxRestarts < 0 || s.MaxPerMachine < 0 || s.MemoryMB < 0 || s.Load < 0 {
 		return fmt.Errorf("%w: max_restarts, max_per_machine, memory and load must not be negative", ErrInvalidSpec)
 	}
+	for _, t := range s.MailTypes {
+		if !ValidMailType(t) {
+			return fmt.Errorf("%w: mail_type: %q is not begin, end, fail, requeue or all", ErrInvalidSpec, t)
+		}
+	}
+	if len(s.MailTypes) > 0 && s.Mail == "" {
+		return fmt.Errorf("%w: mail_type without mail", ErrInvalidSpec)
+	}
 	for _, e := range s.Env {
 		if k, _, ok := strings.Cut(e, "="); !ok || k == "" {
 			return fmt.Errorf("%w: env: %q is not NAME=value", ErrInvalidSpec, e)

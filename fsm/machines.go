@@ -55,6 +55,9 @@ func (d *db) applyStubLeave(index uint64, c *StubLeave) *Result {
 	m.LeaveReason = c.Reason
 	m.ModifyIndex = index
 	d.event(index, c.At, EventMachineLeft, 0, -1, 0, c.Machine, c.Reason)
+	d.notes.machines = append(d.notes.machines, c.Machine)
+	d.notes.down = append(d.notes.down, fmt.Sprintf("%s: %s", c.Machine, c.Reason))
+	d.notes.downAt = c.At
 	for _, ref := range sortedRefs(d.active) {
 		if d.active[ref] != c.Machine {
 			continue
@@ -67,6 +70,8 @@ func (d *db) applyStubLeave(index uint64, c *StubLeave) *Result {
 		in.Error = "machine " + c.Machine + " left the pool: " + c.Reason
 		d.setState(ref.JobID, in, InstanceLost, index)
 		d.event(index, c.At, EventInstanceLost, j.ID, in.Index, in.Attempt, c.Machine, in.Error)
+		d.notes.lost = append(d.notes.lost, fmt.Sprintf("job %d (%s) of %s, instance %d, attempt %d on %s", j.ID, j.Name, j.Owner, in.Index, in.Attempt, c.Machine))
+		d.notes.lostAt = c.At
 		j.ModifyIndex = index
 	}
 	return &Result{Index: index}

@@ -21,7 +21,8 @@ import (
 // adds the machine's Asleep to its record (MachineAsleep); 9 adds the
 // job's working directory (JobSpec.Dir, netexec --chdir), its cron
 // options, a cron job's schedule record and a run's cron job and scheduled
-// time (CronFire) to its record. This build writes 9 and reads 4 to 9; a
+// time (CronFire), and the job's Mail and MailTypes to its record, and the
+// pending mail records (MailSent). This build writes 9 and reads 4 to 9; a
 // future version must keep a reader for them all.
 const SnapshotVersion = 9
 
@@ -45,6 +46,9 @@ type snapshotHeader struct {
 	// Tokens is the number of token records after the reservations;
 	// since version 6.
 	Tokens int `json:"tokens,omitempty"`
+	// Mails is the number of pending mail records after the tokens;
+	// since version 9.
+	Mails int `json:"mails,omitempty"`
 }
 
 const snapshotFormat = "netmgr-fsm"
@@ -82,6 +86,7 @@ func (d *db) encodeRecords() *snapshot {
 		Reservations:      len(d.reservations),
 		NextReservationID: d.nextReservationID,
 		Tokens:            len(d.tokens),
+		Mails:             len(d.mails),
 	}}
 	e := newEncoder()
 	for _, m := range sortedMachines(d.machines) {
@@ -100,6 +105,9 @@ func (d *db) encodeRecords() *snapshot {
 	}
 	for _, t := range d.sortedTokens() {
 		e.token(t)
+	}
+	for _, m := range d.sortedMails() {
+		e.mail(m)
 	}
 	s.records = e.finish()
 	return s
@@ -210,15 +218,18 @@ const maxPresized = 1 << 22
 // jobArena is how many jobs a restore allocates at once.
 const jobArena = 1024
 
-// readBinaryRecords reads the machine, job, reservation and (from
-// version 6) token records of a version 4 to 7 snapshot (dec.version
-// says which); the stream must end after them.
+// readBinaryRecords reads the machine, job, reservation, (from version
+// 6) token and (from version 9) mail records of a version 4 to 9 snapshot
+// (dec.version says which); the stream must end after them.
 func readBinaryRecords(d *db, h *snapshotHeader, dec *decoder) error {
-	if h.Machines < 0 || h.Jobs < 0 || h.Reservations < 0 || h.Tokens < 0 {
+	if h.Machines < 0 || h.Jobs < 0 || h.Reservations < 0 || h.Tokens < 0 || h.Mails < 0 {
 		return fmt.Errorf("read records: %w: negative counts in the header", errCorrupt)
 	}
 	if h.Tokens > 0 && h.Version < 6 {
 		return fmt.Errorf("read records: %w: version %d snapshot announces tokens", errCorrupt, h.Version)
+	}
+	if h.Mails > 0 && h.Version < 9 {
+		return fmt.Errorf("read records: %w: version %d snapshot announces mail", errCorrupt, h.Version)
 	}
 	d.machines = make(map[string]*Machine, min(h.Machines, maxPresized))
 	for range h.Machines {
@@ -256,6 +267,13 @@ func readBinaryRecords(d *db, h *snapshotHeader, dec *decoder) error {
 			return fmt.Errorf("read token: %w", dec.err)
 		}
 		d.tokens[t.ID] = t
+	}
+	for range h.Mails {
+		m := new(Mail)
+		if dec.mail(m); dec.err != nil {
+			return fmt.Errorf("read mail: %w", dec.err)
+		}
+		d.mails[m.ID] = m
 	}
 	if !dec.atEnd() {
 		return fmt.Errorf("read records: %w: data after the last record", errCorrupt)

@@ -8,7 +8,8 @@ package fsm
 // record, and versions 5 to 7 lack Asleep, the last; versions 4 and 5
 // hold no token records; versions 4 to 6 lack the job's dependencies (the
 // spec's After, AfterOK and AfterNotOK), and versions 4 to 8 the spec's
-// Dir, the last field of its record.
+// Dir, the job's cron record and its Mail and MailTypes, which follow them;
+// versions 4 to 8 hold no mail records.
 
 func (e *encoder) machine(m *Machine) {
 	f := &m.MachineFacts
@@ -82,6 +83,8 @@ func (e *encoder) job(j *Job) {
 	e.uints(j.Spec.AfterNotOK)
 	e.str(j.Spec.Dir) // since version 9
 	e.cron(j)         // since version 9
+	e.str(j.Spec.Mail)
+	e.symList(j.Spec.MailTypes)
 	e.endRecord()
 }
 
@@ -107,6 +110,8 @@ func (d *decoder) job(j *Job) {
 	if d.version >= 9 {
 		d.str(&j.Spec.Dir)
 		d.cron(j)
+		d.str(&j.Spec.Mail)
+		j.Spec.MailTypes = d.symList()
 	}
 	d.flushRaw()
 }
@@ -365,5 +370,36 @@ func (d *decoder) token(t *Token) {
 	t.ExpiresAt = d.time()
 	t.IssuedBy = d.sym()
 	t.CreateIndex = d.uint()
+	d.flushRaw()
+}
+
+// mail is written since version 9.
+func (e *encoder) mail(m *Mail) {
+	e.str(m.ID)
+	e.uint(m.Index)
+	e.time(m.At)
+	e.sym(m.Event)
+	e.symList(m.To)
+	e.uint(m.Job)
+	e.str(m.Subject)
+	e.str(m.Body)
+	e.int(int64(m.Attempts))
+	e.str(m.LastError)
+	e.time(m.LastTry)
+	e.endRecord()
+}
+
+func (d *decoder) mail(m *Mail) {
+	d.str(&m.ID)
+	m.Index = d.uint()
+	m.At = d.time()
+	m.Event = d.sym()
+	m.To = d.symList()
+	m.Job = d.uint()
+	d.str(&m.Subject)
+	d.str(&m.Body)
+	m.Attempts = int(d.int())
+	d.str(&m.LastError)
+	m.LastTry = d.time()
 	d.flushRaw()
 }

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -39,7 +40,7 @@ func richCommands() []command {
 	}
 	m1 := facts("m1", "x86_64", 4, "lic")
 	m1.Mounts = []string{"/home", "/data"}
-	return []command{
+	cmds := []command{
 		{fsm.StubJoinType, fsm.StubJoin{At: at(0), Machine: m1}},
 		{fsm.StubJoinType, fsm.StubJoin{At: at(1), Machine: facts("m2", "sparc", 2)}},
 		{fsm.StubJoinType, fsm.StubJoin{At: at(2), Machine: facts("m3", "x86_64", 1)}},
@@ -182,6 +183,27 @@ func richCommands() []command {
 		// --chdir), job 19.
 		{fsm.SubmitDirType, fsm.Submit{At: at(218), Owner: "hana", Spec: withDir(spec("indir", 1), "/home/hana/work")}},
 	}
+	// Also since version 9: mail. Job 20
+	// asks for every mail type; it begins and fails, filing two mails.
+	// The begin mail is recorded sent, the fail mail failed once, and
+	// the admins' mail about job 7 (failed after its last restart) is
+	// still pending untried.
+	begin := uint64(len(cmds) + 3) // the index of the ChildRegister
+	cmds = append(cmds,
+		command{fsm.SubmitType, fsm.Submit{At: at(219), Owner: "lena", Spec: withMail(spec("mailed", 1), fsm.MailOwner, fsm.MailAll)}},
+		command{fsm.PlaceType, fsm.Place{At: at(220), PlannedAtIndex: begin - 2, Assignments: []fsm.Assignment{x(20, 0, "m2", "*")}}},
+		command{fsm.ChildRegisterType, fsm.ChildRegister{At: at(221), JobID: 20, Instance: 0, Attempt: 1, Machine: "m2", PID: 1500}},
+		command{fsm.ChildTermType, fsm.ChildTerm{At: at(223), JobID: 20, Instance: 0, Attempt: 1, Machine: "m2", ExitCode: 4, UserMS: 20, SysMS: 3, MaxRSSKB: 900}},
+		command{fsm.MailSentType, fsm.MailSent{At: at(224), ID: fmt.Sprintf("%d.begin.20.0", begin)}},
+		command{fsm.MailSentType, fsm.MailSent{At: at(225), ID: fmt.Sprintf("%d.fail.20", begin+1), Error: "dial tcp: connection refused"}},
+	)
+	return cmds
+}
+
+// withMail returns s mailing to, for the mail types given.
+func withMail(s fsm.JobSpec, to string, types ...string) fsm.JobSpec {
+	s.Mail, s.MailTypes = to, types
+	return s
 }
 
 // withCron returns s as a cron job with the options given.
@@ -193,7 +215,7 @@ func withCron(s fsm.JobSpec, expr, catchup, overlap string) fsm.JobSpec {
 // richSinceV8 is how many of richCommands' last commands a version 8
 // snapshot cannot hold: the rich state of testdata/snapshot_v8.golden
 // lacks them.
-const richSinceV8 = 8
+const richSinceV8 = 8 + 6 // cron and working directory, then mail
 
 // withDeps returns s with the dependencies given.
 func withDeps(s fsm.JobSpec, after, afterOK, afterNotOK []uint64) fsm.JobSpec {
@@ -487,8 +509,8 @@ func TestSnapshotRoundTrip(t *testing.T) {
 			}},
 		{"next job id continues", command{fsm.SubmitType, fsm.Submit{At: at(104), Owner: "erin", Spec: spec("", 1)}},
 			func(t *testing.T, res *fsm.Result) {
-				if res.JobID != 20 || res.Existing {
-					t.Errorf("got JobID %d Existing %v, want 20 and false", res.JobID, res.Existing)
+				if res.JobID != 21 || res.Existing {
+					t.Errorf("got JobID %d Existing %v, want 21 and false", res.JobID, res.Existing)
 				}
 			}},
 		{"term of a lost instance", command{fsm.ChildTermType, fsm.ChildTerm{At: at(105), JobID: 4, Instance: 0, Attempt: 1, Machine: "m3"}},
@@ -786,7 +808,7 @@ func TestSnapshotGolden(t *testing.T) {
 // wrote: version 4 (1.0's, whose machine records lack Unhealthy),
 // version 5 (no token records), version 6 (no job dependencies),
 // version 7 (machine records without Asleep) and version 8 (no cron
-// jobs, no working directories). Each state is the rich
+// jobs, no working directories, no mail). Each state is the rich
 // state without the
 // commands added since, and a snapshot of it now is the current version
 // and restores to the same state.
@@ -810,7 +832,9 @@ func TestRestoreOldVersions(t *testing.T) {
 			for _, c := range cmds[:len(cmds)-tc.since] { // the rich state as that build had it
 				a.apply(c.typ, c.body)
 			}
-			if got, want := jsonSnapshot(t, f), jsonSnapshot(t, a.f); !bytes.Equal(got, want) {
+			// The mail the replayed commands filed is left out: an older
+			// build filed none, and a snapshot of its state holds none.
+			if got, want := jsonSnapshotWithoutMail(t, f), jsonSnapshotWithoutMail(t, a.f); !bytes.Equal(got, want) {
 				t.Errorf("version %d snapshot restored:\n%s\nwant:\n%s", tc.version, got, want)
 			}
 			again := snapshotBytes(t, f)
@@ -835,7 +859,24 @@ func v4Header(machines, jobs int) string {
 // Tests print it when two snapshots differ.
 func jsonSnapshot(tb testing.TB, f *fsm.FSM) []byte {
 	tb.Helper()
+	return renderSnapshot(tb, f, true)
+}
+
+// mailCount is the header's count of mail records.
+var mailCount = regexp.MustCompile(`,"mails":[0-9]+`)
+
+// jsonSnapshotWithoutMail is jsonSnapshot without the pending mail.
+func jsonSnapshotWithoutMail(tb testing.TB, f *fsm.FSM) []byte {
+	tb.Helper()
+	return renderSnapshot(tb, f, false)
+}
+
+func renderSnapshot(tb testing.TB, f *fsm.FSM, mail bool) []byte {
+	tb.Helper()
 	header, _, _ := bytes.Cut(snapshotBytes(tb, f), []byte("\n"))
+	if !mail {
+		header = mailCount.ReplaceAll(header, nil)
+	}
 	var b bytes.Buffer
 	b.Write(header)
 	b.WriteByte('\n')
@@ -860,6 +901,11 @@ func jsonSnapshot(tb testing.TB, f *fsm.FSM) []byte {
 		}
 		for _, t := range v.Tokens() {
 			encode(t)
+		}
+		if mail {
+			for _, m := range v.PendingMail() {
+				encode(m)
+			}
 		}
 	})
 	if err != nil {

@@ -68,9 +68,10 @@ func (d *db) applyTokenRevoke(index uint64, c *TokenRevoke) *Result {
 	return &Result{Index: index}
 }
 
-// applyServerRemoved only records the event.
+// applyServerRemoved records the event and files the admins' mail.
 func (d *db) applyServerRemoved(index uint64, c *ServerRemoved) *Result {
 	d.event(index, c.At, EventServerRemoved, 0, -1, 0, "", fmt.Sprintf("%s removed server %s from the raft group", actor(c.By), c.Name))
+	d.noteServerRemoved(index, c)
 	return &Result{Index: index}
 }
 

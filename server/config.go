@@ -10,6 +10,7 @@ import (
 
 	"github.com/netmgr/netmgr/client/pki"
 	"github.com/netmgr/netmgr/internal/buildinfo"
+	"github.com/netmgr/netmgr/server/mailer"
 )
 
 // Config configures a Server.
@@ -59,6 +60,14 @@ type Config struct {
 	// per line, the first the one used to send); empty sends gossip in
 	// the clear.
 	GossipKeyring string
+	// Mail, when set, is how this server sends the group's mail (job
+	// mail and the admins' failure mail) while it leads: an SMTP relay or
+	// a sendmail program. Every server of a group should have the same;
+	// a leader without it leaves the mail pending for one that has it.
+	Mail *mailer.Config
+	// MailRetry is the delay before the first retry of a failed send,
+	// doubled for each further one up to 10 minutes; 5 s when zero.
+	MailRetry time.Duration
 
 	// RaftTransport, when set, replaces the TCP transport (tests use raft's
 	// in-memory transport); RaftAddr is then ignored.

@@ -180,7 +180,6 @@ func TestOptionsNotBuiltAreRefused(t *testing.T) {
 		option string
 		set    func(*client.JobSpec)
 	}{
-		{"mail", func(s *client.JobSpec) { s.Mail = "owner" }},
 		{"copy_in", func(s *client.JobSpec) { s.CopyIn = []string{"a"} }},
 		{"copy_out", func(s *client.JobSpec) { s.CopyOut = []string{"b"} }},
 	}

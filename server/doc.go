@@ -64,6 +64,9 @@
 //     computed from the committed state (fsm.CronDue); and parsing cron=
 //     expressions (robfig/cron), for the leader, for submit's checks and
 //     for the next firing the API shows.
+//   - mail.go: the mail sender, which sends the pending mail the
+//     database files and commits MailSent for each outcome, through
+//     package mailer (an SMTP relay or sendmail).
 //
 // The commit paths that more than one caller shares:
 //   - children.go: CHILD_REGISTER and CHILD_TERM from stubs, whether they

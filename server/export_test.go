@@ -1,6 +1,10 @@
 package server
 
-import "time"
+import (
+	"time"
+
+	"github.com/netmgr/netmgr/fsm"
+)
 
 // What the external tests (package server_test) reach of the server's
 // internals.
@@ -20,3 +24,11 @@ var (
 	ErrTokenUnknown   = errTokenUnknown
 	ErrTokenExpired   = errTokenExpired
 )
+
+// PendingMail is how many mails this server's copy of the state holds
+// pending.
+func (s *Server) PendingMail() int {
+	var n int
+	s.fsm.Read(func(v fsm.View) { n = v.PendingMailCount() })
+	return n
+}

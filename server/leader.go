@@ -70,6 +70,8 @@ const leaderTick = 250 * time.Millisecond
 //   - loadInitialDatabase (database.go): --database FILE, if the group
 //     has never had a database.
 //   - announceLeadership (leader.go): a LeaderElected event.
+//   - mailSender.run (mail.go), in its own goroutine: sends the pending
+//     mail and commits MailSent for each outcome.
 //   - leaderCheck.run (lease.go), in its own goroutine: confirms
 //     leadership for lease renewals; with a fresh leaseTable (lease.go) it
 //     is published in s.leader, where handleLease (http_lease.go) finds it.
@@ -106,6 +108,7 @@ func (s *Server) leaderLoop(ctx context.Context) {
 	s.loadInitialDatabase()
 	s.announceLeadership()
 
+	s.startMailSender(ctx)
 	check := newLeaderCheck(s)
 	checkDone := make(chan struct{})
 	go func() {

@@ -43,6 +43,8 @@ type metrics struct {
 	requests        *prometheus.CounterVec // by route
 	deniedRequests  *prometheus.CounterVec // by reason
 	startRequests   prometheus.Counter
+	mailsSent       prometheus.Counter
+	mailFailures    prometheus.Counter
 }
 
 // newMetrics registers s's metrics. The gauges read s.raft, s.fsm and
@@ -99,6 +101,14 @@ func newMetrics(s *Server) *metrics {
 			Name: metricsPrefix + "dispatch_start_requests_total",
 			Help: "Requests carrying Starts (POST /v1/starts) this server, as leader, sent to stubs.",
 		}),
+		mailsSent: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: metricsPrefix + "mail_sent_total",
+			Help: "Mail this server, as leader, handed to the relay or sendmail.",
+		}),
+		mailFailures: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: metricsPrefix + "mail_send_failures_total",
+			Help: "Attempts of this server, as leader, to send mail that failed (each is retried with backoff, or given up after 12).",
+		}),
 	}
 	gauge := func(name, help string, read func() float64) prometheus.GaugeFunc {
 		return prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: metricsPrefix + name, Help: help}, read)
@@ -108,7 +118,13 @@ func newMetrics(s *Server) *metrics {
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		m.commitSeconds, m.elections, m.passSeconds, m.passPlaced,
 		m.dispatchSeconds, m.startsFailed, m.signalsSent, m.leasesExpired,
-		m.requests, m.deniedRequests, m.startRequests,
+		m.requests, m.deniedRequests, m.startRequests, m.mailsSent, m.mailFailures,
+		gauge("mail_pending", "Mail the group has filed and not yet recorded sent or given up.",
+			func() float64 {
+				var n int
+				s.fsm.Read(func(v fsm.View) { n = v.PendingMailCount() })
+				return float64(n)
+			}),
 		gauge("raft_applied_index", "Index of the last Raft log entry handed to the database.",
 			func() float64 { return float64(s.raft.AppliedIndex()) }),
 		gauge("raft_commit_index", "Index of the last Raft log entry known committed.",
@@ -204,6 +220,10 @@ func (m *metrics) signalled(err error) error {
 
 // leaseExpired counts one lease declared expired.
 func (m *metrics) leaseExpired() { m.leasesExpired.Inc() }
+
+// mailSent and mailFailed count the outcomes of sending mail.
+func (m *metrics) mailSent()   { m.mailsSent.Inc() }
+func (m *metrics) mailFailed() { m.mailFailures.Inc() }
 
 func boolFloat(b bool) float64 {
 	if b {

@@ -17,6 +17,7 @@ import (
 	"github.com/netmgr/netmgr/client"
 	"github.com/netmgr/netmgr/client/pki"
 	"github.com/netmgr/netmgr/fsm"
+	"github.com/netmgr/netmgr/server/mailer"
 )
 
 // Server is one netmgr server. Create it with New; stop it with Shutdown.
@@ -66,6 +67,9 @@ type Server struct {
 	// admission checks would-be servers before they join Raft
 	// (raft_admit.go).
 	admission *admission
+	// mailer sends the group's mail while this server leads (mail.go);
+	// nil without a mail configuration.
+	mailer *mailer.Mailer
 }
 
 // New starts a server: Raft, the gossip node, the HTTP API, bootstrap by
@@ -91,6 +95,13 @@ func New(cfg Config) (*Server, error) {
 			return nil, err
 		}
 		s.initialDB = &db
+	}
+	if cfg.Mail != nil {
+		m, err := mailer.New(*cfg.Mail)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %w", errConfig, err)
+		}
+		s.mailer = m
 	}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 

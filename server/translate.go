@@ -36,6 +36,8 @@ func specFromWire(s client.JobSpec) fsm.JobSpec {
 		Cron:          s.Cron,
 		Catchup:       s.Catchup,
 		Overlap:       s.Overlap,
+		Mail:          s.Mail,
+		MailTypes:     clone(s.MailType),
 	}
 	for _, r := range s.Requirements {
 		out.Requirements = append(out.Requirements, fsm.Requirement{Attr: r.Attr, Op: r.Op, Value: r.Value})
@@ -68,6 +70,8 @@ func specToWire(s fsm.JobSpec) client.JobSpec {
 		Cron:          s.Cron,
 		Catchup:       s.Catchup,
 		Overlap:       s.Overlap,
+		Mail:          s.Mail,
+		MailType:      clone(s.MailTypes),
 	}
 	for _, r := range s.Requirements {
 		out.Requirements = append(out.Requirements, client.Requirement{Attr: r.Attr, Op: r.Op, Value: r.Value})

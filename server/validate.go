@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/netmgr/netmgr/client"
+	"github.com/netmgr/netmgr/fsm"
 )
 
 // validateSpec refuses a spec this server cannot honour. The fsm re-checks
@@ -15,7 +16,6 @@ func validateSpec(s *client.JobSpec) error {
 		name string
 		set  bool
 	}{
-		{"mail", s.Mail != ""},
 		{"copy_in", len(s.CopyIn) > 0},
 		{"copy_out", len(s.CopyOut) > 0},
 	} {
@@ -25,6 +25,14 @@ func validateSpec(s *client.JobSpec) error {
 	}
 	if err := validateCron(s); err != nil {
 		return err
+	}
+	for _, t := range s.MailType {
+		if !fsm.ValidMailType(t) {
+			return fmt.Errorf("mail_type=%s: want begin, end, fail, requeue or all", t)
+		}
+	}
+	if len(s.MailType) > 0 && s.Mail == "" {
+		return fmt.Errorf("mail_type needs mail or mail=ADDRESS")
 	}
 	for _, r := range s.Requirements {
 		switch r.Op {

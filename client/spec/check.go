@@ -29,6 +29,7 @@ const (
 	optRestart       = "restart"
 	optMaxRestarts   = "max_restarts"
 	optMail          = "mail"
+	optMailType      = "mail_type"
 	optCron          = "cron"
 	optCatchup       = "catchup"
 	optOverlap       = "overlap"
@@ -41,6 +42,21 @@ const (
 
 // MailOwner is the Mail value of the bare mail option: mail the job's owner.
 const MailOwner = "owner"
+
+// MailTypes are the values of mail_type (Slurm's --mail-type names, in
+// lower case): mail when the job begins, ends, fails, is requeued, or all
+// of them.
+var MailTypes = []string{"begin", "end", "fail", "requeue", "all"}
+
+// checkMailType checks one mail_type value.
+func checkMailType(s string) string {
+	for _, t := range MailTypes {
+		if s == t {
+			return ""
+		}
+	}
+	return fmt.Sprintf("%q is not a mail type (begin, end, fail, requeue or all)", s)
+}
 
 // maxNameLen bounds symb_name; names are shown in tables and used on the
 // command line.
@@ -183,6 +199,14 @@ func validatePlacement(s client.JobSpec) error {
 		if msg := checkMaxRestarts(s.Restart); msg != "" {
 			return fmt.Errorf("option %s: %s", optMaxRestarts, msg)
 		}
+	}
+	for _, t := range s.MailType {
+		if msg := checkMailType(t); msg != "" {
+			return fmt.Errorf("option %s: %s", optMailType, msg)
+		}
+	}
+	if len(s.MailType) > 0 && s.Mail == "" {
+		return fmt.Errorf("option %s: needs mail or mail=ADDRESS", optMailType)
 	}
 	checks := []struct {
 		opt, val string

@@ -14,16 +14,17 @@
 // at that nesting level, trimmed), a double-quoted string in which \" and
 // \\ are the only escapes, or a {...} list of values (args, env, keys,
 // mounts, machines, copy_in, copy_out; after, afterok and afternotok take
-// one job or a list of them) or of key=value pairs (binaries).
+// one job or a list of them, mail_type one type or a list) or of key=value pairs (binaries).
 // Whitespace around tokens is ignored.
 //
 // The options map onto client.JobSpec: binaries, min, symb_name, args,
 // env; keys, the comparisons, mounts, machines (what a machine must have);
 // unique, max_per_machine, load, memory, queue (placement); restart,
-// max_restarts; mail, copy_in, copy_out; cron, catchup, overlap (a
-// schedule: cron="0 3 * * *",catchup=none,overlap=allow; the server parses
-// the expression); after, afterok, afternotok (the jobs it waits for, by
-// id or name). The package accepts
+// max_restarts; mail (mail the owner, or mail=ADDRESS) and mail_type
+// (begin, end, fail, requeue, all; mail_type={begin,end}); copy_in,
+// copy_out; cron, catchup, overlap (a schedule: cron="0 3 * * *",
+// catchup=none,overlap=allow; the server parses the expression); after,
+// afterok, afternotok (the jobs it waits for, by id or name). The package accepts
 // the whole language: whether the server can honour an option yet is the
 // server's to say.
 //

@@ -12,7 +12,7 @@ import (
 // run (binaries, min, symb_name, args, env), what a machine must have
 // (keys, comparisons in their order, mounts, machines), how instances are
 // placed (unique, max_per_machine, load, memory, queue), restarts, then
-// mail, cron, after, afterok, afternotok, copy_in and copy_out. Binaries are sorted by key;
+// mail, mail_type, cron, after, afterok, afternotok, copy_in and copy_out. Binaries are sorted by key;
 // other lists keep their order. Empty options are left out. Values are bare
 // words when that is unambiguous and quoted otherwise, so Parse(Format(s))
 // equals s for any s Parse returned.
@@ -75,9 +75,6 @@ func Format(s client.JobSpec) string {
 	default:
 		addWord(optMail, s.Mail)
 	}
-	addWord(optCron, s.Cron)
-	addWord(optCatchup, s.Catchup)
-	addWord(optOverlap, s.Overlap)
 	addRefs := func(opt string, refs []string) {
 		switch len(refs) {
 		case 0:
@@ -87,6 +84,10 @@ func Format(s client.JobSpec) string {
 			addList(opt, refs)
 		}
 	}
+	addRefs(optMailType, s.MailType)
+	addWord(optCron, s.Cron)
+	addWord(optCatchup, s.Catchup)
+	addWord(optOverlap, s.Overlap)
 	addRefs(optAfter, s.After)
 	addRefs(optAfterOK, s.AfterOK)
 	addRefs(optAfterNotOK, s.AfterNotOK)

@@ -46,6 +46,7 @@ func init() {
 			bare:  func(s *client.JobSpec) { s.Mail = MailOwner },
 			value: scalarOption(checked(checkMail), func(s *client.JobSpec, v string) { s.Mail = v }),
 		},
+		optMailType:   {value: wordOrList(checkMailType, "mail type", func(s *client.JobSpec, v []string) { s.MailType = v })},
 		optCron:       {value: scalarOption(checked(checkCron), func(s *client.JobSpec, v string) { s.Cron = v })},
 		optCatchup:    {value: scalarOption(checked(checkCatchup), func(s *client.JobSpec, v string) { s.Catchup = v })},
 		optOverlap:    {value: scalarOption(checked(checkOverlap), func(s *client.JobSpec, v string) { s.Overlap = v })},
@@ -120,6 +121,44 @@ func jobRefs(set func(*client.JobSpec, []string)) func(*parser, *client.JobSpec,
 			refs = append(refs, it.val)
 		}
 		set(s, refs)
+		return nil
+	}
+}
+
+// wordOrList reads one word (mail_type=end) or a {...} list of them
+// (mail_type={begin,end}), each checked by check, none given twice, and
+// stores them with set; what names one item in messages.
+func wordOrList(check func(string) string, what string, set func(*client.JobSpec, []string)) func(*parser, *client.JobSpec, string) error {
+	return func(p *parser, s *client.JobSpec, opt string) error {
+		var items []scalar
+		if !p.eof() && p.src[p.pos] == '{' {
+			var err error
+			if items, err = p.list(opt); err != nil {
+				return err
+			}
+			if len(items) == 0 {
+				return p.errAt(p.pos-1, opt, "the list names no %s", what)
+			}
+		} else {
+			v, err := p.scalar(opt, false)
+			if err != nil {
+				return err
+			}
+			items = []scalar{v}
+		}
+		var vals []string
+		seen := map[string]bool{}
+		for _, it := range items {
+			if msg := check(it.val); msg != "" {
+				return p.errAt(it.pos, opt, "%s", msg)
+			}
+			if seen[it.val] {
+				return p.errAt(it.pos, opt, "%s %s given twice", what, it.val)
+			}
+			seen[it.val] = true
+			vals = append(vals, it.val)
+		}
+		set(s, vals)
 		return nil
 	}
 }

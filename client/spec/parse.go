@@ -132,6 +132,9 @@ func (p *parser) parse(spec *client.JobSpec) error {
 			return p.errAt(off, opt, "%s", needsCron)
 		}
 	}
+	if off, ok := p.seen[optMailType]; ok && spec.Mail == "" {
+		return p.errAt(off, optMailType, "needs mail or mail=ADDRESS")
+	}
 	if off, ok := p.seen[optMaxPerMachine]; ok && spec.Unique && spec.MaxPerMachine > 1 {
 		return p.errAt(off, optMaxPerMachine, "%s", uniqueConflict)
 	}

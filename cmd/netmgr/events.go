@@ -35,7 +35,10 @@ func eventsCommand() *cli.Command {
 			"held job run), job-cancelled (one means it never can, with the reason),\n" +
 			"cron-fired (a cron job's firing started a run), cron-skipped (a firing made no\n" +
 			"run: missed while no server led, or the previous run still runs), cron-ended\n" +
-			"(netkill ended the schedule); and\n" +
+			"(netkill ended the schedule);\n" +
+			"mail-sent, mail-failed (a send the leader retries, with the relay's answer),\n" +
+			"mail-dropped (given up after 12 attempts, or pushed out by more than 1000\n" +
+			"pending); and\n" +
 			"the changes admins make, each with\n" +
 			"the admin's name: database-loaded, queue-added, queue-changed,\n" +
 			"queue-removed, server-removed, token-issued, token-revoked:\n\n" +

@@ -45,8 +45,15 @@ func execCommand() *cli.Command {
 			"after={JOB,...} (start once each has ended), afterok= (once each succeeded),\n" +
 			"afternotok= (once each ended without succeeding), JOB a name or id; a schedule:\n" +
 			"cron=\"MIN HOUR DAY MONTH WEEKDAY\" with catchup=none|last and overlap=skip|allow;\n" +
-			"and mail[=ADDRESS], copy_in={...}, copy_out={...}, which a server refuses with\n" +
-			"\"not supported yet\" until it can honour them. Each has a flag below.\n\n" +
+			"mail: mail (the owner) or mail=ADDRESS, with mail_type=TYPE or {TYPE,...}\n" +
+			"naming when (begin, end, fail, requeue or all; default end and fail); and\n" +
+			"copy_in={...}, copy_out={...}, which a server refuses with \"not supported\n" +
+			"yet\" until it can honour them. Each has a flag below.\n\n" +
+			"Mail says the job, each instance, where it ran, its exit status or signal, run\n" +
+			"time and resource use, and why it ended (cancelled(dependency) names the\n" +
+			"dependency). The servers send it through their relay (netmgr server --smtp):\n\n" +
+			"   netexec --mail-to ops@example.org --mail-type begin,end /bin/backup\n" +
+			"   netexec 'binaries={*=/bin/backup},mail=ops@example.org,mail_type={begin,end}'\n\n" +
 			"A chain: netexec --name a /bin/prep; netexec --name b --afterok a /bin/run;\n" +
 			"netexec --after b /bin/cleanup. A job waits held(dependency) until its\n" +
 			"dependencies decide, and ends cancelled(dependency) when it never can run.\n\n" +
@@ -104,8 +111,9 @@ func execCommand() *cli.Command {
 			&cli.StringFlag{Name: "queue", Usage: "wait in batch queue `NAME` (queue=)"},
 			&cli.StringFlag{Name: "restart", Usage: "restart `POLICY`: no, on-failure or always (restart=)"},
 			&cli.IntFlag{Name: "max-restarts", DefaultText: "the server's", Usage: "restart an instance at most `N` times; needs --restart (max_restarts=)"},
-			&cli.BoolFlag{Name: "mail", Usage: "mail the job's owner when it ends (mail); " + refusedNote},
-			&cli.StringFlag{Name: "mail-to", Usage: "mail `ADDRESS` when the job ends (mail=ADDRESS); " + refusedNote},
+			&cli.BoolFlag{Name: "mail", Usage: "mail the job's owner when it ends or fails (mail)"},
+			&cli.StringFlag{Name: "mail-to", Usage: "mail `ADDRESS` when the job ends or fails (mail=ADDRESS)"},
+			&cli.StringSliceFlag{Name: "mail-type", DefaultText: "end,fail", Usage: "mail when the job does these: `TYPE`s begin, end, fail, requeue or all; needs --mail or --mail-to (mail_type=)"},
 			&cli.StringFlag{Name: "cron", Usage: "run on the cron schedule `EXPR`, e.g. '0 3 * * *', '@hourly', 'CRON_TZ=Europe/Paris 0 3 * * *' (cron=)"},
 			&cli.StringFlag{Name: "catchup", DefaultText: "last", Usage: "a cron firing missed while no server led: run the most recent once (last) or `none` of them (catchup=)"},
 			&cli.StringFlag{Name: "overlap", DefaultText: "skip", Usage: "a cron firing while the previous run runs: `skip` it or allow it (overlap=)"},
@@ -153,6 +161,7 @@ type execArgs struct {
 
 	Mail       bool
 	MailTo     string
+	MailType   []string
 	Cron       string
 	Catchup    string
 	Overlap    string
@@ -314,6 +323,7 @@ func execFlags(a execArgs, js client.JobSpec) []execFlag {
 			}
 			return nil
 		}},
+		{"--mail-type", "mail_type=", "when mail is sent", len(a.MailType) > 0, len(js.MailType) > 0, setList(a.MailType, func(js *client.JobSpec, v []string) { js.MailType = v })},
 		{"--cron", "cron=", "the schedule", a.Cron != "", js.Cron != "", func(js *client.JobSpec) error {
 			js.Cron = a.Cron
 			return nil
@@ -362,6 +372,7 @@ func runExec(cCtx *cli.Context) error {
 		MaxRestartsSet:   cCtx.IsSet("max-restarts"),
 		Mail:             cCtx.Bool("mail"),
 		MailTo:           cCtx.String("mail-to"),
+		MailType:         cCtx.StringSlice("mail-type"),
 		Cron:             cCtx.String("cron"),
 		Catchup:          cCtx.String("catchup"),
 		Overlap:          cCtx.String("overlap"),

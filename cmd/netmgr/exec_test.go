@@ -76,6 +76,13 @@ func TestBuildSpec(t *testing.T) {
 			},
 		},
 		{
+			name: "mail types as flags",
+			in:   execArgs{Positional: []string{"/bin/backup"}, MailTo: "ops@example.org", MailType: []string{"begin", "end"}},
+			want: client.JobSpec{
+				Binaries: map[string]string{client.AnyKey: "/bin/backup"}, Mail: "ops@example.org", MailType: []string{"begin", "end"},
+			},
+		},
+		{
 			name: "paper example 1 as flags",
 			in: execArgs{
 				Positional: []string{"/usr/u/fred/test"}, Instances: 3, InstancesSet: true,
@@ -178,6 +185,10 @@ func TestBuildSpecErrors(t *testing.T) {
 			"--unique and unique in the spec string both set one instance per machine; use one"},
 		{"mail and --mail-to", execArgs{Positional: []string{`binaries={x=/a},mail`}, MailTo: "fred"},
 			"--mail/--mail-to and mail in the spec string both set who is mailed; use one"},
+		{"--mail-type without mail", execArgs{Positional: []string{"/bin/true"}, MailType: []string{"end"}},
+			"option mail_type: needs mail or mail=ADDRESS"},
+		{"bad --mail-type", execArgs{Positional: []string{"/bin/true"}, Mail: true, MailType: []string{"sometimes"}},
+			`option mail_type: "sometimes" is not a mail type (begin, end, fail, requeue or all)`},
 		{"restart and --restart", execArgs{Positional: []string{`binaries={x=/a},restart=always`}, Restart: "no"},
 			"--restart and restart= in the spec string both set the restart policy; use one"},
 		{"bad --require", execArgs{Positional: []string{"/bin/true"}, Require: []string{"mem=10"}},

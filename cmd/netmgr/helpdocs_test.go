@@ -160,7 +160,7 @@ func TestReadmeTablesMatchOutput(t *testing.T) {
 // refuse as not supported yet says so in its help, and no other does.
 func TestRefusedOptionsMarked(t *testing.T) {
 	// server/validate.go refuses these spec options as not supported yet.
-	refused := map[string]bool{"mail": true, "mail-to": true, "copy-in": true, "copy-out": true}
+	refused := map[string]bool{"copy-in": true, "copy-out": true}
 	for _, f := range execCommand().Flags {
 		name := f.Names()[0]
 		usage := ""

@@ -267,7 +267,7 @@ func nonRequirement(js client.JobSpec) string {
 		{"symb_name", js.Name != ""}, {"min", js.Min != 0}, {"args", len(js.Args) > 0}, {"env", len(js.Env) > 0},
 		{"unique", js.Unique}, {"max_per_machine", js.MaxPerMachine != 0}, {"load", js.Load != 0},
 		{"memory", js.MemoryMB != 0}, {"queue", js.Queue != ""}, {"restart", js.Restart != ""},
-		{"max_restarts", js.MaxRestarts != 0}, {"mail", js.Mail != ""}, {"cron", js.Cron != ""},
+		{"max_restarts", js.MaxRestarts != 0}, {"mail", js.Mail != ""}, {"mail_type", len(js.MailType) > 0}, {"cron", js.Cron != ""},
 		{"catchup", js.Catchup != ""}, {"overlap", js.Overlap != ""},
 		{"after", len(js.After) > 0}, {"afterok", len(js.AfterOK) > 0}, {"afternotok", len(js.AfterNotOK) > 0}, {"copy_in", len(js.CopyIn) > 0}, {"copy_out", len(js.CopyOut) > 0},
 	}

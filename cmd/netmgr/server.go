@@ -15,7 +15,8 @@ func serverCommand() *cli.Command {
 		Usage: "run a server: one replica of the job and machine database",
 		UsageText: "netmgr server --name NAME --data-dir DIR [--http ADDR] [--raft ADDR] [--gossip ADDR]\n" +
 			"    [--bootstrap-expect N] [--join GOSSIP_ADDR,...] [--database FILE] [--outage-grace D]\n" +
-			"    [--log-level LEVEL] [--config FILE]",
+			"    [--smtp HOST:PORT [--smtp-user USER --smtp-password-file FILE] [--smtp-starttls POLICY] |\n" +
+			"     --sendmail PROGRAM] [--mail-from ADDRESS] [--mail-domain DOMAIN] [--log-level LEVEL] [--config FILE]",
 		Description: fmt.Sprintf("Runs one member of the server group until SIGINT or SIGTERM. Start three (or\n"+
 			"five) with the same --bootstrap-expect; they find each other through --join and\n"+
 			"form the group once that many are seen. A server started with\n"+
@@ -45,6 +46,18 @@ func serverCommand() *cli.Command {
 			"--key-file; see 'netmgr tls --help'), and gossip is encrypted with\n"+
 			"--gossip-keyring. SIGHUP reads the certificate and keyring files again.\n"+
 			"--insecure runs without any of it.\n\n"+
+			"Mail (netexec's mail and mail_type, and the failure mail the database's\n"+
+			"admin_ids get: a machine down, a server removed, instances lost, a job that\n"+
+			"failed after its last restart) is sent by the leader through the SMTP relay\n"+
+			"of --smtp (STARTTLS per --smtp-starttls, authentication with --smtp-user and\n"+
+			"--smtp-password-file) or the --sendmail program, from --mail-from; give every\n"+
+			"server the same. Each message is recorded sent in the log; a new leader sends\n"+
+			"what is not recorded again with the same Message-ID, so a leader that dies\n"+
+			"between sending and recording causes one duplicate at most. Failed sends are\n"+
+			"retried with backoff (from 5 s to 10 min, given up after 12 attempts) and\n"+
+			"show in 'netmgr events' and /metrics. For example:\n\n"+
+			"   netmgr server ... --smtp mail.example.org:587 --smtp-user netmgr \\\n"+
+			"       --smtp-password-file /etc/netmgr/smtp.pw --mail-from netmgr@example.org\n\n"+
 			configDescription("server")+
 			"It prints 'server NAME api https://HOST:PORT' once it listens.", server.DefaultOutageGrace, server.MaxOutageGrace),
 		Flags: append([]cli.Flag{
@@ -58,7 +71,7 @@ func serverCommand() *cli.Command {
 			&cli.StringFlag{Name: "database", Usage: "machine database `FILE` to load when the group is first formed"},
 			&cli.DurationFlag{Name: "outage-grace", Value: server.DefaultOutageGrace, Usage: "how long restartable jobs run on through a whole-control-plane outage (`DURATION`)"},
 			logLevelFlag(), logFormatFlag(),
-		}, agentTLSFlags("server")...),
+		}, append(mailFlags(), agentTLSFlags("server")...)...),
 		Action: runServer,
 	}, "server")
 }
@@ -72,6 +85,10 @@ func runServer(cCtx *cli.Context) error {
 	}
 	if n := cCtx.Int("bootstrap-expect"); n < 0 {
 		return usagef("--bootstrap-expect must not be negative, got %d", n)
+	}
+	mail, err := mailConfig(cCtx)
+	if err != nil {
+		return err
 	}
 	logger, err := newLogger(cCtx, cCtx.App.ErrWriter)
 	if err != nil {
@@ -99,6 +116,7 @@ func runServer(cCtx *cli.Context) error {
 		Version:         buildinfo.Get(version, commit).Short(),
 		TLS:             material,
 		GossipKeyring:   keyring,
+		Mail:            mail,
 	})
 	if err != nil {
 		return fmt.Errorf("start server: %w", err)

@@ -59,6 +59,12 @@ func Logger() *slog.Logger {
 // API, and a database that allows root jobs (the tests run as root).
 func NewCluster(t testing.TB, n int) *Cluster { return newCluster(t, n, false, true) }
 
+// NewClusterConfig is NewCluster with edit called on each server's
+// configuration (its index and the configuration) before it starts.
+func NewClusterConfig(t testing.TB, n int, edit func(i int, cfg *server.Config)) *Cluster {
+	return newClusterEdit(t, n, false, true, edit)
+}
+
 // NewInsecureCluster is NewCluster without TLS, as `--insecure` runs: a
 // request is whoever its X-Netmgr-User header says.
 func NewInsecureCluster(t testing.TB, n int) *Cluster { return newCluster(t, n, false, false) }
@@ -73,6 +79,11 @@ func NewDurableCluster(t testing.TB, n int) *Cluster { return newCluster(t, n, t
 const rootJobsDatabase = "allow_root_jobs\n"
 
 func newCluster(t testing.TB, n int, durable, secure bool) *Cluster {
+	t.Helper()
+	return newClusterEdit(t, n, durable, secure, nil)
+}
+
+func newClusterEdit(t testing.TB, n int, durable, secure bool, edit func(int, *server.Config)) *Cluster {
 	t.Helper()
 	c := &Cluster{t: t, dir: t.TempDir()}
 	var dbFile string
@@ -119,6 +130,9 @@ func newCluster(t testing.TB, n int, durable, secure bool) *Cluster {
 		}
 		if i > 0 {
 			cfg.Join = []string{c.Servers[0].GossipAddr()}
+		}
+		if edit != nil {
+			edit(i, &cfg)
 		}
 		s, err := server.New(cfg)
 		if err != nil {

@@ -88,6 +88,9 @@ type Proc struct {
 	// gossip; empty in an insecure cluster.
 	GossipKeyring string
 
+	// Args are more flags for every run of the process.
+	Args []string
+
 	database string // a server's --database file, if any
 
 	mu   sync.Mutex    // guards cmd and done
@@ -157,17 +160,23 @@ type ProcCluster struct {
 // WaitLeader) or for the stubs to be registered (see WaitMachines). On
 // error it stops whatever it started.
 func StartProcCluster(bin, dir string, servers, stubs int) (*ProcCluster, error) {
-	return startProcCluster(bin, dir, servers, stubs, true)
+	return startProcCluster(bin, dir, servers, stubs, true, nil)
+}
+
+// StartProcClusterArgs is StartProcCluster with serverArgs added to every
+// server's command line (the mail relay, say).
+func StartProcClusterArgs(bin, dir string, servers, stubs int, serverArgs []string) (*ProcCluster, error) {
+	return startProcCluster(bin, dir, servers, stubs, true, serverArgs)
 }
 
 // StartInsecureProcCluster is StartProcCluster with every process run
 // --insecure: plaintext, and a request is whoever its X-Netmgr-User
 // header says. The stubs still have their user sockets.
 func StartInsecureProcCluster(bin, dir string, servers, stubs int) (*ProcCluster, error) {
-	return startProcCluster(bin, dir, servers, stubs, false)
+	return startProcCluster(bin, dir, servers, stubs, false, nil)
 }
 
-func startProcCluster(bin, dir string, servers, stubs int, secure bool) (*ProcCluster, error) {
+func startProcCluster(bin, dir string, servers, stubs int, secure bool, serverArgs []string) (*ProcCluster, error) {
 	if servers < 1 {
 		return nil, fmt.Errorf("start cluster: need at least one server, got %d", servers)
 	}
@@ -192,6 +201,7 @@ func startProcCluster(bin, dir string, servers, stubs int, secure bool) (*ProcCl
 			GossipAddr: next(),
 			DataDir:    filepath.Join(dir, name, "data"),
 			LogPath:    filepath.Join(dir, name+".log"),
+			Args:       serverArgs,
 		})
 	}
 	for i := range stubs {
@@ -546,7 +556,7 @@ func (p *Proc) args(join []string) []string {
 	if len(join) > 0 {
 		a = append(a, "--join", strings.Join(join, ","))
 	}
-	return a
+	return append(a, p.Args...)
 }
 
 // start launches p and waits until it listens.
