@@ -179,7 +179,7 @@ func TestReportWorkLost(t *testing.T) {
 		"chaos: work lost by fault: pause-all s1,s2,s3 (+10.0s..+16.0s): 2; kill-all s1,s2,s3 (+60.0s..+68.0s): 0\n",
 		"chaos: work lost: job 3 instance 0 attempt 1 on stub1, last seen +12.0s, during pause-all",
 		"chaos: PASS: no rule broken\n",
-		"chaos: seed 1, 5 faults, 5 jobs (0 in dependency chains), 0 lost, 0 doubled, 0 diverged, 0 out of dependency order, 2 work lost\n",
+		"chaos: seed 1, 5 faults, 5 jobs (0 in dependency chains), 0 cron firings (0 run, 0 skipped), 0 lost, 0 doubled, 0 diverged, 0 out of dependency order, 0 cron firings missed or doubled, 2 work lost\n",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("report lacks %q:\n%s", want, out)

@@ -1,7 +1,8 @@
 // Command netmgr-chaos is netmgr's chaos suite: it runs 5 servers and 6
 // stubs in Docker containers on a private network, submits a steady stream
 // of jobs (every tenth tick a dependency chain: A, then B afterok=A, then C
-// after=B), injects a seeded schedule of faults (killed and restarted
+// after=B; and one cron job firing every 4 s, its schedule ended once the
+// faults are healed), injects a seeded schedule of faults (killed and restarted
 // leaders and servers, machine loss, stub restarts, paused containers,
 // network partitions, and the whole control plane away: every server
 // paused or killed, every stub cut off from the servers, one stub cut off
@@ -15,6 +16,10 @@
 //   - a dependent job started only after its dependency's last ledger
 //     record, ran when its dependency allowed it and ended
 //     cancelled(dependency), never having started, when it did not;
+//   - every time of the cron job's schedule, from its first to its last,
+//     was decided exactly once, as a run or as a skip with its reason
+//     (missed while no server led), and no firing stopped short of the
+//     schedule's end;
 //   - every server holds the same jobs at the same applied Raft index;
 //   - no process is left in a stub container.
 //
@@ -43,9 +48,11 @@
 // them elsewhere meanwhile, so stopping them was not needed; a stop
 // during a fault of the attempt's own machine is the rule and does not
 // count. -max-work-lost N makes more than N a violation (default: no
-// limit, the figure is only reported). The suite ends with one line,
+// limit, the figure is only reported). The suite ends with one line
+// (wrapped here),
 //
-//	chaos: seed S, F faults, J jobs (C in dependency chains), L lost, D doubled, X diverged, O out of dependency order, W work lost
+//	chaos: seed S, F faults, J jobs (C in dependency chains), N cron firings (R run, K skipped),
+//	L lost, D doubled, X diverged, O out of dependency order, M cron firings missed or doubled, W work lost
 //
 // and exits 1 when any rule was broken (the details are printed above that
 // line), 0 when none was, and 0 with "chaos: skipped: no Docker engine: ..."

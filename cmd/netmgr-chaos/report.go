@@ -16,6 +16,7 @@ type report struct {
 	Seed       int64
 	Jobs       int // acknowledged submits
 	Chained    int // of those, the jobs of dependency chains
+	Cron       cronSummary
 	Injected   []injected
 	Violations []violation
 	Notes      []string
@@ -148,7 +149,7 @@ func (r report) write(w io.Writer) {
 	}
 	if r.failed() {
 		var parts []string
-		for _, k := range []string{vLost, vDoubled, vDiverged, vDependency, vWorkLost, vOrphan, vLedger, vCheck} {
+		for _, k := range []string{vLost, vDoubled, vDiverged, vDependency, vCron, vWorkLost, vOrphan, vLedger, vCheck} {
 			if byKind[k] > 0 {
 				parts = append(parts, fmt.Sprintf("%d %s", byKind[k], k))
 			}
@@ -158,6 +159,6 @@ func (r report) write(w io.Writer) {
 		fmt.Fprintln(w, "chaos: PASS: no rule broken")
 	}
 	l, d, x := r.counts()
-	fmt.Fprintf(w, "chaos: seed %d, %d faults, %d jobs (%d in dependency chains), %d lost, %d doubled, %d diverged, %d out of dependency order, %d work lost\n",
-		r.Seed, r.faults(), r.Jobs, r.Chained, l, d, x, r.kind(vDependency), workLost(r.Stops))
+	fmt.Fprintf(w, "chaos: seed %d, %d faults, %d jobs (%d in dependency chains), %d cron firings (%d run, %d skipped), %d lost, %d doubled, %d diverged, %d out of dependency order, %d cron firings missed or doubled, %d work lost\n",
+		r.Seed, r.faults(), r.Jobs, r.Chained, r.Cron.Decided, r.Cron.Runs, r.Cron.Skipped, l, d, x, r.kind(vDependency), r.kind(vCron), workLost(r.Stops))
 }

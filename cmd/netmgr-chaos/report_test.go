@@ -24,7 +24,7 @@ func TestReportResultLine(t *testing.T) {
 	var buf bytes.Buffer
 	r.write(&buf)
 	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
-	if got, want := lines[len(lines)-1], "chaos: seed 42, 1 faults, 10 jobs (0 in dependency chains), 1 lost, 1 doubled, 1 diverged, 0 out of dependency order, 0 work lost"; got != want {
+	if got, want := lines[len(lines)-1], "chaos: seed 42, 1 faults, 10 jobs (0 in dependency chains), 0 cron firings (0 run, 0 skipped), 1 lost, 1 doubled, 1 diverged, 0 out of dependency order, 0 cron firings missed or doubled, 0 work lost"; got != want {
 		t.Errorf("got last line %q, want %q", got, want)
 	}
 	if !strings.Contains(buf.String(), "faults: partition-stub stub3 (+10.0s..+25.0s)") {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -128,8 +129,12 @@ func exercise(ctx context.Context, cfg config, sc schedule, c *cluster, out stri
 	if err := c.waitReady(ctx, 2*time.Minute); err != nil {
 		rep.Violations = append(rep.Violations, violation{Kind: vCheck, Instance: -1, Detail: "after healing: " + err.Error()})
 	}
-	fmt.Printf("chaos: +%s healed; draining (up to %s)\n", since(start), cfg.drain)
-	if err := drain(ctx, c.cli, acks, cfg.drain, os.Stdout); err != nil {
+	runs, err := endCron(ctx, c.cli, acks)
+	if err != nil {
+		rep.Violations = append(rep.Violations, violation{Kind: vCheck, Instance: -1, Detail: err.Error()})
+	}
+	fmt.Printf("chaos: +%s healed; cron schedule ended after %d runs; draining (up to %s)\n", since(start), len(runs), cfg.drain)
+	if err := drain(ctx, c.cli, append(slices.Clone(acks), runs...), cfg.drain, os.Stdout); err != nil {
 		rep.Notes = append(rep.Notes, err.Error())
 	}
 	fmt.Printf("chaos: +%s checking\n", since(start))
@@ -171,6 +176,9 @@ func check(ctx context.Context, c *cluster, acks []ack, out string, rep *report)
 		vs, notes = checkDeps(acks, jobs, recs)
 		rep.Violations = append(rep.Violations, vs...)
 		rep.Notes = append(rep.Notes, notes...)
+		vs, sum := checkCron(acks, jobs, recs)
+		rep.Violations = append(rep.Violations, vs...)
+		rep.Cron = sum
 		pinTimes(rep.Violations, recs)
 		fmt.Printf("chaos: ledger: %d records\n", len(recs))
 		// The events only add how each stop was recorded; the ring holds

@@ -16,9 +16,12 @@ const (
 	// although its afterok dependency failed, or was cancelled although
 	// its dependency allowed it.
 	vDependency = "dependency"
-	vOrphan     = "orphan" // a process left in a stub container
-	vLedger     = "ledger" // the ledger itself is damaged
-	vCheck      = "check"  // the checker could not read something it judges
+	// vCron: a cron firing missed (neither run nor recorded skipped) or
+	// decided twice.
+	vCron   = "cron"
+	vOrphan = "orphan" // a process left in a stub container
+	vLedger = "ledger" // the ledger itself is damaged
+	vCheck  = "check"  // the checker could not read something it judges
 )
 
 // violation is one broken rule.

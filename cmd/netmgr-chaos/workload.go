@@ -24,7 +24,18 @@ type ack struct {
 	// (a chain's second and third jobs): checkDeps judges them.
 	After   []uint64
 	AfterOK []uint64
+	// Cron marks the workload's cron job (cronSchedule), a template with
+	// no instances of its own: checkCron judges its firings.
+	Cron bool
 }
+
+// cronSchedule is the schedule of the workload's one cron job: a firing
+// every cronPeriod, each run a 1 s job, runs allowed to overlap, a time
+// missed while no server led run once late (catchup=last).
+const (
+	cronSchedule = "@every 4s"
+	cronPeriod   = 4 * time.Second
+)
 
 // chainEvery is how many ticks pass between two dependency chains: every
 // chainEvery-th tick submits a chain A, B afterok=A, C after=B instead of
@@ -59,6 +70,7 @@ func newWorkload(cli *client.Client, rate time.Duration, seed int64) *workload {
 func (w *workload) run(ctx context.Context) {
 	var wg sync.WaitGroup
 	defer wg.Wait()
+	w.submitCron()
 	sem := make(chan struct{}, maxInFlight)
 	tick := time.NewTicker(w.rate)
 	defer tick.Stop()
@@ -173,6 +185,46 @@ func (w *workload) draw() (ack, client.SubmitRequest) {
 	spec.Min = a.Instances
 	spec.Args = []string{"/chaos/job.sh", strconv.Itoa(a.Seconds), fail}
 	return a, client.SubmitRequest{Spec: spec, IdempotencyKey: client.NewIdempotencyKey()}
+}
+
+// submitCron submits the workload's cron job (cronSchedule).
+func (w *workload) submitCron() {
+	spec := client.JobSpec{
+		Binaries: map[string]string{client.AnyKey: "/bin/sh"},
+		Args:     []string{"/chaos/job.sh", "1", "0"},
+		Restart:  client.RestartNo,
+		Min:      1,
+		Cron:     cronSchedule,
+		Catchup:  client.CatchupLast,
+		Overlap:  client.OverlapAllow,
+	}
+	w.submit(ack{Restart: client.RestartNo, Cron: true}, client.SubmitRequest{Spec: spec, IdempotencyKey: client.NewIdempotencyKey()})
+}
+
+// endCron ends the schedule of the workload's cron job, once the faults
+// are healed, and returns its runs, for the drain to wait for. An error
+// is returned with the runs known so far.
+func endCron(ctx context.Context, cli *client.Client, acks []ack) ([]ack, error) {
+	var runs []ack
+	for _, a := range acks {
+		if !a.Cron {
+			continue
+		}
+		id := strconv.FormatUint(a.ID, 10)
+		if _, err := cli.Kill(ctx, id, client.KillRequest{}); err != nil {
+			return runs, fmt.Errorf("end the cron job's schedule: %w", err)
+		}
+		j, err := cli.Job(ctx, id)
+		if err != nil {
+			return runs, fmt.Errorf("read the cron job: %w", err)
+		}
+		if j.Cron != nil {
+			for _, r := range j.Cron.Runs {
+				runs = append(runs, ack{ID: r, Instances: 1, Restart: client.RestartNo})
+			}
+		}
+	}
+	return runs, nil
 }
 
 // The dependency kinds the chains use, as the job language names them.
