@@ -11,15 +11,15 @@ import (
 // machine, an mtype and a stub's init file may give all of them, a queue
 // only how its jobs are treated once suspended (QueueOwnerSettings).
 const (
-	OwnerSleepOnLogin  = "sleep_on_login"  // a duration
-	OwnerSleepOnInput  = "sleep_on_input"  // a duration
-	OwnerSleepOnLoad   = "sleep_on_load"   // a number
-	OwnerLoadMonitor   = "load_monitor"    // a program's path
-	OwnerAvailable     = "available"       // a {"window", ...} list
-	OwnerVacateAfter   = "vacate_after"    // a duration
-	OwnerKeepSuspended = "keep_suspended"  // yes or no
-	OwnerSuspend       = "suspend"         // yes or no; a queue's only
-	ownerWindowSep     = "; "              // joins the windows of available
+	OwnerSleepOnLogin  = "sleep_on_login" // a duration
+	OwnerSleepOnInput  = "sleep_on_input" // a duration
+	OwnerSleepOnLoad   = "sleep_on_load"  // a number
+	OwnerLoadMonitor   = "load_monitor"   // a program's path
+	OwnerAvailable     = "available"      // a {"window", ...} list
+	OwnerVacateAfter   = "vacate_after"   // a duration
+	OwnerKeepSuspended = "keep_suspended" // yes or no
+	OwnerSuspend       = "suspend"        // yes or no; a queue's only
+	ownerWindowSep     = "; "             // joins the windows of available
 	ownerYes, ownerNo  = "yes", "no"
 )
 
