@@ -18,10 +18,11 @@ import (
 // and reads 4; 5 adds the machine's Unhealthy to its record
 // (MachineHealth); 6 adds the token records (TokenIssue); 7 adds the
 // job's dependencies (after=, afterok=, afternotok=) to its record; 8
-// adds the machine's Asleep to its record (MachineAsleep). This build
-// writes 8 and reads 4 to 8; a future version must keep a reader for them
-// all.
-const SnapshotVersion = 8
+// adds the machine's Asleep to its record (MachineAsleep); 9 adds the
+// owner-policy settings of mtypes, machines and queues to the database
+// line (the records are 8's). This build writes 9 and reads 4 to 9; a
+// future version must keep a reader for them all.
+const SnapshotVersion = 9
 
 // oldestSnapshotVersion is the oldest version Restore reads, 1.0's.
 const oldestSnapshotVersion = 4

@@ -166,7 +166,27 @@ func richCommands() []command {
 		// policies. m6 falls asleep for a console login, then for load.
 		{fsm.MachineAsleepType, fsm.MachineAsleep{At: at(204), Machine: "m6", Reason: "console login"}},
 		{fsm.MachineAsleepType, fsm.MachineAsleep{At: at(205), Machine: "m6", Reason: "load 3.2 > 2"}},
+		// Since snapshot version 9 (richSinceV8 counts them): owner-policy
+		// settings in the database, on an mtype, a machine and queues.
+		{fsm.LoadDatabaseType, fsm.LoadDatabase{At: at(206), Source: "isis.db", By: "tclark", Database: withOwnerSettings(withQueue(richDatabase("m2"), batchQueue))}},
 	}
+}
+
+// withOwnerSettings gives db's mtype, its machine m2 and its queues
+// owner-policy settings.
+func withOwnerSettings(db fsm.Database) fsm.Database {
+	db.MTypes = slices.Clone(db.MTypes)
+	db.MTypes[0].Owner = map[string]string{"sleep_on_input": "15", "vacate_after": "10", "available": "Mon-Fri 18:00-08:00; Sat-Sun"}
+	db.Machines = slices.Clone(db.Machines)
+	for i := range db.Machines {
+		if db.Machines[i].Name == "m2" {
+			db.Machines[i].Owner = map[string]string{"sleep_on_input": "90s", "keep_suspended": "yes"}
+		}
+	}
+	db.Queues = slices.Clone(db.Queues)
+	db.Queues[0].Owner = map[string]string{"suspend": "no"}
+	db.Queues[len(db.Queues)-1].Owner = map[string]string{"vacate_after": "30", "keep_suspended": "yes"}
+	return db
 }
 
 // withDeps returns s with the dependencies given.
@@ -178,7 +198,12 @@ func withDeps(s fsm.JobSpec, after, afterOK, afterNotOK []uint64) fsm.JobSpec {
 // richSinceV7 is how many of richCommands' last commands a version 7
 // snapshot cannot hold: the rich state of testdata/snapshot_v7.golden
 // lacks them.
-const richSinceV7 = 2
+const richSinceV7 = 2 + richSinceV8
+
+// richSinceV8 is how many of richCommands' last commands a version 8
+// snapshot cannot hold: the rich state of testdata/snapshot_v8.golden
+// lacks them.
+const richSinceV8 = 1
 
 // richSinceV6 is how many of richCommands' last commands a version 6
 // snapshot cannot hold: the rich state of testdata/snapshot_v6.golden
@@ -653,7 +678,7 @@ func TestRestoreRejects(t *testing.T) {
 		wantFormat bool // the error wraps ErrSnapshotFormat
 	}{
 		{"unknown format", `{"format":"other-db","version":1,"index":5,"next_job_id":1,"machines":0,"jobs":0}` + "\n", true},
-		{"newer version", `{"format":"netmgr-fsm","version":9,"index":5,"next_job_id":1,"machines":0,"jobs":0}` + "\n", true},
+		{"newer version", `{"format":"netmgr-fsm","version":10,"index":5,"next_job_id":1,"machines":0,"jobs":0}` + "\n", true},
 		{"version zero", `{"format":"netmgr-fsm","version":0,"index":5,"next_job_id":1,"machines":0,"jobs":0}` + "\n", true},
 		{"no format", `{"version":1,"index":5}` + "\n", true},
 		{"empty", "", false},
@@ -702,7 +727,7 @@ func TestRestoreOldVersionSaysWhatToDo(t *testing.T) {
 	if !errors.Is(err, fsm.ErrSnapshotFormat) {
 		t.Fatalf("got %v, want an error wrapping ErrSnapshotFormat", err)
 	}
-	for _, want := range []string{"snapshot version 3", "pre-release", "reads versions 4 to 8", "move the data directory aside"} {
+	for _, want := range []string{"snapshot version 3", "pre-release", "reads versions 4 to 9", "move the data directory aside"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("got %q, want it to contain %q", err, want)
 		}
@@ -753,7 +778,8 @@ func TestSnapshotGolden(t *testing.T) {
 // TestRestoreOldVersions restores the golden snapshots older builds
 // wrote: version 4 (1.0's, whose machine records lack Unhealthy),
 // version 5 (no token records), version 6 (no job dependencies) and
-// version 7 (machine records without Asleep). Each state is the rich
+// version 7 (machine records without Asleep) and version 8 (a database
+// without owner-policy settings). Each state is the rich
 // state without the
 // commands added since, and a snapshot of it now is the current version
 // and restores to the same state.
@@ -761,7 +787,7 @@ func TestRestoreOldVersions(t *testing.T) {
 	for _, tc := range []struct {
 		version int
 		since   int // richCommands' last commands the version cannot hold
-	}{{4, richSince1_0}, {5, richSinceV5}, {6, richSinceV6}, {7, richSinceV7}} {
+	}{{4, richSince1_0}, {5, richSinceV5}, {6, richSinceV6}, {7, richSinceV7}, {8, richSinceV8}} {
 		t.Run(fmt.Sprintf("version %d", tc.version), func(t *testing.T) {
 			file := fmt.Sprintf("snapshot_v%d.golden", tc.version)
 			old, err := os.ReadFile(filepath.Join("testdata", file))

@@ -36,18 +36,18 @@ func databaseToLog(db *dblang.Database) fsm.Database {
 	}
 	for _, t := range db.MTypes {
 		out.MTypes = append(out.MTypes, fsm.DeclaredMType{
-			Name: t.Name, Keys: clone(t.Keys), Attrs: maps.Clone(t.Attrs), Mounts: clone(t.Mounts),
+			Name: t.Name, Keys: clone(t.Keys), Attrs: maps.Clone(t.Attrs), Mounts: clone(t.Mounts), Owner: maps.Clone(t.Owner),
 		})
 	}
 	for _, m := range db.Machines {
 		out.Machines = append(out.Machines, fsm.DeclaredMachine{
-			Name: m.Name, MType: m.MType, Keys: clone(m.Keys), Attrs: maps.Clone(m.Attrs), Mounts: clone(m.Mounts),
+			Name: m.Name, MType: m.MType, Keys: clone(m.Keys), Attrs: maps.Clone(m.Attrs), Mounts: clone(m.Mounts), Owner: maps.Clone(m.Owner),
 		})
 	}
 	for _, q := range db.Queues {
 		out.Queues = append(out.Queues, fsm.DeclaredQueue{
 			Name: q.Name, Priority: q.Priority, MaxSize: q.MaxSize, MaxActive: q.MaxActive,
-			MaxRunSeconds: q.MaxRunSeconds, MaxMemMB: q.MaxMemMB,
+			MaxRunSeconds: q.MaxRunSeconds, MaxMemMB: q.MaxMemMB, Owner: maps.Clone(q.Owner),
 		})
 	}
 	out.Admins = clone(db.Admins)
@@ -62,18 +62,18 @@ func databaseFromLog(db *fsm.Database) *dblang.Database {
 	}
 	for _, t := range db.MTypes {
 		out.MTypes = append(out.MTypes, dblang.MType{
-			Name: t.Name, Keys: clone(t.Keys), Attrs: maps.Clone(t.Attrs), Mounts: clone(t.Mounts),
+			Name: t.Name, Keys: clone(t.Keys), Attrs: maps.Clone(t.Attrs), Mounts: clone(t.Mounts), Owner: maps.Clone(t.Owner),
 		})
 	}
 	for _, m := range db.Machines {
 		out.Machines = append(out.Machines, dblang.Machine{
-			Name: m.Name, MType: m.MType, Keys: clone(m.Keys), Attrs: maps.Clone(m.Attrs), Mounts: clone(m.Mounts),
+			Name: m.Name, MType: m.MType, Keys: clone(m.Keys), Attrs: maps.Clone(m.Attrs), Mounts: clone(m.Mounts), Owner: maps.Clone(m.Owner),
 		})
 	}
 	for _, q := range db.Queues {
 		out.Queues = append(out.Queues, dblang.Queue{
 			Name: q.Name, Priority: q.Priority, MaxSize: q.MaxSize, MaxActive: q.MaxActive,
-			MaxRunSeconds: q.MaxRunSeconds, MaxMemMB: q.MaxMemMB,
+			MaxRunSeconds: q.MaxRunSeconds, MaxMemMB: q.MaxMemMB, Owner: maps.Clone(q.Owner),
 		})
 	}
 	out.Admins = clone(db.Admins)
