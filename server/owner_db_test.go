@@ -185,3 +185,43 @@ func TestOwnerQueuePolicy(t *testing.T) {
 		}
 	}
 }
+
+// TestOwnerSettingsFromInitFile: sleep_on_input in a stub's init file
+// turns the policy on with no flag: using the device stops the job, and
+// the machine wakes when it rests; then a database declaring the machine
+// with sleep_on_input=0 wins over the init file (flags < init file <
+// database): using the device no longer matters.
+func TestOwnerSettingsFromInitFile(t *testing.T) {
+	c := servertest.NewCluster(t, 1)
+	c.WaitLeader()
+	dev, use := ownerDevice(t)
+	c.AddStubConfig("alpha", "sleep_on_input=2s\n", func(cfg *stub.Config) {
+		cfg.Owner = owner.Config{InputGlobs: []string{dev}, Interval: 50 * time.Millisecond}
+	})
+	cl := c.Client()
+	servertest.WaitFor(t, 15*time.Second, "alpha up", func() bool { return machineOf(t, cl, "alpha").State == client.MachineUp })
+	job, err := cl.Submit(ctx(t), client.SubmitRequest{Spec: shJob("while true; do sleep 0.05; done", "")})
+	if err != nil {
+		t.Fatalf("submit: %v", err)
+	}
+	pid := runningPID(t, cl, job.Name)
+	use()
+	servertest.WaitFor(t, 10*time.Second, "job stopped by the init file's sleep_on_input", func() bool { return groupStopped(pid) })
+	servertest.WaitFor(t, 15*time.Second, "job resumed", func() bool { return !groupStopped(pid) })
+
+	// A declared machine's settings win over the init file's for what
+	// they name: sleep_on_input=0 turns the detector off.
+	loadDB(t, cl, "machine alpha = {sleep_on_input=0}\n")
+	time.Sleep(3 * server.LeaseRenewInterval)
+	use()
+	deadline := time.Now().Add(2 * time.Second)
+	for time.Now().Before(deadline) {
+		if groupStopped(pid) {
+			t.Fatalf("the job stopped though the database's sleep_on_input=0 wins over the init file's")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if _, err := cl.Kill(ctx(t), job.Name, client.KillRequest{}); err != nil {
+		t.Fatalf("kill: %v", err)
+	}
+}
