@@ -8,6 +8,7 @@ import (
 
 	"github.com/netmgr/netmgr/fsm"
 	"github.com/netmgr/netmgr/fsm/dblang"
+	"github.com/netmgr/netmgr/stub/owner"
 )
 
 // parseDatabase parses declarations in the database language into the
@@ -17,7 +18,34 @@ func parseDatabase(filename string, text []byte) (fsm.Database, error) {
 	if err != nil {
 		return fsm.Database{}, err
 	}
+	if err := checkWindows(db); err != nil {
+		return fsm.Database{}, err
+	}
 	return databaseToLog(db), nil
+}
+
+// checkWindows parses the availability windows (available={...}) of the
+// mtypes and machines as the stubs will, so that a window no stub could
+// follow is refused at load time, at its declaration.
+func checkWindows(db *dblang.Database) error {
+	var list dblang.ErrorList
+	check := func(what string, settings map[string]string, pos dblang.Pos) {
+		for _, w := range dblang.OwnerWindows(settings[dblang.OwnerAvailable]) {
+			if _, err := owner.ParseWindow(w); err != nil {
+				list = append(list, &dblang.Error{Pos: pos, Msg: fmt.Sprintf("window %q in %s: %v", w, what, err)})
+			}
+		}
+	}
+	for _, t := range db.MTypes {
+		check("mtype "+t.Name, t.Owner, t.Pos)
+	}
+	for _, m := range db.Machines {
+		check("machine "+m.Name, m.Owner, m.Pos)
+	}
+	if len(list) > 0 {
+		return list
+	}
+	return nil
 }
 
 // readDatabaseFile reads and parses --database FILE.
