@@ -87,6 +87,10 @@ type Proc struct {
 	// GossipKeyring is the cluster's gossip keyring file, which encrypts
 	// gossip; empty in an insecure cluster.
 	GossipKeyring string
+	// Args are more command-line arguments, after the others, for the
+	// next start (RestartStub, RestartServer): a benchmark's or test's
+	// own flags, such as a stub's owner policy.
+	Args []string
 
 	database string // a server's --database file, if any
 
@@ -545,7 +549,7 @@ func (p *Proc) args(join []string) []string {
 	if len(join) > 0 {
 		a = append(a, "--join", strings.Join(join, ","))
 	}
-	return a
+	return append(a, p.Args...)
 }
 
 // start launches p and waits until it listens.
