@@ -225,3 +225,26 @@ func TestOwnerSettingsFromInitFile(t *testing.T) {
 		t.Fatalf("kill: %v", err)
 	}
 }
+
+// TestOwnerWindowFromDatabase: an mtype's available window that excludes
+// the present puts a machine of that mtype, whose stub has no window of
+// its own, to sleep ("outside window") with its next renewal; a database
+// without it wakes the machine.
+func TestOwnerWindowFromDatabase(t *testing.T) {
+	c := servertest.NewCluster(t, 1)
+	c.WaitLeader()
+	c.AddStubConfig("alpha", "", func(cfg *stub.Config) {
+		cfg.Owner = owner.Config{Interval: 50 * time.Millisecond}
+	})
+	cl := c.Client()
+	servertest.WaitFor(t, 15*time.Second, "alpha up", func() bool { return machineOf(t, cl, "alpha").State == client.MachineUp })
+	from := time.Now().Add(2 * time.Hour)
+	window := from.Format("15:04") + "-" + from.Add(time.Hour).Format("15:04")
+	loadDB(t, cl, "mtype desk = {available={\""+window+"\"}}\nmachine alpha = desk\n")
+	servertest.WaitFor(t, 10*time.Second, "alpha asleep outside its window "+window, func() bool {
+		m := machineOf(t, cl, "alpha")
+		return m.State == client.MachineAsleep && m.Asleep == "outside window"
+	})
+	loadDB(t, cl, "mtype desk = {mem=64}\nmachine alpha = desk\n")
+	servertest.WaitFor(t, 10*time.Second, "alpha awake", func() bool { return machineOf(t, cl, "alpha").State == client.MachineUp })
+}
