@@ -62,7 +62,7 @@
 //     load_monitor=PATH, available={"Mon-Fri 18:00-08:00", "Sat-Sun"},
 //     vacate_after=D and keep_suspended=yes|no, with D a duration written
 //     as nq_maxrun is; on an add_q: vacate_after, keep_suspended and
-//     suspend=yes|no (no vacates the queue's jobs at once). A machine's
+//     suspend=yes|no (no vacates the queue's jobs at once). A machine's settings
 //     override its mtype's (Resolve); the stub merges them with its flags
 //     and init file (flags < init file < database). The windows' own
 //     syntax is the stub's to check (stub/owner.ParseWindow).
