@@ -550,6 +550,12 @@ type StartRequest struct {
 	// start this instance elsewhere once the stub's lease has expired, so
 	// the stub must stop the attempt when its lease runs out.
 	Restartable bool `json:"restartable,omitempty"`
+	// OwnerPolicy is the job's queue's desktop policy (vacate_after,
+	// keep_suspended, suspend in the database language's canonical text):
+	// how the stub treats the job when the machine's owner returns,
+	// overriding the machine's own; nil to follow the machine's. A stub
+	// that predates it ignores it.
+	OwnerPolicy map[string]string `json:"owner_policy,omitempty"`
 	// MachineIndex is the Raft index that last changed the machine's
 	// record (its ModifyIndex) when the leader sent this Start. A lease
 	// expiry and its restoration both raise it, and lease renewals tell
@@ -699,6 +705,27 @@ type LeaseResponse struct {
 	// restartable work while a majority of the pool is cut off from the
 	// servers too; 0 for no such grace, -1 for no limit.
 	OutageGraceMS int64 `json:"outage_grace_ms,omitempty"`
+	// Owner is the owner-policy settings the database gives the machine,
+	// sent with every renewal so that a stub follows a database loaded
+	// at run time. Nil from a server that predates them (the stub keeps
+	// what it has); a stub that predates them ignores the field.
+	Owner *OwnerSettings `json:"owner,omitempty"`
+}
+
+// OwnerSettings is the owner-policy settings the database gives a
+// machine (LeaseResponse.Owner).
+type OwnerSettings struct {
+	// Settings are by name (sleep_on_login, sleep_on_input,
+	// sleep_on_load, load_monitor, available, vacate_after,
+	// keep_suspended) in the database language's canonical text (see
+	// dblang.OwnerDuration, OwnerWindows, OwnerYes); empty when the
+	// database gives none.
+	Settings map[string]string `json:"settings,omitempty"`
+	// Declared is set when the database declares the machine: its
+	// settings then win over the stub's init file's, as attributes do;
+	// otherwise they are those of the mtype the init file claims, and the
+	// init file's own win over them.
+	Declared bool `json:"declared,omitempty"`
 }
 
 // The outage protocol's timing, which the leader's expiry rule counts on

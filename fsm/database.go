@@ -31,6 +31,9 @@ type DeclaredMType struct {
 	Keys   []string           `json:"keys,omitempty"`
 	Attrs  map[string]float64 `json:"attrs,omitempty"`
 	Mounts []string           `json:"mounts,omitempty"`
+	// Owner is the owner-policy settings (dblang.MachineOwnerSettings) in
+	// their canonical text; since snapshot version 9.
+	Owner map[string]string `json:"owner,omitempty"`
 }
 
 // DeclaredMachine is a `machine NAME = ...` declaration.
@@ -40,6 +43,9 @@ type DeclaredMachine struct {
 	Keys   []string           `json:"keys,omitempty"`
 	Attrs  map[string]float64 `json:"attrs,omitempty"`
 	Mounts []string           `json:"mounts,omitempty"`
+	// Owner is the machine's own owner-policy settings; since snapshot
+	// version 9.
+	Owner map[string]string `json:"owner,omitempty"`
 }
 
 // DeclaredQueue is an `add_q NAME = {...}` declaration; 0 means no limit.
@@ -50,6 +56,9 @@ type DeclaredQueue struct {
 	MaxActive     int64  `json:"max_active,omitempty"`
 	MaxRunSeconds int64  `json:"max_run_seconds,omitempty"`
 	MaxMemMB      int64  `json:"max_mem_mb,omitempty"`
+	// Owner is the queue's desktop policy (dblang.QueueOwnerSettings),
+	// overriding the machine's for its jobs; since snapshot version 9.
+	Owner map[string]string `json:"owner,omitempty"`
 }
 
 // check re-checks the invariants the rest of the FSM relies on: unique
@@ -113,6 +122,41 @@ func (db *Database) Queue(name string) (*DeclaredQueue, bool) {
 		}
 	}
 	return nil, false
+}
+
+// OwnerSettings returns the owner-policy settings the database gives the
+// machine whose facts are f, merged as attributes are: a declared
+// machine's mtype's overridden by its own, with declared true; for a
+// machine the database does not declare, those of the mtype its init file
+// claims, with declared false (the init file's own settings then win on
+// the stub, as its attributes win over that mtype's here). Nil when the
+// database gives none.
+func (db *Database) OwnerSettings(f *MachineFacts) (settings map[string]string, declared bool) {
+	if decl, ok := db.machine(f.Name); ok {
+		var fromType map[string]string
+		if t, ok := db.mtype(decl.MType); ok {
+			fromType = t.Owner
+		}
+		return mergeOwner(fromType, decl.Owner), true
+	}
+	if t, ok := db.mtype(f.MType); ok {
+		return mergeOwner(t.Owner, nil), false
+	}
+	return nil, false
+}
+
+// mergeOwner returns a new map of a overridden by b; nil when both are
+// empty.
+func mergeOwner(a, b map[string]string) map[string]string {
+	if len(a)+len(b) == 0 {
+		return nil
+	}
+	out := maps.Clone(a)
+	if out == nil {
+		out = map[string]string{}
+	}
+	maps.Copy(out, b)
+	return out
 }
 
 // IsAdmin reports whether user is a declared admin_id.

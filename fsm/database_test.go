@@ -501,3 +501,39 @@ func TestLoadDatabaseAllowRootJobs(t *testing.T) {
 		t.Errorf("snapshot of a database without it names allow_root_jobs:\n%s", snap)
 	}
 }
+
+// TestOwnerSettingsPrecedence checks the owner-policy settings the
+// database gives a machine: a declared machine's over its mtype's; an
+// undeclared one gets the mtype its init file claims, marked undeclared so
+// the stub lets the init file win over it.
+func TestOwnerSettingsPrecedence(t *testing.T) {
+	db := fsm.Database{
+		MTypes: []fsm.DeclaredMType{{Name: "desk", Owner: map[string]string{"sleep_on_input": "15", "vacate_after": "10"}}},
+		Machines: []fsm.DeclaredMachine{
+			{Name: "flute", MType: "desk", Owner: map[string]string{"sleep_on_input": "90s"}},
+			{Name: "viola"},
+		},
+	}
+	tests := []struct {
+		facts        fsm.MachineFacts
+		want         map[string]string
+		wantDeclared bool
+	}{
+		{fsm.MachineFacts{Name: "flute"}, map[string]string{"sleep_on_input": "90s", "vacate_after": "10"}, true},
+		{fsm.MachineFacts{Name: "flute", MType: "other"}, map[string]string{"sleep_on_input": "90s", "vacate_after": "10"}, true},
+		{fsm.MachineFacts{Name: "viola", MType: "desk"}, nil, true},
+		{fsm.MachineFacts{Name: "oboe", MType: "desk"}, map[string]string{"sleep_on_input": "15", "vacate_after": "10"}, false},
+		{fsm.MachineFacts{Name: "oboe"}, nil, false},
+	}
+	for _, tt := range tests {
+		got, declared := db.OwnerSettings(&tt.facts)
+		if !maps.Equal(got, tt.want) || declared != tt.wantDeclared {
+			t.Errorf("OwnerSettings(%+v) = %v, %v; want %v, %v", tt.facts, got, declared, tt.want, tt.wantDeclared)
+		}
+	}
+	got, _ := db.OwnerSettings(&fsm.MachineFacts{Name: "flute"})
+	got["sleep_on_input"] = "1"
+	if db.Machines[0].Owner["sleep_on_input"] != "90s" {
+		t.Errorf("changing the returned settings changed the database")
+	}
+}

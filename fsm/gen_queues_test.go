@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"slices"
 	"testing"
 	"time"
@@ -203,7 +204,7 @@ func checkQueuesAndReservations(tb testing.TB, f *fsm.FSM, step int) {
 			if got := (qc{q.Jobs, q.Waiting, q.Active}); got != want {
 				fail("queue %s: counters %+v, recount %+v", q.Name, got, want)
 			}
-			if one, ok := v.Queue(q.Name); !ok || one != q {
+			if one, ok := v.Queue(q.Name); !ok || !reflect.DeepEqual(one, q) {
 				fail("queue %s: Queue gives %+v (found %v), Queues %+v", q.Name, one, ok, q)
 			}
 		}
@@ -286,7 +287,7 @@ func checkRoundTrip(tb testing.TB, f *fsm.FSM, step int) {
 	var want, got []fsm.QueueView
 	f.Read(func(v fsm.View) { want = v.Queues() })
 	b.Read(func(v fsm.View) { got = v.Queues() })
-	if !slices.Equal(got, want) {
+	if !reflect.DeepEqual(got, want) {
 		tb.Fatalf("step %d: queues after restore:\ngot  %+v\nwant %+v", step, got, want)
 	}
 }

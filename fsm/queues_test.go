@@ -2,6 +2,7 @@ package fsm_test
 
 import (
 	"errors"
+	"reflect"
 	"slices"
 	"testing"
 
@@ -105,7 +106,7 @@ func TestSetQueue(t *testing.T) {
 			var got fsm.QueueView
 			var ok bool
 			a.f.Read(func(v fsm.View) { got, ok = v.Queue(tc.set.Name) })
-			if !ok || got.DeclaredQueue != tc.set {
+			if !ok || !reflect.DeepEqual(got.DeclaredQueue, tc.set) {
 				t.Errorf("got queue %+v (found %v), want %+v", got.DeclaredQueue, ok, tc.set)
 			}
 			if names := queueNames(a.f); !slices.Equal(names, tc.wantNames) {

@@ -21,8 +21,9 @@ import (
 // adds the machine's Asleep to its record (MachineAsleep); 9 adds the
 // job's working directory (JobSpec.Dir, netexec --chdir), its cron
 // options, a cron job's schedule record and a run's cron job and scheduled
-// time (CronFire), and the job's Mail and MailTypes to its record, and the
-// pending mail records (MailSent). This build writes 9 and reads 4 to 9; a
+// time (CronFire), and the job's Mail and MailTypes to its record, the
+// pending mail records (MailSent), and the owner-policy settings of mtypes,
+// machines and queues to the database line. This build writes 9 and reads 4 to 9; a
 // future version must keep a reader for them all.
 const SnapshotVersion = 9
 

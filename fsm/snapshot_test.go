@@ -182,6 +182,8 @@ func richCommands() []command {
 		// Also since version 9: a job with a working directory (netexec
 		// --chdir), job 19.
 		{fsm.SubmitDirType, fsm.Submit{At: at(218), Owner: "hana", Spec: withDir(spec("indir", 1), "/home/hana/work")}},
+		// Also since version 9: owner-policy settings in the database, on an mtype, a machine and queues.
+		{fsm.LoadDatabaseType, fsm.LoadDatabase{At: at(218), Source: "isis.db", By: "tclark", Database: withOwnerSettings(withQueue(richDatabase("m2"), batchQueue))}},
 	}
 	// Also since version 9: mail. Job 20
 	// asks for every mail type; it begins and fails, filing two mails.
@@ -215,7 +217,24 @@ func withCron(s fsm.JobSpec, expr, catchup, overlap string) fsm.JobSpec {
 // richSinceV8 is how many of richCommands' last commands a version 8
 // snapshot cannot hold: the rich state of testdata/snapshot_v8.golden
 // lacks them.
-const richSinceV8 = 8 + 6 // cron and working directory, then mail
+const richSinceV8 = 8 + 1 + 6 // cron and working directory, owner settings, then mail
+
+// withOwnerSettings gives db's mtype, its machine m2 and its queues
+// owner-policy settings.
+func withOwnerSettings(db fsm.Database) fsm.Database {
+	db.MTypes = slices.Clone(db.MTypes)
+	db.MTypes[0].Owner = map[string]string{"sleep_on_input": "15", "vacate_after": "10", "available": "Mon-Fri 18:00-08:00; Sat-Sun"}
+	db.Machines = slices.Clone(db.Machines)
+	for i := range db.Machines {
+		if db.Machines[i].Name == "m2" {
+			db.Machines[i].Owner = map[string]string{"sleep_on_input": "90s", "keep_suspended": "yes"}
+		}
+	}
+	db.Queues = slices.Clone(db.Queues)
+	db.Queues[0].Owner = map[string]string{"suspend": "no"}
+	db.Queues[len(db.Queues)-1].Owner = map[string]string{"vacate_after": "30", "keep_suspended": "yes"}
+	return db
+}
 
 // withDeps returns s with the dependencies given.
 func withDeps(s fsm.JobSpec, after, afterOK, afterNotOK []uint64) fsm.JobSpec {
@@ -808,7 +827,8 @@ func TestSnapshotGolden(t *testing.T) {
 // wrote: version 4 (1.0's, whose machine records lack Unhealthy),
 // version 5 (no token records), version 6 (no job dependencies),
 // version 7 (machine records without Asleep) and version 8 (no cron
-// jobs, no working directories, no mail). Each state is the rich
+// jobs, no working directories, no mail, a database without owner-policy
+// settings). Each state is the rich
 // state without the
 // commands added since, and a snapshot of it now is the current version
 // and restores to the same state.

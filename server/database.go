@@ -8,6 +8,7 @@ import (
 
 	"github.com/netmgr/netmgr/fsm"
 	"github.com/netmgr/netmgr/fsm/dblang"
+	"github.com/netmgr/netmgr/stub/owner"
 )
 
 // parseDatabase parses declarations in the database language into the
@@ -17,7 +18,34 @@ func parseDatabase(filename string, text []byte) (fsm.Database, error) {
 	if err != nil {
 		return fsm.Database{}, err
 	}
+	if err := checkWindows(db); err != nil {
+		return fsm.Database{}, err
+	}
 	return databaseToLog(db), nil
+}
+
+// checkWindows parses the availability windows (available={...}) of the
+// mtypes and machines as the stubs will, so that a window no stub could
+// follow is refused at load time, at its declaration.
+func checkWindows(db *dblang.Database) error {
+	var list dblang.ErrorList
+	check := func(what string, settings map[string]string, pos dblang.Pos) {
+		for _, w := range dblang.OwnerWindows(settings[dblang.OwnerAvailable]) {
+			if _, err := owner.ParseWindow(w); err != nil {
+				list = append(list, &dblang.Error{Pos: pos, Msg: fmt.Sprintf("window %q in %s: %v", w, what, err)})
+			}
+		}
+	}
+	for _, t := range db.MTypes {
+		check("mtype "+t.Name, t.Owner, t.Pos)
+	}
+	for _, m := range db.Machines {
+		check("machine "+m.Name, m.Owner, m.Pos)
+	}
+	if len(list) > 0 {
+		return list
+	}
+	return nil
 }
 
 // readDatabaseFile reads and parses --database FILE.
@@ -36,18 +64,18 @@ func databaseToLog(db *dblang.Database) fsm.Database {
 	}
 	for _, t := range db.MTypes {
 		out.MTypes = append(out.MTypes, fsm.DeclaredMType{
-			Name: t.Name, Keys: clone(t.Keys), Attrs: maps.Clone(t.Attrs), Mounts: clone(t.Mounts),
+			Name: t.Name, Keys: clone(t.Keys), Attrs: maps.Clone(t.Attrs), Mounts: clone(t.Mounts), Owner: maps.Clone(t.Owner),
 		})
 	}
 	for _, m := range db.Machines {
 		out.Machines = append(out.Machines, fsm.DeclaredMachine{
-			Name: m.Name, MType: m.MType, Keys: clone(m.Keys), Attrs: maps.Clone(m.Attrs), Mounts: clone(m.Mounts),
+			Name: m.Name, MType: m.MType, Keys: clone(m.Keys), Attrs: maps.Clone(m.Attrs), Mounts: clone(m.Mounts), Owner: maps.Clone(m.Owner),
 		})
 	}
 	for _, q := range db.Queues {
 		out.Queues = append(out.Queues, fsm.DeclaredQueue{
 			Name: q.Name, Priority: q.Priority, MaxSize: q.MaxSize, MaxActive: q.MaxActive,
-			MaxRunSeconds: q.MaxRunSeconds, MaxMemMB: q.MaxMemMB,
+			MaxRunSeconds: q.MaxRunSeconds, MaxMemMB: q.MaxMemMB, Owner: maps.Clone(q.Owner),
 		})
 	}
 	out.Admins = clone(db.Admins)
@@ -62,23 +90,52 @@ func databaseFromLog(db *fsm.Database) *dblang.Database {
 	}
 	for _, t := range db.MTypes {
 		out.MTypes = append(out.MTypes, dblang.MType{
-			Name: t.Name, Keys: clone(t.Keys), Attrs: maps.Clone(t.Attrs), Mounts: clone(t.Mounts),
+			Name: t.Name, Keys: clone(t.Keys), Attrs: maps.Clone(t.Attrs), Mounts: clone(t.Mounts), Owner: maps.Clone(t.Owner),
 		})
 	}
 	for _, m := range db.Machines {
 		out.Machines = append(out.Machines, dblang.Machine{
-			Name: m.Name, MType: m.MType, Keys: clone(m.Keys), Attrs: maps.Clone(m.Attrs), Mounts: clone(m.Mounts),
+			Name: m.Name, MType: m.MType, Keys: clone(m.Keys), Attrs: maps.Clone(m.Attrs), Mounts: clone(m.Mounts), Owner: maps.Clone(m.Owner),
 		})
 	}
 	for _, q := range db.Queues {
 		out.Queues = append(out.Queues, dblang.Queue{
 			Name: q.Name, Priority: q.Priority, MaxSize: q.MaxSize, MaxActive: q.MaxActive,
-			MaxRunSeconds: q.MaxRunSeconds, MaxMemMB: q.MaxMemMB,
+			MaxRunSeconds: q.MaxRunSeconds, MaxMemMB: q.MaxMemMB, Owner: maps.Clone(q.Owner),
 		})
 	}
 	out.Admins = clone(db.Admins)
 	out.AllowRootJobs = db.AllowRootJobs
 	return out
+}
+
+// ownerSettingsLevel is the first command level whose servers apply the
+// owner-policy settings of a LoadDatabase (mtypes', machines' and
+// queues' Owner); it came with MailSent. A LoadDatabase carries them in
+// fields an older replica ignores, so an admin's load that has them waits
+// until every server applies this level. The initial database (--database)
+// is loaded by the first leader of a new group, whose servers were all
+// started for it.
+const ownerSettingsLevel = fsm.MailSentType
+
+// hasOwnerSettings reports whether db sets an owner policy anywhere.
+func hasOwnerSettings(db fsm.Database) bool {
+	for _, m := range db.MTypes {
+		if len(m.Owner) > 0 {
+			return true
+		}
+	}
+	for _, m := range db.Machines {
+		if len(m.Owner) > 0 {
+			return true
+		}
+	}
+	for _, q := range db.Queues {
+		if len(q.Owner) > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // loadInitialDatabase applies --database FILE when the group has never had

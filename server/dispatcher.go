@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"fmt"
+	"maps"
 	"sync"
 	"time"
 
@@ -390,6 +391,7 @@ func (d *dispatcher) serverHints() []string {
 func startRequest(j *fsm.Job, in *fsm.Instance, q fsm.QueueView, servers []string) client.StartRequest {
 	return client.StartRequest{
 		Restartable:   j.Spec.Restartable(),
+		OwnerPolicy:   maps.Clone(q.Owner),
 		MaxRunSeconds: q.MaxRunSeconds,
 		MaxMemMB:      q.MaxMemMB,
 		GraceMS:       planner.KillGrace.Milliseconds(),

@@ -38,6 +38,7 @@ func (s *Server) handleLease(w http.ResponseWriter, r *http.Request) {
 		recorded           string // the machine's health as the database has it
 		recordedAsleep     string // and its owner verdict
 		pool               *poolOrder
+		ownerSettings      *client.OwnerSettings
 	)
 	s.fsm.Read(func(v fsm.View) {
 		m, ok := v.Machine(req.Machine)
@@ -45,6 +46,9 @@ func (s *Server) handleLease(w http.ResponseWriter, r *http.Request) {
 		unreachable = ok && m.State == fsm.MachineUnreachable
 		if ok {
 			machineIndex, recorded, recordedAsleep = m.ModifyIndex, m.Unhealthy, m.Asleep
+			db, _ := v.Database()
+			settings, declared := db.OwnerSettings(&m.MachineFacts)
+			ownerSettings = &client.OwnerSettings{Settings: settings, Declared: declared}
 		}
 		pool = st.leases.pool(v)
 	})
@@ -77,5 +81,6 @@ func (s *Server) handleLease(w http.ResponseWriter, r *http.Request) {
 		LeaseMS: LeaseDuration.Milliseconds(), RenewMS: LeaseRenewInterval.Milliseconds(), TakesLoad: true, TakesAsleep: takesAsleep,
 		MachineIndex: machineIndex, Token: token,
 		PoolSize: pool.size(), Position: pool.position(req.Machine), OutageGraceMS: s.cfg.OutageGrace.Milliseconds(),
+		Owner: ownerSettings,
 	})
 }

@@ -2,6 +2,7 @@ package server
 
 import (
 	"fmt"
+	"maps"
 	"net/http"
 	"time"
 
@@ -32,7 +33,15 @@ func (s *Server) handleSetQueue(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, http.StatusBadRequest, fmt.Errorf("read queue: %w", err))
 		return
 	}
-	res, err := s.apply(fsm.SetQueueType, fsm.SetQueue{At: time.Now().UTC(), By: user, Queue: queueFromWire(name, q)})
+	decl := queueFromWire(name, q)
+	// The API sets limits; the queue's owner policy is the database
+	// file's (add_q), so a change of limits keeps it.
+	s.fsm.Read(func(v fsm.View) {
+		if old, ok := v.Queue(name); ok {
+			decl.Owner = maps.Clone(old.Owner)
+		}
+	})
+	res, err := s.apply(fsm.SetQueueType, fsm.SetQueue{At: time.Now().UTC(), By: user, Queue: decl})
 	if err != nil {
 		s.writeApplyError(w, err)
 		return

@@ -117,7 +117,12 @@
 // every lease renewal (LeaseRequest.Asleep) and the leader records a
 // change (MachineAsleep): no new work goes there. ownerpolicy.go acts on
 // each change at once: it stops the running jobs (SIGSTOP), continues
-// them when the machine wakes, and vacates them after VacateAfter.
+// them when the machine wakes, and vacates them after VacateAfter. Its
+// settings come from the flags, the init file and the database, which
+// each lease renewal's answer carries (LeaseResponse.Owner), merged as
+// attributes are (ownersettings.go): flags < init file < database; a
+// job's queue may set its own vacate_after, keep_suspended or suspend=no
+// (StartRequest.OwnerPolicy).
 //
 // A Start, from the request to the fork: http_starts.go (handleStarts) ->
 // http.go (startOne: the lease check) -> runner_start.go (runner.start:

@@ -43,6 +43,9 @@ type leaseKeeper struct {
 	// owner, when set, is the owner policy, whose verdict goes with every
 	// renewal (LeaseRequest.Asleep) while the servers take it.
 	owner *owner.Watch
+	// ownerSettings, when set, takes the database's owner-policy settings
+	// each renewal's answer carries (LeaseResponse.Owner).
+	ownerSettings *ownerSettings
 	// ownLoad, when set, measures the load the stub's own jobs cause
 	// (LeaseRequest.OwnLoad); called from run's goroutine only.
 	ownLoad func() float64
@@ -124,6 +127,9 @@ func (k *leaseKeeper) run(ctx context.Context) {
 			k.raiseMachineIndex(resp.MachineIndex) // before the deadline: see admits
 			k.deadline.Store(int64(sentBoot + lease))
 			k.learn(resp)
+			if k.ownerSettings != nil {
+				k.ownerSettings.apply(resp.Owner)
+			}
 			k.publish()
 			if stopped || riding {
 				k.log.Info("lease renewed again", "machine", k.machine)

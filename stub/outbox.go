@@ -34,6 +34,10 @@ type attemptRecord struct {
 	// Restartable is set for a job with a restart policy, which the stub
 	// stops when its lease runs out.
 	Restartable bool `json:"restartable,omitempty"`
+	// OwnerPolicy is the job's queue's desktop policy
+	// (StartRequest.OwnerPolicy), kept so that a later stub treats the
+	// attempt as its queue says.
+	OwnerPolicy map[string]string `json:"owner_policy,omitempty"`
 	// Ended is set once the attempt's CHILD_TERM is recorded: a later stub
 	// has nothing more to report about it.
 	Ended bool `json:"ended,omitempty"`

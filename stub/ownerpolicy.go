@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/netmgr/netmgr/client"
@@ -38,12 +39,14 @@ const ownerSweepEvery = 250 * time.Millisecond
 // never touches a job that was already stopped (netkill --suspend): that
 // one is the user's to resume. Its state belongs to its run goroutine.
 type ownerPolicy struct {
-	watch         *owner.Watch
-	runner        *runner
-	file          string // where the attempts it suspended are listed
+	watch  *owner.Watch
+	runner *runner
+	file   string // where the attempts it suspended are listed
+	log    *slog.Logger
+
+	mu            sync.Mutex // guards the machine's policy; setMachine changes it
 	vacateAfter   time.Duration
 	keepSuspended bool
-	log           *slog.Logger
 
 	asleepSince time.Time                    // zero while awake
 	suspended   map[client.AttemptRef]bool   // attempts this policy stopped
@@ -56,11 +59,25 @@ type ownerPolicy struct {
 const ownerSuspendedFile = "owner-suspended"
 
 func newOwnerPolicy(w *owner.Watch, r *runner, dataDir string, vacateAfter time.Duration, keepSuspended bool, log *slog.Logger) *ownerPolicy {
-	if vacateAfter <= 0 {
-		vacateAfter = DefaultVacateAfter
-	}
 	return &ownerPolicy{watch: w, runner: r, file: filepath.Join(dataDir, ownerSuspendedFile), vacateAfter: vacateAfter,
 		keepSuspended: keepSuspended, log: log, suspended: map[client.AttemptRef]bool{}, vacated: map[client.AttemptRef]string{}}
+}
+
+// setMachine changes the machine's policy (the database's settings
+// arrived); a job's queue may still override it.
+func (p *ownerPolicy) setMachine(vacateAfter time.Duration, keepSuspended bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.vacateAfter, p.keepSuspended = max(vacateAfter, 0), keepSuspended
+}
+
+// policyOf is how attempt k is treated once suspended: the machine's
+// policy overridden by its queue's.
+func (p *ownerPolicy) policyOf(k client.AttemptRef) (vacateAfter time.Duration, keepSuspended bool) {
+	p.mu.Lock()
+	vacateAfter, keepSuspended = p.vacateAfter, p.keepSuspended
+	p.mu.Unlock()
+	return queuePolicy(vacateAfter, keepSuspended, p.runner.ownerPolicyOf(k))
 }
 
 // run acts on each change of the verdict, and sweeps while asleep, until
@@ -96,7 +113,7 @@ func (p *ownerPolicy) act(ctx context.Context, now time.Time) {
 	if p.asleepSince.IsZero() {
 		p.asleepSince = now
 	}
-	vacate := now.Sub(p.asleepSince) >= p.vacateAfter
+	asleep := now.Sub(p.asleepSince)
 	p.forgetEnded()
 	for _, k := range p.runner.runningAttempts() {
 		if _, done := p.vacated[k]; done {
@@ -113,8 +130,8 @@ func (p *ownerPolicy) act(ctx context.Context, now time.Time) {
 				p.log.Warn("owner policy: suspend job again", "attempt", k, "err", err)
 			}
 		}
-		if vacate && p.suspended[k] {
-			p.vacate(ctx, k)
+		if vacateAfter, keep := p.policyOf(k); asleep >= vacateAfter && p.suspended[k] {
+			p.vacate(ctx, k, vacateAfter, keep)
 		}
 	}
 }
@@ -159,10 +176,11 @@ func (p *ownerPolicy) suspend(ctx context.Context, k client.AttemptRef, reason s
 	p.log.Info("owner policy: job suspended", "attempt", k, "reason", reason)
 }
 
-// vacate ends or keeps a job suspended for longer than vacateAfter.
-func (p *ownerPolicy) vacate(ctx context.Context, k client.AttemptRef) {
+// vacate ends or keeps a job suspended for longer than its vacateAfter;
+// keep keeps one that is not restartable.
+func (p *ownerPolicy) vacate(ctx context.Context, k client.AttemptRef, vacateAfter time.Duration, keep bool) {
 	restartable := p.runner.markVacated(k)
-	if !restartable && p.keepSuspended {
+	if !restartable && keep {
 		p.vacated[k] = "kept suspended"
 		p.log.Info("owner policy: job kept suspended until the machine wakes", "attempt", k)
 		return
@@ -178,7 +196,7 @@ func (p *ownerPolicy) vacate(ctx context.Context, k client.AttemptRef) {
 	} else {
 		p.vacated[k] = "killed"
 	}
-	p.log.Warn("owner policy: job vacated", "attempt", k, "after", p.vacateAfter, "outcome", p.vacated[k])
+	p.log.Warn("owner policy: job vacated", "attempt", k, "after", vacateAfter, "outcome", p.vacated[k])
 }
 
 // resumeAll continues every job this policy suspended that still runs,

@@ -37,12 +37,13 @@ type attempt struct {
 	ready chan struct{} // closed once Start has decided what happened
 	// The fields below are guarded by runner.mu and final once ready is
 	// closed, except exited and reason.
-	rec         attemptRecord // what the outbox keeps
-	dir         string        // supervisor directory
-	restartable bool          // the job has a restart policy
-	supervised  bool          // a supervisor runs it (false when the exec failed)
-	pgid        int           // the job's process group, its first pid; 0 when not supervised
-	exited      bool          // its CHILD_TERM is recorded
+	rec         attemptRecord     // what the outbox keeps
+	dir         string            // supervisor directory
+	restartable bool              // the job has a restart policy
+	ownerPolicy map[string]string // the queue's desktop policy; nil for the machine's
+	supervised  bool              // a supervisor runs it (false when the exec failed)
+	pgid        int               // the job's process group, its first pid; 0 when not supervised
+	exited      bool              // its CHILD_TERM is recorded
 	// ended brings the attempt's result when its supervisor pushes it (a
 	// simulated supervisor, or the host over the stub's lifeline); it is
 	// closed without one when the push cannot come any more, and nil for
@@ -243,6 +244,17 @@ func (r *runner) markVacated(k client.AttemptRef) (restartable bool) {
 	}
 	a.vacated = a.restartable
 	return a.restartable
+}
+
+// ownerPolicyOf returns the desktop policy attempt k's queue sets
+// (StartRequest.OwnerPolicy), nil when it leaves it to the machine.
+func (r *runner) ownerPolicyOf(k client.AttemptRef) map[string]string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if a, ok := r.attempts[k]; ok {
+		return a.ownerPolicy
+	}
+	return nil
 }
 
 // hasRestartable reports whether a restartable attempt runs.

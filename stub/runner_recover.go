@@ -56,7 +56,7 @@ func (r *runner) recover(records map[client.AttemptRef]attemptRecord) error {
 
 // recovered adds attempt k, known from an earlier stub, to the runner.
 func (r *runner) recovered(k client.AttemptRef, rec attemptRecord) *attempt {
-	a := &attempt{ready: make(chan struct{}), rec: rec, dir: r.supDir(k), restartable: rec.Restartable, exited: rec.Ended}
+	a := &attempt{ready: make(chan struct{}), rec: rec, dir: r.supDir(k), restartable: rec.Restartable, ownerPolicy: rec.OwnerPolicy, exited: rec.Ended}
 	close(a.ready)
 	r.mu.Lock()
 	r.attempts[k] = a

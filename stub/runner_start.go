@@ -52,7 +52,7 @@ func (r *runner) start(req client.StartRequest) (bool, *client.ChildEvent, error
 		reg, err := r.registerOf(k, a)
 		return false, reg, err
 	}
-	a := &attempt{ready: make(chan struct{}), dir: r.supDir(k), restartable: req.Restartable}
+	a := &attempt{ready: make(chan struct{}), dir: r.supDir(k), restartable: req.Restartable, ownerPolicy: req.OwnerPolicy}
 	r.attempts[k] = a
 	r.mu.Unlock()
 	defer close(a.ready)
@@ -95,7 +95,7 @@ func (r *runner) start(req client.StartRequest) (bool, *client.ChildEvent, error
 		started, err := r.recordExecFailure(k, a, at, errors.New(st.Error), st.Fault)
 		return started, nil, err
 	}
-	rec := attemptRecord{PID: st.PID, At: at, Restartable: req.Restartable, RegisterAnswered: true}
+	rec := attemptRecord{PID: st.PID, At: at, Restartable: req.Restartable, OwnerPolicy: req.OwnerPolicy, RegisterAnswered: true}
 	reg := r.register(k, rec)
 	if err := r.out.record(k, &rec); err != nil {
 		// Not durable, so not started: undo, and let the caller retry.

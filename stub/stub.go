@@ -128,17 +128,30 @@ func New(cfg Config) (*Stub, error) {
 	if cfg.Simulate == nil { // simulated jobs are no processes
 		s.lease.ownLoad = owner.SmoothLoad(owner.GroupsLoad(s.runner.jobGroups))
 	}
-	if cfg.Owner.Enabled() {
-		oc := cfg.Owner
-		if oc.OwnLoad == nil {
-			oc.OwnLoad = owner.SmoothLoad(owner.GroupsLoad(s.runner.jobGroups))
-		}
-		if s.owner, err = owner.New(oc, s.log); err != nil {
-			return nil, fmt.Errorf("owner policy: %w", err)
-		}
-		s.log.Info("owner policy", s.owner.Describe()...)
-		s.lease.owner = s.owner
+	// The owner policy runs on every stub: the database or the init file
+	// may turn it on when no flag does (ownersettings.go).
+	settings := &ownerSettings{log: s.log, flags: cfg.Owner, flagVacate: cfg.VacateAfter, flagKeep: cfg.KeepSuspended}
+	if settings.flagVacate <= 0 {
+		settings.flagVacate = DefaultVacateAfter
 	}
+	if s.facts.init != nil {
+		settings.init = s.facts.init.Owner
+	}
+	start := settings.current()
+	if start.cfg.OwnLoad == nil {
+		start.cfg.OwnLoad = owner.SmoothLoad(owner.GroupsLoad(s.runner.jobGroups))
+	}
+	settings.flags.OwnLoad = start.cfg.OwnLoad
+	if s.owner, err = owner.New(start.cfg, s.log); err != nil {
+		return nil, fmt.Errorf("owner policy: %w", err)
+	}
+	if start.cfg.Enabled() {
+		s.log.Info("owner policy", s.owner.Describe()...)
+	}
+	s.lease.owner = s.owner
+	settings.watch = s.owner
+	settings.policy = newOwnerPolicy(s.owner, s.runner, cfg.DataDir, start.vacateAfter, start.keepSuspended, s.log)
+	s.lease.ownerSettings = settings
 
 	if s.ln, err = net.Listen("tcp", cfg.HTTPAddr); err != nil {
 		return nil, fmt.Errorf("listen on %s: %w", cfg.HTTPAddr, err)
@@ -177,11 +190,8 @@ func New(cfg Config) (*Stub, error) {
 	s.wg.Go(func() { s.outage.witness.run(ctx) })
 	s.wg.Go(func() { s.health.run(ctx) })
 	s.wg.Go(func() { s.health.runChecks(ctx) })
-	if s.owner != nil {
-		policy := newOwnerPolicy(s.owner, s.runner, cfg.DataDir, cfg.VacateAfter, cfg.KeepSuspended, s.log)
-		s.wg.Go(func() { s.owner.Run(ctx) })
-		s.wg.Go(func() { policy.run(ctx) })
-	}
+	s.wg.Go(func() { s.owner.Run(ctx) })
+	s.wg.Go(func() { settings.policy.run(ctx) })
 	if s.gossip != nil {
 		s.wg.Go(func() { s.gossip.run(ctx, cfg.Join) })
 	}

@@ -14,6 +14,10 @@
 //   - chain: 3 servers and 2 stubs as processes; a chain of 20 jobs,
 //     each afterok the one before: the gap from one job's end to the
 //     next one's start, as the stubs stamp them (target: median <= 50 ms).
+//   - owner: 1 server and 1 stub watching a fake input device
+//     (--input-devices, --sleep-on-input 1s); the benchmark touches the
+//     device and times until the running job's process is stopped (state
+//     T), 20 times (5 under BENCH_QUICK; target: median <= 1 s).
 //   - simstubs: 3 servers and 100 simulated stubs (`netmgr sim`, no
 //     fork): instances started per second.
 //   - failover: 3 servers and 3 stubs; machine loss (stub, supervisor host

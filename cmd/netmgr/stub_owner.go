@@ -20,7 +20,14 @@ const ownerDescription = "Owner policy: with --sleep-on-login, --sleep-on-input,
 	"With --available the machine is lent only in its owner's time windows, and\n" +
 	"sleeps ('asleep (outside window)') outside them; a window's end is an owner's\n" +
 	"return for the jobs running there. HTCondor's desktop policy is, for example,\n\n" +
-	"   --sleep-on-input 15m --sleep-on-load 0.3 --vacate-after 10m\n\n"
+	"   --sleep-on-input 15m --sleep-on-load 0.3 --vacate-after 10m\n\n" +
+	"Each setting can also be given in the --init file (sleep_on_input=15m,\n" +
+	"available={\"Sat-Sun\"}, keep_suspended=yes) and on the machine or its mtype in the\n" +
+	"database; they merge as a machine's attributes do: flags < init file < database\n" +
+	"(the machine's declaration over its mtype's), so the administrator's policy wins\n" +
+	"and a flag sets what nothing else does. A database loaded at run time takes\n" +
+	"effect with the next lease renewal. A queue (add_q) may set vacate_after,\n" +
+	"keep_suspended or suspend=no (vacate at once) for its own jobs.\n\n"
 
 // ownerFlags are netmgr stub's owner-policy flags.
 func ownerFlags() []cli.Flag {

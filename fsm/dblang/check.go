@@ -81,6 +81,7 @@ type body struct {
 	keys   []string
 	attrs  map[string]float64
 	mounts []string
+	owner  map[string]string
 }
 
 func (c *checker) mtype(d decl) {
@@ -89,7 +90,7 @@ func (c *checker) mtype(d decl) {
 		return
 	}
 	b := c.body(d, false)
-	c.db.MTypes = append(c.db.MTypes, MType{Name: d.name.text, Keys: b.keys, Attrs: b.attrs, Mounts: b.mounts, Pos: d.pos})
+	c.db.MTypes = append(c.db.MTypes, MType{Name: d.name.text, Keys: b.keys, Attrs: b.attrs, Mounts: b.mounts, Owner: b.owner, Pos: d.pos})
 }
 
 func (c *checker) machine(d decl) {
@@ -113,7 +114,7 @@ func (c *checker) machine(d decl) {
 		return
 	case vList:
 		b := c.body(d, true)
-		m.MType, m.Keys, m.Attrs, m.Mounts = b.mtype, b.keys, b.attrs, b.mounts
+		m.MType, m.Keys, m.Attrs, m.Mounts, m.Owner = b.mtype, b.keys, b.attrs, b.mounts, b.owner
 	default:
 		c.errs.add(d.val.pos, "machine %s wants an mtype name or a {...} list, found %s", m.Name, d.val.describe())
 		return
@@ -140,6 +141,23 @@ func (c *checker) body(d decl, machine bool) body {
 				}
 				mountsSeen = true
 				b.mounts = c.mounts(it.val, owner)
+				continue
+			}
+			if first, dup := attrAt[name]; dup && isOwnerSetting(name, MachineOwnerSettings) {
+				c.errs.add(it.name.pos, "%s is given twice in %s (first at %d:%d); remove one", name, owner, first.Line, first.Col)
+				continue
+			}
+			if isOwnerSetting(name, MachineOwnerSettings) {
+				attrAt[name] = it.name.pos
+				val, msg := ownerValue(it, owner)
+				if msg != "" {
+					c.errs.add(it.val.pos, "%s", msg)
+					continue
+				}
+				if b.owner == nil {
+					b.owner = map[string]string{}
+				}
+				b.owner[name] = val
 				continue
 			}
 			if first, dup := attrAt[name]; dup {

@@ -57,6 +57,15 @@
 //     (nq_maxrun=200), or a whole number with a unit s, m or h
 //     (nq_maxrun=90s, 30m, 2h); Format writes whole minutes without a unit
 //     and anything else in seconds.
+//   - owner-policy settings (owner.go), on an mtype, a machine or in an
+//     init file: sleep_on_login=D, sleep_on_input=D, sleep_on_load=NUMBER,
+//     load_monitor=PATH, available={"Mon-Fri 18:00-08:00", "Sat-Sun"},
+//     vacate_after=D and keep_suspended=yes|no, with D a duration written
+//     as nq_maxrun is; on an add_q: vacate_after, keep_suspended and
+//     suspend=yes|no (no vacates the queue's jobs at once). A machine's settings
+//     override its mtype's (Resolve); the stub merges them with its flags
+//     and init file (flags < init file < database). The windows' own
+//     syntax is the stub's to check (stub/owner.ParseWindow).
 //
 // allow_root_jobs takes no arguments and is given at most once. It sets
 // Database.AllowRootJobs: root, submitting from a machine of the pool, may

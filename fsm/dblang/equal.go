@@ -1,6 +1,9 @@
 package dblang
 
-import "sort"
+import (
+	"maps"
+	"sort"
+)
 
 // Equal reports whether db and o declare the same things. It ignores Pos,
 // treats nil and empty slices and maps alike, and compares the Keys and
@@ -22,22 +25,24 @@ func (db *Database) Equal(o *Database) bool {
 	}
 	for i, t := range db.MTypes {
 		u := o.MTypes[i]
-		if t.Name != u.Name || !setEqual(t.Keys, u.Keys) || !attrsEqual(t.Attrs, u.Attrs) || !setEqual(t.Mounts, u.Mounts) {
+		if t.Name != u.Name || !setEqual(t.Keys, u.Keys) || !attrsEqual(t.Attrs, u.Attrs) || !setEqual(t.Mounts, u.Mounts) || !ownerEqual(t.Owner, u.Owner) {
 			return false
 		}
 	}
 	for i, m := range db.Machines {
 		n := o.Machines[i]
 		if m.Name != n.Name || m.MType != n.MType || !setEqual(m.Keys, n.Keys) ||
-			!attrsEqual(m.Attrs, n.Attrs) || !setEqual(m.Mounts, n.Mounts) {
+			!attrsEqual(m.Attrs, n.Attrs) || !setEqual(m.Mounts, n.Mounts) || !ownerEqual(m.Owner, n.Owner) {
 			return false
 		}
 	}
 	for i, q := range db.Queues {
-		q.Pos = Pos{}
 		r := o.Queues[i]
-		r.Pos = Pos{}
-		if q != r {
+		if !ownerEqual(q.Owner, r.Owner) {
+			return false
+		}
+		if q.Name != r.Name || q.Priority != r.Priority || q.MaxSize != r.MaxSize || q.MaxActive != r.MaxActive ||
+			q.MaxRunSeconds != r.MaxRunSeconds || q.MaxMemMB != r.MaxMemMB {
 			return false
 		}
 	}
@@ -50,8 +55,11 @@ func (in *Init) Equal(o *Init) bool {
 	if in == nil || o == nil {
 		return in == o
 	}
-	return in.MType == o.MType && setEqual(in.Keys, o.Keys) && attrsEqual(in.Attrs, o.Attrs) && setEqual(in.Mounts, o.Mounts)
+	return in.MType == o.MType && setEqual(in.Keys, o.Keys) && attrsEqual(in.Attrs, o.Attrs) && setEqual(in.Mounts, o.Mounts) && ownerEqual(in.Owner, o.Owner)
 }
+
+// ownerEqual compares owner settings; nil and empty alike.
+func ownerEqual(a, b map[string]string) bool { return maps.Equal(a, b) }
 
 func sliceEqual(a, b []string) bool {
 	if len(a) != len(b) {

@@ -36,16 +36,16 @@ func Format(db *Database) []byte {
 	}
 	section(len(db.MTypes))
 	for _, t := range db.MTypes {
-		b.WriteString(declMType + " " + t.Name + " = " + formatBody("", t.Keys, t.Attrs, t.Mounts) + "\n")
+		b.WriteString(declMType + " " + t.Name + " = " + formatBody("", t.Keys, t.Attrs, t.Mounts, t.Owner) + "\n")
 	}
 	section(len(db.Machines))
 	for _, m := range db.Machines {
 		b.WriteString(declMachine + " " + m.Name + " = ")
-		if m.MType != "" && len(m.Keys) == 0 && len(m.Attrs) == 0 && len(m.Mounts) == 0 {
+		if m.MType != "" && len(m.Keys) == 0 && len(m.Attrs) == 0 && len(m.Mounts) == 0 && len(m.Owner) == 0 {
 			b.WriteString(m.MType + "\n")
 			continue
 		}
-		b.WriteString(formatBody(m.MType, m.Keys, m.Attrs, m.Mounts) + "\n")
+		b.WriteString(formatBody(m.MType, m.Keys, m.Attrs, m.Mounts, m.Owner) + "\n")
 	}
 	section(len(db.Queues))
 	for _, q := range db.Queues {
@@ -65,6 +65,7 @@ func Format(db *Database) []byte {
 				items = append(items, p.name+"="+strconv.FormatInt(p.n, 10))
 			}
 		}
+		items = append(items, formatOwner(q.Owner, QueueOwnerSettings)...)
 		b.WriteString(declQueue + " " + q.Name + " = {" + strings.Join(items, ", ") + "}\n")
 	}
 	section(len(db.Admins))
@@ -78,8 +79,8 @@ func Format(db *Database) []byte {
 	return b.Bytes()
 }
 
-// formatBody prints {MTYPE, KEY..., ATTR=N..., mounts={...}}.
-func formatBody(mtype string, keys []string, attrs map[string]float64, mounts []string) string {
+// formatBody prints {MTYPE, KEY..., ATTR=N..., mounts={...}, OWNER=...}.
+func formatBody(mtype string, keys []string, attrs map[string]float64, mounts []string, owner map[string]string) string {
 	var items []string
 	if mtype != "" {
 		items = append(items, mtype)
@@ -89,6 +90,7 @@ func formatBody(mtype string, keys []string, attrs map[string]float64, mounts []
 	if len(mounts) > 0 {
 		items = append(items, "mounts="+formatMounts(mounts))
 	}
+	items = append(items, formatOwner(owner, MachineOwnerSettings)...)
 	return "{" + strings.Join(items, ", ") + "}"
 }
 

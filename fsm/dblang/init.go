@@ -109,6 +109,16 @@ func initItem(errs *errorSink, in *Init, it item) {
 			return
 		}
 		in.Mounts = mountList(errs, v, "the init file")
+	case OwnerSleepOnLogin, OwnerSleepOnInput, OwnerSleepOnLoad, OwnerLoadMonitor, OwnerAvailable, OwnerVacateAfter, OwnerKeepSuspended:
+		val, msg := ownerValue(it, "the init file")
+		if msg != "" {
+			errs.add(v.pos, "%s", msg)
+			return
+		}
+		if in.Owner == nil {
+			in.Owner = map[string]string{}
+		}
+		in.Owner[name] = val
 	default:
 		if v.kind == vList {
 			errs.add(v.pos, "attribute %s wants a number, not a list (only keys and mounts take lists)", name)
@@ -146,6 +156,9 @@ func FormatInit(in *Init) []byte {
 	}
 	if len(in.Mounts) > 0 {
 		b.WriteString(initMounts + "=" + formatMounts(in.Mounts) + "\n")
+	}
+	for _, o := range formatOwner(in.Owner, MachineOwnerSettings) {
+		b.WriteString(o + "\n")
 	}
 	return b.Bytes()
 }

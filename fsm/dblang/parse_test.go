@@ -78,7 +78,7 @@ func TestParseIsisByHand(t *testing.T) {
 	}
 	want := Queue{Name: "NEW_Q", MaxSize: 120, MaxActive: 100, MaxRunSeconds: 200 * 60, MaxMemMB: 20,
 		Pos: Pos{File: "isis.db", Line: 16, Col: 1}}
-	if len(db.Queues) != 1 || db.Queues[0] != want {
+	if len(db.Queues) != 1 || !reflect.DeepEqual(db.Queues[0], want) {
 		t.Errorf("queues: got %+v, want [%+v]", db.Queues, want)
 	}
 	if want := []string{"tclark"}; !reflect.DeepEqual(db.Admins, want) {

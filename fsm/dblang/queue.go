@@ -17,7 +17,8 @@ const (
 var queueParams = []string{qMaxSize, qMaxActive, qMaxRun, qMaxMem, qPriority}
 
 // knownQueueParams lists the parameters for error messages.
-var knownQueueParams = strings.Join(queueParams[:len(queueParams)-1], ", ") + " and " + qPriority
+var knownQueueParams = strings.Join(append(queueParams[:len(queueParams):len(queueParams)], QueueOwnerSettings[:len(QueueOwnerSettings)-1]...), ", ") +
+	" and " + QueueOwnerSettings[len(QueueOwnerSettings)-1]
 
 // queue checks an add_q declaration.
 func (c *checker) queue(d decl) {
@@ -30,7 +31,7 @@ func (c *checker) queue(d decl) {
 	at := map[string]Pos{}
 	for _, it := range d.val.items {
 		name := it.name.text
-		known := it.name.kind == vWord && isQueueParam(name)
+		known := it.name.kind == vWord && (isQueueParam(name) || isOwnerSetting(name, QueueOwnerSettings))
 		switch {
 		case !known:
 			c.errs.add(it.name.pos, "unknown queue parameter %s in %s; the known ones are %s", it.name.describe(), owner, knownQueueParams)
@@ -44,6 +45,18 @@ func (c *checker) queue(d decl) {
 			continue
 		}
 		at[name] = it.name.pos
+		if isOwnerSetting(name, QueueOwnerSettings) {
+			val, msg := ownerValue(it, owner)
+			if msg != "" {
+				c.errs.add(it.val.pos, "%s", msg)
+				continue
+			}
+			if q.Owner == nil {
+				q.Owner = map[string]string{}
+			}
+			q.Owner[name] = val
+			continue
+		}
 		if name == qMaxRun {
 			secs, msg := parseRunLimit(it.val, name+" in "+owner)
 			if msg != "" {

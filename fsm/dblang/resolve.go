@@ -14,6 +14,7 @@ func (db *Database) Resolve(name string) (Resolved, bool) {
 	var r Resolved
 	if t := db.FindMType(m.MType); m.MType != "" && t != nil {
 		r = resolve(t.Name, t.Keys, t.Attrs, t.Mounts)
+		r.Owner = ResolveOwner(t.Owner)
 	} else {
 		r = resolve(m.MType, nil, nil, nil)
 	}
@@ -22,6 +23,7 @@ func (db *Database) Resolve(name string) (Resolved, bool) {
 		r.Attrs[k] = v
 	}
 	r.Mounts = union(r.Mounts, m.Mounts)
+	r.Owner = ResolveOwner(r.Owner, m.Owner)
 	return r, true
 }
 
@@ -34,7 +36,9 @@ func (db *Database) ResolveMType(name string) (Resolved, bool) {
 	if t == nil {
 		return Resolved{}, false
 	}
-	return resolve(t.Name, t.Keys, t.Attrs, t.Mounts), true
+	r := resolve(t.Name, t.Keys, t.Attrs, t.Mounts)
+	r.Owner = ResolveOwner(t.Owner)
+	return r, true
 }
 
 func resolve(mtype string, keys []string, attrs map[string]float64, mounts []string) Resolved {

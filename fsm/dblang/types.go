@@ -49,7 +49,10 @@ type MType struct {
 	Keys   []string           // in file order
 	Attrs  map[string]float64 // attr=NUMBER items, such as mem and rating
 	Mounts []string           // in file order
-	Pos    Pos
+	// Owner holds the owner-policy settings (MachineOwnerSettings) by
+	// name, in canonical text (see owner.go); nil when none.
+	Owner map[string]string
+	Pos   Pos
 }
 
 // Machine is a `machine NAME = MTYPE` or `machine NAME = {...}` declaration.
@@ -61,7 +64,10 @@ type Machine struct {
 	Keys   []string
 	Attrs  map[string]float64
 	Mounts []string
-	Pos    Pos
+	// Owner is the machine's own owner-policy settings; its mtype's are
+	// merged by Resolve.
+	Owner map[string]string
+	Pos   Pos
 }
 
 // Queue is an `add_q NAME = {...}` declaration: a batch queue. A zero limit
@@ -80,7 +86,11 @@ type Queue struct {
 	MaxRunSeconds int64
 	// MaxMemMB is nq_maxmem, the memory one job may use, in MB.
 	MaxMemMB int64
-	Pos      Pos
+	// Owner is the queue's desktop policy (QueueOwnerSettings): how its
+	// jobs are treated when a machine's owner returns, overriding the
+	// machine's; nil when the queue leaves it to the machine.
+	Owner map[string]string
+	Pos   Pos
 }
 
 // Init is a stub's init file (netmgr stub --init FILE): the machine type it
@@ -90,6 +100,9 @@ type Init struct {
 	Keys   []string
 	Attrs  map[string]float64 // mem, rating, nprocs and any other name=NUMBER
 	Mounts []string
+	// Owner is the owner-policy settings the init file gives
+	// (MachineOwnerSettings); nil when none.
+	Owner map[string]string
 }
 
 // Resolved is what a machine (or an mtype) has once its mtype is merged in.
@@ -102,6 +115,9 @@ type Resolved struct {
 	Attrs map[string]float64
 	// Mounts is the sorted union of the mtype's mounts and the machine's.
 	Mounts []string
+	// Owner is the mtype's owner-policy settings overridden by the
+	// machine's; nil when neither gives any.
+	Owner map[string]string
 }
 
 // FindKey returns the key declaration called name, or nil.

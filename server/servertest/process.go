@@ -87,8 +87,10 @@ type Proc struct {
 	// GossipKeyring is the cluster's gossip keyring file, which encrypts
 	// gossip; empty in an insecure cluster.
 	GossipKeyring string
-
-	// Args are more flags for every run of the process.
+	// Args are more command-line arguments, after the others, for every
+	// start of the process (RestartStub, RestartServer too): a
+	// benchmark's or test's own flags, such as a stub's owner policy or a
+	// server's mail relay.
 	Args []string
 
 	database string // a server's --database file, if any

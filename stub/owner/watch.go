@@ -3,6 +3,7 @@ package owner
 import (
 	"context"
 	"log/slog"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -12,20 +13,21 @@ import (
 // while it is awake. New looks once, Run keeps looking. Verdict and
 // Changed are safe for concurrent use.
 type Watch struct {
-	cfg   Config
-	log   *slog.Logger
-	login *loginDetector  // nil when off
-	input *inputDetector  // nil when off
-	load  *loadDetector   // nil when off
-	win   *windowDetector // nil when off
+	log *slog.Logger
 
 	verdict atomic.Pointer[string]
 	changed chan struct{} // one pending notice of a change
+	reconf  chan struct{} // one pending notice of a new Config, for Run
 
 	started time.Time // when New looked first
 
-	mu      sync.Mutex  // guards the fields below
-	monitor monitorWord // what the load monitor said last
+	mu      sync.Mutex // guards the fields below
+	cfg     Config
+	login   *loginDetector  // nil when off
+	input   *inputDetector  // nil when off
+	load    *loadDetector   // nil when off
+	win     *windowDetector // nil when off
+	monitor monitorWord     // what the load monitor said last
 	noted   map[string]string
 }
 
@@ -36,17 +38,56 @@ func New(cfg Config, log *slog.Logger) (*Watch, error) {
 	if err := cfg.Check(); err != nil {
 		return nil, err
 	}
-	cfg = cfg.withDefaults()
-	w := &Watch{cfg: cfg, log: log, changed: make(chan struct{}, 1), noted: map[string]string{}, started: time.Now()}
-	if cfg.SleepOnLogin > 0 {
+	w := &Watch{log: log, changed: make(chan struct{}, 1), reconf: make(chan struct{}, 1), noted: map[string]string{}, started: time.Now()}
+	w.setConfig(cfg.withDefaults())
+	w.verdict.Store(new(string))
+	w.evaluate(time.Now())
+	return w, nil
+}
+
+// Reconfigure replaces the detectors' settings with cfg's (as a database
+// loaded at run time changes them) and looks again at once. A detector
+// whose setting did not change keeps what it has seen; Run restarts the
+// load monitor when its program or interval changed. Safe for concurrent
+// use.
+func (w *Watch) Reconfigure(cfg Config) error {
+	if err := cfg.Check(); err != nil {
+		return err
+	}
+	w.mu.Lock()
+	w.setConfig(cfg.withDefaults())
+	w.mu.Unlock()
+	select {
+	case w.reconf <- struct{}{}:
+	default:
+	}
+	w.evaluate(time.Now())
+	return nil
+}
+
+// setConfig makes the detectors cfg describes, keeping those whose
+// setting is unchanged. The caller holds mu, or is New.
+func (w *Watch) setConfig(cfg Config) {
+	old := w.cfg
+	switch {
+	case cfg.SleepOnLogin <= 0:
+		w.login = nil
+	case w.login == nil || old.SleepOnLogin != cfg.SleepOnLogin || old.Utmp != cfg.Utmp:
 		w.login = &loginDetector{path: cfg.Utmp, hold: cfg.SleepOnLogin}
 	}
-	if cfg.SleepOnInput > 0 {
+	switch {
+	case cfg.SleepOnInput <= 0:
+		w.input = nil
+	case w.input == nil || old.SleepOnInput != cfg.SleepOnInput || !slices.Equal(old.InputGlobs, cfg.InputGlobs):
 		w.input = &inputDetector{globs: cfg.InputGlobs, hold: cfg.SleepOnInput}
 	}
-	if cfg.SleepOnLoad > 0 {
+	switch {
+	case cfg.SleepOnLoad <= 0:
+		w.load = nil
+	case w.load == nil || old.SleepOnLoad != cfg.SleepOnLoad || old.LoadAvg != cfg.LoadAvg:
 		w.load = &loadDetector{path: cfg.LoadAvg, max: cfg.SleepOnLoad, own: cfg.OwnLoad}
 	}
+	w.win = nil
 	if len(cfg.Available) > 0 {
 		w.win = &windowDetector{loc: cfg.Location}
 		for _, s := range cfg.Available {
@@ -54,9 +95,17 @@ func New(cfg Config, log *slog.Logger) (*Watch, error) {
 			w.win.windows = append(w.win.windows, win)
 		}
 	}
-	w.verdict.Store(new(string))
-	w.evaluate(time.Now())
-	return w, nil
+	if cfg.LoadMonitor != old.LoadMonitor {
+		w.monitor = monitorWord{}
+	}
+	w.cfg = cfg
+}
+
+// config returns the settings in force.
+func (w *Watch) config() Config {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.cfg
 }
 
 // Verdict is why the machine is asleep now, "" while it is awake, or
@@ -98,39 +147,60 @@ func (w *Watch) Changed() <-chan struct{} { return w.changed }
 
 // Describe says what the watch looks at, for the stub's log at start.
 func (w *Watch) Describe() []any {
-	c := w.cfg
+	c := w.config()
 	return []any{"sleep_on_login", c.SleepOnLogin.String(), "utmp", c.Utmp, "sleep_on_input", c.SleepOnInput.String(),
 		"input_globs", c.InputGlobs, "sleep_on_load", c.SleepOnLoad, "load_monitor", c.LoadMonitor,
 		"available", c.Available, "time_zone", c.Location.String()}
 }
 
 // Run looks every Interval, and runs the load monitor every MonitorEvery,
-// until ctx ends.
+// until ctx ends; after Reconfigure it follows the new settings.
 func (w *Watch) Run(ctx context.Context) {
 	var wg sync.WaitGroup
-	if w.cfg.LoadMonitor != "" {
-		wg.Go(func() { w.runMonitor(ctx) })
-	}
 	defer wg.Wait()
-	tick := time.NewTicker(w.cfg.Interval)
+	stopMonitor := func() {}
+	defer func() { stopMonitor() }()
+	var program string
+	var every time.Duration
+	startMonitor := func() {
+		c := w.config()
+		if c.LoadMonitor == program && c.MonitorEvery == every {
+			return
+		}
+		stopMonitor()
+		program, every = c.LoadMonitor, c.MonitorEvery
+		if program == "" {
+			stopMonitor = func() {}
+			return
+		}
+		mctx, cancel := context.WithCancel(ctx)
+		done := make(chan struct{})
+		wg.Go(func() { defer close(done); w.runMonitor(mctx, program, every) })
+		stopMonitor = func() { cancel(); <-done }
+	}
+	startMonitor()
+	tick := time.NewTicker(w.config().Interval)
 	defer tick.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return
+		case <-w.reconf:
+			startMonitor()
 		case <-tick.C:
 		}
 		w.evaluate(time.Now())
 	}
 }
 
-// runMonitor runs the load monitor at once and then every MonitorEvery,
-// keeping what it said and looking again at once.
-func (w *Watch) runMonitor(ctx context.Context) {
-	tick := time.NewTicker(w.cfg.MonitorEvery)
+// runMonitor runs the load monitor program at once and then every
+// interval, keeping what it said and looking again at once, until ctx
+// ends.
+func (w *Watch) runMonitor(ctx context.Context, program string, every time.Duration) {
+	tick := time.NewTicker(every)
 	defer tick.Stop()
 	for {
-		word, err := runMonitor(ctx, w.cfg.LoadMonitor, w.cfg.MonitorEvery)
+		word, err := runMonitor(ctx, program, every)
 		if ctx.Err() != nil {
 			return
 		}
