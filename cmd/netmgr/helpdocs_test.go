@@ -109,9 +109,7 @@ func TestStatusHelpMatchesOutput(t *testing.T) {
 // readmePending names the states the README does not explain yet, and
 // why: the text for it waits to be merged (README.md is edited by one
 // hand at a time). Remove an entry once the README has it.
-var readmePending = map[string]string{
-	client.MachineDraining: "its row for the machine-state table is proposed in notes/cli20b-readme.md",
-}
+var readmePending = map[string]string{}
 
 // TestReadmeTablesMatchOutput checks the README against netstatus: every
 // table header it shows (a line that starts with a header's first two
