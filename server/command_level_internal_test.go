@@ -1,6 +1,7 @@
 package server
 
 import (
+	"errors"
 	"testing"
 
 	"github.com/hashicorp/raft"
@@ -85,6 +86,35 @@ func TestMachineFaultWaitsForTheGroup(t *testing.T) {
 			}
 			if e.Term.MachineFault != tc.want {
 				t.Errorf("got MachineFault %v, want %v", e.Term.MachineFault, tc.want)
+			}
+		})
+	}
+}
+
+// A database with owner-policy settings is loaded only once every server
+// applies ownerSettingsLevel; one without them loads as before.
+func TestOwnerSettingsWaitForTheGroup(t *testing.T) {
+	plain := fsm.Database{Machines: []fsm.DeclaredMachine{{Name: "m1"}}}
+	owned := fsm.Database{Machines: []fsm.DeclaredMachine{{Name: "m1", Owner: map[string]string{"sleep_on_input": "15"}}}}
+	for _, tc := range []struct {
+		name  string
+		level fsm.MessageType
+		db    fsm.Database
+		ok    bool
+	}{
+		{"no settings, a 1.0 server in the group", oldestLevel, plain, true},
+		{"settings, a server of level 30 in the group", fsm.CronFireType, owned, false},
+		{"settings, every server at their level", ownerSettingsLevel, owned, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var s Server
+			s.groupLevel.Store(uint32(tc.level))
+			err := checkOwnerSettings(tc.db, s.groupApplies)
+			if (err == nil) != tc.ok {
+				t.Fatalf("got %v, want ok=%v", err, tc.ok)
+			}
+			if err != nil && !errors.Is(err, errUpgradeFirst) {
+				t.Errorf("got %v, want errUpgradeFirst", err)
 			}
 		})
 	}

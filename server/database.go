@@ -138,6 +138,17 @@ func hasOwnerSettings(db fsm.Database) bool {
 	return false
 }
 
+// checkOwnerSettings refuses db when it sets owner policies and the group
+// (applies reports for a type whether every server applies it) does not
+// all apply ownerSettingsLevel: an older replica would apply the load
+// without them, and its machines' policies would differ from the others'.
+func checkOwnerSettings(db fsm.Database, applies func(fsm.MessageType) bool) error {
+	if hasOwnerSettings(db) && !applies(ownerSettingsLevel) {
+		return fmt.Errorf("load a database with owner-policy settings: %w", errUpgradeFirst)
+	}
+	return nil
+}
+
 // loadInitialDatabase applies --database FILE when the group has never had
 // a database: the first leader of a new group does it, once.
 func (s *Server) loadInitialDatabase() {

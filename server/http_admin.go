@@ -30,10 +30,8 @@ func (s *Server) handleLoadDatabase(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, http.StatusBadRequest, err)
 		return
 	}
-	if hasOwnerSettings(db) && !s.groupAppliesNow(ownerSettingsLevel) {
-		// An older replica would apply the load without them, and its
-		// machines' owner policies would differ from the others'.
-		s.writeError(w, http.StatusConflict, fmt.Errorf("load a database with owner-policy settings: %w", errUpgradeFirst))
+	if err := checkOwnerSettings(db, s.groupAppliesNow); err != nil {
+		s.writeError(w, http.StatusConflict, err)
 		return
 	}
 	res, err := s.apply(fsm.LoadDatabaseType, fsm.LoadDatabase{At: time.Now().UTC(), Source: req.Filename, By: user, Database: db})
