@@ -1,0 +1,363 @@
+package client
+
+import (
+	"fmt"
+	"time"
+)
+
+// StartRequest asks a stub to start one attempt of an instance. A stub
+// treats a repeated (JobID, Instance, Attempt) as already done.
+type StartRequest struct {
+	JobID    uint64   `json:"job_id"`
+	JobName  string   `json:"job_name"`
+	Owner    string   `json:"owner"`
+	Instance int      `json:"instance"`
+	Attempt  uint64   `json:"attempt"`
+	Binary   string   `json:"binary"`
+	Args     []string `json:"args,omitempty"`
+	Env      []string `json:"env,omitempty"`
+	// Dir, when set, is the directory the job starts in (JobSpec.Dir);
+	// the job's stdout and stderr stay in its exec dir.
+	Dir string `json:"dir,omitempty"`
+	// Servers are HTTP addresses of the server group, a hint for where to
+	// send CHILD events.
+	Servers []string `json:"servers,omitempty"`
+	// MaxRunSeconds, when positive, is the queue's run limit: the stub
+	// sends SIGTERM to the group when it passes and SIGKILL GraceMS later.
+	MaxRunSeconds int64 `json:"max_run_seconds,omitempty"`
+	// MaxMemMB, when positive, is the queue's memory limit: the stub kills
+	// the group when its resident memory exceeds it.
+	MaxMemMB int64 `json:"max_mem_mb,omitempty"`
+	// GraceMS is the time between SIGTERM and SIGKILL for limits.
+	GraceMS int64 `json:"grace_ms,omitempty"`
+	// Restartable is set for jobs with a restart policy: the servers may
+	// start this instance elsewhere once the stub's lease has expired, so
+	// the stub must stop the attempt when its lease runs out.
+	Restartable bool `json:"restartable,omitempty"`
+	// OwnerPolicy is the job's queue's desktop policy (vacate_after,
+	// keep_suspended, suspend in the database language's canonical text):
+	// how the stub treats the job when the machine's owner returns,
+	// overriding the machine's own; nil to follow the machine's. A stub
+	// that predates it ignores it.
+	OwnerPolicy map[string]string `json:"owner_policy,omitempty"`
+	// MachineIndex is the Raft index that last changed the machine's
+	// record (its ModifyIndex) when the leader sent this Start. A lease
+	// expiry and its restoration both raise it, and lease renewals tell
+	// the stub its current value (LeaseResponse.MachineIndex): a
+	// restartable Start with an older index was sent before the machine
+	// last lost its lease, and its instance may run elsewhere by now, so
+	// the stub refuses it. The leader always sets it.
+	MachineIndex uint64 `json:"machine_index,omitempty"`
+}
+
+// StartBatchRequest asks a stub to start several attempts in one request,
+// the body of POST /v1/starts. The stub runs them concurrently. Repeating
+// a Start for the same (job, instance, attempt) is harmless: it starts
+// nothing.
+//
+// The server commits each started attempt's CHILD_REGISTER from the
+// answer (StartResult.Register); the stub sends it again only just before
+// the attempt's CHILD_TERM. A stub answers a repeated Start of an attempt
+// it runs or ran with its REGISTER again, so a server that lost the
+// answer gets it by sending the Start again.
+type StartBatchRequest struct {
+	Starts []StartRequest `json:"starts"`
+}
+
+// StartBatchResponse answers POST /v1/starts: one result per Start of the
+// request, in the same order.
+type StartBatchResponse struct {
+	Results []StartResult `json:"results"`
+}
+
+// StartResult is the outcome of one Start of a batch. Status is an HTTP
+// status: 200 when the stub took it (Started is false when the attempt
+// was already known), 400 for a request it cannot run, 409 when the
+// attempt is restartable and the stub's lease has expired, 503 when the
+// stub is shutting down, 500 for any other failure. Error says why when
+// Status is not 200.
+type StartResult struct {
+	Status  int    `json:"status"`
+	Started bool   `json:"started,omitempty"`
+	Error   string `json:"error,omitempty"`
+	// Register is the attempt's CHILD_REGISTER when a supervisor runs (or
+	// ran) the attempt, whether this Start started it or an earlier one
+	// did; nil when its exec failed.
+	Register *ChildEvent `json:"register,omitempty"`
+}
+
+// AttemptRef names one attempt of one instance.
+type AttemptRef struct {
+	JobID    uint64 `json:"job_id"`
+	Instance int    `json:"instance"`
+	Attempt  uint64 `json:"attempt"`
+}
+
+// String names the attempt as "job.instance.attempt", e.g. "12.0.1".
+func (r AttemptRef) String() string {
+	return fmt.Sprintf("%d.%d.%d", r.JobID, r.Instance, r.Attempt)
+}
+
+// LeaseRequest renews a stub's lease, the body of POST /v1/lease. Running
+// lists the attempts the stub runs now.
+type LeaseRequest struct {
+	Machine string       `json:"machine"`
+	Running []AttemptRef `json:"running,omitempty"`
+	// Load is the machine's load average. A stub sends it once a server's
+	// answer said it takes it (LeaseResponse.TakesLoad), as every server
+	// does; nil when the stub could not read it.
+	Load *float64 `json:"load,omitempty"`
+	// Token is the token of the last answer the stub received, echoed
+	// unread: it proves to the leader that the stub holds the lease that
+	// answer granted (see LeaseToken). Nil before the first answer.
+	Token *LeaseToken `json:"token,omitempty"`
+	// TokenAgeMS is how long before sending this request the answer that
+	// carried Token arrived: the leader adds it to Token.Issued for a
+	// later bound on when this request was sent.
+	TokenAgeMS int64 `json:"token_age_ms,omitempty"`
+	// Problem is why the stub drains its machine ("exec dir full: 0 B
+	// free", "health check: ..."); empty while the machine is healthy.
+	// The leader records a change (a MachineHealth command): the machine
+	// takes no new work while it has a problem.
+	Problem string `json:"problem,omitempty"`
+	// Asleep is why the machine's owner policy puts it to sleep ("console
+	// login", "load 3.2 > 2"); empty while it is awake, nil when the stub
+	// does not report (the record stays as it is). The leader records a
+	// change (a MachineAsleep command): the machine takes no new work
+	// while it sleeps. A stub sends it only while the last answer said
+	// the servers take it (LeaseResponse.TakesAsleep): a server that
+	// predates it refuses a request with a field it does not know.
+	Asleep *string `json:"asleep,omitempty"`
+	// OwnLoad is the part of Load the stub's own jobs caused (their CPU,
+	// averaged as the load average is); the leader's scheduler scores the
+	// machine by Load less OwnLoad, plus the load its jobs impose. Sent
+	// under the same condition as Asleep.
+	OwnLoad *float64 `json:"own_load,omitempty"`
+	// IdleS is how many seconds ago the machine's owner last used it (a
+	// session in utmp, keyboard or mouse input); nil when the stub does
+	// not watch for that. Jobs ask for idle machines with idle>=MINUTES.
+	// Sent under the same condition as Asleep.
+	IdleS *int64 `json:"idle_s,omitempty"`
+}
+
+// LeaseToken is the leader's receipt for a lease it granted, which the
+// stub echoes in its next renewal. Issued is when the leader granted it
+// and Basis a time before which the granted request was not sent: the
+// Issued of the token that request echoed plus its TokenAgeMS (0 when it
+// echoed none of this leadership), both in nanoseconds of the
+// leadership's own clock. A stub that echoes a token therefore holds a
+// lease until at least Basis plus the lease duration, and tells no other
+// stub that its lease ran out until OutageVouchWithin before that (see
+// OutageStatement).
+type LeaseToken struct {
+	Leadership uint64 `json:"leadership"`
+	Issued     int64  `json:"issued"`
+	Basis      int64  `json:"basis,omitempty"`
+	// Pool and GraceMS are the PoolSize and OutageGraceMS of the answer
+	// that carried the token.
+	Pool    int   `json:"pool,omitempty"`
+	GraceMS int64 `json:"grace_ms,omitempty"`
+}
+
+// LeaseResponse grants a lease: it holds for LeaseMS from when the stub
+// sent the request; the stub renews every RenewMS.
+type LeaseResponse struct {
+	LeaseMS int64 `json:"lease_ms"`
+	RenewMS int64 `json:"renew_ms"`
+	// TakesLoad is set by servers that read LeaseRequest.Load: the stub
+	// then reports its load with every renewal instead of gossiping each
+	// change to the whole pool.
+	TakesLoad bool `json:"takes_load,omitempty"`
+	// TakesAsleep is set by a leader whose every fellow server records
+	// LeaseRequest.Asleep (MachineAsleep): the stub then reports its owner
+	// policy's verdict with its renewals.
+	TakesAsleep bool `json:"takes_asleep,omitempty"`
+	// MachineIndex is the machine record's ModifyIndex after this
+	// renewal (see StartRequest.MachineIndex); 0 when the machine has not
+	// joined yet.
+	MachineIndex uint64 `json:"machine_index,omitempty"`
+	// Token is the receipt to echo in the next renewal.
+	Token *LeaseToken `json:"token,omitempty"`
+	// PoolSize is how many machines the database knows, and Position the
+	// machine's place among them in the order they first joined (from 1;
+	// 0 when it has not joined). A stub whose lease ran out keeps its
+	// restartable work only while a majority of those PoolSize machines
+	// say their leases ran out too (see OutageStatement).
+	PoolSize int `json:"pool_size,omitempty"`
+	Position int `json:"position,omitempty"`
+	// OutageGraceMS is how long past its lease a stub may keep
+	// restartable work while a majority of the pool is cut off from the
+	// servers too; 0 for no such grace, -1 for no limit.
+	OutageGraceMS int64 `json:"outage_grace_ms,omitempty"`
+	// Owner is the owner-policy settings the database gives the machine,
+	// sent with every renewal so that a stub follows a database loaded
+	// at run time. Nil from a server that predates them (the stub keeps
+	// what it has); a stub that predates them ignores the field.
+	Owner *OwnerSettings `json:"owner,omitempty"`
+}
+
+// OwnerSettings is the owner-policy settings the database gives a
+// machine (LeaseResponse.Owner).
+type OwnerSettings struct {
+	// Settings are by name (sleep_on_login, sleep_on_input,
+	// sleep_on_load, load_monitor, available, vacate_after,
+	// keep_suspended) in the database language's canonical text (see
+	// dblang.OwnerDuration, OwnerWindows, OwnerYes); empty when the
+	// database gives none.
+	Settings map[string]string `json:"settings,omitempty"`
+	// Declared is set when the database declares the machine: its
+	// settings then win over the stub's init file's, as attributes do;
+	// otherwise they are those of the mtype the init file claims, and the
+	// init file's own win over them.
+	Declared bool `json:"declared,omitempty"`
+}
+
+// The outage protocol's timing, which the leader's expiry rule counts on
+// (server.expirable). A stub says its lease ran out (OutageStatement)
+// once less than OutageVouchWithin of it is left, so stubs whose last
+// renewals were a renewal interval apart agree that the servers are gone.
+// It uses an OutageWitness answer only when it arrives within
+// OutageAnswerWithin of asking (statements that come later might have
+// been made after the servers came back), and one answer lets it keep
+// restartable work for OutageCoverFor after it asked.
+const (
+	OutageVouchWithin  = 900 * time.Millisecond
+	OutageAnswerWithin = 300 * time.Millisecond
+	OutageCoverFor     = 300 * time.Millisecond
+)
+
+// OutageStatement is a stub's answer to GET /v1/outage: whether its own
+// lease has run out, or will within OutageVouchWithin. A stub says
+// Expired only when it knows its place in the pool (Position, PoolSize
+// from its last renewal).
+type OutageStatement struct {
+	Machine  string `json:"machine"`
+	Expired  bool   `json:"expired"`
+	Position int    `json:"position,omitempty"`
+	PoolSize int    `json:"pool_size,omitempty"`
+	// ProvenPool is the pool size the leader knows this stub knows: that
+	// of the token echoed in its last renewal the leader answered. Until
+	// it reaches the pool's size, the leader does not declare this
+	// machine's lease expired within the outage grace (the stub might be
+	// counting a smaller pool).
+	ProvenPool int `json:"proven_pool,omitempty"`
+}
+
+// OutageWitness is a stub's answer to POST /v1/outage/witness: the
+// statements of every stub it could reach in one round that began after
+// the request arrived.
+type OutageWitness struct {
+	Statements []OutageStatement `json:"statements"`
+}
+
+// SignalRequest asks a stub to signal the process group of an attempt.
+type SignalRequest struct {
+	JobID    uint64 `json:"job_id"`
+	Instance int    `json:"instance"`
+	Attempt  uint64 `json:"attempt"`
+	// Signal is a name such as "TERM", "KILL", "INT"; "TERM" when empty.
+	Signal string `json:"signal,omitempty"`
+	// GraceMS, when positive, sends SIGKILL to the group if it is still
+	// alive that many milliseconds after Signal.
+	GraceMS int64 `json:"grace_ms,omitempty"`
+}
+
+// Child event kinds: the paper's CHILD_REGISTER and CHILD_TERM.
+const (
+	ChildRegister = "register"
+	ChildTerm     = "term"
+)
+
+// ChildEvent is a stub's report that an attempt started or ended, an event
+// of POST /v1/children.
+type ChildEvent struct {
+	Kind     string    `json:"kind"`
+	JobID    uint64    `json:"job_id"`
+	Instance int       `json:"instance"`
+	Attempt  uint64    `json:"attempt"`
+	Machine  string    `json:"machine"`
+	At       time.Time `json:"at"`
+	PID      int       `json:"pid,omitempty"`
+	ExitCode int       `json:"exit_code"`
+	Signal   string    `json:"signal,omitempty"`
+	// Error is set when the binary could not be started at all.
+	Error string `json:"error,omitempty"`
+	// Reason is set when the stub ended the attempt itself: "run limit of
+	// 200m exceeded", "memory limit of 20 MB exceeded".
+	Reason   string `json:"reason,omitempty"`
+	UserMS   int64  `json:"user_ms,omitempty"`
+	SysMS    int64  `json:"sys_ms,omitempty"`
+	MaxRSSKB int64  `json:"max_rss_kb,omitempty"`
+	// Leftovers are the processes of the job still alive after its first
+	// process ended (daemonized children, a forgotten `&`); the supervisor
+	// killed them. Set on a CHILD_TERM only.
+	Leftovers []Leftover `json:"leftovers,omitempty"`
+	// MachineFault is set on a CHILD_TERM when the attempt ended because
+	// of its machine, not its job: the stub could not make the attempt's
+	// directory or output files, or its execution or data directory was
+	// full (Error or Reason says which). The servers queue the instance
+	// again without counting a restart, once every server knows the
+	// field.
+	MachineFault bool `json:"machine_fault,omitempty"`
+}
+
+// Leftover is a process that outlived its job's first process and was
+// killed so that no orphan survives the job.
+type Leftover struct {
+	PID  int    `json:"pid"`
+	Comm string `json:"comm"` // the process's name from /proc/PID/comm
+}
+
+// ReasonLeaseExpired is the Reason of an attempt its stub stopped because
+// its lease ran out; the servers start such an instance again elsewhere.
+const ReasonLeaseExpired = "lease expired: the servers may run it elsewhere"
+
+// ChildEventBatch is the body of POST /v1/children: a stub's CHILD events,
+// an attempt's in the order they happened.
+type ChildEventBatch struct {
+	Events []ChildEvent `json:"events"`
+}
+
+// ChildEventBatchResponse answers POST /v1/children with one result per
+// event, in the order sent.
+type ChildEventBatchResponse struct {
+	Results []ChildEventResult `json:"results"`
+}
+
+// ChildEventResult is the outcome of one event of a batch: committed at
+// Index, or refused with Error, in which case resending it cannot help.
+// Stale is true when the event was for an attempt that is no longer
+// current: it was recorded and changed nothing, and the stub should not
+// resend it.
+type ChildEventResult struct {
+	Index uint64 `json:"index,omitempty"`
+	Stale bool   `json:"stale,omitempty"`
+	Error string `json:"error,omitempty"`
+}
+
+// Roles carried in gossip metadata.
+const (
+	RoleServer = "server"
+	RoleStub   = "stub"
+)
+
+// NodeMeta is the memberlist metadata every server and stub gossips.
+// Encoded as JSON it must stay under memberlist's 512-byte limit.
+type NodeMeta struct {
+	Role string `json:"r"`
+	HTTP string `json:"h"`
+	// Raft and Expect are set by servers: the Raft address and the
+	// --bootstrap-expect value.
+	Raft   string `json:"ra,omitempty"`
+	Expect int    `json:"e,omitempty"`
+	// Load is the stub's load average, refreshed as it changes.
+	Load float64 `json:"l,omitempty"`
+	// Level is set by servers: the highest Raft command type the server
+	// applies. Every server sets it; a member that gossips none counts as
+	// 1.0 (21).
+	Level int `json:"cl,omitempty"`
+	// Leaving is set by a stub shutting down cleanly, just before it
+	// leaves the pool, so that the servers log its departure as news,
+	// not as a failure.
+	Leaving bool `json:"lv,omitempty"`
+}
