@@ -81,21 +81,25 @@ func (d *db) expiredJobs(before time.Time, keep int) []uint64 {
 			}
 		case !j.done:
 		default:
-			if _, ok := needed[id]; !ok {
-				finished = append(finished, candidate{id, jobEnd(j)})
+			if _, ok := needed[id]; ok {
+				continue
+			}
+			// Without a count only the jobs past the cutoff matter.
+			if end := jobEnd(j); keep > 0 || end.Before(before) {
+				finished = append(finished, candidate{id, end})
 			}
 		}
 	}
-	// Oldest first, so that a count keeps the latest ended.
-	slices.SortFunc(finished, func(a, b candidate) int {
-		if c := a.ended.Compare(b.ended); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.id, b.id)
-	})
 	over := 0
 	if keep > 0 {
 		over = max(len(finished)-keep, 0)
+		// Oldest first, so that the count keeps the latest ended.
+		slices.SortFunc(finished, func(a, b candidate) int {
+			if c := a.ended.Compare(b.ended); c != 0 {
+				return c
+			}
+			return cmp.Compare(a.id, b.id)
+		})
 	}
 	gone := make(map[uint64]struct{})
 	var out []uint64
