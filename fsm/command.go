@@ -44,13 +44,14 @@ const (
 	SubmitCronType    MessageType = 29 // since command level 29; see JobSpec.Cron
 	CronFireType      MessageType = 30 // since command level 30; see CronFire
 	MailSentType      MessageType = 31 // since command level 31; see MailSent
+	JobsExpireType    MessageType = 32 // since command level 32; see JobsExpire
 )
 
 // CommandLevel is the highest command type this build applies. Servers
 // gossip it, and the leader proposes a command newer than every voter's
 // level only when all of them have it: a replica that meets an unknown
 // type must stop.
-const CommandLevel = MailSentType
+const CommandLevel = JobsExpireType
 
 // IgnoreUnknownFlag marks a command that a server which does not know its
 // type may skip instead of stopping. Commands whose loss would make replicas
@@ -122,6 +123,8 @@ func (t MessageType) String() string {
 		return "CronFire"
 	case MailSentType:
 		return "MailSent"
+	case JobsExpireType:
+		return "JobsExpire"
 	}
 	return fmt.Sprintf("MessageType(%d)", uint8(t))
 }

@@ -123,6 +123,9 @@ func (g *generator) next() {
 	if g.step > 2000 && g.step%13 == 0 { // late, so the log before is the one the coverage test expects
 		g.emit(g.cronCommand(now))
 	}
+	if g.step > 2000 && g.step%31 == 0 { // late, as the cron commands
+		g.emit(g.expireCommand(now))
+	}
 	p := g.r.IntN(120)
 	switch {
 	case p >= 100:
@@ -611,6 +614,8 @@ func TestGeneratedLogCoverage(t *testing.T) {
 			seen["existing"]++
 		case slices.ContainsFunc(res.Events, func(r *fsm.Result) bool { return r.Existing }):
 			seen["existing in a batch"]++
+		case typ == fsm.JobsExpireType && res.Affected > 0:
+			seen["jobs expired"]++
 		case typ == fsm.PlaceType && len(res.Accepted) > 0:
 			seen["accepted"]++
 		case typ == fsm.SubmitPlaceType && len(res.Accepted) > 0:
@@ -647,7 +652,7 @@ func TestGeneratedLogCoverage(t *testing.T) {
 	for _, want := range []string{
 		"StubJoin", "StubJoin error", "StubLeave", "Submit", "Submit error", "Place", "ChildRegister",
 		"ChildTerm", "ChildEvents", "stale in a batch", "SubmitPlace", "placed at submit", "Submits", "existing in a batch", "Kill", "Kill error", "MessageType(228)", "stale", "existing", "accepted", "dropped",
-		"LoadDatabase", "LoadDatabase error", "draining", "TokenIssue", "TokenIssue error", "TokenRevoke", "TokenRevoke error", "ServerRemoved", "SubmitCron", "CronFire", "CronFire error", "restarted", "per-machine limit reached", "slots full", "memory nearly full",
+		"LoadDatabase", "LoadDatabase error", "draining", "TokenIssue", "TokenIssue error", "TokenRevoke", "TokenRevoke error", "ServerRemoved", "SubmitCron", "CronFire", "CronFire error", "JobsExpire", "jobs expired", "restarted", "per-machine limit reached", "slots full", "memory nearly full",
 		fsm.InstanceQueued, fsm.InstancePlaced, fsm.InstanceRunning, fsm.InstanceExited, fsm.InstanceFailed, fsm.InstanceSignaled,
 		fsm.InstanceKilled, fsm.InstanceLost,
 	} {

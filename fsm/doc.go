@@ -16,7 +16,10 @@
 // entry carrying its scheduled time, which Apply turns into one run job
 // per (job, time) and ignores when that time has already been decided
 // (cron.go). The leader computes which firings are due from the committed
-// state (CronDue); Apply never parses a schedule or reads a clock.
+// state (CronDue); Apply never parses a schedule or reads a clock. A
+// finished job leaves the database by one JobsExpire entry carrying the
+// leader's cutoff time and count, which removes exactly the jobs
+// ExpiredJobs names at that index on every replica (expire.go).
 //
 // It is not the wire format (package client) and does no networking.
 package fsm

@@ -68,6 +68,14 @@ type Config struct {
 	// MailRetry is the delay before the first retry of a failed send,
 	// doubled for each further one up to 10 minutes; 5 s when zero.
 	MailRetry time.Duration
+	// JobRetention is how long a finished job stays in the database
+	// after it ended; the leader then removes it (retention.go). Zero
+	// keeps finished jobs forever (as far as JobRetentionCount allows).
+	JobRetention time.Duration
+	// JobRetentionCount, when positive, is how many finished jobs the
+	// database keeps at most: the leader removes the ones that ended
+	// earliest beyond it.
+	JobRetentionCount int
 
 	// RaftTransport, when set, replaces the TCP transport (tests use raft's
 	// in-memory transport); RaftAddr is then ignored.
@@ -96,6 +104,10 @@ func (c *Config) validate() error {
 		return fmt.Errorf("%w: --gossip is required", errConfig)
 	case c.OutageGrace < 0 || c.OutageGrace > MaxOutageGrace:
 		return fmt.Errorf("%w: --outage-grace must be between 0 and %v", errConfig, MaxOutageGrace)
+	case c.JobRetention < 0:
+		return fmt.Errorf("%w: --job-retention must not be negative", errConfig)
+	case c.JobRetentionCount < 0:
+		return fmt.Errorf("%w: --job-retention-count must not be negative", errConfig)
 	case c.BootstrapExpect < 0:
 		return fmt.Errorf("%w: --bootstrap-expect must not be negative", errConfig)
 	}

@@ -44,6 +44,9 @@ func resolveDependencies(v fsm.View, in client.JobSpec, out *fsm.JobSpec) error 
 func resolveJobRef(v fsm.View, ref string) (uint64, error) {
 	if id, err := strconv.ParseUint(ref, 10, 64); err == nil {
 		if _, ok := v.Job(id); !ok {
+			if v.JobExpired(id) {
+				return 0, errJobExpired(id)
+			}
 			return 0, fmt.Errorf("no job with id %d: %w", id, fsm.ErrNoSuchJob)
 		}
 		return id, nil

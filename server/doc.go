@@ -64,6 +64,8 @@
 //     computed from the committed state (fsm.CronDue); and parsing cron=
 //     expressions (robfig/cron), for the leader, for submit's checks and
 //     for the next firing the API shows.
+//   - retention.go: jobExpirer.run, one JobsExpire removing the finished
+//     jobs past --job-retention and --job-retention-count.
 //   - mail.go: the mail sender, which sends the pending mail the
 //     database files and commits MailSent for each outcome, through
 //     package mailer (an SMTP relay or sendmail).

@@ -32,3 +32,30 @@ func (s *Server) PendingMail() int {
 	s.fsm.Read(func(v fsm.View) { n = v.PendingMailCount() })
 	return n
 }
+
+// LocalJobs lists the ids of the jobs this server's copy of the state
+// holds, with the index it has applied.
+func (s *Server) LocalJobs() (uint64, []uint64) {
+	var ids []uint64
+	var index uint64
+	s.fsm.Read(func(v fsm.View) {
+		index = v.Index()
+		for _, j := range v.Jobs() {
+			ids = append(ids, j.ID)
+		}
+	})
+	return index, ids
+}
+
+// LocalEvents returns the events of kind in this server's event ring.
+func (s *Server) LocalEvents(kind string) []fsm.Event {
+	var out []fsm.Event
+	s.fsm.Read(func(v fsm.View) {
+		for _, e := range v.EventsSince(0) {
+			if e.Kind == kind {
+				out = append(out, e)
+			}
+		}
+	})
+	return out
+}

@@ -104,6 +104,12 @@ func errNoJob(ref string) error {
 	return fmt.Errorf("job %q: %w", ref, fsm.ErrNoSuchJob)
 }
 
+// errJobExpired says that job id finished and left the database after the
+// retention; it still wraps fsm.ErrNoSuchJob (404).
+func errJobExpired(id uint64) error {
+	return fmt.Errorf("job %d finished and was removed after the job retention (the servers' --job-retention): %w", id, fsm.ErrNoSuchJob)
+}
+
 // lookupJob resolves a job reference: a numeric id, or a name. A name
 // means its one live job (queued, held or running), or, when none is
 // live, its most recent job; a name with several live jobs is ambiguous
@@ -117,6 +123,9 @@ func lookupJob(v fsm.View, ref string) (*fsm.Job, error) {
 	}
 	named := v.JobsNamed(ref)
 	if len(named) == 0 {
+		if id, err := strconv.ParseUint(ref, 10, 64); err == nil && v.JobExpired(id) {
+			return nil, errJobExpired(id)
+		}
 		return nil, errNoJob(ref)
 	}
 	var live []*fsm.Job

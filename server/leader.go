@@ -85,6 +85,8 @@ const leaderTick = 250 * time.Millisecond
 //   - sweepTokens (tokens.go): TokenRevoke of tokens expired a day ago.
 //   - expireLeases (lease.go): LeaseExpired for machines that stopped
 //     renewing.
+//   - jobExpirer.run (retention.go): at most every minute, one JobsExpire
+//     removing the finished jobs past --job-retention(-count).
 //
 // After every commit, and when the next cron firing is due:
 //   - cronFirer.fire (cron.go): a CronFire for every cron job due, from
@@ -126,6 +128,7 @@ func (s *Server) leaderLoop(ctx context.Context) {
 	tick := time.NewTicker(leaderTick)
 	defer tick.Stop()
 	crons := newCronFirer(s)
+	expiry := newJobExpirer(s)
 	cronTimer := time.NewTimer(time.Hour)
 	defer cronTimer.Stop()
 	// Membership changes come from gossip; a committed command alone never
@@ -139,6 +142,7 @@ func (s *Server) leaderLoop(ctx context.Context) {
 			s.expireReservations(time.Now())
 			s.sweepTokens(time.Now())
 			s.expireLeases(leases, time.Now())
+			expiry.run(time.Now())
 		}
 		if next := crons.fire(time.Now()); !next.IsZero() {
 			cronTimer.Reset(max(time.Until(next), 0))

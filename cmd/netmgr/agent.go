@@ -93,6 +93,7 @@ func runAgent(cCtx *cli.Context) error {
 		GossipAddr:      local(ports[1]),
 		BootstrapExpect: 1,
 		OutageGrace:     server.DefaultOutageGrace,
+		JobRetention:    server.DefaultJobRetention,
 		Logger:          logger,
 		Version:         buildinfo.Get(version, commit).Short(),
 		DatabaseFile:    sec.database,

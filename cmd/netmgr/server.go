@@ -15,6 +15,7 @@ func serverCommand() *cli.Command {
 		Usage: "run a server: one replica of the job and machine database",
 		UsageText: "netmgr server --name NAME --data-dir DIR [--http ADDR] [--raft ADDR] [--gossip ADDR]\n" +
 			"    [--bootstrap-expect N] [--join GOSSIP_ADDR,...] [--database FILE] [--outage-grace D]\n" +
+			"    [--job-retention D] [--job-retention-count N]\n" +
 			"    [--smtp HOST:PORT [--smtp-user USER --smtp-password-file FILE] [--smtp-starttls POLICY] |\n" +
 			"     --sendmail PROGRAM] [--mail-from ADDRESS] [--mail-domain DOMAIN] [--log-level LEVEL] [--config FILE]",
 		Description: fmt.Sprintf("Runs one member of the server group until SIGINT or SIGTERM. Start three (or\n"+
@@ -32,6 +33,13 @@ func serverCommand() *cli.Command {
 			"half of the pool's stubs say their leases ran out too, for up to --outage-grace\n"+
 			"(default %v, at most %v; 0 stops them when the lease runs out, as a\n"+
 			"machine cut off alone always does).\n\n"+
+			"A finished job (every instance ended) stays in the database, listed by\n"+
+			"'netstatus -j', for --job-retention after it ended (default %v; 0 keeps\n"+
+			"finished jobs for ever); with --job-retention-count N at most N finished jobs\n"+
+			"stay, the earliest ended going first. The leader removes them in one logged\n"+
+			"step, so every server drops the same jobs. A job a held job waits for stays\n"+
+			"until that one is decided, and a cron job until its schedule ended and its runs\n"+
+			"are gone. A command naming a removed job by id says it was removed.\n\n"+
 			"After the whole group was down, start the servers again on their data\n"+
 			"directories: the leader joins the gossip pool of every machine of the database\n"+
 			"it does not see (asking the stub at its API address for its gossip address),\n"+
@@ -59,7 +67,7 @@ func serverCommand() *cli.Command {
 			"   netmgr server ... --smtp mail.example.org:587 --smtp-user netmgr \\\n"+
 			"       --smtp-password-file /etc/netmgr/smtp.pw --mail-from netmgr@example.org\n\n"+
 			configDescription("server")+
-			"It prints 'server NAME api https://HOST:PORT' once it listens.", server.DefaultOutageGrace, server.MaxOutageGrace),
+			"It prints 'server NAME api https://HOST:PORT' once it listens.", server.DefaultOutageGrace, server.MaxOutageGrace, server.DefaultJobRetention),
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "name", Usage: "unique server `NAME`, also its Raft id (required)"},
 			&cli.StringFlag{Name: "data-dir", Usage: "`DIR` for the Raft log and snapshots (required)"},
@@ -70,6 +78,8 @@ func serverCommand() *cli.Command {
 			&cli.StringSliceFlag{Name: "join", Usage: "gossip addresses (`HOST:PORT`) of other servers or stubs, comma-separated or repeated"},
 			&cli.StringFlag{Name: "database", Usage: "machine database `FILE` to load when the group is first formed"},
 			&cli.DurationFlag{Name: "outage-grace", Value: server.DefaultOutageGrace, Usage: "how long restartable jobs run on through a whole-control-plane outage (`DURATION`)"},
+			&cli.DurationFlag{Name: "job-retention", Value: server.DefaultJobRetention, Usage: "how long a finished job stays in the database (`DURATION`; 0 keeps it)"},
+			&cli.IntFlag{Name: "job-retention-count", Usage: "keep at most `N` finished jobs (0: no limit)"},
 			logLevelFlag(), logFormatFlag(),
 		}, append(mailFlags(), agentTLSFlags("server")...)...),
 		Action: runServer,
@@ -85,6 +95,12 @@ func runServer(cCtx *cli.Context) error {
 	}
 	if n := cCtx.Int("bootstrap-expect"); n < 0 {
 		return usagef("--bootstrap-expect must not be negative, got %d", n)
+	}
+	if d := cCtx.Duration("job-retention"); d < 0 {
+		return usagef("--job-retention must not be negative, got %v", d)
+	}
+	if n := cCtx.Int("job-retention-count"); n < 0 {
+		return usagef("--job-retention-count must not be negative, got %d", n)
 	}
 	mail, err := mailConfig(cCtx)
 	if err != nil {
@@ -103,20 +119,22 @@ func runServer(cCtx *cli.Context) error {
 		return err
 	}
 	srv, err := server.New(server.Config{
-		Name:            cCtx.String("name"),
-		DataDir:         cCtx.String("data-dir"),
-		HTTPAddr:        cCtx.String("http"),
-		RaftAddr:        cCtx.String("raft"),
-		GossipAddr:      cCtx.String("gossip"),
-		BootstrapExpect: cCtx.Int("bootstrap-expect"),
-		Join:            splitList(cCtx.StringSlice("join")),
-		DatabaseFile:    cCtx.String("database"),
-		OutageGrace:     cCtx.Duration("outage-grace"),
-		Logger:          logger,
-		Version:         buildinfo.Get(version, commit).Short(),
-		TLS:             material,
-		GossipKeyring:   keyring,
-		Mail:            mail,
+		Name:              cCtx.String("name"),
+		DataDir:           cCtx.String("data-dir"),
+		HTTPAddr:          cCtx.String("http"),
+		RaftAddr:          cCtx.String("raft"),
+		GossipAddr:        cCtx.String("gossip"),
+		BootstrapExpect:   cCtx.Int("bootstrap-expect"),
+		Join:              splitList(cCtx.StringSlice("join")),
+		DatabaseFile:      cCtx.String("database"),
+		OutageGrace:       cCtx.Duration("outage-grace"),
+		JobRetention:      cCtx.Duration("job-retention"),
+		JobRetentionCount: cCtx.Int("job-retention-count"),
+		Logger:            logger,
+		Version:           buildinfo.Get(version, commit).Short(),
+		TLS:               material,
+		GossipKeyring:     keyring,
+		Mail:              mail,
 	})
 	if err != nil {
 		return fmt.Errorf("start server: %w", err)

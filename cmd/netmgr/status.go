@@ -24,7 +24,9 @@ func statusCommand() *cli.Command {
 			"                  failed(3), failed(exec) (it could not start), signaled(KILL),\n" +
 			"                  killed, lost (its machine left the pool), held(dependency),\n" +
 			"                  cancelled(dependency), or killed(run limit) and\n" +
-			"                  killed(memory limit) for an instance its queue's limit ended\n" +
+			"                  killed(memory limit) for an instance its queue's limit ended;\n" +
+			"                  a finished job is listed until the servers' --job-retention\n" +
+			"                  (default 24h) has passed since it ended\n" +
 			"   netstatus -m   machines: NAME, ARCH, MTYPE, CPUS, MEMORY, RATING, LOAD,\n" +
 			"                  RUNNING, STATE, RESERVED; STATE is up, down, draining (up but\n" +
 			"                  taking no new work, with the stub's problem if it has one),\n" +
