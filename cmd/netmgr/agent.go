@@ -45,6 +45,10 @@ func agentCommand() *cli.Command {
 			"   export NETMGR_CACERT=/tmp/netmgr-dev-123/tls/ca.pem\n\n" +
 			"Run those lines in another shell, then the commands there, as any local user:\n\n" +
 			"   $ netexec --wait done /bin/echo hello\n\n" +
+			"The job's output is on this machine in EXEC_DIR/CLUSTER/JOB.INSTANCE.ATTEMPT/stdout\n" +
+			"(and stderr), CLUSTER naming the throw-away CA, so two dev clusters sharing\n" +
+			"--exec-dir never mix their jobs' output (netmgr stub --help says more). Those\n" +
+			"directories outlive the cluster; remove them when done.\n\n" +
 			"Only --dev exists today.",
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "dev", Usage: "run a throw-away one-machine cluster for trying netmgr out"},
