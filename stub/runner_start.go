@@ -278,6 +278,11 @@ func (r *runner) environ(k client.AttemptRef, req client.StartRequest, acct user
 // does), with its stdout and stderr: a directory that exists already is
 // another's, and fails with errExecDirExists rather than be written to.
 func makeExecDir(dir string) error {
+	// The cluster's directory, made at start, may have been removed
+	// since (a cleaner of /tmp, a file system mounted over the exec dir).
+	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
+		return fmt.Errorf("make exec dir: %w", err)
+	}
 	if err := os.Mkdir(dir, 0o700); err != nil {
 		if errors.Is(err, os.ErrExist) {
 			return fmt.Errorf("make exec dir %s: %w", dir, errExecDirExists)
