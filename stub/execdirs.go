@@ -64,8 +64,9 @@ type execSweeper struct {
 	every     time.Duration
 	now       func() time.Time
 
-	used atomic.Int64 // bytes under the exec dir at the last look
-	kept atomic.Int64 // attempt dirs of this stub not removed yet
+	used   atomic.Int64 // bytes under the exec dir at the last look
+	kept   atomic.Int64 // attempt dirs of this stub not removed yet
+	sweeps atomic.Int64 // sweeps done, for tests
 }
 
 // newExecSweeper returns a sweeper of r's exec dirs, which looks every
@@ -124,6 +125,7 @@ func (s *execSweeper) sweep() {
 	}
 	s.kept.Store(kept)
 	s.used.Store(diskUsed(s.r.execDir))
+	s.sweeps.Add(1)
 }
 
 // remove removes the exec dir of attempt k and records that it did.
