@@ -401,20 +401,24 @@ const (
 // with the attributes the scheduler matches against (database declaration,
 // init file and detected facts merged).
 type Machine struct {
-	Name     string             `json:"name"`
-	Arch     string             `json:"arch"`
-	MType    string             `json:"mtype,omitempty"`
-	CPUs     int                `json:"cpus"`
-	Slots    int                `json:"slots"`
-	MemoryMB int64              `json:"memory_mb"`
-	Rating   float64            `json:"rating"`
-	Load     float64            `json:"load"`
-	Running  int                `json:"running"`
-	State    string             `json:"state"`
-	Keys     []string           `json:"keys,omitempty"`
-	Attrs    map[string]float64 `json:"attrs,omitempty"`
-	Mounts   []string           `json:"mounts,omitempty"`
-	Addr     string             `json:"addr"`
+	Name     string  `json:"name"`
+	Arch     string  `json:"arch"`
+	MType    string  `json:"mtype,omitempty"`
+	CPUs     int     `json:"cpus"`
+	Slots    int     `json:"slots"`
+	MemoryMB int64   `json:"memory_mb"`
+	Rating   float64 `json:"rating"`
+	Load     float64 `json:"load"`
+	// ExecUsedBytes is the space the files in the stub's exec dir take
+	// (running attempts' directories and ended ones kept for the exec
+	// retention), as its stub last gossiped it; 0 when it has not.
+	ExecUsedBytes int64              `json:"exec_used_bytes,omitempty"`
+	Running       int                `json:"running"`
+	State         string             `json:"state"`
+	Keys          []string           `json:"keys,omitempty"`
+	Attrs         map[string]float64 `json:"attrs,omitempty"`
+	Mounts        []string           `json:"mounts,omitempty"`
+	Addr          string             `json:"addr"`
 	// Declared is true when the database has a machine declaration for it.
 	Declared bool `json:"declared,omitempty"`
 	// ReservedBy and ReservedUntil show a reservation in force now.
@@ -876,6 +880,10 @@ type NodeMeta struct {
 	// leaves the pool, so that the servers log its departure as news,
 	// not as a failure.
 	Leaving bool `json:"lv,omitempty"`
+	// ExecUsed is set by stubs: the bytes the files in the exec dir
+	// take, gossiped when it changes by a tenth or more (and at least
+	// 1 MiB), since a change goes to every member of the pool.
+	ExecUsed int64 `json:"xu,omitempty"`
 }
 
 // ErrorResponse is the body of every non-2xx answer.

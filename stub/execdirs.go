@@ -67,6 +67,9 @@ type execSweeper struct {
 	used   atomic.Int64 // bytes under the exec dir at the last look
 	kept   atomic.Int64 // attempt dirs of this stub not removed yet
 	sweeps atomic.Int64 // sweeps done, for tests
+	// report, when set, gets the used bytes after every sweep (the
+	// gossip metadata, which netstatus -m shows).
+	report func(used int64)
 }
 
 // newExecSweeper returns a sweeper of r's exec dirs, which looks every
@@ -124,7 +127,11 @@ func (s *execSweeper) sweep() {
 		}
 	}
 	s.kept.Store(kept)
-	s.used.Store(diskUsed(s.r.execDir))
+	used := diskUsed(s.r.execDir)
+	s.used.Store(used)
+	if s.report != nil {
+		s.report(used)
+	}
 	s.sweeps.Add(1)
 }
 

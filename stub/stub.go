@@ -173,6 +173,7 @@ func New(cfg Config) (*Stub, error) {
 			return nil, err
 		}
 		s.httpAddr = s.gossip.httpAddr()
+		s.execs.report = s.gossip.setExecUsed
 	}
 
 	if cfg.Socket != "" {

@@ -2,12 +2,16 @@ package main
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/netmgr/netmgr/server/servertest"
 )
 
 // attemptDirIn is the exec dir of attempt name (JOB.INSTANCE.ATTEMPT)
@@ -22,16 +26,17 @@ func attemptDirIn(t *testing.T, execDir, name string) string {
 	return dirs[0]
 }
 
-// startDevAgent runs `netmgr agent --dev --exec-dir execDir` in this
-// process until the test ends, and returns its export values: address,
-// socket and CA file.
-func startDevAgent(t *testing.T, execDir string) []string {
+// startDevAgent runs `netmgr agent --dev --exec-dir execDir` with the
+// extra arguments in this process until the test ends, and points the
+// CLI at it (t.Setenv).
+func startDevAgent(t *testing.T, execDir string, extra ...string) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	var stdout, stderr syncBuffer
 	codeCh := make(chan int, 1)
 	go func() {
-		codeCh <- run(ctx, []string{"netmgr", "agent", "--dev", "--exec-dir", execDir, "--log-level", "warn"}, &stdout, &stderr)
+		args := append([]string{"netmgr", "agent", "--dev", "--exec-dir", execDir, "--log-level", "warn"}, extra...)
+		codeCh <- run(ctx, args, &stdout, &stderr)
 	}()
 	t.Cleanup(func() {
 		cancel()
@@ -45,7 +50,11 @@ func startDevAgent(t *testing.T, execDir string) []string {
 	deadline := time.Now().Add(60 * time.Second)
 	for {
 		if m := exportRE.FindStringSubmatch(stdout.String()); m != nil {
-			return m[1:]
+			t.Setenv(envAddr, m[1])
+			t.Setenv(envSocket, m[2])
+			t.Setenv(envCACert, m[3])
+			t.Setenv(envToken, "")
+			return
 		}
 		select {
 		case code := <-codeCh:
@@ -68,11 +77,7 @@ func TestTwoDevClustersShareExecDir(t *testing.T) {
 	t.Setenv("TMPDIR", t.TempDir())
 	execDir := t.TempDir()
 	for _, name := range []string{"cluster-a", "cluster-b"} {
-		exports := startDevAgent(t, execDir)
-		t.Setenv(envAddr, exports[0])
-		t.Setenv(envSocket, exports[1])
-		t.Setenv(envCACert, exports[2])
-		t.Setenv(envToken, "")
+		startDevAgent(t, execDir)
 		code, out, errOut := runCLI(t, "netexec", "--wait", "done", "/bin/sh", "-c", "echo "+name)
 		if code != exitOK {
 			t.Fatalf("netexec on %s: exit code %d\nstdout:\n%s\nstderr:\n%s", name, code, out, errOut)
@@ -97,4 +102,38 @@ func TestTwoDevClustersShareExecDir(t *testing.T) {
 	if len(dirs) == 2 && filepath.Base(dirs[0]) != filepath.Base(dirs[1]) {
 		t.Errorf("the clusters' jobs have different ids (%v): the collision was not tried", dirs)
 	}
+}
+
+// TestDevClusterRemovesExecDirs runs a job on `netmgr agent --dev` with a
+// short --exec-retention: its directory, with its output, exists when
+// netexec --wait done returns and is gone after the retention, and
+// netstatus -m reports the exec dir's use.
+func TestDevClusterRemovesExecDirs(t *testing.T) {
+	if testing.Short() {
+		t.Skip("skipping: starts a server and a stub")
+	}
+	t.Setenv("TMPDIR", t.TempDir())
+	execDir := t.TempDir()
+	startDevAgent(t, execDir, "--exec-retention", "2s")
+	code, out, errOut := runCLI(t, "netexec", "--wait", "done", "/bin/sh", "-c", "echo out; echo err >&2")
+	if code != exitOK {
+		t.Fatalf("netexec: exit code %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
+	}
+	dir := attemptDirIn(t, execDir, "1.0.1")
+	for name, want := range map[string]string{"stdout": "out\n", "stderr": "err\n"} {
+		if b, err := os.ReadFile(filepath.Join(dir, name)); err != nil || string(b) != want {
+			t.Errorf("%s right after the job ended = %q, %v; want %q", name, b, err, want)
+		}
+	}
+	servertest.WaitFor(t, 30*time.Second, "netstatus -m reporting the exec dir's use", func() bool {
+		code, out, _ := runCLI(t, "netstatus", "-m", "--json")
+		var rows []struct {
+			Used int64 `json:"exec_used_bytes"`
+		}
+		return code == exitOK && json.Unmarshal([]byte(out), &rows) == nil && len(rows) == 1 && rows[0].Used > 0
+	})
+	servertest.WaitFor(t, 30*time.Second, "the exec dir removed after the retention", func() bool {
+		_, err := os.Stat(dir)
+		return errors.Is(err, os.ErrNotExist)
+	})
 }

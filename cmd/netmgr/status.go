@@ -26,8 +26,11 @@ func statusCommand() *cli.Command {
 			"                  cancelled(dependency), or killed(run limit) and\n" +
 			"                  killed(memory limit) for an instance its queue's limit ended\n" +
 			"   netstatus -m   machines: NAME, ARCH, MTYPE, CPUS, MEMORY, RATING, LOAD,\n" +
-			"                  RUNNING, STATE, RESERVED; STATE is up, down, draining (up but\n" +
-			"                  taking no new work, with the stub's problem if it has one),\n" +
+			"                  RUNNING, EXECDIRS, STATE, RESERVED; EXECDIRS is the space its\n" +
+			"                  exec dir takes (jobs' directories, ended ones kept for the\n" +
+			"                  stub's --exec-retention; '-' before its stub says); STATE is\n" +
+			"                  up, down, draining (up but taking no new work, with the\n" +
+			"                  stub's problem if it has one),\n" +
 			"                  asleep (its owner policy's reason), suspect (no lease renewal\n" +
 			"                  for a second: no new work) or unreachable (its lease expired:\n" +
 			"                  restartable work runs elsewhere); RESERVED is who holds it and\n" +
