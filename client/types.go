@@ -411,7 +411,8 @@ type Machine struct {
 	Load     float64 `json:"load"`
 	// ExecUsedBytes is the space the files in the stub's exec dir take
 	// (running attempts' directories and ended ones kept for the exec
-	// retention), as its stub last gossiped it; 0 when it has not.
+	// retention), as its stub last gossiped it; 0 when it has not (it
+	// does from 1 MiB on).
 	ExecUsedBytes int64              `json:"exec_used_bytes,omitempty"`
 	Running       int                `json:"running"`
 	State         string             `json:"state"`
@@ -881,8 +882,9 @@ type NodeMeta struct {
 	// not as a failure.
 	Leaving bool `json:"lv,omitempty"`
 	// ExecUsed is set by stubs: the bytes the files in the exec dir
-	// take, gossiped when it changes by a tenth or more (and at least
-	// 1 MiB), since a change goes to every member of the pool.
+	// take, gossiped when it changes by a tenth or more and at least
+	// 1 MiB (so 0 until it reaches 1 MiB), since a change goes to every
+	// member of the pool.
 	ExecUsed int64 `json:"xu,omitempty"`
 }
 

@@ -265,12 +265,15 @@ const execUsedStep = 1 << 20
 
 // setExecUsed gossips used, the bytes the exec dir's files take, when it
 // moved by a tenth or more of the value gossiped, and at least
-// execUsedStep, or from or to nothing.
+// execUsedStep: an exec dir under 1 MiB is never gossiped, so a stub
+// whose jobs write little changes no metadata (each change is a
+// broadcast, and a burst of them as stubs start slows the pool's
+// convergence).
 func (g *gossip) setExecUsed(used int64) {
 	g.mu.Lock()
 	was := g.meta.ExecUsed
 	diff := max(used-was, was-used)
-	changed := (used == 0) != (was == 0) || diff >= max(execUsedStep, was/10)
+	changed := diff >= max(execUsedStep, was/10)
 	if changed {
 		g.meta.ExecUsed = used
 	}

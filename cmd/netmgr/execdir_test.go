@@ -115,7 +115,7 @@ func TestDevClusterRemovesExecDirs(t *testing.T) {
 	t.Setenv("TMPDIR", t.TempDir())
 	execDir := t.TempDir()
 	startDevAgent(t, execDir, "--exec-retention", "2s")
-	code, out, errOut := runCLI(t, "netexec", "--wait", "done", "/bin/sh", "-c", "echo out; echo err >&2")
+	code, out, errOut := runCLI(t, "netexec", "--wait", "done", "/bin/sh", "-c", "echo out; echo err >&2; head -c 2097152 /dev/zero >big")
 	if code != exitOK {
 		t.Fatalf("netexec: exit code %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
 	}

@@ -266,7 +266,7 @@ func sortedMachines(ms []client.Machine) []client.Machine {
 // from the database or the stub's init file; RATING is the processor
 // rating the load balancer divides by; EXECDIRS is the space its exec
 // dir's files take (running attempts' and ended ones kept for the
-// stub's --exec-retention, "-" when its stub has not said); RESERVED is who holds the machine
+// stub's --exec-retention; "-" under 1 MiB, which stubs do not gossip); RESERVED is who holds the machine
 // and until when ("tclark until 16:00", "tclark" for a reservation without
 // an end, "-" for none), with times in now's location.
 func renderMachines(w io.Writer, ms []client.Machine, now time.Time) error {

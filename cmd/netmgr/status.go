@@ -28,7 +28,7 @@ func statusCommand() *cli.Command {
 			"   netstatus -m   machines: NAME, ARCH, MTYPE, CPUS, MEMORY, RATING, LOAD,\n" +
 			"                  RUNNING, EXECDIRS, STATE, RESERVED; EXECDIRS is the space its\n" +
 			"                  exec dir takes (jobs' directories, ended ones kept for the\n" +
-			"                  stub's --exec-retention; '-' before its stub says); STATE is\n" +
+			"                  stub's --exec-retention; '-' under 1 MiB); STATE is\n" +
 			"                  up, down, draining (up but taking no new work, with the\n" +
 			"                  stub's problem if it has one),\n" +
 			"                  asleep (its owner policy's reason), suspect (no lease renewal\n" +
