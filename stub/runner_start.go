@@ -64,16 +64,14 @@ func (r *runner) start(req client.StartRequest) (bool, *client.ChildEvent, error
 		return started, nil, err
 	}
 	execDir := r.attemptDir(k)
-	spec, err := r.spec(k, execDir, req)
+	spec, made, err := r.spec(k, execDir, req)
 	if err != nil {
 		fault := errors.Is(err, errMachineFault)
-		if errors.Is(err, errExecDirExists) {
-			// Not this stub's directory: it stays, and is never removed.
-			execDir = ""
-		} else if fault {
+		if fault && !errors.Is(err, errExecDirExists) {
 			r.health.createFailed(err)
 		}
-		if _, serr := os.Stat(execDir); serr != nil {
+		if !made {
+			// None, or not this stub's: it stays, and is never removed.
 			execDir = ""
 		}
 		started, err := r.recordExecFailure(k, a, at, execDir, err, fault)
@@ -176,28 +174,29 @@ func (r *runner) recordExecFailure(k client.AttemptRef, a *attempt, at time.Time
 
 // spec prepares what the supervisor of attempt k runs: the exec dir dir
 // (new, with empty output files, given to the owner), the credentials,
-// the environment, the binary's path and the limits.
-func (r *runner) spec(k client.AttemptRef, dir string, req client.StartRequest) (supervisor.Spec, error) {
+// the environment, the binary's path and the limits. Its bool reports that
+// dir is there, made by it, also when it fails.
+func (r *runner) spec(k client.AttemptRef, dir string, req client.StartRequest) (supervisor.Spec, bool, error) {
 	cred, err := credential(req.Owner)
 	if err != nil {
-		return supervisor.Spec{}, err
+		return supervisor.Spec{}, false, err
 	}
 	// A kit comes with its stdout and stderr; a directory made here
 	// gets them now. Neither ever takes a directory that exists.
 	if !r.execKits.take(dir) {
 		if err := makeExecDir(dir); err != nil {
-			return supervisor.Spec{}, fmt.Errorf("%w: %w", errMachineFault, err)
+			return supervisor.Spec{}, false, fmt.Errorf("%w: %w", errMachineFault, err)
 		}
 	}
 	acct, err := account(req.Owner, cred)
 	if err != nil {
-		return supervisor.Spec{}, err
+		return supervisor.Spec{}, true, err
 	}
 	env := r.environ(k, req, acct)
 	path := req.Binary
 	if !strings.Contains(req.Binary, "/") {
 		if path, err = lookPath(req.Binary, env); err != nil {
-			return supervisor.Spec{}, err
+			return supervisor.Spec{}, true, err
 		}
 	}
 	spec := supervisor.Spec{
@@ -219,11 +218,11 @@ func (r *runner) spec(k client.AttemptRef, dir string, req client.StartRequest) 
 	}
 	if cred != nil {
 		if err := chownAll(dir, int(cred.Uid), int(cred.Gid)); err != nil {
-			return supervisor.Spec{}, fmt.Errorf("%w: %w", errMachineFault, err)
+			return supervisor.Spec{}, true, fmt.Errorf("%w: %w", errMachineFault, err)
 		}
 		spec.Cred = &supervisor.Cred{UID: cred.Uid, GID: cred.Gid, Groups: cred.Groups}
 	}
-	return spec, nil
+	return spec, true, nil
 }
 
 // setLimits puts the queue limits req asks for in spec: none where req
@@ -292,6 +291,7 @@ func makeExecDir(dir string) error {
 	for _, name := range []string{"stdout", "stderr"} {
 		f, err := os.OpenFile(filepath.Join(dir, name), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 		if err != nil {
+			_ = os.RemoveAll(dir) // its own, just made
 			return fmt.Errorf("open %s: %w", name, err)
 		}
 		_ = f.Close()
