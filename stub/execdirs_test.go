@@ -102,6 +102,30 @@ func TestExecDirNeverReused(t *testing.T) {
 		t.Errorf("the machine drains itself (%q) for a directory that was not its", p)
 	}
 
+	// A Start that fails before making its directory (an unknown owner,
+	// which only a root stub looks up) claims none that exists.
+	if os.Geteuid() == 0 {
+		other := shJob(3, 0, "echo mine")
+		other.Owner = "no-such-user-netmgr"
+		odir := attemptDirOf(s, keyOf(other))
+		if err := os.MkdirAll(odir, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		mustStart(t, c, other)
+		srv.waitTerm(t, keyOf(other))
+		waitFor(t, "the retention past the unknown owner's start", func() bool {
+			s.runner.mu.Lock()
+			defer s.runner.mu.Unlock()
+			return time.Since(s.runner.attempts[keyOf(other)].rec.EndedAt) > 2*s.execs.retention
+		})
+		waitSweeps(t, s, 2)
+		if gone(odir) {
+			t.Errorf("a failed Start's sweeper removed %s, which it did not make", odir)
+		}
+	} else {
+		t.Log("not root: the unknown-owner case is not tried (only a root stub looks owners up)")
+	}
+
 	// The next attempt gets a directory of its own.
 	req.Attempt = 2
 	mustRun(t, c, req)
