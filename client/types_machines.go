@@ -18,20 +18,25 @@ const (
 // with the attributes the scheduler matches against (database declaration,
 // init file and detected facts merged).
 type Machine struct {
-	Name     string             `json:"name"`
-	Arch     string             `json:"arch"`
-	MType    string             `json:"mtype,omitempty"`
-	CPUs     int                `json:"cpus"`
-	Slots    int                `json:"slots"`
-	MemoryMB int64              `json:"memory_mb"`
-	Rating   float64            `json:"rating"`
-	Load     float64            `json:"load"`
-	Running  int                `json:"running"`
-	State    string             `json:"state"`
-	Keys     []string           `json:"keys,omitempty"`
-	Attrs    map[string]float64 `json:"attrs,omitempty"`
-	Mounts   []string           `json:"mounts,omitempty"`
-	Addr     string             `json:"addr"`
+	Name     string  `json:"name"`
+	Arch     string  `json:"arch"`
+	MType    string  `json:"mtype,omitempty"`
+	CPUs     int     `json:"cpus"`
+	Slots    int     `json:"slots"`
+	MemoryMB int64   `json:"memory_mb"`
+	Rating   float64 `json:"rating"`
+	Load     float64 `json:"load"`
+	// ExecUsedBytes is the space the files in the stub's exec dir take
+	// (running attempts' directories and ended ones kept for the exec
+	// retention), as its stub last gossiped it; 0 when it has not (it
+	// does from 1 MiB on).
+	ExecUsedBytes int64              `json:"exec_used_bytes,omitempty"`
+	Running       int                `json:"running"`
+	State         string             `json:"state"`
+	Keys          []string           `json:"keys,omitempty"`
+	Attrs         map[string]float64 `json:"attrs,omitempty"`
+	Mounts        []string           `json:"mounts,omitempty"`
+	Addr          string             `json:"addr"`
 	// Declared is true when the database has a machine declaration for it.
 	Declared bool `json:"declared,omitempty"`
 	// ReservedBy and ReservedUntil show a reservation in force now.

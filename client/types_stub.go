@@ -360,4 +360,9 @@ type NodeMeta struct {
 	// leaves the pool, so that the servers log its departure as news,
 	// not as a failure.
 	Leaving bool `json:"lv,omitempty"`
+	// ExecUsed is set by stubs: the bytes the files in the exec dir
+	// take, gossiped when it changes by a tenth or more and at least
+	// 1 MiB (so 0 until it reaches 1 MiB), since a change goes to every
+	// member of the pool.
+	ExecUsed int64 `json:"xu,omitempty"`
 }

@@ -23,6 +23,7 @@ func (s *Server) handleMachines(w http.ResponseWriter, r *http.Request) {
 		out = make([]client.Machine, 0, len(ms))
 		for _, m := range ms {
 			wm := machineToWire(m, v.Running(m.Name), pool[m.Name].Meta.Load, pool[m.Name].Suspect)
+			wm.ExecUsedBytes = pool[m.Name].Meta.ExecUsed
 			for _, r := range v.Reservations() {
 				if r.InForce(now) && slices.Contains(r.Machines, m.Name) {
 					wm.ReservedBy, wm.ReservedUntil = r.Owner, r.Until

@@ -36,9 +36,13 @@ type Config struct {
 	GossipAddr string
 	// Join lists gossip addresses of servers (or other stubs) to join.
 	Join []string
-	// ExecDir is where attempt directories are made; DefaultExecDir when
-	// empty.
+	// ExecDir is where attempt directories are made, in a directory of
+	// the cluster's (execdirs.go); DefaultExecDir when empty.
 	ExecDir string
+	// ExecRetention is how long an ended attempt's exec dir (its stdout
+	// and stderr) is kept once its end is committed;
+	// DefaultExecRetention when zero.
+	ExecRetention time.Duration
 	// Servers are optional static server HTTP addresses, used in addition
 	// to the servers learned from gossip (tests and bootstrap).
 	Servers []string

@@ -17,8 +17,12 @@
 //   - GET /metrics serves the stub's metrics in the Prometheus text format
 //     (event backlog and delivery, start latency, lease, gossip health).
 //
-// Each attempt runs in its own directory <ExecDir>/<job>.<instance>.<attempt>
-// (standard output and error go to the files "stdout" and "stderr" there),
+// Each attempt runs in its own directory
+// <ExecDir>/<cluster>/<job>.<instance>.<attempt>, <cluster> naming the
+// cluster's CA (standard output and error go to the files "stdout" and
+// "stderr" there; execdirs.go says why the name, and how a directory that
+// exists already is refused and an ended attempt's is removed after
+// Config.ExecRetention),
 // in its own process group, with the environment of the request plus
 // NETMGR_JOB_ID, NETMGR_JOB_NAME, NETMGR_INSTANCE, NETMGR_ATTEMPT and
 // NETMGR_MACHINE (and the stub's PATH when the request sets none).

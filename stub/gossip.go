@@ -259,6 +259,32 @@ func (g *gossip) refreshLoad() {
 	}
 }
 
+// execUsedStep is the least change of the exec dir's used space that is
+// gossiped: a metadata change goes to every member of the pool.
+const execUsedStep = 1 << 20
+
+// setExecUsed gossips used, the bytes the exec dir's files take, when it
+// moved by a tenth or more of the value gossiped, and at least
+// execUsedStep: an exec dir under 1 MiB is never gossiped, so a stub
+// whose jobs write little changes no metadata (each change is a
+// broadcast, and a burst of them as stubs start slows the pool's
+// convergence).
+func (g *gossip) setExecUsed(used int64) {
+	g.mu.Lock()
+	was := g.meta.ExecUsed
+	diff := max(used-was, was-used)
+	changed := diff >= max(execUsedStep, was/10)
+	if changed {
+		g.meta.ExecUsed = used
+	}
+	g.mu.Unlock()
+	if changed {
+		if err := g.ml.UpdateNode(updateTimeout); err != nil {
+			g.log.Debug("gossip exec dir use update", "err", err)
+		}
+	}
+}
+
 // leave leaves the pool and stops the memberlist node.
 func (g *gossip) leave() error {
 	g.leaving.Store(true)

@@ -62,7 +62,7 @@ func TestGossipLearnsServers(t *testing.T) {
 		return slices.Contains(s1.servers.addrs(), srv.addr())
 	})
 	// A stub that joins through another stub learns it too.
-	s2 := newTestStub(t, Config{Name: "m2", Join: []string{gossipAddr(s1.gossip.ml)}})
+	s2 := newTestStub(t, Config{Name: "m2", Join: []string{s1.gossip.addr}})
 	waitFor(t, "m2 to learn the server from gossip", func() bool {
 		return slices.Contains(s2.servers.addrs(), srv.addr())
 	})
@@ -108,7 +108,7 @@ func TestGossipJoinsAgainWhenNoServerIsLeft(t *testing.T) {
 	port := int(node.LocalNode().Port)
 
 	s1 := newTestStub(t, Config{Name: "m1", Join: []string{gossipAddr(node)}})
-	s2 := newTestStub(t, Config{Name: "m2", Join: []string{gossipAddr(s1.gossip.ml)}})
+	s2 := newTestStub(t, Config{Name: "m2", Join: []string{s1.gossip.addr}})
 	waitFor(t, "m2 to learn the server from gossip", func() bool {
 		return s2.gossip.liveServers() == 1 && slices.Contains(s2.servers.addrs(), srv.addr())
 	})

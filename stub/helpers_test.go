@@ -269,3 +269,6 @@ func mustRun(t *testing.T, c *client.StubClient, req client.StartRequest) int {
 	}
 	return reg.PID
 }
+
+// attemptDirOf is attempt k's exec dir on stub s.
+func attemptDirOf(s *Stub, k client.AttemptRef) string { return s.runner.attemptDir(k) }

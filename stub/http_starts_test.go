@@ -173,7 +173,7 @@ func sameEvent(a, b client.ChildEvent) bool {
 // none for one whose exec failed, and an error (so that the server sends
 // it again) when the first Start failed and the attempt was forgotten.
 func TestRegisterOfRepeatedStart(t *testing.T) {
-	r := newRunner("m1", t.TempDir(), t.TempDir(), "", nil, nil, nil, slog.New(slog.DiscardHandler))
+	r := newRunner("m1", t.TempDir(), "c1", t.TempDir(), "", nil, nil, nil, slog.New(slog.DiscardHandler))
 	t.Cleanup(r.close)
 	at := time.Now().UTC()
 	tests := []struct {

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+
+	"golang.org/x/sys/unix"
 )
 
 // A start needs two new directories, the attempt's exec dir (with its
@@ -38,6 +40,7 @@ type dirKits struct {
 
 // take renames a ready directory to dst and reports whether it did; when
 // it did not (none ready, or dst exists), the caller makes dst itself.
+// It never replaces dst, not even an empty directory.
 // It starts making another in the background.
 func (k *dirKits) take(dst string) bool {
 	k.mu.Lock()
@@ -50,7 +53,7 @@ func (k *dirKits) take(dst string) bool {
 	if kit == "" {
 		return false
 	}
-	if err := os.Rename(kit, dst); err != nil {
+	if err := unix.Renameat2(unix.AT_FDCWD, kit, unix.AT_FDCWD, dst, unix.RENAME_NOREPLACE); err != nil {
 		_ = os.RemoveAll(kit)
 		return false
 	}

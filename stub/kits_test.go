@@ -62,6 +62,21 @@ func TestDirKits(t *testing.T) {
 		t.Errorf("the existing directory lost its file: %v", err)
 	}
 
+	// Not even an empty one is replaced: rename(2) would, so take must
+	// not use it.
+	waitFor(t, "the directories made ahead again", func() bool { return len(kitNames(t, root)) == kitsAhead })
+	empty := filepath.Join(root, "4.0.1")
+	if err := os.Mkdir(empty, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if k.take(empty) {
+		t.Errorf("took a directory onto %s, which exists (empty)", empty)
+	}
+	if entries, err := os.ReadDir(empty); err != nil || len(entries) != 0 {
+		t.Errorf("the existing empty directory changed: %v, %v", entries, err)
+	}
+	_ = os.Remove(empty)
+
 	k.close()
 	if got := kitNames(t, root); len(got) != 0 {
 		t.Errorf("after close: got %v, want no directories made ahead", got)

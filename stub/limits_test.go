@@ -146,7 +146,7 @@ func TestLimits(t *testing.T) {
 				t.Errorf("ended after %v, want at least %v", elapsed, tt.minTime)
 			}
 			if tt.check != nil {
-				tt.check(t, filepath.Join(execDir, k.String()), term)
+				tt.check(t, attemptDirOf(s, k), term)
 			}
 		})
 	}

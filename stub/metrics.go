@@ -89,6 +89,10 @@ func newMetrics(s *Stub) *metrics {
 			}),
 		gauge("exec_dir_free_bytes", "Bytes free to jobs in the exec dir's file system at the last look (every few seconds).",
 			func() float64 { execFree, _ := s.health.free(); return float64(execFree) }),
+		gauge("exec_dir_used_bytes", "Bytes the files in the exec dir take (as du counts them): the kept directories of ended attempts and those of running ones, measured every min(exec retention/4, 1m).",
+			func() float64 { return float64(s.execs.used.Load()) }),
+		gauge("exec_dirs_kept", "Exec dirs of attempts this stub made and has not removed yet, running or kept for the exec retention after their end.",
+			func() float64 { return float64(s.execs.kept.Load()) }),
 		gauge("data_dir_free_bytes", "Bytes free in the data dir's file system at the last look (every few seconds).",
 			func() float64 { _, dataFree := s.health.free(); return float64(dataFree) }),
 	)

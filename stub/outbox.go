@@ -45,6 +45,15 @@ type attemptRecord struct {
 	// the answer to its Start rather than in the outbox: its CHILD_TERM is
 	// then recorded after a copy of it.
 	RegisterAnswered bool `json:"register_answered,omitempty"`
+	// ExecDir is the attempt's exec dir, which this stub made (never one
+	// it found there already); empty for none, and in records of stubs
+	// that predate it, whose directories are never removed.
+	ExecDir string `json:"exec_dir,omitempty"`
+	// EndedAt is when the stub recorded the attempt's end, by its clock;
+	// ExecDir is removed the exec retention after it (execdirs.go).
+	EndedAt time.Time `json:"ended_at,omitzero"`
+	// Removed is set once ExecDir is removed.
+	Removed bool `json:"removed,omitempty"`
 }
 
 // entry is one undelivered event and its sequence number.

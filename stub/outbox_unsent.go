@@ -4,6 +4,8 @@ import (
 	"cmp"
 	"slices"
 	"sync"
+
+	"github.com/netmgr/netmgr/client"
 )
 
 // unsentEvents mirrors the outbox's events bucket in memory, oldest first:
@@ -76,4 +78,16 @@ func (a *answeredEvents) take() []uint64 {
 	s := a.seqs
 	a.seqs = nil
 	return s
+}
+
+// has reports whether an event of attempt k is still unanswered.
+func (u *unsentEvents) has(k client.AttemptRef) bool {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	for _, e := range u.entries {
+		if e.ev.JobID == k.JobID && e.ev.Instance == k.Instance && e.ev.Attempt == k.Attempt {
+			return true
+		}
+	}
+	return false
 }

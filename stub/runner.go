@@ -69,11 +69,14 @@ func (a *attempt) running() bool { return a.supervised && !a.exited }
 type runner struct {
 	machine string
 	execDir string
-	dataDir string // supervisor directories live in dataDir/attempts
-	cgroups string // directory of the jobs' cgroups; "" = process groups
-	out     *outbox
-	log     *slog.Logger
-	sup     supervisors // the supervisor host's client, or the simulator
+	// clusterDir is the directory in execDir of the cluster's attempts,
+	// named by its id (execdirs.go).
+	clusterDir string
+	dataDir    string // supervisor directories live in dataDir/attempts
+	cgroups    string // directory of the jobs' cgroups; "" = process groups
+	out        *outbox
+	log        *slog.Logger
+	sup        supervisors // the supervisor host's client, or the simulator
 	// execKits and supKits are exec and supervisor directories made
 	// ahead of the Starts that rename them into place.
 	execKits, supKits *dirKits
@@ -95,21 +98,22 @@ type runner struct {
 // supervisor host, or under simulated supervisors when sim is not nil.
 // health (nil for none) tells it when the machine takes no new work and
 // why an attempt failed for the machine's sake.
-func newRunner(machine, execDir, dataDir, cgroups string, sim *Simulation, out *outbox, health *healthWatch, log *slog.Logger) *runner {
+func newRunner(machine, execDir, clusterID, dataDir, cgroups string, sim *Simulation, out *outbox, health *healthWatch, log *slog.Logger) *runner {
 	ctx, cancel := context.WithCancel(context.Background())
 	r := &runner{
-		machine:  machine,
-		execDir:  execDir,
-		dataDir:  dataDir,
-		cgroups:  cgroups,
-		out:      out,
-		health:   health,
-		log:      log,
-		execKits: &dirKits{root: execDir, files: []string{"stdout", "stderr"}},
-		supKits:  &dirKits{root: filepath.Join(dataDir, attemptsDir)},
-		ctx:      ctx,
-		cancel:   cancel,
-		attempts: make(map[client.AttemptRef]*attempt),
+		machine:    machine,
+		execDir:    execDir,
+		clusterDir: filepath.Join(execDir, clusterID),
+		dataDir:    dataDir,
+		cgroups:    cgroups,
+		out:        out,
+		health:     health,
+		log:        log,
+		execKits:   &dirKits{root: execDir, files: []string{"stdout", "stderr"}},
+		supKits:    &dirKits{root: filepath.Join(dataDir, attemptsDir)},
+		ctx:        ctx,
+		cancel:     cancel,
+		attempts:   make(map[client.AttemptRef]*attempt),
 	}
 	if sim != nil {
 		r.sup = supervisor.NewSimulator(sim.RunTime, log)
@@ -404,7 +408,7 @@ func (r *runner) recordEnd(k client.AttemptRef, a *attempt, ev client.ChildEvent
 		ev.Reason = a.reason
 	}
 	r.mu.Unlock()
-	rec.Ended = true
+	rec.Ended, rec.EndedAt = true, time.Now().UTC()
 	evs := []client.ChildEvent{ev}
 	if rec.RegisterAnswered && rec.PID != 0 {
 		// The REGISTER went only in the answer to a Start, which no

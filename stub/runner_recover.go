@@ -90,6 +90,7 @@ func (r *runner) adopt(k client.AttemptRef) {
 			// Nothing ran: the Start will be retried and start afresh.
 			r.log.Info("removing the directory of a supervisor that never started a job", "attempt", k)
 			_ = os.RemoveAll(dir)
+			_ = os.RemoveAll(r.attemptDir(k)) // made by that Start, which comes again
 			return
 		}
 		a := r.recovered(k, attemptRecord{At: res.EndedAt})

@@ -70,7 +70,7 @@ func (r *restartable) start() {
 
 // execDir and supDir are attempt k's directories.
 func (r *restartable) execDir(k client.AttemptRef) string {
-	return filepath.Join(r.cfg.ExecDir, k.String())
+	return filepath.Join(r.cfg.ExecDir, r.cfg.clusterID(), k.String())
 }
 func (r *restartable) supDir(k client.AttemptRef) string {
 	return filepath.Join(r.cfg.DataDir, attemptsDir, k.String())

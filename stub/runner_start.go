@@ -60,16 +60,21 @@ func (r *runner) start(req client.StartRequest) (bool, *client.ChildEvent, error
 	at := time.Now().UTC()
 	if p := r.health.problem(); p != "" {
 		// The leader has not heard yet that the machine drains itself.
-		started, err := r.recordExecFailure(k, a, at, errors.New("not started: "+p), true)
+		started, err := r.recordExecFailure(k, a, at, "", errors.New("not started: "+p), true)
 		return started, nil, err
 	}
-	spec, err := r.spec(k, req)
+	execDir := r.attemptDir(k)
+	spec, made, err := r.spec(k, execDir, req)
 	if err != nil {
 		fault := errors.Is(err, errMachineFault)
-		if fault {
+		if fault && !errors.Is(err, errExecDirExists) {
 			r.health.createFailed(err)
 		}
-		started, err := r.recordExecFailure(k, a, at, err, fault)
+		if !made {
+			// None, or not this stub's: it stays, and is never removed.
+			execDir = ""
+		}
+		started, err := r.recordExecFailure(k, a, at, execDir, err, fault)
 		return started, nil, err
 	}
 	st, err := r.sup.Start(a.dir, spec)
@@ -77,7 +82,7 @@ func (r *runner) start(req client.StartRequest) (bool, *client.ChildEvent, error
 		// Its supervisor directory could not be made: nothing runs.
 		_ = os.RemoveAll(a.dir)
 		r.health.createFailed(err)
-		started, err := r.recordExecFailure(k, a, at, err, true)
+		started, err := r.recordExecFailure(k, a, at, execDir, err, true)
 		return started, nil, err
 	}
 	if err != nil {
@@ -85,6 +90,7 @@ func (r *runner) start(req client.StartRequest) (bool, *client.ChildEvent, error
 			err = ErrShuttingDown
 		}
 		_ = os.RemoveAll(a.dir)
+		_ = os.RemoveAll(execDir) // the repeated Start makes it again
 		r.forget(k)
 		return false, nil, err
 	}
@@ -92,10 +98,10 @@ func (r *runner) start(req client.StartRequest) (bool, *client.ChildEvent, error
 		if st.Fault {
 			r.health.createFailed(errors.New(st.Error))
 		}
-		started, err := r.recordExecFailure(k, a, at, errors.New(st.Error), st.Fault)
+		started, err := r.recordExecFailure(k, a, at, execDir, errors.New(st.Error), st.Fault)
 		return started, nil, err
 	}
-	rec := attemptRecord{PID: st.PID, At: at, Restartable: req.Restartable, OwnerPolicy: req.OwnerPolicy, RegisterAnswered: true}
+	rec := attemptRecord{PID: st.PID, At: at, Restartable: req.Restartable, OwnerPolicy: req.OwnerPolicy, RegisterAnswered: true, ExecDir: execDir}
 	reg := r.register(k, rec)
 	if err := r.out.record(k, &rec); err != nil {
 		// Not durable, so not started: undo, and let the caller retry.
@@ -104,6 +110,7 @@ func (r *runner) start(req client.StartRequest) (bool, *client.ChildEvent, error
 		}
 		st.Settle()
 		_ = os.RemoveAll(a.dir)
+		_ = os.RemoveAll(execDir)
 		r.forget(k)
 		return false, nil, err
 	}
@@ -146,14 +153,15 @@ var errMachineFault = errors.New("machine fault")
 
 // recordExecFailure records that attempt k could not be started; fault
 // says it is the machine's fault, not the job's, so that the servers
-// queue the instance again without counting it.
-func (r *runner) recordExecFailure(k client.AttemptRef, a *attempt, at time.Time, cause error, fault bool) (bool, error) {
+// queue the instance again without counting it. execDir is the exec dir
+// the stub made for it ("" for none), removed after the exec retention.
+func (r *runner) recordExecFailure(k client.AttemptRef, a *attempt, at time.Time, execDir string, cause error, fault bool) (bool, error) {
 	r.log.Warn("attempt failed to start", "attempt", k, "err", cause, "machine_fault", fault)
 	ev := r.event(k, client.ChildTerm, at)
 	ev.ExitCode = supervisor.ExecFailedCode
 	ev.Error = cause.Error()
 	ev.MachineFault = fault
-	rec := attemptRecord{At: at, Ended: true}
+	rec := attemptRecord{At: at, Ended: true, EndedAt: time.Now().UTC(), ExecDir: execDir}
 	if err := r.out.record(k, &rec, ev); err != nil {
 		r.forget(k)
 		return false, err
@@ -164,31 +172,31 @@ func (r *runner) recordExecFailure(k client.AttemptRef, a *attempt, at time.Time
 	return true, nil
 }
 
-// spec prepares what the supervisor of attempt k runs: the exec dir (with
-// empty output files, given to the owner), the credentials, the
-// environment, the binary's path and the limits.
-func (r *runner) spec(k client.AttemptRef, req client.StartRequest) (supervisor.Spec, error) {
+// spec prepares what the supervisor of attempt k runs: the exec dir dir
+// (new, with empty output files, given to the owner), the credentials,
+// the environment, the binary's path and the limits. Its bool reports that
+// dir is there, made by it, also when it fails.
+func (r *runner) spec(k client.AttemptRef, dir string, req client.StartRequest) (supervisor.Spec, bool, error) {
 	cred, err := credential(req.Owner)
 	if err != nil {
-		return supervisor.Spec{}, err
+		return supervisor.Spec{}, false, err
 	}
-	dir := filepath.Join(r.execDir, k.String())
 	// A kit comes with its stdout and stderr; a directory made here
-	// gets them now.
+	// gets them now. Neither ever takes a directory that exists.
 	if !r.execKits.take(dir) {
 		if err := makeExecDir(dir); err != nil {
-			return supervisor.Spec{}, fmt.Errorf("%w: %w", errMachineFault, err)
+			return supervisor.Spec{}, false, fmt.Errorf("%w: %w", errMachineFault, err)
 		}
 	}
 	acct, err := account(req.Owner, cred)
 	if err != nil {
-		return supervisor.Spec{}, err
+		return supervisor.Spec{}, true, err
 	}
 	env := r.environ(k, req, acct)
 	path := req.Binary
 	if !strings.Contains(req.Binary, "/") {
 		if path, err = lookPath(req.Binary, env); err != nil {
-			return supervisor.Spec{}, err
+			return supervisor.Spec{}, true, err
 		}
 	}
 	spec := supervisor.Spec{
@@ -210,11 +218,11 @@ func (r *runner) spec(k client.AttemptRef, req client.StartRequest) (supervisor.
 	}
 	if cred != nil {
 		if err := chownAll(dir, int(cred.Uid), int(cred.Gid)); err != nil {
-			return supervisor.Spec{}, fmt.Errorf("%w: %w", errMachineFault, err)
+			return supervisor.Spec{}, true, fmt.Errorf("%w: %w", errMachineFault, err)
 		}
 		spec.Cred = &supervisor.Cred{UID: cred.Uid, GID: cred.Gid, Groups: cred.Groups}
 	}
-	return spec, nil
+	return spec, true, nil
 }
 
 // setLimits puts the queue limits req asks for in spec: none where req
@@ -265,15 +273,25 @@ func (r *runner) environ(k client.AttemptRef, req client.StartRequest, acct user
 	)
 }
 
-// makeExecDir makes the exec dir dir, if need be, with its stdout and
-// stderr.
+// makeExecDir makes the exec dir dir, which must not exist (its parent
+// does), with its stdout and stderr: a directory that exists already is
+// another's, and fails with errExecDirExists rather than be written to.
 func makeExecDir(dir string) error {
-	if err := os.MkdirAll(dir, 0o700); err != nil {
+	// The cluster's directory, made at start, may have been removed
+	// since (a cleaner of /tmp, a file system mounted over the exec dir).
+	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
+		return fmt.Errorf("make exec dir: %w", err)
+	}
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		if errors.Is(err, os.ErrExist) {
+			return fmt.Errorf("make exec dir %s: %w", dir, errExecDirExists)
+		}
 		return fmt.Errorf("make exec dir: %w", err)
 	}
 	for _, name := range []string{"stdout", "stderr"} {
-		f, err := os.OpenFile(filepath.Join(dir, name), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+		f, err := os.OpenFile(filepath.Join(dir, name), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 		if err != nil {
+			_ = os.RemoveAll(dir) // its own, just made
 			return fmt.Errorf("open %s: %w", name, err)
 		}
 		_ = f.Close()

@@ -116,7 +116,7 @@ func TestStart(t *testing.T) {
 				t.Errorf("TERM exit code %d signal %q, want %d and no signal", term.ExitCode, term.Signal, tt.wantCode)
 			}
 			if tt.check != nil {
-				tt.check(t, filepath.Join(execDir, k.String()))
+				tt.check(t, attemptDirOf(s, k))
 			}
 		})
 	}
@@ -141,7 +141,7 @@ func TestStartDuplicate(t *testing.T) {
 	srv.waitTerm(t, keyOf(req))
 	mustStart(t, c, req) // after the end: still a repeat
 
-	got, err := os.ReadFile(filepath.Join(execDir, keyOf(req).String(), "runs"))
+	got, err := os.ReadFile(filepath.Join(attemptDirOf(s, keyOf(req)), "runs"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -175,7 +175,7 @@ func TestSignal(t *testing.T) {
 	t.Run("KILL after grace", func(t *testing.T) {
 		req := shJob(2, 0, `trap "" TERM; touch ready; while :; do sleep 0.05; done`)
 		mustStart(t, c, req)
-		ready := filepath.Join(s.cfg.ExecDir, keyOf(req).String(), "ready")
+		ready := filepath.Join(attemptDirOf(s, keyOf(req)), "ready")
 		waitFor(t, "the job to trap TERM", func() bool { _, err := os.Stat(ready); return err == nil })
 		const grace = 300 * time.Millisecond
 		start := time.Now()
@@ -228,7 +228,7 @@ func TestNoOrphanSurvives(t *testing.T) {
 		t.Fatalf("TERM = %+v, want exit 0", term)
 	}
 	pgid := evs[0].PID
-	b, err := os.ReadFile(filepath.Join(s.cfg.ExecDir, keyOf(req).String(), "bg.pid"))
+	b, err := os.ReadFile(filepath.Join(attemptDirOf(s, keyOf(req)), "bg.pid"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -269,7 +269,7 @@ func TestOwner(t *testing.T) {
 	if term := evs[len(evs)-1]; term.ExitCode != 0 || term.Error != "" {
 		t.Fatalf("TERM = %+v, want exit 0", term)
 	}
-	got, err := os.ReadFile(filepath.Join(execDir, keyOf(req).String(), "uid"))
+	got, err := os.ReadFile(filepath.Join(attemptDirOf(s, keyOf(req)), "uid"))
 	if err != nil {
 		t.Fatal(err)
 	}

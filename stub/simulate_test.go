@@ -102,7 +102,7 @@ func TestSimulatedRunTime(t *testing.T) {
 		t.Errorf("5 attempts got pids %v, want 5 distinct pids", pids)
 	}
 	// Above the fork, the attempt is the real stub's: its exec dir exists.
-	if _, err := os.Stat(filepath.Join(s.cfg.ExecDir, "1.0.1", "stdout")); err != nil {
+	if _, err := os.Stat(filepath.Join(attemptDirOf(s, client.AttemptRef{JobID: 1, Instance: 0, Attempt: 1}), "stdout")); err != nil {
 		t.Errorf("exec dir of 1.0.1: %v", err)
 	}
 }

@@ -58,6 +58,8 @@ type Stub struct {
 	socket  *userSocket  // nil without Config.Socket
 	facts   *factSource
 	metrics *metrics
+	// execs removes ended attempts' exec dirs and measures the exec dir.
+	execs *execSweeper
 
 	ctx    context.Context // canceled by Shutdown
 	cancel context.CancelFunc
@@ -78,7 +80,7 @@ func New(cfg Config) (*Stub, error) {
 	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
 		return nil, fmt.Errorf("make data dir: %w", err)
 	}
-	if err := os.MkdirAll(cfg.ExecDir, 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Join(cfg.ExecDir, cfg.clusterID()), 0o755); err != nil {
 		return nil, fmt.Errorf("make exec dir: %w", err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -114,12 +116,13 @@ func New(cfg Config) (*Stub, error) {
 	}
 	s.health = newHealthWatch(cfg, s.log)
 	s.log.Info("watching the machine's health", s.health.describe()...)
-	s.runner = newRunner(cfg.Name, cfg.ExecDir, cfg.DataDir, cgroups, cfg.Simulate, s.out, s.health, s.log)
+	s.runner = newRunner(cfg.Name, cfg.ExecDir, cfg.clusterID(), cfg.DataDir, cgroups, cfg.Simulate, s.out, s.health, s.log)
 	s.simulate(cfg.Simulate)
 	if err := s.runner.recover(known); err != nil {
 		return nil, err
 	}
 
+	s.execs = newExecSweeper(s.runner, cfg.ExecRetention)
 	s.lease = newLeaseKeeper(cfg.Name, cfg.DataDir, s.runner, s.servers, s.facts, s.log)
 	s.peers = newPeerList(cfg.TLS)
 	s.outage = newOutage(cfg.Name, s.lease, s.peers, s.log)
@@ -170,6 +173,7 @@ func New(cfg Config) (*Stub, error) {
 			return nil, err
 		}
 		s.httpAddr = s.gossip.httpAddr()
+		s.execs.report = s.gossip.setExecUsed
 	}
 
 	if cfg.Socket != "" {
@@ -189,6 +193,7 @@ func New(cfg Config) (*Stub, error) {
 	s.wg.Go(func() { s.outage.run(ctx) })
 	s.wg.Go(func() { s.outage.witness.run(ctx) })
 	s.wg.Go(func() { s.health.run(ctx) })
+	s.wg.Go(func() { s.execs.run(ctx) })
 	s.wg.Go(func() { s.health.runChecks(ctx) })
 	s.wg.Go(func() { s.owner.Run(ctx) })
 	s.wg.Go(func() { settings.policy.run(ctx) })

@@ -1,8 +1,11 @@
 package pki
 
 import (
+	"crypto/sha256"
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/hex"
+	"encoding/pem"
 	"errors"
 	"fmt"
 	"os"
@@ -35,6 +38,8 @@ type loaded struct {
 	pool *x509.CertPool
 	cert *tls.Certificate // nil without Cert/Key
 	self Identity
+	// clusterID names the CA (ClusterID).
+	clusterID string
 }
 
 // Load reads the material files names.
@@ -62,7 +67,7 @@ func (m *Material) Reload() error {
 	if !pool.AppendCertsFromPEM(caPEM) {
 		return fmt.Errorf("load CA %s: no certificate in it", m.files.CA)
 	}
-	l := &loaded{pool: pool}
+	l := &loaded{pool: pool, clusterID: clusterID(caPEM)}
 	if m.files.Cert != "" {
 		cert, err := tls.LoadX509KeyPair(m.files.Cert, m.files.Key)
 		if err != nil {
@@ -79,6 +84,28 @@ func (m *Material) Reload() error {
 	}
 	m.cur.Store(l)
 	return nil
+}
+
+// ClusterID is a short stable name of the cluster the CA stands for: the
+// first 16 hex digits of the SHA-256 of the first certificate in the CA
+// file. Two clusters with CAs of their own never share it; it changes
+// when the CA does.
+func (m *Material) ClusterID() string { return m.cur.Load().clusterID }
+
+// clusterID is ClusterID of the CA file caPEM.
+func clusterID(caPEM []byte) string {
+	for rest := caPEM; ; {
+		var b *pem.Block
+		if b, rest = pem.Decode(rest); b == nil {
+			break
+		}
+		if b.Type == "CERTIFICATE" {
+			sum := sha256.Sum256(b.Bytes)
+			return hex.EncodeToString(sum[:8])
+		}
+	}
+	sum := sha256.Sum256(caPEM)
+	return hex.EncodeToString(sum[:8])
 }
 
 // Self is the identity of this process's certificate (zero without one).

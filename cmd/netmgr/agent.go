@@ -29,9 +29,10 @@ const devReadyTimeout = 30 * time.Second
 
 func agentCommand() *cli.Command {
 	return &cli.Command{
-		Name:      "agent",
-		Usage:     "run a whole cluster in one process (--dev)",
-		UsageText: "netmgr agent --dev [--exec-dir DIR] [--log-level LEVEL] [--log-format text|json]",
+		Name:  "agent",
+		Usage: "run a whole cluster in one process (--dev)",
+		UsageText: "netmgr agent --dev [--exec-dir DIR] [--exec-retention D] [--log-level LEVEL]\n" +
+			"    [--log-format text|json]",
 		Description: "With --dev, runs a one-server group and one stub (machine " + devStubName + ") in this\n" +
 			"process, on 127.0.0.1 with free ports and its data in a temporary directory that\n" +
 			"is removed on exit. It is secure as a real cluster is: a throw-away CA and\n" +
@@ -45,10 +46,17 @@ func agentCommand() *cli.Command {
 			"   export NETMGR_CACERT=/tmp/netmgr-dev-123/tls/ca.pem\n\n" +
 			"Run those lines in another shell, then the commands there, as any local user:\n\n" +
 			"   $ netexec --wait done /bin/echo hello\n\n" +
+			"The job's output is on this machine in EXEC_DIR/CLUSTER/JOB.INSTANCE.ATTEMPT/stdout\n" +
+			"(and stderr), CLUSTER naming the throw-away CA, so two dev clusters sharing\n" +
+			"--exec-dir never mix their jobs' output (netmgr stub --help says more). The\n" +
+			"stub removes each --exec-retention after the attempt ends; those left when the\n" +
+			"agent stops stay.\n\n" +
 			"Only --dev exists today.",
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "dev", Usage: "run a throw-away one-machine cluster for trying netmgr out"},
 			&cli.StringFlag{Name: "exec-dir", Usage: "`DIR` the dev stub runs jobs in (default " + stub.DefaultExecDir + ")"},
+			&cli.DurationFlag{Name: "exec-retention", Value: stub.DefaultExecRetention,
+				Usage: "keep an ended attempt's directory for `DURATION` after its end is committed, then remove it"},
 			logLevelFlag(), logFormatFlag(),
 		},
 		Action: runAgent,
@@ -117,6 +125,8 @@ func runAgent(cCtx *cli.Context) error {
 		Servers:    []string{srv.HTTPAddr()},
 		ExecDir:    cCtx.String("exec-dir"),
 		Logger:     logger,
+
+		ExecRetention: cCtx.Duration("exec-retention"),
 
 		TLS:           sec.stub,
 		GossipKeyring: sec.keyring,

@@ -157,7 +157,7 @@ func devAgentOtherUser(t *testing.T, bin, execDir string, exports []string) {
 	if mm == nil {
 		t.Fatalf("netexec as %s printed no job id:\n%s", u.name, out)
 	}
-	data, err := os.ReadFile(filepath.Join(execDir, string(mm[1])+".0.1", "uid"))
+	data, err := os.ReadFile(filepath.Join(attemptDirIn(t, execDir, string(mm[1])+".0.1"), "uid"))
 	if err != nil {
 		t.Fatalf("the job's uid file: %v", err)
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/netmgr/netmgr/client"
 	"github.com/netmgr/netmgr/client/spec"
+	"github.com/netmgr/netmgr/stub"
 )
 
 func execCommand() *cli.Command {
@@ -87,7 +88,13 @@ func execCommand() *cli.Command {
 			"of your environment describes this machine and this session, not the unlike\n" +
 			"machines of the pool, and is stored with the job. Slurm's default is ALL, for\n" +
 			"the twin nodes of one cluster; give --export ALL for that. The job starts in\n" +
-			"its execution directory, which holds its stdout and stderr, or in --chdir DIR.\n\n" +
+			"its execution directory, which holds its stdout and stderr, or in --chdir DIR.\n" +
+			"That directory is on the machine that runs the attempt, at\n\n" +
+			"   EXEC_DIR/CLUSTER/JOB.INSTANCE.ATTEMPT/stdout (and stderr)\n\n" +
+			"EXEC_DIR the stub's --exec-dir (default " + stub.DefaultExecDir + "), CLUSTER the id of the\n" +
+			"cluster's CA (netmgr stub --help), INSTANCE counting from 0 and ATTEMPT from 1:\n" +
+			"job 12's only instance writes " + stub.DefaultExecDir + "/CLUSTER/12.0.1/stdout. The stub keeps it\n" +
+			"for its --exec-retention (default 24h) after the attempt ends, then removes it.\n\n" +
 			"A job no machine of the pool can run (none meets its requirements) is\n" +
 			"queued all the same, for a machine that may join, and netexec says why, as\n" +
 			"netstatus --why would (\"no machine can run this now: 3 machines lack key\n" +

@@ -109,7 +109,7 @@ func TestFullExecDirDrainsMachine(t *testing.T) {
 	}
 	t.Logf("netstatus -m:\n%s", out)
 
-	if err := os.Remove(filepath.Join(full.ExecDir, fmt.Sprintf("%d.0.1", filler.ID), "fill")); err != nil {
+	if err := os.Remove(filepath.Join(attemptDirIn(t, full.ExecDir, fmt.Sprintf("%d.0.1", filler.ID)), "fill")); err != nil {
 		t.Fatal(err)
 	}
 	servertest.WaitFor(t, 30*time.Second, full.Name+" taking work again", func() bool {

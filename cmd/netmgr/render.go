@@ -264,15 +264,18 @@ func sortedMachines(ms []client.Machine) []client.Machine {
 
 // renderMachines writes the netstatus -m table. MTYPE is the machine type
 // from the database or the stub's init file; RATING is the processor
-// rating the load balancer divides by; RESERVED is who holds the machine
+// rating the load balancer divides by; EXECDIRS is the space its exec
+// dir's files take (running attempts' and ended ones kept for the
+// stub's --exec-retention; "-" under 1 MiB, which stubs do not gossip); RESERVED is who holds the machine
 // and until when ("tclark until 16:00", "tclark" for a reservation without
 // an end, "-" for none), with times in now's location.
 func renderMachines(w io.Writer, ms []client.Machine, now time.Time) error {
 	tw := newTable(w)
-	fmt.Fprintln(tw, "NAME\tARCH\tMTYPE\tCPUS\tMEMORY\tRATING\tLOAD\tRUNNING\tSTATE\tRESERVED")
+	fmt.Fprintln(tw, "NAME\tARCH\tMTYPE\tCPUS\tMEMORY\tRATING\tLOAD\tRUNNING\tEXECDIRS\tSTATE\tRESERVED")
 	for _, m := range sortedMachines(ms) {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\t%.2f\t%d\t%s\t%s\n", m.Name, orDash(m.Arch), orDash(m.MType), m.CPUs,
-			formatMemory(m.MemoryMB), formatRating(m.Rating), m.Load, m.Running, machineStateColumn(m), reservedColumn(m, now))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\t%.2f\t%d\t%s\t%s\t%s\n", m.Name, orDash(m.Arch), orDash(m.MType), m.CPUs,
+			formatMemory(m.MemoryMB), formatRating(m.Rating), m.Load, m.Running, formatDiskUse(m.ExecUsedBytes),
+			machineStateColumn(m), reservedColumn(m, now))
 	}
 	return tw.Flush()
 }
@@ -302,6 +305,17 @@ func reservedColumn(m client.Machine, now time.Time) string {
 	return m.ReservedBy + " until " + formatWhen(m.ReservedUntil, now)
 }
 
+// formatDiskUse prints bytes as 12K, 512M or 1.5G, and "-" for none.
+func formatDiskUse(b int64) string {
+	switch {
+	case b <= 0:
+		return "-"
+	case b < 1<<20:
+		return fmt.Sprintf("%dK", (b+1023)>>10)
+	}
+	return formatMemory(b >> 20)
+}
+
 // formatRating prints a rating as 16 or 1.5, and "-" when there is none.
 func formatRating(r float64) string {
 	if r == 0 {
@@ -313,20 +327,23 @@ func formatRating(r float64) string {
 // machineRow is one object of netstatus -m --json. Keys, attrs and mounts
 // are always present, empty when the machine has none.
 type machineRow struct {
-	Name     string             `json:"name"`
-	Arch     string             `json:"arch"`
-	MType    string             `json:"mtype"`
-	CPUs     int                `json:"cpus"`
-	Slots    int                `json:"slots"`
-	MemoryMB int64              `json:"memory_mb"`
-	Rating   float64            `json:"rating"`
-	Load     float64            `json:"load"`
-	Running  int                `json:"running"`
-	State    string             `json:"state"`
-	Keys     []string           `json:"keys"`
-	Attrs    map[string]float64 `json:"attrs"`
-	Mounts   []string           `json:"mounts"`
-	Declared bool               `json:"declared"`
+	Name     string  `json:"name"`
+	Arch     string  `json:"arch"`
+	MType    string  `json:"mtype"`
+	CPUs     int     `json:"cpus"`
+	Slots    int     `json:"slots"`
+	MemoryMB int64   `json:"memory_mb"`
+	Rating   float64 `json:"rating"`
+	Load     float64 `json:"load"`
+	Running  int     `json:"running"`
+	// ExecUsedBytes is the space the machine's exec dir takes, 0 when
+	// its stub has not said.
+	ExecUsedBytes int64              `json:"exec_used_bytes"`
+	State         string             `json:"state"`
+	Keys          []string           `json:"keys"`
+	Attrs         map[string]float64 `json:"attrs"`
+	Mounts        []string           `json:"mounts"`
+	Declared      bool               `json:"declared"`
 	// ReservedBy is the user holding the machine now, "" when none;
 	// ReservedUntil is when that reservation ends, null when it has no end
 	// or there is none.
@@ -344,7 +361,7 @@ func renderMachinesJSON(w io.Writer, ms []client.Machine) error {
 	for _, m := range sortedMachines(ms) {
 		row := machineRow{
 			Name: m.Name, Arch: m.Arch, MType: m.MType, CPUs: m.CPUs, Slots: m.Slots, MemoryMB: m.MemoryMB,
-			Rating: m.Rating, Load: m.Load, Running: m.Running, State: m.State,
+			Rating: m.Rating, Load: m.Load, Running: m.Running, ExecUsedBytes: m.ExecUsedBytes, State: m.State,
 			Keys: append([]string{}, m.Keys...), Attrs: map[string]float64{}, Mounts: append([]string{}, m.Mounts...),
 			Declared: m.Declared, ReservedBy: m.ReservedBy, ReservedUntil: optionalTime(m.ReservedUntil),
 			Problem: m.Problem, Asleep: m.Asleep,

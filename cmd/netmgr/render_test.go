@@ -103,7 +103,7 @@ func sampleMachines() []client.Machine {
 		},
 		{
 			Name: "flute", Arch: "x86_64", MType: "sparc1+", CPUs: 16, Slots: 16, MemoryMB: 15974, Rating: 8, Load: 3.25, Running: 4,
-			State: client.MachineUp, Addr: "10.0.0.1:4656", Declared: true,
+			ExecUsedBytes: 3 << 30 / 2, State: client.MachineUp, Addr: "10.0.0.1:4656", Declared: true,
 			Keys: []string{"sparc"}, Attrs: map[string]float64{"mem": 16, "rating": 8},
 		},
 		{Name: "oboe", Arch: "", CPUs: 0, MemoryMB: 0, State: client.MachineDown},
@@ -116,7 +116,7 @@ func sampleMachines() []client.Machine {
 			Mounts: []string{"/usr/fsys/fs1"},
 		},
 		{Name: "cello", Arch: "x86_64", CPUs: 4, Slots: 4, MemoryMB: 4096, State: client.MachineDraining, Problem: "exec dir full: 0 B free"},
-		{Name: "piano", Arch: "x86_64", CPUs: 8, Slots: 8, MemoryMB: 16384, Load: 0.5, Running: 1, State: client.MachineAsleep, Asleep: "console login"},
+		{Name: "piano", Arch: "x86_64", CPUs: 8, Slots: 8, MemoryMB: 16384, Load: 0.5, Running: 1, ExecUsedBytes: 40960, State: client.MachineAsleep, Asleep: "console login"},
 	}
 }
 

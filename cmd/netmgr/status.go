@@ -28,8 +28,11 @@ func statusCommand() *cli.Command {
 			"                  a finished job is listed until the servers' --job-retention\n" +
 			"                  (default 24h) has passed since it ended\n" +
 			"   netstatus -m   machines: NAME, ARCH, MTYPE, CPUS, MEMORY, RATING, LOAD,\n" +
-			"                  RUNNING, STATE, RESERVED; STATE is up, down, draining (up but\n" +
-			"                  taking no new work, with the stub's problem if it has one),\n" +
+			"                  RUNNING, EXECDIRS, STATE, RESERVED; EXECDIRS is the space its\n" +
+			"                  exec dir takes (jobs' directories, ended ones kept for the\n" +
+			"                  stub's --exec-retention; '-' under 1 MiB); STATE is\n" +
+			"                  up, down, draining (up but taking no new work, with the\n" +
+			"                  stub's problem if it has one),\n" +
 			"                  asleep (its owner policy's reason), suspect (no lease renewal\n" +
 			"                  for a second: no new work) or unreachable (its lease expired:\n" +
 			"                  restartable work runs elsewhere); RESERVED is who holds it and\n" +

@@ -14,8 +14,9 @@ func stubCommand() *cli.Command {
 		Name:  "stub",
 		Usage: "run the stub of this machine: it starts and watches the jobs placed here",
 		UsageText: "netmgr stub --data-dir DIR --join GOSSIP_ADDR,... [--name NAME] [--http ADDR]\n" +
-			"    [--gossip ADDR] [--exec-dir DIR] [--init FILE] [--min-free-disk SIZE|PCT]\n" +
-			"    [--min-free-inodes N|PCT] [--health-check PROGRAM [--health-check-interval D]]\n" +
+			"    [--gossip ADDR] [--exec-dir DIR] [--exec-retention D] [--init FILE]\n" +
+			"    [--min-free-disk SIZE|PCT] [--min-free-inodes N|PCT]\n" +
+			"    [--health-check PROGRAM [--health-check-interval D]]\n" +
 			"    [--sleep-on-login D] [--sleep-on-input D] [--sleep-on-load LOAD]\n" +
 			"    [--load-monitor PROGRAM] [--available WINDOWS] [--vacate-after D] [--keep-suspended]\n" +
 			"    [--log-level LEVEL] [--config FILE]",
@@ -24,6 +25,16 @@ func stubCommand() *cli.Command {
 			"place here in --exec-dir and reports when they start and end. For example:\n\n" +
 			"   netmgr stub --name flute --data-dir /var/lib/netmgr/stub \\\n" +
 			"       --http 10.0.0.9:17656 --gossip 10.0.0.9:17658 --join 10.0.0.1:17648\n\n" +
+			"Each attempt of a job runs in a directory of its own,\n\n" +
+			"   EXEC_DIR/CLUSTER/JOB.INSTANCE.ATTEMPT\n\n" +
+			"CLUSTER naming the cluster's CA (\"insecure\" with --insecure), and its standard\n" +
+			"output and error are the files stdout and stderr there: job 12's first\n" +
+			"instance, first attempt writes /tmp/nmgr/3f2a9c0e4b1d7a65/12.0.1/stdout. The\n" +
+			"stub never reuses a directory that exists (a start fails instead, and the job\n" +
+			"is tried again), so clusters may share an exec dir. Once an attempt has ended\n" +
+			"and a server has committed its end, its directory is kept for --exec-retention\n" +
+			"and then removed, also across restarts of the stub; /metrics reports the\n" +
+			"space the exec dir takes (netmgr_stub_exec_dir_used_bytes).\n\n" +
 			"--init FILE describes the machine in the database language's syntax, e.g.\n\n" +
 			"   mtype=sparc1+\n" +
 			"   mem=32\n" +
@@ -68,6 +79,8 @@ func stubCommand() *cli.Command {
 			&cli.StringFlag{Name: "gossip", Value: "127.0.0.1:17658", Usage: "gossip bind address `HOST:PORT` (TCP and UDP)"},
 			&cli.StringSliceFlag{Name: "join", Usage: "gossip addresses (`HOST:PORT`) of servers or other stubs, comma-separated or repeated (required)"},
 			&cli.StringFlag{Name: "exec-dir", Usage: "`DIR` jobs run in (default " + stub.DefaultExecDir + ")"},
+			&cli.DurationFlag{Name: "exec-retention", Value: stub.DefaultExecRetention,
+				Usage: "keep an ended attempt's directory (its stdout and stderr) for `DURATION` after its end is committed, then remove it"},
 			&cli.StringFlag{Name: "init", Usage: "machine init `FILE`: its mtype, mem, rating, nprocs, keys and mounts"},
 			&cli.StringFlag{Name: "min-free-disk", Value: "256MiB,1%",
 				Usage: "drain the machine while the exec or data dir has less free space than `SIZE` (256MiB, 2G), a percentage of its file system (1%), or the smaller of both (256MiB,1%); 0 turns it off"},
@@ -140,6 +153,8 @@ func runStub(cCtx *cli.Context) error {
 		TLS:           material,
 		GossipKeyring: keyring,
 		Socket:        cCtx.String("socket"),
+
+		ExecRetention: cCtx.Duration("exec-retention"),
 
 		MinFreeDisk:      minDisk,
 		MinFreeInodes:    minInodes,

@@ -1,0 +1,187 @@
+package stub
+
+import (
+	"context"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/netmgr/netmgr/client"
+)
+
+// Exec dirs: an attempt runs in <ExecDir>/<cluster>/<job>.<instance>.<attempt>,
+// <cluster> the id of the cluster's CA (pki.Material.ClusterID), so that
+// two clusters sharing an ExecDir, or a cluster made anew with job ids
+// starting again at 1, never write into each other's directories. A
+// directory is made only where none exists (mkdir, and rename with
+// RENAME_NOREPLACE for one made ahead): should one exist all the same (an
+// insecure cluster beside another, a cluster made anew on the same CA),
+// the Start fails as the machine's fault and the servers try again with
+// the next attempt number, and the directory found is never touched.
+//
+// The stub removes the exec dirs it made, and only those: once an
+// attempt's end is recorded and its CHILD_TERM answered by a server, the
+// directory is kept for the exec retention (Config.ExecRetention) after
+// the end and then removed. The attempt records in the outbox say which
+// directory is whose and when it ended, so a later stub on the same
+// DataDir goes on removing them.
+
+// DefaultExecRetention is how long an ended attempt's exec dir is kept
+// when Config.ExecRetention is zero.
+const DefaultExecRetention = 24 * time.Hour
+
+// insecureClusterID names the exec dirs' directory of a stub without TLS,
+// which knows no CA to name its cluster by.
+const insecureClusterID = "insecure"
+
+// errExecDirExists means an attempt's exec dir existed before the stub
+// made it: it is not this attempt's, and is neither written nor removed.
+var errExecDirExists = errors.New("exec dir exists already (another cluster's, or an earlier one's with the same job ids): refusing to reuse it")
+
+// clusterID names the directory in ExecDir of the cluster's attempts.
+func (c Config) clusterID() string {
+	if c.TLS == nil {
+		return insecureClusterID
+	}
+	return c.TLS.ClusterID()
+}
+
+// attemptDir is the exec dir of attempt k.
+func (r *runner) attemptDir(k client.AttemptRef) string {
+	return filepath.Join(r.clusterDir, k.String())
+}
+
+// execSweeper removes ended attempts' exec dirs after the retention and
+// measures the space the exec dir takes.
+type execSweeper struct {
+	r         *runner
+	retention time.Duration
+	every     time.Duration
+	now       func() time.Time
+
+	used   atomic.Int64 // bytes under the exec dir at the last look
+	kept   atomic.Int64 // attempt dirs of this stub not removed yet
+	sweeps atomic.Int64 // sweeps done, for tests
+	// report, when set, gets the used bytes after every sweep (the
+	// gossip metadata, which netstatus -m shows).
+	report func(used int64)
+}
+
+// newExecSweeper returns a sweeper of r's exec dirs, which looks every
+// min(retention/4, 1m), and at least every 10 ms.
+func newExecSweeper(r *runner, retention time.Duration) *execSweeper {
+	if retention <= 0 {
+		retention = DefaultExecRetention
+	}
+	every := min(retention/4, time.Minute)
+	every = max(every, 10*time.Millisecond)
+	return &execSweeper{r: r, retention: retention, every: every, now: time.Now}
+}
+
+// run sweeps at once (a new stub goes on with an earlier one's
+// directories) and then every s.every until ctx ends.
+func (s *execSweeper) run(ctx context.Context) {
+	t := time.NewTicker(s.every)
+	defer t.Stop()
+	for {
+		s.sweep()
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// sweep removes the exec dirs due, then measures the exec dir.
+func (s *execSweeper) sweep() {
+	now := s.now()
+	type due struct {
+		k client.AttemptRef
+		a *attempt
+	}
+	var dues []due
+	kept := int64(0)
+	s.r.mu.Lock()
+	for k, a := range s.r.attempts {
+		if a.rec.ExecDir == "" || a.rec.Removed {
+			continue
+		}
+		kept++
+		if a.rec.Ended && !a.rec.EndedAt.IsZero() && now.Sub(a.rec.EndedAt) >= s.retention {
+			dues = append(dues, due{k, a})
+		}
+	}
+	s.r.mu.Unlock()
+	for _, d := range dues {
+		if s.r.out.unsent.has(d.k) {
+			continue // its end is not committed yet
+		}
+		if s.remove(d.k, d.a) {
+			kept--
+		}
+	}
+	s.kept.Store(kept)
+	used := diskUsed(s.r.execDir)
+	s.used.Store(used)
+	if s.report != nil {
+		s.report(used)
+	}
+	s.sweeps.Add(1)
+}
+
+// remove removes the exec dir of attempt k and records that it did.
+func (s *execSweeper) remove(k client.AttemptRef, a *attempt) bool {
+	s.r.mu.Lock()
+	rec := a.rec
+	s.r.mu.Unlock()
+	if err := os.RemoveAll(rec.ExecDir); err != nil {
+		s.r.log.Warn("remove an ended attempt's exec dir", "attempt", k, "dir", rec.ExecDir, "err", err)
+		return false
+	}
+	rec.Removed = true
+	if err := s.r.out.record(k, &rec); err != nil {
+		s.r.log.Warn("record an exec dir's removal", "attempt", k, "err", err)
+		return false // removed again, harmlessly, next time
+	}
+	s.r.mu.Lock()
+	a.rec = rec
+	s.r.mu.Unlock()
+	s.r.log.Debug("removed an ended attempt's exec dir", "attempt", k, "dir", rec.ExecDir)
+	return true
+}
+
+// diskUsed is the space the files under dir take, as du counts it
+// (allocated blocks), ignoring what vanishes while it looks.
+func diskUsed(dir string) int64 {
+	var total int64
+	_ = filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return nil
+		}
+		if d.IsDir() && strings.HasPrefix(d.Name(), kitPrefix) {
+			return filepath.SkipDir
+		}
+		info, err := d.Info()
+		if err != nil {
+			return nil
+		}
+		total += blocksOf(info)
+		return nil
+	})
+	return total
+}
+
+// blocksOf is the space a file takes: its allocated blocks, or its size
+// where the system does not say.
+func blocksOf(info fs.FileInfo) int64 {
+	if st, ok := info.Sys().(*syscall.Stat_t); ok {
+		return int64(st.Blocks) * 512
+	}
+	return info.Size()
+}
