@@ -60,7 +60,11 @@ func (s *Server) handleSubmit(w http.ResponseWriter, r *http.Request) {
 	sc := s.submitCommand(cmd)
 	unrunnable := ""
 	if sc.t != fsm.SubmitPlaceType { // a job placed at once is runnable
-		s.fsm.Read(func(v fsm.View) { unrunnable = planner.Unrunnable(v, s.liveness(cmd.At), cmd, cmd.At) })
+		var live map[string]planner.Liveness
+		if planner.NeedsLiveness(&cmd.Spec) {
+			live = s.liveness(cmd.At)
+		}
+		s.fsm.Read(func(v fsm.View) { unrunnable = planner.Unrunnable(v, live, cmd, cmd.At) })
 	}
 	if unrunnable != "" && req.NoQueue {
 		s.writeError(w, http.StatusConflict, fmt.Errorf("submit: %w: %s; not queued (no_queue)", errUnrunnable, unrunnable))

@@ -16,6 +16,9 @@ import (
 // the requirement filters read: a submit pays no more than that per
 // machine.
 func Unrunnable(v fsm.View, live map[string]Liveness, c fsm.Submit, now time.Time) string {
+	if unconstrained(&c.Spec) && v.MachineCount() > 0 {
+		return "" // any machine of the pool can run it: no need to look
+	}
 	ms := v.Machines()
 	views := make([]matcher.MachineView, len(ms))
 	for i, m := range ms {
@@ -52,4 +55,30 @@ func requirementView(m *fsm.Machine, l Liveness) matcher.MachineView {
 		Rating:   e.Rating,
 		MemoryMB: e.MemoryMB,
 	}
+}
+
+// unconstrained reports whether spec asks nothing of a machine that one
+// of the pool could lack: its binaries are for any machine, and it names
+// no keys, mounts, machines, memory or attribute requirements. The
+// check at submit then costs nothing for the common job.
+func unconstrained(s *fsm.JobSpec) bool {
+	for k := range s.Binaries {
+		if k != fsm.AnyKey {
+			return false
+		}
+	}
+	return len(s.Keys) == 0 && len(s.Mounts) == 0 && len(s.Machines) == 0 && s.MemoryMB == 0 && len(s.Requirements) == 0
+}
+
+// NeedsLiveness reports whether Unrunnable reads the liveness map for
+// spec: only a requirement on the idle attribute (idle>=MINUTES) does,
+// so a caller may pass nil otherwise and spare taking the pool's
+// snapshot.
+func NeedsLiveness(s *fsm.JobSpec) bool {
+	for _, r := range s.Requirements {
+		if r.Attr == IdleAttr {
+			return true
+		}
+	}
+	return false
 }

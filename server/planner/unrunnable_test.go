@@ -41,3 +41,29 @@ func TestUnrunnable(t *testing.T) {
 		})
 	}
 }
+
+// A job that asks nothing of a machine is runnable on any pool with a
+// machine (the fast path), and not on an empty one; only an idle>=
+// requirement needs the pool's liveness.
+func TestUnrunnableUnconstrained(t *testing.T) {
+	any := fsm.Submit{At: at, Owner: "fred", Spec: fsm.JobSpec{Binaries: map[string]string{"*": "/bin/x"}}}
+	f, _ := newState(t)
+	f.Read(func(v fsm.View) {
+		if got := planner.Unrunnable(v, nil, any, at); got != "" {
+			t.Errorf("on a pool with machines: Unrunnable() = %q, want \"\"", got)
+		}
+	})
+	empty := fsm.New()
+	empty.Read(func(v fsm.View) {
+		if got := planner.Unrunnable(v, nil, any, at); got == "" {
+			t.Errorf("on an empty pool: Unrunnable() = \"\", want a reason")
+		}
+	})
+	if planner.NeedsLiveness(&any.Spec) {
+		t.Errorf("NeedsLiveness of a job without requirements = true")
+	}
+	idle := fsm.JobSpec{Requirements: []fsm.Requirement{{Attr: planner.IdleAttr, Op: ">=", Value: 30}}}
+	if !planner.NeedsLiveness(&idle) {
+		t.Errorf("NeedsLiveness of idle>=30 = false")
+	}
+}
