@@ -3,7 +3,6 @@ package stub
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -16,21 +15,10 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/netmgr/netmgr/client"
+	"github.com/netmgr/netmgr/internal/sockettest"
 )
-
-// socketHTTP is an HTTP client whose every request goes to the Unix socket
-// at path, as the job commands' does.
-func socketHTTP(path string) *http.Client {
-	return &http.Client{Timeout: 20 * time.Second, Transport: &http.Transport{
-		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
-			var d net.Dialer
-			return d.DialContext(ctx, "unix", path)
-		},
-	}}
-}
 
 // socketStub starts a stub without gossip whose user socket is at a new
 // path, passing requests on to servers.
@@ -169,7 +157,7 @@ func TestUserSocketPassesOnAsTheCaller(t *testing.T) {
 	req.Header.Set(client.ForwardedPrincipalHeader, `{"user":"root","machine":"m1"}`)
 	req.Header.Set("Authorization", "Bearer stolen")
 	req.Header.Set("Content-Type", "application/json")
-	resp, err := socketHTTP(path).Do(req)
+	resp, err := sockettest.HTTP(path).Do(req)
 	if err != nil {
 		t.Fatalf("call the socket: %v", err)
 	}
@@ -207,7 +195,7 @@ func TestUserSocketTriesTheNextServer(t *testing.T) {
 	echo := echoServer(t)
 	_, path := socketStub(t, deadAddr, strings.TrimPrefix(echo.URL, "http://"))
 	for range 3 {
-		resp, err := socketHTTP(path).Get("http://netmgr-stub/v1/jobs")
+		resp, err := sockettest.HTTP(path).Get("http://netmgr-stub/v1/jobs")
 		if err != nil {
 			t.Fatalf("call the socket: %v", err)
 		}
@@ -222,7 +210,7 @@ func TestUserSocketTriesTheNextServer(t *testing.T) {
 // with a status its client retries.
 func TestUserSocketNoServer(t *testing.T) {
 	_, path := socketStub(t)
-	resp, err := socketHTTP(path).Get("http://netmgr-stub/v1/jobs")
+	resp, err := sockettest.HTTP(path).Get("http://netmgr-stub/v1/jobs")
 	if err != nil {
 		t.Fatalf("call the socket: %v", err)
 	}
@@ -237,7 +225,7 @@ func TestUserSocketNoServer(t *testing.T) {
 func TestUserSocketBodyLimit(t *testing.T) {
 	echo := echoServer(t)
 	_, path := socketStub(t, echo.URL)
-	resp, err := socketHTTP(path).Post("http://netmgr-stub/v1/jobs", "application/json", bytes.NewReader(make([]byte, maxBody+1)))
+	resp, err := sockettest.HTTP(path).Post("http://netmgr-stub/v1/jobs", "application/json", bytes.NewReader(make([]byte, maxBody+1)))
 	if err != nil {
 		t.Fatalf("call the socket: %v", err)
 	}
@@ -267,7 +255,7 @@ func TestUserSocketStreams(t *testing.T) {
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
 	_, path := socketStub(t, srv.URL)
-	resp, err := socketHTTP(path).Get("http://netmgr-stub/v1/events?follow=1")
+	resp, err := sockettest.HTTP(path).Get("http://netmgr-stub/v1/events?follow=1")
 	if err != nil {
 		t.Fatalf("call the socket: %v", err)
 	}
@@ -296,8 +284,8 @@ func TestUserSocketUidWithoutName(t *testing.T) {
 	}
 	echo := echoServer(t)
 	s, path := socketStub(t, echo.URL)
-	openToAll(t, filepath.Dir(path))
-	status, body := callSocketAs(t, uid, uid, path, http.MethodGet, "/v1/jobs", "")
+	sockettest.OpenToAll(t, filepath.Dir(path))
+	status, body := sockettest.CallAs(t, uid, uid, path, http.MethodGet, "/v1/jobs", "")
 	want := fmt.Sprintf("uid %d has no user name on machine m1", uid)
 	if status != http.StatusForbidden || !strings.Contains(body, want) {
 		t.Fatalf("uid %d got %d %s; want 403 saying %q", uid, status, body, want)

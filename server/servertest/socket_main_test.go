@@ -1,118 +1,13 @@
 package servertest_test
 
 import (
-	"context"
-	"fmt"
-	"io"
-	"net"
-	"net/http"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"strings"
-	"syscall"
 	"testing"
 	"time"
 
-	"github.com/netmgr/netmgr/client"
+	"github.com/netmgr/netmgr/internal/sockettest"
 )
 
-// callSocketEnv, when set in the environment of this test binary, makes
-// it call the user socket the variable names and exit: the tests run it as
-// another uid to see what the socket does for that uid. Its arguments are
-// the method, the path and the body; it prints the answer's status and
-// body. Every call claims to be root in every header a caller could use,
-// so that the tests see the stub ignore them.
-const callSocketEnv = "NETMGR_TEST_CALL_SOCKET"
-
-func TestMain(m *testing.M) {
-	if path := os.Getenv(callSocketEnv); path != "" {
-		os.Exit(callSocket(path, os.Args[1:]))
-	}
-	os.Exit(m.Run())
-}
-
-// callSocket makes the call of callSocketEnv and returns the exit status.
-func callSocket(path string, args []string) int {
-	if len(args) != 3 {
-		fmt.Println("call: want METHOD PATH BODY, got", args)
-		return 2
-	}
-	req, err := http.NewRequest(args[0], "http://netmgr-stub"+args[1], strings.NewReader(args[2]))
-	if err != nil {
-		fmt.Println("call:", err)
-		return 2
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set(client.UserHeader, "root")
-	req.Header.Set(client.VouchedUserHeader, "root")
-	req.Header.Set(client.ForwardedPrincipalHeader, `{"user":"root","machine":"m1"}`)
-	req.Header.Set("Authorization", "Bearer forged")
-	resp, err := socketHTTP(path).Do(req)
-	if err != nil {
-		fmt.Println("call:", err)
-		return 1
-	}
-	defer resp.Body.Close()
-	body, _ := io.ReadAll(resp.Body)
-	fmt.Printf("%d %s", resp.StatusCode, body)
-	return 0
-}
-
-// callSocketAs runs this test binary as uid:gid to make one call on the
-// user socket at path (see callSocketEnv), and returns the answer's status
-// and body. It needs root; the socket's directories must be open to the
-// uid (openToAll).
-func callSocketAs(t *testing.T, uid, gid int, path, method, urlPath, body string) (int, string) {
-	t.Helper()
-	bin := filepath.Join(t.TempDir(), "servertest.test")
-	openToAll(t, filepath.Dir(bin))
-	self, err := os.ReadFile(os.Args[0])
-	if err != nil {
-		t.Fatalf("read the test binary: %v", err)
-	}
-	if err := os.WriteFile(bin, self, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(bin, method, urlPath, body)
-	cmd.Env = []string{callSocketEnv + "=" + path}
-	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}}
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("call the socket as uid %d: %v\n%s", uid, err, out)
-	}
-	var status int
-	if _, err := fmt.Sscanf(string(out), "%d ", &status); err != nil {
-		t.Fatalf("call the socket as uid %d: %q", uid, out)
-	}
-	_, rest, _ := strings.Cut(string(out), " ")
-	return status, rest
-}
-
-// openToAll lets every user enter dirs and their parents up to the
-// system's temporary directory (the testing package makes them 0700).
-func openToAll(t *testing.T, dirs ...string) {
-	t.Helper()
-	top := filepath.Clean(os.TempDir())
-	for _, d := range dirs {
-		for d = filepath.Clean(d); d != top && strings.HasPrefix(d, top+"/"); d = filepath.Dir(d) {
-			if err := os.Chmod(d, 0o755); err != nil {
-				t.Fatalf("open %s to every user: %v", d, err)
-			}
-		}
-	}
-}
-
-// socketHTTP is an HTTP client that reaches the stub's user socket at
-// path, whatever host a URL names.
-func socketHTTP(path string) *http.Client {
-	return &http.Client{Timeout: 20 * time.Second, Transport: &http.Transport{
-		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
-			var d net.Dialer
-			return d.DialContext(ctx, "unix", path)
-		},
-	}}
-}
+func TestMain(m *testing.M) { sockettest.Main(m) }
 
 // waitFor polls cond until it holds, failing the test after 15 s.
 func waitFor(t testing.TB, what string, cond func() bool) {
