@@ -225,9 +225,9 @@ func (r *runner) spec(k client.AttemptRef, dir string, req client.StartRequest) 
 	return spec, true, nil
 }
 
-// setLimits puts the queue limits req asks for in spec: none where req
-// sets none (or a negative one), and supervisor.DefaultLimitGrace as the
-// grace when it sets none. The supervisor enforces them, so they hold
+// setLimits puts the limits req asks for in spec: none where req sets
+// none (or a negative one), supervisor.DefaultLimitGrace as the grace when
+// it sets none, and the job's warning signal when a run limit applies. The supervisor enforces them, so they hold
 // while no stub runs.
 func setLimits(spec *supervisor.Spec, req client.StartRequest) {
 	spec.GraceMS = supervisor.DefaultLimitGrace.Milliseconds()
@@ -239,6 +239,13 @@ func setLimits(spec *supervisor.Spec, req client.StartRequest) {
 	}
 	if req.MaxMemMB > 0 {
 		spec.MemKB = req.MaxMemMB * 1024
+	}
+	if req.WarnSignal != "" && spec.RunMS > 0 && req.WarnLeadMS > 0 {
+		// The server checked the name; one this stub does not know
+		// warns of nothing rather than refuse the job.
+		if sig, err := parseSignal(req.WarnSignal); err == nil {
+			spec.WarnSignal, spec.WarnLeadMS = int(sig), req.WarnLeadMS
+		}
 	}
 }
 
