@@ -77,6 +77,20 @@ func (r *runner) start(req client.StartRequest) (bool, *client.ChildEvent, error
 		started, err := r.recordExecFailure(k, a, at, execDir, err, fault)
 		return started, nil, err
 	}
+	if err := r.scripts.runPrologue(r.ctx, r.machine, scriptAttempt{k: k, jobName: req.JobName, owner: req.Owner, execDir: execDir}); err != nil {
+		if r.ctx.Err() != nil {
+			// Interrupted by the stub's stop: nothing ran, and the
+			// repeated Start runs it on the next stub.
+			_ = os.RemoveAll(execDir)
+			r.forget(k)
+			return false, nil, ErrShuttingDown
+		}
+		// The machine's fault, as Slurm takes a failed Prolog: it drains,
+		// and the instance goes back to the queue without counting.
+		r.health.scriptFailed(err.Error())
+		started, err := r.recordExecFailure(k, a, at, execDir, err, true)
+		return started, nil, err
+	}
 	st, err := r.sup.Start(a.dir, spec)
 	if errors.Is(err, supervisor.ErrFiles) {
 		// Its supervisor directory could not be made: nothing runs.
@@ -101,7 +115,8 @@ func (r *runner) start(req client.StartRequest) (bool, *client.ChildEvent, error
 		started, err := r.recordExecFailure(k, a, at, execDir, errors.New(st.Error), st.Fault)
 		return started, nil, err
 	}
-	rec := attemptRecord{PID: st.PID, At: at, Restartable: req.Restartable, OwnerPolicy: req.OwnerPolicy, RegisterAnswered: true, ExecDir: execDir}
+	rec := attemptRecord{PID: st.PID, At: at, Restartable: req.Restartable, OwnerPolicy: req.OwnerPolicy, RegisterAnswered: true, ExecDir: execDir,
+		JobName: req.JobName, Owner: req.Owner}
 	reg := r.register(k, rec)
 	if err := r.out.record(k, &rec); err != nil {
 		// Not durable, so not started: undo, and let the caller retry.

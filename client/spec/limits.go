@@ -22,10 +22,11 @@ const maxLimitSeconds = 366 * 24 * 3600
 var limitUnits = map[byte]int64{'s': 1, 'm': 60, 'h': 3600}
 
 // warnSignals are the signals signal= may name, by number. KILL and STOP
-// are left out: a job cannot catch them, so they warn of nothing.
+// are left out: a job cannot catch them, so they warn of nothing; and CONT,
+// which would resume a job suspended for its machine's owner.
 var warnSignals = map[int]string{
 	1: "HUP", 2: "INT", 3: "QUIT", 6: "ABRT", 10: "USR1", 12: "USR2",
-	14: "ALRM", 15: "TERM", 18: "CONT", 23: "URG", 24: "XCPU", 26: "VTALRM",
+	14: "ALRM", 15: "TERM", 23: "URG", 24: "XCPU", 26: "VTALRM",
 	27: "PROF", 28: "WINCH", 30: "PWR",
 }
 
@@ -98,7 +99,7 @@ func signalName(s string) (string, error) {
 
 // warnList lists the signals signal= takes, for messages.
 func warnList() string {
-	return "HUP, INT, QUIT, ABRT, USR1, USR2, ALRM, TERM, CONT, URG, XCPU, VTALRM, PROF, WINCH, PWR or their numbers"
+	return "HUP, INT, QUIT, ABRT, USR1, USR2, ALRM, TERM, URG, XCPU, VTALRM, PROF, WINCH, PWR or their numbers"
 }
 
 // parseSeconds reads a positive whole number of bare units (in seconds)
