@@ -302,8 +302,10 @@ type Instance struct {
 	Restarts  int       `json:"restarts,omitempty"`
 	NotBefore time.Time `json:"not_before,omitzero"`
 	// Reason says why an instance ended when it was not its own doing:
-	// "killed by netkill", "run limit of 200m exceeded", "memory limit of
-	// 20 MB exceeded".
+	// "killed by netkill", "timeout: run limit of 3h20m0s exceeded",
+	// "memory: memory limit of 20 MB exceeded". A limit's reason starts
+	// with its name, timeout or memory; older stubs wrote "run limit of
+	// ..." and "memory limit of ...".
 	Reason string `json:"reason,omitempty"`
 	// Leftovers are processes the attempt left behind when it ended; its
 	// supervisor killed them.

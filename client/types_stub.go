@@ -290,8 +290,9 @@ type ChildEvent struct {
 	Signal   string    `json:"signal,omitempty"`
 	// Error is set when the binary could not be started at all.
 	Error string `json:"error,omitempty"`
-	// Reason is set when the stub ended the attempt itself: "run limit of
-	// 200m exceeded", "memory limit of 20 MB exceeded".
+	// Reason is set when the stub ended the attempt itself: "timeout: run
+	// limit of 3h20m0s exceeded", "memory: memory limit of 20 MB
+	// exceeded".
 	Reason   string `json:"reason,omitempty"`
 	UserMS   int64  `json:"user_ms,omitempty"`
 	SysMS    int64  `json:"sys_ms,omitempty"`
