@@ -1,6 +1,8 @@
 package stub
 
 import (
+	"errors"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -87,5 +89,19 @@ func TestScriptEnv(t *testing.T) {
 		if !found {
 			t.Errorf("scriptEnv lacks %s: %q", w, got)
 		}
+	}
+}
+
+// TestScriptTimeout: a prologue still running after the script timeout is
+// killed, and has failed.
+func TestScriptTimeout(t *testing.T) {
+	prologue := filepath.Join(t.TempDir(), "prologue")
+	if err := os.WriteFile(prologue, []byte("#!/bin/sh\nexec sleep 60\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	s := &siteScripts{prologue: prologue, timeout: 200 * time.Millisecond, log: slog.New(slog.DiscardHandler)}
+	err := s.runPrologue(t.Context(), "flute", scriptAttempt{k: client.AttemptRef{JobID: 1, Attempt: 1}})
+	if !errors.Is(err, errPrologue) || !strings.Contains(err.Error(), prologue+" timed out after 200ms") {
+		t.Errorf("got %v, want the prologue failed for its timeout", err)
 	}
 }
