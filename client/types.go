@@ -42,8 +42,21 @@ type JobSpec struct {
 	// Load is the load one instance imposes on its machine (load=F); 0
 	// means the default of 1.0, one busy CPU.
 	Load float64 `json:"load,omitempty"`
-	// MemoryMB is the memory one instance needs (memory=N), in MB.
+	// MemoryMB is the memory one instance needs (memory=N), in MB. It is
+	// also the instance's memory limit: the supervisor kills an instance
+	// whose resident memory grows past it (reason "memory: ...").
 	MemoryMB int64 `json:"memory_mb,omitempty"`
+	// TimeLimitS is the instance's time limit (time=, netexec --time), in
+	// seconds; 0 means the queue's run limit only. It must not exceed the
+	// queue's. An attempt that runs past it gets SIGTERM, then SIGKILL
+	// after the queue's kill grace, and ends with reason "timeout: ...".
+	TimeLimitS int64 `json:"time_limit_s,omitempty"`
+	// WarnSignal and WarnLeadS are the warning of signal=SIG@LEAD (netexec
+	// --signal, Slurm's form): the signal's name without SIG ("USR1"),
+	// sent WarnLeadS seconds before the time limit so that the job can
+	// checkpoint. WarnSignal is "" for no warning.
+	WarnSignal string `json:"warn_signal,omitempty"`
+	WarnLeadS  int64  `json:"warn_lead_s,omitempty"`
 	// Queue names the batch queue the job waits in; "" is the default queue.
 	Queue string `json:"queue,omitempty"`
 	// Restart is the restart policy: "" or "no", "on-failure", "always".
@@ -289,8 +302,10 @@ type Instance struct {
 	Restarts  int       `json:"restarts,omitempty"`
 	NotBefore time.Time `json:"not_before,omitzero"`
 	// Reason says why an instance ended when it was not its own doing:
-	// "killed by netkill", "run limit of 200m exceeded", "memory limit of
-	// 20 MB exceeded".
+	// "killed by netkill", "timeout: run limit of 3h20m0s exceeded",
+	// "memory: memory limit of 20 MB exceeded". A limit's reason starts
+	// with its name, timeout or memory; older stubs wrote "run limit of
+	// ..." and "memory limit of ...".
 	Reason string `json:"reason,omitempty"`
 	// Leftovers are processes the attempt left behind when it ended; its
 	// supervisor killed them.

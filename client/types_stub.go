@@ -22,14 +22,22 @@ type StartRequest struct {
 	// Servers are HTTP addresses of the server group, a hint for where to
 	// send CHILD events.
 	Servers []string `json:"servers,omitempty"`
-	// MaxRunSeconds, when positive, is the queue's run limit: the stub
-	// sends SIGTERM to the group when it passes and SIGKILL GraceMS later.
+	// MaxRunSeconds, when positive, is the attempt's run limit, the
+	// smaller of the queue's and the job's time limit: the stub sends
+	// SIGTERM to the group when it passes and SIGKILL GraceMS later.
 	MaxRunSeconds int64 `json:"max_run_seconds,omitempty"`
-	// MaxMemMB, when positive, is the queue's memory limit: the stub kills
-	// the group when its resident memory exceeds it.
+	// MaxMemMB, when positive, is the attempt's memory limit, the smaller
+	// of the queue's and the memory the job asks: the stub kills the group
+	// when its resident memory exceeds it.
 	MaxMemMB int64 `json:"max_mem_mb,omitempty"`
 	// GraceMS is the time between SIGTERM and SIGKILL for limits.
 	GraceMS int64 `json:"grace_ms,omitempty"`
+	// WarnSignal, when set, is the signal (a name without SIG, "USR1")
+	// the stub sends the group WarnLeadMS before the run limit
+	// (MaxRunSeconds) passes: the job's warning (signal=SIG@LEAD). A stub
+	// that predates it ignores it.
+	WarnSignal string `json:"warn_signal,omitempty"`
+	WarnLeadMS int64  `json:"warn_lead_ms,omitempty"`
 	// Restartable is set for jobs with a restart policy: the servers may
 	// start this instance elsewhere once the stub's lease has expired, so
 	// the stub must stop the attempt when its lease runs out.
@@ -282,8 +290,9 @@ type ChildEvent struct {
 	Signal   string    `json:"signal,omitempty"`
 	// Error is set when the binary could not be started at all.
 	Error string `json:"error,omitempty"`
-	// Reason is set when the stub ended the attempt itself: "run limit of
-	// 200m exceeded", "memory limit of 20 MB exceeded".
+	// Reason is set when the stub ended the attempt itself: "timeout: run
+	// limit of 3h20m0s exceeded", "memory: memory limit of 20 MB
+	// exceeded".
 	Reason   string `json:"reason,omitempty"`
 	UserMS   int64  `json:"user_ms,omitempty"`
 	SysMS    int64  `json:"sys_ms,omitempty"`

@@ -39,6 +39,9 @@ func describeLimits(q DeclaredQueue) string {
 	if q.MaxMemMB > 0 {
 		parts = append(parts, fmt.Sprintf("max mem %d MB", q.MaxMemMB))
 	}
+	if q.KillGraceSeconds > 0 {
+		parts = append(parts, fmt.Sprintf("kill grace %ds", q.KillGraceSeconds))
+	}
 	if len(parts) == 1 {
 		parts = append(parts, "no limits")
 	}

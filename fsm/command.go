@@ -45,13 +45,14 @@ const (
 	CronFireType      MessageType = 30 // since command level 30; see CronFire
 	MailSentType      MessageType = 31 // since command level 31; see MailSent
 	JobsExpireType    MessageType = 32 // since command level 32; see JobsExpire
+	SubmitLimitsType  MessageType = 33 // since command level 33; see JobSpec.TimeLimitSeconds
 )
 
 // CommandLevel is the highest command type this build applies. Servers
 // gossip it, and the leader proposes a command newer than every voter's
 // level only when all of them have it: a replica that meets an unknown
 // type must stop.
-const CommandLevel = JobsExpireType
+const CommandLevel = SubmitLimitsType
 
 // IgnoreUnknownFlag marks a command that a server which does not know its
 // type may skip instead of stopping. Commands whose loss would make replicas
@@ -125,6 +126,8 @@ func (t MessageType) String() string {
 		return "MailSent"
 	case JobsExpireType:
 		return "JobsExpire"
+	case SubmitLimitsType:
+		return "SubmitLimits"
 	}
 	return fmt.Sprintf("MessageType(%d)", uint8(t))
 }
@@ -219,6 +222,21 @@ type JobSpec struct {
 	// so no replica ignores the fields.
 	Mail      string   `json:"mail,omitempty"`
 	MailTypes []string `json:"mail_types,omitempty"`
+	// TimeLimitSeconds is the job's own time limit (time=, netexec
+	// --time), within its queue's nq_maxrun; WarnSignal (a name without
+	// SIG) is sent WarnLeadSeconds before the limit (signal=SIG@LEAD).
+	// Zero values mean none. Since command level 33: a Submit that sets
+	// any of them is proposed as a SubmitLimitsType entry, which an older
+	// replica refuses (it stops) rather than run the job unlimited.
+	TimeLimitSeconds int64  `json:"time_limit_seconds,omitempty"`
+	WarnSignal       string `json:"warn_signal,omitempty"`
+	WarnLeadSeconds  int64  `json:"warn_lead_seconds,omitempty"`
+}
+
+// HasLimits reports whether the job sets limits of its own that only
+// command level 33 records (TimeLimitSeconds, WarnSignal).
+func (s *JobSpec) HasLimits() bool {
+	return s.TimeLimitSeconds != 0 || s.WarnSignal != "" || s.WarnLeadSeconds != 0
 }
 
 // HasDependencies reports whether the job waits for other jobs.

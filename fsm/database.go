@@ -56,6 +56,11 @@ type DeclaredQueue struct {
 	MaxActive     int64  `json:"max_active,omitempty"`
 	MaxRunSeconds int64  `json:"max_run_seconds,omitempty"`
 	MaxMemMB      int64  `json:"max_mem_mb,omitempty"`
+	// KillGraceSeconds is kill_grace, the time from the SIGTERM that ends
+	// one of the queue's attempts to the SIGKILL; 0 for the default.
+	// Since snapshot version 10; a database that sets it is loaded only
+	// when every server applies SubmitLimitsType.
+	KillGraceSeconds int64 `json:"kill_grace_seconds,omitempty"`
 	// Owner is the queue's desktop policy (dblang.QueueOwnerSettings),
 	// overriding the machine's for its jobs; since snapshot version 9.
 	Owner map[string]string `json:"owner,omitempty"`

@@ -131,6 +131,9 @@ func validateSpec(s *JobSpec) error {
 			return fmt.Errorf("%w: env: %q is not NAME=value", ErrInvalidSpec, e)
 		}
 	}
+	if s.TimeLimitSeconds < 0 || s.WarnLeadSeconds < 0 || (s.WarnSignal == "") != (s.WarnLeadSeconds == 0) {
+		return fmt.Errorf("%w: time and signal: a limit must not be negative, and a warning needs its signal and its lead", ErrInvalidSpec)
+	}
 	if s.Dir != "" && !strings.HasPrefix(s.Dir, "/") {
 		return fmt.Errorf("%w: dir: %q is not an absolute path", ErrInvalidSpec, s.Dir)
 	}

@@ -27,7 +27,7 @@ func (d *db) queueLimits(name string) (DeclaredQueue, bool) {
 func (q DeclaredQueue) Limits() queue.Limits {
 	return queue.Limits{
 		Priority: q.Priority, MaxSize: q.MaxSize, MaxActive: q.MaxActive,
-		MaxRunSeconds: q.MaxRunSeconds, MaxMemMB: q.MaxMemMB,
+		MaxRunSeconds: q.MaxRunSeconds, MaxMemMB: q.MaxMemMB, KillGraceSeconds: q.KillGraceSeconds,
 	}
 }
 
@@ -45,12 +45,15 @@ func (d *db) admit(s *JobSpec) (string, error) {
 	if err := queue.CheckSubmit(name, q.Limits(), held, s.MemoryMB); err != nil {
 		return "", err
 	}
+	if err := queue.CheckTime(name, q.Limits(), s.TimeLimitSeconds, s.WarnLeadSeconds); err != nil {
+		return "", err
+	}
 	return name, nil
 }
 
 func (d *db) applySetQueue(index uint64, c *SetQueue) *Result {
 	q := c.Queue
-	if q.Name == "" || q.MaxSize < 0 || q.MaxActive < 0 || q.MaxRunSeconds < 0 || q.MaxMemMB < 0 {
+	if q.Name == "" || q.MaxSize < 0 || q.MaxActive < 0 || q.MaxRunSeconds < 0 || q.MaxMemMB < 0 || q.KillGraceSeconds < 0 {
 		return &Result{Index: index, Err: fmt.Errorf("%w: queue %q: a name and non-negative limits are required", ErrInvalidDatabase, q.Name)}
 	}
 	// Replace the declarations slice rather than edit it in place: a

@@ -1,6 +1,6 @@
 package fsm
 
-// The version 9 record layouts: each write function and its read function
+// The version 10 record layouts: each write function and its read function
 // list the same fields in the same order. A field added to a record needs
 // a new snapshot version that writes it, and the reader reads it only from
 // that version on; TestRecordsRoundTrip fails until it is written. Version
@@ -9,7 +9,8 @@ package fsm
 // hold no token records; versions 4 to 6 lack the job's dependencies (the
 // spec's After, AfterOK and AfterNotOK), and versions 4 to 8 the spec's
 // Dir, the job's cron record and its Mail and MailTypes, which follow them;
-// versions 4 to 8 hold no mail records.
+// versions 4 to 8 hold no mail records; versions 4 to 9 lack the spec's
+// TimeLimitSeconds, WarnSignal and WarnLeadSeconds, the job's last fields.
 
 func (e *encoder) machine(m *Machine) {
 	f := &m.MachineFacts
@@ -85,6 +86,9 @@ func (e *encoder) job(j *Job) {
 	e.cron(j)         // since version 9
 	e.str(j.Spec.Mail)
 	e.symList(j.Spec.MailTypes)
+	e.uint(uint64(j.Spec.TimeLimitSeconds)) // since version 10
+	e.sym(j.Spec.WarnSignal)
+	e.uint(uint64(j.Spec.WarnLeadSeconds))
 	e.endRecord()
 }
 
@@ -112,6 +116,11 @@ func (d *decoder) job(j *Job) {
 		d.cron(j)
 		d.str(&j.Spec.Mail)
 		j.Spec.MailTypes = d.symList()
+	}
+	if d.version >= 10 {
+		j.Spec.TimeLimitSeconds = int64(d.uint())
+		j.Spec.WarnSignal = d.sym()
+		j.Spec.WarnLeadSeconds = int64(d.uint())
 	}
 	d.flushRaw()
 }

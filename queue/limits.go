@@ -14,6 +14,13 @@ var (
 	// ErrMemoryOverLimit means one instance asks more memory than the
 	// queue's nq_maxmem.
 	ErrMemoryOverLimit = errors.New("memory over queue limit")
+	// ErrTimeOverLimit means a job's time limit (time=) is over its
+	// queue's nq_maxrun.
+	ErrTimeOverLimit = errors.New("time limit over queue limit")
+	// ErrNoTimeLimit means a job asks a warning before its time limit
+	// (signal=SIG@LEAD) but neither it nor its queue sets one, or the
+	// warning would come before the job starts.
+	ErrNoTimeLimit = errors.New("warning without a time limit")
 )
 
 // Limits are one queue's priority and limits; a zero limit means no limit.
@@ -32,6 +39,18 @@ type Limits struct {
 	// MaxMemMB is nq_maxmem: the most memory one instance may ask and use,
 	// in MB.
 	MaxMemMB int64
+	// KillGraceSeconds is kill_grace: the time from the SIGTERM that ends
+	// one of the queue's instances to the SIGKILL; 0 for the caller's
+	// default.
+	KillGraceSeconds int64
+}
+
+// Grace is the queue's kill grace, def when it sets none.
+func (l Limits) Grace(def time.Duration) time.Duration {
+	if l.KillGraceSeconds <= 0 {
+		return def
+	}
+	return time.Duration(l.KillGraceSeconds) * time.Second
 }
 
 // RunLimit is MaxRunSeconds as a duration: 0 when the queue has no run
@@ -71,6 +90,93 @@ func CheckSubmit(name string, l Limits, held int, memMB int64) error {
 		}
 	}
 	return nil
+}
+
+// CheckTime refuses a job's own time limit that queue name cannot take,
+// and returns nil when it can. timeS is the job's time limit (time=) in
+// seconds, leadS how long before the limit its warning comes
+// (signal=SIG@LEAD); 0 for none.
+//
+// The rules:
+//   - l.MaxRunSeconds > 0 and timeS > l.MaxRunSeconds: ErrTimeOverLimit,
+//     message `job asks a time limit of 5h but queue NEW_Q allows 200m
+//     (nq_maxrun=200); ask for time=200 or less, or use another queue`
+//   - leadS > 0 and neither timeS nor l.MaxRunSeconds set: ErrNoTimeLimit,
+//     message `signal= warns 60s before the time limit, but the job has
+//     none (time=) and queue NEW_Q has no nq_maxrun; give time=`
+//   - leadS at least the limit that applies (timeS, else the queue's):
+//     ErrNoTimeLimit, the warning would come before the job starts.
+func CheckTime(name string, l Limits, timeS, leadS int64) error {
+	if l.MaxRunSeconds > 0 && timeS > l.MaxRunSeconds {
+		return &limitError{
+			msg: fmt.Sprintf("job asks a time limit of %s but queue %s allows %s (nq_maxrun=%s); ask for time=%s or less, or use another queue",
+				formatSeconds(timeS), name, formatSeconds(l.MaxRunSeconds), nqMaxRun(l.MaxRunSeconds), nqMaxRun(l.MaxRunSeconds)),
+			err: ErrTimeOverLimit,
+		}
+	}
+	if leadS <= 0 {
+		return nil
+	}
+	limit := timeS
+	if limit == 0 {
+		limit = l.MaxRunSeconds
+	}
+	switch {
+	case limit <= 0:
+		return &limitError{
+			msg: fmt.Sprintf("signal= warns %s before the time limit, but the job has none (time=) and queue %s has no nq_maxrun; give time=",
+				formatSeconds(leadS), name),
+			err: ErrNoTimeLimit,
+		}
+	case leadS >= limit:
+		return &limitError{
+			msg: fmt.Sprintf("signal= warns %s before a time limit of %s (%s): the warning would come before the job starts",
+				formatSeconds(leadS), formatSeconds(limit), limitSource(timeS, name)),
+			err: ErrNoTimeLimit,
+		}
+	}
+	return nil
+}
+
+// EffectiveRun is the run limit of one of the queue's instances whose job
+// asks timeS (time=, 0 for none): the smaller of both, 0 for none.
+func (l Limits) EffectiveRun(timeS int64) time.Duration {
+	switch {
+	case timeS <= 0:
+		return l.RunLimit()
+	case l.MaxRunSeconds > 0 && l.MaxRunSeconds < timeS:
+		return l.RunLimit()
+	}
+	return time.Duration(timeS) * time.Second
+}
+
+// limitSource names where a time limit came from, for messages.
+func limitSource(timeS int64, queue string) string {
+	if timeS > 0 {
+		return "the job's time="
+	}
+	return "queue " + queue + "'s nq_maxrun"
+}
+
+// formatSeconds prints seconds with the largest unit that divides them:
+// "2h", "90m", "45s".
+func formatSeconds(secs int64) string {
+	switch {
+	case secs%3600 == 0:
+		return fmt.Sprintf("%dh", secs/3600)
+	case secs%60 == 0:
+		return fmt.Sprintf("%dm", secs/60)
+	}
+	return fmt.Sprintf("%ds", secs)
+}
+
+// nqMaxRun prints a run limit as nq_maxrun writes it: whole minutes
+// without a unit, else seconds with one.
+func nqMaxRun(secs int64) string {
+	if secs%60 == 0 {
+		return fmt.Sprintf("%d", secs/60)
+	}
+	return fmt.Sprintf("%ds", secs)
 }
 
 // limitError is a refusal whose message is written for the user; it

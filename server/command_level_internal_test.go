@@ -2,6 +2,7 @@ package server
 
 import (
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/hashicorp/raft"
@@ -115,6 +116,35 @@ func TestOwnerSettingsWaitForTheGroup(t *testing.T) {
 			}
 			if err != nil && !errors.Is(err, errUpgradeFirst) {
 				t.Errorf("got %v, want errUpgradeFirst", err)
+			}
+		})
+	}
+}
+
+// A database with a queue's kill_grace is loaded only once every server
+// applies SubmitLimitsType; one without it loads as before.
+func TestKillGraceWaitsForTheGroup(t *testing.T) {
+	plain := fsm.Database{Queues: []fsm.DeclaredQueue{{Name: "q", MaxRunSeconds: 60}}}
+	graced := fsm.Database{Queues: []fsm.DeclaredQueue{{Name: "q", MaxRunSeconds: 60, KillGraceSeconds: 30}}}
+	for _, tc := range []struct {
+		name  string
+		level fsm.MessageType
+		db    fsm.Database
+		ok    bool
+	}{
+		{"no kill grace, a 1.0 server in the group", oldestLevel, plain, true},
+		{"kill grace, a server of level 32 in the group", fsm.JobsExpireType, graced, false},
+		{"kill grace, every server at 33", fsm.SubmitLimitsType, graced, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var s Server
+			s.groupLevel.Store(uint32(tc.level))
+			err := checkKillGrace(tc.db, s.groupApplies)
+			if (err == nil) != tc.ok {
+				t.Fatalf("got %v, want ok=%v", err, tc.ok)
+			}
+			if err != nil && (!errors.Is(err, errUpgradeFirst) || !strings.Contains(err.Error(), "kill_grace on queue q")) {
+				t.Errorf("got %v, want errUpgradeFirst naming the queue", err)
 			}
 		})
 	}

@@ -75,7 +75,7 @@ func databaseToLog(db *dblang.Database) fsm.Database {
 	for _, q := range db.Queues {
 		out.Queues = append(out.Queues, fsm.DeclaredQueue{
 			Name: q.Name, Priority: q.Priority, MaxSize: q.MaxSize, MaxActive: q.MaxActive,
-			MaxRunSeconds: q.MaxRunSeconds, MaxMemMB: q.MaxMemMB, Owner: maps.Clone(q.Owner),
+			MaxRunSeconds: q.MaxRunSeconds, MaxMemMB: q.MaxMemMB, KillGraceSeconds: q.KillGraceSeconds, Owner: maps.Clone(q.Owner),
 		})
 	}
 	out.Admins = clone(db.Admins)
@@ -101,7 +101,7 @@ func databaseFromLog(db *fsm.Database) *dblang.Database {
 	for _, q := range db.Queues {
 		out.Queues = append(out.Queues, dblang.Queue{
 			Name: q.Name, Priority: q.Priority, MaxSize: q.MaxSize, MaxActive: q.MaxActive,
-			MaxRunSeconds: q.MaxRunSeconds, MaxMemMB: q.MaxMemMB, Owner: maps.Clone(q.Owner),
+			MaxRunSeconds: q.MaxRunSeconds, MaxMemMB: q.MaxMemMB, KillGraceSeconds: q.KillGraceSeconds, Owner: maps.Clone(q.Owner),
 		})
 	}
 	out.Admins = clone(db.Admins)
@@ -145,6 +145,18 @@ func hasOwnerSettings(db fsm.Database) bool {
 func checkOwnerSettings(db fsm.Database, applies func(fsm.MessageType) bool) error {
 	if hasOwnerSettings(db) && !applies(ownerSettingsLevel) {
 		return fmt.Errorf("load a database with owner-policy settings: %w", errUpgradeFirst)
+	}
+	return nil
+}
+
+// checkKillGrace refuses db when a queue sets kill_grace and the group
+// does not all apply SubmitLimitsType: an older replica would load the
+// queue without it.
+func checkKillGrace(db fsm.Database, applies func(fsm.MessageType) bool) error {
+	for _, q := range db.Queues {
+		if q.KillGraceSeconds != 0 && !applies(fsm.SubmitLimitsType) {
+			return fmt.Errorf("load a database with kill_grace on queue %s: %w", q.Name, errUpgradeFirst)
+		}
 	}
 	return nil
 }

@@ -125,7 +125,8 @@ func (d *dispatcher) dispatch(ctx context.Context) {
 				}
 				return true
 			}
-			sk, sig, grace, ok := owedSignal(j, in)
+			q, _ := v.Queue(j.Queue)
+			sk, sig, grace, ok := owedSignal(j, in, q.Limits().Grace(planner.KillGrace))
 			if !ok {
 				return true
 			}
@@ -286,14 +287,14 @@ func registerAnswers(ev client.ChildEvent, req client.StartRequest) error {
 }
 
 // owedSignal is the signal the database says a started attempt is owed:
-// the kill or restart signal (SIGKILL follows after planner.KillGrace), SIGSTOP
-// while suspended, SIGCONT after a resume.
-func owedSignal(j *fsm.Job, in *fsm.Instance) (key signalKey, sig string, graceMS int64, ok bool) {
+// the kill or restart signal (SIGKILL follows after grace, the job's
+// queue's kill grace), SIGSTOP while suspended, SIGCONT after a resume.
+func owedSignal(j *fsm.Job, in *fsm.Instance, grace time.Duration) (key signalKey, sig string, graceMS int64, ok bool) {
 	switch {
 	case in.KillRequested:
-		return signalKey{what: "kill"}, j.KillSignal, planner.KillGrace.Milliseconds(), true
+		return signalKey{what: "kill"}, j.KillSignal, grace.Milliseconds(), true
 	case in.RestartRequested:
-		return signalKey{what: "restart"}, "TERM", planner.KillGrace.Milliseconds(), true
+		return signalKey{what: "restart"}, "TERM", grace.Milliseconds(), true
 	case in.State == fsm.InstanceSuspended:
 		return signalKey{what: "stop", index: in.SuspendIndex}, "STOP", 0, true
 	case in.State == fsm.InstanceRunning && in.ResumeIndex > in.SuspendIndex:
@@ -388,13 +389,29 @@ func (d *dispatcher) serverHints() []string {
 	return out
 }
 
+// startRequest is the Start of instance in of job j, whose queue is q.
+// Its limits are the attempt's: the smaller of the queue's and the job's
+// own (time=, memory=), the queue's kill grace, and the job's warning
+// when a time limit applies.
 func startRequest(j *fsm.Job, in *fsm.Instance, q fsm.QueueView, servers []string) client.StartRequest {
+	lim := q.Limits()
+	run := lim.EffectiveRun(j.Spec.TimeLimitSeconds)
+	mem := q.MaxMemMB
+	if j.Spec.MemoryMB > 0 && (mem == 0 || j.Spec.MemoryMB < mem) {
+		mem = j.Spec.MemoryMB
+	}
+	warn, lead := "", int64(0)
+	if run > 0 && j.Spec.WarnSignal != "" {
+		warn, lead = j.Spec.WarnSignal, j.Spec.WarnLeadSeconds*1000
+	}
 	return client.StartRequest{
 		Restartable:   j.Spec.Restartable(),
 		OwnerPolicy:   maps.Clone(q.Owner),
-		MaxRunSeconds: q.MaxRunSeconds,
-		MaxMemMB:      q.MaxMemMB,
-		GraceMS:       planner.KillGrace.Milliseconds(),
+		MaxRunSeconds: int64(run / time.Second),
+		MaxMemMB:      mem,
+		GraceMS:       lim.Grace(planner.KillGrace).Milliseconds(),
+		WarnSignal:    warn,
+		WarnLeadMS:    lead,
 		JobID:         j.ID,
 		JobName:       j.Name,
 		Owner:         j.Owner,

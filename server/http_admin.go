@@ -1,6 +1,7 @@
 package server
 
 import (
+	"errors"
 	"fmt"
 	"net/http"
 	"time"
@@ -30,7 +31,7 @@ func (s *Server) handleLoadDatabase(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, http.StatusBadRequest, err)
 		return
 	}
-	if err := checkOwnerSettings(db, s.groupAppliesNow); err != nil {
+	if err := errors.Join(checkOwnerSettings(db, s.groupAppliesNow), checkKillGrace(db, s.groupAppliesNow)); err != nil {
 		s.writeError(w, http.StatusConflict, err)
 		return
 	}

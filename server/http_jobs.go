@@ -52,6 +52,10 @@ func (s *Server) handleSubmit(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, http.StatusConflict, fmt.Errorf("submit a job with a working directory: %w", errUpgradeFirst))
 		return
 	}
+	if cmd.Spec.HasLimits() && !s.groupAppliesNow(fsm.SubmitLimitsType) {
+		s.writeError(w, http.StatusConflict, fmt.Errorf("submit a job with a time limit or a warning signal: %w", errUpgradeFirst))
+		return
+	}
 	if cmd.Spec.Mail != "" && !s.groupAppliesNow(fsm.MailSentType) {
 		s.writeError(w, http.StatusConflict, fmt.Errorf("submit a job with mail: %w", errUpgradeFirst))
 		return

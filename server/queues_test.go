@@ -101,7 +101,7 @@ func TestMaxRunWarnsThenKills(t *testing.T) {
 		t.Fatalf("wait: %v", err)
 	}
 	in := job.Instances[0]
-	if in.State != client.InstanceKilled || !strings.Contains(in.Reason, "run limit of 1s exceeded") {
+	if in.State != client.InstanceKilled || !strings.Contains(in.Reason, "timeout: run limit of 1s exceeded") {
 		t.Errorf("got %s reason %q, want killed for the run limit", in.State, in.Reason)
 	}
 	if data, err := os.ReadFile(filepath.Join(dir, "warned")); err != nil || strings.TrimSpace(string(data)) != "TERM" {
@@ -128,7 +128,7 @@ func TestMaxMemRefusesAndKills(t *testing.T) {
 	if err != nil {
 		t.Fatalf("wait: %v", err)
 	}
-	if in := job.Instances[0]; in.State != client.InstanceKilled || !strings.Contains(in.Reason, "memory limit of 20 MB exceeded") {
+	if in := job.Instances[0]; in.State != client.InstanceKilled || !strings.Contains(in.Reason, "memory: memory limit of 20 MB exceeded") {
 		t.Errorf("got %s reason %q, want killed for the memory limit", in.State, in.Reason)
 	}
 }

@@ -5,7 +5,8 @@ import (
 	"github.com/netmgr/netmgr/server/planner"
 )
 
-// submitCommand is the command that creates a job: a SubmitCron for a
+// submitCommand is the command that creates a job: a SubmitLimits for a
+// job with a time limit or warning of its own, a SubmitCron for a
 // cron job, a SubmitDir for a job with a working directory, a SubmitAfter
 // for a job with dependencies, a SubmitPlace when some of the job can start at
 // once (see planner.Pass.PlaceSubmit), else a Submit that leaves all of it
@@ -13,6 +14,13 @@ import (
 // latter only marks it in process: applySubmit commits it inside a
 // Submits entry.
 func (s *Server) submitCommand(c fsm.Submit) command {
+	if c.Spec.HasLimits() {
+		// Limits of its own: its own entry type (which also carries a
+		// cron schedule, a working directory and dependencies), which a
+		// replica too old for it refuses rather than run the job
+		// unlimited. The scheduler places it.
+		return command{fsm.SubmitLimitsType, c}
+	}
 	if c.Spec.Cron != "" {
 		// A template with nothing to place, in its own entry type, which
 		// a replica too old for it refuses rather than run it once.

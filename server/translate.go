@@ -38,6 +38,10 @@ func specFromWire(s client.JobSpec) fsm.JobSpec {
 		Overlap:       s.Overlap,
 		Mail:          s.Mail,
 		MailTypes:     clone(s.MailType),
+
+		TimeLimitSeconds: s.TimeLimitS,
+		WarnSignal:       s.WarnSignal,
+		WarnLeadSeconds:  s.WarnLeadS,
 	}
 	for _, r := range s.Requirements {
 		out.Requirements = append(out.Requirements, fsm.Requirement{Attr: r.Attr, Op: r.Op, Value: r.Value})
@@ -72,6 +76,9 @@ func specToWire(s fsm.JobSpec) client.JobSpec {
 		Overlap:       s.Overlap,
 		Mail:          s.Mail,
 		MailType:      clone(s.MailTypes),
+		TimeLimitS:    s.TimeLimitSeconds,
+		WarnSignal:    s.WarnSignal,
+		WarnLeadS:     s.WarnLeadSeconds,
 	}
 	for _, r := range s.Requirements {
 		out.Requirements = append(out.Requirements, client.Requirement{Attr: r.Attr, Op: r.Op, Value: r.Value})

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/netmgr/netmgr/client"
+	"github.com/netmgr/netmgr/client/spec"
 	"github.com/netmgr/netmgr/fsm"
 )
 
@@ -24,6 +25,9 @@ func validateSpec(s *client.JobSpec) error {
 		}
 	}
 	if err := validateCron(s); err != nil {
+		return err
+	}
+	if err := validateLimits(s); err != nil {
 		return err
 	}
 	for _, t := range s.MailType {
@@ -64,6 +68,25 @@ func validateSpec(s *client.JobSpec) error {
 		return fmt.Errorf("symb_name=%s: %w; choose another", s.Name, errAutomaticName)
 	case s.Dir != "" && !strings.HasPrefix(s.Dir, "/"):
 		return fmt.Errorf("dir %q: must be an absolute path", s.Dir)
+	}
+	return nil
+}
+
+// validateLimits checks the job's own time limit and warning (time=,
+// signal=); whether they fit its queue is the queue's to say at submit.
+func validateLimits(s *client.JobSpec) error {
+	if s.TimeLimitS < 0 {
+		return fmt.Errorf("time=%ds: must not be negative", s.TimeLimitS)
+	}
+	if s.WarnSignal == "" && s.WarnLeadS == 0 {
+		return nil
+	}
+	name, _, err := spec.ParseSignal(s.WarnSignal)
+	if err != nil {
+		return err
+	}
+	if name != s.WarnSignal || s.WarnLeadS < 1 {
+		return fmt.Errorf("signal=%s@%d: want a signal's name without SIG (USR1) and a lead of at least 1 second", s.WarnSignal, s.WarnLeadS)
 	}
 	return nil
 }

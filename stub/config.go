@@ -88,6 +88,16 @@ type Config struct {
 	// drains the machine, its first line the reason, until a run passes.
 	HealthCheck      string
 	HealthCheckEvery time.Duration
+	// Prologue and Epilogue, when set, are programs the stub runs as its
+	// own user (root in a real deployment) before and after every attempt,
+	// with the attempt's identity in their environment (scripts.go), each
+	// killed after ScriptTimeout (DefaultScriptTimeout when zero). A
+	// failing prologue drains the machine and sends the instance back to
+	// the queue uncounted; a failing epilogue drains the machine. The
+	// drain lasts until Reload or a restart.
+	Prologue      string
+	Epilogue      string
+	ScriptTimeout time.Duration
 	// Owner is the owner policy (package owner): when a detector is on,
 	// the machine sleeps while its owner uses it, takes no new work then,
 	// and its running jobs are suspended (ownerpolicy.go).

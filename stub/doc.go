@@ -58,12 +58,18 @@
 // runs in its own cgroup netmgr/<stub>/<job>.<instance>.<attempt>;
 // otherwise jobs run in process groups; the stub logs which at start.
 //
-// Limits: a StartRequest may carry its queue's limits (MaxRunSeconds,
-// GraceMS, MaxMemMB), which the attempt's supervisor enforces, so they
-// hold while no stub runs. The attempt's CHILD_TERM then carries a Reason,
-// whatever the exit status: "run limit of 3m20s exceeded" or "memory
+// Limits: a StartRequest may carry the attempt's limits (MaxRunSeconds,
+// GraceMS, MaxMemMB: the smaller of its queue's and its job's) and the
+// job's warning (WarnSignal, WarnLeadMS: a signal its lead before the run
+// limit), which the attempt's supervisor enforces, so they hold while no
+// stub runs. The attempt's CHILD_TERM then carries a Reason, whatever the
+// exit status: "timeout: run limit of 3m20s exceeded" or "memory: memory
 // limit of 20 MB exceeded (resident 23 MB)"; the first limit to act names
 // it.
+//
+// Site scripts: Config.Prologue and Config.Epilogue run before and after
+// every attempt (scripts.go); a failing one drains the machine until
+// Reload, and a failing prologue ends the Start as the machine's fault.
 //
 // Events: CHILD_REGISTER (the job started, with its pid, which is also its
 // process group) and CHILD_TERM (it ended: exit code, signal name without

@@ -45,6 +45,7 @@ type healthWatch struct {
 	disk      string     // the last statfs's problem: "exec dir full: 0 B free"
 	create    string     // a failure to make an attempt's files, until a probe succeeds
 	check     string     // the health-check program's problem
+	script    string     // a failed prologue's or epilogue's, until a reload
 	execFree  uint64     // bytes free in the exec dir at the last look
 	dataFree  uint64     // bytes free in the data dir at the last look
 	lastNoted string     // the problem last logged
@@ -202,11 +203,39 @@ func (h *healthWatch) setCheck(problem string) {
 	h.mu.Unlock()
 }
 
+// scriptFailed records that the prologue or epilogue failed: the machine
+// takes no new work until the stub reloads (SIGHUP) or restarts, once an
+// admin has seen to it, as a Slurm node drained by its Prolog waits for
+// scontrol update state=resume.
+func (h *healthWatch) scriptFailed(problem string) {
+	if h == nil {
+		return
+	}
+	h.mu.Lock()
+	h.script = problem
+	h.updateLocked()
+	h.mu.Unlock()
+}
+
+// clearScript forgets a failed prologue's or epilogue's problem, and
+// returns it ("" when there was none).
+func (h *healthWatch) clearScript() string {
+	if h == nil {
+		return ""
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	was := h.script
+	h.script = ""
+	h.updateLocked()
+	return was
+}
+
 // updateLocked works out the problem from its sources, the disks first,
 // and logs a change. The caller holds mu.
 func (h *healthWatch) updateLocked() {
 	p := h.disk
-	for _, q := range []string{h.create, h.check} {
+	for _, q := range []string{h.create, h.check, h.script} {
 		if p == "" {
 			p = q
 		}

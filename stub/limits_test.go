@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -19,12 +20,24 @@ func TestSetLimits(t *testing.T) {
 		name                  string
 		req                   client.StartRequest
 		runMS, graceMS, memKB int64
+		warn                  int
+		leadMS                int64
 	}{
 		{name: "none", graceMS: grace},
 		{
 			name:  "all",
 			req:   client.StartRequest{MaxRunSeconds: 200, MaxMemMB: 20, GraceMS: 300},
 			runMS: 200_000, graceMS: 300, memKB: 20 * 1024,
+		},
+		{
+			name:  "a warning with a run limit",
+			req:   client.StartRequest{MaxRunSeconds: 60, WarnSignal: "USR1", WarnLeadMS: 30_000},
+			runMS: 60_000, graceMS: grace, warn: 10, leadMS: 30_000,
+		},
+		{
+			name:    "a warning without a run limit is dropped",
+			req:     client.StartRequest{WarnSignal: "USR1", WarnLeadMS: 30_000},
+			graceMS: grace,
 		},
 		{
 			name:    "negative means none",
@@ -36,9 +49,9 @@ func TestSetLimits(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			var spec supervisor.Spec
 			setLimits(&spec, tt.req)
-			if spec.RunMS != tt.runMS || spec.GraceMS != tt.graceMS || spec.MemKB != tt.memKB {
-				t.Errorf("setLimits = run %d ms, grace %d ms, mem %d KB; want %d, %d, %d",
-					spec.RunMS, spec.GraceMS, spec.MemKB, tt.runMS, tt.graceMS, tt.memKB)
+			if spec.RunMS != tt.runMS || spec.GraceMS != tt.graceMS || spec.MemKB != tt.memKB || spec.WarnSignal != tt.warn || spec.WarnLeadMS != tt.leadMS {
+				t.Errorf("setLimits = run %d ms, grace %d ms, mem %d KB, warn %d %d ms; want %d, %d, %d, %d %d",
+					spec.RunMS, spec.GraceMS, spec.MemKB, spec.WarnSignal, spec.WarnLeadMS, tt.runMS, tt.graceMS, tt.memKB, tt.warn, tt.leadMS)
 			}
 		})
 	}
@@ -50,7 +63,7 @@ func TestLimits(t *testing.T) {
 	s := newTestStub(t, Config{Servers: []string{srv.addr()}, ExecDir: execDir})
 	c := stubClient(t, s)
 
-	runReason := "run limit of 1s exceeded"
+	runReason := "timeout: run limit of 1s exceeded"
 	tests := []struct {
 		name       string
 		req        client.StartRequest
@@ -87,12 +100,33 @@ func TestLimits(t *testing.T) {
 			minTime:    time.Second + 300*time.Millisecond,
 		},
 		{
+			// signal=USR1@2 with a 3 s limit: the trap stamps the
+			// warning and the TERM with the time, and the job goes on
+			// after the warning until the limit.
+			name: "the warning comes its lead before the TERM",
+			req: withWarning(withLimits(shJob(6, 0, `trap "date +%s.%N > $PWD/warned" USR1; `+
+				`trap "date +%s.%N > $PWD/termed; exit 7" TERM; `+
+				`while :; do sleep 3600 & wait; done`), 3, 0, 0), "USR1", 2000),
+			wantCode:   7,
+			wantReason: "timeout: run limit of 3s exceeded",
+			minTime:    3 * time.Second,
+			check: func(t *testing.T, dir string, _ client.ChildEvent) {
+				warned, termed := stampFile(t, dir, "warned"), stampFile(t, dir, "termed")
+				// The warning is due 1 s after the start and the TERM
+				// 3 s after it: 2 s apart, less however late the
+				// warning's delivery was.
+				if gap := termed.Sub(warned); gap < 1500*time.Millisecond || gap > 2500*time.Millisecond {
+					t.Errorf("the TERM came %v after the warning, want about the 2 s lead", gap)
+				}
+			},
+		},
+		{
 			name: "memory limit KILLs a hog",
 			req: withLimits(shJob(3, 0, `x=$(head -c 60000000 /dev/zero | tr "\0" a); sleep 60`),
 				0, 20, 0),
 			wantCode:   128 + 9,
 			wantSignal: "KILL",
-			wantReason: "memory limit of 20 MB exceeded (resident ",
+			wantReason: "memory: memory limit of 20 MB exceeded (resident ",
 			check: func(t *testing.T, _ string, term client.ChildEvent) {
 				if term.MaxRSSKB <= 20*1024 {
 					t.Errorf("MaxRSSKB = %d, want above the 20 MB limit", term.MaxRSSKB)
@@ -117,7 +151,7 @@ func TestLimits(t *testing.T) {
 			during:     stopGroup,
 			wantCode:   128 + 15,
 			wantSignal: "TERM",
-			wantReason: "run limit of 2s exceeded",
+			wantReason: "timeout: run limit of 2s exceeded",
 			minTime:    2 * time.Second,
 		},
 	}
@@ -157,6 +191,30 @@ func TestLimits(t *testing.T) {
 func withLimits(req client.StartRequest, runSeconds, memMB, graceMS int64) client.StartRequest {
 	req.MaxRunSeconds, req.MaxMemMB, req.GraceMS = runSeconds, memMB, graceMS
 	return req
+}
+
+// withWarning returns req with the warning signal sig leadMS before its
+// run limit.
+func withWarning(req client.StartRequest, sig string, leadMS int64) client.StartRequest {
+	req.WarnSignal, req.WarnLeadMS = sig, leadMS
+	return req
+}
+
+// stampFile reads a time the job wrote with date +%s.%N into file name of
+// dir.
+func stampFile(t *testing.T, dir, name string) time.Time {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, name))
+	if err != nil {
+		t.Fatalf("the job's trap left no %s: %v", name, err)
+	}
+	secs, frac, _ := strings.Cut(strings.TrimSpace(string(b)), ".")
+	s, err1 := strconv.ParseInt(secs, 10, 64)
+	ns, err2 := strconv.ParseInt(frac, 10, 64)
+	if err1 != nil || err2 != nil {
+		t.Fatalf("%s holds %q, not a date +%%s.%%N", name, b)
+	}
+	return time.Unix(s, ns)
 }
 
 // stopGroup stops the attempt's process group the way netmgr suspend

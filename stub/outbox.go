@@ -54,6 +54,10 @@ type attemptRecord struct {
 	EndedAt time.Time `json:"ended_at,omitzero"`
 	// Removed is set once ExecDir is removed.
 	Removed bool `json:"removed,omitempty"`
+	// JobName and Owner are the Start's, for the epilogue's environment;
+	// empty in records of stubs that predate them.
+	JobName string `json:"job_name,omitempty"`
+	Owner   string `json:"owner,omitempty"`
 }
 
 // entry is one undelivered event and its sequence number.

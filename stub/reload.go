@@ -6,7 +6,8 @@ import (
 )
 
 // Reload reads the stub's TLS material and gossip keyring files again,
-// as `netmgr stub` does on SIGHUP. A renewed certificate or CA serves
+// as `netmgr stub` does on SIGHUP, and ends a drain for a failed prologue
+// or epilogue (the admin has seen to it). A renewed certificate or CA serves
 // every connection made from then on (the API, calls to the servers and
 // other stubs); connections already open keep theirs. The gossip keyring
 // is made to hold exactly the file's keys, encrypting with the first
@@ -14,6 +15,9 @@ import (
 // keys in use stay, and the error names the file. Safe for concurrent
 // use.
 func (s *Stub) Reload() error {
+	if was := s.health.clearScript(); was != "" {
+		s.log.Info("reload: the machine takes work again after its failed script", "was", was)
+	}
 	var errs []error
 	if m := s.cfg.TLS; m != nil {
 		if err := m.Reload(); err != nil {

@@ -83,6 +83,8 @@ type runner struct {
 	// health says whether the machine takes new work, and what is wrong
 	// with it when an attempt fails for its sake; nil in some tests.
 	health *healthWatch
+	// scripts are the site's prologue and epilogue; nil runs none.
+	scripts *siteScripts
 
 	ctx      context.Context // canceled by close
 	cancel   context.CancelFunc
@@ -366,6 +368,24 @@ func (r *runner) finish(k client.AttemptRef, a *attempt, res supervisor.Result) 
 	r.log.Info("attempt ended", "attempt", k, "exit_code", ev.ExitCode, "signal", ev.Signal, "reason", ev.Reason,
 		"machine_fault", ev.MachineFault)
 	r.recordEnd(k, a, ev)
+	r.epilogue(k, a, ev)
+}
+
+// epilogue runs the site's epilogue, if there is one, after attempt k
+// ended as ev says, and drains the machine when it fails. The attempt's
+// end is recorded already: the epilogue delays no CHILD_TERM. One the
+// stub's stop interrupts drains nothing.
+func (r *runner) epilogue(k client.AttemptRef, a *attempt, ev client.ChildEvent) {
+	if r.scripts == nil || r.scripts.epilogue == "" {
+		return
+	}
+	r.mu.Lock()
+	rec := a.rec
+	r.mu.Unlock()
+	problem := r.scripts.runEpilogue(r.ctx, r.machine, scriptAttempt{k: k, jobName: rec.JobName, owner: rec.Owner, execDir: rec.ExecDir, end: &ev})
+	if problem != "" && r.ctx.Err() == nil {
+		r.health.scriptFailed(problem)
+	}
 }
 
 // lost records the CHILD_TERM of an attempt whose supervisor is gone
@@ -380,6 +400,7 @@ func (r *runner) lost(k client.AttemptRef, a *attempt, why error) {
 	ev.Leftovers = wireLeftovers(left)
 	r.machineFault(&ev)
 	r.recordEnd(k, a, ev)
+	r.epilogue(k, a, ev)
 }
 
 // machineFault marks ev, the CHILD_TERM of a failed attempt, as the

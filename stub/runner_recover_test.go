@@ -184,7 +184,7 @@ func TestLimitsHoldWhileNoStubRuns(t *testing.T) {
 	r.start()
 	evs := srv.waitTerm(t, k)
 	term := evs[len(evs)-1]
-	if want := "run limit of 1s exceeded"; term.Reason != want || term.Signal != "TERM" {
+	if want := "timeout: run limit of 1s exceeded"; term.Reason != want || term.Signal != "TERM" {
 		t.Errorf("TERM = %+v, want signal TERM and reason %q", term, want)
 	}
 }

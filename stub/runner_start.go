@@ -77,6 +77,20 @@ func (r *runner) start(req client.StartRequest) (bool, *client.ChildEvent, error
 		started, err := r.recordExecFailure(k, a, at, execDir, err, fault)
 		return started, nil, err
 	}
+	if err := r.scripts.runPrologue(r.ctx, r.machine, scriptAttempt{k: k, jobName: req.JobName, owner: req.Owner, execDir: execDir}); err != nil {
+		if r.ctx.Err() != nil {
+			// Interrupted by the stub's stop: nothing ran, and the
+			// repeated Start runs it on the next stub.
+			_ = os.RemoveAll(execDir)
+			r.forget(k)
+			return false, nil, ErrShuttingDown
+		}
+		// The machine's fault, as Slurm takes a failed Prolog: it drains,
+		// and the instance goes back to the queue without counting.
+		r.health.scriptFailed(err.Error())
+		started, err := r.recordExecFailure(k, a, at, execDir, err, true)
+		return started, nil, err
+	}
 	st, err := r.sup.Start(a.dir, spec)
 	if errors.Is(err, supervisor.ErrFiles) {
 		// Its supervisor directory could not be made: nothing runs.
@@ -101,7 +115,8 @@ func (r *runner) start(req client.StartRequest) (bool, *client.ChildEvent, error
 		started, err := r.recordExecFailure(k, a, at, execDir, errors.New(st.Error), st.Fault)
 		return started, nil, err
 	}
-	rec := attemptRecord{PID: st.PID, At: at, Restartable: req.Restartable, OwnerPolicy: req.OwnerPolicy, RegisterAnswered: true, ExecDir: execDir}
+	rec := attemptRecord{PID: st.PID, At: at, Restartable: req.Restartable, OwnerPolicy: req.OwnerPolicy, RegisterAnswered: true, ExecDir: execDir,
+		JobName: req.JobName, Owner: req.Owner}
 	reg := r.register(k, rec)
 	if err := r.out.record(k, &rec); err != nil {
 		// Not durable, so not started: undo, and let the caller retry.
@@ -225,9 +240,9 @@ func (r *runner) spec(k client.AttemptRef, dir string, req client.StartRequest) 
 	return spec, true, nil
 }
 
-// setLimits puts the queue limits req asks for in spec: none where req
-// sets none (or a negative one), and supervisor.DefaultLimitGrace as the
-// grace when it sets none. The supervisor enforces them, so they hold
+// setLimits puts the limits req asks for in spec: none where req sets
+// none (or a negative one), supervisor.DefaultLimitGrace as the grace when
+// it sets none, and the job's warning signal when a run limit applies. The supervisor enforces them, so they hold
 // while no stub runs.
 func setLimits(spec *supervisor.Spec, req client.StartRequest) {
 	spec.GraceMS = supervisor.DefaultLimitGrace.Milliseconds()
@@ -239,6 +254,13 @@ func setLimits(spec *supervisor.Spec, req client.StartRequest) {
 	}
 	if req.MaxMemMB > 0 {
 		spec.MemKB = req.MaxMemMB * 1024
+	}
+	if req.WarnSignal != "" && spec.RunMS > 0 && req.WarnLeadMS > 0 {
+		// The server checked the name; one this stub does not know
+		// warns of nothing rather than refuse the job.
+		if sig, err := parseSignal(req.WarnSignal); err == nil {
+			spec.WarnSignal, spec.WarnLeadMS = int(sig), req.WarnLeadMS
+		}
 	}
 }
 

@@ -68,7 +68,7 @@ func TestSimulatedJobs(t *testing.T) {
 		{name: "KILL after grace", req: client.StartRequest{JobID: 5, Attempt: 1, Binary: "/bin/true"},
 			signals: []string{"STOP"}, grace: 50 * time.Millisecond, want: client.ChildEvent{ExitCode: 137, Signal: "KILL"}},
 		{name: "run limit", req: client.StartRequest{JobID: 6, Attempt: 1, Binary: "/bin/true", MaxRunSeconds: 1},
-			want: client.ChildEvent{ExitCode: 143, Signal: "TERM", Reason: "run limit of 1s exceeded"}},
+			want: client.ChildEvent{ExitCode: 143, Signal: "TERM", Reason: "timeout: run limit of 1s exceeded"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

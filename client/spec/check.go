@@ -25,6 +25,8 @@ const (
 	optMaxPerMachine = "max_per_machine"
 	optLoad          = "load"
 	optMemory        = "memory"
+	optTime          = "time"
+	optSignal        = "signal"
 	optQueue         = "queue"
 	optRestart       = "restart"
 	optMaxRestarts   = "max_restarts"
@@ -199,6 +201,9 @@ func validatePlacement(s client.JobSpec) error {
 		if msg := checkMaxRestarts(s.Restart); msg != "" {
 			return fmt.Errorf("option %s: %s", optMaxRestarts, msg)
 		}
+	}
+	if err := validateLimits(s); err != nil {
+		return err
 	}
 	for _, t := range s.MailType {
 		if msg := checkMailType(t); msg != "" {

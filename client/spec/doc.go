@@ -19,7 +19,9 @@
 //
 // The options map onto client.JobSpec: binaries, min, symb_name, args,
 // env; keys, the comparisons, mounts, machines (what a machine must have);
-// unique, max_per_machine, load, memory, queue (placement); restart,
+// unique, max_per_machine, load, memory, queue (placement); time (the
+// time limit: minutes, or 90s, 30m, 2h) and signal (a warning before it,
+// SIG@LEAD: signal=USR1@60); restart,
 // max_restarts; mail (mail the owner, or mail=ADDRESS) and mail_type
 // (begin, end, fail, requeue, all; mail_type={begin,end}); copy_in,
 // copy_out; cron, catchup, overlap (a schedule: cron="0 3 * * *",

@@ -38,9 +38,13 @@ func init() {
 		optMaxPerMachine: {value: scalarOption(parseMin, func(s *client.JobSpec, n int) { s.MaxPerMachine = n })},
 		optLoad:          {value: scalarOption(parsePositiveNumber, func(s *client.JobSpec, f float64) { s.Load = f })},
 		optMemory:        {value: scalarOption(parsePositiveInt64, func(s *client.JobSpec, n int64) { s.MemoryMB = n })},
-		optQueue:         {value: scalarOption(checked(checkQueue), func(s *client.JobSpec, v string) { s.Queue = v })},
-		optRestart:       {value: scalarOption(checked(checkRestart), func(s *client.JobSpec, v string) { s.Restart = v })},
-		optMaxRestarts:   {value: scalarOption(parseMin, func(s *client.JobSpec, n int) { s.MaxRestarts = n })},
+		optTime:          {value: scalarOption(errMessage(ParseTimeLimit), func(s *client.JobSpec, n int64) { s.TimeLimitS = n })},
+		optSignal: {value: scalarOption(parseWarning, func(s *client.JobSpec, w warning) {
+			s.WarnSignal, s.WarnLeadS = w.name, w.lead
+		})},
+		optQueue:       {value: scalarOption(checked(checkQueue), func(s *client.JobSpec, v string) { s.Queue = v })},
+		optRestart:     {value: scalarOption(checked(checkRestart), func(s *client.JobSpec, v string) { s.Restart = v })},
+		optMaxRestarts: {value: scalarOption(parseMin, func(s *client.JobSpec, n int) { s.MaxRestarts = n })},
 
 		optMail: {
 			bare:  func(s *client.JobSpec) { s.Mail = MailOwner },
@@ -166,6 +170,32 @@ func wordOrList(check func(string) string, what string, set func(*client.JobSpec
 // checked turns a check function into a parse function for strings.
 func checked(check func(string) string) func(string) (string, string) {
 	return func(v string) (string, string) { return v, check(v) }
+}
+
+// errMessage adapts a parser that returns an error to scalarOption's,
+// which returns a message.
+func errMessage[T any](parse func(string) (T, error)) func(string) (T, string) {
+	return func(v string) (T, string) {
+		x, err := parse(v)
+		if err != nil {
+			return x, err.Error()
+		}
+		return x, ""
+	}
+}
+
+// warning is a parsed signal=SIG@LEAD.
+type warning struct {
+	name string
+	lead int64
+}
+
+func parseWarning(v string) (warning, string) {
+	name, lead, err := ParseSignal(v)
+	if err != nil {
+		return warning{}, err.Error()
+	}
+	return warning{name, lead}, ""
 }
 
 func parseBool(v string) (bool, string) {

@@ -135,6 +135,10 @@ func (p *parser) parse(spec *client.JobSpec) error {
 	if off, ok := p.seen[optMailType]; ok && spec.Mail == "" {
 		return p.errAt(off, optMailType, "needs mail or mail=ADDRESS")
 	}
+	if off, ok := p.seen[optSignal]; ok && spec.TimeLimitS > 0 && spec.WarnLeadS >= spec.TimeLimitS {
+		return p.errAt(off, optSignal, "the warning %ds before the time limit comes before the job starts (time=%s)",
+			spec.WarnLeadS, FormatTimeLimit(spec.TimeLimitS))
+	}
 	if off, ok := p.seen[optMaxPerMachine]; ok && spec.Unique && spec.MaxPerMachine > 1 {
 		return p.errAt(off, optMaxPerMachine, "%s", uniqueConflict)
 	}

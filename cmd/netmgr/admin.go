@@ -25,6 +25,9 @@ func adminCommand() *cli.Command {
 			"   machine bongo = {sparc1+, mem=32, mounts={/usr/fsys/fs1}}\n" +
 			"   add_q NEW_Q = {nq_maxsize=120, nq_maxactive=100, nq_maxrun=200, nq_maxmem=20}\n" +
 			"   admin_id tclark\n\n" +
+			"A queue's kill_grace=S (seconds, or 45s, 2m) is the time from the SIGTERM that\n" +
+			"ends one of its jobs (its time limit, netkill) to the SIGKILL; default 10s:\n\n" +
+			"   add_q CKPT = {nq_maxrun=240, kill_grace=120}\n\n" +
 			"A line allow_root_jobs lets root on a machine of the pool run jobs as root;\n" +
 			"without it (the default) no job runs as root.\n\n" +
 			"   netmgr admin load isis.db   replace the live database with the file's, at once\n" +

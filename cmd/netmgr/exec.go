@@ -42,6 +42,7 @@ func execCommand() *cli.Command {
 			"nprocs<4, mem==32; OP is one of > >= < <= == !=), mounts={/PATH,...},\n" +
 			"machines={NAME,...}; placement: unique (one instance per machine),\n" +
 			"max_per_machine=N, load=F (load one instance imposes), memory=MB, queue=NAME;\n" +
+			"limits: time=LIMIT (minutes, or 90s, 30m, 2h) and signal=SIG@LEAD;\n" +
 			"restart=no|on-failure|always with max_restarts=N; dependencies: after=JOB or\n" +
 			"after={JOB,...} (start once each has ended), afterok= (once each succeeded),\n" +
 			"afternotok= (once each ended without succeeding), JOB a name or id; a schedule:\n" +
@@ -72,6 +73,14 @@ func execCommand() *cli.Command {
 			"while the previous run still runs is skipped with overlap=skip (the default), or\n" +
 			"runs alongside with overlap=allow. netstatus -j shows the schedule and the next\n" +
 			"firing; netkill ends the schedule, netkill --runs its running runs too.\n\n" +
+			"Limits: --memory is both what an instance needs and the most it may use; past\n" +
+			"it the instance is killed, reason memory. --time is its run time limit, within\n" +
+			"its queue's nq_maxrun: past it the job's process group gets TERM, then KILL after\n" +
+			"the queue's kill grace (default 10s), reason timeout. --signal SIG@LEAD (Slurm's\n" +
+			"form; SIG a name or number, LEAD seconds, default 60) sends SIG LEAD before the\n" +
+			"limit, so the job can checkpoint:\n\n" +
+			"   netexec --time 2h --signal USR1@300 ./simulate   # trap 'checkpoint' USR1\n\n" +
+			"netstatus -j shows such an instance killed(timeout) or killed(memory).\n\n" +
 			"Options go before BINARY; everything after it is passed to the job ('--' also\n" +
 			"ends the options). A flag may not set what the spec string sets too. List flags\n" +
 			"take comma-separated values and may be repeated.\n\n" +
@@ -114,7 +123,9 @@ func execCommand() *cli.Command {
 			&cli.BoolFlag{Name: "unique", Usage: "run at most one instance per machine (unique)"},
 			&cli.IntFlag{Name: "max-per-machine", DefaultText: "no limit", Usage: "run at most `N` instances on one machine (max_per_machine=)"},
 			&cli.Float64Flag{Name: "load", DefaultText: "1.0, one busy CPU", Usage: "the load `F` one instance imposes on its machine (load=)"},
-			&cli.Int64Flag{Name: "memory", DefaultText: "not checked", Usage: "memory one instance needs, in `MB` (memory=)"},
+			&cli.Int64Flag{Name: "memory", DefaultText: "not checked", Usage: "memory one instance needs, in `MB`, and may use: more kills it, reason memory (memory=)"},
+			&cli.StringFlag{Name: "time", DefaultText: "the queue's nq_maxrun", Usage: "time `LIMIT` of each instance: minutes (90) or 90s, 30m, 2h, within the queue's; then TERM, KILL after the queue's kill grace, reason timeout (time=)"},
+			&cli.StringFlag{Name: "signal", Usage: "send `SIG@LEAD` LEAD seconds (default 60) before the time limit, e.g. USR1@120, so the job can checkpoint (signal=)"},
 			&cli.StringFlag{Name: "queue", Usage: "wait in batch queue `NAME` (queue=)"},
 			&cli.StringFlag{Name: "restart", Usage: "restart `POLICY`: no, on-failure or always (restart=)"},
 			&cli.IntFlag{Name: "max-restarts", DefaultText: "the server's", Usage: "restart an instance at most `N` times; needs --restart (max_restarts=)"},
@@ -161,6 +172,8 @@ type execArgs struct {
 	LoadSet          bool
 	MemoryMB         int64
 	MemorySet        bool
+	Time             string
+	Signal           string
 	Queue            string
 	Restart          string
 	MaxRestarts      int
@@ -308,6 +321,22 @@ func execFlags(a execArgs, js client.JobSpec) []execFlag {
 			js.MemoryMB = a.MemoryMB
 			return nil
 		}},
+		{"--time", "time=", "the time limit", a.Time != "", js.TimeLimitS != 0, func(js *client.JobSpec) error {
+			secs, err := spec.ParseTimeLimit(a.Time)
+			if err != nil {
+				return usagef("--time: %w", err)
+			}
+			js.TimeLimitS = secs
+			return nil
+		}},
+		{"--signal", "signal=", "the warning signal", a.Signal != "", js.WarnSignal != "", func(js *client.JobSpec) error {
+			name, lead, err := spec.ParseSignal(a.Signal)
+			if err != nil {
+				return usagef("--signal: %w", err)
+			}
+			js.WarnSignal, js.WarnLeadS = name, lead
+			return nil
+		}},
 		{"--queue", "queue=", "the queue", a.Queue != "", js.Queue != "", func(js *client.JobSpec) error {
 			js.Queue = a.Queue
 			return nil
@@ -373,6 +402,8 @@ func runExec(cCtx *cli.Context) error {
 		LoadSet:          cCtx.IsSet("load"),
 		MemoryMB:         cCtx.Int64("memory"),
 		MemorySet:        cCtx.IsSet("memory"),
+		Time:             cCtx.String("time"),
+		Signal:           cCtx.String("signal"),
 		Queue:            cCtx.String("queue"),
 		Restart:          cCtx.String("restart"),
 		MaxRestarts:      cCtx.Int("max-restarts"),

@@ -135,6 +135,21 @@ func TestBuildSpec(t *testing.T) {
 			in:   execArgs{Positional: []string{`binaries={x86_64=/bin/true}`}, Instances: 2, InstancesSet: true, Name: "n", Env: []string{"A=b"}},
 			want: client.JobSpec{Name: "n", Min: 2, Env: []string{"A=b"}, Binaries: map[string]string{"x86_64": "/bin/true"}},
 		},
+		{
+			name: "--time and --signal",
+			in:   execArgs{Positional: []string{"/bin/true"}, Time: "2h", Signal: "sigusr1@300"},
+			want: client.JobSpec{Binaries: map[string]string{client.AnyKey: "/bin/true"}, TimeLimitS: 7200, WarnSignal: "USR1", WarnLeadS: 300},
+		},
+		{
+			name: "--time in minutes, --signal's default lead",
+			in:   execArgs{Positional: []string{"/bin/true"}, Time: "90", Signal: "12"},
+			want: client.JobSpec{Binaries: map[string]string{client.AnyKey: "/bin/true"}, TimeLimitS: 5400, WarnSignal: "USR2", WarnLeadS: 60},
+		},
+		{
+			name: "time= and signal= in the spec string",
+			in:   execArgs{Positional: []string{`binaries={x86_64=/bin/true},time=30m,signal=USR1@2m`}},
+			want: client.JobSpec{Binaries: map[string]string{"x86_64": "/bin/true"}, TimeLimitS: 1800, WarnSignal: "USR1", WarnLeadS: 120},
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -197,6 +212,14 @@ func TestBuildSpecErrors(t *testing.T) {
 			`--require: option min>: min is an option, not a machine attribute (write min=...)`},
 		{"repeated --require", execArgs{Positional: []string{"/bin/true"}, Require: []string{"mem>2", "mem>3"}},
 			`option mem>: given twice`},
+		{"bad --time", execArgs{Positional: []string{"/bin/true"}, Time: "1d"},
+			`--time: time limit: "1d" is not a whole number from 1, with an optional unit s, m or h, up to a year`},
+		{"uncatchable --signal", execArgs{Positional: []string{"/bin/true"}, Signal: "KILL@10"},
+			`--signal: signal "KILL": not a signal a job can be warned with (HUP, INT, QUIT, ABRT, USR1, USR2, ALRM, TERM, URG, XCPU, VTALRM, PROF, WINCH, PWR or their numbers)`},
+		{"--signal lead past --time", execArgs{Positional: []string{"/bin/true"}, Time: "60s", Signal: "USR1@60"},
+			`option signal: the warning 60s before the time limit comes before the job starts (time=1m)`},
+		{"time and --time", execArgs{Positional: []string{`binaries={x=/a},time=5`}, Time: "6"},
+			"--time and time= in the spec string both set the time limit; use one"},
 		{"zero --max-per-machine", execArgs{Positional: []string{"/bin/true"}, MaxPerMachineSet: true},
 			"--max-per-machine must be at least 1, got 0"},
 		{"--unique and --max-per-machine", execArgs{Positional: []string{"/bin/true"}, Unique: true, MaxPerMachine: 2, MaxPerMachineSet: true},

@@ -54,8 +54,8 @@ func statusWords() map[string][]string {
 		{State: client.InstanceFailed, Error: "exec: no such file"}, {State: client.InstanceSignaled, Signal: "KILL"},
 		{State: client.InstanceKilled}, {State: client.InstanceLost},
 		{State: client.InstanceHeld}, {State: client.InstanceCancelled},
-		{State: client.InstanceKilled, Reason: limitRun + " 200m exceeded"},
-		{State: client.InstanceKilled, Reason: limitMemory + " 20M exceeded"},
+		{State: client.InstanceKilled, Reason: "timeout: run limit of 200m exceeded"},
+		{State: client.InstanceKilled, Reason: "memory: memory limit of 20 MB exceeded"},
 	} {
 		jobs = append(jobs, instanceState(in))
 	}

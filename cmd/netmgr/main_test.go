@@ -224,7 +224,7 @@ func TestHelp(t *testing.T) {
 		{[]string{"netmgr", "exec", "--help"}, []string{"netexec -n 3", "--instances"}},
 		{[]string{"netkill", "--help"}, []string{"netkill job1", "--signal", "netkill --runs backup", "--runs"}},
 		{[]string{"netstatus", "-h"}, []string{"netstatus -m", "JOB NAME", "--json", "--why JOB", "MTYPE", "RATING", "draining",
-			"netstatus -q", "MAXACTIVE", "netstatus -r", "RESERVED", "tclark until 16:00", "killed(run limit)", "suspended"}},
+			"netstatus -q", "MAXACTIVE", "netstatus -r", "RESERVED", "tclark until 16:00", "killed(timeout)", "suspended"}},
 		{[]string{"netmgr", "admin", "--help"}, []string{"netmgr admin load", "netmgr admin show", "mtype sparc1+", "netmgr admin queue add"}},
 		{[]string{"netmgr", "admin", "queue", "--help"}, []string{"netmgr admin queue add NEW_Q --max-size 120", "netmgr admin queue set NEW_Q", "netmgr admin queue remove NEW_Q"}},
 		{[]string{"netmgr", "admin", "queue", "add", "--help"}, []string{"$ netmgr admin queue add NEW_Q", "queue NEW_Q added:", "--max-run", "--max-mem", "--priority", "SIGKILL 10 s later"}},

@@ -60,20 +60,25 @@ func instanceBinary(job client.Job, in client.Instance) string {
 	return jobBinaries(job.Spec)
 }
 
-// Limits an instance can be ended by, as the STATE column names them.
-const (
-	limitRun    = "run limit"
-	limitMemory = "memory limit"
-)
+// Limits an instance can be ended by, as the STATE column names them:
+// the first word of the Reason a supervisor gives ("timeout: run limit of
+// 200m exceeded"), or how a supervisor of before the word began it ("run
+// limit of 200m exceeded").
+var limitReasons = []struct{ prefix, name string }{
+	{"timeout:", "timeout"},
+	{"memory:", "memory"},
+	{"run limit", "timeout"},
+	{"memory limit", "memory"},
+}
 
-// limitReason names the queue limit that ended an instance, "run limit" or
-// "memory limit", from its Reason ("run limit of 200m exceeded"); it is ""
-// when the instance did not end by a limit.
+// limitReason names the limit that ended an instance, "timeout" or
+// "memory", from its Reason; it is "" when the instance did not end by a
+// limit.
 func limitReason(reason string) string {
 	r := strings.ToLower(strings.TrimSpace(reason))
-	for _, l := range []string{limitRun, limitMemory} {
-		if strings.HasPrefix(r, l) {
-			return l
+	for _, l := range limitReasons {
+		if strings.HasPrefix(r, l.prefix) {
+			return l.name
 		}
 	}
 	return ""
@@ -81,9 +86,8 @@ func limitReason(reason string) string {
 
 // instanceState is the STATE column: running, suspended, exited(0),
 // failed(3), failed(exec), signaled(KILL), killed, lost, placed, queued,
-// held(dependency), cancelled(dependency); an instance a queue limit ended
-// shows the limit instead of the detail: killed(run limit), killed(memory
-// limit).
+// held(dependency), cancelled(dependency); an instance a limit ended
+// shows the limit instead of the detail: killed(timeout), killed(memory).
 func instanceState(in client.Instance) string {
 	switch in.State {
 	case client.InstanceHeld:

@@ -23,8 +23,8 @@ func statusCommand() *cli.Command {
 			"                  running, suspended, unknown (its machine is cut off), exited(0),\n" +
 			"                  failed(3), failed(exec) (it could not start), signaled(KILL),\n" +
 			"                  killed, lost (its machine left the pool), held(dependency),\n" +
-			"                  cancelled(dependency), or killed(run limit) and\n" +
-			"                  killed(memory limit) for an instance its queue's limit ended;\n" +
+			"                  cancelled(dependency), or killed(timeout) and killed(memory)\n" +
+			"                  for an instance its time or memory limit ended;\n" +
 			"                  a finished job is listed until the servers' --job-retention\n" +
 			"                  (default 24h) has passed since it ended\n" +
 			"   netstatus -m   machines: NAME, ARCH, MTYPE, CPUS, MEMORY, RATING, LOAD,\n" +

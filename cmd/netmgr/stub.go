@@ -17,6 +17,7 @@ func stubCommand() *cli.Command {
 			"    [--gossip ADDR] [--exec-dir DIR] [--exec-retention D] [--init FILE]\n" +
 			"    [--min-free-disk SIZE|PCT] [--min-free-inodes N|PCT]\n" +
 			"    [--health-check PROGRAM [--health-check-interval D]]\n" +
+			"    [--prologue PROGRAM] [--epilogue PROGRAM] [--script-timeout D]\n" +
 			"    [--sleep-on-login D] [--sleep-on-input D] [--sleep-on-load LOAD]\n" +
 			"    [--load-monitor PROGRAM] [--available WINDOWS] [--vacate-after D] [--keep-suspended]\n" +
 			"    [--log-level LEVEL] [--config FILE]",
@@ -56,6 +57,17 @@ func stubCommand() *cli.Command {
 			"the fault clears. --health-check PROGRAM runs every --health-check-interval, as\n" +
 			"Slurm's HealthCheckProgram does: a non-zero exit or any output drains the\n" +
 			"machine, with the first line printed as the reason, until a run passes.\n\n" +
+			"--prologue and --epilogue PROGRAM run as the stub's user (root) before and\n" +
+			"after every attempt, as Slurm's Prolog and Epilog do, with NETMGR_SCRIPT,\n" +
+			"NETMGR_JOB_ID, NETMGR_JOB_NAME, NETMGR_INSTANCE, NETMGR_ATTEMPT, NETMGR_OWNER,\n" +
+			"NETMGR_USER, NETMGR_MACHINE and NETMGR_EXEC_DIR in their environment (the\n" +
+			"epilogue also NETMGR_EXIT_CODE, NETMGR_SIGNAL and NETMGR_REASON); their output\n" +
+			"goes to the stub's log, and each is killed after --script-timeout. A prologue\n" +
+			"that fails (non-zero exit, or timeout) drains the machine with the reason\n" +
+			"(\"prologue failed: PROGRAM exit status 1: first line\") and sends the instance\n" +
+			"back to the queue without counting a restart: it runs elsewhere. A failing\n" +
+			"epilogue drains the machine too. Either drain lasts until the stub is reloaded\n" +
+			"(SIGHUP) or restarted, once an admin has seen to the cause.\n\n" +
 			ownerDescription +
 			"A damaged outbox (DIR/outbox.db, corrupt or truncated) stops the stub at start\n" +
 			"with one line naming it. Move it aside and start the stub again: it finds the\n" +
@@ -89,6 +101,10 @@ func stubCommand() *cli.Command {
 			&cli.StringFlag{Name: "health-check", Usage: "site health-check `PROGRAM`: a non-zero exit or any output drains the machine, its first line the reason"},
 			&cli.DurationFlag{Name: "health-check-interval", Value: stub.DefaultHealthCheckEvery,
 				Usage: "run --health-check every `DURATION` (it is killed if it takes longer)"},
+			&cli.StringFlag{Name: "prologue", Usage: "run `PROGRAM` as root before every attempt; a failure drains the machine and requeues the instance uncounted"},
+			&cli.StringFlag{Name: "epilogue", Usage: "run `PROGRAM` as root after every attempt; a failure drains the machine"},
+			&cli.DurationFlag{Name: "script-timeout", Value: stub.DefaultScriptTimeout,
+				Usage: "kill --prologue or --epilogue after `DURATION`, which counts as a failure"},
 			&cli.StringFlag{Name: "socket", Value: defaultSocket, Usage: "Unix socket `PATH` on which this machine's users reach the servers as themselves (\"\" for none)"},
 			logLevelFlag(), logFormatFlag(),
 		}, append(ownerFlags(), agentTLSFlags("stub")...)...),
@@ -117,6 +133,9 @@ func runStub(cCtx *cli.Context) error {
 	}
 	if d := cCtx.Duration("health-check-interval"); d <= 0 {
 		return usagef("--health-check-interval must be positive, got %v", d)
+	}
+	if d := cCtx.Duration("script-timeout"); d <= 0 {
+		return usagef("--script-timeout must be positive, got %v", d)
 	}
 	ownerCfg, err := ownerConfig(cCtx)
 	if err != nil {
@@ -160,6 +179,9 @@ func runStub(cCtx *cli.Context) error {
 		MinFreeInodes:    minInodes,
 		HealthCheck:      cCtx.String("health-check"),
 		HealthCheckEvery: cCtx.Duration("health-check-interval"),
+		Prologue:         cCtx.String("prologue"),
+		Epilogue:         cCtx.String("epilogue"),
+		ScriptTimeout:    cCtx.Duration("script-timeout"),
 
 		Owner:         ownerCfg,
 		VacateAfter:   cCtx.Duration("vacate-after"),
@@ -168,7 +190,7 @@ func runStub(cCtx *cli.Context) error {
 	if err != nil {
 		return fmt.Errorf("start stub: %w", err)
 	}
-	if material != nil || keyring != "" {
+	if material != nil || keyring != "" || cCtx.String("prologue") != "" || cCtx.String("epilogue") != "" {
 		reloadOnHangup(cCtx.Context, logger, st.Reload)
 	}
 	fmt.Fprintf(cCtx.App.Writer, "stub %s api %s%s\n", name, scheme(material), st.HTTPAddr())

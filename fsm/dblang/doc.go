@@ -56,7 +56,10 @@
 //     means no limit. nq_maxrun is in minutes, as in the paper
 //     (nq_maxrun=200), or a whole number with a unit s, m or h
 //     (nq_maxrun=90s, 30m, 2h); Format writes whole minutes without a unit
-//     and anything else in seconds.
+//     and anything else in seconds. kill_grace, the time from the SIGTERM
+//     that ends one of the queue's jobs to the SIGKILL, is whole seconds
+//     or a whole number with a unit s, m or h, from 1 s to 1 h
+//     (kill_grace=30, 45s, 2m); Format writes it in seconds with a unit.
 //   - owner-policy settings (owner.go), on an mtype, a machine or in an
 //     init file: sleep_on_login=D, sleep_on_input=D, sleep_on_load=NUMBER,
 //     load_monitor=PATH, available={"Mon-Fri 18:00-08:00", "Sat-Sun"},

@@ -42,7 +42,7 @@ func (db *Database) Equal(o *Database) bool {
 			return false
 		}
 		if q.Name != r.Name || q.Priority != r.Priority || q.MaxSize != r.MaxSize || q.MaxActive != r.MaxActive ||
-			q.MaxRunSeconds != r.MaxRunSeconds || q.MaxMemMB != r.MaxMemMB {
+			q.MaxRunSeconds != r.MaxRunSeconds || q.MaxMemMB != r.MaxMemMB || q.KillGraceSeconds != r.KillGraceSeconds {
 			return false
 		}
 	}

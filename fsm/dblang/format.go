@@ -55,12 +55,14 @@ func Format(db *Database) []byte {
 			n    int64
 		}{
 			{qMaxSize, q.MaxSize}, {qMaxActive, q.MaxActive}, {qMaxRun, q.MaxRunSeconds},
-			{qMaxMem, q.MaxMemMB}, {qPriority, int64(q.Priority)},
+			{qMaxMem, q.MaxMemMB}, {qPriority, int64(q.Priority)}, {qKillGrace, q.KillGraceSeconds},
 		} {
 			switch {
 			case p.n == 0:
 			case p.name == qMaxRun:
 				items = append(items, p.name+"="+formatRunLimit(p.n))
+			case p.name == qKillGrace:
+				items = append(items, p.name+"="+formatGrace(p.n))
 			default:
 				items = append(items, p.name+"="+strconv.FormatInt(p.n, 10))
 			}

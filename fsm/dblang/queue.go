@@ -12,9 +12,10 @@ const (
 	qMaxRun    = "nq_maxrun"
 	qMaxMem    = "nq_maxmem"
 	qPriority  = "priority"
+	qKillGrace = "kill_grace"
 )
 
-var queueParams = []string{qMaxSize, qMaxActive, qMaxRun, qMaxMem, qPriority}
+var queueParams = []string{qMaxSize, qMaxActive, qMaxRun, qMaxMem, qPriority, qKillGrace}
 
 // knownQueueParams lists the parameters for error messages.
 var knownQueueParams = strings.Join(append(queueParams[:len(queueParams):len(queueParams)], QueueOwnerSettings[:len(QueueOwnerSettings)-1]...), ", ") +
@@ -64,6 +65,15 @@ func (c *checker) queue(d decl) {
 				continue
 			}
 			q.MaxRunSeconds = secs
+			continue
+		}
+		if name == qKillGrace {
+			secs, msg := parseGrace(it.val, name+" in "+owner)
+			if msg != "" {
+				c.errs.add(it.val.pos, "%s", msg)
+				continue
+			}
+			q.KillGraceSeconds = secs
 			continue
 		}
 		n, msg := parseInt(it.val, name+" in "+owner)
@@ -123,6 +133,32 @@ func parseRunLimit(v value, what string) (int64, string) {
 		return 0, "run limit " + v.text + " for " + what + " is out of range"
 	}
 	return n * unit, ""
+}
+
+// maxGraceSeconds bounds kill_grace: an hour is already far longer than
+// any checkpoint a site should wait for.
+const maxGraceSeconds = 3600
+
+// parseGrace reads kill_grace: whole seconds, or a whole number with a
+// unit s, m or h, from 1 second to an hour. It returns seconds.
+func parseGrace(v value, what string) (int64, string) {
+	unit := int64(1)
+	text := v.text
+	if v.kind == vWord && len(text) > 1 {
+		if u, ok := runUnits[text[len(text)-1]]; ok {
+			unit, text = u, text[:len(text)-1]
+		}
+	}
+	n, err := strconv.ParseInt(text, 10, 64)
+	if v.kind != vWord || err != nil || n < 1 || n > maxGraceSeconds/unit {
+		return 0, "bad kill grace " + v.describe() + " for " + what + "; write whole seconds from 1 to 3600, such as 30, or with a unit: 30s, 2m, 1h"
+	}
+	return n * unit, ""
+}
+
+// formatGrace prints seconds as kill_grace writes them: "30s".
+func formatGrace(secs int64) string {
+	return strconv.FormatInt(secs, 10) + "s"
 }
 
 // formatRunLimit prints seconds as nq_maxrun writes them: whole minutes

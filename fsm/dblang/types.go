@@ -86,6 +86,10 @@ type Queue struct {
 	MaxRunSeconds int64
 	// MaxMemMB is nq_maxmem, the memory one job may use, in MB.
 	MaxMemMB int64
+	// KillGraceSeconds is kill_grace: the time from the SIGTERM that ends
+	// one of its jobs (a time limit, netkill) to the SIGKILL; 0 means the
+	// default of 10 seconds.
+	KillGraceSeconds int64
 	// Owner is the queue's desktop policy (QueueOwnerSettings): how its
 	// jobs are treated when a machine's owner returns, overriding the
 	// machine's; nil when the queue leaves it to the machine.

@@ -66,9 +66,10 @@ func (p *Pass) newHead(j *fsm.Job, req matcher.Request, first queue.Item) *head 
 		if start.IsZero() {
 			start = in.PlacedAt
 		}
-		limit := p.limits[rj.Queue].RunLimit()
+		ql := p.limits[rj.Queue]
+		limit := ql.EffectiveRun(rj.Spec.TimeLimitSeconds)
 		if limit > 0 {
-			limit += KillGrace // a limit ends with TERM, then KILL after the grace
+			limit += ql.Grace(KillGrace) // a limit ends with TERM, then KILL after the grace
 		}
 		ends = append(ends, queue.DeclaredEnd(start, limit))
 	}

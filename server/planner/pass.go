@@ -153,7 +153,7 @@ func (p *Pass) Run(visit func(it queue.Item, in *fsm.Instance, res matcher.Resul
 		req := matchRequest(j, in)
 		res := p.matcher.MatchPool(req, p.pool)
 		if res.Machine >= 0 && p.head != nil && p.head.job.ID != j.ID && p.head.competing[res.Machine] &&
-			!queue.MayBackfill(p.now, p.limits[j.Queue].RunLimit(), p.head.shadow, p.head.known) {
+			!queue.MayBackfill(p.now, p.limits[j.Queue].EffectiveRun(j.Spec.TimeLimitSeconds), p.head.shadow, p.head.known) {
 			res = p.elsewhere(req)
 			if res.Machine < 0 {
 				h := &Held{Reason: p.behindHead()}

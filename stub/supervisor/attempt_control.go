@@ -152,10 +152,21 @@ func (s *attempt) armLimits() {
 	s.wg.Go(s.forwardTerm)
 }
 
-// enforceRunLimit sends SIGTERM to the job when its run limit passes and,
-// if it still runs the grace later, SIGKILL. It returns as soon as the job
+// enforceRunLimit sends the job its warning signal, if it asks one, its
+// lead before the run limit; SIGTERM when the limit passes and, if it
+// still runs the grace later, SIGKILL. It returns as soon as the job
 // ends.
 func (s *attempt) enforceRunLimit() {
+	if s.lim.warn != 0 {
+		w := time.NewTimer(time.Until(s.started.Add(max(s.lim.run-s.lim.lead, 0))))
+		select {
+		case <-w.C:
+			s.warn()
+		case <-s.exited:
+			w.Stop()
+			return
+		}
+	}
 	t := time.NewTimer(time.Until(s.started.Add(s.lim.run)))
 	defer t.Stop()
 	select {
@@ -248,6 +259,22 @@ func (s *attempt) enforceLease() {
 			return
 		}
 	}
+}
+
+// warn sends the job its warning signal, unless it has ended. A job
+// stopped by netmgr suspend stays stopped: the signal waits for its
+// resume, as any signal to a stopped process does.
+func (s *attempt) warn() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.ended {
+		return
+	}
+	if err := s.signalLocked(s.lim.warn); err != nil {
+		s.log.Warn("send the job its warning", "signal", signalName(s.lim.warn), "err", err)
+		return
+	}
+	s.log.Info("job warned before its time limit", "signal", signalName(s.lim.warn), "lead", s.lim.lead)
 }
 
 // endForLimit sends sig, then SIGCONT (so that a job stopped by netmgr

@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // The files of a supervisor directory, <DataDir>/attempts/<job>.<instance>.<attempt>.
@@ -37,6 +39,10 @@ type Spec struct {
 	RunMS   int64 `json:"run_ms,omitempty"`
 	GraceMS int64 `json:"grace_ms,omitempty"`
 	MemKB   int64 `json:"mem_kb,omitempty"`
+	// WarnSignal, when not 0, is sent to the job WarnLeadMS before RunMS
+	// passes (signal=SIG@LEAD): a warning the job may trap to checkpoint.
+	WarnSignal int   `json:"warn_signal,omitempty"`
+	WarnLeadMS int64 `json:"warn_lead_ms,omitempty"`
 	// Cgroup, when set, is the cgroup v2 directory the supervisor creates
 	// for the job; empty means a process group only.
 	Cgroup string `json:"cgroup,omitempty"`
@@ -62,6 +68,8 @@ func (s Spec) limits() limits {
 		run:   time.Duration(s.RunMS) * time.Millisecond,
 		grace: time.Duration(s.GraceMS) * time.Millisecond,
 		memKB: s.MemKB,
+		warn:  unix.Signal(s.WarnSignal),
+		lead:  time.Duration(s.WarnLeadMS) * time.Millisecond,
 	}
 }
 

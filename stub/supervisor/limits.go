@@ -3,6 +3,8 @@ package supervisor
 import (
 	"fmt"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // DefaultLimitGrace is the time between the SIGTERM and the SIGKILL of a
@@ -23,17 +25,30 @@ type limits struct {
 	// memKB is the group's resident memory (sum of RSS) above which it is
 	// SIGKILLed at once; 0 means no memory limit.
 	memKB int64
+	// warn, when not 0, is the signal the group gets lead before the run
+	// limit passes (signal=SIG@LEAD); a lead longer than the run limit
+	// sends it at the start.
+	warn unix.Signal
+	lead time.Duration
 }
 
+// The first words of the Reason of an attempt a limit ended, which
+// netstatus shows as its state's detail: killed(timeout), killed(memory).
+const (
+	ReasonTimeout = "timeout"
+	ReasonMemory  = "memory"
+)
+
 // runLimitReason is the CHILD_TERM Reason of an attempt ended by its run
-// limit, e.g. "run limit of 3m20s exceeded".
+// limit, e.g. "timeout: run limit of 3m20s exceeded".
 func runLimitReason(run time.Duration) string {
-	return fmt.Sprintf("run limit of %s exceeded", run)
+	return fmt.Sprintf("%s: run limit of %s exceeded", ReasonTimeout, run)
 }
 
 // memLimitReason is the CHILD_TERM Reason of an attempt ended by its
-// memory limit, e.g. "memory limit of 20 MB exceeded (resident 23 MB)".
-// The resident size is rounded up, so it always reads above the limit.
+// memory limit, e.g. "memory: memory limit of 20 MB exceeded (resident 23
+// MB)". The resident size is rounded up, so it always reads above the
+// limit.
 func memLimitReason(limitKB, residentKB int64) string {
-	return fmt.Sprintf("memory limit of %d MB exceeded (resident %d MB)", limitKB/1024, (residentKB+1023)/1024)
+	return fmt.Sprintf("%s: memory limit of %d MB exceeded (resident %d MB)", ReasonMemory, limitKB/1024, (residentKB+1023)/1024)
 }

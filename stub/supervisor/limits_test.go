@@ -13,10 +13,10 @@ func TestLimitReasons(t *testing.T) {
 		got  string
 		want string
 	}{
-		{name: "run", got: runLimitReason(200 * time.Second), want: "run limit of 3m20s exceeded"},
-		{name: "run in hours", got: runLimitReason(2 * time.Hour), want: "run limit of 2h0m0s exceeded"},
-		{name: "memory", got: memLimitReason(20*1024, 23*1024), want: "memory limit of 20 MB exceeded (resident 23 MB)"},
-		{name: "memory rounded up", got: memLimitReason(20*1024, 20*1024+1), want: "memory limit of 20 MB exceeded (resident 21 MB)"},
+		{name: "run", got: runLimitReason(200 * time.Second), want: "timeout: run limit of 3m20s exceeded"},
+		{name: "run in hours", got: runLimitReason(2 * time.Hour), want: "timeout: run limit of 2h0m0s exceeded"},
+		{name: "memory", got: memLimitReason(20*1024, 23*1024), want: "memory: memory limit of 20 MB exceeded (resident 23 MB)"},
+		{name: "memory rounded up", got: memLimitReason(20*1024, 20*1024+1), want: "memory: memory limit of 20 MB exceeded (resident 21 MB)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
