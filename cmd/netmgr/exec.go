@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/urfave/cli/v2"
 
@@ -180,11 +181,14 @@ type execArgs struct {
 }
 
 // specStringRE matches the start of a spec string: an option name and '='.
-var specStringRE = regexp.MustCompile(`^\s*[A-Za-z_][A-Za-z0-9_]*\s*=`)
+// Compiled at its first use: a command's start-up compiles nothing.
+var specStringRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^\s*[A-Za-z_][A-Za-z0-9_]*\s*=`)
+})
 
 // isSpecString reports whether arg is a job spec string rather than a
 // binary: it starts with word=.
-func isSpecString(arg string) bool { return specStringRE.MatchString(arg) }
+func isSpecString(arg string) bool { return specStringRE().MatchString(arg) }
 
 // buildSpec turns netexec's arguments into a job spec. Every error is a
 // usage error.
