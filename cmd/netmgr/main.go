@@ -92,7 +92,7 @@ func newApp(base string, rest []string) (*cli.App, string) {
 			HideHelpCommand: true,
 		}
 		setCommon(app)
-		app.CustomAppHelpTemplate = strings.ReplaceAll(cli.AppHelpTemplate, "GLOBAL OPTIONS", "OPTIONS")
+		app.CustomAppHelpTemplate = linkHelpTemplate
 		return app, base
 	}
 	app := &cli.App{
