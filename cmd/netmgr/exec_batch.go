@@ -138,7 +138,7 @@ func parseBatchLine(line, cwd string) (client.SubmitRequest, error) {
 	var req client.SubmitRequest
 	app := &cli.App{
 		Name:     "netexec",
-		Flags:    jobFlags(),
+		Flags:    lightFlags(jobFlags()),
 		HideHelp: true,
 		Writer:   io.Discard, ErrWriter: io.Discard,
 		Action: func(lc *cli.Context) error {

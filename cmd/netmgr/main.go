@@ -87,7 +87,7 @@ func newApp(base string, rest []string) (*cli.App, string) {
 			Usage:           cmd.Usage,
 			UsageText:       cmd.UsageText,
 			Description:     cmd.Description,
-			Flags:           cmd.Flags,
+			Flags:           lightFlags(cmd.Flags),
 			Action:          cmd.Action,
 			HideHelpCommand: true,
 		}
