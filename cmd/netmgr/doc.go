@@ -32,8 +32,8 @@
 // The user commands start light: nothing is compiled or loaded at package
 // initialisation (regexps are compiled at their first use), the link's
 // --help is written without urfave/cli's template (help.go), its flags
-// compute their names once (flagnames.go), and `make
-// build` leaves urfave/cli's documentation generators out with the tag
+// compute their names once (flagnames.go), and `make build` leaves
+// urfave/cli's documentation generators out with the tag
 // urfave_cli_no_docs, so that `netmgr man` works only in a build without
 // it (`make man` runs one; man_nodocs.go).
 package main
