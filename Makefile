@@ -13,6 +13,11 @@ STATICCHECK   := $(TOOLS_BIN)/staticcheck
 VERSION       ?= $(shell git describe --always --dirty 2>/dev/null || echo unknown)
 COMMIT        ?= $(shell git rev-parse HEAD 2>/dev/null)
 LDFLAGS       := -X main.version=$(VERSION) -X main.commit=$(COMMIT)
+# urfave_cli_no_docs leaves urfave/cli's Markdown and roff generators (and
+# the Markdown parser under them) out of the binary: their package
+# initialisation was a sixth of the instructions of `netexec --help`.
+# `make man` runs a build without the tag (cmd/netmgr/man_nodocs.go).
+BUILDTAGS     := urfave_cli_no_docs
 # The commands reached through a symlink to the one binary (argv[0]).
 ALIASES       := netexec netkill netstatus reserve unreserve
 # How long `make fuzz` runs each fuzz target.
@@ -38,12 +43,13 @@ help:
 	@echo "make clean                 remove bin/, man/, build/ and .tools/"
 
 build:
-	CGO_ENABLED=0 $(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/netmgr
+	CGO_ENABLED=0 $(GO) build -tags $(BUILDTAGS) -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/netmgr
 
-# The pages come from the same command definitions as --help.
-man: build
+# The pages come from the same command definitions as --help, run from a
+# build with the generators (without BUILDTAGS).
+man:
 	rm -rf man/man1
-	$(BIN) man man/man1
+	CGO_ENABLED=0 $(GO) run -ldflags "$(LDFLAGS)" ./cmd/netmgr man man/man1
 
 install: build man
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1

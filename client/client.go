@@ -178,6 +178,27 @@ func (c *Client) Submit(ctx context.Context, req SubmitRequest) (SubmitResponse,
 	return resp, err
 }
 
+// SubmitBatch submits several jobs in one request (see
+// SubmitBatchRequest), filling in the idempotency keys not set, and
+// returns their answers in order.
+func (c *Client) SubmitBatch(ctx context.Context, reqs []SubmitRequest) ([]SubmitResponse, error) {
+	body := SubmitBatchRequest{Jobs: make([]SubmitRequest, len(reqs))}
+	for i, r := range reqs {
+		if r.IdempotencyKey == "" {
+			r.IdempotencyKey = NewIdempotencyKey()
+		}
+		body.Jobs[i] = r
+	}
+	var resp SubmitBatchResponse
+	if err := c.do(ctx, http.MethodPost, "/v1/jobs/batch", body, &resp); err != nil {
+		return nil, err
+	}
+	if len(resp.Jobs) != len(reqs) {
+		return nil, fmt.Errorf("submit batch: %d answers for %d jobs", len(resp.Jobs), len(reqs))
+	}
+	return resp.Jobs, nil
+}
+
 // Jobs lists every job.
 func (c *Client) Jobs(ctx context.Context) ([]Job, error) {
 	var jobs []Job

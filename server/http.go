@@ -16,6 +16,7 @@ import (
 func (s *Server) routes() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/jobs", s.forUser(s.leaderWrite(s.handleSubmit)))
+	mux.HandleFunc("POST /v1/jobs/batch", s.forUser(s.leaderWrite(s.handleSubmitBatch)))
 	mux.HandleFunc("GET /v1/jobs", s.forUser(s.leaderRead(s.handleJobs)))
 	mux.HandleFunc("GET /v1/jobs/{ref}", s.forUser(s.leaderRead(s.handleJob)))
 	mux.HandleFunc("POST /v1/jobs/{ref}/kill", s.forUser(s.leaderWrite(s.handleKill)))

@@ -19,56 +19,19 @@ func (s *Server) handleSubmit(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, http.StatusBadRequest, fmt.Errorf("read submit request: %w", err))
 		return
 	}
-	if err := validateSpec(&req.Spec); err != nil {
-		s.writeError(w, http.StatusBadRequest, fmt.Errorf("submit: %w", err))
+	cmd, status, err := s.submitFromRequest(r, req, time.Now().UTC())
+	if err != nil {
+		s.writeError(w, status, fmt.Errorf("submit: %w", err))
 		return
 	}
 	if !s.mayRunAs(w, r) {
-		return
-	}
-	cmd := fsm.Submit{
-		At:             time.Now().UTC(),
-		Owner:          requestUser(r),
-		IdempotencyKey: req.IdempotencyKey,
-		Spec:           specFromWire(req.Spec),
-	}
-	var err error
-	s.fsm.Read(func(v fsm.View) { err = resolveDependencies(v, req.Spec, &cmd.Spec) })
-	if err != nil {
-		s.writeError(w, statusOf(err), fmt.Errorf("submit: %w", err))
-		return
-	}
-	if cmd.Spec.Cron != "" && !s.groupAppliesNow(fsm.CronFireType) {
-		s.writeError(w, http.StatusConflict, fmt.Errorf("submit a cron job: %w", errUpgradeFirst))
-		return
-	}
-	if cmd.Spec.HasDependencies() {
-		if !s.groupAppliesNow(fsm.SubmitAfterType) {
-			s.writeError(w, http.StatusConflict, fmt.Errorf("submit a dependent job: %w", errUpgradeFirst))
-			return
-		}
-	}
-	if cmd.Spec.Dir != "" && !s.groupAppliesNow(fsm.SubmitDirType) {
-		s.writeError(w, http.StatusConflict, fmt.Errorf("submit a job with a working directory: %w", errUpgradeFirst))
-		return
-	}
-	if cmd.Spec.HasLimits() && !s.groupAppliesNow(fsm.SubmitLimitsType) {
-		s.writeError(w, http.StatusConflict, fmt.Errorf("submit a job with a time limit or a warning signal: %w", errUpgradeFirst))
-		return
-	}
-	if cmd.Spec.Mail != "" && !s.groupAppliesNow(fsm.MailSentType) {
-		s.writeError(w, http.StatusConflict, fmt.Errorf("submit a job with mail: %w", errUpgradeFirst))
 		return
 	}
 	planned := time.Now()
 	sc := s.submitCommand(cmd)
 	unrunnable := ""
 	if sc.t != fsm.SubmitPlaceType { // a job placed at once is runnable
-		var live map[string]planner.Liveness
-		if planner.NeedsLiveness(&cmd.Spec) {
-			live = s.liveness(cmd.At)
-		}
-		s.fsm.Read(func(v fsm.View) { unrunnable = planner.Unrunnable(v, live, cmd, cmd.At) })
+		unrunnable = s.unrunnable(cmd)
 	}
 	if unrunnable != "" && req.NoQueue {
 		s.writeError(w, http.StatusConflict, fmt.Errorf("submit: %w: %s; not queued (no_queue)", errUnrunnable, unrunnable))
@@ -86,13 +49,67 @@ func (s *Server) handleSubmit(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, statusOf(res.Err), fmt.Errorf("submit: %w", res.Err))
 		return
 	}
+	s.writeJSON(w, http.StatusOK, s.submitResponse(res.JobID, unrunnable))
+}
+
+// submitFromRequest checks a submit request and returns the Submit
+// command it asks for, stamped at, or the HTTP status and the error that
+// refuse it (the caller says "submit"); the caller checks mayRunAs.
+func (s *Server) submitFromRequest(r *http.Request, req client.SubmitRequest, at time.Time) (fsm.Submit, int, error) {
+	if err := validateSpec(&req.Spec); err != nil {
+		return fsm.Submit{}, http.StatusBadRequest, err
+	}
+	cmd := fsm.Submit{
+		At:             at,
+		Owner:          requestUser(r),
+		IdempotencyKey: req.IdempotencyKey,
+		Spec:           specFromWire(req.Spec),
+	}
+	var err error
+	s.fsm.Read(func(v fsm.View) { err = resolveDependencies(v, req.Spec, &cmd.Spec) })
+	if err != nil {
+		return cmd, statusOf(err), err
+	}
+	for _, need := range []struct {
+		asked bool
+		t     fsm.MessageType
+		what  string
+	}{
+		{cmd.Spec.Cron != "", fsm.CronFireType, "a cron job"},
+		{cmd.Spec.HasDependencies(), fsm.SubmitAfterType, "a dependent job"},
+		{cmd.Spec.Dir != "", fsm.SubmitDirType, "a job with a working directory"},
+		{cmd.Spec.HasLimits(), fsm.SubmitLimitsType, "a job with a time limit or a warning signal"},
+		{cmd.Spec.Mail != "", fsm.MailSentType, "a job with mail"},
+	} {
+		if need.asked && !s.groupAppliesNow(need.t) {
+			return cmd, http.StatusConflict, fmt.Errorf("%s: %w", need.what, errUpgradeFirst)
+		}
+	}
+	return cmd, 0, nil
+}
+
+// unrunnable says why no machine of the pool can run the job of cmd now,
+// as netstatus --why would, or "" when one can.
+func (s *Server) unrunnable(cmd fsm.Submit) string {
+	var live map[string]planner.Liveness
+	if planner.NeedsLiveness(&cmd.Spec) {
+		live = s.liveness(cmd.At)
+	}
+	why := ""
+	s.fsm.Read(func(v fsm.View) { why = planner.Unrunnable(v, live, cmd, cmd.At) })
+	return why
+}
+
+// submitResponse answers for the job id created, unrunnable saying why
+// it waits for a machine.
+func (s *Server) submitResponse(id uint64, unrunnable string) client.SubmitResponse {
 	var resp client.SubmitResponse
 	s.fsm.Read(func(v fsm.View) {
-		if j, ok := v.Job(res.JobID); ok {
+		if j, ok := v.Job(id); ok {
 			resp = client.SubmitResponse{ID: j.ID, Name: j.Name, Owner: j.Owner, Unrunnable: unrunnable}
 		}
 	})
-	s.writeJSON(w, http.StatusOK, resp)
+	return resp
 }
 
 func (s *Server) handleJobs(w http.ResponseWriter, r *http.Request) {

@@ -70,7 +70,7 @@ func tokenTTL(req client.TokenRequest) (time.Duration, error) {
 	switch {
 	case req.User == "":
 		return 0, errors.New("issue token: a user is required")
-	case !userNamePattern.MatchString(req.User):
+	case !userNamePattern().MatchString(req.User):
 		return 0, fmt.Errorf("issue token: %q is not a user name (letters, digits, '_', '.', '-'; at most 64)", req.User)
 	case req.TTLMS < 0:
 		return 0, fmt.Errorf("issue token: ttl_ms %d is negative", req.TTLMS)

@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"regexp"
+	"sync"
 	"time"
 
 	"github.com/netmgr/netmgr/fsm"
@@ -129,5 +130,10 @@ func (s *Server) sweepTokens(now time.Time) {
 }
 
 // userNamePattern is what a token's user may be called: a POSIX portable
-// user name, as useradd accepts by default.
-var userNamePattern = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}$`)
+// user name, as useradd accepts by default. It is compiled at its first
+// use, not at start-up: the counted repetition makes it costly to
+// compile, and every netexec would pay for it (the CLI and the server
+// are one binary).
+var userNamePattern = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}$`)
+})

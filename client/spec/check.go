@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/netmgr/netmgr/client"
 )
@@ -301,12 +302,15 @@ func parsePositiveInt64(v string) (int64, string) {
 }
 
 // numberRE is the number syntax of comparisons and load: decimal, with an
-// optional sign, fraction and exponent; no hex, no inf or nan.
-var numberRE = regexp.MustCompile(`^[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]+)?$`)
+// optional sign, fraction and exponent; no hex, no inf or nan. Compiled at
+// its first use, to keep it out of every command's start-up.
+var numberRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]+)?$`)
+})
 
 // parseNumber reads a finite decimal number.
 func parseNumber(v string) (float64, string) {
-	if !numberRE.MatchString(v) {
+	if !numberRE().MatchString(v) {
 		return 0, fmt.Sprintf("%q is not a number", v)
 	}
 	f, err := strconv.ParseFloat(v, 64)

@@ -11,6 +11,14 @@
 //     counted as instances registered per 1 s window (real forks); then
 //     64 clients submitting without waiting, counted as submits accepted
 //     per 1 s window.
+//   - clisubmit: 3 servers and 1 stub as processes, the stub drained so
+//     that jobs only queue; 8 shells at once each run `netexec /bin/true`
+//     in a loop 50 times (15 under BENCH_QUICK), through the stub's
+//     socket: submits per second over each round's wall time, 5 rounds
+//     (3 under BENCH_QUICK), and the CPU of the shells and their netexec
+//     processes per submit; then the same jobs as one `netexec --batch -`
+//     per shell, and through the Go client from 8 goroutines (issue 20
+//     point 11: at least sbatch's rate on the same machine).
 //   - chain: 3 servers and 2 stubs as processes; a chain of 20 jobs,
 //     each afterok the one before: the gap from one job's end to the
 //     next one's start, as the stubs stamp them (target: median <= 50 ms).

@@ -28,4 +28,12 @@
 // no leader. This package is the only place urfave/cli is used; the
 // renderers (render.go, render_sched.go, why.go) are pure functions with
 // golden-file tests.
+//
+// The user commands start light: nothing is compiled or loaded at package
+// initialisation (regexps are compiled at their first use), the link's
+// --help is written without urfave/cli's template (help.go), its flags
+// compute their names once (flagnames.go), and `make build` leaves
+// urfave/cli's documentation generators out with the tag
+// urfave_cli_no_docs, so that `netmgr man` works only in a build without
+// it (`make man` runs one; man_nodocs.go).
 package main

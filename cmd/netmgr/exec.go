@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/urfave/cli/v2"
 
@@ -111,41 +112,49 @@ func execCommand() *cli.Command {
 			"--wait started prints how each instance started, as it starts (where it\n" +
 			"runs and its pid, even if it has ended since), and after a second one line\n" +
 			"on stderr each time what the others wait for changes; --wait done prints how\n" +
-			"each ended and exits 1 if any did not exit 0.\n\n" + retryNote,
-		Flags: append([]cli.Flag{
-			&cli.IntFlag{Name: "instances", Aliases: []string{"n"}, DefaultText: "1", Usage: "run `N` instances (the spec's min=N)"},
-			&cli.StringFlag{Name: "name", Usage: "symbolic job `NAME` (the spec's symb_name=), not of the form job<NUMBER>: the server names a job without one job<ID>"},
-			&cli.StringSliceFlag{Name: "env", Usage: "add `NAME=value` to the job's environment (repeatable)"},
-			&cli.StringSliceFlag{Name: "keys", Usage: "run only on machines with all these `KEY`s, e.g. mathlab,fpu (keys=)"},
-			&cli.StringSliceFlag{Name: "require", Usage: "run only on machines whose attributes meet `ATTR>N`, e.g. 'mem>10' or 'rating>=8' (repeatable; the spec's comparisons)"},
-			&cli.StringSliceFlag{Name: "mounts", Usage: "run only on machines that mount these `PATH`s (mounts=)"},
-			&cli.StringSliceFlag{Name: "machines", Usage: "run only on these `MACHINE`s, e.g. flute,viola (machines=)"},
-			&cli.BoolFlag{Name: "unique", Usage: "run at most one instance per machine (unique)"},
-			&cli.IntFlag{Name: "max-per-machine", DefaultText: "no limit", Usage: "run at most `N` instances on one machine (max_per_machine=)"},
-			&cli.Float64Flag{Name: "load", DefaultText: "1.0, one busy CPU", Usage: "the load `F` one instance imposes on its machine (load=)"},
-			&cli.Int64Flag{Name: "memory", DefaultText: "not checked", Usage: "memory one instance needs, in `MB`, and may use: more kills it, reason memory (memory=)"},
-			&cli.StringFlag{Name: "time", DefaultText: "the queue's nq_maxrun", Usage: "time `LIMIT` of each instance: minutes (90) or 90s, 30m, 2h, within the queue's; then TERM, KILL after the queue's kill grace, reason timeout (time=)"},
-			&cli.StringFlag{Name: "signal", Usage: "send `SIG@LEAD` LEAD seconds (default 60) before the time limit, e.g. USR1@120, so the job can checkpoint (signal=)"},
-			&cli.StringFlag{Name: "queue", Usage: "wait in batch queue `NAME` (queue=)"},
-			&cli.StringFlag{Name: "restart", Usage: "restart `POLICY`: no, on-failure or always (restart=)"},
-			&cli.IntFlag{Name: "max-restarts", DefaultText: "the server's", Usage: "restart an instance at most `N` times; needs --restart (max_restarts=)"},
-			&cli.BoolFlag{Name: "mail", Usage: "mail the job's owner when it ends or fails (mail)"},
-			&cli.StringFlag{Name: "mail-to", Usage: "mail `ADDRESS` when the job ends or fails (mail=ADDRESS)"},
-			&cli.StringSliceFlag{Name: "mail-type", DefaultText: "end,fail", Usage: "mail when the job does these: `TYPE`s begin, end, fail, requeue or all; needs --mail or --mail-to (mail_type=)"},
-			&cli.StringFlag{Name: "cron", Usage: "run on the cron schedule `EXPR`, e.g. '0 3 * * *', '@hourly', 'CRON_TZ=Europe/Paris 0 3 * * *' (cron=)"},
-			&cli.StringFlag{Name: "catchup", DefaultText: "last", Usage: "a cron firing missed while no server led: run the most recent once (last) or `none` of them (catchup=)"},
-			&cli.StringFlag{Name: "overlap", DefaultText: "skip", Usage: "a cron firing while the previous run runs: `skip` it or allow it (overlap=)"},
-			&cli.StringSliceFlag{Name: "after", Usage: "start once each `JOB` (name or id) has ended, however it ended, e.g. build,12 (after=)"},
-			&cli.StringSliceFlag{Name: "afterok", Usage: "start once each `JOB` has succeeded; cancelled if one does not (afterok=)"},
-			&cli.StringSliceFlag{Name: "afternotok", Usage: "start once each `JOB` has ended without succeeding; cancelled if one succeeds (afternotok=)"},
-			&cli.StringSliceFlag{Name: "copy-in", Usage: "copy `FILE`s into the execution directory (copy_in=); " + refusedNote},
-			&cli.StringSliceFlag{Name: "copy-out", Usage: "copy `FILE`s out of the execution directory (copy_out=); " + refusedNote},
-			&cli.StringFlag{Name: "export", DefaultText: "LANG,LANGUAGE,LC_*,TZ", Usage: "pass these of your environment variables to the job: `VARS` is a list of NAMEs and NAME=value, ALL (all but NETMGR_*), or NONE"},
-			&cli.StringFlag{Name: "chdir", DefaultText: "the execution directory", Usage: "start the job in `DIR` on its machine (relative: against the current directory)"},
-			&cli.BoolFlag{Name: "no-queue", Usage: "refuse the job, rather than queue it, when no machine of the pool can run it"},
+			"each ended and exits 1 if any did not exit 0.\n\n" + batchHelp + "\n\n" + retryNote,
+		Flags: append(append(jobFlags(),
 			&cli.StringFlag{Name: "wait", Usage: "wait until the instances have started or are done (`WHEN`: started|done) and report them"},
-		}, clientFlags()...),
+			&cli.StringFlag{Name: "batch", Usage: "submit the jobs of `FILE`, one netexec command line per line ('-' reads standard input), in one request"},
+		), clientFlags()...),
 		Action: runExec,
+	}
+}
+
+// jobFlags are the options of netexec that describe one job: those a
+// line of a --batch file may have.
+func jobFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.IntFlag{Name: "instances", Aliases: []string{"n"}, DefaultText: "1", Usage: "run `N` instances (the spec's min=N)"},
+		&cli.StringFlag{Name: "name", Usage: "symbolic job `NAME` (the spec's symb_name=), not of the form job<NUMBER>: the server names a job without one job<ID>"},
+		&cli.StringSliceFlag{Name: "env", Usage: "add `NAME=value` to the job's environment (repeatable)"},
+		&cli.StringSliceFlag{Name: "keys", Usage: "run only on machines with all these `KEY`s, e.g. mathlab,fpu (keys=)"},
+		&cli.StringSliceFlag{Name: "require", Usage: "run only on machines whose attributes meet `ATTR>N`, e.g. 'mem>10' or 'rating>=8' (repeatable; the spec's comparisons)"},
+		&cli.StringSliceFlag{Name: "mounts", Usage: "run only on machines that mount these `PATH`s (mounts=)"},
+		&cli.StringSliceFlag{Name: "machines", Usage: "run only on these `MACHINE`s, e.g. flute,viola (machines=)"},
+		&cli.BoolFlag{Name: "unique", Usage: "run at most one instance per machine (unique)"},
+		&cli.IntFlag{Name: "max-per-machine", DefaultText: "no limit", Usage: "run at most `N` instances on one machine (max_per_machine=)"},
+		&cli.Float64Flag{Name: "load", DefaultText: "1.0, one busy CPU", Usage: "the load `F` one instance imposes on its machine (load=)"},
+		&cli.Int64Flag{Name: "memory", DefaultText: "not checked", Usage: "memory one instance needs, in `MB`, and may use: more kills it, reason memory (memory=)"},
+		&cli.StringFlag{Name: "time", DefaultText: "the queue's nq_maxrun", Usage: "time `LIMIT` of each instance: minutes (90) or 90s, 30m, 2h, within the queue's; then TERM, KILL after the queue's kill grace, reason timeout (time=)"},
+		&cli.StringFlag{Name: "signal", Usage: "send `SIG@LEAD` LEAD seconds (default 60) before the time limit, e.g. USR1@120, so the job can checkpoint (signal=)"},
+		&cli.StringFlag{Name: "queue", Usage: "wait in batch queue `NAME` (queue=)"},
+		&cli.StringFlag{Name: "restart", Usage: "restart `POLICY`: no, on-failure or always (restart=)"},
+		&cli.IntFlag{Name: "max-restarts", DefaultText: "the server's", Usage: "restart an instance at most `N` times; needs --restart (max_restarts=)"},
+		&cli.BoolFlag{Name: "mail", Usage: "mail the job's owner when it ends or fails (mail)"},
+		&cli.StringFlag{Name: "mail-to", Usage: "mail `ADDRESS` when the job ends or fails (mail=ADDRESS)"},
+		&cli.StringSliceFlag{Name: "mail-type", DefaultText: "end,fail", Usage: "mail when the job does these: `TYPE`s begin, end, fail, requeue or all; needs --mail or --mail-to (mail_type=)"},
+		&cli.StringFlag{Name: "cron", Usage: "run on the cron schedule `EXPR`, e.g. '0 3 * * *', '@hourly', 'CRON_TZ=Europe/Paris 0 3 * * *' (cron=)"},
+		&cli.StringFlag{Name: "catchup", DefaultText: "last", Usage: "a cron firing missed while no server led: run the most recent once (last) or `none` of them (catchup=)"},
+		&cli.StringFlag{Name: "overlap", DefaultText: "skip", Usage: "a cron firing while the previous run runs: `skip` it or allow it (overlap=)"},
+		&cli.StringSliceFlag{Name: "after", Usage: "start once each `JOB` (name or id) has ended, however it ended, e.g. build,12 (after=)"},
+		&cli.StringSliceFlag{Name: "afterok", Usage: "start once each `JOB` has succeeded; cancelled if one does not (afterok=)"},
+		&cli.StringSliceFlag{Name: "afternotok", Usage: "start once each `JOB` has ended without succeeding; cancelled if one succeeds (afternotok=)"},
+		&cli.StringSliceFlag{Name: "copy-in", Usage: "copy `FILE`s into the execution directory (copy_in=); " + refusedNote},
+		&cli.StringSliceFlag{Name: "copy-out", Usage: "copy `FILE`s out of the execution directory (copy_out=); " + refusedNote},
+		&cli.StringFlag{Name: "export", DefaultText: "LANG,LANGUAGE,LC_*,TZ", Usage: "pass these of your environment variables to the job: `VARS` is a list of NAMEs and NAME=value, ALL (all but NETMGR_*), or NONE"},
+		&cli.StringFlag{Name: "chdir", DefaultText: "the execution directory", Usage: "start the job in `DIR` on its machine (relative: against the current directory)"},
+		&cli.BoolFlag{Name: "no-queue", Usage: "refuse the job, rather than queue it, when no machine of the pool can run it"},
 	}
 }
 
@@ -193,11 +202,14 @@ type execArgs struct {
 }
 
 // specStringRE matches the start of a spec string: an option name and '='.
-var specStringRE = regexp.MustCompile(`^\s*[A-Za-z_][A-Za-z0-9_]*\s*=`)
+// Compiled at its first use: a command's start-up compiles nothing.
+var specStringRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^\s*[A-Za-z_][A-Za-z0-9_]*\s*=`)
+})
 
 // isSpecString reports whether arg is a job spec string rather than a
 // binary: it starts with word=.
-func isSpecString(arg string) bool { return specStringRE.MatchString(arg) }
+func isSpecString(arg string) bool { return specStringRE().MatchString(arg) }
 
 // buildSpec turns netexec's arguments into a job spec. Every error is a
 // usage error.
@@ -381,10 +393,55 @@ func execFlags(a execArgs, js client.JobSpec) []execFlag {
 }
 
 func runExec(cCtx *cli.Context) error {
+	if cCtx.IsSet("batch") {
+		return runBatch(cCtx)
+	}
 	wait := cCtx.String("wait")
 	if wait != "" && wait != client.WaitStarted && wait != client.WaitDone {
 		return usagef("--wait must be %q or %q, got %q", client.WaitStarted, client.WaitDone, wait)
 	}
+	cwd, err := os.Getwd()
+	if err != nil {
+		return fmt.Errorf("resolve relative paths: %w", err)
+	}
+	req, err := jobRequest(cCtx, cwd)
+	if err != nil {
+		return err
+	}
+	c, err := newClient(cCtx)
+	if err != nil {
+		return err
+	}
+	resp, err := c.Submit(cCtx.Context, req)
+	if err != nil {
+		return fmt.Errorf("submit job: %w", err)
+	}
+	w := cCtx.App.Writer
+	writeSubmitted(w, cCtx.App.ErrWriter, resp)
+	ref := strconv.FormatUint(resp.ID, 10)
+	switch wait {
+	case "":
+		return nil
+	case client.WaitStarted:
+		if _, err := waitStarted(cCtx.Context, c, ref, w, cCtx.App.ErrWriter); err != nil {
+			return fmt.Errorf("wait for job %d: %w", resp.ID, err)
+		}
+		return nil
+	}
+	job, err := c.WaitJob(cCtx.Context, ref, wait)
+	if err != nil {
+		return fmt.Errorf("wait for job %d: %w", resp.ID, err)
+	}
+	bad := writeOutcomes(w, job)
+	if wait == client.WaitDone && bad > 0 {
+		return fmt.Errorf("%d of %d instances of job %d did not exit 0", bad, len(job.Instances), resp.ID)
+	}
+	return nil
+}
+
+// jobRequest builds the submit request of the job cCtx's arguments and
+// job flags describe (jobFlags), resolving relative paths against cwd.
+func jobRequest(cCtx *cli.Context, cwd string) (client.SubmitRequest, error) {
 	js, err := buildSpec(execArgs{
 		Positional:       cCtx.Args().Slice(),
 		Instances:        cCtx.Int("instances"),
@@ -421,51 +478,25 @@ func runExec(cCtx *cli.Context) error {
 		CopyOut:          cCtx.StringSlice("copy-out"),
 	})
 	if err != nil {
-		return err
+		return client.SubmitRequest{}, err
 	}
 	if err := exportEnv(&js, cCtx.String("export"), os.Environ()); err != nil {
-		return err
-	}
-	cwd, err := os.Getwd()
-	if err != nil {
-		return fmt.Errorf("resolve relative paths: %w", err)
+		return client.SubmitRequest{}, err
 	}
 	if err := resolvePaths(&js, cCtx.String("chdir"), cwd, pathExists); err != nil {
-		return err
+		return client.SubmitRequest{}, err
 	}
-	c, err := newClient(cCtx)
-	if err != nil {
-		return err
-	}
-	resp, err := c.Submit(cCtx.Context, client.SubmitRequest{Spec: js, NoQueue: cCtx.Bool("no-queue")})
-	if err != nil {
-		return fmt.Errorf("submit job: %w", err)
-	}
-	w := cCtx.App.Writer
+	return client.SubmitRequest{Spec: js, NoQueue: cCtx.Bool("no-queue")}, nil
+}
+
+// writeSubmitted prints the line that says a job was submitted on w, and
+// on errw why no machine can run it now, if none can.
+func writeSubmitted(w, errw io.Writer, resp client.SubmitResponse) {
 	fmt.Fprintf(w, "job %s.%s id %d submitted\n", resp.Name, resp.Owner, resp.ID)
 	if resp.Unrunnable != "" {
-		fmt.Fprintf(cCtx.App.ErrWriter, "netexec: no machine can run this now: %s; job %d waits for a machine that can (netkill %d drops it)\n",
+		fmt.Fprintf(errw, "netexec: no machine can run this now: %s; job %d waits for a machine that can (netkill %d drops it)\n",
 			resp.Unrunnable, resp.ID, resp.ID)
 	}
-	ref := strconv.FormatUint(resp.ID, 10)
-	switch wait {
-	case "":
-		return nil
-	case client.WaitStarted:
-		if _, err := waitStarted(cCtx.Context, c, ref, w, cCtx.App.ErrWriter); err != nil {
-			return fmt.Errorf("wait for job %d: %w", resp.ID, err)
-		}
-		return nil
-	}
-	job, err := c.WaitJob(cCtx.Context, ref, wait)
-	if err != nil {
-		return fmt.Errorf("wait for job %d: %w", resp.ID, err)
-	}
-	bad := writeOutcomes(w, job)
-	if wait == client.WaitDone && bad > 0 {
-		return fmt.Errorf("%d of %d instances of job %d did not exit 0", bad, len(job.Instances), resp.ID)
-	}
-	return nil
 }
 
 // writeOutcomes prints one line per instance of job, in instance order, and

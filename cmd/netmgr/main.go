@@ -87,12 +87,12 @@ func newApp(base string, rest []string) (*cli.App, string) {
 			Usage:           cmd.Usage,
 			UsageText:       cmd.UsageText,
 			Description:     cmd.Description,
-			Flags:           cmd.Flags,
+			Flags:           lightFlags(cmd.Flags),
 			Action:          cmd.Action,
 			HideHelpCommand: true,
 		}
 		setCommon(app)
-		app.CustomAppHelpTemplate = strings.ReplaceAll(cli.AppHelpTemplate, "GLOBAL OPTIONS", "OPTIONS")
+		app.CustomAppHelpTemplate = linkHelpTemplate
 		return app, base
 	}
 	app := &cli.App{

@@ -1,3 +1,5 @@
+//go:build !urfave_cli_no_docs
+
 package main
 
 import (
@@ -9,6 +11,10 @@ import (
 	"github.com/cpuguy83/go-md2man/v2/md2man"
 	"github.com/urfave/cli/v2"
 )
+
+// manBuilt tells whether this build can write the manual pages: not one
+// with the tag urfave_cli_no_docs (man_nodocs.go).
+const manBuilt = true
 
 // manCommand is the hidden command `make man` runs: it writes the manual
 // pages, generated from the same command definitions as --help.

@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -188,7 +189,9 @@ func runUnreserve(cCtx *cli.Context) error {
 }
 
 // clockRE matches HH:MM.
-var clockRE = regexp.MustCompile(`^([01]?[0-9]|2[0-3]):([0-5][0-9])$`)
+var clockRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^([01]?[0-9]|2[0-3]):([0-5][0-9])$`)
+})
 
 // parseFrom reads --from against now: "now"; "+30m" (a duration after
 // now); "14:00" (HH:MM in now's location, today, or tomorrow when that
@@ -205,7 +208,7 @@ func parseFrom(s string, now time.Time) (time.Time, error) {
 		}
 		return now.Add(d), nil
 	}
-	if m := clockRE.FindStringSubmatch(s); m != nil {
+	if m := clockRE().FindStringSubmatch(s); m != nil {
 		hh, _ := strconv.Atoi(m[1])
 		mm, _ := strconv.Atoi(m[2])
 		y, mo, d := now.Date()

@@ -3,6 +3,7 @@ package dblang
 import (
 	"regexp"
 	"strconv"
+	"sync"
 )
 
 // This file is the second pass: declarations to a Database, checking that
@@ -283,15 +284,20 @@ func (c *checker) number(it item, owner string) (float64, bool) {
 	return f, true
 }
 
+// floatRE and intRE are the number syntaxes of the database language,
+// compiled at their first use to keep them out of every command's
+// start-up (the CLI and the server are one binary).
 var (
-	floatRE = regexp.MustCompile(`^[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]+)?$`)
-	intRE   = regexp.MustCompile(`^[+-]?[0-9]+$`)
+	floatRE = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`^[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]+)?$`)
+	})
+	intRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[+-]?[0-9]+$`) })
 )
 
 // parseFloat reads a number value; what names it in the message that says
 // what is wrong with it.
 func parseFloat(v value, what string) (f float64, msg string) {
-	if v.kind != vWord || !floatRE.MatchString(v.text) {
+	if v.kind != vWord || !floatRE().MatchString(v.text) {
 		return 0, "bad number " + v.describe() + " for " + what + "; write a number such as 16 or 8.5"
 	}
 	f, err := strconv.ParseFloat(v.text, 64)
@@ -304,10 +310,10 @@ func parseFloat(v value, what string) (f float64, msg string) {
 // parseInt reads a whole-number value; what names it in the message that
 // says what is wrong with it.
 func parseInt(v value, what string) (n int64, msg string) {
-	if v.kind == vWord && !intRE.MatchString(v.text) && floatRE.MatchString(v.text) {
+	if v.kind == vWord && !intRE().MatchString(v.text) && floatRE().MatchString(v.text) {
 		return 0, what + " wants a whole number, found " + v.text
 	}
-	if v.kind != vWord || !intRE.MatchString(v.text) {
+	if v.kind != vWord || !intRE().MatchString(v.text) {
 		return 0, "bad number " + v.describe() + " for " + what + "; write a whole number such as 120"
 	}
 	n, err := strconv.ParseInt(v.text, 10, 64)

@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // levelPrefixes are the level marks that start the lines of Go's standard
@@ -22,14 +23,17 @@ var levelPrefixes = []struct {
 }
 
 // stdDate matches the date and time Go's standard logger puts first with
-// its default flags ("2026/11/25 00:37:49 ").
-var stdDate = regexp.MustCompile(`^\d{4}/\d{2}/\d{2} \d{2}:\d{2}:\d{2}(\.\d+)? `)
+// its default flags ("2026/11/25 00:37:49 "); compiled at its first use,
+// to keep it out of every command's start-up.
+var stdDate = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^\d{4}/\d{2}/\d{2} \d{2}:\d{2}:\d{2}(\.\d+)? `)
+})
 
 // ParseLine splits a "[LEVEL] component: message" line, with or without
 // the standard logger's date, into its level (INFO when it has none) and
 // message, without the date or the component's prefix.
 func ParseLine(line, component string) (slog.Level, string) {
-	line = stdDate.ReplaceAllString(strings.TrimSpace(line), "")
+	line = stdDate().ReplaceAllString(strings.TrimSpace(line), "")
 	level := slog.LevelInfo
 	for _, p := range levelPrefixes {
 		if rest, ok := strings.CutPrefix(line, p.prefix); ok {

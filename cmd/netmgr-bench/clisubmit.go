@@ -1,0 +1,204 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/netmgr/netmgr/client"
+)
+
+func init() {
+	register(suite{name: "clisubmit", order: 15, run: cliSubmitSuite})
+}
+
+// The CLI-submit suite's shape: cliShells shells at once, each running
+// netexec cliPerShell times in a loop, cliRounds times (quick: fewer).
+const (
+	cliShells        = 8
+	cliPerShell      = 50
+	cliPerShellQuick = 15
+	cliRounds        = 5
+	cliRoundsQuick   = 3
+	cliShellTimeout  = 5 * time.Minute
+)
+
+// cliSubmitSuite measures submitting through the command users type, as
+// a user scripting many submits does (issue 20 point 11): cliShells
+// concurrent shells each run `netexec /bin/true` in a loop, through the
+// first stub's socket as a pool machine's user does (in a secure
+// cluster; straight to the servers under -insecure). Each round's figure
+// is the submits of all shells over the round's wall time; the CPU the
+// shells and their netexec processes used (the rusage of the waited
+// shells) over the submits is the client's cost of one submit. The same
+// jobs through one `netexec --batch -` per shell, and through the Go
+// client with as many clients, put the figure beside the request's own
+// cost. The stubs are drained, so the jobs queue and only acceptance is
+// measured, as Slurm's sbatch only queues.
+func cliSubmitSuite(ctx context.Context, cfg config) ([]figure, error) {
+	dir, cleanup, err := benchDir(cfg, "clisubmit")
+	if err != nil {
+		return nil, err
+	}
+	defer cleanup()
+	bin, err := netmgrBinary(cfg, dir)
+	if err != nil {
+		return nil, err
+	}
+	links := filepath.Join(dir, "links")
+	if err := os.Mkdir(links, 0o755); err != nil {
+		return nil, fmt.Errorf("clisubmit: %w", err)
+	}
+	netexec := filepath.Join(links, "netexec")
+	if err := os.Symlink(bin, netexec); err != nil {
+		return nil, fmt.Errorf("clisubmit: %w", err)
+	}
+	perShell, rounds := cliPerShell, cliRounds
+	if cfg.quick {
+		perShell, rounds = cliPerShellQuick, cliRoundsQuick
+	}
+	fmt.Fprintf(os.Stderr, "clisubmit: starting %d servers and 1 stub ...\n", cfg.servers)
+	c, err := startCluster(cfg, bin, filepath.Join(dir, "cluster"), cfg.servers, 1)
+	if err != nil {
+		return nil, err
+	}
+	defer c.Stop()
+	fail := func(err error) ([]figure, error) {
+		fmt.Fprintf(os.Stderr, "process logs:\n%s", c.Logs(4000))
+		return nil, err
+	}
+	if err := c.WaitLeader(60 * time.Second); err != nil {
+		return fail(err)
+	}
+	if err := c.WaitMachines(1, 60*time.Second); err != nil {
+		return fail(err)
+	}
+	cl, err := userClient(c)
+	if err != nil {
+		return fail(err)
+	}
+	dctx, cancel := context.WithTimeout(ctx, opTimeout)
+	_, err = cl.LoadDatabase(dctx, client.DatabaseText{Filename: "drain.db", Text: benchDatabase})
+	cancel()
+	if err != nil {
+		return fail(fmt.Errorf("clisubmit: drain the stub: %w", err))
+	}
+	env := append(os.Environ(), c.Env()...)
+	job := trueBinary()
+	loop := fmt.Sprintf(`i=0; while [ $i -lt %d ]; do "$0" %s >/dev/null 2>&1 || exit 1; i=$((i+1)); done`, perShell, job)
+	lines := strings.Repeat(job+"\n", perShell)
+	batch := `"$0" --batch - >/dev/null 2>&1`
+
+	var loopRate, loopCPU, batchRate, apiRate []float64
+	for r := range rounds {
+		fmt.Fprintf(os.Stderr, "clisubmit: round %d of %d: %d shells x %d netexec ...\n", r+1, rounds, cliShells, perShell)
+		el, cpu, err := runShells(ctx, netexec, loop, "", env)
+		if err != nil {
+			return fail(err)
+		}
+		n := float64(cliShells * perShell)
+		loopRate = append(loopRate, n/el.Seconds())
+		loopCPU = append(loopCPU, float64(cpu)/float64(time.Millisecond)/n)
+
+		el, _, err = runShells(ctx, netexec, batch, lines, env)
+		if err != nil {
+			return fail(err)
+		}
+		batchRate = append(batchRate, n/el.Seconds())
+
+		start := time.Now()
+		if err := apiSubmits(ctx, cl, job, cliShells, perShell); err != nil {
+			return fail(err)
+		}
+		apiRate = append(apiRate, n/time.Since(start).Seconds())
+	}
+	mode := "through the stub's socket"
+	if !c.Secure() {
+		mode = "straight to the servers (insecure)"
+	}
+	note := fmt.Sprintf("%d rounds of %d shells x %d submits of %s, %s; %d servers, the stub drained (acceptance only)",
+		rounds, cliShells, perShell, job, mode, cfg.servers)
+	return []figure{
+		{Name: fmt.Sprintf("CLI submits per s, %d shells looping netexec", cliShells), Unit: "jobs/s",
+			Sample: summarize(loopRate), Target: ">= sbatch's on the machine (557 in issue 20)", Note: note},
+		{Name: "CLI CPU per netexec submit (process and shell)", Unit: "ms", Sample: summarize(loopCPU)},
+		{Name: fmt.Sprintf("CLI submits per s, %d shells each one netexec --batch", cliShells), Unit: "jobs/s",
+			Sample: summarize(batchRate)},
+		{Name: fmt.Sprintf("API submits per s, %d Go clients, same jobs", cliShells), Unit: "jobs/s",
+			Sample: summarize(apiRate)},
+	}, nil
+}
+
+// runShells runs cliShells shells `sh -c script netexec` at once, with
+// stdin on each, and returns the wall time until the last ended and the
+// CPU time they used with their children.
+func runShells(ctx context.Context, netexec, script, stdin string, env []string) (time.Duration, time.Duration, error) {
+	ctx, cancel := context.WithTimeout(ctx, cliShellTimeout)
+	defer cancel()
+	cmds := make([]*exec.Cmd, cliShells)
+	for i := range cmds {
+		cmd := exec.CommandContext(ctx, "/bin/sh", "-c", script, netexec)
+		cmd.Env = env
+		if stdin != "" {
+			cmd.Stdin = strings.NewReader(stdin)
+		}
+		cmds[i] = cmd
+	}
+	var (
+		wg    sync.WaitGroup
+		mu    sync.Mutex // guards first and cpu
+		first error
+		cpu   time.Duration
+	)
+	start := time.Now()
+	for i, cmd := range cmds {
+		wg.Go(func() {
+			out, err := cmd.CombinedOutput()
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil && first == nil {
+				first = fmt.Errorf("clisubmit: shell %d: %w: %s", i, err, out)
+			}
+			if ps := cmd.ProcessState; ps != nil {
+				cpu += ps.UserTime() + ps.SystemTime()
+			}
+		})
+	}
+	wg.Wait()
+	return time.Since(start), cpu, first
+}
+
+// apiSubmits submits perClient jobs of bin from each of clients
+// goroutines through cl, each waiting for its answer before the next.
+func apiSubmits(ctx context.Context, cl *client.Client, bin string, clients, perClient int) error {
+	spec := client.JobSpec{Binaries: map[string]string{client.AnyKey: bin}, Min: 1}
+	var (
+		wg    sync.WaitGroup
+		mu    sync.Mutex // guards first
+		first error
+	)
+	for range clients {
+		wg.Go(func() {
+			for range perClient {
+				sctx, cancel := context.WithTimeout(ctx, opTimeout)
+				_, err := cl.Submit(sctx, client.SubmitRequest{Spec: spec})
+				cancel()
+				if err != nil {
+					mu.Lock()
+					if first == nil {
+						first = fmt.Errorf("clisubmit: API submit: %w", err)
+					}
+					mu.Unlock()
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	return first
+}
