@@ -38,6 +38,8 @@ type scaleServer struct {
 	tls     pki.Files
 	keyring string
 	reader  *pki.Material
+	// extra is more of the server's flags, e.g. its job retention.
+	extra []string
 }
 
 // scaleReader is the user the benchmark reads the scale server as.
@@ -81,6 +83,7 @@ func newScaleServer(bin, name, dataDir, logPath, tlsDir string, insecure bool) (
 // state is the snapshot.
 func (s *scaleServer) args() []string {
 	a := []string{"server", "--name", s.name, "--data-dir", s.dataDir, "--http", s.http, "--raft", s.raft, "--gossip", s.gossip}
+	a = append(a, s.extra...)
 	if s.reader == nil {
 		return append(a, "--insecure")
 	}
