@@ -46,12 +46,15 @@ const (
 
 // retentionPoint is what one checkpoint of a run measured.
 type retentionPoint struct {
-	jobs     int     // submitted so far
-	live     int     // jobs in the database
-	heapMiB  float64 // live heap after a collection, the FSM's and the benchmark's
-	snapMiB  float64 // the snapshot file
-	snapSec  float64 // Snapshot+Persist
-	restores []float64
+	jobs    int     // submitted so far
+	live    int     // jobs in the database
+	heapMiB float64 // live heap after a collection, the FSM's and the benchmark's
+	// restoredMiB is what an FSM restored from the snapshot adds to the
+	// live heap: the state without what running it may have left over.
+	restoredMiB float64
+	snapMiB     float64 // the snapshot file
+	snapSec     float64 // Snapshot+Persist
+	restores    []float64
 	// serving and rss are the real server's restarts, where measured.
 	serving, rss []float64
 }
@@ -72,6 +75,9 @@ type retentionRun struct {
 // heap, the snapshot's size and its restore; at a few it starts a real
 // server on the snapshot and times it to serving. The same run without
 // retention, as far as it is affordable, shows what retention saves.
+// Then a real server with a short --job-retention runs jobs on simulated
+// stubs (retentionServer), for what the FSM alone does not hold: the
+// leader's own tables, the Raft log and its snapshots.
 func retentionSuite(ctx context.Context, cfg config) ([]figure, error) {
 	jobs, every, baseline := retentionJobs, retentionEvery, retentionBaseline
 	restarts := []int{500_000, 1_000_000, 2_000_000}
@@ -98,8 +104,16 @@ func retentionSuite(ctx context.Context, cfg config) ([]figure, error) {
 		return nil, err
 	}
 	debug.FreeOSMemory()
-	fmt.Fprint(os.Stderr, retentionTable(kept, all))
-	return retentionFigures(kept, all), nil
+	churn := churnJobs
+	if cfg.quick {
+		churn = churnJobsQuick
+	}
+	srv, err := retentionServer(ctx, cfg, bin, filepath.Join(dir, "server"), churn)
+	if err != nil {
+		return nil, err
+	}
+	fmt.Fprint(os.Stderr, retentionTable(kept, all)+churnTable(srv))
+	return append(retentionFigures(kept, all), churnFigures(srv)...), nil
 }
 
 // run builds the run's database checkpoint by checkpoint in dir, whose
@@ -128,8 +142,8 @@ func (r *retentionRun) run(ctx context.Context, cfg config, bin, dir string, eve
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(os.Stderr, "retention: %s, %s jobs (%.0f s): %d live, heap %.0f MiB, snapshot %.1f MiB, restore %.3f s%s\n",
-			r.label, count(pt.jobs), time.Since(start).Seconds(), pt.live, pt.heapMiB, pt.snapMiB, slices.Min(pt.restores), servingText(pt))
+		fmt.Fprintf(os.Stderr, "retention: %s, %s jobs (%.0f s): %d live, heap %.0f MiB (restored %.0f), snapshot %.1f MiB, restore %.3f s%s\n",
+			r.label, count(pt.jobs), time.Since(start).Seconds(), pt.live, pt.heapMiB, pt.restoredMiB, pt.snapMiB, slices.Min(pt.restores), servingText(pt))
 		r.points = append(r.points, pt)
 		return nil
 	}
@@ -161,10 +175,13 @@ func (r *retentionRun) measure(ctx context.Context, f *fsm.FSM, data *dataDir, s
 	if restart {
 		rounds = retentionRounds
 	}
-	for range rounds {
+	for i := range rounds {
 		g, took, err := data.restore()
 		if err != nil {
 			return pt, err
+		}
+		if i == 0 {
+			pt.restoredMiB = liveHeapMiB() - pt.heapMiB
 		}
 		runtime.KeepAlive(g)
 		pt.restores = append(pt.restores, took.Seconds())
@@ -206,13 +223,13 @@ func retentionTable(runs ...*retentionRun) string {
 	var b strings.Builder
 	for _, r := range runs {
 		fmt.Fprintf(&b, "\n%s (%s): %d machines, about %d jobs in flight\n", r.label, r.setting(), retentionMachines, retentionSteady*30)
-		fmt.Fprintf(&b, "%10s %10s %10s %14s %12s %12s %16s %15s\n", "jobs", "live jobs", "heap MiB", "snapshot MiB", "snapshot s", "restore s", "server serving s", "server RSS MiB")
+		fmt.Fprintf(&b, "%10s %10s %10s %14s %14s %12s %12s %16s %15s\n", "jobs", "live jobs", "heap MiB", "restored MiB", "snapshot MiB", "snapshot s", "restore s", "server serving s", "server RSS MiB")
 		for _, pt := range r.points {
 			serving, rss := "-", "-"
 			if len(pt.serving) > 0 {
 				serving, rss = num(median(pt.serving)), num(median(pt.rss))
 			}
-			fmt.Fprintf(&b, "%10s %10d %10s %14s %12s %12s %16s %15s\n", count(pt.jobs), pt.live, num(pt.heapMiB), num(pt.snapMiB),
+			fmt.Fprintf(&b, "%10s %10d %10s %14s %14s %12s %12s %16s %15s\n", count(pt.jobs), pt.live, num(pt.heapMiB), num(pt.restoredMiB), num(pt.snapMiB),
 				num(pt.snapSec), num(median(pt.restores)), serving, rss)
 		}
 	}
@@ -246,6 +263,7 @@ func retentionFigures(kept, all *retentionRun) []figure {
 	return []figure{
 		{Name: "database jobs, " + curve, Unit: "jobs", Sample: over(func(pt retentionPoint) float64 { return float64(pt.live) }), Note: note},
 		{Name: "live heap, " + curve, Unit: "MiB", Sample: over(func(pt retentionPoint) float64 { return pt.heapMiB })},
+		{Name: "restored fsm heap, " + curve, Unit: "MiB", Sample: over(func(pt retentionPoint) float64 { return pt.restoredMiB })},
 		{Name: "snapshot size, " + curve, Unit: "MiB", Sample: over(func(pt retentionPoint) float64 { return pt.snapMiB })},
 		{Name: "restore (Open+Restore), " + curve, Unit: "s", Sample: over(func(pt retentionPoint) float64 { return median(pt.restores) })},
 		{Name: "server restart->serving, " + atEnd, Unit: "s", Sample: summarize(end.serving)},
