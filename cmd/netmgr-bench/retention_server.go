@@ -32,9 +32,11 @@ const (
 
 // churnPoint is one sample of the server under churn.
 type churnPoint struct {
-	jobs    int // ended so far
-	live    int // jobs the server lists
-	rssMiB  float64
+	jobs   int // ended so far
+	live   int // jobs the server lists
+	rssMiB float64
+	// anonMiB is the RSS less the mapped files (raft.db above all).
+	anonMiB float64
 	heapMiB float64 // go_memstats_heap_alloc_bytes: live and garbage
 	raftMiB float64 // raft.db
 	snapMiB float64 // the snapshots directory
@@ -47,10 +49,11 @@ type churnRun struct {
 	points  []churnPoint
 	settled churnPoint // once the last job is past the retention
 	restart time.Duration
-	// restartRSS is the server's RSS once it serves again.
-	restartRSS float64
-	errors     int
-	lastErr    string
+	// restartRSS and restartAnon are the server's RSS, and its RSS less
+	// the mapped files, once it serves again.
+	restartRSS, restartAnon float64
+	errors                  int
+	lastErr                 string
 }
 
 // retentionServer runs one real server (--job-retention 2s) with 10
@@ -100,7 +103,7 @@ func retentionServer(ctx context.Context, cfg config, bin, dir string, jobs int)
 		if err != nil {
 			return pt, err
 		}
-		pt.rssMiB = mem["VmRSS"]
+		pt.rssMiB, pt.anonMiB = mem["VmRSS"], mem["RssAnon"]
 		m, err := scrapeMetrics(sctx, c.HTTPClient(), srv.URL()+"/metrics")
 		if err != nil {
 			return pt, err
@@ -145,8 +148,8 @@ func retentionServer(ctx context.Context, cfg config, bin, dir string, jobs int)
 			wg.Wait()
 			return fail(err)
 		}
-		fmt.Fprintf(os.Stderr, "retention: server, %s jobs ended (%.0f s): %d live, RSS %.0f MiB, heap %.0f MiB, raft.db %.1f MiB, snapshots %.1f MiB\n",
-			count(pt.jobs), time.Since(start).Seconds(), pt.live, pt.rssMiB, pt.heapMiB, pt.raftMiB, pt.snapMiB)
+		fmt.Fprintf(os.Stderr, "retention: server, %s jobs ended (%.0f s): %d live, RSS %.0f MiB (anonymous %.0f), heap %.0f MiB, raft.db %.1f MiB, snapshots %.1f MiB\n",
+			count(pt.jobs), time.Since(start).Seconds(), pt.live, pt.rssMiB, pt.anonMiB, pt.heapMiB, pt.raftMiB, pt.snapMiB)
 		run.points = append(run.points, pt)
 	}
 	wg.Wait()
@@ -175,7 +178,8 @@ func retentionServer(ctx context.Context, cfg config, bin, dir string, jobs int)
 		case <-time.After(churnRetention / 4):
 		}
 	}
-	fmt.Fprintf(os.Stderr, "retention: server settled: %d live, RSS %.0f MiB, heap %.0f MiB\n", run.settled.live, run.settled.rssMiB, run.settled.heapMiB)
+	fmt.Fprintf(os.Stderr, "retention: server settled: %d live, RSS %.0f MiB (anonymous %.0f), heap %.0f MiB\n",
+		run.settled.live, run.settled.rssMiB, run.settled.anonMiB, run.settled.heapMiB)
 
 	// A restart on the data directory: snapshot and log replay.
 	if err := c.KillServer(0, syscall.SIGTERM); err != nil {
@@ -193,8 +197,9 @@ func retentionServer(ctx context.Context, cfg config, bin, dir string, jobs int)
 	if err != nil {
 		return fail(err)
 	}
-	run.restartRSS = mem["VmRSS"]
-	fmt.Fprintf(os.Stderr, "retention: server restarted, serving after %.2f s, RSS %.0f MiB\n", run.restart.Seconds(), run.restartRSS)
+	run.restartRSS, run.restartAnon = mem["VmRSS"], mem["RssAnon"]
+	fmt.Fprintf(os.Stderr, "retention: server restarted, serving after %.2f s, RSS %.0f MiB (anonymous %.0f)\n",
+		run.restart.Seconds(), run.restartRSS, run.restartAnon)
 	return run, nil
 }
 
@@ -253,15 +258,16 @@ func churnTable(r *churnRun) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "\n1 server (--job-retention %v), %d simulated stubs, %d clients each waiting for its job's end: %d jobs in %.0f s\n",
 		churnRetention, churnStubs, churnClients, r.jobs, r.took.Seconds())
-	fmt.Fprintf(&b, "%10s %10s %10s %10s %12s %14s\n", "ended", "live jobs", "RSS MiB", "heap MiB", "raft.db MiB", "snapshots MiB")
+	fmt.Fprintf(&b, "%10s %10s %10s %10s %10s %12s %14s\n", "ended", "live jobs", "RSS MiB", "anon MiB", "heap MiB", "raft.db MiB", "snapshots MiB")
 	row := func(label string, pt churnPoint) {
-		fmt.Fprintf(&b, "%10s %10d %10s %10s %12s %14s\n", label, pt.live, num(pt.rssMiB), num(pt.heapMiB), num(pt.raftMiB), num(pt.snapMiB))
+		fmt.Fprintf(&b, "%10s %10d %10s %10s %10s %12s %14s\n", label, pt.live, num(pt.rssMiB), num(pt.anonMiB), num(pt.heapMiB), num(pt.raftMiB), num(pt.snapMiB))
 	}
 	for _, pt := range r.points {
 		row(count(pt.jobs), pt)
 	}
 	row("settled", r.settled)
-	fmt.Fprintf(&b, "restarted on its data directory: serving after %.2f s, RSS %.0f MiB\n", r.restart.Seconds(), r.restartRSS)
+	fmt.Fprintf(&b, "restarted on its data directory: serving after %.2f s, RSS %.0f MiB (anonymous %.0f)\n",
+		r.restart.Seconds(), r.restartRSS, r.restartAnon)
 	return b.String()
 }
 
@@ -278,17 +284,18 @@ func churnFigures(r *churnRun) []figure {
 	name := fmt.Sprintf("server, %s jobs with --job-retention %v, %d samples", count(r.jobs), churnRetention, len(r.points))
 	parts := make([]string, len(r.points))
 	for i, pt := range r.points {
-		parts[i] = fmt.Sprintf("%s %d/%.0f", count(pt.jobs), pt.live, pt.rssMiB)
+		parts[i] = fmt.Sprintf("%s %d/%.0f/%.0f", count(pt.jobs), pt.live, pt.rssMiB, pt.anonMiB)
 	}
 	note := fmt.Sprintf("1 server, %d simulated stubs (%v jobs), %d clients each waiting for its job's end, %d jobs in %.0f s; "+
-		"live jobs/RSS MiB: %s; settled %d/%.0f", churnStubs, churnRunTime, churnClients, r.jobs, r.took.Seconds(),
-		strings.Join(parts, ", "), r.settled.live, r.settled.rssMiB)
+		"live jobs/RSS/anonymous RSS MiB: %s; settled %d/%.0f/%.0f", churnStubs, churnRunTime, churnClients, r.jobs, r.took.Seconds(),
+		strings.Join(parts, ", "), r.settled.live, r.settled.rssMiB, r.settled.anonMiB)
 	if r.errors > 0 {
 		note += fmt.Sprintf("; %d errors (last: %s)", r.errors, r.lastErr)
 	}
 	return []figure{
 		{Name: "live jobs, " + name, Unit: "jobs", Sample: over(func(pt churnPoint) float64 { return float64(pt.live) }), Note: note},
 		{Name: "RSS, " + name, Unit: "MiB", Sample: over(func(pt churnPoint) float64 { return pt.rssMiB })},
+		{Name: "anonymous RSS (no mapped file), " + name, Unit: "MiB", Sample: over(func(pt churnPoint) float64 { return pt.anonMiB })},
 		{Name: "raft.db, " + name, Unit: "MiB", Sample: over(func(pt churnPoint) float64 { return pt.raftMiB })},
 		{Name: fmt.Sprintf("server restart->serving, after %s jobs with --job-retention %v", count(r.jobs), churnRetention), Unit: "s",
 			Sample: sample(r.restart.Seconds())},

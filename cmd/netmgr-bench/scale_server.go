@@ -179,7 +179,9 @@ func stopServer(cmd *exec.Cmd, exited <-chan struct{}) {
 	}
 }
 
-// procMemory reads the Vm* lines of /proc/PID/status, in MiB.
+// procMemory reads the Vm* and Rss* lines of /proc/PID/status, in MiB:
+// VmRSS is RssAnon (the heap, stacks) and RssFile (mapped files, such as
+// raft.db, which bbolt maps whole) and RssShmem.
 func procMemory(pid int) (map[string]float64, error) {
 	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
@@ -190,7 +192,7 @@ func procMemory(pid int) (map[string]float64, error) {
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
 		name, rest, ok := strings.Cut(sc.Text(), ":")
-		if !ok || !strings.HasPrefix(name, "Vm") {
+		if !ok || !strings.HasPrefix(name, "Vm") && !strings.HasPrefix(name, "Rss") {
 			continue
 		}
 		fields := strings.Fields(rest)
