@@ -19,6 +19,15 @@ func startCluster(cfg config, bin, dir string, servers, stubs int) (*servertest.
 	return servertest.StartProcCluster(bin, dir, servers, stubs)
 }
 
+// startClusterArgs is startCluster with serverArgs added to every
+// server's command line.
+func startClusterArgs(cfg config, bin, dir string, servers, stubs int, serverArgs []string) (*servertest.ProcCluster, error) {
+	if cfg.insecure {
+		return servertest.StartInsecureProcClusterArgs(bin, dir, servers, stubs, serverArgs)
+	}
+	return servertest.StartProcClusterArgs(bin, dir, servers, stubs, serverArgs)
+}
+
 // userClient returns a client of c's servers acting as the user running
 // the benchmark, so that its jobs run as that user: in a secure cluster
 // over TLS as a pool machine's stub certificate vouching for the user

@@ -38,6 +38,8 @@ type scaleServer struct {
 	tls     pki.Files
 	keyring string
 	reader  *pki.Material
+	// extra is more of the server's flags, e.g. its job retention.
+	extra []string
 }
 
 // scaleReader is the user the benchmark reads the scale server as.
@@ -81,6 +83,7 @@ func newScaleServer(bin, name, dataDir, logPath, tlsDir string, insecure bool) (
 // state is the snapshot.
 func (s *scaleServer) args() []string {
 	a := []string{"server", "--name", s.name, "--data-dir", s.dataDir, "--http", s.http, "--raft", s.raft, "--gossip", s.gossip}
+	a = append(a, s.extra...)
 	if s.reader == nil {
 		return append(a, "--insecure")
 	}
@@ -176,7 +179,9 @@ func stopServer(cmd *exec.Cmd, exited <-chan struct{}) {
 	}
 }
 
-// procMemory reads the Vm* lines of /proc/PID/status, in MiB.
+// procMemory reads the Vm* and Rss* lines of /proc/PID/status, in MiB:
+// VmRSS is RssAnon (the heap, stacks) and RssFile (mapped files, such as
+// raft.db, which bbolt maps whole) and RssShmem.
 func procMemory(pid int) (map[string]float64, error) {
 	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
@@ -187,7 +192,7 @@ func procMemory(pid int) (map[string]float64, error) {
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
 		name, rest, ok := strings.Cut(sc.Text(), ":")
-		if !ok || !strings.HasPrefix(name, "Vm") {
+		if !ok || !strings.HasPrefix(name, "Vm") && !strings.HasPrefix(name, "Rss") {
 			continue
 		}
 		fields := strings.Fields(rest)

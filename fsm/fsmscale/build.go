@@ -3,6 +3,7 @@ package fsmscale
 import (
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/hashicorp/raft"
 
@@ -23,6 +24,27 @@ type Params struct {
 	// Progress, when set, is called from Build's goroutine every 100,000
 	// jobs with the number applied so far.
 	Progress func(jobs int)
+
+	// Retention and Keep, when either is positive, expire finished jobs
+	// as a leader with --job-retention Retention and
+	// --job-retention-count Keep does: after every batch of jobs one
+	// JobsExpire at the batch's time (the generator's clock, not the
+	// wall's).
+	Retention time.Duration
+	Keep      int
+	// Steady, when positive, keeps the work in flight the same over the
+	// whole run instead of leaving the latest jobs unfinished: the
+	// Unfinished fraction is drawn among every batch's jobs, each of them
+	// runs for Steady batches, then exits. Only the last Steady batches'
+	// are still running at the end, and none is queued.
+	Steady int
+	// Checkpoint, when set, is called from Build's goroutine after every
+	// CheckpointEvery jobs' batch is applied (and expired), with what was
+	// applied so far; f is quiescent meanwhile, so it may be read,
+	// snapshotted or measured. An error stops Build with it.
+	// CheckpointEvery must be a positive multiple of 1,000.
+	Checkpoint      func(Stats) error
+	CheckpointEvery int
 }
 
 // DefaultUnfinished is the fraction of jobs left running or queued: two
@@ -38,11 +60,17 @@ type Stats struct {
 	// Jobs and Instances count what was submitted.
 	Jobs      int
 	Instances int
+	// Expired counts the jobs JobsExpire entries removed.
+	Expired int
 }
 
 // ErrNotEmpty means Build was given an FSM that has applied commands: job
 // ids and indexes would not be the ones it plans with.
 var ErrNotEmpty = errors.New("fsm is not empty")
+
+// ErrCheckpointEvery means Params.CheckpointEvery is not a positive
+// multiple of the jobs placed together (1,000).
+var ErrCheckpointEvery = errors.New("not a positive multiple of 1000")
 
 // batchEntries is how many encoded entries travel from the generator to
 // the applier at once.
@@ -56,6 +84,9 @@ type entry struct {
 	// assignments a Place must accept, all of them.
 	job      uint64
 	accepted int
+	// checkpoint, when positive, is the number of jobs submitted once
+	// this entry is applied: Build calls Params.Checkpoint after it.
+	checkpoint int
 }
 
 // check returns an error when res is not what the generator planned: a
@@ -85,6 +116,9 @@ func Build(f *fsm.FSM, p Params) (Stats, error) {
 	if p.Unfinished == 0 {
 		p.Unfinished = DefaultUnfinished
 	}
+	if p.Checkpoint != nil && (p.CheckpointEvery <= 0 || p.CheckpointEvery%jobBatch != 0) {
+		return Stats{}, fmt.Errorf("build scale state: checkpoint every %d jobs: %w", p.CheckpointEvery, ErrCheckpointEvery)
+	}
 	g := newGenerator(p)
 	batches := make(chan []entry, 8)
 	stop := make(chan struct{})
@@ -109,8 +143,19 @@ func Build(f *fsm.FSM, p Params) (Stats, error) {
 				break
 			}
 			st.Commands[e.typ]++
+			if e.typ == fsm.JobsExpireType {
+				st.Expired += res.Affected
+			}
 			if e.typ == fsm.SubmitType && p.Progress != nil && e.job%100_000 == 0 {
 				p.Progress(int(e.job))
+			}
+			if e.checkpoint > 0 {
+				st.Jobs = e.checkpoint
+				if err := p.Checkpoint(st); err != nil {
+					applyErr = fmt.Errorf("build scale state: checkpoint at %d jobs: %w", e.checkpoint, err)
+					close(stop)
+					break
+				}
 			}
 		}
 	}

@@ -3,6 +3,7 @@ package fsmscale_test
 import (
 	"bytes"
 	"errors"
+	"slices"
 	"testing"
 
 	"github.com/netmgr/netmgr/fsm"
@@ -110,4 +111,67 @@ func snapshot(t *testing.T, f *fsm.FSM) []byte {
 		t.Fatalf("persist: %v", err)
 	}
 	return sink.Bytes()
+}
+
+// TestBuildSteadyRetention: with Steady and Keep, every checkpoint holds
+// at most Keep finished jobs and the jobs in flight, however many were
+// submitted; the JobsExpire entries removed all the others, and the
+// removed ones are gone for good.
+func TestBuildSteadyRetention(t *testing.T) {
+	const (
+		jobs   = 20_000
+		keep   = 1_000
+		steady = 4
+	)
+	f := fsm.New()
+	var points []int
+	p := fsmscale.Params{Machines: 200, Jobs: jobs, Keep: keep, Steady: steady, CheckpointEvery: 5_000}
+	p.Checkpoint = func(st fsmscale.Stats) error {
+		points = append(points, st.Jobs)
+		finished, running := 0, 0
+		f.Read(func(v fsm.View) {
+			for _, j := range v.Jobs() {
+				switch j.State() {
+				case fsm.JobRunning:
+					running++
+				case fsm.JobQueued:
+					t.Errorf("at %d jobs: job %d is queued, want none in Steady mode", st.Jobs, j.ID)
+				default:
+					finished++
+				}
+			}
+			if !v.JobExpired(1) {
+				t.Errorf("at %d jobs: job 1 not expired", st.Jobs)
+			}
+		})
+		if finished != keep {
+			t.Errorf("at %d jobs: %d finished jobs kept, want %d", st.Jobs, finished, keep)
+		}
+		// About 3% of each of the last Steady batches of 1,000.
+		if running == 0 || running > steady*1000/10 {
+			t.Errorf("at %d jobs: %d running, want a few per batch in flight", st.Jobs, running)
+		}
+		if got := st.Jobs - st.Expired; got != finished+running {
+			t.Errorf("at %d jobs: %d submitted less %d expired = %d, want the %d kept", st.Jobs, st.Jobs, st.Expired, got, finished+running)
+		}
+		return nil
+	}
+	st, err := fsmscale.Build(f, p)
+	if err != nil {
+		t.Fatalf("build: %v", err)
+	}
+	if want := []int{5_000, 10_000, 15_000, 20_000}; !slices.Equal(points, want) {
+		t.Errorf("checkpoints at %v, want %v", points, want)
+	}
+	if st.Commands[fsm.JobsExpireType] != jobs/1000 {
+		t.Errorf("got %d JobsExpire entries, want one per batch, %d", st.Commands[fsm.JobsExpireType], jobs/1000)
+	}
+}
+
+// TestBuildCheckpointEvery refuses a checkpoint between two batches.
+func TestBuildCheckpointEvery(t *testing.T) {
+	p := fsmscale.Params{Machines: 40, Jobs: 10, CheckpointEvery: 1500, Checkpoint: func(fsmscale.Stats) error { return nil }}
+	if _, err := fsmscale.Build(fsm.New(), p); !errors.Is(err, fsmscale.ErrCheckpointEvery) {
+		t.Errorf("checkpoint every 1500 jobs: got %v, want %v", err, fsmscale.ErrCheckpointEvery)
+	}
 }

@@ -39,6 +39,9 @@ type generator struct {
 	out     []entry
 
 	jobs, instances int
+	// inflight holds, in Steady mode, the running jobs by the batch they
+	// end in.
+	inflight map[int][]*job
 }
 
 func newGenerator(p Params) *generator {
@@ -52,11 +55,15 @@ func (g *generator) emit(e entry, body any) error {
 		return err
 	}
 	e.data = data
+	// The full batch goes before the next entry, not after the last:
+	// endBatch marks the entry last emitted.
+	if len(g.out) == batchEntries {
+		if err := g.flush(); err != nil {
+			return err
+		}
+	}
 	g.out = append(g.out, e)
 	g.index++
-	if len(g.out) == batchEntries {
-		return g.flush()
-	}
 	return nil
 }
 
@@ -104,16 +111,53 @@ func (g *generator) run(stop <-chan struct{}, batches chan<- []entry) error {
 		g.totalWeight += p.weight
 	}
 	finished := g.p.Jobs - int(float64(g.p.Jobs)*g.p.Unfinished)
+	g.inflight = make(map[int][]*job)
 	for first := 0; first < g.p.Jobs; first += jobBatch {
 		var js []*job
 		for k := first; k < min(first+jobBatch, g.p.Jobs); k++ {
-			js = append(js, g.newJob(uint64(k+1), k >= finished))
+			unfinished := k >= finished
+			if g.p.Steady > 0 {
+				unfinished = g.rng.Float64() < g.p.Unfinished
+			}
+			js = append(js, g.newJob(uint64(k+1), unfinished))
 		}
 		if err := g.batch(js); err != nil {
 			return err
 		}
+		if err := g.endBatch(first/jobBatch, len(js)); err != nil {
+			return err
+		}
 	}
 	return g.flush()
+}
+
+// endBatch closes batch number n, the jobs up to its last submitted: in
+// Steady mode the jobs due end, then a JobsExpire when a retention is
+// set, and the mark of a checkpoint on the batch's last entry when one
+// is due.
+func (g *generator) endBatch(n, size int) error {
+	now := g.submitTime(uint64(g.jobs))
+	if g.p.Steady > 0 {
+		for _, j := range g.inflight[n] {
+			if err := g.term(j, 1, now, exited); err != nil {
+				return err
+			}
+		}
+		delete(g.inflight, n)
+	}
+	if g.p.Retention > 0 || g.p.Keep > 0 {
+		c := fsm.JobsExpire{At: now, Keep: g.p.Keep}
+		if g.p.Retention > 0 {
+			c.Before = now.Add(-g.p.Retention)
+		}
+		if err := g.emit(entry{typ: fsm.JobsExpireType}, c); err != nil {
+			return err
+		}
+	}
+	if g.p.Checkpoint != nil && size > 0 && g.jobs%g.p.CheckpointEvery == 0 {
+		g.out[len(g.out)-1].checkpoint = g.jobs
+	}
+	return nil
 }
 
 // submitTime is when job id is submitted: the jobs are spread evenly over
@@ -147,7 +191,11 @@ func (g *generator) batch(js []*job) error {
 	}
 	start := now.Add(2 * time.Second)
 	for _, j := range placed {
-		if j.fate == running && g.rng.IntN(20) == 0 {
+		if j.fate == running && g.p.Steady > 0 {
+			// Registered now, ended Steady batches later.
+			n := int(j.id-1)/jobBatch + g.p.Steady
+			g.inflight[n] = append(g.inflight[n], j)
+		} else if j.fate == running && g.rng.IntN(20) == 0 {
 			continue // placed, its CHILD_REGISTER not in yet
 		}
 		if err := g.register(j, 1, start); err != nil {

@@ -150,6 +150,9 @@ func (g *generator) newJob(id uint64, unfinished bool) *job {
 	}
 	j.spec = s
 	j.fate = g.drawFate(unfinished)
+	if j.fate == queued && g.p.Steady > 0 {
+		j.fate = running // in flight, not waiting: it ends later
+	}
 	return j
 }
 

@@ -178,6 +178,12 @@ func StartInsecureProcCluster(bin, dir string, servers, stubs int) (*ProcCluster
 	return startProcCluster(bin, dir, servers, stubs, false, nil)
 }
 
+// StartInsecureProcClusterArgs is StartInsecureProcCluster with
+// serverArgs added to every server's command line.
+func StartInsecureProcClusterArgs(bin, dir string, servers, stubs int, serverArgs []string) (*ProcCluster, error) {
+	return startProcCluster(bin, dir, servers, stubs, false, serverArgs)
+}
+
 func startProcCluster(bin, dir string, servers, stubs int, secure bool, serverArgs []string) (*ProcCluster, error) {
 	if servers < 1 {
 		return nil, fmt.Errorf("start cluster: need at least one server, got %d", servers)
