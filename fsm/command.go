@@ -45,13 +45,15 @@ const (
 	CronFireType      MessageType = 30 // since command level 30; see CronFire
 	MailSentType      MessageType = 31 // since command level 31; see MailSent
 	JobsExpireType    MessageType = 32 // since command level 32; see JobsExpire
+	// StubRestartingType is since command level 34; see StubRestarting.
+	StubRestartingType MessageType = 34
 )
 
 // CommandLevel is the highest command type this build applies. Servers
 // gossip it, and the leader proposes a command newer than every voter's
 // level only when all of them have it: a replica that meets an unknown
 // type must stop.
-const CommandLevel = JobsExpireType
+const CommandLevel = StubRestartingType
 
 // IgnoreUnknownFlag marks a command that a server which does not know its
 // type may skip instead of stopping. Commands whose loss would make replicas
@@ -125,6 +127,8 @@ func (t MessageType) String() string {
 		return "MailSent"
 	case JobsExpireType:
 		return "JobsExpire"
+	case StubRestartingType:
+		return "StubRestarting"
 	}
 	return fmt.Sprintf("MessageType(%d)", uint8(t))
 }
@@ -493,6 +497,20 @@ type MachineAsleep struct {
 	At      time.Time `json:"at"`
 	Machine string    `json:"machine"`
 	Reason  string    `json:"reason,omitempty"`
+}
+
+// StubRestarting records that a machine's stub is stopping to start
+// again (an upgrade, systemctl restart) while its jobs run on under the
+// supervisor host: the machine is restarting, takes no new work, and its
+// running instances stay running. The leader proposes it when the stub
+// asks for a restart lease (client.LeaseRequest.Restarting) and grants
+// that lease only once it is committed; a StubJoin ends it when the new
+// stub is back, a LeaseExpired when it is not back within the restart
+// grace. Since command level 34: proposed only when every server applies
+// it.
+type StubRestarting struct {
+	At      time.Time `json:"at"`
+	Machine string    `json:"machine"`
 }
 
 // LeaderElected records that Name won the election of Term; applying it

@@ -1,0 +1,183 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/netmgr/netmgr/client"
+	"github.com/netmgr/netmgr/server/servertest"
+)
+
+// restartJob is a job of the stub restart tests: it appends its pid to a
+// file, then runs until a second file exists and exits 0.
+type restartJob struct {
+	ref           string
+	pidFile, done string
+}
+
+// submitRestartJob submits a restartJob pinned to machines (any when
+// empty) with the given restart policy and waits until it runs and has
+// written its pid.
+func submitRestartJob(t *testing.T, cl *client.Client, dir, name, restart string, machines []string) restartJob {
+	t.Helper()
+	j := restartJob{pidFile: filepath.Join(dir, name+".pids"), done: filepath.Join(dir, name+".done")}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	script := fmt.Sprintf("echo $$ >> %s; while [ ! -e %s ]; do sleep 0.1; done", j.pidFile, j.done)
+	sub, err := cl.Submit(ctx, client.SubmitRequest{Spec: client.JobSpec{
+		Name: name, Binaries: map[string]string{client.AnyKey: "/bin/sh"}, Args: []string{"-c", script},
+		Min: 1, Machines: machines, Restart: restart,
+	}})
+	if err != nil {
+		t.Fatalf("submit %s: %v", name, err)
+	}
+	j.ref = fmt.Sprint(sub.ID)
+	if _, err := cl.WaitJob(ctx, j.ref, client.WaitStarted); err != nil {
+		t.Fatalf("wait for %s to run: %v", name, err)
+	}
+	servertest.WaitFor(t, 30*time.Second, name+" wrote its pid", func() bool { return len(j.pids(t)) == 1 })
+	return j
+}
+
+// pids returns the pids the job's attempts wrote, one per attempt that
+// started.
+func (j restartJob) pids(t *testing.T) []int {
+	t.Helper()
+	b, err := os.ReadFile(j.pidFile)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []int
+	for _, f := range strings.Fields(string(b)) {
+		pid, err := strconv.Atoi(f)
+		if err != nil {
+			t.Fatalf("pid file %s: %v", j.pidFile, err)
+		}
+		out = append(out, pid)
+	}
+	return out
+}
+
+// alive reports whether process pid exists.
+func alive(pid int) bool { return syscall.Kill(pid, 0) == nil }
+
+// machineAndInstance returns the state of machine and of the job's one
+// instance with its attempt and machine; empty strings when a request
+// fails.
+func machineAndInstance(cl *client.Client, machine, ref string) (mstate string, in client.Instance) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	ms, err := cl.Machines(ctx)
+	if err != nil {
+		return "", in
+	}
+	for _, m := range ms {
+		if m.Name == machine {
+			mstate = m.State
+		}
+	}
+	job, err := cl.Job(ctx, ref)
+	if err != nil || len(job.Instances) != 1 {
+		return mstate, in
+	}
+	return mstate, job.Instances[0]
+}
+
+// TestStubRestartKeepsJobs stops a stub the way systemctl restart does
+// (SIGTERM), keeps it down for longer than a lease and its margin, and
+// starts it again. Meanwhile the machine is restarting and its jobs, one
+// restartable and one not, stay running with their first attempt and the
+// same processes; after the restart their ends are reported as usual.
+func TestStubRestartKeepsJobs(t *testing.T) {
+	if testing.Short() {
+		t.Skip("skipping end-to-end test under -short: it builds netmgr and restarts a stub process (about 20 s)")
+	}
+	dir := t.TempDir()
+	c, cl := procCluster(t, dir, 3, 2)
+	victim := c.Stubs[0].Name
+	jobs := []restartJob{
+		submitRestartJob(t, cl, dir, "plain", "", []string{victim}),
+		submitRestartJob(t, cl, dir, "restartable", client.RestartOnFailure, []string{victim}),
+	}
+	pids := []int{jobs[0].pids(t)[0], jobs[1].pids(t)[0]}
+
+	if err := c.StopStub(0, syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	stopped := time.Now()
+	servertest.WaitFor(t, 30*time.Second, victim+" restarting", func() bool {
+		m, _ := machineAndInstance(cl, victim, jobs[0].ref)
+		return m == client.MachineRestarting
+	})
+	// Through the other machine's user socket: this one's is gone.
+	code, out := runNetmgr(t, append(c.Env(), "NETMGR_SOCKET="+c.Stubs[1].Socket), "status", "-m")
+	if code != 0 || !strings.Contains(out, client.MachineRestarting) {
+		t.Errorf("netstatus -m while the stub restarts: exit %d\n%s\nwant the machine restarting", code, out)
+	}
+	// Longer than the lease and its margin (3 s + 1 s), after which a
+	// machine that left would have had its jobs lost or restarted.
+	for time.Since(stopped) < 8*time.Second {
+		for i, j := range jobs {
+			m, in := machineAndInstance(cl, victim, j.ref)
+			if m != "" && m != client.MachineRestarting {
+				t.Fatalf("%s is %s %v after the stub stopped, want restarting", victim, m, time.Since(stopped).Round(time.Millisecond))
+			}
+			if in.State != "" && (in.State != client.InstanceRunning || in.Attempt != 1) {
+				t.Fatalf("job %s is %s, attempt %d, %v after the stub stopped; want running, attempt 1",
+					j.ref, in.State, in.Attempt, time.Since(stopped).Round(time.Millisecond))
+			}
+			if !alive(pids[i]) {
+				t.Fatalf("the process of job %s (pid %d) is gone while the stub restarts", j.ref, pids[i])
+			}
+		}
+		time.Sleep(200 * time.Millisecond) // the observation's sampling period
+	}
+
+	if err := c.RestartStub(0); err != nil {
+		t.Fatal(err)
+	}
+	servertest.WaitFor(t, 60*time.Second, victim+" up again", func() bool {
+		m, _ := machineAndInstance(cl, victim, jobs[0].ref)
+		return m == client.MachineUp
+	})
+	for i, j := range jobs {
+		if got := j.pids(t); len(got) != 1 || !alive(pids[i]) {
+			t.Fatalf("job %s: attempts' pids %v, pid %d alive %v; want the one process still running", j.ref, got, pids[i], alive(pids[i]))
+		}
+		if err := os.WriteFile(j.done, nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	for _, j := range jobs {
+		job, err := cl.WaitJob(ctx, j.ref, client.WaitDone)
+		if err != nil {
+			t.Fatalf("wait for job %s: %v", j.ref, err)
+		}
+		in := job.Instances[0]
+		if in.State != client.InstanceExited || in.ExitCode != 0 || in.Attempt != 1 || in.Machine != victim {
+			t.Errorf("job %s ended %s (exit %d), attempt %d on %s; want exited 0, attempt 1 on %s", j.ref, in.State, in.ExitCode, in.Attempt, in.Machine, victim)
+		}
+	}
+	evs, err := cl.Events(ctx, 0)
+	if err != nil {
+		t.Fatalf("events: %v", err)
+	}
+	for _, e := range evs {
+		if e.Kind == "instance-lost" || e.Kind == "instance-unknown" {
+			t.Errorf("event %s %s: no instance may be lost or unknown across a stub restart", e.Kind, e.Detail)
+		}
+	}
+}
