@@ -34,10 +34,11 @@ func statusCommand() *cli.Command {
 			"                  up, down, draining (up but taking no new work, with the\n" +
 			"                  stub's problem if it has one),\n" +
 			"                  asleep (its owner policy's reason), suspect (no lease renewal\n" +
-			"                  for a second: no new work) or unreachable (its lease expired:\n" +
-			"                  restartable work runs elsewhere); RESERVED is who holds it and\n" +
-			"                  until when: 'tclark until 16:00', 'tclark' until unreserved,\n" +
-			"                  '-' when not reserved\n" +
+			"                  for a second: no new work), restarting (its stub stopped to be\n" +
+			"                  started again: its jobs run on, no new work) or unreachable (its\n" +
+			"                  lease expired: restartable work runs elsewhere); RESERVED is who\n" +
+			"                  holds it and until when: 'tclark until 16:00', 'tclark' until\n" +
+			"                  unreserved, '-' when not reserved\n" +
 			"   netstatus -s   servers: NAME, ADDRESS, ROLE (leader, follower, candidate,\n" +
 			"                  shutdown, unknown), TERM, LAST INDEX, LAST CONTACT (with the\n" +
 			"                  leader: 'leader', 'never' or how long ago), LEADER, VERSION (the\n" +

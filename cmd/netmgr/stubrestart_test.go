@@ -181,3 +181,67 @@ func TestStubRestartKeepsJobs(t *testing.T) {
 		}
 	}
 }
+
+// TestStubRestartNotBack stops a stub for a restart and never starts it
+// again. The machine is restarting until the servers' --restart-grace has
+// run out; then its lease expires as a lost machine's would: the
+// restartable job's first attempt has been killed by its supervisor
+// before the second starts on the other machine (never two at once), and
+// the other job is lost.
+func TestStubRestartNotBack(t *testing.T) {
+	if testing.Short() {
+		t.Skip("skipping end-to-end test under -short: it builds netmgr and waits out a restart grace (about 25 s)")
+	}
+	const grace = 5 * time.Second
+	dir := t.TempDir()
+	c, cl := procClusterArgs(t, dir, 3, 2, []string{"--restart-grace", grace.String()})
+	restartable := submitRestartJob(t, cl, dir, "restartable", client.RestartOnFailure, nil)
+	_, in := machineAndInstance(cl, "", restartable.ref)
+	victim, other := 0, 1
+	if in.Machine == c.Stubs[1].Name {
+		victim, other = 1, 0
+	}
+	name := c.Stubs[victim].Name
+	plain := submitRestartJob(t, cl, dir, "plain", "", []string{name})
+	first := restartable.pids(t)[0]
+	t.Cleanup(func() {
+		for _, j := range []restartJob{restartable, plain} {
+			_ = os.WriteFile(j.done, nil, 0o644)
+		}
+	})
+
+	if err := c.StopStub(victim, syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	stopped := time.Now()
+	servertest.WaitFor(t, 30*time.Second, name+" restarting", func() bool {
+		m, _ := machineAndInstance(cl, name, plain.ref)
+		return m == client.MachineRestarting
+	})
+	var moved time.Duration
+	servertest.WaitFor(t, 60*time.Second, "the restartable job running again on "+c.Stubs[other].Name, func() bool {
+		pids := restartable.pids(t)
+		if len(pids) > 1 && alive(first) {
+			t.Fatalf("attempt 2 of job %s started (pid %d) while attempt 1 (pid %d) still runs", restartable.ref, pids[1], first)
+		}
+		_, in := machineAndInstance(cl, "", restartable.ref)
+		if in.Attempt == 1 && in.State != client.InstanceRunning && in.State != "" {
+			t.Fatalf("job %s is %s before the restart grace ran out; want running", restartable.ref, in.State)
+		}
+		moved = time.Since(stopped)
+		return in.Attempt == 2 && in.State == client.InstanceRunning && in.Machine == c.Stubs[other].Name && len(pids) == 2
+	})
+	// The grant was sent before the stub stopped; the leader waits the
+	// grace and a 1 s margin from when it arrived.
+	if moved < grace-2*time.Second {
+		t.Errorf("the restartable job moved %v after the stub stopped, before the restart grace of %v", moved.Round(time.Millisecond), grace)
+	}
+	t.Logf("the restartable job moved %v after the stub stopped (restart grace %v)", moved.Round(time.Millisecond), grace)
+	servertest.WaitFor(t, 60*time.Second, "the plain job lost and "+name+" down", func() bool {
+		m, in := machineAndInstance(cl, name, plain.ref)
+		if in.Attempt > 1 {
+			t.Fatalf("job %s got attempt %d: work without a restart policy must never run again", plain.ref, in.Attempt)
+		}
+		return m == client.MachineDown && in.State == client.InstanceLost
+	})
+}
