@@ -56,12 +56,13 @@ func statusWords() map[string][]string {
 		{State: client.InstanceHeld}, {State: client.InstanceCancelled},
 		{State: client.InstanceKilled, Reason: limitRun + " 200m exceeded"},
 		{State: client.InstanceKilled, Reason: limitMemory + " 20M exceeded"},
+		{State: client.InstanceExited, Attempt: 3},
 	} {
 		jobs = append(jobs, instanceState(in))
 	}
 	var machines []string
 	for _, st := range []string{client.MachineUp, client.MachineDown, client.MachineDraining,
-		client.MachineAsleep, client.MachineSuspect, client.MachineUnreachable} {
+		client.MachineAsleep, client.MachineSuspect, client.MachineRestarting, client.MachineUnreachable} {
 		machines = append(machines, machineStateColumn(client.Machine{State: st}))
 	}
 	var health []string

@@ -80,10 +80,11 @@ func limitReason(reason string) string {
 }
 
 // instanceState is the STATE column: running, suspended, exited(0),
-// failed(3), failed(exec), signaled(KILL), killed, lost, placed, queued,
-// held(dependency), cancelled(dependency); an instance a queue limit ended
-// shows the limit instead of the detail: killed(run limit), killed(memory
-// limit).
+// failed(3), failed(exec: no such file), signaled(KILL), killed, lost,
+// placed, queued, held(dependency), cancelled(dependency); an instance a
+// queue limit ended shows the limit instead of the detail: killed(run
+// limit), killed(memory limit). A finished instance that took more than
+// one attempt adds " after N attempts".
 func instanceState(in client.Instance) string {
 	switch in.State {
 	case client.InstanceHeld:
@@ -91,6 +92,11 @@ func instanceState(in client.Instance) string {
 	case client.InstanceCancelled:
 		return client.JobCancelled
 	}
+	return endState(in) + retries(in)
+}
+
+// endState is instanceState without the retries.
+func endState(in client.Instance) string {
 	if l := limitReason(in.Reason); l != "" && in.Finished() {
 		return in.State + "(" + l + ")"
 	}
@@ -99,13 +105,33 @@ func instanceState(in client.Instance) string {
 		return fmt.Sprintf("exited(%d)", in.ExitCode)
 	case client.InstanceFailed:
 		if in.Error != "" {
-			return "failed(exec)"
+			return "failed(exec: " + execProblem(in.Error) + ")"
 		}
 		return fmt.Sprintf("failed(%d)", in.ExitCode)
 	case client.InstanceSignaled:
 		return fmt.Sprintf("signaled(%s)", orDash(in.Signal))
 	}
 	return in.State
+}
+
+// execProblem is the gist of why an attempt could not start: the last
+// part of its error ("exec: fork/exec /bin/x: permission denied" is
+// "permission denied"), shortened for the usual "no such file or
+// directory".
+func execProblem(err string) string {
+	if i := strings.LastIndex(err, ": "); i >= 0 {
+		err = err[i+2:]
+	}
+	return strings.TrimSuffix(err, " or directory")
+}
+
+// retries is " after N attempts" for a finished instance that took more
+// than one attempt, "" otherwise.
+func retries(in client.Instance) string {
+	if !in.Finished() || in.Attempt <= 1 {
+		return ""
+	}
+	return fmt.Sprintf(" after %d attempts", in.Attempt)
 }
 
 // plural returns "1 instance" or "N instances".

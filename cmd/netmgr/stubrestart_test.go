@@ -171,6 +171,16 @@ func TestStubRestartKeepsJobs(t *testing.T) {
 			t.Errorf("job %s ended %s (exit %d), attempt %d on %s; want exited 0, attempt 1 on %s", j.ref, in.State, in.ExitCode, in.Attempt, in.Machine, victim)
 		}
 	}
+	// netstatus JOB and netstatus -j's filters, on the jobs just ended.
+	env := append(c.Env(), "NETMGR_SOCKET="+c.Stubs[1].Socket)
+	code, out = runNetmgr(t, env, "status", "plain")
+	if want := "Instance=0 Attempt=1 State=exited(0) Machine=" + victim; code != 0 || !strings.Contains(out, "JobId="+jobs[0].ref) || !strings.Contains(out, want) {
+		t.Errorf("netstatus plain: exit %d\n%s\nwant job %s's detail with %q", code, out, jobs[0].ref, want)
+	}
+	code, out = runNetmgr(t, env, "status", "-j", "--name", "restartable", "--state", "exited")
+	if code != 0 || !strings.Contains(out, "restartable.") || strings.Contains(out, "plain.") {
+		t.Errorf("netstatus -j --name restartable --state exited: exit %d\n%s\nwant the restartable job alone", code, out)
+	}
 	evs, err := cl.Events(ctx, 0)
 	if err != nil {
 		t.Fatalf("events: %v", err)
