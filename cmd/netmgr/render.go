@@ -149,14 +149,25 @@ func plural(n int) string {
 // instances that ended without a machine (killed while queued, cancelled
 // for a dependency); a cancelled job's reason follows on its own row. A
 // cron job has one row: its schedule, next firing and runs (each run is a
-// job of its own, NAME.OWNER#N).
-func renderJobs(w io.Writer, jobs []client.Job) error {
+// job of its own, NAME.OWNER#N). Each row has the instance's number and
+// current attempt ("-" on a row for several), when the job was submitted
+// and the attempt started (formatWhen), and how long it ran or has run.
+func renderJobs(w io.Writer, jobs []client.Job, now time.Time) error {
 	tw := newTable(w)
-	fmt.Fprintln(tw, "ID\tJOB NAME\tBINARY NAME\tWHERE\tSTATE")
+	fmt.Fprintln(tw, "ID\tJOB NAME\tINST\tATTEMPT\tBINARY NAME\tWHERE\tSUBMITTED\tSTARTED\tELAPSED\tSTATE")
 	for _, job := range sortedJobs(jobs) {
 		name := jobDisplayName(job)
+		submitted := "-"
+		if !job.SubmittedAt.IsZero() {
+			submitted = formatWhen(job.SubmittedAt, now)
+		}
+		// row writes one row; inst and attempt are "-" on a row that
+		// stands for several instances.
+		row := func(inst, attempt, binary, where, started, elapsed, state string) {
+			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", job.ID, name, inst, attempt, binary, where, submitted, started, elapsed, state)
+		}
 		if job.Cron != nil {
-			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\n", job.ID, name, jobBinaries(job.Spec), cronWhere(job.Cron), job.State)
+			row("-", "-", jobBinaries(job.Spec), cronWhere(job.Cron), "-", "-", job.State)
 			continue
 		}
 		queued, held := 0, 0
@@ -178,22 +189,25 @@ func renderJobs(w io.Writer, jobs []client.Job) error {
 				}
 				unplaced[in.State]++
 			default:
-				fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\n", job.ID, name, instanceBinary(job, in), in.Machine, instanceState(in))
+				started := "-"
+				if !in.StartedAt.IsZero() {
+					started = formatWhen(in.StartedAt, now)
+				}
+				row(fmt.Sprint(in.Index), fmt.Sprint(in.Attempt), instanceBinary(job, in), in.Machine, started, orDash(elapsed(in, now)), instanceState(in))
 			}
 		}
 		if queued > 0 {
-			fmt.Fprintf(tw, "%d\t%s\t%s\t%s queued\t%s\n", job.ID, name, jobBinaries(job.Spec), plural(queued), client.InstanceQueued)
+			row("-", "-", jobBinaries(job.Spec), plural(queued)+" queued", "-", "-", client.InstanceQueued)
 		}
 		if held > 0 {
-			fmt.Fprintf(tw, "%d\t%s\t%s\t%s held\t%s\n", job.ID, name, jobBinaries(job.Spec), plural(held), client.JobHeld)
+			row("-", "-", jobBinaries(job.Spec), plural(held)+" held", "-", "-", client.JobHeld)
 		}
 		sort.Strings(states)
 		for _, st := range states {
-			fmt.Fprintf(tw, "%d\t%s\t%s\t%s never ran\t%s\n", job.ID, name, jobBinaries(job.Spec), plural(unplaced[st]),
-				instanceState(client.Instance{State: st}))
+			row("-", "-", jobBinaries(job.Spec), plural(unplaced[st])+" never ran", "-", "-", instanceState(client.Instance{State: st}))
 		}
 		if cancelReason != "" {
-			fmt.Fprintf(tw, "%d\t%s\t\t\t%s\n", job.ID, name, cancelReason)
+			fmt.Fprintf(tw, "%d\t%s\t\t\t\t\t\t\t\t%s\n", job.ID, name, cancelReason)
 		}
 	}
 	return tw.Flush()

@@ -21,7 +21,10 @@ func statusCommand() *cli.Command {
 			"netstatus --why JOB [--json]\n" +
 			"netmgr status [-j|-m|-s|-q|-r|--why JOB] [--json]",
 		Description: "Prints one table:\n\n" +
-			"   netstatus -j   jobs: ID, JOB NAME (name.owner), BINARY NAME, WHERE, STATE,\n" +
+			"   netstatus -j   jobs: ID, JOB NAME (name.owner), INST (the instance's number),\n" +
+			"                  ATTEMPT (its current attempt), BINARY NAME, WHERE, SUBMITTED,\n" +
+			"                  STARTED (the attempt; local times, with the date when not\n" +
+			"                  today), ELAPSED (how long it ran, or has run), STATE,\n" +
 			"                  one row per started instance and one 'N instances queued' row;\n" +
 			"                  STATE is queued, placed (sent to its machine, starting),\n" +
 			"                  running, suspended, unknown (its machine is cut off), exited(0),\n" +
@@ -193,7 +196,7 @@ func runStatus(cCtx *cli.Context) error {
 		if asJSON {
 			return renderJobsJSON(w, jobs)
 		}
-		return renderJobs(w, jobs)
+		return renderJobs(w, jobs, time.Now())
 	}
 }
 
