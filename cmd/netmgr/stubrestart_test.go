@@ -255,3 +255,73 @@ func TestStubRestartNotBack(t *testing.T) {
 		return m == client.MachineDown && in.State == client.InstanceLost
 	})
 }
+
+// TestStubRestartAcrossElection stops a stub for a restart and kills the
+// leader that granted the restart lease. The new leader does not know the
+// grace granted, so it holds the machine restarting (for the longest
+// grace) instead of expiring its lease after the plain 4 s; the new stub
+// is back once it has renewed with this leader, and the job, which never
+// stopped, ends as usual.
+func TestStubRestartAcrossElection(t *testing.T) {
+	if testing.Short() {
+		t.Skip("skipping end-to-end test under -short: it builds netmgr, restarts a stub and kills the leader (about 30 s)")
+	}
+	dir := t.TempDir()
+	c, cl := procCluster(t, dir, 3, 2)
+	victim := c.Stubs[0].Name
+	job := submitRestartJob(t, cl, dir, "restartable", client.RestartOnFailure, []string{victim})
+	pid := job.pids(t)[0]
+
+	if err := c.StopStub(0, syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	servertest.WaitFor(t, 30*time.Second, victim+" restarting", func() bool {
+		m, _ := machineAndInstance(cl, victim, job.ref)
+		return m == client.MachineRestarting
+	})
+	leader, name := c.Leader()
+	if leader < 0 {
+		t.Fatal("no leader")
+	}
+	if err := c.KillServer(leader, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.WaitLeader(60 * time.Second); err != nil {
+		t.Fatal(err)
+	}
+	elected := time.Now()
+	_, newName := c.Leader()
+	t.Logf("killed leader %s; %s leads", name, newName)
+	for time.Since(elected) < 8*time.Second {
+		m, in := machineAndInstance(cl, victim, job.ref)
+		if m != "" && m != client.MachineRestarting {
+			t.Fatalf("%s is %s under the new leader, want restarting", victim, m)
+		}
+		if in.State != "" && (in.State != client.InstanceRunning || in.Attempt != 1) {
+			t.Fatalf("job %s is %s, attempt %d, under the new leader; want running, attempt 1", job.ref, in.State, in.Attempt)
+		}
+		if !alive(pid) {
+			t.Fatalf("the job's process (pid %d) is gone while the stub restarts", pid)
+		}
+		time.Sleep(200 * time.Millisecond) // the observation's sampling period
+	}
+	if err := c.RestartStub(0); err != nil {
+		t.Fatal(err)
+	}
+	servertest.WaitFor(t, 60*time.Second, victim+" up again", func() bool {
+		m, _ := machineAndInstance(cl, victim, job.ref)
+		return m == client.MachineUp
+	})
+	if err := os.WriteFile(job.done, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	done, err := cl.WaitJob(ctx, job.ref, client.WaitDone)
+	if err != nil {
+		t.Fatalf("wait for job %s: %v", job.ref, err)
+	}
+	if in := done.Instances[0]; in.State != client.InstanceExited || in.Attempt != 1 || len(job.pids(t)) != 1 {
+		t.Errorf("job %s ended %s, attempt %d, pids %v; want exited, attempt 1, one process", job.ref, in.State, in.Attempt, job.pids(t))
+	}
+}
