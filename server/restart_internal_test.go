@@ -1,6 +1,7 @@
 package server
 
 import (
+	"strings"
 	"testing"
 	"time"
 )
@@ -51,5 +52,20 @@ func TestRestartHoldNewLeader(t *testing.T) {
 	lt.renew("m1", since.Add(2*time.Second), nil, tok, 0, 1, 0)
 	if !lt.back("m1") {
 		t.Error("not back on a token of this leadership")
+	}
+}
+
+// TestRestartGraceValidated: a restart grace outside [0, MaxRestartGrace]
+// stops the server at start with the option named.
+func TestRestartGraceValidated(t *testing.T) {
+	for _, grace := range []time.Duration{-time.Second, MaxRestartGrace + time.Second} {
+		c := Config{Name: "s1", InmemStore: true, HTTPAddr: "127.0.0.1:0", RaftAddr: "127.0.0.1:0", GossipAddr: "127.0.0.1:0", RestartGrace: grace}
+		if err := c.validate(); err == nil || !strings.Contains(err.Error(), "--restart-grace must be between 0 and 10m0s") {
+			t.Errorf("restart grace %v: %v, want the option named", grace, err)
+		}
+	}
+	c := Config{Name: "s1", InmemStore: true, HTTPAddr: "127.0.0.1:0", RaftAddr: "127.0.0.1:0", GossipAddr: "127.0.0.1:0", RestartGrace: DefaultRestartGrace}
+	if err := c.validate(); err != nil {
+		t.Errorf("the default restart grace: %v", err)
 	}
 }

@@ -147,10 +147,12 @@ func TestStubRestartKeepsJobs(t *testing.T) {
 	if err := c.RestartStub(0); err != nil {
 		t.Fatal(err)
 	}
+	restarted := time.Now()
 	servertest.WaitFor(t, 60*time.Second, victim+" up again", func() bool {
 		m, _ := machineAndInstance(cl, victim, jobs[0].ref)
 		return m == client.MachineUp
 	})
+	t.Logf("%s up %v after its new stub listened", victim, time.Since(restarted).Round(time.Millisecond))
 	for i, j := range jobs {
 		if got := j.pids(t); len(got) != 1 || !alive(pids[i]) {
 			t.Fatalf("job %s: attempts' pids %v, pid %d alive %v; want the one process still running", j.ref, got, pids[i], alive(pids[i]))
