@@ -11,8 +11,9 @@ import (
 )
 
 // renderJobDetail writes netstatus JOB: everything about one job, as
-// Slurm's scontrol show job does, one Key=Value group a line, then one
-// block per instance with its current attempt.
+// Slurm's scontrol show job does, one Key=Value group a line, then per
+// instance one block for each earlier attempt (Instance.History) and one
+// for its current attempt.
 func renderJobDetail(w io.Writer, job client.Job, now time.Time) error {
 	var b strings.Builder
 	// line writes the fields that are not empty, a line of their own,
@@ -63,21 +64,35 @@ func renderJobDetail(w io.Writer, job client.Job, now time.Time) error {
 		line(kv("CronJob", fmt.Sprint(job.CronJob)), kv("Scheduled", formatStamp(job.Scheduled, now)))
 	}
 	for _, in := range sortedInstances(job.Instances) {
+		for _, h := range in.History {
+			past := client.Instance{Attempt: h.Attempt, State: h.State, ExitCode: h.ExitCode, Signal: h.Signal, Error: h.Error,
+				Reason: h.Reason, StartedAt: h.StartedAt, EndedAt: h.EndedAt, UserMS: h.UserMS, SysMS: h.SysMS, MaxRSSKB: h.MaxRSSKB}
+			line("Instance="+fmt.Sprint(in.Index), kv("Attempt", fmt.Sprint(h.Attempt)), kv("State", endState(past)), kv("Machine", h.Machine))
+			line(kv("Placed", formatStamp(h.PlacedAt, now)), kv("Started", formatStamp(h.StartedAt, now)), kv("Ended", formatStamp(h.EndedAt, now)),
+				kv("Elapsed", elapsed(past, now)))
+			line(kv("Exit", exitOf(past)), kv("Signal", h.Signal), kv("CPU", cpuTime(past)), kv("MaxRSS", maxRSS(past)))
+			line(kv("Error", quoteIf(h.Error)), kv("Reason", quoteIf(h.Reason)))
+		}
 		line("Instance="+fmt.Sprint(in.Index), kv("Attempt", fmt.Sprint(in.Attempt)), kv("State", endState(in)),
 			kv("Machine", in.Machine), kv("PID", nonZero(in.PID)), kv("Restarts", nonZero(in.Restarts)))
 		line(kv("Placed", formatStamp(in.PlacedAt, now)), kv("Started", formatStamp(in.StartedAt, now)), kv("Ended", formatStamp(in.EndedAt, now)),
 			kv("Elapsed", elapsed(in, now)))
 		if in.Finished() {
-			exit := ""
-			if in.State == client.InstanceExited || in.State == client.InstanceFailed && in.Error == "" {
-				exit = fmt.Sprint(in.ExitCode)
-			}
-			line(kv("Exit", exit), kv("Signal", in.Signal), kv("CPU", cpuTime(in)), kv("MaxRSS", maxRSS(in)))
+			line(kv("Exit", exitOf(in)), kv("Signal", in.Signal), kv("CPU", cpuTime(in)), kv("MaxRSS", maxRSS(in)))
 		}
 		line(kv("Error", quoteIf(in.Error)), kv("Reason", quoteIf(in.Reason)), kv("NotBefore", formatStamp(in.NotBefore, now)))
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// exitOf is the exit status of an attempt that ended by exiting; "" for
+// one that did not (signalled, lost, never started).
+func exitOf(in client.Instance) string {
+	if in.State == client.InstanceExited || in.State == client.InstanceFailed && in.Error == "" {
+		return fmt.Sprint(in.ExitCode)
+	}
+	return ""
 }
 
 // formatStamp prints a time to the second in now's location, "" when it

@@ -64,10 +64,10 @@ func statusCommand() *cli.Command {
 			"   netstatus --user alice --state failed --state lost\n\n" +
 			"netstatus JOB (name or id) shows everything about one job, as Slurm's scontrol\n" +
 			"show job does: its owner, state, queue, submit time, binary and arguments,\n" +
-			"requirements, restart policy and dependencies, then per instance its current\n" +
-			"attempt, state, machine, pid, restarts, placed, started and ended times,\n" +
-			"elapsed time, exit status, CPU time, peak memory, error and reason; --json\n" +
-			"prints the job as the API has it.\n\n" +
+			"requirements, restart policy and dependencies, then per instance each\n" +
+			"attempt, earlier ones first: its state, machine, pid, restarts, placed,\n" +
+			"started and ended times, elapsed time, exit status, CPU time, peak memory,\n" +
+			"error and reason; --json prints the job as the API has it.\n\n" +
 			"netstatus --why JOB says, per queued instance of JOB (name or id), how many\n" +
 			"machines each of the matcher's filters turned down:\n\n" +
 			"   instance 2 (attempt 1): 8 machines lack key mathlab; 3 have mem<=10; 1 has no free slot\n\n" +

@@ -249,6 +249,14 @@ func TestStubRestartNotBack(t *testing.T) {
 		t.Errorf("the restartable job moved %v after the stub stopped, before the restart grace of %v", moved.Round(time.Millisecond), grace)
 	}
 	t.Logf("the restartable job moved %v after the stub stopped (restart grace %v)", moved.Round(time.Millisecond), grace)
+	// netstatus JOB shows the lost attempt, then the current one.
+	env := append(c.Env(), "NETMGR_SOCKET="+c.Stubs[other].Socket)
+	code, out := runNetmgr(t, env, "status", restartable.ref)
+	lost := fmt.Sprintf("Instance=0 Attempt=1 State=lost Machine=%s", name)
+	current := fmt.Sprintf("Instance=0 Attempt=2 State=running Machine=%s", c.Stubs[other].Name)
+	if code != 0 || !strings.Contains(out, lost) || !strings.Contains(out, current) || strings.Index(out, lost) > strings.Index(out, current) {
+		t.Errorf("netstatus %s: exit %d\n%s\nwant %q, then %q", restartable.ref, code, out, lost, current)
+	}
 	servertest.WaitFor(t, 60*time.Second, "the plain job lost and "+name+" down", func() bool {
 		m, in := machineAndInstance(cl, name, plain.ref)
 		if in.Attempt > 1 {
