@@ -312,6 +312,28 @@ type Instance struct {
 	Leftovers []Leftover `json:"leftovers,omitempty"`
 	// Queue is the job's queue.
 	Queue string `json:"queue,omitempty"`
+	// History is how each earlier attempt ended, oldest first; set only
+	// by GET /v1/jobs/{ref} (netstatus JOB), not in the list of jobs.
+	History []AttemptEnd `json:"history,omitempty"`
+}
+
+// AttemptEnd is how an earlier attempt of an instance ended: where it ran,
+// when, and its exit, signal, error or reason, as Instance has them for
+// the current attempt.
+type AttemptEnd struct {
+	Attempt   uint64    `json:"attempt"`
+	Machine   string    `json:"machine,omitempty"`
+	State     string    `json:"state"`
+	ExitCode  int       `json:"exit_code"`
+	Signal    string    `json:"signal,omitempty"`
+	Error     string    `json:"error,omitempty"`
+	Reason    string    `json:"reason,omitempty"`
+	UserMS    int64     `json:"user_ms,omitempty"`
+	SysMS     int64     `json:"sys_ms,omitempty"`
+	MaxRSSKB  int64     `json:"max_rss_kb,omitempty"`
+	PlacedAt  time.Time `json:"placed_at,omitzero"`
+	StartedAt time.Time `json:"started_at,omitzero"`
+	EndedAt   time.Time `json:"ended_at,omitzero"`
 }
 
 // DefaultQueue is the queue of a job that names none. It always exists,

@@ -146,6 +146,12 @@ type LeaseRequest struct {
 	// not watch for that. Jobs ask for idle machines with idle>=MINUTES.
 	// Sent under the same condition as Asleep.
 	IdleS *int64 `json:"idle_s,omitempty"`
+	// Restarting asks for a restart lease: the stub is stopping to start
+	// again, its jobs running on under the supervisor host. A leader that
+	// grants it (LeaseResponse.Restarting) has recorded the machine
+	// restarting and grants a lease of the server's restart grace; the
+	// stub sends no renewal after it.
+	Restarting bool `json:"restarting,omitempty"`
 }
 
 // LeaseToken is the leader's receipt for a lease it granted, which the
@@ -202,6 +208,10 @@ type LeaseResponse struct {
 	// at run time. Nil from a server that predates them (the stub keeps
 	// what it has); a stub that predates them ignores the field.
 	Owner *OwnerSettings `json:"owner,omitempty"`
+	// Restarting is set when the leader granted the restart lease a
+	// LeaseRequest.Restarting asked for: LeaseMS is then the restart
+	// grace. Unset, the stub got no restart lease and leaves the pool.
+	Restarting bool `json:"restarting,omitempty"`
 }
 
 // OwnerSettings is the owner-policy settings the database gives a

@@ -16,6 +16,7 @@ const (
 	EventMachineLeft        = "machine-left"
 	EventMachineUnreachable = "machine-unreachable"
 	EventMachineBack        = "machine-back"
+	EventMachineRestarting  = "machine-restarting"
 	EventMachineUnhealthy   = "machine-unhealthy"
 	EventMachineHealthy     = "machine-healthy"
 	EventMachineAsleep      = "machine-asleep"

@@ -242,6 +242,10 @@ func (f *FSM) applyCommand(index uint64, data []byte) *Result {
 		var c MailSent
 		decode(index, t, body, &c)
 		return d.applyMailSent(index, &c)
+	case StubRestartingType:
+		var c StubRestarting
+		decode(index, t, body, &c)
+		return d.applyStubRestarting(index, &c)
 	case JobsExpireType:
 		var c JobsExpire
 		decode(index, t, body, &c)

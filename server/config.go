@@ -45,6 +45,14 @@ type Config struct {
 	// lease expired. Zero means no grace: a stub stops restartable work
 	// when its lease runs out, whatever the rest of the pool sees.
 	OutageGrace time.Duration
+	// RestartGrace is how long the jobs of a machine whose stub stopped
+	// to restart run on without it: the leader grants the stopping stub a
+	// lease this long, shows the machine restarting meanwhile, and only
+	// once it has run out unrenewed declares the lease expired (its
+	// restartable work then runs elsewhere, the rest is lost). Zero grants
+	// none: a stopping stub leaves the pool, as before command level 34.
+	// At most MaxRestartGrace.
+	RestartGrace time.Duration
 	// Logger receives the server's logs; nil discards them.
 	Logger *slog.Logger
 	// Version is the build's version as `netmgr version` prints it, which
@@ -104,6 +112,8 @@ func (c *Config) validate() error {
 		return fmt.Errorf("%w: --gossip is required", errConfig)
 	case c.OutageGrace < 0 || c.OutageGrace > MaxOutageGrace:
 		return fmt.Errorf("%w: --outage-grace must be between 0 and %v", errConfig, MaxOutageGrace)
+	case c.RestartGrace < 0 || c.RestartGrace > MaxRestartGrace:
+		return fmt.Errorf("%w: --restart-grace must be between 0 and %v", errConfig, MaxRestartGrace)
 	case c.JobRetention < 0:
 		return fmt.Errorf("%w: --job-retention must not be negative", errConfig)
 	case c.JobRetentionCount < 0:
