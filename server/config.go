@@ -76,6 +76,10 @@ type Config struct {
 	// database keeps at most: the leader removes the ones that ended
 	// earliest beyond it.
 	JobRetentionCount int
+	// HistoryRetention is how long this server keeps the history of an
+	// ended attempt or an event (history.go); it sweeps its own copy.
+	// Zero keeps history forever.
+	HistoryRetention time.Duration
 
 	// RaftTransport, when set, replaces the TCP transport (tests use raft's
 	// in-memory transport); RaftAddr is then ignored.
@@ -108,6 +112,8 @@ func (c *Config) validate() error {
 		return fmt.Errorf("%w: --job-retention must not be negative", errConfig)
 	case c.JobRetentionCount < 0:
 		return fmt.Errorf("%w: --job-retention-count must not be negative", errConfig)
+	case c.HistoryRetention < 0:
+		return fmt.Errorf("%w: --history-retention must not be negative", errConfig)
 	case c.BootstrapExpect < 0:
 		return fmt.Errorf("%w: --bootstrap-expect must not be negative", errConfig)
 	}
