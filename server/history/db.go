@@ -318,4 +318,3 @@ func writeGaps(meta *bbolt.Bucket, gaps []Gap) error {
 	}
 	return meta.Put(metaGaps, v)
 }
-

@@ -52,9 +52,13 @@ func attemptID(a *Attempt) []byte {
 	return u64(b, a.Attempt)
 }
 
-func endKey(a *Attempt) []byte { return append(timeKey(make([]byte, 0, 8+idLen), a.EndedAt), attemptID(a)...) }
+func endKey(a *Attempt) []byte {
+	return append(timeKey(make([]byte, 0, 8+idLen), a.EndedAt), attemptID(a)...)
+}
 
-func indexKey(a *Attempt) []byte { return append(u64(make([]byte, 0, 8+idLen), a.Index), attemptID(a)...) }
+func indexKey(a *Attempt) []byte {
+	return append(u64(make([]byte, 0, 8+idLen), a.Index), attemptID(a)...)
+}
 
 // secondary lists the index buckets an attempt is filed under, with its
 // key in each; an empty value (no machine) files nothing.
