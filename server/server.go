@@ -196,6 +196,10 @@ func (s *Server) HTTPAddr() string { return s.httpLn.Addr().String() }
 // GossipAddr is the host:port the gossip node listens on.
 func (s *Server) GossipAddr() string { return s.gossip.addr() }
 
+// RaftAddr is the host:port Raft listens on (or the in-memory
+// transport's address).
+func (s *Server) RaftAddr() string { return string(s.node.transport.LocalAddr()) }
+
 // Name is the server's name.
 func (s *Server) Name() string { return s.cfg.Name }
 
