@@ -200,3 +200,69 @@ func TestEventsSurviveRestartOfEveryServer(t *testing.T) {
 		t.Errorf("events since %v start with %+v, want the instance-ended event %+v", old[ended].At, since[:min(1, len(since))], old[ended])
 	}
 }
+
+// TestHistoryFiltersAndWhoSees runs jobs as two users and reads the
+// history through the API: each user sees their own attempts, an admin
+// (root on a pool machine) everyone's, and the filters select.
+func TestHistoryFiltersAndWhoSees(t *testing.T) {
+	// The test runs as root on a pool machine, an admin; nobody is an
+	// ordinary user (a real one: the stub starts jobs as their owner).
+	c, admin := poolWithStubs(t, 3, "alpha")
+	bob := c.ClientAs("nobody")
+	rootJob := runJob(t, admin, shSpec("exit 0", 1))
+	bobJob := runJob(t, bob, shSpec("exit 2", 1))
+
+	mine, err := bob.History(ctx(t), client.HistoryQuery{})
+	if err != nil {
+		t.Fatalf("nobody's history: %v", err)
+	}
+	if got, want := attemptKeys(mine), []string{fmt.Sprintf("%d/0/1:failed", bobJob)}; !reflect.DeepEqual(got, want) {
+		t.Fatalf("nobody sees %v, want only their own %v", got, want)
+	}
+	if mine[0].Owner != "nobody" || mine[0].ExitCode != 2 || mine[0].Machine != "alpha" {
+		t.Errorf("nobody's attempt = %+v, want owner nobody, exit 2 on alpha", mine[0])
+	}
+	_, err = bob.History(ctx(t), client.HistoryQuery{User: "root"})
+	wantAPIErrorParts(t, err, http.StatusForbidden, "history of root", "admin_id")
+
+	tests := []struct {
+		name string
+		q    client.HistoryQuery
+		want []string
+	}{
+		{"all", client.HistoryQuery{}, []string{fmt.Sprintf("%d/0/1:exited", rootJob), fmt.Sprintf("%d/0/1:failed", bobJob)}},
+		{"user", client.HistoryQuery{User: "nobody"}, []string{fmt.Sprintf("%d/0/1:failed", bobJob)}},
+		{"state", client.HistoryQuery{State: "exited"}, []string{fmt.Sprintf("%d/0/1:exited", rootJob)}},
+		{"machine", client.HistoryQuery{Machine: "alpha", State: "failed"}, []string{fmt.Sprintf("%d/0/1:failed", bobJob)}},
+		{"other machine", client.HistoryQuery{Machine: "beta"}, []string{}},
+		{"queue", client.HistoryQuery{Queue: "nosuch"}, []string{}},
+		{"until", client.HistoryQuery{Until: time.Now().Add(-time.Hour)}, []string{}},
+		{"since", client.HistoryQuery{Since: time.Now().Add(-time.Hour)}, []string{fmt.Sprintf("%d/0/1:exited", rootJob), fmt.Sprintf("%d/0/1:failed", bobJob)}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := admin.History(ctx(t), tt.q)
+			if err != nil {
+				t.Fatalf("history: %v", err)
+			}
+			if g := attemptKeys(got); !reflect.DeepEqual(g, tt.want) {
+				t.Errorf("History(%+v) = %v, want %v", tt.q, g, tt.want)
+			}
+		})
+	}
+}
+
+// TestHistoryRangeIsForServers refuses the server-to-server range to a
+// user.
+func TestHistoryRangeIsForServers(t *testing.T) {
+	c := servertest.NewCluster(t, 1)
+	c.WaitLeader()
+	resp, err := get(c, c.Servers[0].HTTPAddr(), "/v1/history/range?after=0&through=1")
+	if err != nil {
+		t.Fatalf("GET range: %v", err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusForbidden {
+		t.Errorf("a user's GET /v1/history/range: %s, want 403", resp.Status)
+	}
+}

@@ -142,8 +142,8 @@ func historyExit(a client.HistoryAttempt) string {
 	switch {
 	case a.Signal != "":
 		return a.Signal
-	case a.StartedAt.IsZero() && a.Error == "":
-		return "-"
+	case a.StartedAt.IsZero():
+		return "-" // it never ran
 	}
 	return strconv.Itoa(a.ExitCode)
 }
