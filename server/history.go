@@ -26,6 +26,11 @@ const historyQueue = 1024
 // historyWriteMax is how many entries the writer puts in one transaction.
 const historyWriteMax = 4096
 
+// historyLinger is how long the writer gathers entries before it writes
+// them: one fsync for all, so that the history's disk writes do not
+// compete with each of Raft's. Reads wait for the write (historyCaughtUp).
+const historyLinger = 100 * time.Millisecond
+
 // historyFeed writes what every applied entry produced (fsm.Recorder) to
 // the history file, in the writer goroutine, batching what has queued up.
 // A full queue blocks the recorder, so nothing is lost: the apply path
@@ -65,10 +70,14 @@ func (h *historyFeed) changed() <-chan struct{} {
 	return h.watch
 }
 
-// run writes what arrives until the queue is closed.
+// run writes what arrives, gathered for historyLinger, until the queue is
+// closed.
 func (h *historyFeed) run() {
+	linger := time.NewTimer(historyLinger)
+	defer linger.Stop()
 	for first := range h.ch {
 		batch := first
+		linger.Reset(historyLinger)
 	more:
 		for len(batch) < historyWriteMax {
 			select {
@@ -77,7 +86,7 @@ func (h *historyFeed) run() {
 					break more
 				}
 				batch = append(batch, next...)
-			default:
+			case <-linger.C:
 				break more
 			}
 		}
