@@ -130,3 +130,23 @@ func TestRecorderRestore(t *testing.T) {
 		t.Errorf("after restore recorded %+v, want the placement's event", *got)
 	}
 }
+
+// TestRecorderLeavesStateAlone applies the same entries with and without
+// a recorder: the snapshots are the same bytes.
+func TestRecorderLeavesStateAlone(t *testing.T) {
+	run := func(a *applier) []byte {
+		a.join("m1", "x86_64", 2)
+		s := spec("r", 2)
+		s.Restart = fsm.RestartOnFailure
+		id := a.mustOK(fsm.SubmitType, fsm.Submit{At: at(1), Owner: "alice", Spec: s}).JobID
+		a.place(asg(id, 0, "m1"), asg(id, 1, "m1"))
+		a.register(id, 0, "m1", 42)
+		a.term(id, 0, "m1", 3)
+		a.leave("m1", "gone")
+		return snapshotBytes(t, a.f)
+	}
+	rec, _ := recording(t)
+	if with, without := run(rec), run(newApplier(t)); string(with) != string(without) {
+		t.Errorf("a recorder changed the snapshot:\nwith    %s\nwithout %s", with, without)
+	}
+}

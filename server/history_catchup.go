@@ -47,6 +47,7 @@ func (s *Server) fillHistory() {
 				continue
 			}
 			s.log.Info("history gap filled from a peer", "after", g.After, "through", g.Through)
+			warned = false
 		}
 	}
 }

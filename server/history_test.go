@@ -266,3 +266,34 @@ func TestHistoryRangeIsForServers(t *testing.T) {
 		t.Errorf("a user's GET /v1/history/range: %s, want 403", resp.Status)
 	}
 }
+
+// TestHistoryRetentionSweeps gives the servers a 2 s history retention:
+// an attempt and its events are listed, then gone from every server.
+func TestHistoryRetentionSweeps(t *testing.T) {
+	c := servertest.NewClusterConfig(t, 3, func(_ int, cfg *server.Config) { cfg.HistoryRetention = 2 * time.Second })
+	c.WaitLeader()
+	c.AddStub("alpha")
+	cl := c.Client()
+	servertest.WaitFor(t, 20*time.Second, "alpha up", func() bool {
+		ms, err := cl.Machines(ctx(t))
+		return err == nil && len(ms) == 1 && ms[0].State == client.MachineUp
+	})
+	id := runJob(t, cl, shSpec("exit 0", 1))
+	hs, err := cl.History(ctx(t), client.HistoryQuery{})
+	if err != nil || len(hs) != 1 || hs[0].Job != id {
+		t.Fatalf("history = %+v, %v; want job %d's attempt", hs, err, id)
+	}
+	for i, s := range c.Servers {
+		servertest.WaitFor(t, 15*time.Second, fmt.Sprintf("s%d to sweep the attempt", i), func() bool {
+			return len(staleHistory(t, c, s.HTTPAddr())) == 0
+		})
+		servertest.WaitFor(t, 15*time.Second, fmt.Sprintf("s%d to sweep the job's events", i), func() bool {
+			for _, e := range staleEvents(t, c, s.HTTPAddr()) {
+				if e.Job == id {
+					return false
+				}
+			}
+			return true
+		})
+	}
+}
