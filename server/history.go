@@ -1,6 +1,7 @@
 package server
 
 import (
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/netmgr/netmgr/client"
 	"github.com/netmgr/netmgr/fsm"
+	"github.com/netmgr/netmgr/fsm/boltcheck"
 	"github.com/netmgr/netmgr/server/history"
 )
 
@@ -51,7 +53,14 @@ func openHistory(dir string, log *slog.Logger) (*historyFeed, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("create data dir: %w", err)
 	}
-	db, err := history.Open(filepath.Join(dir, historyFile))
+	path := filepath.Join(dir, historyFile)
+	switch err := boltcheck.Check(path); {
+	case errors.Is(err, boltcheck.ErrInUse):
+		return nil, fmt.Errorf("%s is in use by another process: is another server running with --data-dir %s?", path, dir)
+	case err != nil:
+		return nil, fmt.Errorf("%w: %w: move it aside (mv %[3]s %[3]s.damaged) and start the server again: it fetches its history from the other servers", ErrDamagedDataDir, err, path)
+	}
+	db, err := history.Open(path)
 	if err != nil {
 		return nil, err
 	}

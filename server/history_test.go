@@ -1,12 +1,17 @@
 package server_test
 
 import (
+	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
+	"os"
+	"path/filepath"
 	"reflect"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -295,5 +300,21 @@ func TestHistoryRetentionSweeps(t *testing.T) {
 			}
 			return true
 		})
+	}
+}
+
+// TestDamagedHistoryStopsTheServer starts a server whose history.db is
+// not a bbolt file: it refuses to start, naming the file and what to do.
+func TestDamagedHistoryStopsTheServer(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "history.db"), bytes.Repeat([]byte("not bolt "), 1000), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, err := server.New(server.Config{
+		Name: "solo", DataDir: dir, HTTPAddr: "127.0.0.1:0", RaftAddr: freeAddr(t), GossipAddr: "127.0.0.1:0",
+		BootstrapExpect: 1, Logger: servertest.Logger(),
+	})
+	if !errors.Is(err, server.ErrDamagedDataDir) || !strings.Contains(err.Error(), "history.db") || !strings.Contains(err.Error(), "move it aside") {
+		t.Errorf("start on a damaged history.db: err = %v, want ErrDamagedDataDir naming the file and what to do", err)
 	}
 }

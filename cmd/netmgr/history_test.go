@@ -75,6 +75,8 @@ func TestHistoryUsageErrors(t *testing.T) {
 		{"bad until", []string{"netmgr", "history", "--until", "later"}, `netmgr history: --until: "later" is not a time`},
 		{"since after until", []string{"netmgr", "history", "--since", "2026-11-27", "--until", "2026-11-26"}, "netmgr history: --since 2026-11-27 is not before --until 2026-11-26"},
 		{"events bad since", []string{"netmgr", "events", "--since", "soon"}, `netmgr events: --since: "soon" is not a time`},
+		{"server negative history retention", []string{"netmgr", "server", "--name", "s", "--data-dir", "/nonexistent", "--history-retention", "-1h"},
+			"netmgr server: --history-retention must not be negative, got -1h0m0s"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
