@@ -18,8 +18,10 @@ type Config struct {
 	// Name is the server's unique name; it is also its Raft server ID and
 	// its gossip node name.
 	Name string
-	// DataDir holds the Raft log and stable store (raft.db, bbolt) and the
-	// snapshots.
+	// DataDir holds the Raft log and stable store (raft.db, bbolt), the
+	// snapshots and the history (history.db, bbolt). With InmemStore it
+	// holds only the history; empty, the server keeps none (events then
+	// come from the database's in-memory ring).
 	DataDir string
 	// HTTPAddr is the API listen address host:port; port 0 picks one.
 	HTTPAddr string
