@@ -47,8 +47,16 @@ func (db *DB) sweepOnce(limit []byte) (int, error) {
 		attempts := tx.Bucket(bucketAttempts)
 		c = tx.Bucket(bucketAttemptsEnd).Cursor()
 		for k, _ := c.First(); k != nil && n < sweepBatch && string(k[:8]) < string(limit); k, _ = c.First() {
+			v := attempts.Get(k[8:])
+			if v == nil { // an index entry without its record: drop it
+				if err := tx.Bucket(bucketAttemptsEnd).Delete(k); err != nil {
+					return err
+				}
+				n++
+				continue
+			}
 			var a Attempt
-			if err := json.Unmarshal(attempts.Get(k[8:]), &a); err != nil {
+			if err := json.Unmarshal(v, &a); err != nil {
 				return fmt.Errorf("attempt %x: %w", k[8:], err)
 			}
 			if err := deleteAttempt(tx, &a); err != nil {
