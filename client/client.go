@@ -580,6 +580,40 @@ func (c *Client) Events(ctx context.Context, after uint64) ([]Event, error) {
 	return out, err
 }
 
+// EventsSince returns the committed events after index after whose time
+// is at or after since (zero: any), oldest first. The servers keep them
+// in their history, across restarts and leader changes, for the history
+// retention.
+func (c *Client) EventsSince(ctx context.Context, after uint64, since time.Time) ([]Event, error) {
+	v := url.Values{"after": {strconv.FormatUint(after, 10)}}
+	if !since.IsZero() {
+		v.Set("since", since.UTC().Format(time.RFC3339Nano))
+	}
+	var out []Event
+	err := c.do(ctx, http.MethodGet, "/v1/events?"+v.Encode(), nil, &out)
+	return out, err
+}
+
+// History returns the ended attempts q selects, by end time: the caller's
+// own jobs', or (for an admin) anyone's.
+func (c *Client) History(ctx context.Context, q HistoryQuery) ([]HistoryAttempt, error) {
+	v := url.Values{}
+	for k, s := range map[string]string{"user": q.User, "state": q.State, "queue": q.Queue, "machine": q.Machine} {
+		if s != "" {
+			v.Set(k, s)
+		}
+	}
+	if !q.Since.IsZero() {
+		v.Set("since", q.Since.UTC().Format(time.RFC3339Nano))
+	}
+	if !q.Until.IsZero() {
+		v.Set("until", q.Until.UTC().Format(time.RFC3339Nano))
+	}
+	var out []HistoryAttempt
+	err := c.do(ctx, http.MethodGet, "/v1/history?"+v.Encode(), nil, &out)
+	return out, err
+}
+
 // FollowEvents calls fn with every committed event after index after, as
 // it happens, until ctx ends or fn returns an error (which it returns).
 // When the stream breaks (a server stops, leadership moves) it reconnects

@@ -18,8 +18,10 @@ type Config struct {
 	// Name is the server's unique name; it is also its Raft server ID and
 	// its gossip node name.
 	Name string
-	// DataDir holds the Raft log and stable store (raft.db, bbolt) and the
-	// snapshots.
+	// DataDir holds the Raft log and stable store (raft.db, bbolt), the
+	// snapshots and the history (history.db, bbolt). With InmemStore it
+	// holds only the history; empty, the server keeps none (events then
+	// come from the database's in-memory ring).
 	DataDir string
 	// HTTPAddr is the API listen address host:port; port 0 picks one.
 	HTTPAddr string
@@ -84,6 +86,10 @@ type Config struct {
 	// database keeps at most: the leader removes the ones that ended
 	// earliest beyond it.
 	JobRetentionCount int
+	// HistoryRetention is how long this server keeps the history of an
+	// ended attempt or an event (history.go); it sweeps its own copy.
+	// Zero keeps history forever.
+	HistoryRetention time.Duration
 
 	// RaftTransport, when set, replaces the TCP transport (tests use raft's
 	// in-memory transport); RaftAddr is then ignored.
@@ -118,6 +124,8 @@ func (c *Config) validate() error {
 		return fmt.Errorf("%w: --job-retention must not be negative", errConfig)
 	case c.JobRetentionCount < 0:
 		return fmt.Errorf("%w: --job-retention-count must not be negative", errConfig)
+	case c.HistoryRetention < 0:
+		return fmt.Errorf("%w: --history-retention must not be negative", errConfig)
 	case c.BootstrapExpect < 0:
 		return fmt.Errorf("%w: --bootstrap-expect must not be negative", errConfig)
 	}
