@@ -371,6 +371,11 @@ type NodeMeta struct {
 	Expect int    `json:"e,omitempty"`
 	// Load is the stub's load average, refreshed as it changes.
 	Load float64 `json:"l,omitempty"`
+	// Leader is set by the server that leads, from when it wins an
+	// election until it loses leadership: a hint that lets a stub that
+	// joins send its first lease renewal to the leader rather than
+	// through a follower. Answers (client.LeaderHeader) correct it.
+	Leader bool `json:"ld,omitempty"`
 	// Level is set by servers: the highest Raft command type the server
 	// applies. Every server sets it; a member that gossips none counts as
 	// 1.0 (21).
