@@ -61,7 +61,7 @@ func (s *Server) handleLogs(w http.ResponseWriter, r *http.Request) {
 	body, status, err := s.openLog(r.Context(), id, instance, stream, follow)
 	if err != nil {
 		if r.Context().Err() == nil {
-			s.writeError(w, status, fmt.Errorf("logs of job %d instance %d: %w", id, instance, err))
+			s.writeError(w, status, err)
 		}
 		return
 	}
@@ -116,7 +116,7 @@ func (s *Server) openLog(ctx context.Context, id uint64, instance int, stream st
 		case errors.As(err, &apiErr) && apiErr.Status == http.StatusNotFound && follow && t.placed && time.Now().Before(deadline):
 			// Its Start is on its way to the stub: wait for it.
 		case errors.As(err, &apiErr):
-			return nil, apiErr.Status, fmt.Errorf("%s: %s", t.machine, apiErr.Message)
+			return nil, apiErr.Status, errors.New(apiErr.Message) // it names the attempt and machine
 		default:
 			return nil, http.StatusBadGateway, fmt.Errorf("the stub of %s, which ran attempt %d, did not answer: %w", t.machine, t.ref.Attempt, err)
 		}
@@ -158,7 +158,7 @@ func (s *Server) logTarget(id uint64, instance int) (logTarget, int, error) {
 			last := in.History[len(in.History)-1]
 			t.ref.Attempt, t.machine = last.Attempt, last.Machine
 		default:
-			status, err = http.StatusConflict, fmt.Errorf("it has not started yet (%s): it has no output", in.State)
+			status, err = http.StatusConflict, fmt.Errorf("instance %d of job %d has not started yet (%s): it has no output", instance, id, in.State)
 			return
 		}
 		m, ok := v.Machine(t.machine)
