@@ -134,6 +134,8 @@ func (s *Stub) handleLog(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusInternalServerError, fmt.Errorf("seek %s of attempt %s: %w", stream, k, err))
 		return
 	}
+	s.metrics.logStreams.Add(1)
+	defer s.metrics.logStreams.Add(-1)
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	w.WriteHeader(http.StatusOK)
 	// A stub shutting down ends the stream as broken, not as complete.
