@@ -85,9 +85,10 @@ func (s *Server) handleLogs(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		if err != nil {
-			if r.Context().Err() == nil {
-				s.log.Warn("log stream from a stub broke", "job", id, "instance", instance, "err", err)
+			if r.Context().Err() != nil {
+				return // the caller went, which ended the stub's stream
 			}
+			s.log.Warn("log stream from a stub broke", "job", id, "instance", instance, "err", err)
 			panic(http.ErrAbortHandler) // the caller sees the stream break
 		}
 	}
