@@ -15,8 +15,10 @@ import (
 
 // Logs: GET /v1/jobs/{ref}/logs passes on an instance's stdout or stderr
 // from the stub that ran it (GET /v1/logs there), so that the user needs
-// no route to the stubs. Any server answers from its own view of the
-// state: it checks that the caller may act on the job, finds the
+// no route to the stubs. It is a read like GET /v1/jobs/{ref}: the leader
+// answers (a follower redirects, so a job just submitted is found), or
+// with ?stale any server from its own view. The server checks that the
+// caller may act on the job, finds the
 // instance's current attempt (or its last one) and its machine, and
 // streams the stub's answer back, flushing as it comes. A stream that
 // breaks (the stub went) breaks for the caller too rather than end as

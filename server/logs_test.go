@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"io"
 	"net/http"
@@ -120,6 +121,53 @@ func TestLogsFollowSeesLinesAsWritten(t *testing.T) {
 	if err != nil || len(rest) != 0 {
 		t.Errorf("after the job ended: %q, %v; want a clean end", rest, err)
 	}
+
+	// A follower that goes away ends the server's stream and the stub's.
+	resp, err = cl.Submit(ctx(t), client.SubmitRequest{Spec: shSpec(`echo waiting; exec sleep 600`, 1)})
+	if err != nil {
+		t.Fatalf("submit: %v", err)
+	}
+	fctx, fcancel := context.WithCancel(ctx(t))
+	fb, err := follower.Logs(fctx, strconv.FormatUint(resp.ID, 10), client.LogsQuery{Follow: true})
+	if err != nil {
+		t.Fatalf("logs -f: %v", err)
+	}
+	if line, err := bufio.NewReader(fb).ReadString('\n'); err != nil || line != "waiting\n" {
+		t.Fatalf("logs -f of the sleeper: %q, %v", line, err)
+	}
+	if n := stubLogStreams(t, c); n != 1 {
+		t.Errorf("the stub's log streams while one is followed = %d, want 1", n)
+	}
+	fcancel()
+	fb.Close()
+	servertest.WaitFor(t, 10*time.Second, "the stub's stream ended after the follower went", func() bool { return stubLogStreams(t, c) == 0 })
+}
+
+// stubLogStreams reads netmgr_stub_log_streams from the first stub's
+// /metrics.
+func stubLogStreams(t *testing.T, c *servertest.Cluster) int {
+	t.Helper()
+	hc := &http.Client{Timeout: 10 * time.Second, Transport: client.NewTLSTransport(c.Material(pki.Identity{Role: pki.RoleServer, Name: "tester"}), pki.RoleStub)}
+	resp, err := hc.Get("https://" + c.Stubs[0].HTTPAddr() + "/metrics")
+	if err != nil {
+		t.Fatalf("stub metrics: %v", err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatalf("stub metrics: %v", err)
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "netmgr_stub_log_streams "); ok {
+			n, err := strconv.Atoi(v)
+			if err != nil {
+				t.Fatalf("netmgr_stub_log_streams %q: %v", v, err)
+			}
+			return n
+		}
+	}
+	t.Fatalf("no netmgr_stub_log_streams in the stub's metrics")
+	return 0
 }
 
 // TestLogsAfterExecRetention reads a job's output before and after its
