@@ -28,6 +28,9 @@ import (
 // flight (placed, its stub not told yet) is waited for.
 const logsStartWait = 30 * time.Second
 
+// errNotStarted means an instance has run no attempt yet.
+var errNotStarted = errors.New("has not started yet")
+
 // logTarget is the attempt whose output a logs request reads.
 type logTarget struct {
 	ref     client.AttemptRef
@@ -98,12 +101,27 @@ func (s *Server) handleLogs(w http.ResponseWriter, r *http.Request) {
 
 // openLog opens the stream of instance's output from its stub and
 // returns it, or the HTTP status and error to answer with. A followed
-// instance whose attempt is placed but not yet known to its stub is
-// waited for, for at most logsStartWait.
+// instance that has not started is waited for as long as ctx lasts, and
+// one whose attempt is placed but not yet known to its stub for at most
+// logsStartWait.
 func (s *Server) openLog(ctx context.Context, id uint64, instance int, stream string, follow bool) (io.ReadCloser, int, error) {
 	deadline := time.Now().Add(logsStartWait)
 	for {
+		_, changed := s.fsm.Watch()
 		t, status, err := s.logTarget(id, instance)
+		if err != nil && follow && errors.Is(err, errNotStarted) {
+			// Followed before it started: wait, as long as the caller
+			// does, for it to be placed (or to end without running).
+			select {
+			case <-changed:
+				deadline = time.Now().Add(logsStartWait)
+				continue
+			case <-ctx.Done():
+				return nil, 0, ctx.Err()
+			case <-s.ctx.Done():
+				return nil, http.StatusServiceUnavailable, errors.New("server shutting down")
+			}
+		}
 		if err != nil {
 			return nil, status, err
 		}
@@ -161,7 +179,7 @@ func (s *Server) logTarget(id uint64, instance int) (logTarget, int, error) {
 			last := in.History[len(in.History)-1]
 			t.ref.Attempt, t.machine = last.Attempt, last.Machine
 		default:
-			status, err = http.StatusConflict, fmt.Errorf("instance %d of job %d has not started yet (%s): it has no output", instance, id, in.State)
+			status, err = http.StatusConflict, fmt.Errorf("instance %d of job %d %w (%s): it has no output", instance, id, errNotStarted, in.State)
 			return
 		}
 		m, ok := v.Machine(t.machine)

@@ -122,6 +122,37 @@ func TestLogsFollowSeesLinesAsWritten(t *testing.T) {
 		t.Errorf("after the job ended: %q, %v; want a clean end", rest, err)
 	}
 
+	// Followed while it is held (it has not started), a job is waited
+	// for: its output comes once it runs.
+	gate := filepath.Join(dir, "gate")
+	first, err := cl.Submit(ctx(t), client.SubmitRequest{Spec: shSpec(`while [ ! -e `+gate+` ]; do sleep 0.02; done`, 1)})
+	if err != nil {
+		t.Fatalf("submit: %v", err)
+	}
+	held := shSpec(`echo after`, 1)
+	held.After = []string{strconv.FormatUint(first.ID, 10)}
+	second, err := cl.Submit(ctx(t), client.SubmitRequest{Spec: held})
+	if err != nil {
+		t.Fatalf("submit: %v", err)
+	}
+	got := make(chan string, 1)
+	go func() {
+		out, err := readLog(t, follower, strconv.FormatUint(second.ID, 10), client.LogsQuery{Follow: true})
+		if err != nil {
+			out = "error: " + err.Error()
+		}
+		got <- out
+	}()
+	if j, err := cl.Job(ctx(t), strconv.FormatUint(second.ID, 10)); err != nil || j.State != client.JobHeld {
+		t.Errorf("the second job is %+v, %v; want it held while the test follows it", j.State, err)
+	}
+	if err := os.WriteFile(gate, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out := <-got; out != "after\n" {
+		t.Errorf("logs -f of a job followed while held = %q; want %q", out, "after\n")
+	}
+
 	// A follower that goes away ends the server's stream and the stub's.
 	resp, err = cl.Submit(ctx(t), client.SubmitRequest{Spec: shSpec(`echo waiting; exec sleep 600`, 1)})
 	if err != nil {

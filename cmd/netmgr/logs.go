@@ -27,10 +27,11 @@ func logsCommand() *cli.Command {
 			"   netmgr logs --instance 3 --stderr sim\n" +
 			"   netmgr logs -f 42\n\n" +
 			"-f follows a running instance: lines are printed as the job writes them, and\n" +
-			"the command ends (status 0) when the attempt ends. A finished job's output can\n" +
-			"be read until its machine removes the exec dir, the exec retention after the\n" +
-			"end (24 h unless the stub's --exec-retention says otherwise); then logs says\n" +
-			"so. A stream that breaks (a server or the machine went) ends with status 1.\n\n" + retryNote,
+			"the command ends (status 0) when the attempt ends; an instance that has not\n" +
+			"started yet is waited for. A finished job's output can be read until its\n" +
+			"machine removes the exec dir, the exec retention after the end (24 h unless\n" +
+			"the stub's --exec-retention says otherwise); then logs says so. A stream that\n" +
+			"breaks (a server or the machine went) ends with status 1.\n\n" + retryNote,
 		Flags: append([]cli.Flag{
 			&cli.IntFlag{Name: "instance", Aliases: []string{"i"}, Usage: "the instance `N` to read, from 0"},
 			&cli.BoolFlag{Name: "stderr", Usage: "read standard error instead of standard output"},
