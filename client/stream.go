@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"time"
 )
 
 // Logs returns a job instance's standard output or error as its stub
@@ -32,28 +33,44 @@ func (s *StubClient) Log(ctx context.Context, req LogRequest) (io.ReadCloser, er
 
 // stream sends GET path to the servers in turn until one answers and
 // returns the answer's body, which lasts as long as ctx (no client
-// timeout). A server that cannot be reached, or answers 503, is passed
-// over; any other error answer is returned, an *APIError for a 4xx.
+// timeout). A server that cannot be reached, or answers 503 (no leader),
+// is passed over, and the servers are tried again for the client's retry
+// period as Client.do does; any other error answer is returned, an
+// *APIError for a 4xx.
 func (c *Client) stream(ctx context.Context, path string) (io.ReadCloser, error) {
 	hc := *c.hc
 	hc.Timeout = 0 // the stream lasts as long as ctx
-	addrs := c.Addrs()
-	var last error
-	for _, addr := range addrs {
-		body, err := c.streamOnce(ctx, &hc, addr+path)
-		var skip *retryable
-		switch {
-		case err == nil:
-			return body, nil
-		case ctx.Err() != nil:
-			return nil, ctx.Err()
-		case errors.As(err, &skip) || !isAnswer(err):
-			last = err
-			continue
+	clock := c.newRetryClock()
+	backoff := 25 * time.Millisecond
+	for {
+		addrs := c.Addrs()
+		var last error
+		for _, addr := range addrs {
+			body, err := c.streamOnce(ctx, &hc, addr+path)
+			var skip *retryable
+			switch {
+			case err == nil:
+				return body, nil
+			case ctx.Err() != nil:
+				return nil, ctx.Err()
+			case errors.As(err, &skip) || !isAnswer(err):
+				last = err
+				clock.failed(err)
+				continue
+			}
+			return nil, err
 		}
-		return nil, err
+		wait, ok := clock.next(backoff, addrs, last)
+		if !ok {
+			return nil, &unreachableError{tried: addrs, last: last, stub: c.stub}
+		}
+		select {
+		case <-ctx.Done():
+			return nil, &unreachableError{tried: addrs, last: ctx.Err(), stub: c.stub}
+		case <-time.After(wait):
+		}
+		backoff = min(2*backoff, time.Second)
 	}
-	return nil, &unreachableError{tried: addrs, last: last, stub: c.stub}
 }
 
 // isAnswer reports whether err is a server's answer (not a failure to
