@@ -141,7 +141,7 @@ func (s *Stub) handleLog(w http.ResponseWriter, r *http.Request) {
 	// A stub shutting down ends the stream as broken, not as complete.
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
-	defer context.AfterFunc(s.runner.ctx, cancel)()
+	defer context.AfterFunc(s.logsDone, cancel)()
 	if err := sendLog(ctx, w, f, follow, src.ended); err != nil {
 		s.log.Debug("log stream ended early", "attempt", k, "stream", stream, "err", err)
 		panic(http.ErrAbortHandler) // the reader sees the stream break

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"syscall"
 	"testing"
 
 	"github.com/netmgr/netmgr/client"
@@ -87,5 +88,31 @@ func TestLogFollowsAnAttempt(t *testing.T) {
 	waitFor(t, "the stream of a follower that went away ended", func() bool { return s.metrics.logStreams.Load() == 0 })
 	if err := c.Signal(context.Background(), client.SignalRequest{JobID: 2, Instance: 0, Attempt: 1, Signal: "KILL"}); err != nil {
 		t.Fatalf("kill the waiter: %v", err)
+	}
+}
+
+// A followed stream of a stub that shuts down breaks rather than end as
+// if complete, and does not hold the shutdown up.
+func TestLogStreamBreaksAtShutdown(t *testing.T) {
+	srv := newFakeServer(t, 0)
+	s := newTestStub(t, Config{Servers: []string{srv.addr()}})
+	c := stubClient(t, s)
+	req := shJob(1, 0, `echo waiting; exec sleep 600`)
+	pid := mustRun(t, c, req)
+	t.Cleanup(func() { _ = syscall.Kill(-pid, syscall.SIGKILL) }) // its supervisor outlives the stub
+	body, err := c.Log(context.Background(), client.LogRequest{AttemptRef: keyOf(req), Stream: client.LogStdout, Follow: true})
+	if err != nil {
+		t.Fatalf("follow: %v", err)
+	}
+	defer body.Close()
+	rd := bufio.NewReader(body)
+	if line, err := rd.ReadString('\n'); err != nil || line != "waiting\n" {
+		t.Fatalf("follow: %q, %v", line, err)
+	}
+	if err := s.Shutdown(); err != nil {
+		t.Fatalf("shutdown: %v", err)
+	}
+	if rest, err := io.ReadAll(rd); err == nil {
+		t.Errorf("the stream of a stub that shut down ended cleanly after %q; want it broken", rest)
 	}
 }

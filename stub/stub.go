@@ -46,6 +46,9 @@ type Stub struct {
 
 	ln      net.Listener
 	srv     *http.Server
+	// logsDone ends the log streams (http_logs.go) when the API shuts
+	// down, which would otherwise wait for followed ones.
+	logsDone context.Context
 	out     *outbox
 	servers *serverList
 	runner  *runner
@@ -171,6 +174,9 @@ func New(cfg Config) (*Stub, error) {
 	}
 	s.metrics = newMetrics(s)
 	s.srv = &http.Server{Handler: s.routes(), ReadHeaderTimeout: 10 * time.Second}
+	var endLogs context.CancelFunc
+	s.logsDone, endLogs = context.WithCancel(context.Background())
+	s.srv.RegisterOnShutdown(endLogs)
 
 	if cfg.GossipAddr != "" {
 		if s.gossip, err = startGossip(cfg, s.httpAddr, s.servers, s.peers, s.facts, &s.lease.loadByLease); err != nil {
