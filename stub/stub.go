@@ -44,25 +44,25 @@ type Stub struct {
 	log      *slog.Logger
 	httpAddr string // advertised host:port of the API
 
-	ln  net.Listener
-	srv *http.Server
+	ln      net.Listener
+	srv     *http.Server
+	out     *outbox
+	servers *serverList
+	runner  *runner
+	lease   *leaseKeeper
+	peers   *peerList
+	outage  *outage
+	health  *healthWatch
+	owner   *owner.Watch // nil without an owner policy
+	gossip  *gossip      // nil when gossip is disabled
+	socket  *userSocket  // nil without Config.Socket
+	facts   *factSource
+	metrics *metrics
+	// execs removes ended attempts' exec dirs and measures the exec dir.
+	execs *execSweeper
 	// logsDone ends the log streams (http_logs.go) when the API shuts
 	// down, which would otherwise wait for followed ones.
 	logsDone context.Context
-	out      *outbox
-	servers  *serverList
-	runner   *runner
-	lease    *leaseKeeper
-	peers    *peerList
-	outage   *outage
-	health   *healthWatch
-	owner    *owner.Watch // nil without an owner policy
-	gossip   *gossip      // nil when gossip is disabled
-	socket   *userSocket  // nil without Config.Socket
-	facts    *factSource
-	metrics  *metrics
-	// execs removes ended attempts' exec dirs and measures the exec dir.
-	execs *execSweeper
 
 	ctx    context.Context // canceled by Shutdown
 	cancel context.CancelFunc
