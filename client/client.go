@@ -64,14 +64,18 @@ type Client struct {
 	retryFor   time.Duration
 	tryTimeout time.Duration // per server tried; 0 = none beyond the request's
 	hedge      time.Duration // WithHedge; 0 = one server at a time
+	patience   time.Duration // WithLeaderPatience; 0 = the hedge delay
 
 	giveUpUnanswered time.Duration    // WithGiveUpUnanswered; 0 = the retry period
 	noticeAfter      time.Duration    // WithWaitNotice
 	notice           func(msg string) // WithWaitNotice; nil = none
 
-	mu        sync.Mutex // guards addrs and preferred
+	mu        sync.Mutex // guards addrs, preferred and leaderKnown
 	addrs     []string
 	preferred int
+	// leaderKnown is set while the preferred server is the leader, as an
+	// answer named it (LeaderHeader) or SetLeader hinted it.
+	leaderKnown bool
 }
 
 // Option configures a Client.
@@ -154,10 +158,39 @@ func (c *Client) SetAddrs(addrs []string) error {
 		return ErrNoAddress
 	}
 	c.mu.Lock()
+	defer c.mu.Unlock()
+	// Keep preferring the server preferred so far, the leader as an answer
+	// named it, when it is still listed: a stub learns the servers one by
+	// one from gossip, and starting over at the first each time would
+	// send its next request to a follower (and, over TLS, make a
+	// connection to it).
+	keep := -1
+	if c.preferred < len(c.addrs) {
+		keep = slices.Index(norm, c.addrs[c.preferred])
+	}
 	c.addrs = norm
-	c.preferred = 0
-	c.mu.Unlock()
+	if keep < 0 {
+		c.preferred, c.leaderKnown = 0, false
+	} else {
+		c.preferred = keep
+	}
 	return nil
+}
+
+// SetLeader makes addr ("host:port" or a URL), when it is one of the
+// client's servers, the one requests go to first, as the leader: a hint
+// from outside the answers, such as the servers' gossip metadata. An
+// address not among the servers is ignored.
+func (c *Client) SetLeader(addr string) {
+	if !strings.Contains(addr, "://") {
+		addr = c.scheme + addr
+	}
+	addr = strings.TrimRight(addr, "/")
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if k := slices.Index(c.addrs, addr); k >= 0 {
+		c.preferred, c.leaderKnown = k, true
+	}
 }
 
 // Addrs returns the server URLs the client uses.
@@ -414,20 +447,22 @@ func (c *Client) do(ctx context.Context, method, path string, in, out any) error
 			return fmt.Errorf("encode %s %s: %w", method, path, err)
 		}
 	}
-	addrs := c.Addrs()
 	c.mu.Lock()
-	start := c.preferred
+	addrs := append([]string(nil), c.addrs...)
+	start, leader := c.preferred, c.leaderKnown
 	c.mu.Unlock()
 
 	clock := c.newRetryClock()
 	backoff := 25 * time.Millisecond
 	var last error
 	for {
-		round := c.sequentialRound
+		var done bool
+		var err error
 		if c.hedge > 0 {
-			round = c.hedged
+			done, err = c.hedged(ctx, method, path, body, addrs, start, leader, out, clock)
+		} else {
+			done, err = c.sequentialRound(ctx, method, path, body, addrs, start, out, clock)
 		}
-		done, err := round(ctx, method, path, body, addrs, start, out, clock)
 		if done {
 			return err
 		}
@@ -475,12 +510,16 @@ func (c *Client) sequentialRound(ctx context.Context, method, path string, body 
 // answered makes the server that answered (the leader it named, when that
 // is one of addrs; else server n) the one the next request goes to first.
 func (c *Client) answered(addrs []string, n int, leader string) {
+	known := false
 	if k := slices.Index(addrs, c.scheme+leader); leader != "" && k >= 0 {
-		n = k
+		n, known = k, true
 	}
 	c.mu.Lock()
-	c.preferred = n
-	c.mu.Unlock()
+	defer c.mu.Unlock()
+	// The list may have changed since the request began (SetAddrs).
+	if k := slices.Index(c.addrs, addrs[n]); k >= 0 {
+		c.preferred, c.leaderKnown = k, known
+	}
 }
 
 // retryable is a server's answer that another server, or a later try, may
@@ -577,6 +616,40 @@ func (c *Client) RemoveServer(ctx context.Context, name string) error {
 func (c *Client) Events(ctx context.Context, after uint64) ([]Event, error) {
 	var out []Event
 	err := c.do(ctx, http.MethodGet, "/v1/events?after="+strconv.FormatUint(after, 10), nil, &out)
+	return out, err
+}
+
+// EventsSince returns the committed events after index after whose time
+// is at or after since (zero: any), oldest first. The servers keep them
+// in their history, across restarts and leader changes, for the history
+// retention.
+func (c *Client) EventsSince(ctx context.Context, after uint64, since time.Time) ([]Event, error) {
+	v := url.Values{"after": {strconv.FormatUint(after, 10)}}
+	if !since.IsZero() {
+		v.Set("since", since.UTC().Format(time.RFC3339Nano))
+	}
+	var out []Event
+	err := c.do(ctx, http.MethodGet, "/v1/events?"+v.Encode(), nil, &out)
+	return out, err
+}
+
+// History returns the ended attempts q selects, by end time: the caller's
+// own jobs', or (for an admin) anyone's.
+func (c *Client) History(ctx context.Context, q HistoryQuery) ([]HistoryAttempt, error) {
+	v := url.Values{}
+	for k, s := range map[string]string{"user": q.User, "state": q.State, "queue": q.Queue, "machine": q.Machine} {
+		if s != "" {
+			v.Set(k, s)
+		}
+	}
+	if !q.Since.IsZero() {
+		v.Set("since", q.Since.UTC().Format(time.RFC3339Nano))
+	}
+	if !q.Until.IsZero() {
+		v.Set("until", q.Until.UTC().Format(time.RFC3339Nano))
+	}
+	var out []HistoryAttempt
+	err := c.do(ctx, http.MethodGet, "/v1/history?"+v.Encode(), nil, &out)
 	return out, err
 }
 
@@ -677,7 +750,8 @@ func (c *Client) With(opts ...Option) *Client {
 		hc: c.hc, user: c.user, scheme: c.scheme, token: c.token, expect: c.expect, socket: c.socket, socketPath: c.socketPath, vouched: c.vouched,
 		retryFor: c.retryFor, tryTimeout: c.tryTimeout,
 		giveUpUnanswered: c.giveUpUnanswered, noticeAfter: c.noticeAfter, notice: c.notice,
-		addrs: append([]string(nil), c.addrs...), preferred: c.preferred,
+		hedge: c.hedge, patience: c.patience,
+		addrs: append([]string(nil), c.addrs...), preferred: c.preferred, leaderKnown: c.leaderKnown,
 	}
 	c.mu.Unlock()
 	for _, o := range opts {

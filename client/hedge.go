@@ -21,6 +21,19 @@ import (
 // whose answer lost the race.
 func WithHedge(after time.Duration) Option { return func(c *Client) { c.hedge = after } }
 
+// WithLeaderPatience makes a hedged round (WithHedge) that starts on the
+// leader, as the last answer named it (LeaderHeader) or SetLeader hinted
+// it, wait d rather than the hedge delay before it asks the next server
+// too; the servers after that follow at the hedge delay. A follower only
+// forwards to the leader, so asking one while the leader is merely slow
+// adds a hop and, over TLS, a connection (a handshake) to each follower:
+// when a whole pool of stubs starts at once and the leader is slow for a
+// while, that is a handshake per stub and follower, and the CPU they take
+// slows the leader further. A leader that fails outright, or that hangs
+// behind a partition, costs no more than d. Zero (the default) waits the
+// hedge delay.
+func WithLeaderPatience(d time.Duration) Option { return func(c *Client) { c.patience = d } }
+
 // tryResult is one hedged try's outcome: the index of its server, the
 // leader its answer named, and its body, undecoded.
 type tryResult struct {
@@ -31,8 +44,8 @@ type tryResult struct {
 }
 
 // hedged is sequentialRound's counterpart for a client WithHedge.
-func (c *Client) hedged(ctx context.Context, method, path string, body []byte, addrs []string, start int, out any, clock *retryClock) (done bool, err error) {
-	r := c.hedgedRound(ctx, method, path, body, addrs, start, out, clock)
+func (c *Client) hedged(ctx context.Context, method, path string, body []byte, addrs []string, start int, leader bool, out any, clock *retryClock) (done bool, err error) {
+	r := c.hedgedRound(ctx, method, path, body, addrs, start, leader, out, clock)
 	var apiErr *APIError
 	switch {
 	case r.err == nil:
@@ -50,10 +63,12 @@ func (c *Client) hedged(ctx context.Context, method, path string, body []byte, a
 }
 
 // hedgedRound sends one round of a request to addrs, starting with index
-// start, as WithHedge says. It returns the winning try, or the last
-// failure when every server failed or ctx ended; it marks each server that
-// failed so that later requests prefer the next one.
-func (c *Client) hedgedRound(ctx context.Context, method, path string, body []byte, addrs []string, start int, out any, clock *retryClock) tryResult {
+// start, as WithHedge says; leader says that server start is the leader,
+// which gets the leader patience (WithLeaderPatience). It returns the
+// winning try, or the last failure when every server failed or ctx ended;
+// it marks each server that failed so that later requests prefer the next
+// one.
+func (c *Client) hedgedRound(ctx context.Context, method, path string, body []byte, addrs []string, start int, leader bool, out any, clock *retryClock) tryResult {
 	rctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	results := make(chan tryResult, len(addrs))
@@ -78,7 +93,11 @@ func (c *Client) hedgedRound(ctx context.Context, method, path string, body []by
 		}()
 	}
 	launch()
-	timer := time.NewTimer(c.hedge)
+	first := c.hedge
+	if leader && c.patience > first {
+		first = c.patience
+	}
+	timer := time.NewTimer(first)
 	defer timer.Stop()
 	last := tryResult{n: start, err: fmt.Errorf("%s %s: no server tried", method, path)}
 	for pending > 0 {
@@ -111,6 +130,6 @@ func (c *Client) skip(n, count int) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.preferred == n {
-		c.preferred = (n + 1) % count
+		c.preferred, c.leaderKnown = (n+1)%count, false
 	}
 }

@@ -312,6 +312,28 @@ type Instance struct {
 	Leftovers []Leftover `json:"leftovers,omitempty"`
 	// Queue is the job's queue.
 	Queue string `json:"queue,omitempty"`
+	// History is how each earlier attempt ended, oldest first; set only
+	// by GET /v1/jobs/{ref} (netstatus JOB), not in the list of jobs.
+	History []AttemptEnd `json:"history,omitempty"`
+}
+
+// AttemptEnd is how an earlier attempt of an instance ended: where it ran,
+// when, and its exit, signal, error or reason, as Instance has them for
+// the current attempt.
+type AttemptEnd struct {
+	Attempt   uint64    `json:"attempt"`
+	Machine   string    `json:"machine,omitempty"`
+	State     string    `json:"state"`
+	ExitCode  int       `json:"exit_code"`
+	Signal    string    `json:"signal,omitempty"`
+	Error     string    `json:"error,omitempty"`
+	Reason    string    `json:"reason,omitempty"`
+	UserMS    int64     `json:"user_ms,omitempty"`
+	SysMS     int64     `json:"sys_ms,omitempty"`
+	MaxRSSKB  int64     `json:"max_rss_kb,omitempty"`
+	PlacedAt  time.Time `json:"placed_at,omitzero"`
+	StartedAt time.Time `json:"started_at,omitzero"`
+	EndedAt   time.Time `json:"ended_at,omitzero"`
 }
 
 // DefaultQueue is the queue of a job that names none. It always exists,
@@ -421,4 +443,58 @@ type Event struct {
 	Attempt  uint64    `json:"attempt,omitempty"`
 	Machine  string    `json:"machine,omitempty"`
 	Detail   string    `json:"detail,omitempty"`
+}
+
+// HistoryAttempt is how one attempt of one instance ended, as GET
+// /v1/history lists it: the accounting record every server keeps after
+// the job has left the database. Index is the Raft index of the entry
+// that ended it; ReplacedBy the attempt that took its place (0: none).
+// UserMS and SysMS are CPU time, MaxRSSKB the peak resident memory.
+type HistoryAttempt struct {
+	Index       uint64    `json:"index"`
+	Job         uint64    `json:"job"`
+	Name        string    `json:"name,omitempty"`
+	Owner       string    `json:"owner"`
+	Queue       string    `json:"queue,omitempty"`
+	Instance    int       `json:"instance"`
+	Attempt     uint64    `json:"attempt"`
+	Machine     string    `json:"machine,omitempty"`
+	State       string    `json:"state"`
+	ExitCode    int       `json:"exit_code"`
+	Signal      string    `json:"signal,omitempty"`
+	Error       string    `json:"error,omitempty"`
+	Reason      string    `json:"reason,omitempty"`
+	UserMS      int64     `json:"user_ms,omitempty"`
+	SysMS       int64     `json:"sys_ms,omitempty"`
+	MaxRSSKB    int64     `json:"max_rss_kb,omitempty"`
+	SubmittedAt time.Time `json:"submitted_at,omitzero"`
+	PlacedAt    time.Time `json:"placed_at,omitzero"`
+	StartedAt   time.Time `json:"started_at,omitzero"`
+	EndedAt     time.Time `json:"ended_at,omitzero"`
+	ReplacedBy  uint64    `json:"replaced_by,omitempty"`
+}
+
+// HistoryQuery selects attempts for GET /v1/history; empty fields select
+// all. Since and Until bound the end time.
+type HistoryQuery struct {
+	User    string
+	State   string
+	Queue   string
+	Machine string
+	Since   time.Time
+	Until   time.Time
+}
+
+// HistoryRange is a server's answer to another's GET /v1/history/range:
+// the records of the entries after the asked index through UpTo.
+type HistoryRange struct {
+	UpTo    uint64              `json:"up_to"`
+	Entries []HistoryRangeEntry `json:"entries"`
+}
+
+// HistoryRangeEntry is what one entry produced, for HistoryRange.
+type HistoryRangeEntry struct {
+	Index    uint64           `json:"index"`
+	Events   []Event          `json:"events,omitempty"`
+	Attempts []HistoryAttempt `json:"attempts,omitempty"`
 }

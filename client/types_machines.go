@@ -12,6 +12,7 @@ const (
 	MachineSuspect     = "suspect"     // gossip suspects it: no new work
 	MachineUnreachable = "unreachable" // its lease expired: its restartable work runs elsewhere
 	MachineAsleep      = "asleep"      // its owner policy put it to sleep: no new work
+	MachineRestarting  = "restarting"  // its stub is restarting; its jobs run on: no new work
 )
 
 // Machine is one machine of the pool, as GET /v1/machines returns it,

@@ -146,6 +146,12 @@ type LeaseRequest struct {
 	// not watch for that. Jobs ask for idle machines with idle>=MINUTES.
 	// Sent under the same condition as Asleep.
 	IdleS *int64 `json:"idle_s,omitempty"`
+	// Restarting asks for a restart lease: the stub is stopping to start
+	// again, its jobs running on under the supervisor host. A leader that
+	// grants it (LeaseResponse.Restarting) has recorded the machine
+	// restarting and grants a lease of the server's restart grace; the
+	// stub sends no renewal after it.
+	Restarting bool `json:"restarting,omitempty"`
 }
 
 // LeaseToken is the leader's receipt for a lease it granted, which the
@@ -202,6 +208,10 @@ type LeaseResponse struct {
 	// at run time. Nil from a server that predates them (the stub keeps
 	// what it has); a stub that predates them ignores the field.
 	Owner *OwnerSettings `json:"owner,omitempty"`
+	// Restarting is set when the leader granted the restart lease a
+	// LeaseRequest.Restarting asked for: LeaseMS is then the restart
+	// grace. Unset, the stub got no restart lease and leaves the pool.
+	Restarting bool `json:"restarting,omitempty"`
 }
 
 // OwnerSettings is the owner-policy settings the database gives a
@@ -361,6 +371,11 @@ type NodeMeta struct {
 	Expect int    `json:"e,omitempty"`
 	// Load is the stub's load average, refreshed as it changes.
 	Load float64 `json:"l,omitempty"`
+	// Leader is set by the server that leads, from when it wins an
+	// election until it loses leadership: a hint that lets a stub that
+	// joins send its first lease renewal to the leader rather than
+	// through a follower. Answers (client.LeaderHeader) correct it.
+	Leader bool `json:"ld,omitempty"`
 	// Level is set by servers: the highest Raft command type the server
 	// applies. Every server sets it; a member that gossips none counts as
 	// 1.0 (21).

@@ -149,11 +149,9 @@ func restartBackoff(n int) time.Duration {
 // newAttempt records how the attempt ended and queues the next one, to be
 // placed no sooner than delay after at.
 func (d *db) newAttempt(j *Job, in *Instance, at time.Time, delay time.Duration, index uint64) {
-	in.History = append(in.History, AttemptEnd{
-		Attempt: in.Attempt, Machine: in.Machine, Key: in.Key, State: in.State, ExitCode: in.ExitCode,
-		Signal: in.Signal, Error: in.Error, Reason: in.Reason, UserMS: in.UserMS, SysMS: in.SysMS,
-		MaxRSSKB: in.MaxRSSKB, PlacedAt: in.PlacedAt, StartedAt: in.StartedAt, EndedAt: in.EndedAt,
-	})
+	end := currentEnd(in)
+	in.History = append(in.History, end)
+	d.noteReplaced(j, in, end, index)
 	in.Attempt++
 	d.event(index, at, EventInstanceRestarted, j.ID, in.Index, in.Attempt, "", fmt.Sprintf("attempt %d on %s ended %s; next after %v", in.Attempt-1, in.Machine, in.State, delay))
 	in.Machine, in.Key, in.PID = "", "", 0

@@ -13,46 +13,47 @@ type MessageType uint8
 
 // The commands. Never renumber, never reuse.
 const (
-	StubJoinType      MessageType = 1
-	StubLeaveType     MessageType = 2
-	SubmitType        MessageType = 3
-	PlaceType         MessageType = 4
-	ChildRegisterType MessageType = 5
-	ChildTermType     MessageType = 6
-	KillType          MessageType = 7
-	LoadDatabaseType  MessageType = 8
-	SetQueueType      MessageType = 9
-	RemoveQueueType   MessageType = 10
-	ReserveType       MessageType = 11
-	UnreserveType     MessageType = 12
-	SuspendType       MessageType = 13
-	ResumeType        MessageType = 14
-	RestartJobType    MessageType = 15
-	LeaseExpiredType  MessageType = 16
-	LeaseRestoredType MessageType = 17
-	LeaderElectedType MessageType = 18 // proposed with IgnoreUnknownFlag: informational
-	ChildEventsType   MessageType = 19 // since command level 19; see ChildEvents
-	SubmitPlaceType   MessageType = 20 // since command level 20; see SubmitPlace
-	SubmitsType       MessageType = 21 // since command level 21; see Submits
-	MachineHealthType MessageType = 22 // since command level 22; see MachineHealth
-	TokenIssueType    MessageType = 23 // since command level 23; see TokenIssue
-	TokenRevokeType   MessageType = 24 // since command level 24; see TokenRevoke
-	ServerRemovedType MessageType = 25 // proposed with IgnoreUnknownFlag: informational
-	SubmitAfterType   MessageType = 26 // since command level 26; see JobSpec.After
-	MachineAsleepType MessageType = 27 // since command level 27; see MachineAsleep
-	SubmitDirType     MessageType = 28 // since command level 28; see JobSpec.Dir
-	SubmitCronType    MessageType = 29 // since command level 29; see JobSpec.Cron
-	CronFireType      MessageType = 30 // since command level 30; see CronFire
-	MailSentType      MessageType = 31 // since command level 31; see MailSent
-	JobsExpireType    MessageType = 32 // since command level 32; see JobsExpire
-	SubmitLimitsType  MessageType = 33 // since command level 33; see JobSpec.TimeLimitSeconds
+	StubJoinType       MessageType = 1
+	StubLeaveType      MessageType = 2
+	SubmitType         MessageType = 3
+	PlaceType          MessageType = 4
+	ChildRegisterType  MessageType = 5
+	ChildTermType      MessageType = 6
+	KillType           MessageType = 7
+	LoadDatabaseType   MessageType = 8
+	SetQueueType       MessageType = 9
+	RemoveQueueType    MessageType = 10
+	ReserveType        MessageType = 11
+	UnreserveType      MessageType = 12
+	SuspendType        MessageType = 13
+	ResumeType         MessageType = 14
+	RestartJobType     MessageType = 15
+	LeaseExpiredType   MessageType = 16
+	LeaseRestoredType  MessageType = 17
+	LeaderElectedType  MessageType = 18 // proposed with IgnoreUnknownFlag: informational
+	ChildEventsType    MessageType = 19 // since command level 19; see ChildEvents
+	SubmitPlaceType    MessageType = 20 // since command level 20; see SubmitPlace
+	SubmitsType        MessageType = 21 // since command level 21; see Submits
+	MachineHealthType  MessageType = 22 // since command level 22; see MachineHealth
+	TokenIssueType     MessageType = 23 // since command level 23; see TokenIssue
+	TokenRevokeType    MessageType = 24 // since command level 24; see TokenRevoke
+	ServerRemovedType  MessageType = 25 // proposed with IgnoreUnknownFlag: informational
+	SubmitAfterType    MessageType = 26 // since command level 26; see JobSpec.After
+	MachineAsleepType  MessageType = 27 // since command level 27; see MachineAsleep
+	SubmitDirType      MessageType = 28 // since command level 28; see JobSpec.Dir
+	SubmitCronType     MessageType = 29 // since command level 29; see JobSpec.Cron
+	CronFireType       MessageType = 30 // since command level 30; see CronFire
+	MailSentType       MessageType = 31 // since command level 31; see MailSent
+	JobsExpireType     MessageType = 32 // since command level 32; see JobsExpire
+	SubmitLimitsType   MessageType = 33 // since command level 33; see JobSpec.TimeLimitSeconds
+	StubRestartingType MessageType = 34 // since command level 34; see StubRestarting
 )
 
 // CommandLevel is the highest command type this build applies. Servers
 // gossip it, and the leader proposes a command newer than every voter's
 // level only when all of them have it: a replica that meets an unknown
 // type must stop.
-const CommandLevel = SubmitLimitsType
+const CommandLevel = StubRestartingType
 
 // IgnoreUnknownFlag marks a command that a server which does not know its
 // type may skip instead of stopping. Commands whose loss would make replicas
@@ -128,6 +129,8 @@ func (t MessageType) String() string {
 		return "JobsExpire"
 	case SubmitLimitsType:
 		return "SubmitLimits"
+	case StubRestartingType:
+		return "StubRestarting"
 	}
 	return fmt.Sprintf("MessageType(%d)", uint8(t))
 }
@@ -511,6 +514,20 @@ type MachineAsleep struct {
 	At      time.Time `json:"at"`
 	Machine string    `json:"machine"`
 	Reason  string    `json:"reason,omitempty"`
+}
+
+// StubRestarting records that a machine's stub is stopping to start
+// again (an upgrade, systemctl restart) while its jobs run on under the
+// supervisor host: the machine is restarting, takes no new work, and its
+// running instances stay running. The leader proposes it when the stub
+// asks for a restart lease (client.LeaseRequest.Restarting) and grants
+// that lease only once it is committed; a StubJoin ends it when the new
+// stub is back, a LeaseExpired when it is not back within the restart
+// grace. Since command level 34: proposed only when every server applies
+// it.
+type StubRestarting struct {
+	At      time.Time `json:"at"`
+	Machine string    `json:"machine"`
 }
 
 // LeaderElected records that Name won the election of Term; applying it

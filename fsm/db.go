@@ -53,6 +53,10 @@ type db struct {
 	// notes is what the entry being applied noted for mail; flushMail
 	// empties it at the end of every entry.
 	notes mailNotes
+	// out gathers the events and ended attempts of the entries applied,
+	// for FSM.SetRecorder's recorder; nil when nobody records. Derived,
+	// never snapshotted, and nothing in the state depends on it.
+	out *outbox
 }
 
 // queueCounts is what one queue holds now.
@@ -234,6 +238,9 @@ func (d *db) setState(jobID uint64, in *Instance, state string, index uint64) {
 	in.State = state
 	in.ModifyIndex = index
 	d.setIndexes(jobID, in)
+	if in.Finished() {
+		d.noteFinished(jobID, in)
+	}
 	d.refreshDone(d.jobs[jobID], index)
 }
 

@@ -21,5 +21,11 @@
 // leader's cutoff time and count, which removes exactly the jobs
 // ExpiredJobs names at that index on every replica (expire.go).
 //
+// What an entry produced for the record kept outside the database, its
+// events and the attempts it ended (each with the attempt that replaced
+// it), goes to a Recorder after the lock is released (record.go); the
+// servers keep it in their history. It is derived from the entry alone
+// and never read back, so it is not state.
+//
 // It is not the wire format (package client) and does no networking.
 package fsm

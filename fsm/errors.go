@@ -33,6 +33,8 @@ var (
 	ErrReserved = errors.New("already reserved")
 	// ErrNoSuchMachine means a command named a machine the pool lacks.
 	ErrNoSuchMachine = errors.New("no such machine")
+	// ErrNotUp means a machine is not up, as what was asked of it needs.
+	ErrNotUp = errors.New("machine is not up")
 )
 
 // Token errors.

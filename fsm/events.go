@@ -16,6 +16,7 @@ const (
 	EventMachineLeft        = "machine-left"
 	EventMachineUnreachable = "machine-unreachable"
 	EventMachineBack        = "machine-back"
+	EventMachineRestarting  = "machine-restarting"
 	EventMachineUnhealthy   = "machine-unhealthy"
 	EventMachineHealthy     = "machine-healthy"
 	EventMachineAsleep      = "machine-asleep"
@@ -93,7 +94,11 @@ func (r *eventRing) since(index uint64) []Event {
 
 // event records a state change of the command at index.
 func (d *db) event(index uint64, at time.Time, kind string, job uint64, instance int, attempt uint64, machine, detail string) {
-	d.events.add(Event{Index: index, At: at, Kind: kind, Job: job, Instance: instance, Attempt: attempt, Machine: machine, Detail: detail})
+	e := Event{Index: index, At: at, Kind: kind, Job: job, Instance: instance, Attempt: attempt, Machine: machine, Detail: detail}
+	d.events.add(e)
+	if d.out != nil {
+		d.out.events = append(d.out.events, e)
+	}
 }
 
 // EventsSince returns the events recorded after index, oldest first, as

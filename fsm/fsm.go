@@ -48,6 +48,7 @@ type FSM struct {
 	mu    sync.RWMutex // guards d and watch
 	d     *db
 	watch chan struct{} // closed and replaced after every Apply and Restore
+	rec   Recorder      // set once before Raft starts; nil: nobody records
 }
 
 var _ raft.BatchingFSM = (*FSM)(nil)
@@ -78,13 +79,21 @@ func (f *FSM) Apply(l *raft.Log) any {
 	if l.Type != raft.LogCommand {
 		return &Result{Index: l.Index}
 	}
+	res, out := f.applyOne(l)
+	f.record(out)
+	return res
+}
+
+// applyOne applies l under the lock and returns, with the result, what it
+// produced for the recorder.
+func (f *FSM) applyOne(l *raft.Log) (*Result, []Applied) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	res := f.apply(l.Index, l.Data)
 	f.d.index = l.Index
 	close(f.watch)
 	f.watch = make(chan struct{})
-	return res
+	return res, f.d.takeRecord()
 }
 
 // ApplyBatch applies a batch of log entries, in order, as Apply would one
@@ -92,6 +101,8 @@ func (f *FSM) Apply(l *raft.Log) any {
 // leader passes that follow a commit then see the whole batch at once.
 func (f *FSM) ApplyBatch(logs []*raft.Log) []any {
 	out := make([]any, len(logs))
+	var rec []Applied
+	defer func() { f.record(rec) }() // after the unlock below
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	applied := false
@@ -109,6 +120,7 @@ func (f *FSM) ApplyBatch(logs []*raft.Log) []any {
 	}
 	close(f.watch)
 	f.watch = make(chan struct{})
+	rec = f.d.takeRecord()
 	return out
 }
 
@@ -118,6 +130,7 @@ func (f *FSM) apply(index uint64, data []byte) *Result {
 	res := f.applyCommand(index, data)
 	f.d.flushEnded(index)
 	f.d.flushMail(index)
+	f.d.flushRecord(index)
 	return res
 }
 
@@ -242,6 +255,10 @@ func (f *FSM) applyCommand(index uint64, data []byte) *Result {
 		var c MailSent
 		decode(index, t, body, &c)
 		return d.applyMailSent(index, &c)
+	case StubRestartingType:
+		var c StubRestarting
+		decode(index, t, body, &c)
+		return d.applyStubRestarting(index, &c)
 	case JobsExpireType:
 		var c JobsExpire
 		decode(index, t, body, &c)

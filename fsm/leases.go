@@ -12,7 +12,7 @@ func (d *db) applyLeaseExpired(index uint64, c *LeaseExpired) *Result {
 	if !ok {
 		return &Result{Index: index}
 	}
-	if m.State == MachineUp {
+	if m.State == MachineUp || m.State == MachineRestarting {
 		m.State = MachineUnreachable
 		m.ModifyIndex = index
 		d.event(index, c.At, EventMachineUnreachable, 0, -1, 0, c.Machine, "lease expired")

@@ -154,11 +154,17 @@ func (f *FSM) Restore(rc io.ReadCloser) error {
 		return fmt.Errorf("restore snapshot: %w", err)
 	}
 	f.mu.Lock()
-	defer f.mu.Unlock()
 	d.owedSends = f.d.owedSends + 1 // a new state may owe anything
+	var out []Applied
+	if f.d.out != nil {
+		d.out = &outbox{}
+		out = []Applied{{Index: d.index, Restored: true}}
+	}
 	f.d = d
 	close(f.watch)
 	f.watch = make(chan struct{})
+	f.mu.Unlock()
+	f.record(out)
 	return nil
 }
 

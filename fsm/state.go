@@ -7,11 +7,13 @@ import (
 )
 
 // Machine states. An unreachable machine's lease expired; a down one left
-// the gossip pool.
+// the gossip pool; a restarting one's stub stopped to start again, its
+// jobs running on (StubRestarting).
 const (
 	MachineUp          = "up"
 	MachineDown        = "down"
 	MachineUnreachable = "unreachable"
+	MachineRestarting  = "restarting"
 )
 
 // Instance states. An instance moves queued -> placed -> running -> one of

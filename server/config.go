@@ -18,8 +18,10 @@ type Config struct {
 	// Name is the server's unique name; it is also its Raft server ID and
 	// its gossip node name.
 	Name string
-	// DataDir holds the Raft log and stable store (raft.db, bbolt) and the
-	// snapshots.
+	// DataDir holds the Raft log and stable store (raft.db, bbolt), the
+	// snapshots and the history (history.db, bbolt). With InmemStore it
+	// holds only the history; empty, the server keeps none (events then
+	// come from the database's in-memory ring).
 	DataDir string
 	// HTTPAddr is the API listen address host:port; port 0 picks one.
 	HTTPAddr string
@@ -45,6 +47,14 @@ type Config struct {
 	// lease expired. Zero means no grace: a stub stops restartable work
 	// when its lease runs out, whatever the rest of the pool sees.
 	OutageGrace time.Duration
+	// RestartGrace is how long the jobs of a machine whose stub stopped
+	// to restart run on without it: the leader grants the stopping stub a
+	// lease this long, shows the machine restarting meanwhile, and only
+	// once it has run out unrenewed declares the lease expired (its
+	// restartable work then runs elsewhere, the rest is lost). Zero grants
+	// none: a stopping stub leaves the pool, as before command level 34.
+	// At most MaxRestartGrace.
+	RestartGrace time.Duration
 	// Logger receives the server's logs; nil discards them.
 	Logger *slog.Logger
 	// Version is the build's version as `netmgr version` prints it, which
@@ -76,6 +86,10 @@ type Config struct {
 	// database keeps at most: the leader removes the ones that ended
 	// earliest beyond it.
 	JobRetentionCount int
+	// HistoryRetention is how long this server keeps the history of an
+	// ended attempt or an event (history.go); it sweeps its own copy.
+	// Zero keeps history forever.
+	HistoryRetention time.Duration
 
 	// RaftTransport, when set, replaces the TCP transport (tests use raft's
 	// in-memory transport); RaftAddr is then ignored.
@@ -104,10 +118,14 @@ func (c *Config) validate() error {
 		return fmt.Errorf("%w: --gossip is required", errConfig)
 	case c.OutageGrace < 0 || c.OutageGrace > MaxOutageGrace:
 		return fmt.Errorf("%w: --outage-grace must be between 0 and %v", errConfig, MaxOutageGrace)
+	case c.RestartGrace < 0 || c.RestartGrace > MaxRestartGrace:
+		return fmt.Errorf("%w: --restart-grace must be between 0 and %v", errConfig, MaxRestartGrace)
 	case c.JobRetention < 0:
 		return fmt.Errorf("%w: --job-retention must not be negative", errConfig)
 	case c.JobRetentionCount < 0:
 		return fmt.Errorf("%w: --job-retention-count must not be negative", errConfig)
+	case c.HistoryRetention < 0:
+		return fmt.Errorf("%w: --history-retention must not be negative", errConfig)
 	case c.BootstrapExpect < 0:
 		return fmt.Errorf("%w: --bootstrap-expect must not be negative", errConfig)
 	}

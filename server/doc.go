@@ -43,6 +43,11 @@
 //     lag.go: how far this server's log is behind the leader's commits.
 //     Both make the server unhealthy in netstatus -s and /metrics
 //     (self.go: health).
+//   - history.go: every server's history (package server/history): the
+//     FSM's recorder feeding a writer goroutine, and the retention sweep;
+//     history_catchup.go: filling the gaps a snapshot restore left from a
+//     peer's GET /v1/history/range; http_history.go: GET /v1/history and
+//     that range.
 //
 // The leader, whose duties leaderLoop in leader.go lists and calls, one
 // call each:

@@ -8,6 +8,7 @@ import (
 	"net"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/memberlist"
@@ -33,9 +34,18 @@ type member struct {
 // gossip runs this server's memberlist node and keeps a view of the pool.
 type gossip struct {
 	ml     *memberlist.Memberlist
-	meta   []byte
 	events chan struct{} // a coalesced "the pool changed" signal for the leader
 	log    *slog.Logger
+	bound  string // the gossip address actually bound (addr)
+
+	metaMu sync.Mutex // guards meta and metaRaw
+	meta   client.NodeMeta
+	// metaRaw is meta as JSON, as memberlist gossips it.
+	metaRaw []byte
+	// wantLeader is whether this server leads, as setLeader last heard;
+	// publishMu makes one publishLeader at a time gossip it.
+	wantLeader atomic.Bool
+	publishMu  sync.Mutex
 
 	mu      sync.Mutex // guards members
 	members map[string]*member
@@ -51,8 +61,9 @@ func newGossip(cfg *Config, meta client.NodeMeta) (*gossip, error) {
 		log:     cfg.Logger,
 		members: make(map[string]*member),
 	}
+	g.meta = meta
 	var err error
-	if g.meta, err = json.Marshal(meta); err != nil {
+	if g.metaRaw, err = json.Marshal(meta); err != nil {
 		return nil, fmt.Errorf("encode gossip meta: %w", err)
 	}
 	host, portStr, err := net.SplitHostPort(cfg.GossipAddr)
@@ -79,14 +90,15 @@ func newGossip(cfg *Config, meta client.NodeMeta) (*gossip, error) {
 	if g.ml, err = memberlist.Create(mc); err != nil {
 		return nil, fmt.Errorf("start gossip: %w", err)
 	}
+	// Read once, before anything can update the node: memberlist's
+	// LocalNode hands out the node it rewrites in UpdateNode (setLeader).
+	n := g.ml.LocalNode()
+	g.bound = net.JoinHostPort(n.Addr.String(), strconv.Itoa(int(n.Port)))
 	return g, nil
 }
 
 // addr returns the gossip address actually bound.
-func (g *gossip) addr() string {
-	n := g.ml.LocalNode()
-	return net.JoinHostPort(n.Addr.String(), strconv.Itoa(int(n.Port)))
-}
+func (g *gossip) addr() string { return g.bound }
 
 // GossipMembers returns the names of the members of the gossip pool this
 // server holds alive or suspect (itself included), in no particular
@@ -171,7 +183,47 @@ func (g *gossip) NotifyLeave(n *memberlist.Node) { g.update(n, false) }
 func (g *gossip) NotifyUpdate(n *memberlist.Node) { g.update(n, true) }
 
 // NodeMeta returns this server's metadata.
-func (g *gossip) NodeMeta(limit int) []byte { return g.meta }
+func (g *gossip) NodeMeta(limit int) []byte {
+	g.metaMu.Lock()
+	defer g.metaMu.Unlock()
+	return g.metaRaw
+}
+
+// setLeader gossips whether this server leads (client.NodeMeta.Leader),
+// so that stubs joining the pool renew with the leader from their first
+// renewal, in the background: memberlist's UpdateNode waits for the
+// broadcast. Best effort: the stubs learn the leader from answers anyway.
+func (g *gossip) setLeader(leader bool) {
+	g.wantLeader.Store(leader)
+	go g.publishLeader()
+}
+
+// publishLeader gossips the leadership setLeader last heard of, if it
+// changed; calls made one after another publish the last state.
+func (g *gossip) publishLeader() {
+	g.publishMu.Lock()
+	defer g.publishMu.Unlock()
+	leader := g.wantLeader.Load()
+	g.metaMu.Lock()
+	changed := g.meta.Leader != leader
+	if changed {
+		g.meta.Leader = leader
+		raw, err := json.Marshal(g.meta)
+		if err != nil {
+			changed = false
+			g.log.Warn("encode gossip meta", "err", err)
+		} else {
+			g.metaRaw = raw
+		}
+	}
+	g.metaMu.Unlock()
+	if !changed {
+		return
+	}
+	if err := g.ml.UpdateNode(5 * time.Second); err != nil {
+		g.log.Debug("gossip leadership update", "leader", leader, "err", err)
+	}
+}
 
 // NotifyMsg ignores user messages; netmgr sends none.
 func (g *gossip) NotifyMsg([]byte) {}

@@ -41,6 +41,8 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("GET /v1/agent/self", s.handleSelf)
 	mux.HandleFunc("GET /v1/health", s.handleHealth)
 	mux.HandleFunc("GET /v1/events", s.forUser(s.leaderRead(s.handleEvents)))
+	mux.HandleFunc("GET /v1/history", s.forUser(s.leaderRead(s.handleHistory)))
+	mux.HandleFunc("GET /v1/history/range", s.handleHistoryRange)
 	mux.HandleFunc("POST /v1/tokens", s.forUser(s.leaderWrite(s.handleCreateToken)))
 	mux.HandleFunc("GET /v1/tokens", s.forUser(s.leaderRead(s.handleTokens)))
 	mux.HandleFunc("DELETE /v1/tokens/{id}", s.forUser(s.leaderWrite(s.handleRevokeToken)))

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/netmgr/netmgr/client"
 	"github.com/netmgr/netmgr/fsm"
+	"github.com/netmgr/netmgr/server/history"
 )
 
 // followCheck is how often a follow stream checks that its server still
@@ -18,8 +20,9 @@ import (
 // reconnects to the new one.
 const followCheck = time.Second
 
-// handleEvents answers GET /v1/events?after=INDEX: the events after INDEX
-// this server holds. With follow=1 it streams them as newline-delimited
+// handleEvents answers GET /v1/events?after=INDEX&since=TIME: the events
+// after INDEX (and at or after TIME, RFC 3339) this server holds, from its
+// history, which outlives restarts and leader changes. With follow=1 it streams them as newline-delimited
 // JSON, flushing after each batch, until the client goes away, the server
 // stops or (for a consistent read) it no longer leads.
 func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
@@ -33,8 +36,18 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
 		}
 		after = n
 	}
+	since, err := queryTime(q.Get("since"), "since")
+	if err != nil {
+		s.writeError(w, http.StatusBadRequest, err)
+		return
+	}
 	if q.Get("follow") == "" || q.Get("follow") == "0" {
-		s.writeJSON(w, http.StatusOK, s.eventsSince(after))
+		evs, err := s.eventsSince(r.Context(), after, since)
+		if err != nil {
+			s.writeError(w, http.StatusInternalServerError, err)
+			return
+		}
+		s.writeJSON(w, http.StatusOK, evs)
 		return
 	}
 	w.Header().Set("Content-Type", "application/x-ndjson")
@@ -45,8 +58,12 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
 	defer check.Stop()
 	mustLead := !q.Has("stale")
 	for {
-		_, changed := s.fsm.Watch()
-		evs := s.eventsSince(after)
+		changed := s.eventsChanged()
+		evs, err := s.eventsSince(r.Context(), after, since)
+		if err != nil {
+			s.log.Error("events unreadable", "err", err)
+			return
+		}
 		for _, e := range evs {
 			if err := enc.Encode(e); err != nil {
 				return // the client went away
@@ -72,13 +89,38 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// eventsSince returns the events after index in wire form.
-func (s *Server) eventsSince(index uint64) []client.Event {
-	var evs []fsm.Event
-	s.fsm.Read(func(v fsm.View) { evs = v.EventsSince(index) })
+// eventsChanged returns a channel closed when more events may be listed.
+func (s *Server) eventsChanged() <-chan struct{} {
+	if s.hist != nil {
+		return s.hist.changed()
+	}
+	_, changed := s.fsm.Watch()
+	return changed
+}
+
+// eventsSince returns the events after index, at or after since, in wire
+// form: from the history, once it holds what the state has applied; from
+// the database's in-memory ring on a server without a data dir.
+func (s *Server) eventsSince(ctx context.Context, index uint64, since time.Time) ([]client.Event, error) {
+	if s.hist == nil {
+		var evs []fsm.Event
+		s.fsm.Read(func(v fsm.View) { evs = v.EventsSince(index) })
+		out := make([]client.Event, 0, len(evs))
+		for _, e := range evs {
+			if !e.At.Before(since) {
+				out = append(out, eventToWire(e))
+			}
+		}
+		return out, nil
+	}
+	s.historyCaughtUp(ctx)
+	evs, err := s.hist.db.Events(history.EventFilter{After: index, Since: since})
+	if err != nil {
+		return nil, err
+	}
 	out := make([]client.Event, len(evs))
 	for i, e := range evs {
-		out[i] = eventToWire(e)
+		out[i] = eventToWireHistory(e)
 	}
-	return out
+	return out, nil
 }

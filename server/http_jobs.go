@@ -222,6 +222,7 @@ func (s *Server) handleJob(w http.ResponseWriter, r *http.Request) {
 				version = jobVersion(j)
 				if ready = until == "" || jobReached(j, until); ready {
 					job = jobToWire(v, j)
+					addHistory(&job, j)
 				}
 			}
 		})
@@ -239,6 +240,7 @@ func (s *Server) handleJob(w http.ResponseWriter, r *http.Request) {
 			s.fsm.Read(func(v fsm.View) {
 				if j, err := lookupJob(v, ref); err == nil {
 					job = jobToWire(v, j)
+					addHistory(&job, j)
 				}
 			})
 			s.writeJSON(w, http.StatusOK, job)

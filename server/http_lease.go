@@ -60,6 +60,12 @@ func (s *Server) handleLease(w http.ResponseWriter, r *http.Request) {
 	}
 	st.leases.setIdleSince(req.Machine, idleSince)
 	token := st.leases.renew(req.Machine, arrival, req.Load, req.Token, time.Duration(req.TokenAgeMS)*time.Millisecond, pool.size(), s.cfg.OutageGrace)
+	if req.Restarting && known {
+		if grace, ok := s.grantRestart(st.leases, req.Machine); ok {
+			s.writeJSON(w, http.StatusOK, restartLeaseResponse(grace, machineIndex))
+			return
+		}
+	}
 	if unreachable {
 		c := fsm.LeaseRestored{At: time.Now().UTC(), Machine: req.Machine, Running: attemptsFromWire(req.Running)}
 		res, err := s.apply(fsm.LeaseRestoredType, c)

@@ -23,9 +23,11 @@ func (s *Server) monitorLeadership() {
 				running.stop()
 				running = nil
 				s.log.Info("leadership lost")
+				s.gossip.setLeader(false)
 			case isLeader && running == nil:
 				s.log.Info("leadership won")
 				running = s.startLeaderLoop()
+				s.gossip.setLeader(true)
 			}
 		}
 	}

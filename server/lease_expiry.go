@@ -9,12 +9,21 @@ import (
 
 // expireLeases declares expired the leases of machines that stopped
 // renewing (up machines, and down ones still holding restartable work)
-// when expirable allows it.
+// when expirable allows it, and those of restarting machines whose
+// restart lease ran out.
 func (s *Server) expireLeases(t *leaseTable, now time.Time) {
 	var expired []string
 	s.fsm.Read(func(v fsm.View) {
 		var quorum []bool // built for the first candidate
 		for _, m := range v.Machines() {
+			if m.State == fsm.MachineRestarting {
+				// Its supervisors hold its jobs for the restart lease,
+				// whatever the pool says: no outage rule shortens it.
+				if t.restartExpired(m.Name, now) {
+					expired = append(expired, m.Name)
+				}
+				continue
+			}
 			if m.State == fsm.MachineUnreachable || !t.expired(m.Name, now) {
 				continue
 			}

@@ -30,6 +30,9 @@ type leaseTable struct {
 	proof map[string][]leaseProof // oldest first, at most proofsKept
 	// order is the pool's join order, rebuilt when a machine is added.
 	order *poolOrder
+	// holds are the restart leases this leadership granted (restart.go),
+	// by machine; nil until the first.
+	holds map[string]restartHold
 }
 
 // leaseProof is what a machine proved by echoing a token of this
@@ -39,6 +42,8 @@ type leaseTable struct {
 // the token's Basis, and leases last LeaseDuration from sending).
 type leaseProof struct {
 	arrived, until time.Time
+	// issued is when this leadership issued the echoed token.
+	issued time.Time
 	// knows and grace are the PoolSize and OutageGraceMS of the answer
 	// that carried the token: the stub counts the pool as at least knows
 	// machines, and every later answer of this leadership told it grace.
@@ -76,7 +81,7 @@ func (t *leaseTable) renew(machine string, at time.Time, load *float64, echoed *
 	// The request was sent echoAge after the echoed answer arrived, which
 	// was after it was issued; and before it arrived here.
 	tok.Basis = min(echoed.Issued+int64(max(echoAge, 0)), int64(at.Sub(t.since)))
-	p := leaseProof{arrived: at, knows: echoed.Pool, grace: time.Duration(echoed.GraceMS) * time.Millisecond}
+	p := leaseProof{arrived: at, issued: t.since.Add(time.Duration(echoed.Issued)), knows: echoed.Pool, grace: time.Duration(echoed.GraceMS) * time.Millisecond}
 	if echoed.Basis > 0 {
 		p.until = t.since.Add(time.Duration(echoed.Basis) + LeaseDuration)
 	}

@@ -55,6 +55,7 @@ func (m *membership) reconcile(ctx context.Context) {
 		leaves []leave
 		unseen map[string]string
 	)
+	st := m.s.leader.Load()
 	m.s.fsm.Read(func(v fsm.View) {
 		unseen = unseenMachines(v, pool)
 		for name, mem := range pool {
@@ -62,6 +63,12 @@ func (m *membership) reconcile(ctx context.Context) {
 				continue
 			}
 			mc, ok := v.Machine(name)
+			if ok && mc.State == fsm.MachineRestarting && (st == nil || !st.leases.back(name)) {
+				// Alive in gossip may still be the stub that is
+				// stopping: the machine is up again only once its new
+				// stub has renewed (leaseTable.back).
+				continue
+			}
 			if !ok || mc.State != fsm.MachineUp || mc.Addr != mem.Meta.HTTP {
 				joins = append(joins, name)
 			}

@@ -273,7 +273,7 @@ func (c *queueCollector) Collect(ch chan<- prometheus.Metric) {
 // machineStates are the states netstatus -m shows, each reported even when
 // no machine is in it.
 var machineStates = []string{client.MachineUp, client.MachineSuspect, client.MachineDraining,
-	client.MachineAsleep, client.MachineUnreachable, client.MachineDown}
+	client.MachineAsleep, client.MachineRestarting, client.MachineUnreachable, client.MachineDown}
 
 var machinesDesc = prometheus.NewDesc(metricsPrefix+"machines",
 	"Machines of the pool by state, as netstatus -m shows them.", []string{"state"}, nil)

@@ -70,6 +70,9 @@ type Server struct {
 	// mailer sends the group's mail while this server leads (mail.go);
 	// nil without a mail configuration.
 	mailer *mailer.Mailer
+	// hist is this server's history (history.go): every event and ended
+	// attempt, in the data dir; nil for a server without a data dir.
+	hist *historyFeed
 }
 
 // New starts a server: Raft, the gossip node, the HTTP API, bootstrap by
@@ -116,8 +119,17 @@ func New(cfg Config) (*Server, error) {
 		ln = tls.NewListener(ln, cfg.TLS.ServerConfig(false))
 	}
 
+	if cfg.DataDir != "" {
+		if s.hist, err = openHistory(cfg.DataDir, s.log); err != nil {
+			ln.Close()
+			return nil, err
+		}
+		s.fsm.SetRecorder(s.hist.record)
+		s.goFunc(s.hist.run) // ends when Shutdown closes its queue
+	}
 	if s.node, err = newRaft(&s.cfg, s.fsm, &s.storeHealth, func() { s.metrics.denied(denyRogueServer) }); err != nil {
 		ln.Close()
+		s.closeHistory()
 		return nil, err
 	}
 	s.raft = s.node.raft
@@ -133,6 +145,7 @@ func New(cfg Config) (*Server, error) {
 	if s.gossip, err = newGossip(&s.cfg, meta); err != nil {
 		_ = s.raft.Shutdown().Error()
 		s.node.close()
+		s.closeHistory()
 		ln.Close()
 		return nil, err
 	}
@@ -149,8 +162,23 @@ func New(cfg Config) (*Server, error) {
 	}
 	s.goFunc(s.monitorLeadership)
 	s.goFunc(s.watchLag)
+	if s.hist != nil {
+		s.goFunc(s.sweepHistory)
+		s.goFunc(s.fillHistory)
+	}
 	s.log.Info("server started", "http", s.HTTPAddr(), "raft", meta.Raft, "gossip", s.gossip.addr())
 	return s, nil
+}
+
+// closeHistory stops the history writer and closes the file, for New's
+// failures once Raft is down.
+func (s *Server) closeHistory() {
+	if s.hist == nil {
+		return
+	}
+	close(s.hist.ch)
+	s.wg.Wait()
+	_ = s.hist.db.Close()
 }
 
 // goFunc runs fn in a goroutine that Shutdown waits for.
@@ -167,6 +195,10 @@ func (s *Server) HTTPAddr() string { return s.httpLn.Addr().String() }
 
 // GossipAddr is the host:port the gossip node listens on.
 func (s *Server) GossipAddr() string { return s.gossip.addr() }
+
+// RaftAddr is the host:port Raft listens on (or the in-memory
+// transport's address).
+func (s *Server) RaftAddr() string { return string(s.node.transport.LocalAddr()) }
 
 // Name is the server's name.
 func (s *Server) Name() string { return s.cfg.Name }
@@ -190,8 +222,16 @@ func (s *Server) Shutdown() error {
 		if e := s.raft.Shutdown().Error(); e != nil {
 			err = fmt.Errorf("shutdown raft: %w", e)
 		}
+		if s.hist != nil {
+			close(s.hist.ch) // Raft has stopped applying: the writer drains and ends
+		}
 		s.wg.Wait()
 		s.node.close()
+		if s.hist != nil {
+			if e := s.hist.db.Close(); e != nil && err == nil {
+				err = fmt.Errorf("close history: %w", e)
+			}
+		}
 	})
 	return err
 }

@@ -134,6 +134,21 @@ func jobToWire(v fsm.View, j *fsm.Job) client.Job {
 	return out
 }
 
+// addHistory adds to job, j rendered by jobToWire, how each earlier
+// attempt of its instances ended: for the one job GET /v1/jobs/{ref}
+// returns, not for the list.
+func addHistory(job *client.Job, j *fsm.Job) {
+	for i := range j.Instances {
+		for _, h := range j.Instances[i].History {
+			job.Instances[i].History = append(job.Instances[i].History, client.AttemptEnd{
+				Attempt: h.Attempt, Machine: h.Machine, State: h.State, ExitCode: h.ExitCode, Signal: h.Signal,
+				Error: h.Error, Reason: h.Reason, UserMS: h.UserMS, SysMS: h.SysMS, MaxRSSKB: h.MaxRSSKB,
+				PlacedAt: h.PlacedAt, StartedAt: h.StartedAt, EndedAt: h.EndedAt,
+			})
+		}
+	}
+}
+
 // factsFromWire converts the facts a stub reports to the log's form.
 func factsFromWire(f client.Facts) fsm.MachineFacts {
 	return fsm.MachineFacts{

@@ -205,9 +205,9 @@ func (g *gossip) applyEvents() {
 		server := meta.Role == client.RoleServer && meta.HTTP != ""
 		if server {
 			g.log.Debug("server seen in gossip", "node", ev.name, "http", meta.HTTP)
-			g.servers.setGossip(ev.name, meta.HTTP)
+			g.servers.setGossip(ev.name, meta.HTTP, meta.Leader)
 		} else {
-			g.servers.setGossip(ev.name, "")
+			g.servers.setGossip(ev.name, "", false)
 		}
 		if meta.Role == client.RoleStub {
 			g.peers.set(ev.name, meta.HTTP)

@@ -81,12 +81,22 @@ type leaseKeeper struct {
 	provenPool int
 	// published is the deadline last written to the lease file.
 	published time.Duration
+	// final is set once the restart lease is written (lease_restart.go):
+	// nothing writes the lease file after it.
+	final bool
+
+	// halt, closed by stopRenewing, ends run, which closes done.
+	halt, done chan struct{}
+	// halted is set once stopRenewing began: no restartable Start is
+	// admitted after it.
+	halted atomic.Bool
 }
 
 // newLeaseKeeper returns a keeper whose lease counts as granted now: a
 // previous incarnation of the stub may have renewed one moments ago.
 func newLeaseKeeper(machine, dataDir string, r *runner, servers *serverList, facts *factSource, log *slog.Logger) *leaseKeeper {
-	k := &leaseKeeper{machine: machine, dataDir: dataDir, runner: r, servers: servers, facts: facts, log: log}
+	k := &leaseKeeper{machine: machine, dataDir: dataDir, runner: r, servers: servers, facts: facts, log: log,
+		halt: make(chan struct{}), done: make(chan struct{})}
 	k.deadline.Store(int64(supervisor.BootNow() + defaultLease))
 	return k
 }
@@ -106,7 +116,7 @@ func (k *leaseKeeper) valid() bool { return supervisor.BootNow() < time.Duration
 // made the lease valid again. Before the first renewal that reports an
 // index, every index passes the second test.
 func (k *leaseKeeper) admits(machineIndex uint64) bool {
-	if !k.valid() {
+	if !k.valid() || k.halted.Load() {
 		return false
 	}
 	return machineIndex >= k.machineIndex.Load()
@@ -117,9 +127,15 @@ func (k *leaseKeeper) admits(machineIndex uint64) bool {
 // so it must stop restartable work if it cannot renew within a lease,
 // unless the pool says the whole control plane is gone (outage.go).
 func (k *leaseKeeper) run(ctx context.Context) {
+	defer close(k.done)
 	every := defaultRenewEvery
 	stopped, riding := false, false
 	for {
+		select {
+		case <-k.halt:
+			return
+		default:
+		}
 		sent, sentBoot := time.Now(), supervisor.BootNow()
 		if resp, ok := k.renew(ctx); ok {
 			lease := time.Duration(resp.LeaseMS) * time.Millisecond
@@ -156,6 +172,8 @@ func (k *leaseKeeper) run(ctx context.Context) {
 		}
 		select {
 		case <-ctx.Done():
+			return
+		case <-k.halt:
 			return
 		case <-time.After(max(wait-time.Since(sent), 0)):
 		}
@@ -211,7 +229,7 @@ func (k *leaseKeeper) publish() {
 	}
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	if until == k.published {
+	if until == k.published || k.final {
 		return
 	}
 	if err := supervisor.WriteLease(k.dataDir, until, 0); err != nil {

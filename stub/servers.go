@@ -26,6 +26,14 @@ const reportTryTimeout = time.Second
 // must keep the round to answer in.
 const leaseHedgeAfter = 150 * time.Millisecond
 
+// leaseLeaderPatience is how long a renewal sent to the known leader
+// waits for it before it asks the other servers too
+// (client.WithLeaderPatience): while a whole pool joins, the leader is
+// slow for a while, and asking the followers then costs each stub a TLS
+// handshake with each of them for an answer the leader gives anyway. Half
+// the round leaves the others the rest of it.
+const leaseLeaderPatience = renewTimeout / 2
+
 // serverList is the set of server HTTP addresses the stub reports to: the
 // static ones from Config.Servers, those learned from gossip and the hint
 // of the latest StartRequest. It is safe for concurrent use.
@@ -33,30 +41,67 @@ type serverList struct {
 	mu     sync.Mutex // guards every field below
 	static []string
 	gossip map[string]string // memberlist node name -> HTTP address
-	hint   []string
-	c      *client.Client  // nil until some address is known
-	lc     *client.Client  // for lease renewals; set with c
-	empty  bool            // no address is known now
-	tls    []client.Option // how to reach the servers: TLS with the stub's certificate, or plain
+	// leaders are the nodes whose gossip metadata says they lead
+	// (client.NodeMeta.Leader), and hinted the leader last passed to the
+	// clients: a hint, which the answers' LeaderHeader corrects.
+	leaders map[string]bool
+	hinted  string
+	hint    []string
+	c       *client.Client  // nil until some address is known
+	lc      *client.Client  // for lease renewals; set with c
+	empty   bool            // no address is known now
+	tls     []client.Option // how to reach the servers: TLS with the stub's certificate, or plain
 }
 
 func newServerList(static []string, m *pki.Material) (*serverList, error) {
-	l := &serverList{static: append([]string(nil), static...), gossip: make(map[string]string), tls: tlsOptions(m)}
+	l := &serverList{static: append([]string(nil), static...), gossip: make(map[string]string), leaders: make(map[string]bool), tls: tlsOptions(m)}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l, l.refreshLocked()
 }
 
-// setGossip records that node serves at addr; an empty addr removes it.
-func (l *serverList) setGossip(node, addr string) {
+// setGossip records that node serves at addr, and whether its metadata
+// says it leads; an empty addr removes it. A newly gossiped leader
+// becomes the server the clients ask first, so that a stub that has just
+// joined renews with the leader alone rather than reach it through a
+// follower (and, over TLS, make a connection to each).
+func (l *serverList) setGossip(node, addr string, leader bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if addr == "" {
 		delete(l.gossip, node)
+		delete(l.leaders, node)
 	} else {
 		l.gossip[node] = addr
+		if leader {
+			l.leaders[node] = true
+		} else {
+			delete(l.leaders, node)
+		}
 	}
 	_ = l.refreshLocked()
+	l.hintLeaderLocked()
+}
+
+// hintLeaderLocked passes the gossiped leader to the clients when it
+// changed. While two servers claim to lead (an old leader's metadata not
+// yet updated), none is hinted: the answers will tell.
+func (l *serverList) hintLeaderLocked() {
+	leader := ""
+	if len(l.leaders) == 1 {
+		for node := range l.leaders {
+			leader = l.gossip[node]
+		}
+	}
+	if leader == l.hinted || l.c == nil {
+		return
+	}
+	l.hinted = leader
+	if leader == "" {
+		return
+	}
+	l.c.SetLeader(leader)
+	l.lc.SetLeader(leader)
 }
 
 // setHint replaces the servers hinted by StartRequests.
@@ -122,7 +167,7 @@ func (l *serverList) refreshLocked() error {
 		if err != nil {
 			return err
 		}
-		lc, err := client.New(addrs, append(l.tls, client.WithRetryFor(0), client.WithHedge(leaseHedgeAfter))...)
+		lc, err := client.New(addrs, append(l.tls, client.WithRetryFor(0), client.WithHedge(leaseHedgeAfter), client.WithLeaderPatience(leaseLeaderPatience))...)
 		if err != nil {
 			return err
 		}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/netmgr/netmgr/stub/owner"
+	"github.com/netmgr/netmgr/stub/supervisor"
 	"log/slog"
 	"net"
 	"net/http"
@@ -131,6 +132,12 @@ func New(cfg Config) (*Stub, error) {
 
 	s.execs = newExecSweeper(s.runner, cfg.ExecRetention)
 	s.lease = newLeaseKeeper(cfg.Name, cfg.DataDir, s.runner, s.servers, s.facts, s.log)
+	// Before anything renews or joins: the file may hold the restart lease
+	// of the stub before this one, which the servers stop counting once
+	// this one is back (stub/lease_restart.go).
+	if _, err := supervisor.LowerLease(cfg.DataDir, time.Duration(s.lease.deadline.Load())); err != nil {
+		return nil, fmt.Errorf("start stub: %w", err)
+	}
 	s.peers = newPeerList(cfg.TLS)
 	s.outage = newOutage(cfg.Name, s.lease, s.peers, s.log)
 	s.lease.outage = s.outage
@@ -228,12 +235,29 @@ func (s *Stub) HTTPAddr() string { return s.httpAddr }
 // process started, which ends with the supervisor); calling it again
 // returns the first result.
 func (s *Stub) Shutdown() error {
-	s.shutdownOnce.Do(func() { s.shutdownErr = s.stop() })
+	s.shutdownOnce.Do(func() { s.shutdownErr = s.stop(false) })
 	return s.shutdownErr
 }
 
-func (s *Stub) stop() error {
+// Restart stops the stub to start again (an upgrade, systemctl restart):
+// as Shutdown, but it first asks the leader for a restart lease, so the
+// machine shows restarting, its running instances stay running and its
+// restartable jobs are not stopped at the plain lease. A new stub on the
+// same DataDir within the servers' restart grace (server.Config.
+// RestartGrace) takes them over; past it, the servers declare the lease
+// expired as for a lost machine. A leader that grants no restart lease
+// (an older group, a grace of 0) gets a plain Shutdown. Calling it or
+// Shutdown again returns the first result.
+func (s *Stub) Restart() error {
+	s.shutdownOnce.Do(func() { s.shutdownErr = s.stop(true) })
+	return s.shutdownErr
+}
+
+func (s *Stub) stop(restart bool) error {
 	var errs []error
+	if restart && s.gossip != nil {
+		s.lease.restartLease(s.ctx)
+	}
 	if s.gossip != nil {
 		errs = append(errs, s.gossip.leave())
 	}

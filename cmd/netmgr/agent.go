@@ -94,19 +94,20 @@ func runAgent(cCtx *cli.Context) error {
 	}
 	local := func(p int) string { return net.JoinHostPort("127.0.0.1", strconv.Itoa(p)) }
 	srv, err := server.New(server.Config{
-		Name:            devServerName,
-		DataDir:         filepath.Join(dir, "server"),
-		HTTPAddr:        "127.0.0.1:0",
-		RaftAddr:        local(ports[0]),
-		GossipAddr:      local(ports[1]),
-		BootstrapExpect: 1,
-		OutageGrace:     server.DefaultOutageGrace,
-		JobRetention:    server.DefaultJobRetention,
-		Logger:          logger,
-		Version:         buildinfo.Get(version, commit).Short(),
-		DatabaseFile:    sec.database,
-		TLS:             sec.server,
-		GossipKeyring:   sec.keyring,
+		Name:             devServerName,
+		DataDir:          filepath.Join(dir, "server"),
+		HTTPAddr:         "127.0.0.1:0",
+		RaftAddr:         local(ports[0]),
+		GossipAddr:       local(ports[1]),
+		BootstrapExpect:  1,
+		OutageGrace:      server.DefaultOutageGrace,
+		JobRetention:     server.DefaultJobRetention,
+		HistoryRetention: server.DefaultHistoryRetention,
+		Logger:           logger,
+		Version:          buildinfo.Get(version, commit).Short(),
+		DatabaseFile:     sec.database,
+		TLS:              sec.server,
+		GossipKeyring:    sec.keyring,
 	})
 	if err != nil {
 		return fmt.Errorf("start server: %w", err)

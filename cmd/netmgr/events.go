@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
 	"github.com/urfave/cli/v2"
 
@@ -20,9 +21,10 @@ func eventsCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "events",
 		Usage:     "show committed events (elections, machines joining and leaving, instances starting and ending, admin changes)",
-		UsageText: "netmgr events [--follow] [--json] [--after INDEX]",
-		Description: "Prints the events the leader holds (the most recent few thousand since it\n" +
-			"started), one per line, oldest first:\n\n" +
+		UsageText: "netmgr events [--follow] [--json] [--after INDEX] [--since TIME]",
+		Description: "Prints the committed events, one per line, oldest first, from the servers'\n" +
+			"history: every server keeps them, across restarts and leader changes, for\n" +
+			"its --history-retention (default 90 days):\n\n" +
 			"   2026-11-22T07:01:02.123Z  #812  machine-unreachable  machine=stub3  lease expired\n\n" +
 			"Times are the UTC times of the commands; #N is the Raft index. Kinds:\n" +
 			"leader-elected, machine-joined, machine-left, machine-unreachable,\n" +
@@ -43,6 +45,8 @@ func eventsCommand() *cli.Command {
 			"the admin's name: database-loaded, queue-added, queue-changed,\n" +
 			"queue-removed, server-removed, token-issued, token-revoked:\n\n" +
 			"   2026-11-24T10:00:00.000Z  #907  token-issued  admin root issued token 3f9a12bc for bob, expires 2026-12-24 10:00 UTC\n\n" +
+			"--since shows only the events at or after TIME: an RFC 3339 time, a date\n" +
+			"(local midnight) or a duration back from now (1h).\n" +
 			"--follow keeps printing events as they are committed, following the\n" +
 			"leader through failovers, until interrupted. --json prints one JSON object\n" +
 			"per line with keys index, at, kind, job, instance, attempt, machine, detail.\n\n" + retryNote,
@@ -50,6 +54,7 @@ func eventsCommand() *cli.Command {
 			&cli.BoolFlag{Name: "follow", Aliases: []string{"f"}, Usage: "keep streaming new events"},
 			&cli.BoolFlag{Name: "json", Usage: "print one JSON object per line"},
 			&cli.Uint64Flag{Name: "after", Usage: "show only events after Raft `INDEX`"},
+			&cli.StringFlag{Name: "since", Usage: "show only events at or after `TIME`"},
 		}, clientFlags()...),
 		Action: runEvents,
 	}
@@ -63,7 +68,17 @@ func runEvents(cCtx *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	show := eventPrinter(cCtx.App.Writer, cCtx.Bool("json"))
+	since, err := parseSince("since", cCtx.String("since"), time.Now())
+	if err != nil {
+		return err
+	}
+	printEvent := eventPrinter(cCtx.App.Writer, cCtx.Bool("json"))
+	show := func(e client.Event) error {
+		if e.At.Before(since) {
+			return nil
+		}
+		return printEvent(e)
+	}
 	after := cCtx.Uint64("after")
 	if cCtx.Bool("follow") {
 		err := c.FollowEvents(cCtx.Context, after, show)
@@ -75,7 +90,7 @@ func runEvents(cCtx *cli.Context) error {
 		}
 		return nil
 	}
-	evs, err := c.Events(cCtx.Context, after)
+	evs, err := c.EventsSince(cCtx.Context, after, since)
 	if err != nil {
 		return fmt.Errorf("list events: %w", err)
 	}

@@ -26,7 +26,7 @@ func statusHeaders(t *testing.T) map[string][]string {
 	now := time.Date(2024, 3, 1, 12, 0, 0, 0, time.UTC)
 	out := make(map[string][]string)
 	for flag, render := range map[string]func(*bytes.Buffer) error{
-		"-j": func(b *bytes.Buffer) error { return renderJobs(b, nil) },
+		"-j": func(b *bytes.Buffer) error { return renderJobs(b, nil, now) },
 		"-m": func(b *bytes.Buffer) error { return renderMachines(b, nil, now) },
 		"-s": func(b *bytes.Buffer) error { return renderServers(b, nil) },
 		"-q": func(b *bytes.Buffer) error { return renderQueues(b, nil) },
@@ -56,12 +56,13 @@ func statusWords() map[string][]string {
 		{State: client.InstanceHeld}, {State: client.InstanceCancelled},
 		{State: client.InstanceKilled, Reason: "timeout: run limit of 200m exceeded"},
 		{State: client.InstanceKilled, Reason: "memory: memory limit of 20 MB exceeded"},
+		{State: client.InstanceExited, Attempt: 3},
 	} {
 		jobs = append(jobs, instanceState(in))
 	}
 	var machines []string
 	for _, st := range []string{client.MachineUp, client.MachineDown, client.MachineDraining,
-		client.MachineAsleep, client.MachineSuspect, client.MachineUnreachable} {
+		client.MachineAsleep, client.MachineSuspect, client.MachineRestarting, client.MachineUnreachable} {
 		machines = append(machines, machineStateColumn(client.Machine{State: st}))
 	}
 	var health []string

@@ -97,9 +97,9 @@ func TestUsageErrors(t *testing.T) {
 		{"kill without job", []string{"netkill"}, exitUsage, "netkill: missing JOB or ID"},
 		{"kill flag after job", []string{"netkill", "job1", "--signal", "KILL"}, exitUsage, `netkill: options go before JOB|ID, got "--signal" after it`},
 		{"kill bad signal", []string{"netkill", "--signal", "NOPE", "job1"}, exitUsage, `netkill: --signal: unknown signal "NOPE"`},
-		{"status two views", []string{"netstatus", "-j", "-m"}, exitUsage, "netstatus: give only one of -j, -m, -s, -q, -r and --why"},
-		{"status queues and reservations", []string{"netstatus", "-q", "-r"}, exitUsage, "netstatus: give only one of -j, -m, -s, -q, -r and --why"},
-		{"status argument", []string{"netstatus", "job1"}, exitUsage, `netstatus: unexpected argument "job1"`},
+		{"status two views", []string{"netstatus", "-j", "-m"}, exitUsage, "netstatus: give only one of -j, -m, -s, -q, -r, --why and a JOB"},
+		{"status queues and reservations", []string{"netstatus", "-q", "-r"}, exitUsage, "netstatus: give only one of -j, -m, -s, -q, -r, --why and a JOB"},
+		{"status two jobs", []string{"netstatus", "job1", "job2"}, exitUsage, `netstatus: unexpected argument "job2"`},
 		{"reserve nothing", []string{"reserve"}, exitUsage, "reserve: missing MACHINE... or -n N"},
 		{"reserve machines and -n", []string{"reserve", "-n", "2", "flute"}, exitUsage, "reserve: give MACHINE... or -n N, not both"},
 		{"reserve -n zero", []string{"reserve", "-n", "0"}, exitUsage, "reserve: -n must be a positive number of machines, got 0"},
@@ -146,7 +146,7 @@ func TestUsageErrors(t *testing.T) {
 		{"stub with a negative vacate", []string{"netmgr", "stub", "--data-dir", "/nonexistent", "--join", "127.0.0.1:1", "--vacate-after", "-1s"}, exitUsage, "netmgr stub: --vacate-after must not be negative, got -1s"},
 		{"insecure and TLS", []string{"netmgr", "server", "--name", "s", "--data-dir", "/nonexistent", "--insecure", "--ca-file", "x"}, exitUsage, "netmgr server: --insecure and --ca-file/--cert-file/--key-file contradict"},
 		{"negative retry", []string{"netstatus", "--retry-for", "-1s"}, exitUsage, "netstatus: --retry-for must not be negative, got -1s"},
-		{"status why and -m", []string{"netstatus", "-m", "--why", "job1"}, exitUsage, "netstatus: give only one of -j, -m, -s, -q, -r and --why"},
+		{"status why and -m", []string{"netstatus", "-m", "--why", "job1"}, exitUsage, "netstatus: give only one of -j, -m, -s, -q, -r, --why and a JOB"},
 		{"status why empty", []string{"netstatus", "--why", ""}, exitUsage, "netstatus: --why needs a job name or id"},
 		{"exec bad --require", []string{"netexec", "--require", "mem=10", "/bin/true"}, exitUsage, `netexec: --require: "mem=10" is not a comparison`},
 		{"exec --keys conflict", []string{"netexec", "--keys", "fpu", "binaries={x=/a},keys={fpu}"}, exitUsage, "netexec: --keys and keys= in the spec string both set the required keys; use one"},
@@ -521,14 +521,15 @@ func TestKillAgainstFakeServer(t *testing.T) {
 
 func TestStatusAgainstFakeServer(t *testing.T) {
 	f := &fakeServer{job: client.Job{ID: 7, Name: "job1", Owner: "alice", Instances: []client.Instance{
-		{Index: 0, State: client.InstanceRunning, Machine: "stub1", Binary: "/bin/sh", PID: 9},
+		{Index: 0, Attempt: 1, State: client.InstanceRunning, Machine: "stub1", Binary: "/bin/sh", PID: 9},
 	}}}
 	t.Setenv(envAddr, f.start(t))
 	code, stdout, stderr := runCLI(t, "netmgr", "status")
 	if code != exitOK {
 		t.Fatalf("exit code = %d, want %d; stderr:\n%s", code, exitOK, stderr)
 	}
-	want := "ID  JOB NAME    BINARY NAME  WHERE  STATE\n7   job1.alice  /bin/sh      stub1  running\n"
+	want := "ID  JOB NAME    INST  ATTEMPT  BINARY NAME  WHERE  SUBMITTED  STARTED  ELAPSED  STATE\n" +
+		"7   job1.alice  0     1        /bin/sh      stub1  -          -        -        running\n"
 	if stdout != want {
 		t.Errorf("stdout =\n%s\nwant\n%s", stdout, want)
 	}

@@ -50,7 +50,14 @@ func netmgrBinary(t *testing.T) string {
 // at cleanup; their logs are printed if the test failed.
 func procCluster(t *testing.T, dir string, servers, stubs int) (*servertest.ProcCluster, *client.Client) {
 	t.Helper()
-	c, err := servertest.StartProcCluster(netmgrBinary(t), filepath.Join(dir, "cluster"), servers, stubs)
+	return procClusterArgs(t, dir, servers, stubs, nil)
+}
+
+// procClusterArgs is procCluster with serverArgs added to every server's
+// command line.
+func procClusterArgs(t *testing.T, dir string, servers, stubs int, serverArgs []string) (*servertest.ProcCluster, *client.Client) {
+	t.Helper()
+	c, err := servertest.StartProcClusterArgs(netmgrBinary(t), filepath.Join(dir, "cluster"), servers, stubs, serverArgs)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -85,9 +85,11 @@ func limitReason(reason string) string {
 }
 
 // instanceState is the STATE column: running, suspended, exited(0),
-// failed(3), failed(exec), signaled(KILL), killed, lost, placed, queued,
-// held(dependency), cancelled(dependency); an instance a limit ended
-// shows the limit instead of the detail: killed(timeout), killed(memory).
+// failed(3), failed(exec: no such file), signaled(KILL), killed, lost,
+// placed, queued, held(dependency), cancelled(dependency); an instance a
+// limit ended shows the limit instead of the detail: killed(timeout),
+// killed(memory). A finished instance that took more than one attempt
+// adds " after N attempts".
 func instanceState(in client.Instance) string {
 	switch in.State {
 	case client.InstanceHeld:
@@ -95,6 +97,11 @@ func instanceState(in client.Instance) string {
 	case client.InstanceCancelled:
 		return client.JobCancelled
 	}
+	return endState(in) + retries(in)
+}
+
+// endState is instanceState without the retries.
+func endState(in client.Instance) string {
 	if l := limitReason(in.Reason); l != "" && in.Finished() {
 		return in.State + "(" + l + ")"
 	}
@@ -103,13 +110,33 @@ func instanceState(in client.Instance) string {
 		return fmt.Sprintf("exited(%d)", in.ExitCode)
 	case client.InstanceFailed:
 		if in.Error != "" {
-			return "failed(exec)"
+			return "failed(exec: " + execProblem(in.Error) + ")"
 		}
 		return fmt.Sprintf("failed(%d)", in.ExitCode)
 	case client.InstanceSignaled:
 		return fmt.Sprintf("signaled(%s)", orDash(in.Signal))
 	}
 	return in.State
+}
+
+// execProblem is the gist of why an attempt could not start: the last
+// part of its error ("exec: fork/exec /bin/x: permission denied" is
+// "permission denied"), shortened for the usual "no such file or
+// directory".
+func execProblem(err string) string {
+	if i := strings.LastIndex(err, ": "); i >= 0 {
+		err = err[i+2:]
+	}
+	return strings.TrimSuffix(err, " or directory")
+}
+
+// retries is " after N attempts" for a finished instance that took more
+// than one attempt, "" otherwise.
+func retries(in client.Instance) string {
+	if !in.Finished() || in.Attempt <= 1 {
+		return ""
+	}
+	return fmt.Sprintf(" after %d attempts", in.Attempt)
 }
 
 // plural returns "1 instance" or "N instances".
@@ -127,14 +154,25 @@ func plural(n int) string {
 // instances that ended without a machine (killed while queued, cancelled
 // for a dependency); a cancelled job's reason follows on its own row. A
 // cron job has one row: its schedule, next firing and runs (each run is a
-// job of its own, NAME.OWNER#N).
-func renderJobs(w io.Writer, jobs []client.Job) error {
+// job of its own, NAME.OWNER#N). Each row has the instance's number and
+// current attempt ("-" on a row for several), when the job was submitted
+// and the attempt started (formatWhen), and how long it ran or has run.
+func renderJobs(w io.Writer, jobs []client.Job, now time.Time) error {
 	tw := newTable(w)
-	fmt.Fprintln(tw, "ID\tJOB NAME\tBINARY NAME\tWHERE\tSTATE")
+	fmt.Fprintln(tw, "ID\tJOB NAME\tINST\tATTEMPT\tBINARY NAME\tWHERE\tSUBMITTED\tSTARTED\tELAPSED\tSTATE")
 	for _, job := range sortedJobs(jobs) {
 		name := jobDisplayName(job)
+		submitted := "-"
+		if !job.SubmittedAt.IsZero() {
+			submitted = formatWhen(job.SubmittedAt, now)
+		}
+		// row writes one row; inst and attempt are "-" on a row that
+		// stands for several instances.
+		row := func(inst, attempt, binary, where, started, elapsed, state string) {
+			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", job.ID, name, inst, attempt, binary, where, submitted, started, elapsed, state)
+		}
 		if job.Cron != nil {
-			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\n", job.ID, name, jobBinaries(job.Spec), cronWhere(job.Cron), job.State)
+			row("-", "-", jobBinaries(job.Spec), cronWhere(job.Cron), "-", "-", job.State)
 			continue
 		}
 		queued, held := 0, 0
@@ -156,22 +194,25 @@ func renderJobs(w io.Writer, jobs []client.Job) error {
 				}
 				unplaced[in.State]++
 			default:
-				fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\n", job.ID, name, instanceBinary(job, in), in.Machine, instanceState(in))
+				started := "-"
+				if !in.StartedAt.IsZero() {
+					started = formatWhen(in.StartedAt, now)
+				}
+				row(fmt.Sprint(in.Index), fmt.Sprint(in.Attempt), instanceBinary(job, in), in.Machine, started, orDash(elapsed(in, now)), instanceState(in))
 			}
 		}
 		if queued > 0 {
-			fmt.Fprintf(tw, "%d\t%s\t%s\t%s queued\t%s\n", job.ID, name, jobBinaries(job.Spec), plural(queued), client.InstanceQueued)
+			row("-", "-", jobBinaries(job.Spec), plural(queued)+" queued", "-", "-", client.InstanceQueued)
 		}
 		if held > 0 {
-			fmt.Fprintf(tw, "%d\t%s\t%s\t%s held\t%s\n", job.ID, name, jobBinaries(job.Spec), plural(held), client.JobHeld)
+			row("-", "-", jobBinaries(job.Spec), plural(held)+" held", "-", "-", client.JobHeld)
 		}
 		sort.Strings(states)
 		for _, st := range states {
-			fmt.Fprintf(tw, "%d\t%s\t%s\t%s never ran\t%s\n", job.ID, name, jobBinaries(job.Spec), plural(unplaced[st]),
-				instanceState(client.Instance{State: st}))
+			row("-", "-", jobBinaries(job.Spec), plural(unplaced[st])+" never ran", "-", "-", instanceState(client.Instance{State: st}))
 		}
 		if cancelReason != "" {
-			fmt.Fprintf(tw, "%d\t%s\t\t\t%s\n", job.ID, name, cancelReason)
+			fmt.Fprintf(tw, "%d\t%s\t\t\t\t\t\t\t\t%s\n", job.ID, name, cancelReason)
 		}
 	}
 	return tw.Flush()

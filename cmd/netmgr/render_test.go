@@ -43,8 +43,10 @@ func sampleJobs() []client.Job {
 				"sparc": "/usr/u/fred/sparc/test", "mips": "/usr/u/fred/mips/test",
 			}},
 			Instances: []client.Instance{
-				{Index: 1, Attempt: 1, State: client.InstanceRunning, Machine: "viola", Binary: "/usr/u/fred/mips/test", PID: 4243},
-				{Index: 0, Attempt: 1, State: client.InstanceRunning, Machine: "flute", Binary: "/usr/u/fred/sparc/test", PID: 4242},
+				{Index: 1, Attempt: 1, State: client.InstanceRunning, Machine: "viola", Binary: "/usr/u/fred/mips/test", PID: 4243,
+					StartedAt: t0.Add(time.Second)},
+				{Index: 0, Attempt: 1, State: client.InstanceRunning, Machine: "flute", Binary: "/usr/u/fred/sparc/test", PID: 4242,
+					StartedAt: t0.Add(20 * time.Minute)},
 				{Index: 2, Attempt: 1, State: client.InstanceQueued},
 				{Index: 3, Attempt: 1, State: client.InstanceQueued},
 			},
@@ -53,7 +55,8 @@ func sampleJobs() []client.Job {
 			ID: 3, Name: "mixed", Owner: "alice", State: client.JobFailed, SubmittedAt: t0,
 			Spec: client.JobSpec{Name: "mixed", Min: 7, Binaries: map[string]string{client.AnyKey: "/bin/sh"}},
 			Instances: []client.Instance{
-				{Index: 0, Attempt: 1, State: client.InstanceExited, Machine: "stub1", Binary: "/bin/sh", PID: 100},
+				{Index: 0, Attempt: 1, State: client.InstanceExited, Machine: "stub1", Binary: "/bin/sh", PID: 100,
+					StartedAt: t0.Add(2 * time.Second), EndedAt: t0.Add(95 * time.Second)},
 				{Index: 1, Attempt: 1, State: client.InstanceFailed, Machine: "stub2", Binary: "/bin/sh", PID: 101, ExitCode: 3},
 				{Index: 2, Attempt: 1, State: client.InstanceFailed, Machine: "stub1", Binary: "/bin/sh", Error: "exec: fork/exec /bin/sh: permission denied"},
 				{Index: 3, Attempt: 1, State: client.InstanceSignaled, Machine: "stub2", Binary: "/bin/sh", PID: 103, Signal: "KILL", ExitCode: -1},
@@ -218,9 +221,11 @@ func TestRender(t *testing.T) {
 		name   string
 		render func(*bytes.Buffer) error
 	}{
-		{"jobs.golden", func(b *bytes.Buffer) error { return renderJobs(b, sampleJobs()) }},
+		{"jobs.golden", func(b *bytes.Buffer) error { return renderJobs(b, sampleJobs(), t0.Add(time.Hour)) }},
 		{"jobs.json.golden", func(b *bytes.Buffer) error { return renderJobsJSON(b, sampleJobs()) }},
-		{"jobs_empty.golden", func(b *bytes.Buffer) error { return renderJobs(b, nil) }},
+		{"jobs_empty.golden", func(b *bytes.Buffer) error { return renderJobs(b, nil, t0) }},
+		{"job_detail.golden", func(b *bytes.Buffer) error { return renderJobDetail(b, sampleDetailJob(), t0.Add(90*time.Second)) }},
+		{"job_detail_mixed.golden", func(b *bytes.Buffer) error { return renderJobDetail(b, sampleJobs()[1], t0) }},
 		{"jobs_empty.json.golden", func(b *bytes.Buffer) error { return renderJobsJSON(b, nil) }},
 		{"machines.golden", func(b *bytes.Buffer) error { return renderMachines(b, sampleMachines(), t0) }},
 		{"machines.json.golden", func(b *bytes.Buffer) error { return renderMachinesJSON(b, sampleMachines()) }},
@@ -230,8 +235,8 @@ func TestRender(t *testing.T) {
 		{"why.json.golden", func(b *bytes.Buffer) error { return renderWhyJSON(b, sampleWhy()) }},
 		{"why_none.golden", func(b *bytes.Buffer) error { return renderWhy(b, client.Job{Name: "test1", Owner: "tclark"}, nil) }},
 		{"why_none.json.golden", func(b *bytes.Buffer) error { return renderWhyJSON(b, nil) }},
-		{"jobs_deps.golden", func(b *bytes.Buffer) error { return renderJobs(b, sampleDependentJobs()) }},
-		{"jobs_cron.golden", func(b *bytes.Buffer) error { return renderJobs(b, sampleCronJobs()) }},
+		{"jobs_deps.golden", func(b *bytes.Buffer) error { return renderJobs(b, sampleDependentJobs(), t0) }},
+		{"jobs_cron.golden", func(b *bytes.Buffer) error { return renderJobs(b, sampleCronJobs(), t0) }},
 		{"jobs_cron.json.golden", func(b *bytes.Buffer) error { return renderJobsJSON(b, sampleCronJobs()) }},
 		{"why_cron.golden", func(b *bytes.Buffer) error { return renderWhy(b, sampleCronJobs()[0], nil) }},
 		{"why_held.golden", func(b *bytes.Buffer) error {
@@ -265,7 +270,7 @@ func TestRender(t *testing.T) {
 
 func TestRenderDoesNotReorderInput(t *testing.T) {
 	jobs := sampleJobs()
-	if err := renderJobs(&bytes.Buffer{}, jobs); err != nil {
+	if err := renderJobs(&bytes.Buffer{}, jobs, t0); err != nil {
 		t.Fatal(err)
 	}
 	if got, want := jobs[0].ID, uint64(7); got != want {
@@ -325,7 +330,11 @@ func TestInstanceState(t *testing.T) {
 		{"running", client.Instance{State: client.InstanceRunning}, "running"},
 		{"exited", client.Instance{State: client.InstanceExited}, "exited(0)"},
 		{"failed with code", client.Instance{State: client.InstanceFailed, ExitCode: 3}, "failed(3)"},
-		{"failed to exec", client.Instance{State: client.InstanceFailed, Error: "exec: no such file"}, "failed(exec)"},
+		{"failed to exec", client.Instance{State: client.InstanceFailed, Error: "exec: no such file"}, "failed(exec: no such file)"},
+		{"failed to exec, os error", client.Instance{State: client.InstanceFailed, Error: "exec: fork/exec /bin/x: no such file or directory"}, "failed(exec: no such file)"},
+		{"exited after retries", client.Instance{State: client.InstanceExited, Attempt: 3}, "exited(0) after 3 attempts"},
+		{"failed after retries", client.Instance{State: client.InstanceFailed, ExitCode: 2, Attempt: 2}, "failed(2) after 2 attempts"},
+		{"running, second attempt", client.Instance{State: client.InstanceRunning, Attempt: 2}, "running"},
 		{"signaled", client.Instance{State: client.InstanceSignaled, Signal: "KILL"}, "signaled(KILL)"},
 		{"signaled without name", client.Instance{State: client.InstanceSignaled}, "signaled(-)"},
 		{"killed", client.Instance{State: client.InstanceKilled, Signal: "TERM"}, "killed"},

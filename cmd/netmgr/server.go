@@ -15,7 +15,7 @@ func serverCommand() *cli.Command {
 		Usage: "run a server: one replica of the job and machine database",
 		UsageText: "netmgr server --name NAME --data-dir DIR [--http ADDR] [--raft ADDR] [--gossip ADDR]\n" +
 			"    [--bootstrap-expect N] [--join GOSSIP_ADDR,...] [--database FILE] [--outage-grace D]\n" +
-			"    [--job-retention D] [--job-retention-count N]\n" +
+			"    [--job-retention D] [--job-retention-count N] [--history-retention D]\n" +
 			"    [--smtp HOST:PORT [--smtp-user USER --smtp-password-file FILE] [--smtp-starttls POLICY] |\n" +
 			"     --sendmail PROGRAM] [--mail-from ADDRESS] [--mail-domain DOMAIN] [--log-level LEVEL] [--config FILE]",
 		Description: fmt.Sprintf("Runs one member of the server group until SIGINT or SIGTERM. Start three (or\n"+
@@ -40,6 +40,10 @@ func serverCommand() *cli.Command {
 			"step, so every server drops the same jobs. A job a held job waits for stays\n"+
 			"until that one is decided, and a cron job until its schedule ended and its runs\n"+
 			"are gone. A command naming a removed job by id says it was removed.\n\n"+
+			"Every server also keeps the history (history.db in the data dir): every ended\n"+
+			"attempt and every event, for 'netmgr history' and 'netmgr events', for\n"+
+			"--history-retention (default 90 days; 0 keeps it for ever). Each server sweeps\n"+
+			"its own copy; a server that was down fetches what it missed from the others.\n\n"+
 			"After the whole group was down, start the servers again on their data\n"+
 			"directories: the leader joins the gossip pool of every machine of the database\n"+
 			"it does not see (asking the stub at its API address for its gossip address),\n"+
@@ -78,8 +82,10 @@ func serverCommand() *cli.Command {
 			&cli.StringSliceFlag{Name: "join", Usage: "gossip addresses (`HOST:PORT`) of other servers or stubs, comma-separated or repeated"},
 			&cli.StringFlag{Name: "database", Usage: "machine database `FILE` to load when the group is first formed"},
 			&cli.DurationFlag{Name: "outage-grace", Value: server.DefaultOutageGrace, Usage: "how long restartable jobs run on through a whole-control-plane outage (`DURATION`)"},
+			&cli.DurationFlag{Name: "restart-grace", Value: server.DefaultRestartGrace, Usage: "how long the jobs of a machine whose stub stopped to restart run on before they are declared lost (`DURATION`; 0: a stopping stub leaves the pool)"},
 			&cli.DurationFlag{Name: "job-retention", Value: server.DefaultJobRetention, Usage: "how long a finished job stays in the database (`DURATION`; 0 keeps it)"},
 			&cli.IntFlag{Name: "job-retention-count", Usage: "keep at most `N` finished jobs (0: no limit)"},
+			&cli.DurationFlag{Name: "history-retention", Value: server.DefaultHistoryRetention, Usage: "how long this server keeps ended attempts and events in its history (`DURATION`; 0 keeps them)"},
 			logLevelFlag(), logFormatFlag(),
 		}, append(mailFlags(), agentTLSFlags("server")...)...),
 		Action: runServer,
@@ -98,6 +104,9 @@ func runServer(cCtx *cli.Context) error {
 	}
 	if d := cCtx.Duration("job-retention"); d < 0 {
 		return usagef("--job-retention must not be negative, got %v", d)
+	}
+	if d := cCtx.Duration("history-retention"); d < 0 {
+		return usagef("--history-retention must not be negative, got %v", d)
 	}
 	if n := cCtx.Int("job-retention-count"); n < 0 {
 		return usagef("--job-retention-count must not be negative, got %d", n)
@@ -128,8 +137,10 @@ func runServer(cCtx *cli.Context) error {
 		Join:              splitList(cCtx.StringSlice("join")),
 		DatabaseFile:      cCtx.String("database"),
 		OutageGrace:       cCtx.Duration("outage-grace"),
+		RestartGrace:      cCtx.Duration("restart-grace"),
 		JobRetention:      cCtx.Duration("job-retention"),
 		JobRetentionCount: cCtx.Int("job-retention-count"),
+		HistoryRetention:  cCtx.Duration("history-retention"),
 		Logger:            logger,
 		Version:           buildinfo.Get(version, commit).Short(),
 		TLS:               material,

@@ -2,6 +2,8 @@ package main
 
 import (
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -14,17 +16,24 @@ func statusCommand() *cli.Command {
 		Name:  "status",
 		Usage: "show jobs (-j, the default), machines (-m), servers (-s), queues (-q), reservations (-r), or why a job waits (--why)",
 		UsageText: "netstatus [-j|-m|-s|-q|-r] [--json]\n" +
+			"netstatus [-j] [--name JOB]... [--user USER] [--state STATE]... [--queue QUEUE] [--json]\n" +
+			"netstatus JOB [--json]\n" +
 			"netstatus --why JOB [--json]\n" +
 			"netmgr status [-j|-m|-s|-q|-r|--why JOB] [--json]",
 		Description: "Prints one table:\n\n" +
-			"   netstatus -j   jobs: ID, JOB NAME (name.owner), BINARY NAME, WHERE, STATE,\n" +
+			"   netstatus -j   jobs: ID, JOB NAME (name.owner), INST (the instance's number),\n" +
+			"                  ATTEMPT (its current attempt), BINARY NAME, WHERE, SUBMITTED,\n" +
+			"                  STARTED (the attempt; local times, with the date when not\n" +
+			"                  today), ELAPSED (how long it ran, or has run), STATE,\n" +
 			"                  one row per started instance and one 'N instances queued' row;\n" +
 			"                  STATE is queued, placed (sent to its machine, starting),\n" +
 			"                  running, suspended, unknown (its machine is cut off), exited(0),\n" +
-			"                  failed(3), failed(exec) (it could not start), signaled(KILL),\n" +
-			"                  killed, lost (its machine left the pool), held(dependency),\n" +
-			"                  cancelled(dependency), or killed(timeout) and killed(memory)\n" +
-			"                  for an instance its time or memory limit ended;\n" +
+			"                  failed(3), failed(exec: no such file) (it could not start, and\n" +
+			"                  why), signaled(KILL), killed, lost (its machine left the pool),\n" +
+			"                  held(dependency), cancelled(dependency), or killed(timeout)\n" +
+			"                  and killed(memory) for an instance its time or memory limit\n" +
+			"                  ended; an instance that ended after more than one attempt says\n" +
+			"                  so: exited(0) after 3 attempts;\n" +
 			"                  a finished job is listed until the servers' --job-retention\n" +
 			"                  (default 24h) has passed since it ended\n" +
 			"   netstatus -m   machines: NAME, ARCH, MTYPE, CPUS, MEMORY, RATING, LOAD,\n" +
@@ -34,10 +43,11 @@ func statusCommand() *cli.Command {
 			"                  up, down, draining (up but taking no new work, with the\n" +
 			"                  stub's problem if it has one),\n" +
 			"                  asleep (its owner policy's reason), suspect (no lease renewal\n" +
-			"                  for a second: no new work) or unreachable (its lease expired:\n" +
-			"                  restartable work runs elsewhere); RESERVED is who holds it and\n" +
-			"                  until when: 'tclark until 16:00', 'tclark' until unreserved,\n" +
-			"                  '-' when not reserved\n" +
+			"                  for a second: no new work), restarting (its stub stopped to be\n" +
+			"                  started again: its jobs run on, no new work) or unreachable (its\n" +
+			"                  lease expired: restartable work runs elsewhere); RESERVED is who\n" +
+			"                  holds it and until when: 'tclark until 16:00', 'tclark' until\n" +
+			"                  unreserved, '-' when not reserved\n" +
 			"   netstatus -s   servers: NAME, ADDRESS, ROLE (leader, follower, candidate,\n" +
 			"                  shutdown, unknown), TERM, LAST INDEX, LAST CONTACT (with the\n" +
 			"                  leader: 'leader', 'never' or how long ago), LEADER, VERSION (the\n" +
@@ -48,6 +58,16 @@ func statusCommand() *cli.Command {
 			"                  RUNNING; '-' is no limit\n" +
 			"   netstatus -r   reservations: ID, OWNER, MACHINES, FROM, UNTIL ('-' until\n" +
 			"                  unreserved); times are local, with the date when not today\n\n" +
+			"netstatus -j lists only the jobs --name (name, name.owner or id, repeated),\n" +
+			"--user, --queue and --state select; with --state, a job whose own state is not\n" +
+			"named shows only its instances in the states named:\n\n" +
+			"   netstatus --user alice --state failed --state lost\n\n" +
+			"netstatus JOB (name or id) shows everything about one job, as Slurm's scontrol\n" +
+			"show job does: its owner, state, queue, submit time, binary and arguments,\n" +
+			"requirements, restart policy and dependencies, then per instance each\n" +
+			"attempt, earlier ones first: its state, machine, pid, restarts, placed,\n" +
+			"started and ended times, elapsed time, exit status, CPU time, peak memory,\n" +
+			"error and reason; --json prints the job as the API has it.\n\n" +
 			"netstatus --why JOB says, per queued instance of JOB (name or id), how many\n" +
 			"machines each of the matcher's filters turned down:\n\n" +
 			"   instance 2 (attempt 1): 8 machines lack key mathlab; 3 have mem<=10; 1 has no free slot\n\n" +
@@ -63,6 +83,10 @@ func statusCommand() *cli.Command {
 			&cli.BoolFlag{Name: "queues", Aliases: []string{"q"}, Usage: "show the batch queues"},
 			&cli.BoolFlag{Name: "reservations", Aliases: []string{"r"}, Usage: "show the reservations in force or yet to start"},
 			&cli.StringFlag{Name: "why", Usage: "explain why the queued instances of `JOB` (name or id) wait"},
+			&cli.StringSliceFlag{Name: "name", Usage: "with -j, list only the job `JOB` (name, name.owner or id); repeat for more"},
+			&cli.StringFlag{Name: "user", Usage: "with -j, list only the jobs of `USER`"},
+			&cli.StringSliceFlag{Name: "state", Usage: "with -j, list only jobs or instances in `STATE` (running, queued, failed, done, ...); repeat for more"},
+			&cli.StringFlag{Name: "queue", Usage: "with -j, list only the jobs of `QUEUE`"},
 			&cli.BoolFlag{Name: "json", Usage: "print JSON instead of a table"},
 		}, clientFlags()...),
 		Action: runStatus,
@@ -70,9 +94,16 @@ func statusCommand() *cli.Command {
 }
 
 func runStatus(cCtx *cli.Context) error {
-	if cCtx.Args().Present() {
-		return usagef("unexpected argument %q (netstatus takes only options)", cCtx.Args().First())
+	if cCtx.Args().Len() > 1 {
+		return usagef("unexpected argument %q (netstatus shows one job: netstatus JOB)", cCtx.Args().Get(1))
 	}
+	filter := jobFilter{names: cCtx.StringSlice("name"), user: cCtx.String("user"), states: cCtx.StringSlice("state"), queue: cCtx.String("queue")}
+	for _, st := range filter.states {
+		if !slices.Contains(filterStates, st) {
+			return usagef("--state %q: not a job or instance state (one of %s)", st, strings.Join(filterStates, ", "))
+		}
+	}
+	filtered := len(filter.names) > 0 || filter.user != "" || len(filter.states) > 0 || filter.queue != ""
 	view := "jobs"
 	n := 0
 	for _, v := range []string{"jobs", "machines", "servers", "queues", "reservations"} {
@@ -89,8 +120,16 @@ func runStatus(cCtx *cli.Context) error {
 		view = "why"
 		n++
 	}
+	detail := cCtx.Args().First()
+	if detail != "" {
+		view = "detail"
+		n++
+	}
 	if n > 1 {
-		return usagef("give only one of -j, -m, -s, -q, -r and --why")
+		return usagef("give only one of -j, -m, -s, -q, -r, --why and a JOB")
+	}
+	if filtered && view != "jobs" {
+		return usagef("--name, --user, --state and --queue select jobs: give them with -j")
 	}
 	c, err := newClient(cCtx)
 	if err != nil {
@@ -128,6 +167,15 @@ func runStatus(cCtx *cli.Context) error {
 		return renderReservations(w, rs, time.Now())
 	case "why":
 		return runWhy(cCtx, c, why, asJSON)
+	case "detail":
+		job, err := c.Job(cCtx.Context, detail)
+		if err != nil {
+			return fmt.Errorf("get job %s: %w", detail, err)
+		}
+		if asJSON {
+			return writeJSON(w, job)
+		}
+		return renderJobDetail(w, job, time.Now())
 	case "servers":
 		ss, err := c.Servers(cCtx.Context)
 		if err != nil {
@@ -142,11 +190,21 @@ func runStatus(cCtx *cli.Context) error {
 		if err != nil {
 			return fmt.Errorf("list jobs: %w", err)
 		}
+		if filtered {
+			jobs = filterJobs(jobs, filter)
+		}
 		if asJSON {
 			return renderJobsJSON(w, jobs)
 		}
-		return renderJobs(w, jobs)
+		return renderJobs(w, jobs, time.Now())
 	}
+}
+
+// filterStates are the states --state takes: a job's or an instance's.
+var filterStates = []string{
+	client.JobQueued, client.JobRunning, client.JobDone, client.JobFailed, client.JobKilled, client.JobScheduled,
+	client.InstancePlaced, client.InstanceExited, client.InstanceSignaled, client.InstanceLost, client.InstanceUnknown,
+	client.InstanceSuspended, client.InstanceHeld, client.InstanceCancelled,
 }
 
 // runWhy prints why the queued instances of job ref wait.

@@ -3,6 +3,9 @@ package main
 import (
 	"fmt"
 	"os"
+	"os/signal"
+	"syscall"
+	"time"
 
 	"github.com/urfave/cli/v2"
 
@@ -20,7 +23,7 @@ func stubCommand() *cli.Command {
 			"    [--prologue PROGRAM] [--epilogue PROGRAM] [--script-timeout D]\n" +
 			"    [--sleep-on-login D] [--sleep-on-input D] [--sleep-on-load LOAD]\n" +
 			"    [--load-monitor PROGRAM] [--available WINDOWS] [--vacate-after D] [--keep-suspended]\n" +
-			"    [--log-level LEVEL] [--config FILE]",
+			"    [--leave] [--log-level LEVEL] [--config FILE]",
 		Description: "Runs this machine's stub until SIGINT or SIGTERM. It joins the gossip pool of\n" +
 			"the servers, reports the machine's facts and load, runs the jobs the servers\n" +
 			"place here in --exec-dir and reports when they start and end. For example:\n\n" +
@@ -76,6 +79,13 @@ func stubCommand() *cli.Command {
 			"the stub joins the --join addresses and every server it has seen again, every\n" +
 			"few seconds, until one answers: a server group restarted after an outage of\n" +
 			"any length finds its machines without a restart of the stubs.\n\n" +
+			"SIGTERM (what systemctl restart and stop send) stops the stub to be started\n" +
+			"again: the running jobs run on under the supervisor host, netstatus -m shows the\n" +
+			"machine restarting and its jobs running, and the new stub takes them over and\n" +
+			"reports their ends. Past the servers' --restart-grace without a new stub, the\n" +
+			"machine's jobs are declared lost (restartable ones start elsewhere). SIGINT, or\n" +
+			"SIGTERM with --leave, makes the stub leave the pool for good instead: the\n" +
+			"machine goes down at once, and its jobs that cannot restart elsewhere are lost.\n\n" +
 			"Users of this machine reach the servers through --socket (netexec and the other\n" +
 			"commands use it when it exists): the stub reads each caller's uid from the\n" +
 			"kernel and vouches for it, so jobs submitted there run as their submitter.\n" +
@@ -106,6 +116,7 @@ func stubCommand() *cli.Command {
 			&cli.DurationFlag{Name: "script-timeout", Value: stub.DefaultScriptTimeout,
 				Usage: "kill --prologue or --epilogue after `DURATION`, which counts as a failure"},
 			&cli.StringFlag{Name: "socket", Value: defaultSocket, Usage: "Unix socket `PATH` on which this machine's users reach the servers as themselves (\"\" for none)"},
+			&cli.BoolFlag{Name: "leave", Usage: "on SIGTERM, leave the pool for good (decommission), as on SIGINT, instead of stopping to be restarted"},
 			logLevelFlag(), logFormatFlag(),
 		}, append(ownerFlags(), agentTLSFlags("stub")...)...),
 		Action: runStub,
@@ -193,10 +204,24 @@ func runStub(cCtx *cli.Context) error {
 	if material != nil || keyring != "" || cCtx.String("prologue") != "" || cCtx.String("epilogue") != "" {
 		reloadOnHangup(cCtx.Context, logger, st.Reload)
 	}
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sigs)
 	fmt.Fprintf(cCtx.App.Writer, "stub %s api %s%s\n", name, scheme(material), st.HTTPAddr())
 	<-cCtx.Context.Done()
-	logger.Info("shutting down", "stub", name)
-	if err := st.Shutdown(); err != nil {
+	leave := cCtx.Bool("leave")
+	select {
+	case sig := <-sigs: // delivered with the one that ended the context
+		leave = leave || sig == os.Interrupt
+	case <-time.After(time.Second):
+		leave = true // not ended by a signal
+	}
+	stop := st.Restart
+	if leave {
+		stop = st.Shutdown
+	}
+	logger.Info("shutting down", "stub", name, "leave", leave)
+	if err := stop(); err != nil {
 		return fmt.Errorf("shut down stub: %w", err)
 	}
 	return nil

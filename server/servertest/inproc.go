@@ -27,6 +27,7 @@ type Cluster struct {
 	t        testing.TB
 	killOnce sync.Once
 	Servers  []*server.Server
+	cfgs     []server.Config // as each server was last started
 	trans    []*raft.InmemTransport
 	Stubs    []*stub.Stub
 	dir      string
@@ -122,8 +123,10 @@ func newClusterEdit(t testing.TB, n int, durable, secure bool, edit func(int, *s
 		if c.pki != nil {
 			cfg.TLS = c.pki.material(pki.Identity{Role: pki.RoleServer, Name: cfg.Name})
 		}
+		// Every server keeps its history (history.db) in its data dir,
+		// the Raft stores too when durable.
+		cfg.DataDir = filepath.Join(c.dir, cfg.Name)
 		if durable {
-			cfg.DataDir = filepath.Join(c.dir, cfg.Name)
 			cfg.RaftAddr = "127.0.0.1:0"
 		} else {
 			cfg.RaftTransport, cfg.InmemStore, cfg.TuneRaft = c.trans[i], true, FastRaft
@@ -139,6 +142,7 @@ func newClusterEdit(t testing.TB, n int, durable, secure bool, edit func(int, *s
 			t.Fatalf("start server %d: %v", i, err)
 		}
 		c.Servers = append(c.Servers, s)
+		c.cfgs = append(c.cfgs, cfg)
 		t.Cleanup(func() { _ = s.Shutdown() })
 	}
 	return c

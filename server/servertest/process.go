@@ -408,6 +408,17 @@ func (c *ProcCluster) KillStubMachine(i int) (time.Time, error) {
 	return at, nil
 }
 
+// StopStub sends sig to stub i and waits for it to exit (SIGKILL after
+// stopGrace). SIGTERM stops it for a restart: the servers hold its jobs
+// for their --restart-grace (see RestartStub); SIGINT makes it leave the
+// pool.
+func (c *ProcCluster) StopStub(i int, sig syscall.Signal) error {
+	if i < 0 || i >= len(c.Stubs) {
+		return fmt.Errorf("stop stub %d: no such stub", i)
+	}
+	return stopProc(c.Stubs[i], sig)
+}
+
 // RestartStub starts stub i again with its data and execution directories
 // and ports, joining the servers' gossip addresses. The stub must have
 // exited (see KillStubMachine). It returns once the stub listens; see
@@ -489,19 +500,24 @@ func (c *ProcCluster) Self(ctx context.Context, i int) (client.Server, error) {
 	return st, nil
 }
 
-// Stop sends SIGTERM to every running process, waits for them, and sends
-// SIGKILL to any still alive after stopGrace. It blocks until all have
-// exited and is safe to call more than once.
+// Stop sends SIGTERM to every running server and SIGINT to every running
+// stub (which then leaves the pool rather than stop for a restart), waits
+// for them, and sends SIGKILL to any still alive after stopGrace. It
+// blocks until all have exited and is safe to call more than once.
 func (c *ProcCluster) Stop() {
 	var wg sync.WaitGroup
 	for _, p := range append(append([]*Proc(nil), c.Stubs...), c.Servers...) {
 		if !p.Running() {
 			continue
 		}
+		sig := syscall.SIGTERM
+		if p.Role == client.RoleStub {
+			sig = syscall.SIGINT // leave the pool, not stop for a restart
+		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			_ = stopProc(p, syscall.SIGTERM)
+			_ = stopProc(p, sig)
 		}()
 	}
 	wg.Wait()

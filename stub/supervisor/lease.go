@@ -1,6 +1,9 @@
 package supervisor
 
 import (
+	"errors"
+	"fmt"
+	"io/fs"
 	"path/filepath"
 	"time"
 
@@ -50,4 +53,27 @@ func BootNow() time.Duration {
 // nothing after a reboot.
 func WriteLease(dataDir string, sent, lease time.Duration) error {
 	return replaceJSONFile(LeasePath(dataDir), leaseRecord{ValidUntilBootNS: int64(sent + lease)})
+}
+
+// LowerLease makes the lease file of dataDir end no later than until (on
+// the boot clock), leaving an earlier deadline as it is, and reports
+// whether there was a file. A stub starting again calls it before it
+// renews or rejoins: the file may still hold the longer lease the servers
+// granted its previous incarnation for the restart, and once the new stub
+// renews the servers count only the plain lease.
+func LowerLease(dataDir string, until time.Duration) (bool, error) {
+	var rec leaseRecord
+	switch err := readJSONFile(LeasePath(dataDir), &rec); {
+	case errors.Is(err, fs.ErrNotExist):
+		return false, nil
+	case err != nil:
+		return true, fmt.Errorf("lower the lease: %w", err)
+	}
+	if time.Duration(rec.ValidUntilBootNS) <= until {
+		return true, nil
+	}
+	if err := replaceJSONFile(LeasePath(dataDir), leaseRecord{ValidUntilBootNS: int64(until)}); err != nil {
+		return true, fmt.Errorf("lower the lease: %w", err)
+	}
+	return true, nil
 }

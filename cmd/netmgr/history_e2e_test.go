@@ -1,0 +1,114 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/netmgr/netmgr/client"
+	"github.com/netmgr/netmgr/server/servertest"
+)
+
+// TestE2EHistoryAndEventsSurviveRestart runs jobs on a group of server
+// processes, reads them back with netmgr history (table, filter, JSON),
+// SIGKILLs every server and starts them again: the history and the
+// events from before are still there, and events --since selects across
+// the restart.
+func TestE2EHistoryAndEventsSurviveRestart(t *testing.T) {
+	if testing.Short() {
+		t.Skip("skipping end-to-end test under -short: it builds netmgr and runs 4 processes")
+	}
+	dir := t.TempDir()
+	bin := netmgrBinary(t)
+	links := filepath.Join(dir, "links")
+	if err := os.Mkdir(links, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"netexec", "netmgr"} {
+		if err := os.Symlink(bin, filepath.Join(links, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c, cl := procCluster(t, dir, 3, 1)
+	r := &e2eRunner{links: links, env: c.Env()}
+
+	r.run(t, "netexec", "--wait", "done", "/bin/true").wantCode(t, 0)
+	r.run(t, "netexec", "--wait", "done", "/bin/false").wantCode(t, 1)
+
+	table := func() []string {
+		t.Helper()
+		res := r.run(t, "netmgr", "history")
+		res.wantCode(t, 0)
+		return strings.Split(strings.TrimSpace(res.stdout), "\n")
+	}
+	rows := table()
+	if len(rows) != 3 || !strings.HasPrefix(rows[0], "JOB  INST  ATTEMPT  OWNER") ||
+		!strings.Contains(rows[1], " exited ") || !strings.Contains(rows[2], " failed ") {
+		t.Fatalf("netmgr history printed\n%s\nwant the header, an exited and a failed attempt", strings.Join(rows, "\n"))
+	}
+	res := r.run(t, "netmgr", "history", "--state", "failed", "--json")
+	res.wantCode(t, 0)
+	var failed []client.HistoryAttempt
+	if err := json.Unmarshal([]byte(res.stdout), &failed); err != nil {
+		t.Fatalf("decode history --json %q: %v", res.stdout, err)
+	}
+	if len(failed) != 1 || failed[0].ExitCode != 1 || failed[0].Machine == "" || failed[0].StartedAt.IsZero() {
+		t.Fatalf("history --state failed --json = %+v, want one attempt that exited 1, with its machine and times", failed)
+	}
+
+	events := func(args ...string) string {
+		t.Helper()
+		res := r.run(t, "netmgr", append([]string{"events"}, args...)...)
+		res.wantCode(t, 0)
+		return res.stdout
+	}
+	before := events()
+	if !strings.Contains(before, "instance-failed") {
+		t.Fatalf("events lack the failure:\n%s", before)
+	}
+
+	for i := range c.Servers {
+		if err := c.KillServer(i, syscall.SIGKILL); err != nil {
+			t.Fatalf("kill server %d: %v", i, err)
+		}
+	}
+	for i := range c.Servers {
+		if err := c.RestartServer(i); err != nil {
+			t.Fatalf("restart server %d: %v", i, err)
+		}
+	}
+	if err := c.WaitLeader(60 * time.Second); err != nil {
+		t.Fatal(err)
+	}
+	servertest.WaitFor(t, 30*time.Second, "the history back after the restart", func() bool {
+		hs, err := cl.History(t.Context(), client.HistoryQuery{})
+		return err == nil && len(hs) == 2
+	})
+	if after := table(); strings.Join(after, "\n") != strings.Join(rows, "\n") {
+		t.Errorf("history after restarting every server:\n%s\nwant as before:\n%s", strings.Join(after, "\n"), strings.Join(rows, "\n"))
+	}
+	if after := events(); !strings.HasPrefix(after, before) {
+		t.Errorf("events after restarting every server do not start with the ones before:\n%s\nbefore:\n%s", after, before)
+	}
+	// --since the second job's submission: its events, not the first's.
+	var second time.Time
+	dec := json.NewDecoder(strings.NewReader(events("--json")))
+	for dec.More() {
+		var e client.Event
+		if err := dec.Decode(&e); err != nil {
+			t.Fatalf("decode events --json: %v", err)
+		}
+		if e.Kind == "job-submitted" && e.Job == failed[0].Job {
+			second = e.At
+		}
+	}
+	from := second.UTC().Format(time.RFC3339Nano)
+	since := events("--since", from)
+	if !strings.Contains(since, "instance-failed") || strings.Contains(since, "instance-ended") {
+		t.Errorf("events --since %s:\n%s\nwant the second job's events and not the first's", from, since)
+	}
+}

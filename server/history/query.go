@@ -1,0 +1,79 @@
+package history
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+
+	"go.etcd.io/bbolt"
+)
+
+// Attempts returns the attempts f selects, in order of end time. It reads
+// the most selective index the filter allows: a user's, a machine's, a
+// queue's or a state's attempts, else all, from f.Since on.
+func (db *DB) Attempts(f Filter) ([]Attempt, error) {
+	var out []Attempt
+	err := db.bolt.View(func(tx *bbolt.Tx) error {
+		attempts := tx.Bucket(bucketAttempts)
+		bucket, prefix := bucketAttemptsEnd, []byte(nil)
+		for _, s := range []struct {
+			b []byte
+			v string
+		}{{bucketByUser, f.User}, {bucketByMachine, f.Machine}, {bucketByQueue, f.Queue}, {bucketByState, f.State}} {
+			if s.v != "" {
+				bucket, prefix = s.b, append([]byte(s.v), 0)
+				break
+			}
+		}
+		c := tx.Bucket(bucket).Cursor()
+		start := timeKey(bytes.Clone(prefix), f.Since)
+		for k, _ := c.Seek(start); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
+			rest := k[len(prefix):]
+			if !f.Until.IsZero() && readU64(rest) >= readU64(timeKey(nil, f.Until)) {
+				break
+			}
+			v := attempts.Get(rest[8:])
+			if v == nil {
+				continue
+			}
+			var a Attempt
+			if err := json.Unmarshal(v, &a); err != nil {
+				return fmt.Errorf("attempt %x: %w", rest[8:], err)
+			}
+			if f.match(&a) {
+				out = append(out, a)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read history: %w", err)
+	}
+	return out, nil
+}
+
+// Events returns the events f selects, oldest (lowest index) first.
+func (db *DB) Events(f EventFilter) ([]Event, error) {
+	var out []Event
+	err := db.bolt.View(func(tx *bbolt.Tx) error {
+		c := tx.Bucket(bucketEvents).Cursor()
+		for k, v := c.Seek(u64(nil, f.After+1)); k != nil; k, v = c.Next() {
+			var e Event
+			if err := json.Unmarshal(v, &e); err != nil {
+				return fmt.Errorf("event %x: %w", k, err)
+			}
+			if !f.Since.IsZero() && e.At.Before(f.Since) || !f.Until.IsZero() && !e.At.Before(f.Until) {
+				continue
+			}
+			out = append(out, e)
+			if f.Limit > 0 && len(out) >= f.Limit {
+				break
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read events: %w", err)
+	}
+	return out, nil
+}
