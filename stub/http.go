@@ -20,10 +20,11 @@ const maxBody = 1 << 20
 // routes returns the stub API's handler.
 func (s *Stub) routes() http.Handler {
 	mux := http.NewServeMux()
-	// Only a server starts or signals work; stubs ask each other about
+	// Only a server starts or signals work, or reads a job's output; stubs ask each other about
 	// outages; any certificate of the cluster may read the rest.
 	mux.HandleFunc("POST /v1/starts", s.only(s.handleStarts, pki.RoleServer))
 	mux.HandleFunc("POST /v1/signal", s.only(s.handleSignal, pki.RoleServer))
+	mux.HandleFunc("GET /v1/logs", s.only(s.handleLog, pki.RoleServer))
 	mux.HandleFunc("GET /v1/facts", s.handleFacts)
 	mux.HandleFunc("GET /v1/health", s.handleHealth)
 	mux.HandleFunc("GET /v1/outage", s.only(s.handleOutageStatement, pki.RoleStub, pki.RoleServer))

@@ -4,6 +4,7 @@ import (
 	"math"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -31,6 +32,7 @@ type metrics struct {
 	deliverySeconds prometheus.Histogram
 	startSeconds    prometheus.Histogram
 	denied          *prometheus.CounterVec // by reason
+	logStreams      atomic.Int64           // GET /v1/logs answers being sent
 }
 
 // newMetrics registers s's metrics. The gauges read s.out, s.runner,
@@ -93,6 +95,8 @@ func newMetrics(s *Stub) *metrics {
 			func() float64 { return float64(s.execs.used.Load()) }),
 		gauge("exec_dirs_kept", "Exec dirs of attempts this stub made and has not removed yet, running or kept for the exec retention after their end.",
 			func() float64 { return float64(s.execs.kept.Load()) }),
+		gauge("log_streams", "Answers of GET /v1/logs (netmgr logs, through a server) being sent now, followed ones among them.",
+			func() float64 { return float64(m.logStreams.Load()) }),
 		gauge("data_dir_free_bytes", "Bytes free in the data dir's file system at the last look (every few seconds).",
 			func() float64 { _, dataFree := s.health.free(); return float64(dataFree) }),
 	)

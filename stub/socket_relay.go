@@ -190,8 +190,13 @@ func (r *relay) answer(w http.ResponseWriter, resp *http.Response) {
 			}
 			_ = rc.Flush()
 		}
+		if errors.Is(err, io.EOF) {
+			return // the end
+		}
 		if err != nil {
-			return // the end, or the server went: the caller sees the body end
+			// The server went, or broke the stream: the caller sees it
+			// break too, not end as if complete.
+			panic(http.ErrAbortHandler)
 		}
 	}
 }

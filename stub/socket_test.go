@@ -306,3 +306,27 @@ func isSocket(path string) bool {
 	fi, err := os.Lstat(path)
 	return err == nil && fi.Mode().Type() == os.ModeSocket
 }
+
+// A stream the server breaks breaks for the socket's caller too: it must
+// not end as if complete, or netmgr logs -f would take a cut log for a
+// whole one.
+func TestUserSocketPassesOnABrokenStream(t *testing.T) {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /v1/jobs/1/logs", func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprint(w, "first line\n")
+		_ = http.NewResponseController(w).Flush()
+		panic(http.ErrAbortHandler) // the server breaks the stream
+	})
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	_, path := socketStub(t, srv.URL)
+	resp, err := sockettest.HTTP(path).Get("http://netmgr-stub/v1/jobs/1/logs?follow=1")
+	if err != nil {
+		t.Fatalf("call the socket: %v", err)
+	}
+	defer resp.Body.Close()
+	got, err := io.ReadAll(resp.Body)
+	if string(got) != "first line\n" || err == nil {
+		t.Errorf("read %q, %v; want the first line, then an error", got, err)
+	}
+}

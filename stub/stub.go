@@ -61,6 +61,9 @@ type Stub struct {
 	metrics *metrics
 	// execs removes ended attempts' exec dirs and measures the exec dir.
 	execs *execSweeper
+	// logsDone ends the log streams (http_logs.go) when the API shuts
+	// down, which would otherwise wait for followed ones.
+	logsDone context.Context
 
 	ctx    context.Context // canceled by Shutdown
 	cancel context.CancelFunc
@@ -178,6 +181,9 @@ func New(cfg Config) (*Stub, error) {
 	}
 	s.metrics = newMetrics(s)
 	s.srv = &http.Server{Handler: s.routes(), ReadHeaderTimeout: 10 * time.Second}
+	var endLogs context.CancelFunc
+	s.logsDone, endLogs = context.WithCancel(context.Background())
+	s.srv.RegisterOnShutdown(endLogs)
 
 	if cfg.GossipAddr != "" {
 		if s.gossip, err = startGossip(cfg, s.httpAddr, s.servers, s.peers, s.facts, &s.lease.loadByLease); err != nil {
