@@ -1,14 +1,12 @@
 package server_test
 
 import (
-	"os"
-	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/netmgr/netmgr/client"
+	"github.com/netmgr/netmgr/internal/trapstamp"
 )
 
 // TestJobTimeLimitWarnsThenKills runs a job with time=3s and
@@ -34,7 +32,7 @@ func TestJobTimeLimitWarnsThenKills(t *testing.T) {
 	if in.State != client.InstanceKilled || in.ExitCode != 7 || !strings.HasPrefix(in.Reason, "timeout: run limit of 3s exceeded") {
 		t.Errorf("got %s exit %d reason %q, want killed, exit 7, for the 3 s time limit", in.State, in.ExitCode, in.Reason)
 	}
-	warned, termed := stamp(t, dir, "warned"), stamp(t, dir, "termed")
+	warned, termed := trapstamp.Read(t, dir, "warned"), trapstamp.Read(t, dir, "termed")
 	if gap := termed.Sub(warned); gap < 1500*time.Millisecond || gap > 2500*time.Millisecond {
 		t.Errorf("the TERM came %v after the warning, want about the 2 s lead", gap)
 	}
@@ -117,20 +115,4 @@ func TestQueueKillGrace(t *testing.T) {
 	if ran := in.EndedAt.Sub(in.StartedAt); ran > 7*time.Second {
 		t.Errorf("the instance ran %v, want it KILLed about 2 s after its start (kill_grace=1)", ran)
 	}
-}
-
-// stamp reads a time the job wrote with date +%s.%N into file name of dir.
-func stamp(t *testing.T, dir, name string) time.Time {
-	t.Helper()
-	b, err := os.ReadFile(filepath.Join(dir, name))
-	if err != nil {
-		t.Fatalf("the job's trap left no %s: %v", name, err)
-	}
-	secs, frac, _ := strings.Cut(strings.TrimSpace(string(b)), ".")
-	s, err1 := strconv.ParseInt(secs, 10, 64)
-	ns, err2 := strconv.ParseInt(frac, 10, 64)
-	if err1 != nil || err2 != nil {
-		t.Fatalf("%s holds %q, not a date +%%s.%%N", name, b)
-	}
-	return time.Unix(s, ns)
 }

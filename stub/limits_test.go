@@ -4,14 +4,15 @@ import (
 	"context"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/netmgr/netmgr/client"
-	"github.com/netmgr/netmgr/stub/supervisor"
 	"github.com/prometheus/procfs"
+
+	"github.com/netmgr/netmgr/client"
+	"github.com/netmgr/netmgr/internal/trapstamp"
+	"github.com/netmgr/netmgr/stub/supervisor"
 )
 
 func TestSetLimits(t *testing.T) {
@@ -111,7 +112,7 @@ func TestLimits(t *testing.T) {
 			wantReason: "timeout: run limit of 3s exceeded",
 			minTime:    3 * time.Second,
 			check: func(t *testing.T, dir string, _ client.ChildEvent) {
-				warned, termed := stampFile(t, dir, "warned"), stampFile(t, dir, "termed")
+				warned, termed := trapstamp.Read(t, dir, "warned"), trapstamp.Read(t, dir, "termed")
 				// The warning is due 1 s after the start and the TERM
 				// 3 s after it: 2 s apart, less however late the
 				// warning's delivery was.
@@ -198,23 +199,6 @@ func withLimits(req client.StartRequest, runSeconds, memMB, graceMS int64) clien
 func withWarning(req client.StartRequest, sig string, leadMS int64) client.StartRequest {
 	req.WarnSignal, req.WarnLeadMS = sig, leadMS
 	return req
-}
-
-// stampFile reads a time the job wrote with date +%s.%N into file name of
-// dir.
-func stampFile(t *testing.T, dir, name string) time.Time {
-	t.Helper()
-	b, err := os.ReadFile(filepath.Join(dir, name))
-	if err != nil {
-		t.Fatalf("the job's trap left no %s: %v", name, err)
-	}
-	secs, frac, _ := strings.Cut(strings.TrimSpace(string(b)), ".")
-	s, err1 := strconv.ParseInt(secs, 10, 64)
-	ns, err2 := strconv.ParseInt(frac, 10, 64)
-	if err1 != nil || err2 != nil {
-		t.Fatalf("%s holds %q, not a date +%%s.%%N", name, b)
-	}
-	return time.Unix(s, ns)
 }
 
 // stopGroup stops the attempt's process group the way netmgr suspend

@@ -3,10 +3,11 @@ package main
 import (
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/netmgr/netmgr/internal/trapstamp"
 )
 
 // TestE2ELimitsWarnThenKill runs netexec --time 3s --signal USR1@2 against
@@ -45,7 +46,7 @@ func TestE2ELimitsWarnThenKill(t *testing.T) {
 	if !strings.Contains(res.stdout, "timeout") {
 		t.Errorf("netexec --wait done says %q, want the timeout named", res.stdout)
 	}
-	gap := e2eStamp(t, work, "termed").Sub(e2eStamp(t, work, "warned"))
+	gap := trapstamp.Read(t, work, "termed").Sub(trapstamp.Read(t, work, "warned"))
 	if gap < 1500*time.Millisecond || gap > 2500*time.Millisecond {
 		t.Errorf("the TERM came %v after the warning, want about the 2 s lead", gap)
 	}
@@ -58,20 +59,4 @@ func TestE2ELimitsWarnThenKill(t *testing.T) {
 	if refused.code == 0 || !strings.Contains(refused.stderr, "signal= warns 1m before the time limit, but the job has none") {
 		t.Errorf("a warning without a time limit: %s\nwant it refused with the reason", refused)
 	}
-}
-
-// e2eStamp reads a time a job wrote with date +%s.%N into file name of dir.
-func e2eStamp(t *testing.T, dir, name string) time.Time {
-	t.Helper()
-	b, err := os.ReadFile(filepath.Join(dir, name))
-	if err != nil {
-		t.Fatalf("the job's trap left no %s: %v", name, err)
-	}
-	secs, frac, _ := strings.Cut(strings.TrimSpace(string(b)), ".")
-	s, err1 := strconv.ParseInt(secs, 10, 64)
-	ns, err2 := strconv.ParseInt(frac, 10, 64)
-	if err1 != nil || err2 != nil {
-		t.Fatalf("%s holds %q, not a date +%%s.%%N", name, b)
-	}
-	return time.Unix(s, ns)
 }
