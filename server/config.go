@@ -90,6 +90,11 @@ type Config struct {
 	// ended attempt or an event (history.go); it sweeps its own copy.
 	// Zero keeps history forever.
 	HistoryRetention time.Duration
+	// SnapshotInterval is how often Raft checks whether at least 8192
+	// entries arrived since its last snapshot and, if so, takes one and
+	// compacts the log (raft.go); DefaultSnapshotInterval when zero. It
+	// bounds what a restarted server replays before it serves.
+	SnapshotInterval time.Duration
 
 	// RaftTransport, when set, replaces the TCP transport (tests use raft's
 	// in-memory transport); RaftAddr is then ignored.

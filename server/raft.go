@@ -27,6 +27,16 @@ type raftNode struct {
 	overTLS bool
 }
 
+// DefaultSnapshotInterval is netmgr server's default --snapshot-interval.
+// hashicorp/raft's 120 s let a busy server's log grow by up to four
+// minutes of entries between snapshots (the check runs every 1-2
+// intervals), and a restart replays all of them before it serves: 32 s
+// after 100,000 jobs in the retention benchmark. 10 s bounds that replay
+// to 10-20 s of entries; a snapshot of a database under the default
+// retention takes about 0.1 s, and none is taken while fewer than 8192
+// entries arrived.
+const DefaultSnapshotInterval = 10 * time.Second
+
 // newRaft starts Raft on the stores cfg names, recording the outcome of
 // every write to them in health. refused is called for every connection
 // the TLS transport refuses.
@@ -40,6 +50,10 @@ func newRaft(cfg *Config, f *fsm.FSM, health *storeHealth, refused func()) (*raf
 	rc.ElectionTimeout = 500 * time.Millisecond
 	rc.LeaderLeaseTimeout = 250 * time.Millisecond
 	rc.Logger = raftLogger(cfg.Logger)
+	rc.SnapshotInterval = cfg.SnapshotInterval
+	if rc.SnapshotInterval <= 0 {
+		rc.SnapshotInterval = DefaultSnapshotInterval
+	}
 	notify := make(chan bool, 16)
 	rc.NotifyCh = notify
 	if cfg.TuneRaft != nil {

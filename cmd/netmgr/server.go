@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/urfave/cli/v2"
 
@@ -86,6 +87,7 @@ func serverCommand() *cli.Command {
 			&cli.DurationFlag{Name: "job-retention", Value: server.DefaultJobRetention, Usage: "how long a finished job stays in the database (`DURATION`; 0 keeps it)"},
 			&cli.IntFlag{Name: "job-retention-count", Usage: "keep at most `N` finished jobs (0: no limit)"},
 			&cli.DurationFlag{Name: "history-retention", Value: server.DefaultHistoryRetention, Usage: "how long this server keeps ended attempts and events in its history (`DURATION`; 0 keeps them)"},
+			&cli.DurationFlag{Name: "snapshot-interval", Value: server.DefaultSnapshotInterval, Usage: "how often the server compacts its Raft log into a snapshot once 8192 entries arrived (`DURATION`); a restart replays the entries since the last one"},
 			logLevelFlag(), logFormatFlag(),
 		}, append(mailFlags(), agentTLSFlags("server")...)...),
 		Action: runServer,
@@ -107,6 +109,9 @@ func runServer(cCtx *cli.Context) error {
 	}
 	if d := cCtx.Duration("history-retention"); d < 0 {
 		return usagef("--history-retention must not be negative, got %v", d)
+	}
+	if d := cCtx.Duration("snapshot-interval"); d < time.Second {
+		return usagef("--snapshot-interval must be at least 1s, got %v", d)
 	}
 	if n := cCtx.Int("job-retention-count"); n < 0 {
 		return usagef("--job-retention-count must not be negative, got %d", n)
@@ -141,6 +146,7 @@ func runServer(cCtx *cli.Context) error {
 		JobRetention:      cCtx.Duration("job-retention"),
 		JobRetentionCount: cCtx.Int("job-retention-count"),
 		HistoryRetention:  cCtx.Duration("history-retention"),
+		SnapshotInterval:  cCtx.Duration("snapshot-interval"),
 		Logger:            logger,
 		Version:           buildinfo.Get(version, commit).Short(),
 		TLS:               material,
