@@ -642,6 +642,9 @@ func (c *Client) History(ctx context.Context, q HistoryQuery) ([]HistoryAttempt,
 			v.Set(k, s)
 		}
 	}
+	if q.Job != 0 {
+		v.Set("job", strconv.FormatUint(q.Job, 10))
+	}
 	if !q.Since.IsZero() {
 		v.Set("since", q.Since.UTC().Format(time.RFC3339Nano))
 	}

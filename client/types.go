@@ -481,6 +481,7 @@ type HistoryQuery struct {
 	State   string
 	Queue   string
 	Machine string
+	Job     uint64 // one job's attempts; 0: every job's
 	Since   time.Time
 	Until   time.Time
 }

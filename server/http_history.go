@@ -25,7 +25,7 @@ const rangeLimit = 5000
 var errNoHistory = errors.New("this server keeps no history (it has no data dir)")
 
 // handleHistory answers GET /v1/history?user=&state=&queue=&machine=
-// &since=&until= (times RFC 3339): the ended attempts the filters select,
+// &job=&since=&until= (times RFC 3339): the ended attempts the filters select,
 // by end time. A user sees their own jobs' attempts; an admin_id or root
 // on a pool machine anyone's (all without user=).
 func (s *Server) handleHistory(w http.ResponseWriter, r *http.Request) {
@@ -36,7 +36,15 @@ func (s *Server) handleHistory(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	f := history.Filter{User: q.Get("user"), State: q.Get("state"), Queue: q.Get("queue"), Machine: q.Get("machine")}
 	var err error
-	if f.Since, err = queryTime(q.Get("since"), "since"); err == nil {
+	if j := q.Get("job"); j != "" {
+		if f.Job, err = strconv.ParseUint(j, 10, 64); err != nil || f.Job == 0 {
+			err = fmt.Errorf("history job=%q: not a job id", j)
+		}
+	}
+	if err == nil {
+		f.Since, err = queryTime(q.Get("since"), "since")
+	}
+	if err == nil {
 		f.Until, err = queryTime(q.Get("until"), "until")
 	}
 	if err != nil {

@@ -20,7 +20,7 @@ func historyCommand() *cli.Command {
 		Name:  "history",
 		Usage: "show how past attempts ended (accounting, like sacct): owner, machine, exit, CPU, memory",
 		UsageText: "netmgr history [--user U] [--state S] [--since T] [--until T] [--queue Q]\n" +
-			"    [--machine M] [--json]",
+			"    [--machine M] [--job ID] [--json]",
 		Description: "Lists every ended attempt of every instance, oldest end first, from the\n" +
 			"servers' history, which keeps them after the job has left the database\n" +
 			"(--job-retention) for the servers' --history-retention (default 90 days).\n" +
@@ -44,6 +44,7 @@ func historyCommand() *cli.Command {
 			&cli.StringFlag{Name: "until", Usage: "only attempts that ended before `TIME`"},
 			&cli.StringFlag{Name: "queue", Usage: "only jobs of `QUEUE`"},
 			&cli.StringFlag{Name: "machine", Usage: "only attempts that ran on `MACHINE`"},
+			&cli.Uint64Flag{Name: "job", Usage: "only the attempts of job `ID` (also after it has left the database)"},
 			&cli.BoolFlag{Name: "json", Usage: "print the attempts as JSON"},
 		}, clientFlags()...),
 		Action: runHistory,
@@ -59,7 +60,7 @@ func runHistory(cCtx *cli.Context) error {
 	}
 	now := time.Now()
 	q := client.HistoryQuery{User: cCtx.String("user"), State: cCtx.String("state"),
-		Queue: cCtx.String("queue"), Machine: cCtx.String("machine")}
+		Queue: cCtx.String("queue"), Machine: cCtx.String("machine"), Job: cCtx.Uint64("job")}
 	if q.State != "" && !contains(historyStates, q.State) {
 		return usagef("--state: %q is not an end state (%s)", q.State, strings.Join(historyStates, ", "))
 	}

@@ -2,8 +2,10 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -110,5 +112,66 @@ func TestE2EHistoryAndEventsSurviveRestart(t *testing.T) {
 	since := events("--since", from)
 	if !strings.Contains(since, "instance-failed") || strings.Contains(since, "instance-ended") {
 		t.Errorf("events --since %s:\n%s\nwant the second job's events and not the first's", from, since)
+	}
+}
+
+// TestE2EStatusOfRemovedJobFromHistory: once --job-retention has removed
+// a finished job from the database, netstatus ID shows its attempts from
+// the history, and netmgr history --job ID selects them alone.
+func TestE2EStatusOfRemovedJobFromHistory(t *testing.T) {
+	if testing.Short() {
+		t.Skip("skipping end-to-end test under -short: it builds netmgr and runs 2 processes")
+	}
+	dir := t.TempDir()
+	bin := netmgrBinary(t)
+	links := filepath.Join(dir, "links")
+	if err := os.Mkdir(links, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"netexec", "netstatus", "netmgr"} {
+		if err := os.Symlink(bin, filepath.Join(links, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c, cl := procClusterArgs(t, dir, 1, 1, []string{"--job-retention", "1s"})
+	r := &e2eRunner{links: links, env: c.Env()}
+
+	r.run(t, "netexec", "--wait", "done", "/bin/true").wantCode(t, 0)
+	r.run(t, "netexec", "--wait", "done", "/bin/false").wantCode(t, 1)
+	hs, err := cl.History(t.Context(), client.HistoryQuery{State: "failed"})
+	if err != nil || len(hs) != 1 {
+		t.Fatalf("history of the failed job = %+v, %v; want one attempt", hs, err)
+	}
+	id := strconv.FormatUint(hs[0].Job, 10)
+	servertest.WaitFor(t, 30*time.Second, "job "+id+" removed by the retention", func() bool {
+		_, err := cl.Job(t.Context(), id)
+		return errors.Is(err, client.ErrNotFound)
+	})
+
+	res := r.run(t, "netstatus", id)
+	res.wantCode(t, 0)
+	rows := strings.Split(strings.TrimSpace(res.stdout), "\n")
+	if len(rows) != 3 || !strings.Contains(rows[0], "job "+id+" is no longer in the database") ||
+		!strings.HasPrefix(rows[1], "JOB  INST  ATTEMPT") || !strings.HasPrefix(rows[2], id+" ") || !strings.Contains(rows[2], " failed ") {
+		t.Fatalf("netstatus %s printed\n%s\nwant a line saying it comes from the history, the header, and its failed attempt", id, res.stdout)
+	}
+	res = r.run(t, "netmgr", "history", "--job", id, "--json")
+	res.wantCode(t, 0)
+	var only []client.HistoryAttempt
+	if err := json.Unmarshal([]byte(res.stdout), &only); err != nil {
+		t.Fatalf("decode history --job %s --json %q: %v", id, res.stdout, err)
+	}
+	if len(only) != 1 || only[0].Job != hs[0].Job || only[0].ExitCode != 1 {
+		t.Fatalf("history --job %s = %+v, want its one failed attempt", id, only)
+	}
+	// --json keeps the detail view's shape: not found, with the pointer.
+	res = r.run(t, "netstatus", "--json", id)
+	if res.code == 0 || !strings.Contains(res.stderr, "netmgr history --job "+id) {
+		t.Fatalf("netstatus %s --json: exit %d, stderr %q; want a failure that points to netmgr history", id, res.code, res.stderr)
+	}
+	// An id that never existed is still an error.
+	res = r.run(t, "netstatus", "999")
+	if res.code == 0 || !strings.Contains(res.stderr, "no such job") {
+		t.Fatalf("netstatus 999: exit %d, stderr %q; want no such job", res.code, res.stderr)
 	}
 }

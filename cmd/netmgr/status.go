@@ -1,8 +1,10 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -67,7 +69,9 @@ func statusCommand() *cli.Command {
 			"requirements, restart policy and dependencies, then per instance each\n" +
 			"attempt, earlier ones first: its state, machine, pid, restarts, placed,\n" +
 			"started and ended times, elapsed time, exit status, CPU time, peak memory,\n" +
-			"error and reason; --json prints the job as the API has it.\n\n" +
+			"error and reason; --json prints the job as the API has it. A job the\n" +
+			"servers' --job-retention has removed is shown from their history instead\n" +
+			"(by id; netmgr history --job ID is the same).\n\n" +
 			"netstatus --why JOB says, per queued instance of JOB (name or id), how many\n" +
 			"machines each of the matcher's filters turned down:\n\n" +
 			"   instance 2 (attempt 1): 8 machines lack key mathlab; 3 have mem<=10; 1 has no free slot\n\n" +
@@ -170,7 +174,7 @@ func runStatus(cCtx *cli.Context) error {
 	case "detail":
 		job, err := c.Job(cCtx.Context, detail)
 		if err != nil {
-			return fmt.Errorf("get job %s: %w", detail, err)
+			return jobFromHistory(cCtx, c, detail, asJSON, fmt.Errorf("get job %s: %w", detail, err))
 		}
 		if asJSON {
 			return writeJSON(w, job)
@@ -198,6 +202,27 @@ func runStatus(cCtx *cli.Context) error {
 		}
 		return renderJobs(w, jobs, time.Now())
 	}
+}
+
+// jobFromHistory answers netstatus JOB for a job the database no longer
+// holds (the servers' --job-retention removed it): when ref is a job id
+// with ended attempts in the history, it prints them as netmgr history
+// would, after a line saying where they come from; otherwise, and with
+// --json, it returns notFound, with a pointer to netmgr history.
+func jobFromHistory(cCtx *cli.Context, c *client.Client, ref string, asJSON bool, notFound error) error {
+	id, perr := strconv.ParseUint(ref, 10, 64)
+	if !errors.Is(notFound, client.ErrNotFound) || perr != nil || id == 0 {
+		return notFound
+	}
+	if asJSON {
+		return fmt.Errorf("%w (netmgr history --job %d --json shows how it ended, if it is in the history)", notFound, id)
+	}
+	as, err := c.History(cCtx.Context, client.HistoryQuery{Job: id})
+	if err != nil || len(as) == 0 {
+		return notFound
+	}
+	fmt.Fprintf(cCtx.App.Writer, "job %d is no longer in the database (job retention); its attempts, from the servers' history:\n", id)
+	return renderHistory(cCtx.App.Writer, as, time.Local)
 }
 
 // filterStates are the states --state takes: a job's or an instance's.

@@ -4,14 +4,18 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
 
 	"go.etcd.io/bbolt"
 )
 
 // Attempts returns the attempts f selects, in order of end time. It reads
-// the most selective index the filter allows: a user's, a machine's, a
-// queue's or a state's attempts, else all, from f.Since on.
+// the most selective index the filter allows: one job's attempts, a
+// user's, a machine's, a queue's or a state's, else all, from f.Since on.
 func (db *DB) Attempts(f Filter) ([]Attempt, error) {
+	if f.Job != 0 {
+		return db.jobAttempts(f)
+	}
 	var out []Attempt
 	err := db.bolt.View(func(tx *bbolt.Tx) error {
 		attempts := tx.Bucket(bucketAttempts)
@@ -49,6 +53,31 @@ func (db *DB) Attempts(f Filter) ([]Attempt, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read history: %w", err)
 	}
+	return out, nil
+}
+
+// jobAttempts returns the attempts of job f.Job that f selects, in order
+// of end time: a prefix scan of the attempts bucket, keyed by job first.
+func (db *DB) jobAttempts(f Filter) ([]Attempt, error) {
+	var out []Attempt
+	err := db.bolt.View(func(tx *bbolt.Tx) error {
+		prefix := u64(nil, f.Job)
+		c := tx.Bucket(bucketAttempts).Cursor()
+		for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
+			var a Attempt
+			if err := json.Unmarshal(v, &a); err != nil {
+				return fmt.Errorf("attempt %x: %w", k, err)
+			}
+			if f.match(&a) {
+				out = append(out, a)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read history of job %d: %w", f.Job, err)
+	}
+	slices.SortStableFunc(out, func(a, b Attempt) int { return a.EndedAt.Compare(b.EndedAt) })
 	return out, nil
 }
 
