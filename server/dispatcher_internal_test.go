@@ -14,7 +14,6 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/raft"
-	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/netmgr/netmgr/client"
 	"github.com/netmgr/netmgr/fsm"
@@ -285,7 +284,7 @@ func TestDispatchStartBatches(t *testing.T) {
 			if acked, failed := p.states(); acked != tt.wantAcked || failed != tt.wantFailed {
 				t.Errorf("got %d starts acknowledged and %d failed, want %d and %d", acked, failed, tt.wantAcked, tt.wantFailed)
 			}
-			if got := testutil.ToFloat64(p.d.s.metrics.startsFailed); got != float64(tt.wantFailed) {
+			if got := p.d.s.metrics.startsFailed.Value(); got != float64(tt.wantFailed) {
 				t.Errorf("starts failed metric = %v, want %d", got, tt.wantFailed)
 			}
 		})

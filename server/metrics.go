@@ -5,12 +5,10 @@ import (
 	"time"
 
 	"github.com/hashicorp/raft"
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/collectors"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/netmgr/netmgr/client"
 	"github.com/netmgr/netmgr/fsm"
+	"github.com/netmgr/netmgr/internal/promtext"
 )
 
 // metricsPrefix starts the name of every metric a server exports.
@@ -24,27 +22,28 @@ var (
 	dispatchBuckets = []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60}
 )
 
-// metrics is one server's Prometheus instrumentation, on a registry of its
-// own (tests run several servers in one process). The event counters and
+// metrics is one server's Prometheus instrumentation (internal/promtext,
+// which says why not client_golang), on a registry of its own (tests
+// run several servers in one process). The event counters and
 // histograms are fed by one-line hooks in the code they time; the gauges
 // read Raft, the database and the gossip pool when /metrics is scraped.
 // Safe for concurrent use.
 type metrics struct {
-	reg *prometheus.Registry
+	reg *promtext.Registry
 
-	commitSeconds   *prometheus.HistogramVec // by command
-	elections       prometheus.Counter
-	passSeconds     prometheus.Histogram
-	passPlaced      prometheus.Histogram
-	dispatchSeconds prometheus.Histogram
-	startsFailed    prometheus.Counter
-	signalsSent     prometheus.Counter
-	leasesExpired   prometheus.Counter
-	requests        *prometheus.CounterVec // by route
-	deniedRequests  *prometheus.CounterVec // by reason
-	startRequests   prometheus.Counter
-	mailsSent       prometheus.Counter
-	mailFailures    prometheus.Counter
+	commitSeconds   *promtext.HistogramVec // by command
+	elections       *promtext.Counter
+	passSeconds     *promtext.Histogram
+	passPlaced      *promtext.Histogram
+	dispatchSeconds *promtext.Histogram
+	startsFailed    *promtext.Counter
+	signalsSent     *promtext.Counter
+	leasesExpired   *promtext.Counter
+	requests        *promtext.CounterVec // by route
+	deniedRequests  *promtext.CounterVec // by reason
+	startRequests   *promtext.Counter
+	mailsSent       *promtext.Counter
+	mailFailures    *promtext.Counter
 }
 
 // newMetrics registers s's metrics. The gauges read s.raft, s.fsm and
@@ -52,70 +51,44 @@ type metrics struct {
 // the first scrape.
 func newMetrics(s *Server) *metrics {
 	m := &metrics{
-		reg: prometheus.NewRegistry(),
-		commitSeconds: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name:    metricsPrefix + "raft_commit_seconds",
-			Help:    "Time from proposing a command to Raft on the leader to its being committed and applied here, by command.",
-			Buckets: commitBuckets,
-		}, []string{"command"}),
-		elections: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: metricsPrefix + "raft_elections_total",
-			Help: "Leaders this server has seen elected (each change to a new known leader).",
-		}),
-		passSeconds: prometheus.NewHistogram(prometheus.HistogramOpts{
-			Name:    metricsPrefix + "scheduler_pass_seconds",
-			Help:    "Duration of one scheduling pass on the leader, planning and the Place commit; _count is the number of passes.",
-			Buckets: passBuckets,
-		}),
-		passPlaced: prometheus.NewHistogram(prometheus.HistogramOpts{
-			Name:    metricsPrefix + "scheduler_pass_placed_instances",
-			Help:    "Instances one scheduling pass placed (accepted by the Place commit); _sum is the total placed.",
-			Buckets: placedBuckets,
-		}),
-		dispatchSeconds: prometheus.NewHistogram(prometheus.HistogramOpts{
-			Name:    metricsPrefix + "dispatch_start_latency_seconds",
-			Help:    "Time from the leader stamping a placement (just before its Place commit) to the stub acknowledging the Start and the CHILD_REGISTER it answered with being committed, retries included.",
-			Buckets: dispatchBuckets,
-		}),
-		startsFailed: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: metricsPrefix + "dispatch_starts_failed_total",
-			Help: "Starts sent to a stub that failed and will be retried.",
-		}),
-		signalsSent: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: metricsPrefix + "dispatch_signals_sent_total",
-			Help: "Signals (kill, restart, suspend, resume) a stub acknowledged.",
-		}),
-		leasesExpired: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: metricsPrefix + "leases_expired_total",
-			Help: "Machine leases this server, as leader, declared expired.",
-		}),
-		deniedRequests: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "netmgr_requests_denied_total",
-			Help: "Requests refused because they proved no identity or the identity may not do what they asked, by reason.",
-		}, []string{"reason"}),
-		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: metricsPrefix + "http_requests_total",
-			Help: "API requests this server answered, by route (method and pattern; \"unmatched\" for none).",
-		}, []string{"route"}),
-		startRequests: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: metricsPrefix + "dispatch_start_requests_total",
-			Help: "Requests carrying Starts (POST /v1/starts) this server, as leader, sent to stubs.",
-		}),
-		mailsSent: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: metricsPrefix + "mail_sent_total",
-			Help: "Mail this server, as leader, handed to the relay or sendmail.",
-		}),
-		mailFailures: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: metricsPrefix + "mail_send_failures_total",
-			Help: "Attempts of this server, as leader, to send mail that failed (each is retried with backoff, or given up after 12).",
-		}),
+		reg: promtext.NewRegistry(),
+		commitSeconds: promtext.NewHistogramVec(metricsPrefix+"raft_commit_seconds",
+			"Time from proposing a command to Raft on the leader to its being committed and applied here, by command.",
+			commitBuckets, []string{"command"}),
+		elections: promtext.NewCounter(metricsPrefix+"raft_elections_total",
+			"Leaders this server has seen elected (each change to a new known leader)."),
+		passSeconds: promtext.NewHistogram(metricsPrefix+"scheduler_pass_seconds",
+			"Duration of one scheduling pass on the leader, planning and the Place commit; _count is the number of passes.",
+			passBuckets),
+		passPlaced: promtext.NewHistogram(metricsPrefix+"scheduler_pass_placed_instances",
+			"Instances one scheduling pass placed (accepted by the Place commit); _sum is the total placed.",
+			placedBuckets),
+		dispatchSeconds: promtext.NewHistogram(metricsPrefix+"dispatch_start_latency_seconds",
+			"Time from the leader stamping a placement (just before its Place commit) to the stub acknowledging the Start and the CHILD_REGISTER it answered with being committed, retries included.",
+			dispatchBuckets),
+		startsFailed: promtext.NewCounter(metricsPrefix+"dispatch_starts_failed_total",
+			"Starts sent to a stub that failed and will be retried."),
+		signalsSent: promtext.NewCounter(metricsPrefix+"dispatch_signals_sent_total",
+			"Signals (kill, restart, suspend, resume) a stub acknowledged."),
+		leasesExpired: promtext.NewCounter(metricsPrefix+"leases_expired_total",
+			"Machine leases this server, as leader, declared expired."),
+		deniedRequests: promtext.NewCounterVec("netmgr_requests_denied_total",
+			"Requests refused because they proved no identity or the identity may not do what they asked, by reason.", []string{"reason"}),
+		requests: promtext.NewCounterVec(metricsPrefix+"http_requests_total",
+			"API requests this server answered, by route (method and pattern; \"unmatched\" for none).", []string{"route"}),
+		startRequests: promtext.NewCounter(metricsPrefix+"dispatch_start_requests_total",
+			"Requests carrying Starts (POST /v1/starts) this server, as leader, sent to stubs."),
+		mailsSent: promtext.NewCounter(metricsPrefix+"mail_sent_total",
+			"Mail this server, as leader, handed to the relay or sendmail."),
+		mailFailures: promtext.NewCounter(metricsPrefix+"mail_send_failures_total",
+			"Attempts of this server, as leader, to send mail that failed (each is retried with backoff, or given up after 12)."),
 	}
-	gauge := func(name, help string, read func() float64) prometheus.GaugeFunc {
-		return prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: metricsPrefix + name, Help: help}, read)
+	gauge := func(name, help string, read func() float64) *promtext.ValueFunc {
+		return promtext.NewGaugeFunc(metricsPrefix+name, help, read)
 	}
 	m.reg.MustRegister(
-		collectors.NewGoCollector(),
-		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+		promtext.GoCollector(),
+		promtext.ProcessCollector(),
 		m.commitSeconds, m.elections, m.passSeconds, m.passPlaced,
 		m.dispatchSeconds, m.startsFailed, m.signalsSent, m.leasesExpired,
 		m.requests, m.deniedRequests, m.startRequests, m.mailsSent, m.mailFailures,
@@ -141,10 +114,9 @@ func newMetrics(s *Server) *metrics {
 			func() float64 { return float64(s.gossip.ml.NumMembers()) }),
 		gauge("raft_behind_entries", "Entries the leader had committed that this server's log lacked a second later (0 on the leader and on a follower keeping up).",
 			func() float64 { return float64(s.lag.behind.Load()) }),
-		prometheus.NewCounterFunc(prometheus.CounterOpts{
-			Name: metricsPrefix + "raft_log_write_errors_total",
-			Help: "Writes to the Raft log and stable store (raft.db) that failed: disk full, I/O errors.",
-		}, func() float64 { return float64(s.storeHealth.failures.Load()) }),
+		promtext.NewCounterFunc(metricsPrefix+"raft_log_write_errors_total",
+			"Writes to the Raft log and stable store (raft.db) that failed: disk full, I/O errors.",
+			func() float64 { return float64(s.storeHealth.failures.Load()) }),
 		&queueCollector{fsm: s.fsm},
 		&machineCollector{s: s},
 		&healthCollector{s: s},
@@ -170,7 +142,7 @@ func (m *metrics) denied(reason string) { m.deniedRequests.WithLabelValues(reaso
 
 // handler serves the registry in the Prometheus text format.
 func (m *metrics) handler() http.Handler {
-	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{})
+	return m.reg.Handler()
 }
 
 // electionObserver counts the leaders Raft reports. Its filter counts and
@@ -225,49 +197,32 @@ func (m *metrics) leaseExpired() { m.leasesExpired.Inc() }
 func (m *metrics) mailSent()   { m.mailsSent.Inc() }
 func (m *metrics) mailFailed() { m.mailFailures.Inc() }
 
-func boolFloat(b bool) float64 {
-	if b {
-		return 1
-	}
-	return 0
-}
+func boolFloat(b bool) float64 { return promtext.Bool(b) }
 
 // queueCollector reports what each queue holds, read from this server's
 // copy of the database (under its read lock) at scrape time.
 type queueCollector struct{ fsm *fsm.FSM }
 
-var (
-	queueQueuedDesc = prometheus.NewDesc(metricsPrefix+"queue_queued_instances",
-		"Instances waiting in the queue for a machine.", []string{"queue"}, nil)
-	queueActiveDesc = prometheus.NewDesc(metricsPrefix+"queue_active_instances",
-		"Instances of the queue's jobs holding a slot: placed, running or suspended.", []string{"queue"}, nil)
-	queuedDesc = prometheus.NewDesc(metricsPrefix+"queued_instances",
-		"Instances waiting for a machine, all queues.", nil, nil)
-	activeDesc = prometheus.NewDesc(metricsPrefix+"active_instances",
-		"Instances holding a slot (placed, running or suspended), all queues.", nil, nil)
-)
-
-// Describe sends the descriptors of the queue metrics.
-func (c *queueCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{queueQueuedDesc, queueActiveDesc, queuedDesc, activeDesc} {
-		ch <- d
-	}
-}
-
-// Collect reads the queues under the database's read lock and sends their
-// depths; it sends after the lock is released.
-func (c *queueCollector) Collect(ch chan<- prometheus.Metric) {
+// Collect reads the queues under the database's read lock.
+func (c *queueCollector) Collect() []promtext.Family {
 	var qs []fsm.QueueView
 	c.fsm.Read(func(v fsm.View) { qs = v.Queues() })
+	queuedBy := promtext.Family{Name: metricsPrefix + "queue_queued_instances",
+		Help: "Instances waiting in the queue for a machine.", Type: promtext.GaugeType}
+	activeBy := promtext.Family{Name: metricsPrefix + "queue_active_instances",
+		Help: "Instances of the queue's jobs holding a slot: placed, running or suspended.", Type: promtext.GaugeType}
 	queued, active := 0, 0
 	for _, q := range qs {
-		ch <- prometheus.MustNewConstMetric(queueQueuedDesc, prometheus.GaugeValue, float64(q.Waiting), q.Name)
-		ch <- prometheus.MustNewConstMetric(queueActiveDesc, prometheus.GaugeValue, float64(q.Active), q.Name)
+		label := []promtext.Label{{Name: "queue", Value: q.Name}}
+		queuedBy.Samples = append(queuedBy.Samples, promtext.Sample{Labels: label, Value: float64(q.Waiting)})
+		activeBy.Samples = append(activeBy.Samples, promtext.Sample{Labels: label, Value: float64(q.Active)})
 		queued += q.Waiting
 		active += q.Active
 	}
-	ch <- prometheus.MustNewConstMetric(queuedDesc, prometheus.GaugeValue, float64(queued))
-	ch <- prometheus.MustNewConstMetric(activeDesc, prometheus.GaugeValue, float64(active))
+	return []promtext.Family{queuedBy, activeBy,
+		promtext.Gauge(metricsPrefix+"queued_instances", "Instances waiting for a machine, all queues.", float64(queued)),
+		promtext.Gauge(metricsPrefix+"active_instances", "Instances holding a slot (placed, running or suspended), all queues.", float64(active)),
+	}
 }
 
 // machineStates are the states netstatus -m shows, each reported even when
@@ -275,19 +230,13 @@ func (c *queueCollector) Collect(ch chan<- prometheus.Metric) {
 var machineStates = []string{client.MachineUp, client.MachineSuspect, client.MachineDraining,
 	client.MachineAsleep, client.MachineRestarting, client.MachineUnreachable, client.MachineDown}
 
-var machinesDesc = prometheus.NewDesc(metricsPrefix+"machines",
-	"Machines of the pool by state, as netstatus -m shows them.", []string{"state"}, nil)
-
 // machineCollector counts the machines by state: the database's state, with
 // draining and gossip's suspicion of up machines as GET /v1/machines shows
 // them.
 type machineCollector struct{ s *Server }
 
-// Describe sends the descriptor of the machine counts.
-func (c *machineCollector) Describe(ch chan<- *prometheus.Desc) { ch <- machinesDesc }
-
 // Collect counts the machines under the database's read lock.
-func (c *machineCollector) Collect(ch chan<- prometheus.Metric) {
+func (c *machineCollector) Collect() []promtext.Family {
 	pool := c.s.pool(time.Now())
 	counts := make(map[string]int, len(machineStates))
 	c.s.fsm.Read(func(v fsm.View) {
@@ -295,33 +244,27 @@ func (c *machineCollector) Collect(ch chan<- prometheus.Metric) {
 			counts[machineState(m, pool[m.Name].Suspect)]++
 		}
 	})
+	f := promtext.Family{Name: metricsPrefix + "machines",
+		Help: "Machines of the pool by state, as netstatus -m shows them.", Type: promtext.GaugeType}
 	for _, st := range machineStates {
-		ch <- prometheus.MustNewConstMetric(machinesDesc, prometheus.GaugeValue, float64(counts[st]), st)
+		f.Samples = append(f.Samples, promtext.Sample{Labels: []promtext.Label{{Name: "state", Value: st}}, Value: float64(counts[st])})
 	}
+	return []promtext.Family{f}
 }
-
-var (
-	healthyDesc = prometheus.NewDesc(metricsPrefix+"healthy",
-		"1 while this server is healthy as netstatus -s shows it: it sees a leader and hears from it, writes its log, and holds what the leader committed; else 0.", nil, nil)
-	problemDesc = prometheus.NewDesc(metricsPrefix+"health_problem",
-		"1 for the problem that makes this server unhealthy now (netstatus -s says more), 0 for the others.", []string{"problem"}, nil)
-)
 
 // healthCollector reports the server's health as self reports it, with
 // the kind of problem that makes it unhealthy.
 type healthCollector struct{ s *Server }
 
-// Describe sends the descriptors of the health metrics.
-func (c *healthCollector) Describe(ch chan<- *prometheus.Desc) {
-	ch <- healthyDesc
-	ch <- problemDesc
-}
-
 // Collect works out the server's health now.
-func (c *healthCollector) Collect(ch chan<- prometheus.Metric) {
+func (c *healthCollector) Collect() []promtext.Family {
 	kind, _ := c.s.healthNow()
-	ch <- prometheus.MustNewConstMetric(healthyDesc, prometheus.GaugeValue, boolFloat(kind == ""))
+	problem := promtext.Family{Name: metricsPrefix + "health_problem",
+		Help: "1 for the problem that makes this server unhealthy now (netstatus -s says more), 0 for the others.", Type: promtext.GaugeType}
 	for _, k := range problemKinds {
-		ch <- prometheus.MustNewConstMetric(problemDesc, prometheus.GaugeValue, boolFloat(k == kind), k)
+		problem.Samples = append(problem.Samples, promtext.Sample{Labels: []promtext.Label{{Name: "problem", Value: k}}, Value: boolFloat(k == kind)})
+	}
+	return []promtext.Family{problem,
+		promtext.Gauge(metricsPrefix+"healthy", "1 while this server is healthy as netstatus -s shows it: it sees a leader and hears from it, writes its log, and holds what the leader committed; else 0.", boolFloat(kind == "")),
 	}
 }

@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/hashicorp/memberlist"
-	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/netmgr/netmgr/client"
 	"github.com/netmgr/netmgr/client/pki"
@@ -156,7 +155,7 @@ func TestOnlyServerCertificatesJoinRaft(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 	// Each refusal is counted in /metrics.
-	if got, want := testutil.ToFloat64(leader.metrics.deniedRequests.WithLabelValues(denyRogueServer)), float64(leader.admission.refused.Load()); got < want {
+	if got, want := leader.metrics.deniedRequests.WithLabelValues(denyRogueServer).Value(), float64(leader.admission.refused.Load()); got < want {
 		t.Errorf("netmgr_requests_denied_total{reason=%q} = %v, want at least the %v refusals", denyRogueServer, got, want)
 	}
 	for _, r := range rogues {

@@ -10,7 +10,7 @@ import (
 
 	"github.com/netmgr/netmgr/client"
 	"github.com/netmgr/netmgr/fsm/dblang"
-	"github.com/prometheus/procfs"
+	"github.com/netmgr/netmgr/internal/procinfo"
 	"golang.org/x/sys/unix"
 )
 
@@ -28,13 +28,13 @@ var pseudoFS = map[string]bool{
 // factSource reads what the stub reports about its machine from /proc,
 // and adds what its init file claims.
 type factSource struct {
-	fs   procfs.FS
+	fs   procinfo.FS
 	err  error        // from opening /proc; every read then fails with it
 	init *dblang.Init // nil without --init
 }
 
 func newFactSource() *factSource {
-	fs, err := procfs.NewDefaultFS()
+	fs, err := procinfo.NewDefaultFS()
 	return &factSource{fs: fs, err: err}
 }
 
@@ -103,14 +103,11 @@ func (f *factSource) memoryMB() (int64, error) {
 	if f.err != nil {
 		return 0, fmt.Errorf("read meminfo: %w", f.err)
 	}
-	mi, err := f.fs.Meminfo()
+	kb, err := f.fs.MemTotalKB()
 	if err != nil {
-		return 0, fmt.Errorf("read meminfo: %w", err)
+		return 0, err
 	}
-	if mi.MemTotal == nil {
-		return 0, fmt.Errorf("read meminfo: no MemTotal")
-	}
-	return int64(*mi.MemTotal / 1024), nil
+	return int64(kb / 1024), nil
 }
 
 // mounts returns the sorted, distinct mount points of storage file systems.
@@ -118,7 +115,7 @@ func (f *factSource) mounts() ([]string, error) {
 	if f.err != nil {
 		return nil, fmt.Errorf("read mounts: %w", f.err)
 	}
-	ms, err := f.fs.GetMounts()
+	ms, err := f.fs.Mounts()
 	if err != nil {
 		return nil, fmt.Errorf("read mounts: %w", err)
 	}
@@ -138,9 +135,5 @@ func (f *factSource) load() (float64, error) {
 	if f.err != nil {
 		return 0, fmt.Errorf("read load average: %w", f.err)
 	}
-	la, err := f.fs.LoadAvg()
-	if err != nil {
-		return 0, fmt.Errorf("read load average: %w", err)
-	}
-	return la.Load1, nil
+	return f.fs.Load1()
 }

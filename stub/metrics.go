@@ -7,10 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/collectors"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
-
+	"github.com/netmgr/netmgr/internal/promtext"
 	"github.com/netmgr/netmgr/stub/supervisor"
 )
 
@@ -20,19 +17,20 @@ const metricsPrefix = "netmgr_stub_"
 // latencyBuckets bound the stub's latency histograms, in seconds.
 var latencyBuckets = []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30}
 
-// metrics is one stub's Prometheus instrumentation, on a registry of its
-// own (tests run several stubs in one process). The counters and
+// metrics is one stub's Prometheus instrumentation (internal/promtext,
+// which says why not client_golang), on a registry of its own (tests
+// run several stubs in one process). The counters and
 // histograms are fed by hooks in the API and the sender; the gauges read
 // the outbox, the runner, the lease and the gossip node when /metrics is
 // scraped. Safe for concurrent use.
 type metrics struct {
-	reg *prometheus.Registry
+	reg *promtext.Registry
 
-	delivered       prometheus.Counter
-	deliverySeconds prometheus.Histogram
-	startSeconds    prometheus.Histogram
-	denied          *prometheus.CounterVec // by reason
-	logStreams      atomic.Int64           // GET /v1/logs answers being sent
+	delivered       *promtext.Counter
+	deliverySeconds *promtext.Histogram
+	startSeconds    *promtext.Histogram
+	denied          *promtext.CounterVec // by reason
+	logStreams      atomic.Int64         // GET /v1/logs answers being sent
 }
 
 // newMetrics registers s's metrics. The gauges read s.out, s.runner,
@@ -41,34 +39,26 @@ type metrics struct {
 // gossip is configured.
 func newMetrics(s *Stub) *metrics {
 	m := &metrics{
-		reg: prometheus.NewRegistry(),
-		delivered: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: metricsPrefix + "events_delivered_total",
-			Help: "CHILD events a server answered (accepted, stale or rejected), so removed from the outbox.",
-		}),
-		deliverySeconds: prometheus.NewHistogram(prometheus.HistogramOpts{
-			Name: metricsPrefix + "event_delivery_seconds",
-			Help: "Time from a CHILD event being recorded in the outbox to a server answering it " +
+		reg: promtext.NewRegistry(),
+		delivered: promtext.NewCounter(metricsPrefix+"events_delivered_total",
+			"CHILD events a server answered (accepted, stale or rejected), so removed from the outbox."),
+		deliverySeconds: promtext.NewHistogram(metricsPrefix+"event_delivery_seconds",
+			"Time from a CHILD event being recorded in the outbox to a server answering it "+
 				"(events recorded by an earlier stub process are not timed).",
-			Buckets: latencyBuckets,
-		}),
-		denied: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "netmgr_requests_denied_total",
-			Help: "Requests refused, by reason: a certificate whose role may not make them, or a caller of the user socket the stub cannot name.",
-		}, []string{"reason"}),
-		startSeconds: prometheus.NewHistogram(prometheus.HistogramOpts{
-			Name: metricsPrefix + "start_seconds",
-			Help: "Time from receiving a Start to the attempt being durable in the outbox: " +
+			latencyBuckets),
+		denied: promtext.NewCounterVec("netmgr_requests_denied_total",
+			"Requests refused, by reason: a certificate whose role may not make them, or a caller of the user socket the stub cannot name.", []string{"reason"}),
+		startSeconds: promtext.NewHistogram(metricsPrefix+"start_seconds",
+			"Time from receiving a Start to the attempt being durable in the outbox: "+
 				"its record, whose CHILD_REGISTER the answer carries, or the CHILD_TERM of a binary that could not run.",
-			Buckets: latencyBuckets,
-		}),
+			latencyBuckets),
 	}
-	gauge := func(name, help string, read func() float64) prometheus.GaugeFunc {
-		return prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: metricsPrefix + name, Help: help}, read)
+	gauge := func(name, help string, read func() float64) *promtext.ValueFunc {
+		return promtext.NewGaugeFunc(metricsPrefix+name, help, read)
 	}
 	m.reg.MustRegister(
-		collectors.NewGoCollector(),
-		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+		promtext.GoCollector(),
+		promtext.ProcessCollector(),
 		m.delivered, m.deliverySeconds, m.startSeconds, m.denied,
 		gauge("event_backlog", "CHILD events in the outbox that no server has answered yet (NaN if the outbox cannot be read).",
 			func() float64 {
@@ -116,7 +106,7 @@ func newMetrics(s *Stub) *metrics {
 
 // handler serves the registry in the Prometheus text format.
 func (m *metrics) handler() http.Handler {
-	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{})
+	return m.reg.Handler()
 }
 
 // startAnswered records the outcome of a Start received at received: only

@@ -6,8 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/prometheus/client_golang/prometheus/testutil"
-
 	"github.com/netmgr/netmgr/client"
 )
 
@@ -35,14 +33,14 @@ netmgr_stub_running_attempts 0
 `
 	}
 	waitFor(t, "two undelivered events", func() bool {
-		return testutil.GatherAndCompare(s.metrics.reg, strings.NewReader(expect(2, 0)), names...) == nil
+		return metricsText(t, s, names...) == strings.TrimSpace(expect(2, 0))
 	})
 
 	srv.mu.Lock()
 	srv.status = http.StatusOK
 	srv.mu.Unlock()
 	waitFor(t, "the backlog to drain", func() bool {
-		return testutil.GatherAndCompare(s.metrics.reg, strings.NewReader(expect(0, 2)), names...) == nil
+		return metricsText(t, s, names...) == strings.TrimSpace(expect(0, 2))
 	})
 	if h := histogramCount(t, s, "netmgr_stub_event_delivery_seconds"); h != 2 {
 		t.Errorf("deliveries timed = %d, want 2", h)
@@ -52,17 +50,23 @@ netmgr_stub_running_attempts 0
 	}
 }
 
+// metricsText is the text page of the stub's families names, trimmed.
+func metricsText(t *testing.T, s *Stub, names ...string) string {
+	t.Helper()
+	var b strings.Builder
+	if err := s.metrics.reg.Write(&b, names...); err != nil {
+		t.Fatalf("write metrics: %v", err)
+	}
+	return strings.TrimSpace(b.String())
+}
+
 // histogramCount is the number of observations of the stub's histogram
 // name.
 func histogramCount(t *testing.T, s *Stub, name string) uint64 {
 	t.Helper()
-	families, err := s.metrics.reg.Gather()
-	if err != nil {
-		t.Fatalf("gather: %v", err)
-	}
-	for _, f := range families {
-		if f.GetName() == name {
-			return f.GetMetric()[0].GetHistogram().GetSampleCount()
+	for _, f := range s.metrics.reg.Gather() {
+		if f.Name == name {
+			return f.Samples[0].Hist.Count
 		}
 	}
 	t.Fatalf("no metric %s", name)

@@ -15,10 +15,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-
 	"github.com/netmgr/netmgr/client"
 	"github.com/netmgr/netmgr/client/pki"
+	"github.com/netmgr/netmgr/internal/promtext"
 )
 
 // relayDialTimeout bounds connecting to one server, so a server cut off by
@@ -35,7 +34,7 @@ type relay struct {
 	secure  bool   // TLS: vouch with VouchedUserHeader; else the insecure UserHeader
 	log     *slog.Logger
 	lookup  func(uid int) (string, error)
-	denied  *prometheus.CounterVec // refusals by reason, the stub's netmgr_requests_denied_total
+	denied  *promtext.CounterVec // refusals by reason, the stub's netmgr_requests_denied_total
 
 	mu        sync.Mutex // guards preferred
 	preferred string     // the server address that answered last
@@ -45,7 +44,7 @@ type relay struct {
 // certificate) it reaches the servers over TLS and vouches for each
 // caller; without it (the insecure mode) it says who calls in the header
 // insecure servers believe.
-func newRelay(machine string, servers *serverList, m *pki.Material, log *slog.Logger, denied *prometheus.CounterVec) *relay {
+func newRelay(machine string, servers *serverList, m *pki.Material, log *slog.Logger, denied *promtext.CounterVec) *relay {
 	r := &relay{machine: machine, servers: servers, log: log, lookup: userName, scheme: "http://", denied: denied}
 	var t *http.Transport
 	if m != nil {

@@ -39,7 +39,11 @@ const (
 // jobs through one `netexec --batch -` per shell, and through the Go
 // client with as many clients, put the figure beside the request's own
 // cost. The stubs are drained, so the jobs queue and only acceptance is
-// measured, as Slurm's sbatch only queues.
+// measured, as Slurm's sbatch only queues. Where sbatch is installed
+// and its cluster answers, the same shells loop `sbatch --hold --wrap
+// /bin/true` in each round too (held jobs only queue), for the figure the
+// issue compares with; otherwise the suite says why it has no sbatch
+// figure.
 func cliSubmitSuite(ctx context.Context, cfg config) ([]figure, error) {
 	dir, cleanup, err := benchDir(cfg, "clisubmit")
 	if err != nil {
@@ -94,7 +98,14 @@ func cliSubmitSuite(ctx context.Context, cfg config) ([]figure, error) {
 	lines := strings.Repeat(job+"\n", perShell)
 	batch := `"$0" --batch - >/dev/null 2>&1`
 
-	var loopRate, loopCPU, batchRate, apiRate []float64
+	sbatch, why := probeSbatch(ctx)
+	if sbatch == "" {
+		fmt.Fprintf(os.Stderr, "clisubmit: no sbatch figures: %s\n", why)
+	}
+	sbatchLoop := fmt.Sprintf(`i=0; while [ $i -lt %d ]; do "$0" --hold --job-name=%s --output=/dev/null --wrap %s >/dev/null 2>&1 || exit 1; i=$((i+1)); done`,
+		perShell, sbatchJobName, job)
+
+	var loopRate, loopCPU, batchRate, apiRate, sbatchRate, sbatchCPU []float64
 	for r := range rounds {
 		fmt.Fprintf(os.Stderr, "clisubmit: round %d of %d: %d shells x %d netexec ...\n", r+1, rounds, cliShells, perShell)
 		el, cpu, err := runShells(ctx, netexec, loop, "", env)
@@ -116,6 +127,16 @@ func cliSubmitSuite(ctx context.Context, cfg config) ([]figure, error) {
 			return fail(err)
 		}
 		apiRate = append(apiRate, n/time.Since(start).Seconds())
+
+		if sbatch != "" {
+			el, cpu, err := runShells(ctx, sbatch, sbatchLoop, "", os.Environ())
+			cancelSbatchJobs(ctx)
+			if err != nil {
+				return fail(err)
+			}
+			sbatchRate = append(sbatchRate, n/el.Seconds())
+			sbatchCPU = append(sbatchCPU, float64(cpu)/float64(time.Millisecond)/n)
+		}
 	}
 	mode := "through the stub's socket"
 	if !c.Secure() {
@@ -123,7 +144,7 @@ func cliSubmitSuite(ctx context.Context, cfg config) ([]figure, error) {
 	}
 	note := fmt.Sprintf("%d rounds of %d shells x %d submits of %s, %s; %d servers, the stub drained (acceptance only)",
 		rounds, cliShells, perShell, job, mode, cfg.servers)
-	return []figure{
+	figs := []figure{
 		{Name: fmt.Sprintf("CLI submits per s, %d shells looping netexec", cliShells), Unit: "jobs/s",
 			Sample: summarize(loopRate), Target: ">= sbatch's on the machine (557 in issue 20)", Note: note},
 		{Name: "CLI CPU per netexec submit (process and shell)", Unit: "ms", Sample: summarize(loopCPU)},
@@ -131,7 +152,44 @@ func cliSubmitSuite(ctx context.Context, cfg config) ([]figure, error) {
 			Sample: summarize(batchRate)},
 		{Name: fmt.Sprintf("API submits per s, %d Go clients, same jobs", cliShells), Unit: "jobs/s",
 			Sample: summarize(apiRate)},
-	}, nil
+	}
+	if sbatch != "" {
+		figs = append(figs,
+			figure{Name: fmt.Sprintf("sbatch submits per s, %d shells looping sbatch --hold", cliShells), Unit: "jobs/s",
+				Sample: summarize(sbatchRate), Note: "the same rounds, Slurm's sbatch on this machine"},
+			figure{Name: "CPU per sbatch submit (process and shell)", Unit: "ms", Sample: summarize(sbatchCPU)})
+	}
+	return figs, nil
+}
+
+// sbatchJobName names the held jobs the suite gives Slurm, so that it
+// cancels only those.
+const sbatchJobName = "netmgr-bench-clisubmit"
+
+// probeSbatch returns the path of sbatch if it is installed and submits
+// a held job now (then cancelled), else "" and why not.
+func probeSbatch(ctx context.Context) (path, why string) {
+	path, err := exec.LookPath("sbatch")
+	if err != nil {
+		return "", "sbatch is not installed (Slurm's slurm-client), so there is nothing to compare with"
+	}
+	pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(pctx, path, "--hold", "--job-name="+sbatchJobName, "--output=/dev/null", "--wrap", trueBinary()).CombinedOutput()
+	cancelSbatchJobs(ctx)
+	if err != nil {
+		return "", fmt.Sprintf("%s --hold --wrap %s failed (no Slurm controller answering?): %v: %s",
+			path, trueBinary(), err, strings.TrimSpace(string(out)))
+	}
+	return path, ""
+}
+
+// cancelSbatchJobs cancels the suite's held Slurm jobs, if scancel is
+// there; a failure only leaves held jobs queued.
+func cancelSbatchJobs(ctx context.Context) {
+	cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	_ = exec.CommandContext(cctx, "scancel", "--name="+sbatchJobName).Run()
 }
 
 // runShells runs cliShells shells `sh -c script netexec` at once, with

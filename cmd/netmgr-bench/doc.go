@@ -18,7 +18,10 @@
 //     (3 under BENCH_QUICK), and the CPU of the shells and their netexec
 //     processes per submit; then the same jobs as one `netexec --batch -`
 //     per shell, and through the Go client from 8 goroutines (issue 20
-//     point 11: at least sbatch's rate on the same machine).
+//     point 11: at least sbatch's rate on the same machine). Where
+//     Slurm's sbatch is installed and answers, the same shells loop
+//     `sbatch --hold --wrap /bin/true` in each round for that comparison;
+//     otherwise the suite prints why it has no sbatch figure.
 //   - chain: 3 servers and 2 stubs as processes; a chain of 20 jobs,
 //     each afterok the one before: the gap from one job's end to the
 //     next one's start, as the stubs stamp them (target: median <= 50 ms).

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/urfave/cli/v2"
-	"github.com/urfave/cli/v2/altsrc"
 )
 
 // configRoles are the commands that read a configuration file.
@@ -23,17 +22,17 @@ func configKeyValue(t *testing.T, f cli.Flag) (line, want string) {
 	t.Helper()
 	name := f.Names()[0]
 	switch f.(type) {
-	case *altsrc.StringFlag:
+	case *cli.StringFlag:
 		return fmt.Sprintf("%s = %q", name, "v-"+name), "v-" + name
-	case *altsrc.StringSliceFlag:
+	case *cli.StringSliceFlag:
 		return fmt.Sprintf("%s = [%q, %q]", name, "a-"+name, "b-"+name), fmt.Sprint([]string{"a-" + name, "b-" + name})
-	case *altsrc.BoolFlag:
+	case *cli.BoolFlag:
 		return name + " = true", "true"
-	case *altsrc.IntFlag:
+	case *cli.IntFlag:
 		return name + " = 7", "7"
-	case *altsrc.DurationFlag:
+	case *cli.DurationFlag:
 		return name + ` = "7m3s"`, (7*time.Minute + 3*time.Second).String()
-	case *altsrc.Float64Flag:
+	case *cli.Float64Flag:
 		return name + " = 7.5", "7.5"
 	}
 	t.Fatalf("flag --%s (%T) has no configuration key", name, f)
@@ -50,7 +49,7 @@ func runWithConfig(t *testing.T, role string, args ...string) (map[string]string
 	cmd.Action = func(cCtx *cli.Context) error {
 		for _, f := range cmd.Flags {
 			n := f.Names()[0]
-			if _, ok := f.(*altsrc.StringSliceFlag); ok {
+			if _, ok := f.(*cli.StringSliceFlag); ok {
 				got[n] = fmt.Sprint(cCtx.StringSlice(n))
 				continue
 			}
@@ -77,7 +76,7 @@ func TestConfigEveryFlagHasKey(t *testing.T) {
 				if name == "config" {
 					continue
 				}
-				if _, ok := f.(altsrc.FlagInputSourceExtension); !ok {
+				if !configurable(f) {
 					t.Errorf("flag --%s (%T) cannot be set from the configuration file", name, f)
 					continue
 				}
@@ -161,7 +160,7 @@ func TestConfigFlagList(t *testing.T) {
 	for role, mk := range configRoles {
 		var plain []string
 		for _, f := range mk().Flags {
-			if _, ok := f.(altsrc.FlagInputSourceExtension); !ok {
+			if !configurable(f) || f.Names()[0] == "config" {
 				plain = append(plain, f.Names()[0])
 			}
 		}

@@ -8,9 +8,12 @@ import "github.com/urfave/cli/v2"
 // every flag's names for each flag not given (runFlagActions, IsSet):
 // about 1,800 regexp runs, a third of the instructions of a netexec
 // submit, for its 42 flags. Every other method is the flag's own, through
-// the embedded pointer; a type it does not know is left as it is. Only
-// the user commands' apps use it: config.go's altsrc wrapping of the
-// server and stub flags switches on the flag types.
+// the embedded pointer, except String (the help line), which would ask
+// the embedded flag for its names: it is urfave/cli's FlagStringer given
+// the wrapper. A BoolFlag keeps its own String, as FlagStringer looks for
+// *cli.BoolFlag to honour DisableDefaultText. A type it does not know is
+// left as it is. Only the user commands' apps use it: config.go switches
+// on the server's and stub's flag types.
 func lightFlags(fs []cli.Flag) []cli.Flag {
 	out := make([]cli.Flag, len(fs))
 	for i, f := range fs {
@@ -57,6 +60,9 @@ type lightDurationFlag struct {
 // Names returns the flag's name and aliases.
 func (f *lightDurationFlag) Names() []string { return f.names }
 
+// String is the flag's help line, written with the names computed once.
+func (f *lightDurationFlag) String() string { return cli.FlagStringer(f) }
+
 // lightFloat64Flag is a *cli.Float64Flag whose names are computed once.
 type lightFloat64Flag struct {
 	*cli.Float64Flag
@@ -65,6 +71,9 @@ type lightFloat64Flag struct {
 
 // Names returns the flag's name and aliases.
 func (f *lightFloat64Flag) Names() []string { return f.names }
+
+// String is the flag's help line, written with the names computed once.
+func (f *lightFloat64Flag) String() string { return cli.FlagStringer(f) }
 
 // lightInt64Flag is a *cli.Int64Flag whose names are computed once.
 type lightInt64Flag struct {
@@ -75,6 +84,9 @@ type lightInt64Flag struct {
 // Names returns the flag's name and aliases.
 func (f *lightInt64Flag) Names() []string { return f.names }
 
+// String is the flag's help line, written with the names computed once.
+func (f *lightInt64Flag) String() string { return cli.FlagStringer(f) }
+
 // lightIntFlag is a *cli.IntFlag whose names are computed once.
 type lightIntFlag struct {
 	*cli.IntFlag
@@ -83,6 +95,9 @@ type lightIntFlag struct {
 
 // Names returns the flag's name and aliases.
 func (f *lightIntFlag) Names() []string { return f.names }
+
+// String is the flag's help line, written with the names computed once.
+func (f *lightIntFlag) String() string { return cli.FlagStringer(f) }
 
 // lightStringFlag is a *cli.StringFlag whose names are computed once.
 type lightStringFlag struct {
@@ -93,6 +108,9 @@ type lightStringFlag struct {
 // Names returns the flag's name and aliases.
 func (f *lightStringFlag) Names() []string { return f.names }
 
+// String is the flag's help line, written with the names computed once.
+func (f *lightStringFlag) String() string { return cli.FlagStringer(f) }
+
 // lightStringSliceFlag is a *cli.StringSliceFlag whose names are computed once.
 type lightStringSliceFlag struct {
 	*cli.StringSliceFlag
@@ -102,6 +120,9 @@ type lightStringSliceFlag struct {
 // Names returns the flag's name and aliases.
 func (f *lightStringSliceFlag) Names() []string { return f.names }
 
+// String is the flag's help line, written with the names computed once.
+func (f *lightStringSliceFlag) String() string { return cli.FlagStringer(f) }
+
 // lightUint64Flag is a *cli.Uint64Flag whose names are computed once.
 type lightUint64Flag struct {
 	*cli.Uint64Flag
@@ -110,3 +131,6 @@ type lightUint64Flag struct {
 
 // Names returns the flag's name and aliases.
 func (f *lightUint64Flag) Names() []string { return f.names }
+
+// String is the flag's help line, written with the names computed once.
+func (f *lightUint64Flag) String() string { return cli.FlagStringer(f) }

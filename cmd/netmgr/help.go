@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"io"
 	"strings"
 	"text/tabwriter"
@@ -25,7 +26,11 @@ func init() { cli.HelpPrinter = printHelp }
 // running the template took about 40% of the instructions of
 // `netexec --help`, as much as the start-up of every package of the
 // binary together. Every other help goes through urfave/cli's template.
-func printHelp(w io.Writer, templ string, data any) {
+func printHelp(out io.Writer, templ string, data any) {
+	// Both writers below write through a tab writer, which writes each
+	// cell on its own: buffered, the page is one write(2), not hundreds.
+	w := bufio.NewWriter(out)
+	defer w.Flush()
 	if app, ok := data.(*cli.App); ok && templ == linkHelpTemplate && plainLinkApp(app) {
 		writeLinkHelp(w, app)
 		return
@@ -43,9 +48,13 @@ func plainLinkApp(app *cli.App) bool {
 }
 
 // writeLinkHelp writes linkHelpTemplate for app, which plainLinkApp
-// accepts, through the same tab writer urfave/cli uses.
+// accepts. The options go through the same tab writer urfave/cli uses,
+// which aligns their usage texts. The text before them has no cell to
+// align and passes through a tab writer unchanged, so it is written
+// directly unless it holds one of the characters a tab writer acts on:
+// the tab writer costs about 80 instructions a byte, and that text is
+// most of the page (a tenth of the instructions of `netexec --help`).
 func writeLinkHelp(out io.Writer, app *cli.App) {
-	w := tabwriter.NewWriter(out, 1, 8, 2, ' ', 0)
 	var b strings.Builder
 	b.WriteString("NAME:\n   ")
 	b.WriteString(wrapHelp(app.HelpName, 3))
@@ -59,6 +68,13 @@ func writeLinkHelp(out io.Writer, app *cli.App) {
 		b.WriteString("\n\nDESCRIPTION:\n   ")
 		b.WriteString(wrapHelp(app.Description, 3))
 	}
+	head := b.String()
+	if strings.ContainsAny(head, "\t\v\f") || strings.IndexByte(head, tabwriter.Escape) >= 0 {
+		head = ""
+	} else {
+		b.Reset()
+	}
+	w := tabwriter.NewWriter(out, 1, 8, 2, ' ', 0)
 	if flags := app.VisibleFlags(); len(flags) > 0 {
 		b.WriteString("\n\nOPTIONS:")
 		for _, f := range flags {
@@ -67,6 +83,7 @@ func writeLinkHelp(out io.Writer, app *cli.App) {
 		}
 	}
 	b.WriteString("\n")
+	_, _ = io.WriteString(out, head)
 	_, _ = io.WriteString(w, b.String())
 	_ = w.Flush()
 }

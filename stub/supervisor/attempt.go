@@ -369,9 +369,9 @@ func (s *attempt) survivors() []int {
 	// members no longer exists (ESRCH); EPERM and the rest mean look.
 	if err := unix.Kill(-s.pgid, 0); !errors.Is(err, unix.ESRCH) && s.host.fsErr == nil {
 		self := os.Getpid()
-		procs, _ := s.host.fs.AllProcs()
-		for _, p := range procs {
-			st, err := p.Stat()
+		pids, _ := s.host.fs.AllPIDs()
+		for _, pid := range pids {
+			st, err := s.host.fs.Stat(pid)
 			if err != nil || st.State == "Z" || st.PID == self {
 				continue
 			}

@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/prometheus/procfs"
+	"github.com/netmgr/netmgr/internal/procinfo"
 	"golang.org/x/sys/unix"
 )
 
@@ -81,7 +81,7 @@ func (c *jobCgroup) signal(sig unix.Signal) error {
 // memory.stat where the memory controller is enabled (memory.current
 // would count the page cache as well), else the sum of the RSS of its
 // processes.
-func (c *jobCgroup) residentKB(fs procfs.FS) (int64, error) {
+func (c *jobCgroup) residentKB(fs procinfo.FS) (int64, error) {
 	if b, err := os.ReadFile(filepath.Join(c.dir, "memory.stat")); err == nil {
 		var bytes int64
 		for line := range strings.SplitSeq(string(b), "\n") {
@@ -99,11 +99,7 @@ func (c *jobCgroup) residentKB(fs procfs.FS) (int64, error) {
 	}
 	var kb int64
 	for _, pid := range pids {
-		p, err := fs.Proc(pid)
-		if err != nil {
-			continue
-		}
-		if st, err := p.Stat(); err == nil {
+		if st, err := fs.Stat(pid); err == nil {
 			kb += int64(st.ResidentMemory()) / 1024
 		}
 	}

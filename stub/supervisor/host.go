@@ -13,7 +13,7 @@ import (
 	"time"
 	"unsafe"
 
-	"github.com/prometheus/procfs"
+	"github.com/netmgr/netmgr/internal/procinfo"
 	"golang.org/x/sys/unix"
 )
 
@@ -33,7 +33,7 @@ type host struct {
 	sock   string // the host's socket, absolute; "" for a supervisor of one attempt
 	single bool   // it runs one attempt: every orphan is that job's
 	log    *slog.Logger
-	fs     procfs.FS
+	fs     procinfo.FS
 	fsErr  error // from opening /proc
 	self   func() (procIdentity, error)
 
@@ -57,7 +57,7 @@ func newHost(root string, single bool, log *slog.Logger) *host {
 		leaders: make(map[int]*attempt),
 		groups:  make(map[int]*attempt),
 	}
-	h.fs, h.fsErr = procfs.NewDefaultFS()
+	h.fs, h.fsErr = procinfo.NewDefaultFS()
 	signal.Ignore(unix.SIGHUP, unix.SIGPIPE)
 	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
 		log.Warn("cannot become child subreaper; orphans of jobs go to init", "err", err)

@@ -1,10 +1,11 @@
 package supervisor
 
 import (
+	"os"
 	"testing"
 	"time"
 
-	"github.com/prometheus/procfs"
+	"github.com/netmgr/netmgr/internal/procinfo"
 )
 
 func TestLimitReasons(t *testing.T) {
@@ -28,15 +29,11 @@ func TestLimitReasons(t *testing.T) {
 }
 
 func TestGroupRSS(t *testing.T) {
-	fs, err := procfs.NewDefaultFS()
+	fs, err := procinfo.NewDefaultFS()
 	if err != nil {
 		t.Skipf("no /proc: %v", err)
 	}
-	self, err := fs.Self()
-	if err != nil {
-		t.Fatal(err)
-	}
-	st, err := self.Stat()
+	st, err := fs.Stat(os.Getpid())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,7 +3,7 @@ package supervisor
 import (
 	"time"
 
-	"github.com/prometheus/procfs"
+	"github.com/netmgr/netmgr/internal/procinfo"
 )
 
 // memInterval is how often a supervisor measures the memory of a job that
@@ -13,14 +13,14 @@ const memInterval = 250 * time.Millisecond
 // groupRSS returns the resident memory in KB of process group pgid,
 // reading /proc/<pid>/stat of every process once. A process that ends
 // during the walk counts for nothing.
-func groupRSS(fs procfs.FS, pgid int) (int64, error) {
-	procs, err := fs.AllProcs()
+func groupRSS(fs procinfo.FS, pgid int) (int64, error) {
+	pids, err := fs.AllPIDs()
 	if err != nil {
 		return 0, err
 	}
 	var kb int64
-	for _, p := range procs {
-		st, err := p.Stat()
+	for _, pid := range pids {
+		st, err := fs.Stat(pid)
 		if err != nil {
 			continue // gone meanwhile, or not ours to read
 		}
