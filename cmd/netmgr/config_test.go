@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/urfave/cli/v2"
+	"github.com/urfave/cli/v2/altsrc"
 )
 
 // configRoles are the commands that read a configuration file.
@@ -22,17 +23,17 @@ func configKeyValue(t *testing.T, f cli.Flag) (line, want string) {
 	t.Helper()
 	name := f.Names()[0]
 	switch f.(type) {
-	case *cli.StringFlag:
+	case *altsrc.StringFlag:
 		return fmt.Sprintf("%s = %q", name, "v-"+name), "v-" + name
-	case *cli.StringSliceFlag:
+	case *altsrc.StringSliceFlag:
 		return fmt.Sprintf("%s = [%q, %q]", name, "a-"+name, "b-"+name), fmt.Sprint([]string{"a-" + name, "b-" + name})
-	case *cli.BoolFlag:
+	case *altsrc.BoolFlag:
 		return name + " = true", "true"
-	case *cli.IntFlag:
+	case *altsrc.IntFlag:
 		return name + " = 7", "7"
-	case *cli.DurationFlag:
+	case *altsrc.DurationFlag:
 		return name + ` = "7m3s"`, (7*time.Minute + 3*time.Second).String()
-	case *cli.Float64Flag:
+	case *altsrc.Float64Flag:
 		return name + " = 7.5", "7.5"
 	}
 	t.Fatalf("flag --%s (%T) has no configuration key", name, f)
@@ -49,7 +50,7 @@ func runWithConfig(t *testing.T, role string, args ...string) (map[string]string
 	cmd.Action = func(cCtx *cli.Context) error {
 		for _, f := range cmd.Flags {
 			n := f.Names()[0]
-			if _, ok := f.(*cli.StringSliceFlag); ok {
+			if _, ok := f.(*altsrc.StringSliceFlag); ok {
 				got[n] = fmt.Sprint(cCtx.StringSlice(n))
 				continue
 			}
@@ -76,7 +77,7 @@ func TestConfigEveryFlagHasKey(t *testing.T) {
 				if name == "config" {
 					continue
 				}
-				if !configurable(f) {
+				if _, ok := f.(altsrc.FlagInputSourceExtension); !ok {
 					t.Errorf("flag --%s (%T) cannot be set from the configuration file", name, f)
 					continue
 				}
@@ -160,7 +161,7 @@ func TestConfigFlagList(t *testing.T) {
 	for role, mk := range configRoles {
 		var plain []string
 		for _, f := range mk().Flags {
-			if !configurable(f) || f.Names()[0] == "config" {
+			if _, ok := f.(altsrc.FlagInputSourceExtension); !ok {
 				plain = append(plain, f.Names()[0])
 			}
 		}

@@ -16,8 +16,8 @@
 //
 // netmgr server and netmgr stub take every option from a TOML file too
 // (--config, default /etc/netmgr/server.toml or stub.toml when it exists;
-// config.go): the keys are the flag names, a key is set as if given on the
-// command line, and the command line wins. The default ports
+// config.go): each flag is wrapped in urfave/cli's altsrc counterpart, the
+// keys are the flag names, and the command line wins. The default ports
 // are 17646 (API), 17647 (Raft) and 17648 (gossip) for a server, 17656 and
 // 17658 for a stub. packaging/ holds their systemd units, the sample
 // files and the nfpm description `make deb` builds the Debian package from.

@@ -12,8 +12,8 @@ import "github.com/urfave/cli/v2"
 // the embedded flag for its names: it is urfave/cli's FlagStringer given
 // the wrapper. A BoolFlag keeps its own String, as FlagStringer looks for
 // *cli.BoolFlag to honour DisableDefaultText. A type it does not know is
-// left as it is. Only the user commands' apps use it: config.go switches
-// on the server's and stub's flag types.
+// left as it is. Only the user commands' apps use it: config.go's altsrc
+// wrapping of the server and stub flags switches on the flag types.
 func lightFlags(fs []cli.Flag) []cli.Flag {
 	out := make([]cli.Flag, len(fs))
 	for i, f := range fs {
