@@ -90,6 +90,10 @@ type Config struct {
 	// ended attempt or an event (history.go); it sweeps its own copy.
 	// Zero keeps history forever.
 	HistoryRetention time.Duration
+	// MaxCopySize is the limit on one job's copy_in files and on one
+	// attempt's copy_out, in bytes; files.DefaultMaxSize (64 MiB) when
+	// zero.
+	MaxCopySize int64
 
 	// RaftTransport, when set, replaces the TCP transport (tests use raft's
 	// in-memory transport); RaftAddr is then ignored.
@@ -124,6 +128,8 @@ func (c *Config) validate() error {
 		return fmt.Errorf("%w: --job-retention must not be negative", errConfig)
 	case c.JobRetentionCount < 0:
 		return fmt.Errorf("%w: --job-retention-count must not be negative", errConfig)
+	case c.MaxCopySize < 0:
+		return fmt.Errorf("%w: --max-copy-size must not be negative", errConfig)
 	case c.HistoryRetention < 0:
 		return fmt.Errorf("%w: --history-retention must not be negative", errConfig)
 	case c.BootstrapExpect < 0:
