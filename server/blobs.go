@@ -287,10 +287,12 @@ func (s *Server) sweepBlobsOnce(cutoff time.Time) int {
 
 // blobBytes is the disk use of the blob store, for /metrics.
 func (s *Server) blobBytes() (count int, bytes int64) {
+	if s.blobs == nil {
+		return 0, 0
+	}
 	es, _ := s.blobs.List()
 	for _, e := range es {
 		bytes += e.Size
 	}
 	return len(es), bytes
 }
-

@@ -139,6 +139,10 @@ func newMetrics(s *Server) *metrics {
 			func() float64 { return float64(s.gossip.ml.GetHealthScore()) }),
 		gauge("gossip_members", "Live members of the gossip pool, servers and stubs, this node included.",
 			func() float64 { return float64(s.gossip.ml.NumMembers()) }),
+		gauge("blob_store_bytes", "Bytes of the files jobs move (copy_in, copy_out archives) this server keeps in DATA-DIR/blobs.",
+			func() float64 { _, n := s.blobBytes(); return float64(n) }),
+		gauge("blob_store_blobs", "Archives of the files jobs move this server keeps in DATA-DIR/blobs.",
+			func() float64 { n, _ := s.blobBytes(); return float64(n) }),
 		gauge("raft_behind_entries", "Entries the leader had committed that this server's log lacked a second later (0 on the leader and on a follower keeping up).",
 			func() float64 { return float64(s.lag.behind.Load()) }),
 		prometheus.NewCounterFunc(prometheus.CounterOpts{

@@ -1,7 +1,6 @@
 package server
 
 import (
-	"os"
 	"context"
 	"crypto/tls"
 	"errors"
@@ -9,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"sync"
 	"sync/atomic"
 	"time"

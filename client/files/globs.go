@@ -91,4 +91,3 @@ func PackGlobs(dir string, patterns []string, max int64) (data []byte, kept, los
 	}
 	return buf.Bytes(), kept, lost, nil
 }
-

@@ -87,7 +87,7 @@ func serverCommand() *cli.Command {
 			&cli.DurationFlag{Name: "job-retention", Value: server.DefaultJobRetention, Usage: "how long a finished job stays in the database (`DURATION`; 0 keeps it)"},
 			&cli.IntFlag{Name: "job-retention-count", Usage: "keep at most `N` finished jobs (0: no limit)"},
 			&cli.DurationFlag{Name: "history-retention", Value: server.DefaultHistoryRetention, Usage: "how long this server keeps ended attempts and events in its history (`DURATION`; 0 keeps them)"},
-			&cli.Int64Flag{Name: "max-copy-size", Value: files.DefaultMaxSize >> 20, Usage: "the most a job's copy_in files, and one attempt's copy_out, may take, in `MiB`"},
+			&cli.IntFlag{Name: "max-copy-size", Value: int(files.DefaultMaxSize >> 20), Usage: "the most a job's copy_in files, and one attempt's copy_out, may take, in `MiB`"},
 			logLevelFlag(), logFormatFlag(),
 		}, append(mailFlags(), agentTLSFlags("server")...)...),
 		Action: runServer,
@@ -110,7 +110,7 @@ func runServer(cCtx *cli.Context) error {
 	if d := cCtx.Duration("history-retention"); d < 0 {
 		return usagef("--history-retention must not be negative, got %v", d)
 	}
-	if n := cCtx.Int64("max-copy-size"); n < 1 {
+	if n := int64(cCtx.Int("max-copy-size")); n < 1 {
 		return usagef("--max-copy-size must be at least 1 (MiB), got %d", n)
 	}
 	if n := cCtx.Int("job-retention-count"); n < 0 {
@@ -146,7 +146,7 @@ func runServer(cCtx *cli.Context) error {
 		JobRetention:      cCtx.Duration("job-retention"),
 		JobRetentionCount: cCtx.Int("job-retention-count"),
 		HistoryRetention:  cCtx.Duration("history-retention"),
-		MaxCopySize:       cCtx.Int64("max-copy-size") << 20,
+		MaxCopySize:       int64(cCtx.Int("max-copy-size")) << 20,
 		Logger:            logger,
 		Version:           buildinfo.Get(version, commit).Short(),
 		TLS:               material,
