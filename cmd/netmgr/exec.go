@@ -451,7 +451,7 @@ func runExec(cCtx *cli.Context) error {
 	}
 	bad := writeOutcomes(w, job)
 	if wait == client.WaitDone && len(job.Spec.CopyOut) > 0 {
-		if err := fetchOutputs(cCtx.Context, c, job, -1, cwd, w); err != nil {
+		if err := fetchOutputs(cCtx.Context, c, job, -1, ".", w); err != nil {
 			return fmt.Errorf("job %d: %w", resp.ID, err)
 		}
 	}

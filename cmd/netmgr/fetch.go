@@ -121,7 +121,7 @@ func fetchOutputs(ctx context.Context, c *client.Client, job client.Job, inst in
 		if err != nil {
 			return fmt.Errorf("instance %d: %w", in.Index, err)
 		}
-		fmt.Fprintf(w, "instance %d: %d files to %s: %s\n", in.Index, len(wrote), target, strings.Join(wrote, " "))
+		fmt.Fprintf(w, "instance %d: fetched %s into %s\n", in.Index, strings.Join(wrote, " "), target)
 	}
 	if len(lost) > 0 {
 		for _, l := range lost {

@@ -66,7 +66,7 @@ func TestFilesInAndOut(t *testing.T) {
 	if got := readFile(t, work, "plots/p0.png"); got != "plot0\n" {
 		t.Errorf("plots/p0.png = %q", got)
 	}
-	if !strings.Contains(out, "instance 0: 2 files to "+work+": lines.txt plots/p0.png") {
+	if !strings.Contains(out, "instance 0: fetched lines.txt plots/p0.png into .") {
 		t.Errorf("netexec --wait done does not say what it fetched:\n%s", out)
 	}
 	id := strings.Fields(out[strings.Index(out, " id ")+4:])[0]
