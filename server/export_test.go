@@ -59,3 +59,10 @@ func (s *Server) LocalEvents(kind string) []fsm.Event {
 	})
 	return out
 }
+
+// SweepBlobs is sweepBlobsOnce, for tests that sweep the blob store as if
+// every blob written before cutoff were old enough.
+func (s *Server) SweepBlobs(cutoff time.Time) int { return s.sweepBlobsOnce(cutoff) }
+
+// HasBlob reports whether this server's blob store holds sum.
+func (s *Server) HasBlob(sum string) bool { return s.blobs.Has(sum) }
