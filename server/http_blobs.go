@@ -5,7 +5,10 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strings"
 	"time"
+
+	"github.com/hashicorp/raft"
 
 	"github.com/netmgr/netmgr/client"
 	"github.com/netmgr/netmgr/client/files"
@@ -16,7 +19,10 @@ import (
 // The blob endpoints (blobs.go). PUT /v1/blobs/{sum} takes a user's
 // copy_in archive or a stub's copy_out and answers once a majority keep
 // it; any server takes it (no leader needed). GET /v1/blobs/{sum} gives a
-// blob to a stub or server, or to a user who may act on a job naming it.
+// blob to a user who may act on a job naming it, or to the stub of a
+// machine an instance of the job whose copy_in it is was placed on; a
+// follower that would refuse sends the caller to the leader, whose state
+// is not behind.
 // PUT and GET /v1/peer/blobs/{sum} are for the servers alone.
 
 func (s *Server) handlePutBlob(w http.ResponseWriter, r *http.Request) {
@@ -94,11 +100,43 @@ func (s *Server) handlePeerGetBlob(w http.ResponseWriter, r *http.Request) {
 func (s *Server) handleGetBlob(w http.ResponseWriter, r *http.Request) {
 	sum := r.PathValue("sum")
 	p := principalOf(r)
-	if p.User != "" && !p.Insecure {
-		allowed := false
-		s.fsm.Read(func(v fsm.View) {
-			db, _ := v.Database()
-			for _, j := range v.Jobs() {
+	if !p.Insecure && p.Server == "" && !s.mayReadBlob(p, sum) {
+		if s.raft.State() != raft.Leader && r.Header.Get(forwardedHeader) == "" {
+			// This server's state may lag behind the job's placement or
+			// end: the leader decides.
+			if _, addr, err := s.leaderHTTP(); err == nil {
+				u := *r.URL
+				u.Scheme, u.Host = strings.TrimSuffix(s.scheme(), "://"), addr
+				http.Redirect(w, r, u.String(), http.StatusTemporaryRedirect)
+				return
+			}
+		}
+		who := "no job of yours names them (only a job's owner or an admin_id may read its files)"
+		if p.Stub != "" {
+			who = "no job placed on machine " + p.Stub + " names them"
+		}
+		s.deny(w, r, p, &denial{http.StatusForbidden, denyNotPermitted,
+			fmt.Errorf("files %.12s: %w: %s, and you are %s", sum, errPermission, who, p)})
+		return
+	}
+	data, err := s.blob(r.Context(), sum)
+	if err != nil {
+		s.writeError(w, blobStatus(err), err)
+		return
+	}
+	writeBlob(w, data)
+}
+
+// mayReadBlob reports whether p may read the blob sum: a user, when a job
+// they may act on names it; a stub, when it is the copy_in of a job with
+// an instance placed or running on its machine.
+func (s *Server) mayReadBlob(p principal, sum string) bool {
+	allowed := false
+	s.fsm.Read(func(v fsm.View) {
+		db, _ := v.Database()
+		for _, j := range v.Jobs() {
+			switch {
+			case p.User != "":
 				if !mayActFor(db, j.Owner, p) {
 					continue
 				}
@@ -112,20 +150,17 @@ func (s *Server) handleGetBlob(w http.ResponseWriter, r *http.Request) {
 						return
 					}
 				}
+			case p.Stub != "" && j.Spec.CopyInBlob == sum:
+				for _, in := range j.Instances {
+					if in.Machine == p.Stub {
+						allowed = true
+						return
+					}
+				}
 			}
-		})
-		if !allowed {
-			s.deny(w, r, p, &denial{http.StatusForbidden, denyNotPermitted,
-				fmt.Errorf("files %.12s: %w: no job of yours names them (only a job's owner or an admin_id may read its files), and you are %s", sum, errPermission, p)})
-			return
 		}
-	}
-	data, err := s.blob(r.Context(), sum)
-	if err != nil {
-		s.writeError(w, blobStatus(err), err)
-		return
-	}
-	writeBlob(w, data)
+	})
+	return allowed
 }
 
 // blobStatus is the HTTP status of a blob store error.
