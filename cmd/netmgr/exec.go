@@ -97,7 +97,8 @@ func execCommand() *cli.Command {
 			"A relative BINARY (./myjob.sh, bin/run) is resolved at submit against the\n" +
 			"current directory and must exist there; so are arguments that start with ./ or\n" +
 			"../ and a relative --chdir. The job's machines must then see the same paths: a\n" +
-			"shared file system. A BINARY without a slash is looked up in the PATH of the\n" +
+			"shared file system, unless the file is sent with the job (--copy-binary,\n" +
+			"--copy-in). A BINARY without a slash is looked up in the PATH of the\n" +
 			"machine that runs it.\n\n" +
 			"The job's environment: HOME, USER, LOGNAME and SHELL of the account it runs\n" +
 			"as, the machine's PATH, the NETMGR_JOB_ID, NETMGR_JOB_NAME, NETMGR_INSTANCE,\n" +
