@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/netmgr/netmgr/client"
@@ -331,5 +332,16 @@ func TestStageCopyInRewritesLocalNames(t *testing.T) {
 	}
 	if !slices.Equal(js.CopyIn, []string{"in.dat", "sim-arm64", "sim-amd64"}) || js.CopyInBlob == "" || js.CopyInSize != int64(len(data)) {
 		t.Errorf("copy_in %v blob %q size %d", js.CopyIn, js.CopyInBlob, js.CopyInSize)
+	}
+}
+
+// TestBatchRefusesFiles: a --batch line may not send files, and says to
+// submit such a job alone.
+func TestBatchRefusesFiles(t *testing.T) {
+	for _, line := range []string{"--copy-in in.dat /bin/true", "--copy-binary /bin/true"} {
+		_, err := parseBatchLine(line, t.TempDir())
+		if err == nil || !strings.Contains(err.Error(), "not taken in a --batch file") {
+			t.Errorf("%q: %v, want a refusal that says to submit it alone", line, err)
+		}
 	}
 }
