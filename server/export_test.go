@@ -66,3 +66,7 @@ func (s *Server) SweepBlobs(cutoff time.Time) int { return s.sweepBlobsOnce(cuto
 
 // HasBlob reports whether this server's blob store holds sum.
 func (s *Server) HasBlob(sum string) bool { return s.blobs.Has(sum) }
+
+// DropBlob removes sum from this server's blob store, as a server that
+// was down during its upload lacks it.
+func (s *Server) DropBlob(sum string) error { return s.blobs.Remove(sum) }

@@ -71,6 +71,15 @@ func TestBlobsFollowTheJob(t *testing.T) {
 	if _, err := files.Unpack(got, dir); err != nil || fileText(dir, "n.txt") != "2\n" {
 		t.Fatalf("n.txt = %q (%v), want 2", fileText(dir, "n.txt"), err)
 	}
+	// A server that lacks the outputs (down while they were kept) fetches
+	// them from a peer when asked, checks them and keeps them.
+	if err := c.Servers[1].DropBlob(out); err != nil {
+		t.Fatal(err)
+	}
+	again, err := c.Client(1).Blob(ctx(t), out)
+	if err != nil || string(again) != string(got) || !c.Servers[1].HasBlob(out) {
+		t.Errorf("server 1 without the outputs: %v, same bytes %v, kept again %v", err, string(again) == string(got), c.Servers[1].HasBlob(out))
+	}
 	for i, s := range c.Servers {
 		s.SweepBlobs(time.Now().Add(time.Minute))
 		if s.HasBlob(files.Sum(stray)) {
