@@ -447,6 +447,11 @@ func (c *Client) do(ctx context.Context, method, path string, in, out any) error
 			return fmt.Errorf("encode %s %s: %w", method, path, err)
 		}
 	}
+	return c.doBody(ctx, method, path, body, out)
+}
+
+// doBody is do with the request's body already encoded.
+func (c *Client) doBody(ctx context.Context, method, path string, body []byte, out any) error {
 	c.mu.Lock()
 	addrs := append([]string(nil), c.addrs...)
 	start, leader := c.preferred, c.leaderKnown

@@ -85,10 +85,16 @@ type JobSpec struct {
 	Catchup string `json:"catchup,omitempty"`
 	Overlap string `json:"overlap,omitempty"`
 
-	// Options whose machinery comes later; a server that cannot honour
-	// one refuses the job rather than ignore it.
-	CopyIn  []string `json:"copy_in,omitempty"`
-	CopyOut []string `json:"copy_out,omitempty"`
+	// CopyIn are the files and directories sent with the job
+	// (copy_in=): in a submit request, their names in the exec dir, the
+	// archive of them already uploaded (PutBlob) and named by CopyInBlob,
+	// its sha256, and CopyInSize, its size. CopyOut are the paths (globs
+	// allowed) taken from the exec dir when an attempt ends (copy_out=);
+	// the servers keep them (Job.Outputs).
+	CopyIn     []string `json:"copy_in,omitempty"`
+	CopyInBlob string   `json:"copy_in_blob,omitempty"`
+	CopyInSize int64    `json:"copy_in_size,omitempty"`
+	CopyOut    []string `json:"copy_out,omitempty"`
 
 	// After, AfterOK and AfterNotOK name (by id or symb_name) the jobs
 	// this one waits for: it starts once each After job has ended however
@@ -258,6 +264,9 @@ type Job struct {
 	// time it was scheduled for.
 	CronJob   uint64    `json:"cron_job,omitempty"`
 	Scheduled time.Time `json:"scheduled,omitzero"`
+	// Outputs are the kept copy_out files of its instances (the latest
+	// attempt's of each), which `netmgr fetch` writes out.
+	Outputs []Output `json:"outputs,omitempty"`
 }
 
 // Dependency is one job another waits for, and how that job stands.

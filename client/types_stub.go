@@ -19,6 +19,16 @@ type StartRequest struct {
 	// Dir, when set, is the directory the job starts in (JobSpec.Dir);
 	// the job's stdout and stderr stay in its exec dir.
 	Dir string `json:"dir,omitempty"`
+	// CopyInBlob, when set, is the sha256 of the archive of the job's
+	// copy_in files, which the stub fetches from a server, checks and
+	// unpacks into the exec dir before the job starts; CopyInSize is its
+	// size. CopyOut are the paths (globs allowed) it takes from the exec
+	// dir when the attempt ends, up to CopyOutMax bytes, and has the
+	// servers keep (KeepOutputs) before it reports the end.
+	CopyInBlob string   `json:"copy_in_blob,omitempty"`
+	CopyInSize int64    `json:"copy_in_size,omitempty"`
+	CopyOut    []string `json:"copy_out,omitempty"`
+	CopyOutMax int64    `json:"copy_out_max,omitempty"`
 	// Servers are HTTP addresses of the server group, a hint for where to
 	// send CHILD events.
 	Servers []string `json:"servers,omitempty"`

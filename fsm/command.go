@@ -47,13 +47,16 @@ const (
 	JobsExpireType     MessageType = 32 // since command level 32; see JobsExpire
 	SubmitLimitsType   MessageType = 33 // since command level 33; see JobSpec.TimeLimitSeconds
 	StubRestartingType MessageType = 34 // since command level 34; see StubRestarting
+	// 35 and 36 belong to another branch (gang scheduling).
+	SubmitFilesType MessageType = 37 // since command level 37; see JobSpec.CopyInBlob
+	OutputsKeptType MessageType = 38 // since command level 38; see OutputsKept
 )
 
 // CommandLevel is the highest command type this build applies. Servers
 // gossip it, and the leader proposes a command newer than every voter's
 // level only when all of them have it: a replica that meets an unknown
 // type must stop.
-const CommandLevel = StubRestartingType
+const CommandLevel = OutputsKeptType
 
 // IgnoreUnknownFlag marks a command that a server which does not know its
 // type may skip instead of stopping. Commands whose loss would make replicas
@@ -131,6 +134,10 @@ func (t MessageType) String() string {
 		return "SubmitLimits"
 	case StubRestartingType:
 		return "StubRestarting"
+	case SubmitFilesType:
+		return "SubmitFiles"
+	case OutputsKeptType:
+		return "OutputsKept"
 	}
 	return fmt.Sprintf("MessageType(%d)", uint8(t))
 }
@@ -234,6 +241,24 @@ type JobSpec struct {
 	TimeLimitSeconds int64  `json:"time_limit_seconds,omitempty"`
 	WarnSignal       string `json:"warn_signal,omitempty"`
 	WarnLeadSeconds  int64  `json:"warn_lead_seconds,omitempty"`
+	// CopyIn names the files and directories sent with the job (their
+	// names in the exec dir, for display); CopyInBlob is the sha256 (hex)
+	// of the tar archive of them the servers keep in their blob stores,
+	// CopyInSize its size in bytes. CopyOut are the paths (globs allowed)
+	// taken from the exec dir when an attempt ends. Since command level
+	// 37: a Submit that sets any of them is proposed as a SubmitFilesType
+	// entry, which an older replica refuses (it stops) rather than run the
+	// job without its files.
+	CopyIn     []string `json:"copy_in,omitempty"`
+	CopyInBlob string   `json:"copy_in_blob,omitempty"`
+	CopyInSize int64    `json:"copy_in_size,omitempty"`
+	CopyOut    []string `json:"copy_out,omitempty"`
+}
+
+// HasFiles reports whether the job moves files (copy_in or copy_out),
+// which only command level 37 records.
+func (s *JobSpec) HasFiles() bool {
+	return s.CopyInBlob != "" || len(s.CopyIn) > 0 || len(s.CopyOut) > 0
 }
 
 // HasLimits reports whether the job sets limits of its own that only

@@ -151,7 +151,7 @@ func (f *FSM) applyCommand(index uint64, data []byte) *Result {
 		var c StubLeave
 		decode(index, t, body, &c)
 		return d.applyStubLeave(index, &c)
-	case SubmitType, SubmitAfterType, SubmitDirType, SubmitCronType, SubmitLimitsType:
+	case SubmitType, SubmitAfterType, SubmitDirType, SubmitCronType, SubmitLimitsType, SubmitFilesType:
 		var c Submit
 		decode(index, t, body, &c)
 		return d.applySubmit(index, &c)
@@ -259,6 +259,10 @@ func (f *FSM) applyCommand(index uint64, data []byte) *Result {
 		var c StubRestarting
 		decode(index, t, body, &c)
 		return d.applyStubRestarting(index, &c)
+	case OutputsKeptType:
+		var c OutputsKept
+		decode(index, t, body, &c)
+		return d.applyOutputsKept(index, &c)
 	case JobsExpireType:
 		var c JobsExpire
 		decode(index, t, body, &c)

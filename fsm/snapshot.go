@@ -25,9 +25,16 @@ import (
 // pending mail records (MailSent), and the owner-policy settings of mtypes,
 // machines and queues to the database line; 10 adds the job's own time
 // limit and warning (TimeLimitSeconds, WarnSignal, WarnLeadSeconds) to its
-// record and a queue's kill grace to the database line. This build writes
-// 10 and reads 4 to 10; a future version must keep a reader for them all.
-const SnapshotVersion = 10
+// record and a queue's kill grace to the database line; 11 is another
+// branch's; 12 adds the job's copy_in and copy_out options and its kept
+// outputs (OutputsKept) to its record. This build writes 12 and reads 4
+// to 12; a future version must keep a reader for them all.
+const SnapshotVersion = 12
+
+// unknownSnapshotVersion is a version between the oldest and the current
+// this build does not read: another branch's (gang scheduling), whose
+// records it cannot know.
+const unknownSnapshotVersion = 11
 
 // oldestSnapshotVersion is the oldest version Restore reads, 1.0's.
 const oldestSnapshotVersion = 4
@@ -205,6 +212,9 @@ func checkHeader(h *snapshotHeader) error {
 	case h.Version > SnapshotVersion:
 		return fmt.Errorf("%w: snapshot version %d was written by a newer build; this build reads versions %d to %d: run a build that reads it",
 			ErrSnapshotFormat, h.Version, oldestSnapshotVersion, SnapshotVersion)
+	case h.Version == unknownSnapshotVersion:
+		return fmt.Errorf("%w: snapshot version %d was written by another branch's build; this build reads versions %d to %d but not %d: run a build that reads it",
+			ErrSnapshotFormat, h.Version, oldestSnapshotVersion, SnapshotVersion, unknownSnapshotVersion)
 	case h.Version < oldestSnapshotVersion:
 		return fmt.Errorf("%w: snapshot version %d, this build reads versions %d to %d", ErrSnapshotFormat, h.Version, oldestSnapshotVersion, SnapshotVersion)
 	}

@@ -10,7 +10,9 @@ package fsm
 // spec's After, AfterOK and AfterNotOK), and versions 4 to 8 the spec's
 // Dir, the job's cron record and its Mail and MailTypes, which follow them;
 // versions 4 to 8 hold no mail records; versions 4 to 9 lack the spec's
-// TimeLimitSeconds, WarnSignal and WarnLeadSeconds, the job's last fields.
+// TimeLimitSeconds, WarnSignal and WarnLeadSeconds; versions 4 to 11 lack the
+// spec's copy_in and copy_out fields and the job's Outputs, its last
+// fields (version 11 is another branch's; see encoder.files).
 
 func (e *encoder) machine(m *Machine) {
 	f := &m.MachineFacts
@@ -89,6 +91,7 @@ func (e *encoder) job(j *Job) {
 	e.uint(uint64(j.Spec.TimeLimitSeconds)) // since version 10
 	e.sym(j.Spec.WarnSignal)
 	e.uint(uint64(j.Spec.WarnLeadSeconds))
+	e.files(j) // since version 12
 	e.endRecord()
 }
 
@@ -122,7 +125,46 @@ func (d *decoder) job(j *Job) {
 		j.Spec.WarnSignal = d.sym()
 		j.Spec.WarnLeadSeconds = int64(d.uint())
 	}
+	if d.version >= 12 {
+		d.files(j)
+	}
 	d.flushRaw()
+}
+
+// files writes a job's copy_in and copy_out options and its kept
+// outputs (since version 12).
+func (e *encoder) files(j *Job) {
+	e.strs(j.Spec.CopyIn)
+	e.str(j.Spec.CopyInBlob)
+	e.uint(uint64(j.Spec.CopyInSize))
+	e.strs(j.Spec.CopyOut)
+	e.uint(uint64(len(j.Outputs)))
+	for _, o := range j.Outputs {
+		e.int(int64(o.Instance))
+		e.uint(o.Attempt)
+		e.sym(o.Machine)
+		e.str(o.Blob)
+		e.uint(uint64(o.Size))
+		e.strs(o.Files)
+		e.strs(o.Lost)
+	}
+}
+
+// files reads what encoder.files wrote.
+func (d *decoder) files(j *Job) {
+	j.Spec.CopyIn = d.strs()
+	d.str(&j.Spec.CopyInBlob)
+	j.Spec.CopyInSize = int64(d.uint())
+	j.Spec.CopyOut = d.strs()
+	j.Outputs = list(d, func(o *Output) {
+		o.Instance = int(d.int())
+		o.Attempt = d.uint()
+		o.Machine = d.sym()
+		d.str(&o.Blob)
+		o.Size = int64(d.uint())
+		o.Files = d.strs()
+		o.Lost = d.strs()
+	})
 }
 
 // cron writes a job's cron options and state, and its place among a cron

@@ -181,6 +181,9 @@ type Job struct {
 	// the time the run was scheduled for.
 	CronJob   uint64    `json:"cron_job,omitempty"`
 	Scheduled time.Time `json:"scheduled,omitzero"`
+	// Outputs are the kept copy_out files of its instances, one per
+	// instance at most (its latest attempt's), in the order they came.
+	Outputs []Output `json:"outputs,omitempty"`
 
 	// done is derived: every instance has finished.
 	done bool

@@ -95,6 +95,10 @@ type Config struct {
 	// compacts the log (raft.go); DefaultSnapshotInterval when zero. It
 	// bounds what a restarted server replays before it serves.
 	SnapshotInterval time.Duration
+	// MaxCopySize is the limit on one job's copy_in files and on one
+	// attempt's copy_out, in bytes; files.DefaultMaxSize (64 MiB) when
+	// zero.
+	MaxCopySize int64
 
 	// RaftTransport, when set, replaces the TCP transport (tests use raft's
 	// in-memory transport); RaftAddr is then ignored.
@@ -129,6 +133,8 @@ func (c *Config) validate() error {
 		return fmt.Errorf("%w: --job-retention must not be negative", errConfig)
 	case c.JobRetentionCount < 0:
 		return fmt.Errorf("%w: --job-retention-count must not be negative", errConfig)
+	case c.MaxCopySize < 0:
+		return fmt.Errorf("%w: --max-copy-size must not be negative", errConfig)
 	case c.HistoryRetention < 0:
 		return fmt.Errorf("%w: --history-retention must not be negative", errConfig)
 	case c.BootstrapExpect < 0:

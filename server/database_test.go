@@ -171,7 +171,11 @@ func TestRestartOnFailureRunsAgainUpToTheLimit(t *testing.T) {
 	}
 }
 
-func TestOptionsNotBuiltAreRefused(t *testing.T) {
+// TestFilesRefusedWithoutTheirArchive: copy_in naming files the servers
+// were never sent, or an archive hash they do not keep, and a copy_out
+// path outside the exec dir are refused at submit with an error that says
+// why, and no job is made.
+func TestFilesRefusedWithoutTheirArchive(t *testing.T) {
 	c := servertest.NewCluster(t, 1)
 	c.WaitLeader()
 	cl := c.Client()
@@ -179,17 +183,19 @@ func TestOptionsNotBuiltAreRefused(t *testing.T) {
 	tests := []struct {
 		option string
 		set    func(*client.JobSpec)
+		want   string
 	}{
-		{"copy_in", func(s *client.JobSpec) { s.CopyIn = []string{"a"} }},
-		{"copy_out", func(s *client.JobSpec) { s.CopyOut = []string{"b"} }},
+		{"copy_in", func(s *client.JobSpec) { s.CopyIn = []string{"a"} }, "copy_in: the files were not sent"},
+		{"copy_in_blob", func(s *client.JobSpec) { s.CopyIn, s.CopyInBlob = []string{"a"}, strings.Repeat("0", 64) }, "copy_in: the files were not kept before the submit"},
+		{"copy_out", func(s *client.JobSpec) { s.CopyOut = []string{"../b"} }, "a path (globs allowed) inside the exec dir"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.option, func(t *testing.T) {
 			s := base()
 			tt.set(&s)
 			_, err := cl.Submit(ctx(t), client.SubmitRequest{Spec: s})
-			if want := "option " + tt.option + " is not supported yet"; err == nil || !strings.Contains(err.Error(), want) {
-				t.Errorf("got %v, want %q", err, want)
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("got %v, want %q", err, tt.want)
 			}
 		})
 	}

@@ -120,6 +120,9 @@ func (d *dispatcher) dispatch(ctx context.Context) {
 					q, _ := v.Queue(j.Queue)
 					st.inflight = true
 					req := startRequest(j, in, q, servers)
+					if len(j.Spec.CopyOut) > 0 {
+						req.CopyOutMax = d.s.maxCopySize()
+					}
 					req.MachineIndex = m.ModifyIndex
 					starts = append(starts, startWork{st: st, machine: machine, addr: m.Addr, req: req, placedAt: in.PlacedAt})
 				}
@@ -421,6 +424,9 @@ func startRequest(j *fsm.Job, in *fsm.Instance, q fsm.QueueView, servers []strin
 		Args:          append([]string(nil), j.Spec.Args...),
 		Env:           append([]string(nil), j.Spec.Env...),
 		Dir:           j.Spec.Dir,
+		CopyInBlob:    j.Spec.CopyInBlob,
+		CopyInSize:    j.Spec.CopyInSize,
+		CopyOut:       append([]string(nil), j.Spec.CopyOut...),
 		Servers:       servers,
 	}
 }

@@ -27,9 +27,6 @@ var (
 	// action on a job or reservation by one who neither owns it nor
 	// administers the pool.
 	errPermission = errors.New("permission denied")
-	// errNotSupported marks a job option whose machinery is not built yet:
-	// the job is refused rather than run without it.
-	errNotSupported = errors.New("not supported yet")
 	// errNoMachines means a reservation by requirements found too few
 	// machines.
 	errNoMachines = errors.New("not enough machines")

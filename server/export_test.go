@@ -59,3 +59,14 @@ func (s *Server) LocalEvents(kind string) []fsm.Event {
 	})
 	return out
 }
+
+// SweepBlobs is sweepBlobsOnce, for tests that sweep the blob store as if
+// every blob written before cutoff were old enough.
+func (s *Server) SweepBlobs(cutoff time.Time) int { return s.sweepBlobsOnce(cutoff) }
+
+// HasBlob reports whether this server's blob store holds sum.
+func (s *Server) HasBlob(sum string) bool { return s.blobs.Has(sum) }
+
+// DropBlob removes sum from this server's blob store, as a server that
+// was down during its upload lacks it.
+func (s *Server) DropBlob(sum string) error { return s.blobs.Remove(sum) }

@@ -80,9 +80,15 @@ func (s *Server) submitFromRequest(r *http.Request, req client.SubmitRequest, at
 		{cmd.Spec.Dir != "", fsm.SubmitDirType, "a job with a working directory"},
 		{cmd.Spec.HasLimits(), fsm.SubmitLimitsType, "a job with a time limit or a warning signal"},
 		{cmd.Spec.Mail != "", fsm.MailSentType, "a job with mail"},
+		{cmd.Spec.HasFiles(), fsm.OutputsKeptType, "a job with copy_in or copy_out"},
 	} {
 		if need.asked && !s.groupAppliesNow(need.t) {
 			return cmd, http.StatusConflict, fmt.Errorf("%s: %w", need.what, errUpgradeFirst)
+		}
+	}
+	if cmd.Spec.CopyInBlob != "" {
+		if status, err := s.checkCopyIn(r, &cmd.Spec); err != nil {
+			return cmd, status, err
 		}
 	}
 	return cmd, 0, nil

@@ -72,6 +72,8 @@ func (s *Server) handleSubmitBatch(w http.ResponseWriter, r *http.Request) {
 // submitCommand's choice, less the placing shortcut.
 func batchSubmitCommand(c fsm.Submit) command {
 	switch {
+	case c.Spec.HasFiles():
+		return command{fsm.SubmitFilesType, c}
 	case c.Spec.HasLimits():
 		return command{fsm.SubmitLimitsType, c}
 	case c.Spec.Cron != "":

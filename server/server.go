@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -17,6 +18,7 @@ import (
 	"github.com/netmgr/netmgr/client"
 	"github.com/netmgr/netmgr/client/pki"
 	"github.com/netmgr/netmgr/fsm"
+	"github.com/netmgr/netmgr/server/blobstore"
 	"github.com/netmgr/netmgr/server/mailer"
 )
 
@@ -73,6 +75,10 @@ type Server struct {
 	// hist is this server's history (history.go): every event and ended
 	// attempt, in the data dir; nil for a server without a data dir.
 	hist *historyFeed
+	// blobs is this server's store of the files jobs move (blobs.go);
+	// blobsTemp its temporary directory when it has no data dir.
+	blobs     *blobstore.Store
+	blobsTemp string
 }
 
 // New starts a server: Raft, the gossip node, the HTTP API, bootstrap by
@@ -107,6 +113,9 @@ func New(cfg Config) (*Server, error) {
 		s.mailer = m
 	}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
+	if err := s.openBlobs(); err != nil {
+		return nil, err
+	}
 
 	ln, err := net.Listen("tcp", cfg.HTTPAddr)
 	if err != nil {
@@ -161,6 +170,7 @@ func New(cfg Config) (*Server, error) {
 		s.goFunc(s.bootstrapLoop)
 	}
 	s.goFunc(s.monitorLeadership)
+	s.goFunc(s.sweepBlobs)
 	s.goFunc(s.watchLag)
 	if s.hist != nil {
 		s.goFunc(s.sweepHistory)
@@ -227,6 +237,9 @@ func (s *Server) Shutdown() error {
 		}
 		s.wg.Wait()
 		s.node.close()
+		if s.blobsTemp != "" {
+			_ = os.RemoveAll(s.blobsTemp)
+		}
 		if s.hist != nil {
 			if e := s.hist.db.Close(); e != nil && err == nil {
 				err = fmt.Errorf("close history: %w", e)

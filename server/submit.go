@@ -14,6 +14,13 @@ import (
 // latter only marks it in process: applySubmit commits it inside a
 // Submits entry.
 func (s *Server) submitCommand(c fsm.Submit) command {
+	if c.Spec.HasFiles() {
+		// Files in or out: its own entry type (which also carries
+		// everything else a spec may say), which a replica too old for
+		// it refuses rather than run the job without its files. The
+		// scheduler places it.
+		return command{fsm.SubmitFilesType, c}
+	}
 	if c.Spec.HasLimits() {
 		// Limits of its own: its own entry type (which also carries a
 		// cron schedule, a working directory and dependencies), which a

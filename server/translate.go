@@ -42,6 +42,11 @@ func specFromWire(s client.JobSpec) fsm.JobSpec {
 		TimeLimitSeconds: s.TimeLimitS,
 		WarnSignal:       s.WarnSignal,
 		WarnLeadSeconds:  s.WarnLeadS,
+
+		CopyIn:     clone(s.CopyIn),
+		CopyInBlob: s.CopyInBlob,
+		CopyInSize: s.CopyInSize,
+		CopyOut:    clone(s.CopyOut),
 	}
 	for _, r := range s.Requirements {
 		out.Requirements = append(out.Requirements, fsm.Requirement{Attr: r.Attr, Op: r.Op, Value: r.Value})
@@ -79,6 +84,10 @@ func specToWire(s fsm.JobSpec) client.JobSpec {
 		TimeLimitS:    s.TimeLimitSeconds,
 		WarnSignal:    s.WarnSignal,
 		WarnLeadS:     s.WarnLeadSeconds,
+		CopyIn:        clone(s.CopyIn),
+		CopyInBlob:    s.CopyInBlob,
+		CopyInSize:    s.CopyInSize,
+		CopyOut:       clone(s.CopyOut),
 	}
 	for _, r := range s.Requirements {
 		out.Requirements = append(out.Requirements, client.Requirement{Attr: r.Attr, Op: r.Op, Value: r.Value})
@@ -104,6 +113,10 @@ func jobToWire(v fsm.View, j *fsm.Job) client.Job {
 	}
 	if j.Cron != nil {
 		out.Cron = cronToWire(j)
+	}
+	for _, o := range j.Outputs {
+		out.Outputs = append(out.Outputs, client.Output{Instance: o.Instance, Attempt: o.Attempt, Machine: o.Machine,
+			Blob: o.Blob, Size: o.Size, Files: clone(o.Files), Lost: clone(o.Lost)})
 	}
 	for i := range j.Instances {
 		in := &j.Instances[i]

@@ -13,16 +13,8 @@ import (
 // validateSpec refuses a spec this server cannot honour. The fsm re-checks
 // its own invariants; this check gives the user the clear answer.
 func validateSpec(s *client.JobSpec) error {
-	for _, opt := range []struct {
-		name string
-		set  bool
-	}{
-		{"copy_in", len(s.CopyIn) > 0},
-		{"copy_out", len(s.CopyOut) > 0},
-	} {
-		if opt.set {
-			return fmt.Errorf("option %s is %w: remove it to run the job without it", opt.name, errNotSupported)
-		}
+	if err := validateFiles(s); err != nil {
+		return err
 	}
 	if err := validateCron(s); err != nil {
 		return err

@@ -58,6 +58,11 @@ type attemptRecord struct {
 	// empty in records of stubs that predate them.
 	JobName string `json:"job_name,omitempty"`
 	Owner   string `json:"owner,omitempty"`
+	// CopyOut and CopyOutMax are the Start's: the files taken from
+	// ExecDir when the attempt ends, before its end is recorded
+	// (files.go).
+	CopyOut    []string `json:"copy_out,omitempty"`
+	CopyOutMax int64    `json:"copy_out_max,omitempty"`
 }
 
 // entry is one undelivered event and its sequence number.

@@ -85,6 +85,9 @@ type runner struct {
 	health *healthWatch
 	// scripts are the site's prologue and epilogue; nil runs none.
 	scripts *siteScripts
+	// servers reach the server group for the files jobs move (files.go);
+	// nil in tests without one.
+	servers *serverList
 
 	ctx      context.Context // canceled by close
 	cancel   context.CancelFunc
@@ -367,6 +370,9 @@ func (r *runner) finish(k client.AttemptRef, a *attempt, res supervisor.Result) 
 	r.mu.Unlock()
 	r.log.Info("attempt ended", "attempt", k, "exit_code", ev.ExitCode, "signal", ev.Signal, "reason", ev.Reason,
 		"machine_fault", ev.MachineFault)
+	if !r.outputs(k, a) {
+		return
+	}
 	r.recordEnd(k, a, ev)
 	r.epilogue(k, a, ev)
 }
@@ -399,6 +405,9 @@ func (r *runner) lost(k client.AttemptRef, a *attempt, why error) {
 	ev.ExitCode, ev.Error = lostExitCode, lostError
 	ev.Leftovers = wireLeftovers(left)
 	r.machineFault(&ev)
+	if !r.outputs(k, a) {
+		return
+	}
 	r.recordEnd(k, a, ev)
 	r.epilogue(k, a, ev)
 }
@@ -418,6 +427,15 @@ func (r *runner) machineFault(ev *client.ChildEvent) {
 	} else {
 		ev.Error += "; " + p
 	}
+}
+
+// outputs keeps attempt k's copy_out before its end is recorded; false
+// means the runner closed first.
+func (r *runner) outputs(k client.AttemptRef, a *attempt) bool {
+	r.mu.Lock()
+	rec := a.rec
+	r.mu.Unlock()
+	return r.keepOutputs(k, rec)
 }
 
 // recordEnd records ev, the attempt's CHILD_TERM, with the attempt marked

@@ -68,6 +68,17 @@ func (r *runner) recovered(k client.AttemptRef, rec attemptRecord) *attempt {
 // or reports the attempt lost if its supervisor is gone (settle), and
 // otherwise watches the supervisor.
 func (r *runner) reattach(k client.AttemptRef, a *attempt) {
+	if len(a.rec.CopyOut) > 0 {
+		// Its end waits for its outputs to be kept, which needs the
+		// servers, known only once the stub runs: not while it starts.
+		r.watchers.Go(func() { r.reattachNow(k, a) })
+		return
+	}
+	r.reattachNow(k, a)
+}
+
+// reattachNow is reattach, in the caller's goroutine.
+func (r *runner) reattachNow(k client.AttemptRef, a *attempt) {
 	if r.settle(k, a) {
 		return
 	}

@@ -116,7 +116,7 @@ func (r *runner) start(req client.StartRequest) (bool, *client.ChildEvent, error
 		return started, nil, err
 	}
 	rec := attemptRecord{PID: st.PID, At: at, Restartable: req.Restartable, OwnerPolicy: req.OwnerPolicy, RegisterAnswered: true, ExecDir: execDir,
-		JobName: req.JobName, Owner: req.Owner}
+		JobName: req.JobName, Owner: req.Owner, CopyOut: req.CopyOut, CopyOutMax: req.CopyOutMax}
 	reg := r.register(k, rec)
 	if err := r.out.record(k, &rec); err != nil {
 		// Not durable, so not started: undo, and let the caller retry.
@@ -207,8 +207,16 @@ func (r *runner) spec(k client.AttemptRef, dir string, req client.StartRequest) 
 	if err != nil {
 		return supervisor.Spec{}, true, err
 	}
+	if req.CopyInBlob != "" {
+		if err := r.copyIn(r.ctx, req, dir); err != nil {
+			return supervisor.Spec{}, true, err
+		}
+	}
 	env := r.environ(k, req, acct)
 	path := req.Binary
+	if req.CopyInBlob != "" && strings.Contains(path, "/") && !filepath.IsAbs(path) {
+		path = filepath.Join(dir, path) // sent with the job: in the exec dir, whatever --chdir says
+	}
 	if !strings.Contains(req.Binary, "/") {
 		if path, err = lookPath(req.Binary, env); err != nil {
 			return supervisor.Spec{}, true, err

@@ -24,6 +24,11 @@ import (
 // a partition costs only this much before the next is tried.
 const relayDialTimeout = 5 * time.Second
 
+// maxRelayBlob bounds the body of a PUT /v1/blobs (a job's copy_in
+// files) the relay passes on; the servers' --max-copy-size is the real
+// limit, and answers with it.
+const maxRelayBlob = 1 << 30
+
 // relay passes the requests of the machine's users on to the servers, as
 // the user the kernel says called, and streams the answers back.
 type relay struct {
@@ -106,11 +111,15 @@ func (r *relay) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		r.refuse(w, req, caller, http.StatusForbidden, "unnamed_uid", fmt.Errorf("uid %d has no user name on machine %s, and the servers know users by name: %w", caller.uid, r.machine, err))
 		return
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, req.Body, maxBody))
+	limit := int64(maxBody)
+	if req.Method == http.MethodPut && strings.HasPrefix(req.URL.Path, "/v1/blobs/") {
+		limit = maxRelayBlob // a job's files: the servers enforce their own limit
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, req.Body, limit))
 	if err != nil {
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
-			r.refuse(w, req, caller, http.StatusRequestEntityTooLarge, "", fmt.Errorf("request body over %d bytes", maxBody))
+			r.refuse(w, req, caller, http.StatusRequestEntityTooLarge, "", fmt.Errorf("request body over %d bytes", limit))
 			return
 		}
 		writeError(w, http.StatusBadRequest, fmt.Errorf("read request: %w", err))

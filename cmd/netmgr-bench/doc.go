@@ -25,6 +25,12 @@
 //   - chain: 3 servers and 2 stubs as processes; a chain of 20 jobs,
 //     each afterok the one before: the gap from one job's end to the
 //     next one's start, as the stubs stamp them (target: median <= 50 ms).
+//   - files: 3 servers and 2 stubs as processes; 15 jobs (5 under
+//     BENCH_QUICK) with 10 MiB of copy_in each, a different input each
+//     time: from before packing (pack, send to a server that answers
+//     once a majority keep it, submit) to the instance's start as its
+//     stub stamps it (target: median <= 1 s); alternating with the same
+//     job without files, submit to start, the A/B baseline (issue 16).
 //   - owner: 1 server and 1 stub watching a fake input device
 //     (--input-devices, --sleep-on-input 1s); the benchmark touches the
 //     device and times until the running job's process is stopped (state

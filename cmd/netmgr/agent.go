@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"github.com/netmgr/netmgr/client/files"
 	"net"
 	"os"
 	"path/filepath"
@@ -57,6 +58,7 @@ func agentCommand() *cli.Command {
 			&cli.StringFlag{Name: "exec-dir", Usage: "`DIR` the dev stub runs jobs in (default " + stub.DefaultExecDir + ")"},
 			&cli.DurationFlag{Name: "exec-retention", Value: stub.DefaultExecRetention,
 				Usage: "keep an ended attempt's directory for `DURATION` after its end is committed, then remove it"},
+			&cli.IntFlag{Name: "max-copy-size", Value: int(files.DefaultMaxSize >> 20), Usage: "the most a job's copy_in files, and one attempt's copy_out, may take, in `MiB`"},
 			logLevelFlag(), logFormatFlag(),
 		},
 		Action: runAgent,
@@ -103,6 +105,7 @@ func runAgent(cCtx *cli.Context) error {
 		OutageGrace:      server.DefaultOutageGrace,
 		JobRetention:     server.DefaultJobRetention,
 		HistoryRetention: server.DefaultHistoryRetention,
+		MaxCopySize:      max(int64(cCtx.Int("max-copy-size")), 1) << 20,
 		Logger:           logger,
 		Version:          buildinfo.Get(version, commit).Short(),
 		DatabaseFile:     sec.database,

@@ -49,9 +49,18 @@ func execCommand() *cli.Command {
 			"afternotok= (once each ended without succeeding), JOB a name or id; a schedule:\n" +
 			"cron=\"MIN HOUR DAY MONTH WEEKDAY\" with catchup=none|last and overlap=skip|allow;\n" +
 			"mail: mail (the owner) or mail=ADDRESS, with mail_type=TYPE or {TYPE,...}\n" +
-			"naming when (begin, end, fail, requeue or all; default end and fail); and\n" +
-			"copy_in={...}, copy_out={...}, which a server refuses with \"not supported\n" +
-			"yet\" until it can honour them. Each has a flag below.\n\n" +
+			"naming when (begin, end, fail, requeue or all; default end and fail); files:\n" +
+			"copy_in={FILE,...} and copy_out={PATH,...}. Each has a flag below.\n\n" +
+			"Files: --copy-in sends files and directories of this machine with the job\n" +
+			"(relative to the current directory); each lands in the execution directory\n" +
+			"under its base name, before the job starts, checked by its sha256, and a\n" +
+			"BINARY or argument naming one is rewritten to it (./sim, ./in.txt). The\n" +
+			"servers keep them, a majority of them before the job is accepted, up to their\n" +
+			"--max-copy-size per job (default 64 MiB). --copy-binary sends BINARY too, so\n" +
+			"machines without it run it. --copy-out names paths (globs allowed) of the\n" +
+			"execution directory the servers keep when an attempt ends, up to the same\n" +
+			"limit; netmgr fetch JOB writes them out, and --wait done does it itself:\n\n" +
+			"   netexec --copy-binary --copy-in in.txt --copy-out 'out*' --wait done ./sim ./in.txt\n\n" +
 			"Mail says the job, each instance, where it ran, its exit status or signal, run\n" +
 			"time and resource use, and why it ended (cancelled(dependency) names the\n" +
 			"dependency). The servers send it through their relay (netmgr server --smtp):\n\n" +
@@ -88,7 +97,8 @@ func execCommand() *cli.Command {
 			"A relative BINARY (./myjob.sh, bin/run) is resolved at submit against the\n" +
 			"current directory and must exist there; so are arguments that start with ./ or\n" +
 			"../ and a relative --chdir. The job's machines must then see the same paths: a\n" +
-			"shared file system. A BINARY without a slash is looked up in the PATH of the\n" +
+			"shared file system, unless the file is sent with the job (--copy-binary,\n" +
+			"--copy-in). A BINARY without a slash is looked up in the PATH of the\n" +
 			"machine that runs it.\n\n" +
 			"The job's environment: HOME, USER, LOGNAME and SHELL of the account it runs\n" +
 			"as, the machine's PATH, the NETMGR_JOB_ID, NETMGR_JOB_NAME, NETMGR_INSTANCE,\n" +
@@ -150,8 +160,9 @@ func jobFlags() []cli.Flag {
 		&cli.StringSliceFlag{Name: "after", Usage: "start once each `JOB` (name or id) has ended, however it ended, e.g. build,12 (after=)"},
 		&cli.StringSliceFlag{Name: "afterok", Usage: "start once each `JOB` has succeeded; cancelled if one does not (afterok=)"},
 		&cli.StringSliceFlag{Name: "afternotok", Usage: "start once each `JOB` has ended without succeeding; cancelled if one succeeds (afternotok=)"},
-		&cli.StringSliceFlag{Name: "copy-in", Usage: "copy `FILE`s into the execution directory (copy_in=); " + refusedNote},
-		&cli.StringSliceFlag{Name: "copy-out", Usage: "copy `FILE`s out of the execution directory (copy_out=); " + refusedNote},
+		&cli.StringSliceFlag{Name: "copy-in", Usage: "send these `FILE`s and directories of this machine with the job, into its execution directory under their base names (copy_in=)"},
+		&cli.StringSliceFlag{Name: "copy-out", Usage: "keep these `PATH`s (globs allowed) of the execution directory when an attempt ends, for netmgr fetch (copy_out=)"},
+		&cli.BoolFlag{Name: "copy-binary", Usage: "send BINARY (or the spec's binaries) with the job, so machines without it run it"},
 		&cli.StringFlag{Name: "export", DefaultText: "LANG,LANGUAGE,LC_*,TZ", Usage: "pass these of your environment variables to the job: `VARS` is a list of NAMEs and NAME=value, ALL (all but NETMGR_*), or NONE"},
 		&cli.StringFlag{Name: "chdir", DefaultText: "the execution directory", Usage: "start the job in `DIR` on its machine (relative: against the current directory)"},
 		&cli.BoolFlag{Name: "no-queue", Usage: "refuse the job, rather than queue it, when no machine of the pool can run it"},
@@ -408,8 +419,15 @@ func runExec(cCtx *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	archive, err := stageCopyIn(&req.Spec, cwd)
+	if err != nil {
+		return err
+	}
 	c, err := newClient(cCtx)
 	if err != nil {
+		return err
+	}
+	if err := sendCopyIn(cCtx.Context, c, archive); err != nil {
 		return err
 	}
 	resp, err := c.Submit(cCtx.Context, req)
@@ -433,6 +451,11 @@ func runExec(cCtx *cli.Context) error {
 		return fmt.Errorf("wait for job %d: %w", resp.ID, err)
 	}
 	bad := writeOutcomes(w, job)
+	if wait == client.WaitDone && len(job.Spec.CopyOut) > 0 {
+		if err := fetchOutputs(cCtx.Context, c, job, -1, ".", w); err != nil {
+			return fmt.Errorf("job %d: %w", resp.ID, err)
+		}
+	}
 	if wait == client.WaitDone && bad > 0 {
 		return fmt.Errorf("%d of %d instances of job %d did not exit 0", bad, len(job.Instances), resp.ID)
 	}
@@ -482,6 +505,11 @@ func jobRequest(cCtx *cli.Context, cwd string) (client.SubmitRequest, error) {
 	}
 	if err := exportEnv(&js, cCtx.String("export"), os.Environ()); err != nil {
 		return client.SubmitRequest{}, err
+	}
+	if cCtx.Bool("copy-binary") {
+		if err := addCopyBinaries(&js); err != nil {
+			return client.SubmitRequest{}, err
+		}
 	}
 	if err := resolvePaths(&js, cCtx.String("chdir"), cwd, pathExists); err != nil {
 		return client.SubmitRequest{}, err

@@ -143,6 +143,9 @@ func parseBatchLine(line, cwd string) (client.SubmitRequest, error) {
 		Writer:   io.Discard, ErrWriter: io.Discard,
 		Action: func(lc *cli.Context) error {
 			req, err = jobRequest(lc, cwd)
+			if err == nil && len(req.Spec.CopyIn) > 0 {
+				err = usagef("copy_in and --copy-binary are not taken in a --batch file: submit a job that sends files with netexec alone")
+			}
 			return err
 		},
 	}

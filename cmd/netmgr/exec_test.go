@@ -3,7 +3,12 @@ package main
 import (
 	"bytes"
 	"errors"
+	"maps"
+	"os"
+	"path/filepath"
 	"reflect"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/netmgr/netmgr/client"
@@ -293,5 +298,50 @@ instance 8: queued
 	}
 	if got, want := bad, 6; got != want {
 		t.Errorf("writeOutcomes() = %d instances not exited 0, want %d", got, want)
+	}
+}
+
+// TestStageCopyInRewritesLocalNames: --copy-binary with the
+// per-architecture binaries={} form sends every local binary, and the
+// binaries and arguments naming copy_in files become their places in the
+// exec dir.
+func TestStageCopyInRewritesLocalNames(t *testing.T) {
+	cwd := t.TempDir()
+	for _, name := range []string{"sim-amd64", "sim-arm64", "in.dat"} {
+		if err := os.WriteFile(filepath.Join(cwd, name), []byte(name), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	js, err := buildSpec(execArgs{Positional: []string{"binaries={x86_64=./sim-amd64,aarch64=./sim-arm64},args={./in.dat,-v}"}, CopyIn: []string{"in.dat"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := addCopyBinaries(&js); err != nil {
+		t.Fatal(err)
+	}
+	if err := resolvePaths(&js, "", cwd, pathExists); err != nil {
+		t.Fatal(err)
+	}
+	data, err := stageCopyIn(&js, cwd)
+	if err != nil || data == nil {
+		t.Fatalf("stage: %v", err)
+	}
+	want := map[string]string{"x86_64": "./sim-amd64", "aarch64": "./sim-arm64"}
+	if !maps.Equal(js.Binaries, want) || !slices.Equal(js.Args, []string{"./in.dat", "-v"}) {
+		t.Errorf("binaries %v args %v, want %v and [./in.dat -v]", js.Binaries, js.Args, want)
+	}
+	if !slices.Equal(js.CopyIn, []string{"in.dat", "sim-arm64", "sim-amd64"}) || js.CopyInBlob == "" || js.CopyInSize != int64(len(data)) {
+		t.Errorf("copy_in %v blob %q size %d", js.CopyIn, js.CopyInBlob, js.CopyInSize)
+	}
+}
+
+// TestBatchRefusesFiles: a --batch line may not send files, and says to
+// submit such a job alone.
+func TestBatchRefusesFiles(t *testing.T) {
+	for _, line := range []string{"--copy-in in.dat /bin/true", "--copy-binary /bin/true"} {
+		_, err := parseBatchLine(line, t.TempDir())
+		if err == nil || !strings.Contains(err.Error(), "not taken in a --batch file") {
+			t.Errorf("%q: %v, want a refusal that says to submit it alone", line, err)
+		}
 	}
 }

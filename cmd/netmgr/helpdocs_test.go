@@ -158,8 +158,9 @@ func TestReadmeTablesMatchOutput(t *testing.T) {
 // TestRefusedOptionsMarked checks that every netexec option the servers
 // refuse as not supported yet says so in its help, and no other does.
 func TestRefusedOptionsMarked(t *testing.T) {
-	// server/validate.go refuses these spec options as not supported yet.
-	refused := map[string]bool{"copy-in": true, "copy-out": true}
+	// server/validate.go refuses these spec options as not supported yet:
+	// none since copy_in and copy_out are honoured (issue 16).
+	refused := map[string]bool{}
 	for _, f := range execCommand().Flags {
 		name := f.Names()[0]
 		usage := ""

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"github.com/netmgr/netmgr/client/files"
 	"io"
 	"slices"
 	"strings"
@@ -57,6 +58,11 @@ func renderJobDetail(w io.Writer, job client.Job, now time.Time) error {
 	}
 	line(kv("Dependencies", strings.Join(deps, " ")))
 	line(kv("Mail", s.Mail), kv("MailType", strings.Join(s.MailType, ",")))
+	copyIn := strings.Join(s.CopyIn, ",")
+	if copyIn != "" && s.CopyInSize > 0 {
+		copyIn += "(" + strings.ReplaceAll(files.Size(s.CopyInSize), " ", "") + ")"
+	}
+	line(kv("CopyIn", copyIn), kv("CopyOut", strings.Join(s.CopyOut, ",")))
 	if job.Cron != nil {
 		line(kv("Cron", s.Cron), kv("Where", cronWhere(job.Cron)))
 	}
@@ -81,6 +87,9 @@ func renderJobDetail(w io.Writer, job client.Job, now time.Time) error {
 			line(kv("Exit", exitOf(in)), kv("Signal", in.Signal), kv("CPU", cpuTime(in)), kv("MaxRSS", maxRSS(in)))
 		}
 		line(kv("Error", quoteIf(in.Error)), kv("Reason", quoteIf(in.Reason)), kv("NotBefore", formatStamp(in.NotBefore, now)))
+		if o, ok := outputOf(job, in.Index); ok {
+			line(kv("Outputs", strings.Join(o.Files, ",")), kv("OutputsAttempt", fmt.Sprint(o.Attempt)), kv("NotKept", quoteIf(strings.Join(o.Lost, "; "))))
+		}
 	}
 	_, err := io.WriteString(w, b.String())
 	return err

@@ -6,6 +6,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/netmgr/netmgr/client/files"
 	"github.com/netmgr/netmgr/internal/buildinfo"
 	"github.com/netmgr/netmgr/server"
 )
@@ -88,6 +89,7 @@ func serverCommand() *cli.Command {
 			&cli.IntFlag{Name: "job-retention-count", Usage: "keep at most `N` finished jobs (0: no limit)"},
 			&cli.DurationFlag{Name: "history-retention", Value: server.DefaultHistoryRetention, Usage: "how long this server keeps ended attempts and events in its history (`DURATION`; 0 keeps them)"},
 			&cli.DurationFlag{Name: "snapshot-interval", Value: server.DefaultSnapshotInterval, Usage: "how often the server compacts its Raft log into a snapshot once 8192 entries arrived (`DURATION`); a restart replays the entries since the last one"},
+			&cli.IntFlag{Name: "max-copy-size", Value: int(files.DefaultMaxSize >> 20), Usage: "the most a job's copy_in files, and one attempt's copy_out, may take, in `MiB`"},
 			logLevelFlag(), logFormatFlag(),
 		}, append(mailFlags(), agentTLSFlags("server")...)...),
 		Action: runServer,
@@ -112,6 +114,9 @@ func runServer(cCtx *cli.Context) error {
 	}
 	if d := cCtx.Duration("snapshot-interval"); d < time.Second {
 		return usagef("--snapshot-interval must be at least 1s, got %v", d)
+	}
+	if n := int64(cCtx.Int("max-copy-size")); n < 1 {
+		return usagef("--max-copy-size must be at least 1 (MiB), got %d", n)
 	}
 	if n := cCtx.Int("job-retention-count"); n < 0 {
 		return usagef("--job-retention-count must not be negative, got %d", n)
@@ -147,6 +152,7 @@ func runServer(cCtx *cli.Context) error {
 		JobRetentionCount: cCtx.Int("job-retention-count"),
 		HistoryRetention:  cCtx.Duration("history-retention"),
 		SnapshotInterval:  cCtx.Duration("snapshot-interval"),
+		MaxCopySize:       int64(cCtx.Int("max-copy-size")) << 20,
 		Logger:            logger,
 		Version:           buildinfo.Get(version, commit).Short(),
 		TLS:               material,
