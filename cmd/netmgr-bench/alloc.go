@@ -32,6 +32,7 @@ const (
 	allocRunsQuick = 5
 	allocWarmup    = 3
 	allocStageRuns = 3
+	allocIdle      = 2 * time.Second
 )
 
 // allocSizes are the machine counts of the allocation table.
@@ -156,6 +157,9 @@ type allocRun struct {
 	c       *servertest.ProcCluster
 }
 
+// cpuTotal keys, among the roles' CPU, the sum of every process's.
+const cpuTotal = "all"
+
 // errRefused is a variant's flags refused by netexec.
 var errRefused = errors.New("netexec refused the variant's flags")
 
@@ -174,6 +178,7 @@ func (a allocRun) variant(ctx context.Context, v allocVariant, runs int) ([]figu
 			return nil, err
 		}
 	}
+	idle := a.idleCPU(ctx)
 	wall := make(map[int][]float64)
 	parts := make(map[int][]allocParts)
 	stages := make(map[int]map[string]float64) // summed stage metrics by size
@@ -182,19 +187,22 @@ func (a allocRun) variant(ctx context.Context, v allocVariant, runs int) ([]figu
 	for range runs {
 		byN := make(map[int]float64)
 		for _, n := range allocSizes {
-			cpu0 := clusterCPU(a.bin, a.c.Dir())
 			d, p, err := a.once(ctx, v, n)
 			if err != nil {
 				return nil, err
 			}
-			if cpu1 := clusterCPU(a.bin, a.c.Dir()); cpu1 != nil {
+			if p.cpu != nil {
 				if cpu[n] == nil {
 					cpu[n] = make(map[string][]float64)
 				}
-				for role, ms := range cpu1 {
-					cpu[n][role] = append(cpu[n][role], ms-cpu0[role])
+				total := p.cliCPU
+				for role, ms := range p.cpu {
+					ms -= idle[role] * d // what the cluster uses doing nothing
+					cpu[n][role] = append(cpu[n][role], ms)
+					total += ms
 				}
 				cpu[n]["netexec"] = append(cpu[n]["netexec"], p.cliCPU)
+				cpu[n][cpuTotal] = append(cpu[n][cpuTotal], total)
 			}
 			byN[n] = d
 			wall[n] = append(wall[n], d)
@@ -243,7 +251,7 @@ func (a allocRun) variant(ctx context.Context, v allocVariant, runs int) ([]figu
 			}
 		}
 		if byRole := cpu[n]; len(byRole) > 0 {
-			f.Note += "; CPU per run until the job ended, mean ms:"
+			f.Note += "; CPU while netexec ran, mean ms:"
 			for _, role := range slices.Sorted(maps.Keys(byRole)) {
 				f.Note += fmt.Sprintf(" %s %.1f", role, mean(byRole[role]))
 			}
@@ -256,9 +264,30 @@ func (a allocRun) variant(ctx context.Context, v allocVariant, runs int) ([]figu
 	figs = append(figs,
 		figure{Name: fmt.Sprintf("allocate: each added machine, 1 to %d%s", last, suffix), Unit: "ms",
 			Sample: summarize(slope), Target: "<= 1 ms"},
+		figure{Name: fmt.Sprintf("allocate: CPU of every process, each added machine%s", suffix), Unit: "ms",
+			Sample: sample((mean(cpu[last][cpuTotal]) - mean(cpu[allocSizes[0]][cpuTotal])) / float64(last-allocSizes[0])),
+			Note: "the servers', stubs', supervisor hosts' and netexec's CPU while netexec ran (/proc, 10 ms ticks), less what the cluster uses idle, means at N=1 and N=" +
+				strconv.Itoa(last) + ": what the slope is made of on 2 cores, whatever else runs on the machine"},
 		figure{Name: fmt.Sprintf("allocate: %d machines over 1%s", last, suffix), Unit: "ms",
 			Sample: summarize(over), Target: "<= 15 ms", Note: describeParts(parts[allocSizes[0]], allocSizes[0]) + "; " + describeParts(parts[last], last)})
 	return figs, nil
+}
+
+// idleCPU returns the CPU the cluster's processes use doing nothing, by
+// role, in ms per ms of wall time, over allocIdle.
+func (a allocRun) idleCPU(ctx context.Context) map[string]float64 {
+	before, start := clusterCPU(a.bin, a.c.Dir()), time.Now()
+	select {
+	case <-ctx.Done():
+	case <-time.After(allocIdle):
+	}
+	after, el := clusterCPU(a.bin, a.c.Dir()), float64(time.Since(start))/float64(time.Millisecond)
+	rate := make(map[string]float64)
+	for role, ms := range after {
+		rate[role] = (ms - before[role]) / el
+	}
+	fmt.Fprintf(os.Stderr, "alloc: the idle cluster uses %.0f ms of CPU a second\n", 1000*mean(slices.Collect(maps.Values(rate)))*float64(len(rate)))
+	return rate
 }
 
 // once runs one netexec of n instances of v, waits (untimed) for its job
@@ -272,8 +301,10 @@ func (a allocRun) once(ctx context.Context, v allocVariant, n int) (float64, all
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	start := time.Now()
+	cpu0 := clusterCPU(a.bin, a.c.Dir())
 	err := cmd.Run()
 	wall := time.Since(start)
+	cpu1 := clusterCPU(a.bin, a.c.Dir())
 	m := submittedID.FindSubmatch(out.Bytes())
 	if err != nil && m == nil {
 		if strings.Contains(out.String(), "flag provided but not defined") {
@@ -298,6 +329,12 @@ func (a allocRun) once(ctx context.Context, v allocVariant, n int) (float64, all
 	if ps := cmd.ProcessState; ps != nil {
 		p.cliCPU = float64(ps.UserTime()+ps.SystemTime()) / float64(time.Millisecond)
 	}
+	if cpu0 != nil && cpu1 != nil {
+		p.cpu = make(map[string]float64)
+		for role, ms := range cpu1 {
+			p.cpu[role] = ms - cpu0[role]
+		}
+	}
 	return float64(wall) / float64(time.Millisecond), p, nil
 }
 
@@ -308,6 +345,9 @@ func (a allocRun) once(ctx context.Context, v allocVariant, n int) (float64, all
 type allocParts struct {
 	submit, place, fork, seen float64
 	cliCPU                    float64 // the netexec process's own CPU
+	// cpu is the CPU ms each role of the cluster's processes used while
+	// netexec ran (nil without /proc).
+	cpu map[string]float64
 }
 
 // jobParts splits the run from start to end at job's stamps.

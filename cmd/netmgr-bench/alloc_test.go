@@ -20,7 +20,7 @@ func TestJobParts(t *testing.T) {
 	}}
 	got := jobParts(start, at(31), job)
 	want := allocParts{submit: 10, place: 2, fork: 8, seen: 11}
-	if got != want {
+	if got.submit != want.submit || got.place != want.place || got.fork != want.fork || got.seen != want.seen {
 		t.Errorf("jobParts = %+v, want %+v", got, want)
 	}
 	if d := describeParts([]allocParts{got}, 2); !strings.Contains(d, "N=2: CLI start to submit stamped 10.0 ms") {
