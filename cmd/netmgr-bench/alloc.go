@@ -74,14 +74,15 @@ func (v allocVariant) command() []string {
 var submittedID = regexp.MustCompile(`id (\d+) submitted`)
 
 // allocSuite measures what allocating N machines costs as a user sees it:
-// the whole `netexec --unique -n N --wait started /bin/true` process, from
-// its start until it exits once every instance has registered, on 3
-// servers and 12 stubs as processes. Each run's job is waited for to end
-// (through the API, untimed) before the next, so that every stub is
-// free. The sizes take turns within a round, so a slow spell of the
-// shared machine spreads over them all. Each run's job also says, in the
-// leader's and the stubs' stamps (one clock: every process runs here),
-// where its time went: submitted, last placed, last forked.
+// the whole `netexec --unique -n N --wait started JOB` process, from its
+// start until it exits once every instance has registered, on 3 servers
+// and 12 stubs as processes, for each of allocVariants. Each run's job is
+// waited for to end (through the API, untimed) before the next, so that
+// every stub is free. The sizes take turns within a round, so a slow
+// spell of the shared machine spreads over them all. Each run's job also
+// says, in the leader's and the stubs' stamps (one clock: every process
+// runs here), where its time went: submitted, last placed, last Start
+// taken by a stub; and /proc says what CPU every process used meanwhile.
 func allocSuite(ctx context.Context, cfg config) ([]figure, error) {
 	dir, cleanup, err := benchDir(cfg, "alloc")
 	if err != nil {
