@@ -29,6 +29,7 @@ type config struct {
 	quick       bool   // BENCH_QUICK: shorter runs, fewer samples
 	only        string // comma-separated suite names; "" runs all
 	insecure    bool   // every cluster runs without TLS (-insecure)
+	allocRounds int    // rounds of the alloc suite; 0 is its default
 }
 
 // defaultConfig returns the defaults, shortened when quick.

@@ -51,6 +51,9 @@ func collect(reps []report) []*modeFigures {
 	byName := map[string]*modeFigures{}
 	for _, r := range reps {
 		for _, f := range r.Figures {
+			if f.Sample.N == 0 {
+				continue // not measured (e.g. a netexec without the flag)
+			}
 			mf := byName[f.Name]
 			if mf == nil {
 				mf = &modeFigures{name: f.Name, unit: f.Unit}

@@ -133,6 +133,11 @@ func (r *report) writeTable(w io.Writer) {
 	fmt.Fprintln(tw, "figure\tn\tmedian\tp90\tp99\tspread (min-max)\ttarget")
 	for _, f := range r.Figures {
 		s := f.Sample
+		if s.N == 0 {
+			// Not measured (e.g. a netexec without the variant's flag).
+			fmt.Fprintf(tw, "%s\t0\tn/a\t\t\t\t%s\n", f.Name, f.Target)
+			continue
+		}
 		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s-%s %s\t%s\n", f.Name, s.N,
 			num(s.Median), num(s.P90), num(s.P99), num(s.Min), num(s.Max), f.Unit, f.Target)
 	}
