@@ -47,13 +47,14 @@ const (
 	JobsExpireType     MessageType = 32 // since command level 32; see JobsExpire
 	SubmitLimitsType   MessageType = 33 // since command level 33; see JobSpec.TimeLimitSeconds
 	StubRestartingType MessageType = 34 // since command level 34; see StubRestarting
+	SubmitGangType     MessageType = 35 // since command level 35; see JobSpec.Gang
 )
 
 // CommandLevel is the highest command type this build applies. Servers
 // gossip it, and the leader proposes a command newer than every voter's
 // level only when all of them have it: a replica that meets an unknown
 // type must stop.
-const CommandLevel = StubRestartingType
+const CommandLevel = SubmitGangType
 
 // IgnoreUnknownFlag marks a command that a server which does not know its
 // type may skip instead of stopping. Commands whose loss would make replicas
@@ -131,6 +132,8 @@ func (t MessageType) String() string {
 		return "SubmitLimits"
 	case StubRestartingType:
 		return "StubRestarting"
+	case SubmitGangType:
+		return "SubmitGang"
 	}
 	return fmt.Sprintf("MessageType(%d)", uint8(t))
 }
@@ -234,6 +237,13 @@ type JobSpec struct {
 	TimeLimitSeconds int64  `json:"time_limit_seconds,omitempty"`
 	WarnSignal       string `json:"warn_signal,omitempty"`
 	WarnLeadSeconds  int64  `json:"warn_lead_seconds,omitempty"`
+	// Gang makes the job a gang (netexec --gang, the job option gang):
+	// its instances are placed all in one Place or not at all, and they
+	// live and die together (gang.go). Since command level 35: a Submit
+	// that sets it is proposed as a SubmitGangType entry, which an older
+	// replica refuses (it stops) rather than place the instances one by
+	// one.
+	Gang bool `json:"gang,omitempty"`
 }
 
 // HasLimits reports whether the job sets limits of its own that only

@@ -25,9 +25,10 @@ import (
 // pending mail records (MailSent), and the owner-policy settings of mtypes,
 // machines and queues to the database line; 10 adds the job's own time
 // limit and warning (TimeLimitSeconds, WarnSignal, WarnLeadSeconds) to its
-// record and a queue's kill grace to the database line. This build writes
-// 10 and reads 4 to 10; a future version must keep a reader for them all.
-const SnapshotVersion = 10
+// record and a queue's kill grace to the database line; 11 adds the spec's
+// Gang (SubmitGang) to the job's record. This build writes 11 and reads 4
+// to 11; a future version must keep a reader for them all.
+const SnapshotVersion = 11
 
 // oldestSnapshotVersion is the oldest version Restore reads, 1.0's.
 const oldestSnapshotVersion = 4
@@ -228,7 +229,7 @@ const maxPresized = 1 << 22
 const jobArena = 1024
 
 // readBinaryRecords reads the machine, job, reservation, (from version
-// 6) token and (from version 9) mail records of a version 4 to 10 snapshot
+// 6) token and (from version 9) mail records of a version 4 to 11 snapshot
 // (dec.version says which); the stream must end after them.
 func readBinaryRecords(d *db, h *snapshotHeader, dec *decoder) error {
 	if h.Machines < 0 || h.Jobs < 0 || h.Reservations < 0 || h.Tokens < 0 || h.Mails < 0 {

@@ -202,6 +202,8 @@ func richCommands() []command {
 		// grace, and job 21 with a time limit and a warning of its own.
 		command{fsm.LoadDatabaseType, fsm.LoadDatabase{At: at(226), Source: "isis.db", By: "tclark", Database: withKillGrace(withOwnerSettings(withQueue(richDatabase("m2"), batchQueue)), 45)}},
 		command{fsm.SubmitLimitsType, fsm.Submit{At: at(227), Owner: "lena", Spec: withTimeLimit(spec("checkpointed", 1), 600, "USR1", 120)}},
+		// Since version 11 (richSinceV10 counts them): job 22, a gang.
+		command{fsm.SubmitGangType, fsm.Submit{At: at(228), Owner: "lena", Spec: withGang(spec("mpi", 2))}},
 	)
 	return cmds
 }
@@ -218,10 +220,21 @@ func withCron(s fsm.JobSpec, expr, catchup, overlap string) fsm.JobSpec {
 	return s
 }
 
+// richSinceV10 is how many of richCommands' last commands a version 10
+// snapshot cannot hold: the rich state of testdata/snapshot_v10.golden
+// lacks them.
+const richSinceV10 = 1
+
+// withGang returns s as a gang job.
+func withGang(s fsm.JobSpec) fsm.JobSpec {
+	s.Gang = true
+	return s
+}
+
 // richSinceV9 is how many of richCommands' last commands a version 9
 // snapshot cannot hold: the rich state of testdata/snapshot_v9.golden
 // lacks them.
-const richSinceV9 = 2
+const richSinceV9 = 2 + richSinceV10
 
 // withKillGrace gives db's last queue a kill grace of secs seconds.
 func withKillGrace(db fsm.Database, secs int64) fsm.Database {
@@ -550,8 +563,8 @@ func TestSnapshotRoundTrip(t *testing.T) {
 			}},
 		{"next job id continues", command{fsm.SubmitType, fsm.Submit{At: at(104), Owner: "erin", Spec: spec("", 1)}},
 			func(t *testing.T, res *fsm.Result) {
-				if res.JobID != 22 || res.Existing {
-					t.Errorf("got JobID %d Existing %v, want 22 and false", res.JobID, res.Existing)
+				if res.JobID != 23 || res.Existing {
+					t.Errorf("got JobID %d Existing %v, want 23 and false", res.JobID, res.Existing)
 				}
 			}},
 		{"term of a lost instance", command{fsm.ChildTermType, fsm.ChildTerm{At: at(105), JobID: 4, Instance: 0, Attempt: 1, Machine: "m3"}},
@@ -748,7 +761,7 @@ func TestRestoreRejects(t *testing.T) {
 		wantFormat bool // the error wraps ErrSnapshotFormat
 	}{
 		{"unknown format", `{"format":"other-db","version":1,"index":5,"next_job_id":1,"machines":0,"jobs":0}` + "\n", true},
-		{"newer version", `{"format":"netmgr-fsm","version":11,"index":5,"next_job_id":1,"machines":0,"jobs":0}` + "\n", true},
+		{"newer version", `{"format":"netmgr-fsm","version":12,"index":5,"next_job_id":1,"machines":0,"jobs":0}` + "\n", true},
 		{"version zero", `{"format":"netmgr-fsm","version":0,"index":5,"next_job_id":1,"machines":0,"jobs":0}` + "\n", true},
 		{"no format", `{"version":1,"index":5}` + "\n", true},
 		{"empty", "", false},
@@ -797,7 +810,7 @@ func TestRestoreOldVersionSaysWhatToDo(t *testing.T) {
 	if !errors.Is(err, fsm.ErrSnapshotFormat) {
 		t.Fatalf("got %v, want an error wrapping ErrSnapshotFormat", err)
 	}
-	for _, want := range []string{"snapshot version 3", "pre-release", "reads versions 4 to 10", "move the data directory aside"} {
+	for _, want := range []string{"snapshot version 3", "pre-release", "reads versions 4 to 11", "move the data directory aside"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("got %q, want it to contain %q", err, want)
 		}
@@ -850,7 +863,8 @@ func TestSnapshotGolden(t *testing.T) {
 // version 5 (no token records), version 6 (no job dependencies),
 // version 7 (machine records without Asleep) and version 8 (no cron
 // jobs, no working directories, no mail, a database without owner-policy
-// settings). Each state is the rich
+// settings), version 9 (no job time limits) and version 10 (no gang
+// jobs). Each state is the rich
 // state without the
 // commands added since, and a snapshot of it now is the current version
 // and restores to the same state.
@@ -858,7 +872,7 @@ func TestRestoreOldVersions(t *testing.T) {
 	for _, tc := range []struct {
 		version int
 		since   int // richCommands' last commands the version cannot hold
-	}{{4, richSince1_0}, {5, richSinceV5}, {6, richSinceV6}, {7, richSinceV7}, {8, richSinceV8}, {9, richSinceV9}} {
+	}{{4, richSince1_0}, {5, richSinceV5}, {6, richSinceV6}, {7, richSinceV7}, {8, richSinceV8}, {9, richSinceV9}, {10, richSinceV10}} {
 		t.Run(fmt.Sprintf("version %d", tc.version), func(t *testing.T) {
 			file := fmt.Sprintf("snapshot_v%d.golden", tc.version)
 			old, err := os.ReadFile(filepath.Join("testdata", file))
