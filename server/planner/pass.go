@@ -134,8 +134,20 @@ func (p *Pass) Run(visit func(it queue.Item, in *fsm.Instance, res matcher.Resul
 	// finds no machine, its later instances find none either: reuse the
 	// answer instead of matching them all again.
 	stuck := make(map[uint64]func(*fsm.Instance))
-	for _, it := range items {
+	for k := 0; k < len(items); k++ {
+		it := items[k]
 		j, in, _ := p.v.Instance(fsm.InstanceRef{JobID: it.JobID, Instance: it.Instance})
+		if j.Spec.Gang {
+			// A job's items are consecutive in queue order: the gang is
+			// planned as one, all its instances or none.
+			end := k + 1
+			for end < len(items) && items[end].JobID == j.ID {
+				end++
+			}
+			p.gang(j, items[k:end], visit)
+			k = end - 1
+			continue
+		}
 		if in.NotBefore.After(p.now) {
 			visit(it, in, waiting, nil)
 			continue
@@ -165,7 +177,7 @@ func (p *Pass) Run(visit func(it queue.Item, in *fsm.Instance, res matcher.Resul
 		if res.Machine < 0 {
 			stuck[j.ID] = func(in *fsm.Instance) { visit(it, in, res, nil) }
 			if p.head == nil && waitsForCapacity(res) {
-				p.head = p.newHead(j, req, it)
+				p.head = p.newHead(j, req, p.waitingFrom(j, it.Instance))
 			}
 			visit(it, in, res, nil)
 			continue

@@ -9,7 +9,8 @@ import "github.com/netmgr/netmgr/fsm"
 // index the plan was made at and the assignments, in instance order, whose
 // JobID the FSM fills in; none when the job must wait for the scheduler.
 func (p *Pass) PlaceSubmit(c fsm.Submit) (uint64, []fsm.Assignment) {
-	if p.v.QueuedCount() > 0 || !p.free {
+	if p.v.QueuedCount() > 0 || !p.free || c.Spec.Gang {
+		// A gang is left to the scheduler, which places it whole.
 		return 0, nil
 	}
 	var out []fsm.Assignment
