@@ -422,5 +422,6 @@ func startRequest(j *fsm.Job, in *fsm.Instance, q fsm.QueueView, servers []strin
 		Env:           append([]string(nil), j.Spec.Env...),
 		Dir:           j.Spec.Dir,
 		Servers:       servers,
+		GangHosts:     gangHosts(j),
 	}
 }

@@ -72,6 +72,8 @@ func (s *Server) handleSubmitBatch(w http.ResponseWriter, r *http.Request) {
 // submitCommand's choice, less the placing shortcut.
 func batchSubmitCommand(c fsm.Submit) command {
 	switch {
+	case c.Spec.Gang:
+		return command{fsm.SubmitGangType, c}
 	case c.Spec.HasLimits():
 		return command{fsm.SubmitLimitsType, c}
 	case c.Spec.Cron != "":

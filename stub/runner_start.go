@@ -208,6 +208,11 @@ func (r *runner) spec(k client.AttemptRef, dir string, req client.StartRequest) 
 		return supervisor.Spec{}, true, err
 	}
 	env := r.environ(k, req, acct)
+	gang, err := gangEnviron(k, req, dir)
+	if err != nil {
+		return supervisor.Spec{}, true, fmt.Errorf("%w: %w", errMachineFault, err)
+	}
+	env = append(env, gang...)
 	path := req.Binary
 	if !strings.Contains(req.Binary, "/") {
 		if path, err = lookPath(req.Binary, env); err != nil {
