@@ -1,0 +1,181 @@
+package server_test
+
+import (
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/netmgr/netmgr/client"
+	"github.com/netmgr/netmgr/server/servertest"
+)
+
+// gangJob is a gang of n, one instance a machine, running script.
+func gangJob(script string, n int) client.JobSpec {
+	s := shSpec(script, n)
+	s.Gang = true
+	s.Unique = true
+	return s
+}
+
+// instancesIn reports how many of job's instances are in state.
+func instancesIn(job client.Job, state string) int {
+	n := 0
+	for _, in := range job.Instances {
+		if in.State == state {
+			n++
+		}
+	}
+	return n
+}
+
+// TestGangWaitsWholeThenStarts: three machines, one filled by another
+// job. A gang of three, one a machine, holds no machine while it waits,
+// netstatus --why says what it needs, and once the third machine frees
+// all three start; each instance reads the gang's machines from its
+// environment and its host file.
+func TestGangWaitsWholeThenStarts(t *testing.T) {
+	_, cl := poolWithStubs(t, 3, "alpha", "beta", "gamma")
+	ms, err := cl.Machines(ctx(t))
+	if err != nil {
+		t.Fatalf("machines: %v", err)
+	}
+	var slots int
+	for _, m := range ms {
+		if m.Name == "gamma" {
+			slots = m.CPUs
+		}
+	}
+	blocker := client.JobSpec{Binaries: map[string]string{client.AnyKey: "/bin/sleep"}, Args: []string{"600"}, Min: slots, Machines: []string{"gamma"}}
+	b, err := cl.Submit(ctx(t), client.SubmitRequest{Spec: blocker})
+	if err != nil {
+		t.Fatalf("submit blocker: %v", err)
+	}
+	servertest.WaitFor(t, 15*time.Second, "gamma full", func() bool {
+		job, err := cl.Job(ctx(t), b.Name)
+		return err == nil && instancesIn(job, client.InstanceRunning) == slots
+	})
+
+	out := t.TempDir()
+	script := `{ echo "$NETMGR_GANG_RANK $NETMGR_GANG_SIZE $NETMGR_GANG_HOSTS $NETMGR_MACHINE"; cat "$NETMGR_GANG_HOSTFILE"; } > ` + out + `/rank.$NETMGR_INSTANCE`
+	g, err := cl.Submit(ctx(t), client.SubmitRequest{Spec: gangJob(script, 3)})
+	if err != nil {
+		t.Fatalf("submit gang: %v", err)
+	}
+	var why []client.WhyInstance
+	servertest.WaitFor(t, 15*time.Second, "the gang's why", func() bool {
+		why, err = cl.Why(ctx(t), g.Name)
+		return err == nil && len(why) == 3 && strings.Contains(why[0].Reason, "needs 3 machine slots at once, 2 could run it now")
+	})
+	job, err := cl.Job(ctx(t), g.Name)
+	if err != nil {
+		t.Fatalf("job: %v", err)
+	}
+	if q := instancesIn(job, client.InstanceQueued); q != 3 {
+		t.Fatalf("gang waiting: %d of 3 instances queued, want all (it must hold no machine): %+v", q, job.Instances)
+	}
+	if !strings.Contains(why[0].Reason, "set aside") {
+		t.Errorf("why %q, want it to say the machines are set aside", why[0].Reason)
+	}
+
+	if _, err := cl.Kill(ctx(t), b.Name, client.KillRequest{}); err != nil {
+		t.Fatalf("kill blocker: %v", err)
+	}
+	job, err = cl.WaitJob(ctx(t), g.Name, client.WaitDone)
+	if err != nil {
+		t.Fatalf("wait gang: %v", err)
+	}
+	if job.State != client.JobDone {
+		t.Fatalf("gang state %s, want done: %+v", job.State, job.Instances)
+	}
+	hosts := make([]string, 3)
+	for _, in := range job.Instances {
+		hosts[in.Index] = in.Machine
+	}
+	for _, in := range job.Instances {
+		data, err := os.ReadFile(filepath.Join(out, "rank."+strconv.Itoa(in.Index)))
+		if err != nil {
+			t.Fatalf("instance %d left no file: %v", in.Index, err)
+		}
+		want := strconv.Itoa(in.Index) + " 3 " + strings.Join(hosts, ",") + " " + in.Machine + "\n" + strings.Join(hosts, "\n") + "\n"
+		if string(data) != want {
+			t.Errorf("instance %d wrote %q, want %q", in.Index, data, want)
+		}
+	}
+}
+
+// TestGangRestartsTogether: killing one instance of a running gang with a
+// restart policy stops the others and starts all three again as attempt
+// 2, and no instance's attempt 2 starts before its attempt 1 ended.
+func TestGangRestartsTogether(t *testing.T) {
+	_, cl := poolWithStubs(t, 3, "alpha", "beta", "gamma")
+	out := t.TempDir()
+	// Each attempt logs its start and, on SIGTERM, its end.
+	script := `log=` + out + `/log.$NETMGR_INSTANCE; trap 'echo end $NETMGR_ATTEMPT >> $log; exit 0' TERM; ` +
+		`echo start $NETMGR_ATTEMPT >> $log; sleep 600 & wait`
+	spec := gangJob(script, 3)
+	spec.Restart = client.RestartOnFailure
+	g, err := cl.Submit(ctx(t), client.SubmitRequest{Spec: spec})
+	if err != nil {
+		t.Fatalf("submit gang: %v", err)
+	}
+	var job client.Job
+	running := func(attempt uint64) func() bool {
+		return func() bool {
+			job, err = cl.Job(ctx(t), g.Name)
+			if err != nil {
+				return false
+			}
+			for _, in := range job.Instances {
+				if in.State != client.InstanceRunning || in.Attempt != attempt {
+					return false
+				}
+				if data, _ := os.ReadFile(filepath.Join(out, "log."+strconv.Itoa(in.Index))); !strings.Contains(string(data), "start "+strconv.FormatUint(attempt, 10)) {
+					return false
+				}
+			}
+			return true
+		}
+	}
+	servertest.WaitFor(t, 15*time.Second, "the gang running, attempt 1", running(1))
+	victim := job.Instances[1]
+	if err := syscall.Kill(victim.PID, syscall.SIGKILL); err != nil {
+		t.Fatalf("kill instance 1 (pid %d): %v", victim.PID, err)
+	}
+	servertest.WaitFor(t, 30*time.Second, "the gang running again, attempt 2", running(2))
+	for _, in := range job.Instances {
+		data, err := os.ReadFile(filepath.Join(out, "log."+strconv.Itoa(in.Index)))
+		if err != nil {
+			t.Fatalf("instance %d: %v", in.Index, err)
+		}
+		want := "start 1\nend 1\nstart 2\n"
+		if in.Index == 1 {
+			want = "start 1\nstart 2\n" // killed outright: no end logged
+		}
+		if string(data) != want {
+			t.Errorf("instance %d logged %q, want %q", in.Index, data, want)
+		}
+	}
+	full, err := cl.Job(ctx(t), g.Name)
+	if err != nil {
+		t.Fatalf("job: %v", err)
+	}
+	for _, in := range full.Instances {
+		if len(in.History) != 1 {
+			t.Errorf("instance %d: %d earlier attempts, want 1", in.Index, len(in.History))
+			continue
+		}
+		if old := in.History[0]; in.StartedAt.Before(old.EndedAt) {
+			t.Errorf("instance %d: attempt 2 started %v, before attempt 1 ended %v", in.Index, in.StartedAt, old.EndedAt)
+		}
+	}
+	if _, err := cl.Kill(ctx(t), g.Name, client.KillRequest{}); err != nil {
+		t.Fatalf("kill gang: %v", err)
+	}
+	if _, err := cl.WaitJob(ctx(t), g.Name, client.WaitDone); err != nil {
+		t.Fatalf("wait gang: %v", err)
+	}
+}
