@@ -202,8 +202,10 @@ func richCommands() []command {
 		// grace, and job 21 with a time limit and a warning of its own.
 		command{fsm.LoadDatabaseType, fsm.LoadDatabase{At: at(226), Source: "isis.db", By: "tclark", Database: withKillGrace(withOwnerSettings(withQueue(richDatabase("m2"), batchQueue)), 45)}},
 		command{fsm.SubmitLimitsType, fsm.Submit{At: at(227), Owner: "lena", Spec: withTimeLimit(spec("checkpointed", 1), 600, "USR1", 120)}},
-		// Since version 11 (richSinceV10 counts them): job 22, a gang.
+		// Since version 11 (richSinceV10 counts them): job 22, a gang, and
+		// a queue with a placement policy.
 		command{fsm.SubmitGangType, fsm.Submit{At: at(228), Owner: "lena", Spec: withGang(spec("mpi", 2))}},
+		command{fsm.SetQueueType, fsm.SetQueue{At: at(229), By: "tclark", Queue: fsm.DeclaredQueue{Name: "MPI", Priority: 3, Policy: "gang"}}},
 	)
 	return cmds
 }
@@ -223,7 +225,7 @@ func withCron(s fsm.JobSpec, expr, catchup, overlap string) fsm.JobSpec {
 // richSinceV10 is how many of richCommands' last commands a version 10
 // snapshot cannot hold: the rich state of testdata/snapshot_v10.golden
 // lacks them.
-const richSinceV10 = 1
+const richSinceV10 = 2
 
 // withGang returns s as a gang job.
 func withGang(s fsm.JobSpec) fsm.JobSpec {

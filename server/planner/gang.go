@@ -56,7 +56,14 @@ func (p *Pass) gang(j *fsm.Job, items []queue.Item, visit func(queue.Item, *fsm.
 	)
 	for _, it := range items {
 		_, in, _ := p.v.Instance(fsm.InstanceRef{JobID: it.JobID, Instance: it.Instance})
-		req := matchRequest(j, in)
+		req, ok := p.restrict(j, matchRequest(j, in))
+		if !ok {
+			wait(p.dedicatedReason(j))
+			for k := range placed {
+				p.pool.Release(placed[k].Machine, reqs[k])
+			}
+			return
+		}
 		res := p.matcher.MatchPool(req, p.pool)
 		if res.Machine >= 0 && p.head != nil && p.head.competing[res.Machine] &&
 			!queue.MayBackfill(p.now, p.limits[j.Queue].EffectiveRun(j.Spec.TimeLimitSeconds), p.head.shadow, p.head.known) {
@@ -73,6 +80,7 @@ func (p *Pass) gang(j *fsm.Job, items []queue.Item, visit func(queue.Item, *fsm.
 	}
 	if len(placed) == n {
 		for k, it := range items {
+			p.owners.take(placed[k].Machine, j, p.limits, 1)
 			_, in, _ := p.v.Instance(fsm.InstanceRef{JobID: it.JobID, Instance: it.Instance})
 			p.active.Take(j.Queue)
 			visit(it, in, placed[k], nil)
@@ -88,7 +96,7 @@ func (p *Pass) gang(j *fsm.Job, items []queue.Item, visit func(queue.Item, *fsm.
 	case behind:
 		wait(reason + "; " + p.behindHead())
 		return
-	case p.head == nil && waitsForCapacity(failed):
+	case p.head == nil && waitsForCapacity(failed) && p.mayLead(j.Queue):
 		_, first, _ := p.v.Instance(fsm.InstanceRef{JobID: items[0].JobID, Instance: items[0].Instance})
 		p.head = p.newHead(j, matchRequest(j, first), n-now)
 	}
