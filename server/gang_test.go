@@ -179,3 +179,72 @@ func TestGangRestartsTogether(t *testing.T) {
 		t.Fatalf("wait gang: %v", err)
 	}
 }
+
+// policiesDB declares two 2-slot machines and queues of three policies.
+const policiesDB = `machine alpha = {nprocs=2}
+machine beta = {nprocs=2}
+add_q EXCL = {policy=dedicated}
+add_q MPI = {policy=gang, priority=5}
+admin_id root
+allow_root_jobs
+`
+
+// TestPoliciesSharePool: a dedicated queue, a gang queue and the default
+// (backfill) share two machines. Nobody's dedicated job keeps root's work
+// off its machine, even off its free slot; a job of the gang queue is a
+// gang and waits whole; when the dedicated job ends, the gang (first by
+// its queue's priority) takes that machine in one placement while root's
+// last default instance still waits.
+func TestPoliciesSharePool(t *testing.T) {
+	c, cl := poolWithStubs(t, 3, "alpha", "beta")
+	if _, err := cl.LoadDatabase(ctx(t), client.DatabaseText{Filename: "policies.db", Text: policiesDB}); err != nil {
+		t.Fatalf("load: %v", err)
+	}
+	sleep := func(n int, q string) client.JobSpec {
+		return client.JobSpec{Binaries: map[string]string{client.AnyKey: "/bin/sleep"}, Args: []string{"600"}, Min: n, Queue: q}
+	}
+	nobody := c.ClientAs("nobody")
+	excl, err := nobody.Submit(ctx(t), client.SubmitRequest{Spec: sleep(1, "EXCL")})
+	if err != nil {
+		t.Fatalf("submit dedicated: %v", err)
+	}
+	x := waitRunning(t, cl, excl.Name, 1).Instances[0].Machine
+	wide, err := cl.Submit(ctx(t), client.SubmitRequest{Spec: sleep(3, "")})
+	if err != nil {
+		t.Fatalf("submit default: %v", err)
+	}
+	job := waitRunning(t, cl, wide.Name, 2)
+	for _, in := range job.Instances {
+		if in.State == client.InstanceRunning && in.Machine == x {
+			t.Fatalf("root's instance %d runs on %s beside nobody's dedicated job", in.Index, x)
+		}
+	}
+	mpi, err := cl.Submit(ctx(t), client.SubmitRequest{Spec: sleep(2, "MPI")})
+	if err != nil {
+		t.Fatalf("submit to the gang queue: %v", err)
+	}
+	servertest.WaitFor(t, 15*time.Second, "the gang queue's job to wait as a gang", func() bool {
+		why, err := cl.Why(ctx(t), mpi.Name)
+		return err == nil && len(why) == 2 && strings.Contains(why[0].Reason, "gang of 2")
+	})
+	if job, err := cl.Job(ctx(t), mpi.Name); err != nil || !job.Spec.Gang || instancesIn(job, client.InstanceQueued) != 2 {
+		t.Fatalf("gang queue's job: %+v, %v; want a gang with both instances queued", job, err)
+	}
+	if _, err := nobody.Kill(ctx(t), excl.Name, client.KillRequest{}); err != nil {
+		t.Fatalf("kill dedicated: %v", err)
+	}
+	job = waitRunning(t, cl, mpi.Name, 2)
+	for _, in := range job.Instances {
+		if in.Machine != x {
+			t.Errorf("gang instance %d on %s, want both on the freed %s", in.Index, in.Machine, x)
+		}
+	}
+	if job, err := cl.Job(ctx(t), wide.Name); err != nil || instancesIn(job, client.InstanceQueued) != 1 {
+		t.Errorf("root's default job: %v; want its third instance still queued behind the gang", err)
+	}
+	for _, ref := range []string{wide.Name, mpi.Name} {
+		if _, err := cl.Kill(ctx(t), ref, client.KillRequest{}); err != nil {
+			t.Fatalf("kill %s: %v", ref, err)
+		}
+	}
+}
