@@ -278,3 +278,52 @@ func TestGangStubLeaveStops(t *testing.T) {
 		}
 	}
 }
+
+// TestGangGeneratedLog replays the generator's random log (frees, kills,
+// lost machines and plans of every shape interleaved) and checks after
+// every entry that each Place or SubmitPlace accepted a gang job's
+// assignments for all its instances or none of them.
+func TestGangGeneratedLog(t *testing.T) {
+	for _, seed := range []uint64{3, 12, 77} {
+		t.Run(fmt.Sprintf("seed %d", seed), func(t *testing.T) {
+			g := newGenerator(t, seed)
+			for range 3500 { // gangs come after step 2000
+				g.next()
+			}
+			replay := newApplier(t)
+			gangsPlaced := 0
+			for _, data := range g.log {
+				res := replay.raw(data)
+				typ := fsm.MessageType(data[0])
+				if typ != fsm.PlaceType && typ != fsm.SubmitPlaceType {
+					continue
+				}
+				accepted := map[uint64]int{}
+				for _, a := range res.Accepted {
+					accepted[a.JobID]++
+				}
+				if typ == fsm.SubmitPlaceType && len(res.Accepted) > 0 {
+					accepted = map[uint64]int{res.JobID: len(res.Accepted)}
+				}
+				for id, n := range accepted {
+					var j fsm.Job
+					var ok bool
+					replay.f.Read(func(v fsm.View) {
+						var p *fsm.Job
+						if p, ok = v.Job(id); ok {
+							j = *p
+						}
+					})
+					if !ok || !j.Spec.Gang {
+						continue
+					}
+					gangsPlaced++
+					if n != len(j.Instances) {
+						t.Fatalf("entry %d placed %d of gang job %d's %d instances", res.Index, n, id, len(j.Instances))
+					}
+				}
+			}
+			t.Logf("%d gang placements checked", gangsPlaced)
+		})
+	}
+}
