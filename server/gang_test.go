@@ -252,3 +252,77 @@ func TestPoliciesSharePool(t *testing.T) {
 		}
 	}
 }
+
+// TestGangReservationSurvivesLeaderChange: a gang waiting for its third
+// machine has two set aside; after the leader is cut off, the new leader
+// computes the same reservation from the replicated state (a later job
+// without a run limit waits behind the gang), and starts the gang whole
+// when the third machine frees.
+func TestGangReservationSurvivesLeaderChange(t *testing.T) {
+	c, cl := poolWithStubs(t, 3, "alpha", "beta", "gamma")
+	ms, err := cl.Machines(ctx(t))
+	if err != nil {
+		t.Fatalf("machines: %v", err)
+	}
+	slots := 0
+	for _, m := range ms {
+		if m.Name == "gamma" {
+			slots = m.CPUs
+		}
+	}
+	sleep := func(n int) client.JobSpec {
+		return client.JobSpec{Binaries: map[string]string{client.AnyKey: "/bin/sleep"}, Args: []string{"600"}, Min: n}
+	}
+	blockSpec := sleep(slots)
+	blockSpec.Machines = []string{"gamma"}
+	block, err := cl.Submit(ctx(t), client.SubmitRequest{Spec: blockSpec})
+	if err != nil {
+		t.Fatalf("submit blocker: %v", err)
+	}
+	waitRunning(t, cl, block.Name, slots)
+	gangSpec := sleep(3)
+	gangSpec.Gang, gangSpec.Unique = true, true
+	g, err := cl.Submit(ctx(t), client.SubmitRequest{Spec: gangSpec})
+	if err != nil {
+		t.Fatalf("submit gang: %v", err)
+	}
+	setAside := func(cl *client.Client) func() bool {
+		return func() bool {
+			why, err := cl.Why(ctx(t), g.Name)
+			return err == nil && len(why) == 3 && strings.Contains(why[0].Reason, "set aside")
+		}
+	}
+	servertest.WaitFor(t, 15*time.Second, "the gang to set machines aside", setAside(cl))
+
+	old := c.WaitLeader()
+	c.Isolate(old)
+	defer c.Heal()
+	c.WaitLeader(old)
+	var rest []int
+	for i := range 3 {
+		if i != old {
+			rest = append(rest, i)
+		}
+	}
+	rcl := c.Client(rest...)
+	small, err := rcl.Submit(ctx(t), client.SubmitRequest{Spec: sleep(1)})
+	if err != nil {
+		t.Fatalf("submit small job to the new leader: %v", err)
+	}
+	servertest.WaitFor(t, 20*time.Second, "the new leader to keep the gang's machines aside", func() bool {
+		why, err := rcl.Why(ctx(t), small.Name)
+		return err == nil && len(why) == 1 && strings.Contains(why[0].Reason, "waiting behind job") && setAside(rcl)()
+	})
+	if job, err := rcl.Job(ctx(t), small.Name); err != nil || instancesIn(job, client.InstanceQueued) != 1 {
+		t.Fatalf("small job %+v, %v; want it queued behind the gang", job, err)
+	}
+	if _, err := rcl.Kill(ctx(t), block.Name, client.KillRequest{}); err != nil {
+		t.Fatalf("kill blocker: %v", err)
+	}
+	waitRunning(t, rcl, g.Name, 3)
+	for _, ref := range []string{g.Name, small.Name} {
+		if _, err := rcl.Kill(ctx(t), ref, client.KillRequest{}); err != nil {
+			t.Fatalf("kill %s: %v", ref, err)
+		}
+	}
+}
