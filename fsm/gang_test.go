@@ -327,3 +327,40 @@ func TestGangGeneratedLog(t *testing.T) {
 		})
 	}
 }
+
+// TestPlaceDedicated: the FSM keeps a dedicated queue's machines to one
+// owner whatever the plan says: another owner's job is dropped where a
+// dedicated job runs, and a dedicated job where another owner's runs.
+func TestPlaceDedicated(t *testing.T) {
+	a := newApplier(t)
+	a.join("m1", "x86_64", 4)
+	a.join("m2", "x86_64", 4)
+	a.mustOK(fsm.SetQueueType, fsm.SetQueue{At: at(1), By: "admin", Queue: fsm.DeclaredQueue{Name: "DED", Policy: "dedicated"}})
+	sub := func(owner, q string) uint64 {
+		s := spec("", 1)
+		s.Queue = q
+		return a.mustOK(fsm.SubmitType, fsm.Submit{At: at(1), Owner: owner, Spec: s}).JobID
+	}
+	ann := sub("ann", "DED")
+	bob := sub("bob", "")
+	annToo := sub("ann", "")
+	bobDed := sub("bob", "DED")
+	if res := a.place(asg(ann, 0, "m1")); len(res.Accepted) != 1 {
+		t.Fatalf("ann's dedicated job on an empty machine: dropped")
+	}
+	if res := a.place(asg(bob, 0, "m1")); len(res.Accepted) != 0 {
+		t.Errorf("bob's job placed beside ann's dedicated job")
+	}
+	if res := a.place(asg(annToo, 0, "m1")); len(res.Accepted) != 1 {
+		t.Errorf("ann's other job dropped beside her own dedicated job")
+	}
+	if res := a.place(asg(bob, 0, "m2")); len(res.Accepted) != 1 {
+		t.Fatalf("bob's job on a free machine: dropped")
+	}
+	if res := a.place(asg(bobDed, 0, "m1")); len(res.Accepted) != 0 {
+		t.Errorf("bob's dedicated job placed where ann's jobs run")
+	}
+	if res := a.place(asg(bobDed, 0, "m2")); len(res.Accepted) != 1 {
+		t.Errorf("bob's dedicated job dropped where only his job runs")
+	}
+}

@@ -83,6 +83,9 @@ func (d *db) placeable(a Assignment, at time.Time, t *taken) bool {
 	if owner, ok := d.reservedBy(m.Name, at); ok && owner != j.Owner {
 		return false
 	}
+	if !d.dedicatedAllows(m.Name, j) {
+		return false
+	}
 	if _, ok := j.Spec.Binaries[a.Key]; !ok {
 		return false
 	}
@@ -97,4 +100,43 @@ func containsID(ids []uint64, id uint64) bool {
 		}
 	}
 	return false
+}
+
+// dedicatedAllows reports whether machine may take an instance of j under
+// the dedicated placement policy (space sharing): a job of a dedicated
+// queue only where every active instance is its owner's, any job only
+// where no dedicated queue's job of another owner is active. The answer
+// does not depend on the order the machine's jobs are visited in.
+func (d *db) dedicatedAllows(machine string, j *Job) bool {
+	if len(d.perJob[machine]) == 0 || !d.anyDedicated() {
+		return true
+	}
+	dedicated := d.dedicatedQueue(j.Queue)
+	for id, n := range d.perJob[machine] {
+		other, ok := d.jobs[id]
+		if n <= 0 || !ok || other.Owner == j.Owner {
+			continue
+		}
+		if dedicated || d.dedicatedQueue(other.Queue) {
+			return false
+		}
+	}
+	return true
+}
+
+// anyDedicated reports whether some declared queue is dedicated, so a
+// pool without one pays a scan of its few queues and nothing more.
+func (d *db) anyDedicated() bool {
+	for _, q := range d.database.Queues {
+		if q.Policy == queuePolicyDedicated {
+			return true
+		}
+	}
+	return false
+}
+
+// dedicatedQueue reports whether queue's placement policy is dedicated.
+func (d *db) dedicatedQueue(queue string) bool {
+	q, ok := d.queueLimits(queue)
+	return ok && q.Policy == queuePolicyDedicated
 }

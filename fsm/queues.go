@@ -102,6 +102,9 @@ func sortedQueueNames(m map[string]*queueCounts) []string {
 	return names
 }
 
+// queuePolicyDedicated is queue.PolicyDedicated, as placement.go checks it.
+const queuePolicyDedicated = queue.PolicyDedicated
+
 // validPolicy reports whether p is a queue placement policy ("" is the
 // default, backfill).
 func validPolicy(p string) bool {
