@@ -356,6 +356,10 @@ type Queue struct {
 	Jobs          int    `json:"jobs"`            // unfinished jobs
 	Waiting       int    `json:"waiting"`         // queued instances
 	Running       int    `json:"running"`         // placed, running or suspended instances
+	// Policy is the queue's placement policy (add_q policy=): "" for the
+	// default, backfill, or gang, dedicated, spread. Only the database
+	// file sets it; netmgr admin queue keeps it.
+	Policy string `json:"policy,omitempty"`
 }
 
 // ReserveRequest asks to set machines aside for the requesting user: the
