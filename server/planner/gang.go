@@ -92,12 +92,16 @@ func (p *Pass) gang(j *fsm.Job, items []queue.Item, visit func(queue.Item, *fsm.
 	}
 	now := len(placed)
 	reason := fmt.Sprintf("needs %d machine slots at once, %d could run it now", n, now)
+	_, first, _ := p.v.Instance(fsm.InstanceRef{JobID: items[0].JobID, Instance: items[0].Instance})
 	switch {
 	case behind:
 		wait(reason + "; " + p.behindHead())
 		return
+	case waitsForCapacity(failed) && p.capacity(j, matchRequest(j, first)) < n:
+		// It would wait forever: it must not hold machines for itself.
+		wait(reason + fmt.Sprintf("; the machines that can run it have %d slots in all", p.capacity(j, matchRequest(j, first))))
+		return
 	case p.head == nil && waitsForCapacity(failed) && p.mayLead(j.Queue):
-		_, first, _ := p.v.Instance(fsm.InstanceRef{JobID: items[0].JobID, Instance: items[0].Instance})
 		p.head = p.newHead(j, matchRequest(j, first), n-now)
 	}
 	if p.head != nil && p.head.job.ID == j.ID {
@@ -111,4 +115,19 @@ func (p *Pass) gang(j *fsm.Job, items []queue.Item, visit func(queue.Item, *fsm.
 		return
 	}
 	wait(reason + "; " + failed.Why())
+}
+
+// capacity is how many instances of j the machines that meet req's
+// requirements could hold at once were they empty: their slots, each
+// within the job's per-machine bound.
+func (p *Pass) capacity(j *fsm.Job, req matcher.Request) int {
+	total := 0
+	for _, i := range p.matcher.Candidates(req, p.pool) {
+		n := p.pool.Machine(i).Slots
+		if limit := j.Spec.PerMachineLimit(); limit > 0 {
+			n = min(n, limit)
+		}
+		total += n
+	}
+	return total
 }

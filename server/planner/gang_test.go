@@ -168,3 +168,21 @@ func (*memSink) Close() error  { return nil }
 type nopCloser struct{ *bytes.Reader }
 
 func (nopCloser) Close() error { return nil }
+
+// TestGangTooLargeHoldsNothing: a gang larger than every machine that can
+// run it could ever hold does not set machines aside; later jobs run.
+func TestGangTooLargeHoldsNothing(t *testing.T) {
+	f, apply := gangState(t, 0)
+	big := fsm.JobSpec{Binaries: map[string]string{"*": "/bin/mpi"}, Min: 4, Gang: true, Unique: true}
+	apply(fsm.SubmitGangType, fsm.Submit{At: at, Owner: "bob", Spec: big})                                                        // job 3
+	apply(fsm.SubmitType, fsm.Submit{At: at, Owner: "cy", Spec: fsm.JobSpec{Binaries: map[string]string{"*": "/bin/x"}, Min: 1}}) // job 4
+	// Job 2, the gang of three, is the head; kill it so job 3 is first.
+	apply(fsm.KillType, fsm.Kill{At: at, JobID: 2, By: "bob"})
+	got, why := plan(f, at, 3)
+	if len(why) == 0 || !strings.Contains(why[0], "the machines that can run it have 3 slots in all") {
+		t.Errorf("got why %q, want it to say the gang can never fit", why)
+	}
+	if len(got.Assignments) != 1 || got.Assignments[0].JobID != 4 {
+		t.Errorf("got %+v, want the later job 4 placed", got.Assignments)
+	}
+}
