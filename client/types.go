@@ -39,6 +39,10 @@ type JobSpec struct {
 	Unique bool `json:"unique,omitempty"`
 	// MaxPerMachine bounds the job's instances on one machine; 0 = no bound.
 	MaxPerMachine int `json:"max_per_machine,omitempty"`
+	// Gang makes the job a gang (gang, netexec --gang): all its instances
+	// are placed at once or none, they stop and restart together, and
+	// each learns the gang's machines (NETMGR_GANG_HOSTS, a host file).
+	Gang bool `json:"gang,omitempty"`
 	// Load is the load one instance imposes on its machine (load=F); 0
 	// means the default of 1.0, one busy CPU.
 	Load float64 `json:"load,omitempty"`
@@ -361,6 +365,10 @@ type Queue struct {
 	Jobs          int    `json:"jobs"`            // unfinished jobs
 	Waiting       int    `json:"waiting"`         // queued instances
 	Running       int    `json:"running"`         // placed, running or suspended instances
+	// Policy is the queue's placement policy (add_q policy=): "" for the
+	// default, backfill, or gang, dedicated, spread. Only the database
+	// file sets it; netmgr admin queue keeps it.
+	Policy string `json:"policy,omitempty"`
 }
 
 // ReserveRequest asks to set machines aside for the requesting user: the

@@ -66,6 +66,14 @@ type StartRequest struct {
 	// last lost its lease, and its instance may run elsewhere by now, so
 	// the stub refuses it. The leader always sets it.
 	MachineIndex uint64 `json:"machine_index,omitempty"`
+	// GangHosts, for an instance of a gang job (JobSpec.Gang), names the
+	// machine of every instance of the gang in instance order, this one's
+	// at index Instance (its rank). The stub gives the job the list
+	// (NETMGR_GANG_HOSTS, NETMGR_GANG_RANK, NETMGR_GANG_SIZE) and writes
+	// it, one machine a line, to the host file in the exec dir
+	// (NETMGR_GANG_HOSTFILE). Nil for other jobs; a stub that predates it
+	// ignores it.
+	GangHosts []string `json:"gang_hosts,omitempty"`
 }
 
 // StartBatchRequest asks a stub to start several attempts in one request,

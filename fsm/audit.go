@@ -45,6 +45,9 @@ func describeLimits(q DeclaredQueue) string {
 	if len(parts) == 1 {
 		parts = append(parts, "no limits")
 	}
+	if q.Policy != "" {
+		parts = append(parts, "policy "+q.Policy)
+	}
 	return strings.Join(parts, ", ")
 }
 

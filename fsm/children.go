@@ -80,6 +80,7 @@ func (d *db) applyChildTerm(index uint64, c *ChildTerm) *Result {
 	if in.Finished() && in.State != InstanceLost {
 		return &Result{Index: index, JobID: j.ID}
 	}
+	asked := in.KillRequested || in.RestartRequested
 	in.ExitCode = c.ExitCode
 	in.Signal = c.Signal
 	in.Error = c.Error
@@ -116,6 +117,7 @@ func (d *db) applyChildTerm(index uint64, c *ChildTerm) *Result {
 		in.Restarts++
 		d.newAttempt(j, in, c.At, restartBackoff(in.Restarts), index)
 	}
+	d.gangEnd(j, in, asked, index, c.At)
 	return &Result{Index: index, JobID: j.ID}
 }
 

@@ -47,7 +47,8 @@ const (
 	JobsExpireType     MessageType = 32 // since command level 32; see JobsExpire
 	SubmitLimitsType   MessageType = 33 // since command level 33; see JobSpec.TimeLimitSeconds
 	StubRestartingType MessageType = 34 // since command level 34; see StubRestarting
-	// 35 and 36 belong to another branch (gang scheduling).
+	SubmitGangType     MessageType = 35 // since command level 35; see JobSpec.Gang
+	// 36 was never assigned (two branches built in parallel).
 	SubmitFilesType MessageType = 37 // since command level 37; see JobSpec.CopyInBlob
 	OutputsKeptType MessageType = 38 // since command level 38; see OutputsKept
 )
@@ -134,6 +135,8 @@ func (t MessageType) String() string {
 		return "SubmitLimits"
 	case StubRestartingType:
 		return "StubRestarting"
+	case SubmitGangType:
+		return "SubmitGang"
 	case SubmitFilesType:
 		return "SubmitFiles"
 	case OutputsKeptType:
@@ -241,6 +244,13 @@ type JobSpec struct {
 	TimeLimitSeconds int64  `json:"time_limit_seconds,omitempty"`
 	WarnSignal       string `json:"warn_signal,omitempty"`
 	WarnLeadSeconds  int64  `json:"warn_lead_seconds,omitempty"`
+	// Gang makes the job a gang (netexec --gang, the job option gang):
+	// its instances are placed all in one Place or not at all, and they
+	// live and die together (gang.go). Since command level 35: a Submit
+	// that sets it is proposed as a SubmitGangType entry, which an older
+	// replica refuses (it stops) rather than place the instances one by
+	// one.
+	Gang bool `json:"gang,omitempty"`
 	// CopyIn names the files and directories sent with the job (their
 	// names in the exec dir, for display); CopyInBlob is the sha256 (hex)
 	// of the tar archive of them the servers keep in their blob stores,

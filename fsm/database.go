@@ -61,6 +61,10 @@ type DeclaredQueue struct {
 	// Since snapshot version 10; a database that sets it is loaded only
 	// when every server applies SubmitLimitsType.
 	KillGraceSeconds int64 `json:"kill_grace_seconds,omitempty"`
+	// Policy is the queue's placement policy (policy=, dblang.Policies;
+	// "" is backfill). Since snapshot version 11; a database that sets it
+	// is loaded only when every server applies SubmitGangType.
+	Policy string `json:"policy,omitempty"`
 	// Owner is the queue's desktop policy (dblang.QueueOwnerSettings),
 	// overriding the machine's for its jobs; since snapshot version 9.
 	Owner map[string]string `json:"owner,omitempty"`
@@ -95,6 +99,9 @@ func (db *Database) check() error {
 	for _, q := range db.Queues {
 		if q.Name == "" || seen["queue "+q.Name] {
 			return fmt.Errorf("%w: queue %q empty or declared twice", ErrInvalidDatabase, q.Name)
+		}
+		if !validPolicy(q.Policy) {
+			return fmt.Errorf("%w: queue %q has unknown policy %q", ErrInvalidDatabase, q.Name, q.Policy)
 		}
 		seen["queue "+q.Name] = true
 	}

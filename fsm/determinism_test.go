@@ -73,6 +73,7 @@ var genDatabases = []fsm.Database{
 type generator struct {
 	r      *rand.Rand
 	tok    *rand.Rand // for the token commands, apart so r draws as before
+	gang   *rand.Rand // for gang jobs and their plans, apart likewise
 	a      *applier
 	log    [][]byte
 	places [][]byte // earlier Place entries, for duplicates
@@ -85,9 +86,10 @@ type generator struct {
 
 func newGenerator(tb testing.TB, seed uint64) *generator {
 	return &generator{
-		r:   rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)),
-		tok: rand.New(rand.NewPCG(seed, seed^0x746f6b656e)),
-		a:   newApplier(tb),
+		r:    rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)),
+		tok:  rand.New(rand.NewPCG(seed, seed^0x746f6b656e)),
+		gang: rand.New(rand.NewPCG(seed, seed^0x67616e67)),
+		a:    newApplier(tb),
 	}
 }
 
@@ -125,6 +127,11 @@ func (g *generator) next() {
 	}
 	if g.step > 2000 && g.step%31 == 0 { // late, as the cron commands
 		g.emit(g.expireCommand(now))
+	}
+	if g.step > 2000 && g.step%5 == 0 { // late, as the cron commands
+		if data := g.gangPlace(now); data != nil {
+			g.emit(data)
+		}
 	}
 	p := g.r.IntN(120)
 	switch {
@@ -267,6 +274,39 @@ func (g *generator) submitPlace(now time.Time) []byte {
 	return g.cmd(fsm.SubmitPlaceType, c)
 }
 
+// gangPlace is a Place of every queued instance of one gang job, each
+// on a random machine, or nil when no gang job waits whole: the plans a
+// leader makes for a gang, which the FSM applies all or none.
+func (g *generator) gangPlace(now time.Time) []byte {
+	var c fsm.Place
+	g.a.f.Read(func(v fsm.View) {
+		c.PlannedAtIndex = v.Index()
+		for _, j := range v.Jobs() {
+			if !j.Spec.Gang || j.State() != fsm.JobQueued || g.gang.IntN(2) == 0 {
+				continue
+			}
+			for _, in := range j.Instances {
+				key := fsm.AnyKey
+				for k := range j.Spec.Binaries {
+					if k < key || key == fsm.AnyKey {
+						key = k
+					}
+				}
+				c.Assignments = append(c.Assignments, fsm.Assignment{
+					JobID: j.ID, Instance: in.Index, Attempt: in.Attempt,
+					Machine: genMachines[g.gang.IntN(len(genMachines))].name, Key: key,
+				})
+			}
+			return
+		}
+	})
+	if len(c.Assignments) == 0 {
+		return nil
+	}
+	c.At = now
+	return g.cmd(fsm.PlaceType, c)
+}
+
 func (g *generator) submitBody(now time.Time) fsm.Submit {
 	s := fsm.JobSpec{Binaries: map[string]string{}, Min: g.r.IntN(5)}
 	for _, k := range genKeys {
@@ -301,6 +341,9 @@ func (g *generator) submitBody(now time.Time) fsm.Submit {
 	if g.r.IntN(3) == 0 {
 		c.IdempotencyKey = fmt.Sprintf("k%d", g.r.IntN(8))
 	}
+	// Gangs only late, from their own source, so the log before is the
+	// one the coverage test expects.
+	c.Spec.Gang = g.step > 2000 && g.gang.IntN(4) == 0
 	return c
 }
 

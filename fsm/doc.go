@@ -19,7 +19,10 @@
 // state (CronDue); Apply never parses a schedule or reads a clock. A
 // finished job leaves the database by one JobsExpire entry carrying the
 // leader's cutoff time and count, which removes exactly the jobs
-// ExpiredJobs names at that index on every replica (expire.go).
+// ExpiredJobs names at that index on every replica (expire.go). A gang
+// job's assignments apply all or none, and the end of one of its attempts
+// decides, in the same entry, whether the others stop or start again
+// (gang.go).
 //
 // What an entry produced for the record kept outside the database, its
 // events and the attempts it ended (each with the attempt that replaced

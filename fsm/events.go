@@ -42,6 +42,7 @@ const (
 	EventServerRemoved      = "server-removed"
 	EventTokenIssued        = "token-issued"
 	EventTokenRevoked       = "token-revoked"
+	EventGangBroken         = "gang-broken"
 )
 
 // Event is one committed state change, derived from a command as it is

@@ -5,6 +5,8 @@ import (
 	"maps"
 	"slices"
 	"strings"
+
+	"github.com/netmgr/netmgr/queue"
 )
 
 // MaxInstances bounds min=N for one job. Apply allocates every instance, so
@@ -26,6 +28,9 @@ func (d *db) applySubmit(index uint64, c *Submit) *Result {
 	queueName, err := d.admit(&c.Spec)
 	if err != nil {
 		return &Result{Index: index, Err: err}
+	}
+	if q, _ := d.queueLimits(queueName); q.Policy == queue.PolicyGang && c.Spec.Cron == "" {
+		c.Spec.Gang = true // every job of a gang queue is a gang
 	}
 	id := d.nextJobID
 	d.nextJobID++

@@ -28,6 +28,7 @@ func (q DeclaredQueue) Limits() queue.Limits {
 	return queue.Limits{
 		Priority: q.Priority, MaxSize: q.MaxSize, MaxActive: q.MaxActive,
 		MaxRunSeconds: q.MaxRunSeconds, MaxMemMB: q.MaxMemMB, KillGraceSeconds: q.KillGraceSeconds,
+		Policy: q.Policy,
 	}
 }
 
@@ -55,6 +56,9 @@ func (d *db) applySetQueue(index uint64, c *SetQueue) *Result {
 	q := c.Queue
 	if q.Name == "" || q.MaxSize < 0 || q.MaxActive < 0 || q.MaxRunSeconds < 0 || q.MaxMemMB < 0 || q.KillGraceSeconds < 0 {
 		return &Result{Index: index, Err: fmt.Errorf("%w: queue %q: a name and non-negative limits are required", ErrInvalidDatabase, q.Name)}
+	}
+	if !validPolicy(q.Policy) {
+		return &Result{Index: index, Err: fmt.Errorf("%w: queue %q: unknown policy %q", ErrInvalidDatabase, q.Name, q.Policy)}
 	}
 	// Replace the declarations slice rather than edit it in place: a
 	// snapshot being persisted may share it.
@@ -96,4 +100,17 @@ func sortedQueueNames(m map[string]*queueCounts) []string {
 	}
 	slices.Sort(names)
 	return names
+}
+
+// queuePolicyDedicated is queue.PolicyDedicated, as placement.go checks it.
+const queuePolicyDedicated = queue.PolicyDedicated
+
+// validPolicy reports whether p is a queue placement policy ("" is the
+// default, backfill).
+func validPolicy(p string) bool {
+	switch p {
+	case "", queue.PolicyBackfill, queue.PolicyGang, queue.PolicyDedicated, queue.PolicySpread:
+		return true
+	}
+	return false
 }

@@ -25,16 +25,12 @@ import (
 // pending mail records (MailSent), and the owner-policy settings of mtypes,
 // machines and queues to the database line; 10 adds the job's own time
 // limit and warning (TimeLimitSeconds, WarnSignal, WarnLeadSeconds) to its
-// record and a queue's kill grace to the database line; 11 is another
-// branch's; 12 adds the job's copy_in and copy_out options and its kept
-// outputs (OutputsKept) to its record. This build writes 12 and reads 4
-// to 12; a future version must keep a reader for them all.
+// record and a queue's kill grace to the database line; 11 adds the spec's
+// Gang (SubmitGang) to the job's record; 12 adds the job's copy_in and
+// copy_out options and its kept outputs (OutputsKept) to its record. This
+// build writes 12 and reads 4 to 12; a future version must keep a reader
+// for them all.
 const SnapshotVersion = 12
-
-// unknownSnapshotVersion is a version between the oldest and the current
-// this build does not read: another branch's (gang scheduling), whose
-// records it cannot know.
-const unknownSnapshotVersion = 11
 
 // oldestSnapshotVersion is the oldest version Restore reads, 1.0's.
 const oldestSnapshotVersion = 4
@@ -212,9 +208,6 @@ func checkHeader(h *snapshotHeader) error {
 	case h.Version > SnapshotVersion:
 		return fmt.Errorf("%w: snapshot version %d was written by a newer build; this build reads versions %d to %d: run a build that reads it",
 			ErrSnapshotFormat, h.Version, oldestSnapshotVersion, SnapshotVersion)
-	case h.Version == unknownSnapshotVersion:
-		return fmt.Errorf("%w: snapshot version %d was written by another branch's build; this build reads versions %d to %d but not %d: run a build that reads it",
-			ErrSnapshotFormat, h.Version, oldestSnapshotVersion, SnapshotVersion, unknownSnapshotVersion)
 	case h.Version < oldestSnapshotVersion:
 		return fmt.Errorf("%w: snapshot version %d, this build reads versions %d to %d", ErrSnapshotFormat, h.Version, oldestSnapshotVersion, SnapshotVersion)
 	}
@@ -238,7 +231,7 @@ const maxPresized = 1 << 22
 const jobArena = 1024
 
 // readBinaryRecords reads the machine, job, reservation, (from version
-// 6) token and (from version 9) mail records of a version 4 to 10 snapshot
+// 6) token and (from version 9) mail records of a version 4 to 11 snapshot
 // (dec.version says which); the stream must end after them.
 func readBinaryRecords(d *db, h *snapshotHeader, dec *decoder) error {
 	if h.Machines < 0 || h.Jobs < 0 || h.Reservations < 0 || h.Tokens < 0 || h.Mails < 0 {

@@ -1,6 +1,6 @@
 package fsm
 
-// The version 10 record layouts: each write function and its read function
+// The version 11 record layouts: each write function and its read function
 // list the same fields in the same order. A field added to a record needs
 // a new snapshot version that writes it, and the reader reads it only from
 // that version on; TestRecordsRoundTrip fails until it is written. Version
@@ -10,9 +10,9 @@ package fsm
 // spec's After, AfterOK and AfterNotOK), and versions 4 to 8 the spec's
 // Dir, the job's cron record and its Mail and MailTypes, which follow them;
 // versions 4 to 8 hold no mail records; versions 4 to 9 lack the spec's
-// TimeLimitSeconds, WarnSignal and WarnLeadSeconds; versions 4 to 11 lack the
-// spec's copy_in and copy_out fields and the job's Outputs, its last
-// fields (version 11 is another branch's; see encoder.files).
+// TimeLimitSeconds, WarnSignal and WarnLeadSeconds; versions 4 to 10 the
+// spec's Gang; versions 4 to 11 the spec's copy_in and copy_out fields
+// and the job's Outputs, its last fields.
 
 func (e *encoder) machine(m *Machine) {
 	f := &m.MachineFacts
@@ -91,7 +91,8 @@ func (e *encoder) job(j *Job) {
 	e.uint(uint64(j.Spec.TimeLimitSeconds)) // since version 10
 	e.sym(j.Spec.WarnSignal)
 	e.uint(uint64(j.Spec.WarnLeadSeconds))
-	e.files(j) // since version 12
+	e.bool(j.Spec.Gang) // since version 11
+	e.files(j)          // since version 12
 	e.endRecord()
 }
 
@@ -124,6 +125,9 @@ func (d *decoder) job(j *Job) {
 		j.Spec.TimeLimitSeconds = int64(d.uint())
 		j.Spec.WarnSignal = d.sym()
 		j.Spec.WarnLeadSeconds = int64(d.uint())
+	}
+	if d.version >= 11 {
+		j.Spec.Gang = d.bool()
 	}
 	if d.version >= 12 {
 		d.files(j)

@@ -202,10 +202,14 @@ func richCommands() []command {
 		// grace, and job 21 with a time limit and a warning of its own.
 		command{fsm.LoadDatabaseType, fsm.LoadDatabase{At: at(226), Source: "isis.db", By: "tclark", Database: withKillGrace(withOwnerSettings(withQueue(richDatabase("m2"), batchQueue)), 45)}},
 		command{fsm.SubmitLimitsType, fsm.Submit{At: at(227), Owner: "lena", Spec: withTimeLimit(spec("checkpointed", 1), 600, "USR1", 120)}},
-		// Since version 12 (richSinceV10 counts them): job 22 with files
+		// Since version 11 (richSinceV10 counts them): job 22, a gang, and
+		// a queue with a placement policy.
+		command{fsm.SubmitGangType, fsm.Submit{At: at(228), Owner: "lena", Spec: withGang(spec("mpi", 2))}},
+		command{fsm.SetQueueType, fsm.SetQueue{At: at(229), By: "tclark", Queue: fsm.DeclaredQueue{Name: "MPI", Priority: 3, Policy: "gang"}}},
+		// Since version 12 (richSinceV11 counts them): job 23 with files
 		// in and out, and its instance 0's kept outputs.
-		command{fsm.SubmitFilesType, fsm.Submit{At: at(228), Owner: "lena", Spec: withFiles(spec("staged", 1))}},
-		command{fsm.OutputsKeptType, fsm.OutputsKept{At: at(229), JobID: 22, Instance: 0, Attempt: 1, Machine: "m2",
+		command{fsm.SubmitFilesType, fsm.Submit{At: at(230), Owner: "lena", Spec: withFiles(spec("staged", 1))}},
+		command{fsm.OutputsKeptType, fsm.OutputsKept{At: at(231), JobID: 23, Instance: 0, Attempt: 1, Machine: "m2",
 			Blob: strings.Repeat("ab", 32), Size: 10240, Files: []string{"out.txt", "plots/a.png"}, Lost: []string{"big.dat: over the copy_out limit"}}},
 	)
 	return cmds
@@ -217,10 +221,10 @@ func withFiles(s fsm.JobSpec) fsm.JobSpec {
 	return s
 }
 
-// richSinceV10 is how many of richCommands' last commands a version 10
-// snapshot cannot hold: the rich state of testdata/snapshot_v10.golden
+// richSinceV11 is how many of richCommands' last commands a version 11
+// snapshot cannot hold: the rich state of testdata/snapshot_v11.golden
 // lacks them.
-const richSinceV10 = 2
+const richSinceV11 = 2
 
 // withMail returns s mailing to, for the mail types given.
 func withMail(s fsm.JobSpec, to string, types ...string) fsm.JobSpec {
@@ -231,6 +235,17 @@ func withMail(s fsm.JobSpec, to string, types ...string) fsm.JobSpec {
 // withCron returns s as a cron job with the options given.
 func withCron(s fsm.JobSpec, expr, catchup, overlap string) fsm.JobSpec {
 	s.Cron, s.Catchup, s.Overlap = expr, catchup, overlap
+	return s
+}
+
+// richSinceV10 is how many of richCommands' last commands a version 10
+// snapshot cannot hold: the rich state of testdata/snapshot_v10.golden
+// lacks them.
+const richSinceV10 = 2 + richSinceV11
+
+// withGang returns s as a gang job.
+func withGang(s fsm.JobSpec) fsm.JobSpec {
+	s.Gang = true
 	return s
 }
 
@@ -566,8 +581,8 @@ func TestSnapshotRoundTrip(t *testing.T) {
 			}},
 		{"next job id continues", command{fsm.SubmitType, fsm.Submit{At: at(104), Owner: "erin", Spec: spec("", 1)}},
 			func(t *testing.T, res *fsm.Result) {
-				if res.JobID != 23 || res.Existing {
-					t.Errorf("got JobID %d Existing %v, want 23 and false", res.JobID, res.Existing)
+				if res.JobID != 24 || res.Existing {
+					t.Errorf("got JobID %d Existing %v, want 24 and false", res.JobID, res.Existing)
 				}
 			}},
 		{"term of a lost instance", command{fsm.ChildTermType, fsm.ChildTerm{At: at(105), JobID: 4, Instance: 0, Attempt: 1, Machine: "m3"}},
@@ -866,7 +881,8 @@ func TestSnapshotGolden(t *testing.T) {
 // version 5 (no token records), version 6 (no job dependencies),
 // version 7 (machine records without Asleep) and version 8 (no cron
 // jobs, no working directories, no mail, a database without owner-policy
-// settings). Each state is the rich
+// settings), version 9 (no job time limits) and version 10 (no gang
+// jobs). Each state is the rich
 // state without the
 // commands added since, and a snapshot of it now is the current version
 // and restores to the same state.
@@ -874,7 +890,7 @@ func TestRestoreOldVersions(t *testing.T) {
 	for _, tc := range []struct {
 		version int
 		since   int // richCommands' last commands the version cannot hold
-	}{{4, richSince1_0}, {5, richSinceV5}, {6, richSinceV6}, {7, richSinceV7}, {8, richSinceV8}, {9, richSinceV9}, {10, richSinceV10}} {
+	}{{4, richSince1_0}, {5, richSinceV5}, {6, richSinceV6}, {7, richSinceV7}, {8, richSinceV8}, {9, richSinceV9}, {10, richSinceV10}, {11, richSinceV11}} {
 		t.Run(fmt.Sprintf("version %d", tc.version), func(t *testing.T) {
 			file := fmt.Sprintf("snapshot_v%d.golden", tc.version)
 			old, err := os.ReadFile(filepath.Join("testdata", file))

@@ -247,6 +247,8 @@ func (j *Job) State() string {
 		return JobQueued
 	case held:
 		return JobHeld
+	case failed && j.Spec.Gang && !j.KillRequested:
+		return JobFailed // the gang's others were stopped for this failure
 	case killed:
 		return JobKilled
 	case cancelled:

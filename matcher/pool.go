@@ -213,3 +213,25 @@ func (p *Pool) named(name string) []int32 {
 	}
 	return p.names[name]
 }
+
+// Release undoes one Take of req on machine i, for a caller that tried a
+// group of instances that must be placed together and found it does not
+// fit: the counts Take grew shrink back. It panics if i is out of range
+// or no instance of req's job was taken there.
+func (p *Pool) Release(i int, req Request) {
+	m := &p.machines[i]
+	if !p.owned[i] || m.JobCounts[req.JobID] <= 0 {
+		panic("matcher: Release without a Take")
+	}
+	m.Running--
+	m.ImposedLoad -= instanceLoad(req)
+	m.UsedMemoryMB -= req.MemoryMB
+	if m.Running < m.Slots {
+		p.full.unset(i)
+	}
+	p.update(i)
+	if m.JobCounts[req.JobID]--; m.JobCounts[req.JobID] == 0 {
+		delete(m.JobCounts, req.JobID)
+		p.jobs[req.JobID] = slices.DeleteFunc(p.jobs[req.JobID], func(x int32) bool { return int(x) == i })
+	}
+}

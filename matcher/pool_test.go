@@ -355,3 +355,30 @@ func TestPoolDeterministic(t *testing.T) {
 		}
 	}
 }
+
+func TestPoolRelease(t *testing.T) {
+	machines := []MachineView{
+		with(mv("a", "k"), slots(1)),
+		with(mv("b", "k"), memory(1000, 100), imposed(0.5), jobs(map[uint64]int{5: 1})),
+	}
+	p := NewPool(machines)
+	req := Request{JobID: 7, BinaryKeys: []string{"k"}, MemoryMB: 200, Load: 2}
+	p.Take(0, req)
+	p.Take(1, req)
+	p.Release(0, req)
+	p.Release(1, req)
+	for i := range machines {
+		got := p.Machine(i)
+		if got.Running != machines[i].Running || got.ImposedLoad != machines[i].ImposedLoad || got.UsedMemoryMB != machines[i].UsedMemoryMB {
+			t.Errorf("Machine(%d) after Take and Release: Running %d ImposedLoad %v UsedMemoryMB %d, want %d %v %d", i,
+				got.Running, got.ImposedLoad, got.UsedMemoryMB, machines[i].Running, machines[i].ImposedLoad, machines[i].UsedMemoryMB)
+		}
+		if got.JobCounts[7] != 0 {
+			t.Errorf("Machine(%d).JobCounts = %v, want no job 7", i, got.JobCounts)
+		}
+	}
+	// The one-slot machine a is free again: the next match may take it.
+	if r := New().MatchPool(Request{JobID: 8, BinaryKeys: []string{"k"}, Machines: []string{"a"}}, p); r.Machine != 0 {
+		t.Errorf("after Release, a match for a got machine %d (%s), want 0", r.Machine, r.Why())
+	}
+}

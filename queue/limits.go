@@ -43,6 +43,27 @@ type Limits struct {
 	// one of the queue's instances to the SIGKILL; 0 for the caller's
 	// default.
 	KillGraceSeconds int64
+	// Policy is the queue's placement policy: "" or "backfill", "gang",
+	// "dedicated" or "spread" (the database language's policy=). The
+	// planner reads it; the limits here do not depend on it.
+	Policy string
+}
+
+// The placement policies of Limits.Policy.
+const (
+	PolicyBackfill  = "backfill"
+	PolicyGang      = "gang"
+	PolicyDedicated = "dedicated"
+	PolicySpread    = "spread"
+)
+
+// Placement is the queue's placement policy, PolicyBackfill when it sets
+// none.
+func (l Limits) Placement() string {
+	if l.Policy == "" {
+		return PolicyBackfill
+	}
+	return l.Policy
 }
 
 // Grace is the queue's kill grace, def when it sets none.

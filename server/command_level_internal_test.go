@@ -149,3 +149,32 @@ func TestKillGraceWaitsForTheGroup(t *testing.T) {
 		})
 	}
 }
+
+// A database with a queue's placement policy is loaded only once every
+// server applies SubmitGangType; one without it loads as before.
+func TestPolicyWaitsForTheGroup(t *testing.T) {
+	plain := fsm.Database{Queues: []fsm.DeclaredQueue{{Name: "q"}}}
+	gang := fsm.Database{Queues: []fsm.DeclaredQueue{{Name: "q", Policy: "gang"}}}
+	for _, tc := range []struct {
+		name  string
+		level fsm.MessageType
+		db    fsm.Database
+		ok    bool
+	}{
+		{"no policy, a 1.0 server in the group", oldestLevel, plain, true},
+		{"policy, a server of level 34 in the group", fsm.StubRestartingType, gang, false},
+		{"policy, every server at 35", fsm.SubmitGangType, gang, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var s Server
+			s.groupLevel.Store(uint32(tc.level))
+			err := checkPolicy(tc.db, s.groupApplies)
+			if (err == nil) != tc.ok {
+				t.Fatalf("got %v, want ok=%v", err, tc.ok)
+			}
+			if err != nil && (!errors.Is(err, errUpgradeFirst) || !strings.Contains(err.Error(), "policy=gang on queue q")) {
+				t.Errorf("got %v, want errUpgradeFirst naming the queue", err)
+			}
+		})
+	}
+}

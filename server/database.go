@@ -76,6 +76,7 @@ func databaseToLog(db *dblang.Database) fsm.Database {
 		out.Queues = append(out.Queues, fsm.DeclaredQueue{
 			Name: q.Name, Priority: q.Priority, MaxSize: q.MaxSize, MaxActive: q.MaxActive,
 			MaxRunSeconds: q.MaxRunSeconds, MaxMemMB: q.MaxMemMB, KillGraceSeconds: q.KillGraceSeconds, Owner: maps.Clone(q.Owner),
+			Policy: q.Policy,
 		})
 	}
 	out.Admins = clone(db.Admins)
@@ -102,6 +103,7 @@ func databaseFromLog(db *fsm.Database) *dblang.Database {
 		out.Queues = append(out.Queues, dblang.Queue{
 			Name: q.Name, Priority: q.Priority, MaxSize: q.MaxSize, MaxActive: q.MaxActive,
 			MaxRunSeconds: q.MaxRunSeconds, MaxMemMB: q.MaxMemMB, KillGraceSeconds: q.KillGraceSeconds, Owner: maps.Clone(q.Owner),
+			Policy: q.Policy,
 		})
 	}
 	out.Admins = clone(db.Admins)
@@ -156,6 +158,18 @@ func checkKillGrace(db fsm.Database, applies func(fsm.MessageType) bool) error {
 	for _, q := range db.Queues {
 		if q.KillGraceSeconds != 0 && !applies(fsm.SubmitLimitsType) {
 			return fmt.Errorf("load a database with kill_grace on queue %s: %w", q.Name, errUpgradeFirst)
+		}
+	}
+	return nil
+}
+
+// checkPolicy refuses db when a queue sets a placement policy and the
+// group does not all apply SubmitGangType: an older replica would load
+// the queue without it and place its jobs one by one.
+func checkPolicy(db fsm.Database, applies func(fsm.MessageType) bool) error {
+	for _, q := range db.Queues {
+		if q.Policy != "" && !applies(fsm.SubmitGangType) {
+			return fmt.Errorf("load a database with policy=%s on queue %s: %w", q.Policy, q.Name, errUpgradeFirst)
 		}
 	}
 	return nil

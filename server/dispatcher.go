@@ -428,5 +428,6 @@ func startRequest(j *fsm.Job, in *fsm.Instance, q fsm.QueueView, servers []strin
 		CopyInSize:    j.Spec.CopyInSize,
 		CopyOut:       append([]string(nil), j.Spec.CopyOut...),
 		Servers:       servers,
+		GangHosts:     gangHosts(j),
 	}
 }

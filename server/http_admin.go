@@ -31,7 +31,8 @@ func (s *Server) handleLoadDatabase(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, http.StatusBadRequest, err)
 		return
 	}
-	if err := errors.Join(checkOwnerSettings(db, s.groupAppliesNow), checkKillGrace(db, s.groupAppliesNow)); err != nil {
+	if err := errors.Join(checkOwnerSettings(db, s.groupAppliesNow), checkKillGrace(db, s.groupAppliesNow),
+		checkPolicy(db, s.groupAppliesNow)); err != nil {
 		s.writeError(w, http.StatusConflict, err)
 		return
 	}

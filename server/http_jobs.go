@@ -81,6 +81,7 @@ func (s *Server) submitFromRequest(r *http.Request, req client.SubmitRequest, at
 		{cmd.Spec.HasLimits(), fsm.SubmitLimitsType, "a job with a time limit or a warning signal"},
 		{cmd.Spec.Mail != "", fsm.MailSentType, "a job with mail"},
 		{cmd.Spec.HasFiles(), fsm.OutputsKeptType, "a job with copy_in or copy_out"},
+		{cmd.Spec.Gang, fsm.SubmitGangType, "a gang job"},
 	} {
 		if need.asked && !s.groupAppliesNow(need.t) {
 			return cmd, http.StatusConflict, fmt.Errorf("%s: %w", need.what, errUpgradeFirst)

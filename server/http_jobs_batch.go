@@ -74,6 +74,8 @@ func batchSubmitCommand(c fsm.Submit) command {
 	switch {
 	case c.Spec.HasFiles():
 		return command{fsm.SubmitFilesType, c}
+	case c.Spec.Gang:
+		return command{fsm.SubmitGangType, c}
 	case c.Spec.HasLimits():
 		return command{fsm.SubmitLimitsType, c}
 	case c.Spec.Cron != "":

@@ -5,7 +5,9 @@ import (
 	"github.com/netmgr/netmgr/server/planner"
 )
 
-// submitCommand is the command that creates a job: a SubmitLimits for a
+// submitCommand is the command that creates a job: a SubmitFiles for a
+// job with copy_in or copy_out, a SubmitGang for a
+// gang job, a SubmitLimits for a
 // job with a time limit or warning of its own, a SubmitCron for a
 // cron job, a SubmitDir for a job with a working directory, a SubmitAfter
 // for a job with dependencies, a SubmitPlace when some of the job can start at
@@ -20,6 +22,13 @@ func (s *Server) submitCommand(c fsm.Submit) command {
 		// it refuses rather than run the job without its files. The
 		// scheduler places it.
 		return command{fsm.SubmitFilesType, c}
+	}
+	if c.Spec.Gang {
+		// A gang: its own entry type (which also carries everything the
+		// older ones do), which a replica too old for it refuses rather
+		// than place its instances one by one. The scheduler places it
+		// whole.
+		return command{fsm.SubmitGangType, c}
 	}
 	if c.Spec.HasLimits() {
 		// Limits of its own: its own entry type (which also carries a

@@ -26,6 +26,7 @@ func specFromWire(s client.JobSpec) fsm.JobSpec {
 		Mounts:        clone(s.Mounts),
 		Machines:      clone(s.Machines),
 		Unique:        s.Unique,
+		Gang:          s.Gang,
 		MaxPerMachine: s.MaxPerMachine,
 		Load:          s.Load,
 		MemoryMB:      s.MemoryMB,
@@ -66,6 +67,7 @@ func specToWire(s fsm.JobSpec) client.JobSpec {
 		Mounts:        clone(s.Mounts),
 		Machines:      clone(s.Machines),
 		Unique:        s.Unique,
+		Gang:          s.Gang,
 		MaxPerMachine: s.MaxPerMachine,
 		Load:          s.Load,
 		MemoryMB:      s.MemoryMB,
@@ -264,7 +266,7 @@ func queueToWire(q fsm.QueueView) client.Queue {
 	return client.Queue{
 		Name: q.Name, Priority: q.Priority, MaxSize: q.MaxSize, MaxActive: q.MaxActive,
 		MaxRunSeconds: q.MaxRunSeconds, MaxMemMB: q.MaxMemMB,
-		Jobs: q.Jobs, Waiting: q.Waiting, Running: q.Active,
+		Jobs: q.Jobs, Waiting: q.Waiting, Running: q.Active, Policy: q.Policy,
 	}
 }
 

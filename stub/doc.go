@@ -25,7 +25,10 @@
 // Config.ExecRetention),
 // in its own process group, with the environment of the request plus
 // NETMGR_JOB_ID, NETMGR_JOB_NAME, NETMGR_INSTANCE, NETMGR_ATTEMPT and
-// NETMGR_MACHINE (and the stub's PATH when the request sets none).
+// NETMGR_MACHINE (and the stub's PATH when the request sets none); an
+// instance of a gang job also gets NETMGR_GANG_HOSTS, NETMGR_GANG_RANK,
+// NETMGR_GANG_SIZE and NETMGR_GANG_HOSTFILE, the host file written in its
+// directory (gang.go).
 //
 // Credentials: when the stub runs as root and the request's Owner names an
 // existing non-root user, the job runs with that user's uid, gid and

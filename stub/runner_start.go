@@ -213,6 +213,11 @@ func (r *runner) spec(k client.AttemptRef, dir string, req client.StartRequest) 
 		}
 	}
 	env := r.environ(k, req, acct)
+	gang, err := gangEnviron(k, req, dir)
+	if err != nil {
+		return supervisor.Spec{}, true, fmt.Errorf("%w: %w", errMachineFault, err)
+	}
+	env = append(env, gang...)
 	path := req.Binary
 	if req.CopyInBlob != "" && strings.Contains(path, "/") && !filepath.IsAbs(path) {
 		path = filepath.Join(dir, path) // sent with the job: in the exec dir, whatever --chdir says

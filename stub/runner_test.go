@@ -51,6 +51,23 @@ func TestStart(t *testing.T) {
 		},
 		{name: "exit code", req: shJob(2, 0, "exit 3"), wantCode: 3},
 		{
+			name: "gang instance knows its gang",
+			req: func() client.StartRequest {
+				r := shJob(8, 1, `echo "$NETMGR_GANG_HOSTS $NETMGR_GANG_RANK $NETMGR_GANG_SIZE" > out; cat "$NETMGR_GANG_HOSTFILE" >> out`)
+				r.GangHosts = []string{"m3", "m1", "m2"}
+				return r
+			}(),
+			check: func(t *testing.T, dir string) {
+				got, err := os.ReadFile(filepath.Join(dir, "out"))
+				if err != nil {
+					t.Fatalf("job's file: %v", err)
+				}
+				if want := "m3,m1,m2 1 3\nm3\nm1\nm2\n"; string(got) != want {
+					t.Errorf("job's file = %q, want %q", got, want)
+				}
+			},
+		},
+		{
 			name: "environment and PATH",
 			req: func() client.StartRequest {
 				r := shJob(3, 0, `test "$A" = b && command -v ls >/dev/null && echo ok`)

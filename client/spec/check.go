@@ -23,6 +23,7 @@ const (
 	optMounts        = "mounts"
 	optMachines      = "machines"
 	optUnique        = "unique"
+	optGang          = "gang"
 	optMaxPerMachine = "max_per_machine"
 	optLoad          = "load"
 	optMemory        = "memory"

@@ -60,6 +60,9 @@ func Format(s client.JobSpec) string {
 	if s.Unique {
 		parts = append(parts, optUnique)
 	}
+	if s.Gang {
+		parts = append(parts, optGang)
+	}
 	addInt(optMaxPerMachine, int64(s.MaxPerMachine))
 	if s.Load != 0 {
 		add(optLoad, formatNumber(s.Load))

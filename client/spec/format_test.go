@@ -88,6 +88,7 @@ func TestRoundTrip(t *testing.T) {
 		`binaries={x=/a},keys={mathlab},rating>=8,nprocs<4,mem==32,x!=-0.5,machines={flute,viola},unique,max_per_machine=1`,
 		`binaries={x=/a},load=1.5,memory=64,queue=NEW_Q,restart=always,max_restarts=2,mail=fred,cron="*/5 * * * *",catchup=none,overlap=allow,after=12,copy_in={a,"b c"},copy_out={d}`,
 		`binaries={x=/a},unique=false,mail=owner,restart=no`,
+		`binaries={x=/a},min=4,gang,restart=on-failure`,
 		`binaries={x=/a},mail=a@b.c,mail_type={begin,fail}`,
 		`binaries={x=/a},after={build,12},afterok=test,afternotok={"a.b",13}`,
 		`binaries={0=0},cron="="`,

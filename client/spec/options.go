@@ -35,6 +35,10 @@ func init() {
 			bare:  func(s *client.JobSpec) { s.Unique = true },
 			value: scalarOption(parseBool, func(s *client.JobSpec, b bool) { s.Unique = b }),
 		},
+		optGang: {
+			bare:  func(s *client.JobSpec) { s.Gang = true },
+			value: scalarOption(parseBool, func(s *client.JobSpec, b bool) { s.Gang = b }),
+		},
 		optMaxPerMachine: {value: scalarOption(parseMin, func(s *client.JobSpec, n int) { s.MaxPerMachine = n })},
 		optLoad:          {value: scalarOption(parsePositiveNumber, func(s *client.JobSpec, f float64) { s.Load = f })},
 		optMemory:        {value: scalarOption(parsePositiveInt64, func(s *client.JobSpec, n int64) { s.MemoryMB = n })},

@@ -143,6 +143,16 @@ func TestParse(t *testing.T) {
 			want: client.JobSpec{Binaries: map[string]string{"x": "/a"}, Mail: MailOwner, MailType: []string{"all"}},
 		},
 		{
+			name: "gang",
+			in:   `binaries={x=/a},min=3,gang`,
+			want: client.JobSpec{Binaries: map[string]string{"x": "/a"}, Min: 3, Gang: true},
+		},
+		{
+			name: "gang written out",
+			in:   `binaries={x=/a},gang=false`,
+			want: client.JobSpec{Binaries: map[string]string{"x": "/a"}},
+		},
+		{
 			name: "unique written out",
 			in:   `binaries={x=/a},unique=true`,
 			want: client.JobSpec{Binaries: map[string]string{"x": "/a"}, Unique: true},

@@ -143,6 +143,7 @@ func jobFlags() []cli.Flag {
 		&cli.StringSliceFlag{Name: "mounts", Usage: "run only on machines that mount these `PATH`s (mounts=)"},
 		&cli.StringSliceFlag{Name: "machines", Usage: "run only on these `MACHINE`s, e.g. flute,viola (machines=)"},
 		&cli.BoolFlag{Name: "unique", Usage: "run at most one instance per machine (unique)"},
+		&cli.BoolFlag{Name: "gang", Usage: "start all instances at once or none, stop and restart them together, and tell each the others' machines (gang)"},
 		&cli.IntFlag{Name: "max-per-machine", DefaultText: "no limit", Usage: "run at most `N` instances on one machine (max_per_machine=)"},
 		&cli.Float64Flag{Name: "load", DefaultText: "1.0, one busy CPU", Usage: "the load `F` one instance imposes on its machine (load=)"},
 		&cli.Int64Flag{Name: "memory", DefaultText: "not checked", Usage: "memory one instance needs, in `MB`, and may use: more kills it, reason memory (memory=)"},
@@ -185,6 +186,7 @@ type execArgs struct {
 	Mounts   []string
 	Machines []string
 	Unique   bool
+	Gang     bool
 
 	MaxPerMachine    int
 	MaxPerMachineSet bool
@@ -321,6 +323,10 @@ func execFlags(a execArgs, js client.JobSpec) []execFlag {
 		{"--machines", "machines=", "the machines to run on", len(a.Machines) > 0, len(js.Machines) > 0, setList(a.Machines, func(js *client.JobSpec, v []string) { js.Machines = v })},
 		{"--unique", "unique", "one instance per machine", a.Unique, js.Unique, func(js *client.JobSpec) error {
 			js.Unique = true
+			return nil
+		}},
+		{"--gang", "gang", "gang placement", a.Gang, js.Gang, func(js *client.JobSpec) error {
+			js.Gang = true
 			return nil
 		}},
 		{"--max-per-machine", "max_per_machine=", "the instances per machine", a.MaxPerMachineSet, js.MaxPerMachine != 0, func(js *client.JobSpec) error {
@@ -476,6 +482,7 @@ func jobRequest(cCtx *cli.Context, cwd string) (client.SubmitRequest, error) {
 		Mounts:           cCtx.StringSlice("mounts"),
 		Machines:         cCtx.StringSlice("machines"),
 		Unique:           cCtx.Bool("unique"),
+		Gang:             cCtx.Bool("gang"),
 		MaxPerMachine:    cCtx.Int("max-per-machine"),
 		MaxPerMachineSet: cCtx.IsSet("max-per-machine"),
 		Load:             cCtx.Float64("load"),

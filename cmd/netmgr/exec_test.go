@@ -64,6 +64,16 @@ func TestBuildSpec(t *testing.T) {
 			},
 		},
 		{
+			name: "gang",
+			in:   execArgs{Positional: []string{"/bin/mpi"}, Instances: 4, InstancesSet: true, Gang: true, Unique: true},
+			want: client.JobSpec{Min: 4, Gang: true, Unique: true, Binaries: map[string]string{client.AnyKey: "/bin/mpi"}},
+		},
+		{
+			name: "gang in the spec string",
+			in:   execArgs{Positional: []string{`binaries={x86_64=/bin/mpi},min=4,gang`}},
+			want: client.JobSpec{Min: 4, Gang: true, Binaries: map[string]string{"x86_64": "/bin/mpi"}},
+		},
+		{
 			name: "spec string",
 			in:   execArgs{Positional: []string{`binaries={x86_64=/bin/sh},min=3,symb_name=job1,env={"A=b"},args={-c,"echo hi"}`}},
 			want: client.JobSpec{

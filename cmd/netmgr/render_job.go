@@ -47,7 +47,8 @@ func renderJobDetail(w io.Writer, job client.Job, now time.Time) error {
 	line(kv("Binary", jobBinaries(s)), kv("Args", quoteArgs(s.Args)), kv("Dir", s.Dir))
 	line(kv("Instances", fmt.Sprint(len(job.Instances))), kv("Restart", s.Restart), kv("MaxRestarts", nonZero(s.MaxRestarts)))
 	line(kv("Keys", strings.Join(s.Keys, ",")), kv("Machines", strings.Join(s.Machines, ",")), kv("Mounts", strings.Join(s.Mounts, ",")),
-		kv("MemoryMB", nonZero64(s.MemoryMB)), kv("Unique", yes(s.Unique)), kv("MaxPerMachine", nonZero(s.MaxPerMachine)))
+		kv("MemoryMB", nonZero64(s.MemoryMB)), kv("Unique", yes(s.Unique)), kv("MaxPerMachine", nonZero(s.MaxPerMachine)),
+		kv("Gang", yes(s.Gang)))
 	var deps []string
 	for _, d := range job.Dependencies {
 		name := fmt.Sprint(d.JobID)

@@ -104,6 +104,7 @@ type queueRow struct {
 	Jobs          int    `json:"jobs"`
 	Waiting       int    `json:"waiting"`
 	Running       int    `json:"running"`
+	Policy        string `json:"policy,omitempty"`
 }
 
 // renderQueuesJSON writes netstatus -q --json.
@@ -134,6 +135,9 @@ func describeQueue(q client.Queue) string {
 	}
 	if len(parts) == 1 {
 		parts = append(parts, "no limits")
+	}
+	if q.Policy != "" {
+		parts = append(parts, "policy "+q.Policy)
 	}
 	return strings.Join(parts, ", ")
 }

@@ -268,7 +268,7 @@ func nonRequirement(js client.JobSpec) string {
 		on  bool
 	}{
 		{"symb_name", js.Name != ""}, {"min", js.Min != 0}, {"args", len(js.Args) > 0}, {"env", len(js.Env) > 0},
-		{"unique", js.Unique}, {"max_per_machine", js.MaxPerMachine != 0}, {"load", js.Load != 0},
+		{"unique", js.Unique}, {"gang", js.Gang}, {"max_per_machine", js.MaxPerMachine != 0}, {"load", js.Load != 0},
 		{"memory", js.MemoryMB != 0}, {"queue", js.Queue != ""}, {"restart", js.Restart != ""},
 		{"max_restarts", js.MaxRestarts != 0}, {"mail", js.Mail != ""}, {"mail_type", len(js.MailType) > 0}, {"cron", js.Cron != ""},
 		{"catchup", js.Catchup != ""}, {"overlap", js.Overlap != ""},

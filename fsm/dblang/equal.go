@@ -42,7 +42,8 @@ func (db *Database) Equal(o *Database) bool {
 			return false
 		}
 		if q.Name != r.Name || q.Priority != r.Priority || q.MaxSize != r.MaxSize || q.MaxActive != r.MaxActive ||
-			q.MaxRunSeconds != r.MaxRunSeconds || q.MaxMemMB != r.MaxMemMB || q.KillGraceSeconds != r.KillGraceSeconds {
+			q.MaxRunSeconds != r.MaxRunSeconds || q.MaxMemMB != r.MaxMemMB || q.KillGraceSeconds != r.KillGraceSeconds ||
+			q.Policy != r.Policy {
 			return false
 		}
 	}

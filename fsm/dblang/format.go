@@ -67,6 +67,9 @@ func Format(db *Database) []byte {
 				items = append(items, p.name+"="+strconv.FormatInt(p.n, 10))
 			}
 		}
+		if q.Policy != "" && q.Policy != PolicyBackfill {
+			items = append(items, qPolicy+"="+q.Policy)
+		}
 		items = append(items, formatOwner(q.Owner, QueueOwnerSettings)...)
 		b.WriteString(declQueue + " " + q.Name + " = {" + strings.Join(items, ", ") + "}\n")
 	}

@@ -13,9 +13,30 @@ const (
 	qMaxMem    = "nq_maxmem"
 	qPriority  = "priority"
 	qKillGrace = "kill_grace"
+	qPolicy    = "policy"
 )
 
-var queueParams = []string{qMaxSize, qMaxActive, qMaxRun, qMaxMem, qPriority, qKillGrace}
+var queueParams = []string{qMaxSize, qMaxActive, qMaxRun, qMaxMem, qPriority, qKillGrace, qPolicy}
+
+// The placement policies of a queue (policy=), Octopus's policies side by
+// side in one pool.
+const (
+	// PolicyBackfill is the default: priority and submit order, EASY
+	// backfill around the first job that waits, least-loaded machine.
+	PolicyBackfill = "backfill"
+	// PolicyGang makes every job of the queue a gang: all its instances
+	// at once or none.
+	PolicyGang = "gang"
+	// PolicyDedicated is space sharing: a machine running a job of the
+	// queue runs jobs of that job's owner only.
+	PolicyDedicated = "dedicated"
+	// PolicySpread is load sharing: the least-loaded machine first, and
+	// its jobs never hold machines for themselves while they wait.
+	PolicySpread = "spread"
+)
+
+// Policies lists the placement policies, the default first.
+var Policies = []string{PolicyBackfill, PolicyGang, PolicyDedicated, PolicySpread}
 
 // knownQueueParams lists the parameters for error messages.
 var knownQueueParams = strings.Join(append(queueParams[:len(queueParams):len(queueParams)], QueueOwnerSettings[:len(QueueOwnerSettings)-1]...), ", ") +
@@ -67,6 +88,14 @@ func (c *checker) queue(d decl) {
 			q.MaxRunSeconds = secs
 			continue
 		}
+		if name == qPolicy {
+			if it.val.kind != vWord || !validPolicy(it.val.text) {
+				c.errs.add(it.val.pos, "bad policy %s in %s; write one of %s", it.val.describe(), owner, strings.Join(Policies, ", "))
+				continue
+			}
+			q.Policy = it.val.text
+			continue
+		}
 		if name == qKillGrace {
 			secs, msg := parseGrace(it.val, name+" in "+owner)
 			if msg != "" {
@@ -101,6 +130,16 @@ func (c *checker) queue(d decl) {
 		}
 	}
 	c.db.Queues = append(c.db.Queues, q)
+}
+
+// validPolicy reports whether p is a placement policy.
+func validPolicy(p string) bool {
+	for _, x := range Policies {
+		if x == p {
+			return true
+		}
+	}
+	return false
 }
 
 func isQueueParam(name string) bool {

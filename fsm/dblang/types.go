@@ -90,6 +90,9 @@ type Queue struct {
 	// one of its jobs (a time limit, netkill) to the SIGKILL; 0 means the
 	// default of 10 seconds.
 	KillGraceSeconds int64
+	// Policy is the queue's placement policy (policy=): PolicyBackfill
+	// (also ""), PolicyGang, PolicyDedicated or PolicySpread.
+	Policy string
 	// Owner is the queue's desktop policy (QueueOwnerSettings): how its
 	// jobs are treated when a machine's owner returns, overriding the
 	// machine's; nil when the queue leaves it to the machine.

@@ -35,26 +35,30 @@ func (p *Pass) elsewhere(req matcher.Request) matcher.Result {
 	return p.matcher.MatchPool(req, p.pool)
 }
 
+// waitingFrom is how many instances of j still wait from instance first
+// on: this one and the job's later ones (its earlier ones in queue order
+// were placed in this pass), not those in restart backoff.
+func (p *Pass) waitingFrom(j *fsm.Job, first int) int {
+	need := 0
+	for i := range j.Instances {
+		in := &j.Instances[i]
+		if in.State == fsm.InstanceQueued && in.Index >= first && !in.NotBefore.After(p.now) {
+			need++
+		}
+	}
+	return need
+}
+
 // newHead records the job the queue's later jobs must not delay: the
 // machines it competes for, and when enough of their busy slots will have
-// freed for its waiting instances, judged by the run limits of what runs
-// there.
-func (p *Pass) newHead(j *fsm.Job, req matcher.Request, first queue.Item) *head {
+// freed for need more of its instances, judged by the run limits of what
+// runs there.
+func (p *Pass) newHead(j *fsm.Job, req matcher.Request, need int) *head {
 	h := &head{job: j, competing: make(map[int]bool)}
 	byName := make(map[string]bool)
 	for _, i := range p.matcher.Candidates(req, p.pool) {
 		h.competing[i] = true
 		byName[p.machines[i].Name] = true
-	}
-	// The instances still waiting: this one and the job's later ones (its
-	// earlier ones in queue order were placed in this pass), not those in
-	// restart backoff.
-	need := 0
-	for i := range j.Instances {
-		in := &j.Instances[i]
-		if in.State == fsm.InstanceQueued && in.Index >= first.Instance && !in.NotBefore.After(p.now) {
-			need++
-		}
 	}
 	var ends []time.Time
 	for _, ref := range p.v.Active() {

@@ -7,7 +7,10 @@
 // instances in queue order (queue priority, then submit order), admitted
 // under each queue's nq_maxactive, matched one by one against a
 // matcher.Pool whose counts grow as it assigns, with EASY backfill around
-// the head job (the first that waits for capacity). Three callers share
+// the head job (the first that waits for capacity). A gang job's
+// instances are matched together and placed all or none (gang.go), and
+// each queue's placement policy (backfill, gang, dedicated, spread;
+// policy.go) shapes its jobs' matches in the same pass. Three callers share
 // it, so they cannot disagree:
 //
 //   - the leader's scheduler (server/scheduler.go) and the benchmark

@@ -46,6 +46,7 @@ type Pass struct {
 	active   *queue.Active
 	limits   map[string]queue.Limits
 	head     *head
+	owners   *owners // for dedicated queues; nil when there are none
 	// free reports that some machine is up, awake and has a free slot.
 	// Without one no instance can be placed, and the scheduler, which runs
 	// after every commit, skips the pass (a full pool with a long queue
@@ -75,6 +76,7 @@ func New(v fsm.View, live map[string]Liveness, now time.Time) *Pass {
 		v: v, now: now, machines: machines, free: free,
 		pool: matcher.NewPool(views), matcher: matcher.New(),
 		active: queue.NewActive(limits, running), limits: limits,
+		owners: newOwners(v, machines, limits),
 	}
 }
 
@@ -134,8 +136,20 @@ func (p *Pass) Run(visit func(it queue.Item, in *fsm.Instance, res matcher.Resul
 	// finds no machine, its later instances find none either: reuse the
 	// answer instead of matching them all again.
 	stuck := make(map[uint64]func(*fsm.Instance))
-	for _, it := range items {
+	for k := 0; k < len(items); k++ {
+		it := items[k]
 		j, in, _ := p.v.Instance(fsm.InstanceRef{JobID: it.JobID, Instance: it.Instance})
+		if j.Spec.Gang {
+			// A job's items are consecutive in queue order: the gang is
+			// planned as one, all its instances or none.
+			end := k + 1
+			for end < len(items) && items[end].JobID == j.ID {
+				end++
+			}
+			p.gang(j, items[k:end], visit)
+			k = end - 1
+			continue
+		}
 		if in.NotBefore.After(p.now) {
 			visit(it, in, waiting, nil)
 			continue
@@ -150,7 +164,13 @@ func (p *Pass) Run(visit func(it queue.Item, in *fsm.Instance, res matcher.Resul
 			visit(it, in, waiting, h)
 			continue
 		}
-		req := matchRequest(j, in)
+		req, ok := p.restrict(j, matchRequest(j, in))
+		if !ok {
+			h := &Held{Reason: p.dedicatedReason(j)}
+			stuck[j.ID] = func(in *fsm.Instance) { visit(it, in, waiting, h) }
+			visit(it, in, waiting, h)
+			continue
+		}
 		res := p.matcher.MatchPool(req, p.pool)
 		if res.Machine >= 0 && p.head != nil && p.head.job.ID != j.ID && p.head.competing[res.Machine] &&
 			!queue.MayBackfill(p.now, p.limits[j.Queue].EffectiveRun(j.Spec.TimeLimitSeconds), p.head.shadow, p.head.known) {
@@ -164,13 +184,14 @@ func (p *Pass) Run(visit func(it queue.Item, in *fsm.Instance, res matcher.Resul
 		}
 		if res.Machine < 0 {
 			stuck[j.ID] = func(in *fsm.Instance) { visit(it, in, res, nil) }
-			if p.head == nil && waitsForCapacity(res) {
-				p.head = p.newHead(j, req, it)
+			if p.head == nil && waitsForCapacity(res) && p.mayLead(j.Queue) {
+				p.head = p.newHead(j, req, p.waitingFrom(j, it.Instance))
 			}
 			visit(it, in, res, nil)
 			continue
 		}
 		p.pool.Take(res.Machine, req)
+		p.owners.take(res.Machine, j, p.limits, 1)
 		p.active.Take(j.Queue)
 		visit(it, in, res, nil)
 	}

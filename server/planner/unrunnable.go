@@ -1,6 +1,7 @@
 package planner
 
 import (
+	"fmt"
 	"maps"
 	"time"
 
@@ -15,7 +16,14 @@ import (
 // meets every requirement. It reads v only, and of each machine only what
 // the requirement filters read: a submit pays no more than that per
 // machine.
+//
+// A gang must also fit all at once: when the matching machines' slots
+// (within the job's per-machine bound) are fewer than its instances, it
+// says so.
 func Unrunnable(v fsm.View, live map[string]Liveness, c fsm.Submit, now time.Time) string {
+	if c.Spec.Gang && c.Spec.Min > 1 {
+		return gangUnrunnable(v, live, c)
+	}
 	if unconstrained(&c.Spec) && v.MachineCount() > 0 {
 		return "" // any machine of the pool can run it: no need to look
 	}
@@ -29,6 +37,36 @@ func Unrunnable(v fsm.View, live map[string]Liveness, c fsm.Submit, now time.Tim
 		return ""
 	}
 	return res.Why()
+}
+
+// gangUnrunnable is Unrunnable for a gang: the matcher's reason when no
+// machine meets its requirements, else why the ones that do cannot hold
+// all its instances at once.
+func gangUnrunnable(v fsm.View, live map[string]Liveness, c fsm.Submit) string {
+	ms := v.Machines()
+	views := make([]matcher.MachineView, len(ms))
+	for i, m := range ms {
+		views[i] = requirementView(m, live[m.Name])
+	}
+	req := matchRequest(&fsm.Job{Owner: c.Owner, Spec: c.Spec}, &fsm.Instance{})
+	mt := matcher.New()
+	if res := mt.Match(req, views); res.Matching == 0 {
+		return res.Why()
+	}
+	pool := matcher.NewPool(views)
+	slots := 0
+	candidates := mt.Candidates(req, pool)
+	for _, i := range candidates {
+		n := views[i].Slots
+		if limit := c.Spec.PerMachineLimit(); limit > 0 {
+			n = min(n, limit)
+		}
+		slots += n
+	}
+	if slots >= c.Spec.Min {
+		return ""
+	}
+	return fmt.Sprintf("a gang of %d needs %d slots at once; the %d machines that can run it have %d", c.Spec.Min, c.Spec.Min, len(candidates), slots)
 }
 
 // requirementView is what the requirement filters see of a machine (its

@@ -29,6 +29,12 @@ func TestUnrunnable(t *testing.T) {
 		{"no such arch", fsm.JobSpec{Binaries: map[string]string{"mips": "/bin/m"}}, "2 machines lack binary key mips"},
 		{"too small", fsm.JobSpec{Binaries: map[string]string{"*": "/bin/x"}, Requirements: []fsm.Requirement{{Attr: "nprocs", Op: ">", Value: 4}}},
 			"2 machines have nprocs<=4"},
+		// a has 2 slots, b 1: a gang of 3 fits, of 4 never does.
+		{"gang that fits", fsm.JobSpec{Binaries: map[string]string{"*": "/bin/x"}, Min: 3, Gang: true}, ""},
+		{"gang too large", fsm.JobSpec{Binaries: map[string]string{"*": "/bin/x"}, Min: 4, Gang: true},
+			"a gang of 4 needs 4 slots at once; the 2 machines that can run it have 3"},
+		{"unique gang", fsm.JobSpec{Binaries: map[string]string{"*": "/bin/x"}, Min: 3, Gang: true, Unique: true},
+			"a gang of 3 needs 3 slots at once; the 2 machines that can run it have 2"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var got string

@@ -1,0 +1,133 @@
+package planner
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/netmgr/netmgr/fsm"
+	"github.com/netmgr/netmgr/matcher"
+	"github.com/netmgr/netmgr/queue"
+)
+
+// gang plans gang job j, whose queued instances in this pass are items
+// (consecutive in queue order): all of them, matched one by one against
+// the pool, or none, the pool left as it was. A gang waits while any
+// instance's previous attempt may still run (the FSM places it only when
+// every instance is queued) or is in restart backoff. A gang that waits for
+// capacity becomes the head when none is yet: the machines it competes
+// for are then set aside as they free up, and later jobs backfill there
+// only when they end before its planned start (the shadow, for the slots
+// it needs beyond those free now). Every instance gets the same Held
+// reason, which says how many slots the gang needs at once and how many
+// could run it now.
+func (p *Pass) gang(j *fsm.Job, items []queue.Item, visit func(queue.Item, *fsm.Instance, matcher.Result, *Held)) {
+	n := len(j.Instances)
+	wait := func(reason string) {
+		h := &Held{Reason: fmt.Sprintf("gang of %d: %s", n, reason)}
+		for _, it := range items {
+			_, in, _ := p.v.Instance(fsm.InstanceRef{JobID: it.JobID, Instance: it.Instance})
+			visit(it, in, waiting, h)
+		}
+	}
+	if len(items) != n {
+		wait(fmt.Sprintf("waiting for the previous attempt of %d instance(s) to end", n-len(items)))
+		return
+	}
+	var due time.Time
+	for i := range j.Instances {
+		if nb := j.Instances[i].NotBefore; nb.After(p.now) && nb.After(due) {
+			due = nb
+		}
+	}
+	if !due.IsZero() {
+		wait("restarting after a backoff until " + due.UTC().Format(time.RFC3339))
+		return
+	}
+	if limit := p.limits[j.Queue].MaxActive; limit > 0 && int64(p.active.Running(j.Queue)+n) > limit {
+		wait(fmt.Sprintf("queue %s runs %d of at most %d instances (nq_maxactive), too few left for all at once",
+			j.Queue, p.active.Running(j.Queue), limit))
+		return
+	}
+	var (
+		reqs   []matcher.Request
+		placed []matcher.Result
+		failed matcher.Result
+		behind bool
+	)
+	for _, it := range items {
+		_, in, _ := p.v.Instance(fsm.InstanceRef{JobID: it.JobID, Instance: it.Instance})
+		req, ok := p.restrict(j, matchRequest(j, in))
+		if !ok {
+			wait(p.dedicatedReason(j))
+			for k := range placed {
+				p.pool.Release(placed[k].Machine, reqs[k])
+			}
+			return
+		}
+		res := p.matcher.MatchPool(req, p.pool)
+		if res.Machine >= 0 && p.head != nil && p.head.competing[res.Machine] &&
+			!queue.MayBackfill(p.now, p.limits[j.Queue].EffectiveRun(j.Spec.TimeLimitSeconds), p.head.shadow, p.head.known) {
+			res = p.elsewhere(req)
+			behind = res.Machine < 0
+		}
+		if res.Machine < 0 {
+			failed = res
+			break
+		}
+		p.pool.Take(res.Machine, req)
+		reqs = append(reqs, req)
+		placed = append(placed, res)
+	}
+	if len(placed) == n {
+		for k, it := range items {
+			p.owners.take(placed[k].Machine, j, p.limits, 1)
+			_, in, _ := p.v.Instance(fsm.InstanceRef{JobID: it.JobID, Instance: it.Instance})
+			p.active.Take(j.Queue)
+			visit(it, in, placed[k], nil)
+		}
+		return
+	}
+	for k := range placed {
+		p.pool.Release(placed[k].Machine, reqs[k])
+	}
+	now := len(placed)
+	reason := fmt.Sprintf("needs %d machine slots at once, %d could run it now", n, now)
+	_, first, _ := p.v.Instance(fsm.InstanceRef{JobID: items[0].JobID, Instance: items[0].Instance})
+	switch {
+	case behind:
+		wait(reason + "; " + p.behindHead())
+		return
+	case waitsForCapacity(failed) && p.capacity(j, matchRequest(j, first)) < n:
+		// It would wait forever: it must not hold machines for itself.
+		wait(reason + fmt.Sprintf("; the machines that can run it have %d slots in all", p.capacity(j, matchRequest(j, first))))
+		return
+	case p.head == nil && waitsForCapacity(failed) && p.mayLead(j.Queue):
+		p.head = p.newHead(j, matchRequest(j, first), n-now)
+	}
+	if p.head != nil && p.head.job.ID == j.ID {
+		if p.head.known {
+			reason += "; planned start " + p.head.shadow.UTC().Format(time.RFC3339) +
+				", machines set aside for it as they free"
+		} else {
+			reason += "; machines set aside for it as they free (no planned start: what runs there has no run limit)"
+		}
+		wait(reason)
+		return
+	}
+	wait(reason + "; " + failed.Why())
+}
+
+// capacity is how many instances of j the machines that meet req's
+// requirements could hold at once were they empty: their slots, each
+// within the job's per-machine bound.
+func (p *Pass) capacity(j *fsm.Job, req matcher.Request) int {
+	total := 0
+	for _, i := range p.matcher.Candidates(req, p.pool) {
+		n := p.pool.Machine(i).Slots
+		if limit := j.Spec.PerMachineLimit(); limit > 0 {
+			n = min(n, limit)
+		}
+		total += n
+	}
+	return total
+}
