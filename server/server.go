@@ -18,6 +18,7 @@ import (
 	"github.com/netmgr/netmgr/client/pki"
 	"github.com/netmgr/netmgr/fsm"
 	"github.com/netmgr/netmgr/server/mailer"
+	"github.com/netmgr/netmgr/server/ui"
 )
 
 // Server is one netmgr server. Create it with New; stop it with Shutdown.
@@ -73,6 +74,9 @@ type Server struct {
 	// hist is this server's history (history.go): every event and ended
 	// attempt, in the data dir; nil for a server without a data dir.
 	hist *historyFeed
+	// hub fans this server's events and leader changes out to every open
+	// dashboard page (ui_feed.go).
+	hub *ui.Hub
 }
 
 // New starts a server: Raft, the gossip node, the HTTP API, bootstrap by
@@ -89,6 +93,7 @@ func New(cfg Config) (*Server, error) {
 		hc:  &http.Client{Timeout: 70 * time.Second, Transport: newTransport(cfg.TLS)},
 
 		admission: newAdmission(),
+		hub:       ui.NewHub(cfg.Name),
 	}
 	s.groupLevel.Store(uint32(oldestLevel))
 	s.metrics = newMetrics(s)
@@ -134,6 +139,7 @@ func New(cfg Config) (*Server, error) {
 	}
 	s.raft = s.node.raft
 	s.raft.RegisterObserver(s.metrics.electionObserver())
+	s.raft.RegisterObserver(s.uiLeaderObserver())
 
 	meta := client.NodeMeta{
 		Role:   client.RoleServer,
@@ -162,6 +168,7 @@ func New(cfg Config) (*Server, error) {
 	}
 	s.goFunc(s.monitorLeadership)
 	s.goFunc(s.watchLag)
+	s.goFunc(s.feedHub)
 	if s.hist != nil {
 		s.goFunc(s.sweepHistory)
 		s.goFunc(s.fillHistory)
