@@ -161,7 +161,7 @@ func (s *Server) identifyToken(r *http.Request) (principal, *denial) {
 func (s *Server) authenticated(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		p, d := s.identify(r)
-		if d != nil && !(d.reason == denyNoCredentials && r.URL.Path == "/v1/health") {
+		if d != nil && !(d.reason == denyNoCredentials && r.URL.Path == "/v1/health") && !uiPublic(r) {
 			s.deny(w, r, p, d)
 			return
 		}

@@ -350,7 +350,7 @@ async function viewJobs(params) {
   }},
   input('owner', 'Owner'),
   el('label', {}, 'State', el('select', {name: 'state'},
-    ['', 'queued', 'held', 'running', 'suspended', 'finished', 'failed', 'killed', 'cancelled'].map((s) =>
+    ['', 'queued', 'held', 'running', 'scheduled', 'done', 'failed', 'killed', 'cancelled'].map((s) =>
       el('option', {value: s, selected: s === f.state}, s || 'any')))),
   input('queue', 'Queue'), input('name', 'Name'),
   el('button', {type: 'submit'}, 'Filter'));
@@ -385,11 +385,12 @@ async function act(ref, action) {
 
 async function viewJob(ref) {
   const j = await api('GET', '/v1/jobs/' + encodeURIComponent(ref));
-  const live = ['queued', 'held', 'running', 'suspended'].includes(j.state);
+  const live = ['queued', 'held', 'running', 'scheduled'].includes(j.state);
+  const has = (s) => (j.instances || []).some((i) => i.state === s);
   const actions = el('div', {class: 'actions'},
-    el('button', {type: 'button', disabled: j.state !== 'running', onclick: () => act(j.id, 'suspend')}, 'Suspend'),
-    el('button', {type: 'button', disabled: j.state !== 'suspended', onclick: () => act(j.id, 'resume')}, 'Resume'),
-    el('button', {type: 'button', disabled: !live, onclick: () => act(j.id, 'restart')}, 'Restart'),
+    el('button', {type: 'button', id: 'suspend', disabled: !has('running'), onclick: () => act(j.id, 'suspend')}, 'Suspend'),
+    el('button', {type: 'button', id: 'resume', disabled: !has('suspended'), onclick: () => act(j.id, 'resume')}, 'Resume'),
+    el('button', {type: 'button', id: 'restart', disabled: !live, onclick: () => act(j.id, 'restart')}, 'Restart'),
     el('button', {type: 'button', class: 'danger', id: 'kill', disabled: !live, onclick: () => act(j.id, 'kill')}, 'Kill'));
   const inst = (j.instances || []).map((i) => el('tr', {},
     el('td', {}, i.index), el('td', {}, i.attempt), stateCell(i.state), el('td', {}, i.machine || ''),
