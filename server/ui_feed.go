@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/hashicorp/raft"
@@ -18,14 +19,22 @@ import (
 // commit anything), and the events this server applies.
 
 // uiLeaderObserver publishes the leader changes this server's Raft sees.
-// Raft calls the filter on its own goroutine; Publish does not block and
+// Raft calls the filter on its own goroutines; Publish does not block and
 // CurrentTerm reads an atomic. The filter drops every observation, so no
 // channel or goroutine is needed.
 func (s *Server) uiLeaderObserver() *raft.Observer {
-	var last raft.ServerID
+	var (
+		mu   sync.Mutex // Raft observes from its loop and from Shutdown
+		last raft.ServerID
+	)
 	return raft.NewObserver(nil, false, func(o *raft.Observation) bool {
 		lo, ok := o.Data.(raft.LeaderObservation)
-		if !ok || lo.LeaderID == last {
+		if !ok {
+			return false
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if lo.LeaderID == last {
 			return false
 		}
 		term := s.raft.CurrentTerm()

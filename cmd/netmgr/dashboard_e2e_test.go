@@ -287,17 +287,28 @@ func TestDashboardEndToEnd(t *testing.T) {
 	// Submit from the form: the spec string and the verdict show first.
 	b.view("#/submit", "Submit a job")
 	b.run("fill the form", 10*time.Second,
-		chromedp.SendKeys(chromedp.CSS(`textarea[name="binaries"]`), "/bin/sleep"),
-		chromedp.SendKeys(chromedp.CSS(`input[name="args"]`), "300"),
+		chromedp.SendKeys(chromedp.CSS(`textarea[name="binaries"]`), "/bin/sh"),
+		chromedp.SendKeys(chromedp.CSS(`input[name="args"]`), `-c "echo hello-from-ui; exec sleep 300"`),
 		chromedp.SendKeys(chromedp.CSS(`input[name="name"]`), "uijob"))
-	b.waitText("#spec", regexp.MustCompile(`binaries=\{\*=/bin/sleep\}.*symb_name=uijob.*args=\{300\}`), 10*time.Second)
+	b.waitText("#spec", regexp.MustCompile(`binaries=\{\*=/bin/sh\}.*symb_name=uijob.*args=\{.*-c.*echo hello-from-ui; exec sleep 300`), 10*time.Second)
 	b.waitText("#verdict", regexp.MustCompile(`Runnable`), 10*time.Second)
 	b.run("submit", 10*time.Second, chromedp.Click(chromedp.ID("submit")))
 	b.waitText("main h2", regexp.MustCompile(`Job \d+ uijob\.`+regexp.QuoteMeta(pageUser)), 20*time.Second)
 	b.waitText("main dl", regexp.MustCompile(`state\s+running`), 30*time.Second)
 	b.noErrors("job")
+	// Its output, through the logs endpoint.
+	deadline := time.Now().Add(20 * time.Second)
+	for !strings.Contains(b.text("#logs"), "hello-from-ui") && time.Now().Before(deadline) {
+		b.run("show output", 10*time.Second, chromedp.Click(chromedp.CSS(`main section button`)))
+		time.Sleep(200 * time.Millisecond)
+	}
+	if out := b.text("#logs"); !strings.Contains(out, "hello-from-ui") {
+		t.Errorf("the job's output shows %q, want hello-from-ui", out)
+	}
 
 	// Suspend and resume, then kill, from the job's page.
+	// Suspend is offered once an instance runs (not while only placed).
+	b.waitText("main table", regexp.MustCompile(`\srunning\s`), 20*time.Second)
 	b.run("suspend", 10*time.Second, chromedp.Click(chromedp.ID("suspend")))
 	b.waitText("main table", regexp.MustCompile(`\ssuspended\s`), 20*time.Second)
 	b.run("resume", 10*time.Second, chromedp.Click(chromedp.ID("resume")))

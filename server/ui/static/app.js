@@ -23,6 +23,7 @@ const state = {
   term: 0,
   view: null,               // the current view's name
   refreshTimer: null,
+  logs: null,               // the output the job view showed last
 };
 
 // ---------- small helpers ----------
@@ -432,20 +433,29 @@ async function viewJob(ref) {
   return out;
 }
 
+// logsPanel shows an instance's output on request. What it showed last
+// survives the view's live redraws (state.logs).
 function logsPanel(j) {
-  const pre = el('pre', {id: 'logs', tabindex: '0', 'aria-label': 'output'}, '');
-  const inst = el('select', {name: 'instance'}, (j.instances || []).map((i) => el('option', {value: i.index}, 'instance ' + i.index)));
-  const stream = el('select', {name: 'stream'}, el('option', {value: 'stdout'}, 'stdout'), el('option', {value: 'stderr'}, 'stderr'));
+  const kept = state.logs && state.logs.job === j.id ? state.logs : null;
+  const pre = el('pre', {id: 'logs', tabindex: '0', 'aria-label': 'output'}, kept ? kept.text : '');
+  const inst = el('select', {name: 'instance'}, (j.instances || []).map((i) =>
+    el('option', {value: i.index, selected: kept && String(kept.instance) === String(i.index)}, 'instance ' + i.index)));
+  const stream = el('select', {name: 'stream'},
+    el('option', {value: 'stdout'}, 'stdout'), el('option', {value: 'stderr', selected: kept && kept.stream === 'stderr'}, 'stderr'));
   const load = async () => {
     pre.textContent = 'loading…';
+    let text;
     try {
       const q = new URLSearchParams({instance: inst.value, stream: stream.value});
       const resp = await api('GET', `/v1/jobs/${j.id}/logs?${q}`, undefined, {raw: true});
-      const text = await resp.text();
-      pre.textContent = text.length > 65536 ? '…' + text.slice(-65536) : (text || '(empty)');
+      text = await resp.text();
+      text = text.length > 65536 ? '…' + text.slice(-65536) : (text || '(empty)');
     } catch (e) {
-      pre.textContent = e.message;
+      text = e.message;
     }
+    state.logs = {job: j.id, instance: inst.value, stream: stream.value, text};
+    const now = document.getElementById('logs');
+    if (now) now.textContent = text;
   };
   return el('section', {}, el('h3', {}, 'Output'),
     el('form', {class: 'filters', onsubmit: (ev) => { ev.preventDefault(); load(); }},
@@ -651,7 +661,14 @@ async function route(quiet) {
 }
 
 async function start() {
-  if (!(await whoami())) {
+  const signedIn = await whoami();
+  if (state.insecure && !state.insecureUser) {
+    // Without TLS nothing is proved: the page names its user, as the
+    // CLI's X-Netmgr-User does.
+    showLogin('');
+    return;
+  }
+  if (!signedIn) {
     showLogin('');
     return;
   }
