@@ -318,6 +318,30 @@ func TestDashboardEndToEnd(t *testing.T) {
 	b.view("#/jobs?name=uijob", "Jobs")
 	b.waitText("main table", regexp.MustCompile(`uijob\s+`+regexp.QuoteMeta(pageUser)+`\s+killed`), 10*time.Second)
 
+	// Keyboard: Tab from the top reaches the skip link, then the views;
+	// Enter on a view's link opens it.
+	b.run("focus the top", 5*time.Second, chromedp.Focus(chromedp.CSS(`header h1 a`)))
+	b.run("tab to Servers, Machines", 5*time.Second, chromedp.KeyEvent("\t"), chromedp.KeyEvent("\t"))
+	if f := b.text(`:focus`); f != "Machines" {
+		t.Errorf("after two tabs from the title the focus is on %q, want the Machines link", f)
+	}
+	b.run("open with Enter", 5*time.Second, chromedp.KeyEvent("\r"))
+	b.waitText("main h2", regexp.MustCompile(`^Machines$`), 10*time.Second)
+
+	// A phone: nothing wider than the screen but inside a table's own
+	// scroller, and the timeline under the view.
+	b.run("phone viewport", 5*time.Second, chromedp.EmulateViewport(390, 844, chromedp.EmulateMobile))
+	for _, v := range [][2]string{{"#/jobs", "Jobs"}, {"#/machines", "Machines"}, {"#/servers", "Server group"}, {"#/submit", "Submit a job"}} {
+		b.view(v[0], v[1])
+		fits, err := eval[bool](b, `document.documentElement.scrollWidth <= window.innerWidth + 1 &&
+			document.querySelector('aside').getBoundingClientRect().top >= document.querySelector('main').getBoundingClientRect().bottom - 1`)
+		if err != nil || !fits {
+			b.screenshot("phone-" + v[1])
+			t.Errorf("view %s on a 390 px screen: wider than the screen or the timeline beside it (%v)", v[0], err)
+		}
+	}
+	b.run("desktop viewport", 5*time.Second, chromedp.EmulateReset())
+
 	// Kill the leader the page came from; the timeline names the new one.
 	b.view("#/servers", "Server group")
 	before := b.text("#timeline")
