@@ -318,6 +318,18 @@ func TestDashboardEndToEnd(t *testing.T) {
 	b.view("#/jobs?name=uijob", "Jobs")
 	b.waitText("main table", regexp.MustCompile(`uijob\s+`+regexp.QuoteMeta(pageUser)+`\s+killed`), 10*time.Second)
 
+	// Reserve a machine, see it held, unreserve it.
+	b.view("#/reservations", "Reservations")
+	b.run("reserve", 10*time.Second,
+		chromedp.SendKeys(chromedp.CSS(`#reserve-form input[name="machines"]`), c.Stubs[1].Name),
+		chromedp.Click(chromedp.CSS(`#reserve-form button`)))
+	b.waitText("main table", regexp.MustCompile(regexp.QuoteMeta(pageUser)+`\s+`+regexp.QuoteMeta(c.Stubs[1].Name)), 20*time.Second)
+	b.view("#/machines", "Machines")
+	b.waitText("main table", regexp.MustCompile(regexp.QuoteMeta(c.Stubs[1].Name)+`.*`+regexp.QuoteMeta(pageUser)), 20*time.Second)
+	b.view("#/reservations", "Reservations")
+	b.run("unreserve", 10*time.Second, chromedp.Click(chromedp.CSS(`main table button`)))
+	b.waitText("main", regexp.MustCompile(`No reservations\.`), 20*time.Second)
+
 	// Keyboard: Tab from the top reaches the skip link, then the views;
 	// Enter on a view's link opens it.
 	b.run("focus the top", 5*time.Second, chromedp.Focus(chromedp.CSS(`header h1 a`)))

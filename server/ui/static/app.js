@@ -504,7 +504,7 @@ async function viewReservations() {
     el('td', {}, r.id), el('td', {}, r.owner), el('td', {class: 'wrap'}, (r.machines || []).join(', ')),
     el('td', {}, fmtTime(r.from)), el('td', {}, r.until ? fmtTime(r.until) : 'until unreserved'),
     el('td', {}, el('button', {type: 'button', class: 'secondary', onclick: () => end(r.id)}, 'Unreserve'))));
-  const form = el('form', {class: 'grid', onsubmit: async (ev) => {
+  const form = el('form', {class: 'grid', id: 'reserve-form', onsubmit: async (ev) => {
     ev.preventDefault();
     const d = Object.fromEntries(new FormData(ev.target));
     const body = {};
