@@ -211,12 +211,16 @@ func (b *browserPage) view(hash, heading string) {
 }
 
 // TestDashboardEndToEnd drives a real headless Chromium against a real
-// three-server cluster: sign in with a token, see the servers, machines,
-// jobs, queues and reservations views, submit a job from the form and see
-// it run, suspend, resume and kill it, then SIGKILL the leader the page
-// was loaded from and see the timeline name the new leader within 2 s,
-// without a reload, the page carrying on through another server. No view
-// may raise a console error.
+// three-server TLS cluster of processes: sign in with a token (a bad one
+// refused first), the servers, machines, jobs, queues and reservations
+// views, a job submitted from the form once its spec string and verdict
+// show, its output, suspend, resume and kill; reserve and unreserve;
+// Tab and Enter; a phone-sized screen. Then it SIGKILLs the leader the
+// page came from and waits for the timeline to name the new leader
+// within 2 s, without a reload, and the page carries on through another
+// server: a queue refused to a non-admin, created and removed once the
+// database makes the user an admin; sign-out. No view may raise a
+// console error or an uncaught exception.
 func TestDashboardEndToEnd(t *testing.T) {
 	if testing.Short() {
 		t.Skip("skipping end-to-end test under -short: it builds netmgr, runs a cluster and a browser")
@@ -393,6 +397,20 @@ func TestDashboardEndToEnd(t *testing.T) {
 		chromedp.Click(chromedp.CSS(`#queue-form button`)))
 	// The page's user administers nothing: the refusal is the CLI's.
 	b.waitText("#toast", regexp.MustCompile(`set queue: .*neither an admin_id`), 20*time.Second)
+	// Once the database makes the user an admin, the same form creates
+	// the queue, and Remove removes it.
+	db, err := cl.Database(ctx)
+	if err != nil {
+		t.Fatalf("read database: %v", err)
+	}
+	db.Text += "\nadmin_id " + pageUser + "\n"
+	if _, err := cl.LoadDatabase(ctx, db); err != nil {
+		t.Fatalf("load database with admin_id %s: %v", pageUser, err)
+	}
+	b.run("create the queue as admin", 10*time.Second, chromedp.Click(chromedp.CSS(`#queue-form button`)))
+	b.waitText("main table", regexp.MustCompile(`uiq\s+5\s`), 20*time.Second)
+	b.run("remove the queue", 10*time.Second, chromedp.Click(chromedp.CSS(`main table tr:last-child button`)))
+	b.waitText("#toast", regexp.MustCompile(`queue uiq removed`), 20*time.Second)
 	b.view("#/servers", "Server group")
 	b.noErrors("after failover")
 
