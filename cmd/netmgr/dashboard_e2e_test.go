@@ -319,6 +319,8 @@ func TestDashboardEndToEnd(t *testing.T) {
 	b.waitText("main table", regexp.MustCompile(`\srunning\s`), 20*time.Second)
 	b.run("kill", 10*time.Second, chromedp.Click(chromedp.ID("kill")))
 	b.waitText("main dl", regexp.MustCompile(`state\s+killed`), 20*time.Second)
+	// The history (the server's accounting) has the ended attempt.
+	b.waitText("main", regexp.MustCompile(`History\n[\s\S]*\n0\s+1\s+killed`), 20*time.Second)
 	b.view("#/jobs?name=uijob", "Jobs")
 	b.waitText("main table", regexp.MustCompile(`uijob\s+`+regexp.QuoteMeta(pageUser)+`\s+killed`), 10*time.Second)
 

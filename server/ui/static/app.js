@@ -384,8 +384,32 @@ async function act(ref, action) {
   }
 }
 
+// historyTable is the accounting of a job's ended attempts, from the
+// server's history (GET /v1/history?job=ID), which outlives the job.
+async function historyTable(id) {
+  try {
+    const list = await api('GET', '/v1/history?job=' + encodeURIComponent(id));
+    const rows = (list || []).map((a) => el('tr', {},
+      el('td', {}, a.instance), el('td', {}, a.attempt), stateCell(a.state), el('td', {}, a.machine || ''),
+      el('td', {}, fmtTime(a.ended_at)), el('td', {}, ((a.user_ms || 0) + (a.sys_ms || 0)) / 1000 + ' s'),
+      el('td', {}, a.max_rss_kb ? Math.round(a.max_rss_kb / 1024) + ' MB' : ''),
+      el('td', {class: 'wrap'}, a.reason || a.error || '')));
+    return [el('h3', {}, 'History'),
+      table(['#', 'attempt', 'state', 'machine', 'ended', 'cpu', 'max rss', 'reason'], rows, 'No attempt has ended yet.')];
+  } catch (e) {
+    return [el('h3', {}, 'History'), el('p', {class: 'muted'}, e.message)];
+  }
+}
+
 async function viewJob(ref) {
-  const j = await api('GET', '/v1/jobs/' + encodeURIComponent(ref));
+  let j;
+  try {
+    j = await api('GET', '/v1/jobs/' + encodeURIComponent(ref));
+  } catch (e) {
+    // A job the retention removed lives on in the history.
+    if (e.status !== 404 || !/^[0-9]+$/.test(ref)) throw e;
+    return [el('h2', {}, `Job ${ref}`), el('p', {class: 'muted'}, e.message), ...(await historyTable(ref))];
+  }
   const live = ['queued', 'held', 'running', 'scheduled'].includes(j.state);
   const has = (s) => (j.instances || []).some((i) => i.state === s);
   const actions = el('div', {class: 'actions'},
@@ -430,6 +454,7 @@ async function viewJob(ref) {
       table(['#', 'attempt', 'state', 'machine', 'started', 'ended', 'reason'], hist));
   }
   out.push(logsPanel(j));
+  out.push(...(await historyTable(j.id)));
   return out;
 }
 
