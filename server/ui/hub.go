@@ -14,9 +14,10 @@ import (
 // or reconnect.
 const ringSize = 500
 
-// keepAlive is how often an idle stream sends a comment, so that proxies
-// keep it open and a dead connection is noticed.
-const keepAlive = 15 * time.Second
+// keepAlive is how often an idle stream sends a ping event, so that
+// proxies keep it open and the page notices a stream whose server hangs
+// (it gives up one silent for 25 s).
+const keepAlive = 10 * time.Second
 
 // Event is one line of the dashboard's timeline: an event of the group's
 // history, or a leadership change this server saw.
@@ -171,7 +172,10 @@ func (h *Hub) Stream(w http.ResponseWriter, r *http.Request, done <-chan struct{
 		select {
 		case <-changed:
 		case <-ping.C:
-			if _, err := fmt.Fprint(w, ": ping\n\n"); err != nil {
+			if _, err := fmt.Fprint(w, "event: ping\ndata: {}\n\n"); err != nil {
+				return
+			}
+			if err := rc.Flush(); err != nil {
 				return
 			}
 		case <-r.Context().Done():

@@ -7,6 +7,9 @@
 const PAGE = 50;            // jobs per page
 const REFRESH_MS = 800;     // a view redraws at most this often on events
 const TIMELINE_MAX = 300;   // timeline lines kept
+const READ_TIMEOUT_MS = 8000;
+const WRITE_TIMEOUT_MS = 20000;
+const STREAM_SILENCE_MS = 25000; // a stream quiet this long (no ping) is dead
 
 const state = {
   base: '',                 // '' is this page's own server
@@ -109,10 +112,18 @@ async function api(method, path, body, opts = {}) {
     if (state.insecure && state.insecureUser) headers['X-Netmgr-User'] = state.insecureUser;
     let resp;
     try {
+      // A server that hangs (stopped, cut off) is passed over too.
       resp = await fetch(url, {method, headers, credentials: 'include', cache: 'no-store',
+        signal: AbortSignal.timeout(method === 'GET' ? READ_TIMEOUT_MS : WRITE_TIMEOUT_MS),
         body: body === undefined ? undefined : JSON.stringify(body)});
     } catch (e) {
       lastErr = e;
+      // A write that timed out may have been done: say so rather than
+      // send it again (a submit carries an idempotency key, so the page
+      // may send it again itself).
+      if (method !== 'GET' && e.name === 'TimeoutError' && !opts.idempotent) {
+        throw new ApiError(0, 'no answer in time; the action may or may not have been done: reload to see');
+      }
       continue;
     }
     if (base !== state.base) {
@@ -240,19 +251,30 @@ function connect(base) {
   const es = new EventSource(base + '/ui/events', {withCredentials: true});
   state.es = es;
   es.addEventListener('hello', (m) => {
+    heard = Date.now();
     const h = JSON.parse(m.data);
     if (state.streamServer && state.streamServer !== h.server) timelineNote('live through ' + h.server);
     state.streamServer = h.server;
     state.streamFails = 0;
     setConn(true, 'live: ' + h.server);
   });
+  // The server pings every 10 s; a stream silent for longer than
+  // STREAM_SILENCE_MS (its server hangs or is cut off) is given up.
+  let heard = Date.now();
+  const watchdog = setInterval(() => {
+    if (state.es !== es) { clearInterval(watchdog); return; }
+    if (Date.now() - heard > STREAM_SILENCE_MS) { clearInterval(watchdog); es.onerror(); }
+  }, 1000);
+  es.addEventListener('ping', () => { heard = Date.now(); });
   es.onmessage = (m) => {
+    heard = Date.now();
     const e = JSON.parse(m.data);
     addTimeline(e);
     scheduleRefresh(e);
   };
   es.onerror = () => {
     if (state.es !== es) return;
+    clearInterval(watchdog);
     es.close();
     state.streamFails++;
     setConn(false, 'reconnecting');
@@ -595,6 +617,9 @@ function viewSubmit() {
   const verdict = el('p', {id: 'verdict', role: 'status'}, '');
   const field = (name, label, attrs = {}) => el('label', {}, label, el('input', {name, ...attrs}));
   let timer = null;
+  // One key per job: a submit the page sends again to another server
+  // (its first server died) makes no second job.
+  let submitKey = crypto.randomUUID();
   const check = async () => {
     const spec = specFromForm(form);
     if (!Object.keys(spec.binaries).length) {
@@ -615,11 +640,12 @@ function viewSubmit() {
     }
   };
   const form = el('form', {class: 'grid', id: 'submit-form',
-    oninput: () => { clearTimeout(timer); timer = setTimeout(check, 250); },
+    oninput: () => { clearTimeout(timer); timer = setTimeout(check, 250); submitKey = crypto.randomUUID(); },
     onsubmit: async (ev) => {
       ev.preventDefault();
       try {
-        const r = await api('POST', '/v1/jobs', {spec: specFromForm(form)});
+        const r = await api('POST', '/v1/jobs', {spec: specFromForm(form), idempotency_key: submitKey}, {idempotent: true});
+        submitKey = crypto.randomUUID();
         toast(`submitted job ${r.id}` + (r.unrunnable ? ' (waits: ' + r.unrunnable + ')' : ''));
         location.hash = '#/job/' + r.id;
       } catch (e) { toast('submit: ' + e.message); }
