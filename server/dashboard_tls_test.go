@@ -91,8 +91,11 @@ func TestDashboardSessionOverTLS(t *testing.T) {
 		return resp.StatusCode, string(data), resp.Header
 	}
 
-	if code, body, _ := do("GET", "/ui/", "", false); code != http.StatusOK || !strings.Contains(body, "app.js") {
-		t.Fatalf("GET /ui/ without credentials: %d %.80s", code, body)
+	if code, body, _ := do("GET", "/", "", false); code != http.StatusOK || !strings.Contains(body, "app.js") {
+		t.Fatalf("GET / without credentials (redirected to /ui/): %d %.80s", code, body)
+	}
+	if code, body, _ := do("GET", "/nothing-here", "", false); code != http.StatusUnauthorized {
+		t.Fatalf("GET /nothing-here without credentials: %d %.80s, want 401", code, body)
 	}
 	if code, body, _ := do("GET", "/v1/jobs", "", false); code != http.StatusUnauthorized || !strings.Contains(body, "token") {
 		t.Fatalf("GET /v1/jobs before sign-in: %d %s, want 401 saying what to do", code, body)

@@ -124,9 +124,11 @@ func (s *Server) uiRoutes(mux *http.ServeMux) {
 		Secure:   s.cfg.TLS != nil,
 		Insecure: s.cfg.TLS == nil,
 	}
-	mux.HandleFunc("GET /ui", func(w http.ResponseWriter, r *http.Request) {
+	toPage := func(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, "/ui/", http.StatusFound)
-	})
+	}
+	mux.HandleFunc("GET /{$}", toPage)
+	mux.HandleFunc("GET /ui", toPage)
 	mux.Handle("GET /ui/", ui.Static())
 	mux.HandleFunc("POST /ui/login", sessions.Login)
 	mux.HandleFunc("POST /ui/logout", sessions.Logout)
@@ -140,11 +142,12 @@ func (s *Server) uiRoutes(mux *http.ServeMux) {
 }
 
 // uiPublic reports whether a request for path may go without credentials
-// (or with a stale cookie): the page's files and the sign-in and -out.
+// (or with a stale cookie): / and /ui (which send the browser to the
+// page), the page's files, and the sign-in and -out.
 func uiPublic(r *http.Request) bool {
 	p := r.URL.Path
 	switch {
-	case r.Method == http.MethodGet && (p == "/ui" || (strings.HasPrefix(p, "/ui/") && p != "/ui/events" && p != "/ui/whoami")):
+	case r.Method == http.MethodGet && (p == "/" || p == "/ui" || (strings.HasPrefix(p, "/ui/") && p != "/ui/events" && p != "/ui/whoami")):
 		return true
 	case r.Method == http.MethodPost && (p == "/ui/login" || p == "/ui/logout"):
 		return true

@@ -309,10 +309,18 @@ function scheduleRefresh(e) {
     reservations: k.startsWith('reserv'),
   }[v];
   if (!relevant || state.refreshTimer) return;
-  state.refreshTimer = setTimeout(() => {
+  const later = () => {
+    // Not while the user types in a field of the view: the redraw would
+    // lose what they typed.
+    const a = document.activeElement;
+    if (a && $('#main').contains(a) && /^(INPUT|SELECT|TEXTAREA)$/.test(a.tagName)) {
+      state.refreshTimer = setTimeout(later, REFRESH_MS);
+      return;
+    }
     state.refreshTimer = null;
     route(true);
-  }, REFRESH_MS);
+  };
+  state.refreshTimer = setTimeout(later, REFRESH_MS);
 }
 
 // ---------- views ----------
