@@ -90,7 +90,8 @@ function bases(first) {
   const out = [first];
   const own = location.host;
   for (const s of state.servers) {
-    if (!s.http) continue;
+    // A wildcard listen address names no host a browser can reach.
+    if (!s.http || /^(0\.0\.0\.0|\[::\]):/.test(s.http)) continue;
     const b = s.http === own ? '' : proto + s.http;
     if (!out.includes(b)) out.push(b);
   }
