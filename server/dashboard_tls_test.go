@@ -161,3 +161,40 @@ func TestDashboardSessionOverTLS(t *testing.T) {
 		t.Fatalf("GET /v1/jobs after sign-out: %d, want 401", code)
 	}
 }
+
+// TestDashboardInsecure: without TLS the page names its user as the CLI
+// does (X-Netmgr-User), and sign-in with a token is refused, saying why.
+func TestDashboardInsecure(t *testing.T) {
+	_, tr := raft.NewInmemTransport("")
+	s, err := server.New(server.Config{
+		Name: "s0", HTTPAddr: "127.0.0.1:0", GossipAddr: "127.0.0.1:0", BootstrapExpect: 1,
+		Logger: servertest.Logger(), RaftTransport: tr, InmemStore: true, TuneRaft: servertest.FastRaft,
+	})
+	if err != nil {
+		t.Fatalf("start server: %v", err)
+	}
+	t.Cleanup(func() { _ = s.Shutdown() })
+	base := "http://" + s.HTTPAddr()
+	req, _ := http.NewRequestWithContext(ctx(t), "GET", base+"/ui/whoami", nil)
+	req.Header.Set(client.UserHeader, "bob")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || !strings.Contains(string(data), `"user":"bob"`) || !strings.Contains(string(data), `"insecure":true`) {
+		t.Fatalf("whoami as bob: %d %s", resp.StatusCode, data)
+	}
+	req, _ = http.NewRequestWithContext(ctx(t), "POST", base+"/ui/login", strings.NewReader(`{"token":"x"}`))
+	req.Header.Set(ui.CSRFHeader, "1")
+	resp, err = http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, _ = io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusBadRequest || !strings.Contains(string(data), "without TLS") {
+		t.Fatalf("token sign-in without TLS: %d %s, want 400 saying why", resp.StatusCode, data)
+	}
+}
