@@ -99,7 +99,7 @@ func uiEvent(e fsm.Event) ui.Event {
 		fmt.Fprintf(&b, ": %s", e.Detail)
 	}
 	return ui.Event{
-		Key: fmt.Sprintf("i%d-%s-%d-%d", e.Index, e.Kind, e.Job, e.Instance), At: e.At, Kind: e.Kind,
+		Key: fmt.Sprintf("i%d-%s-%d-%d-%d-%s", e.Index, e.Kind, e.Job, e.Instance, e.Attempt, e.Machine), At: e.At, Kind: e.Kind,
 		Text: b.String(), Index: e.Index, Job: e.Job, Instance: e.Instance, Machine: e.Machine,
 	}
 }
