@@ -32,7 +32,7 @@ help:
 	@echo "make man                   write the manual pages into man/man1/"
 	@echo "make install PREFIX=DIR    install DIR/bin/netmgr, its command symlinks and man pages (default $(PREFIX))"
 	@echo "make deb                   build the Debian package $(DEB) (binary, links, systemd units, sample config, man pages)"
-	@echo "make tools                 install staticcheck $(STATICCHECK_VERSION) into .tools/"
+	@echo "make tools                 install staticcheck $(STATICCHECK_VERSION) into .tools/ and a headless Chromium (dashboard test)"
 	@echo "make lint                  gofmt, go vet, staticcheck"
 	@echo "make test                  lint, then the whole test suite under -race, then fuzz"
 	@echo "make fuzz                  run each fuzz target for FUZZTIME (default $(FUZZTIME))"
@@ -76,7 +76,20 @@ deb: build man
 		--config packaging/nfpm.yaml --packager deb --target $(DEB)
 	@echo "built $(DEB)"
 
-tools: $(STATICCHECK)
+tools: $(STATICCHECK) browser
+
+# The dashboard's end-to-end test (cmd/netmgr/dashboard_e2e_test.go)
+# drives a headless Chromium; Debian's chromium-headless-shell is
+# installed when no Chromium is on PATH and apt-get is. Without one the
+# test skips, saying why, except under CI=true, where it fails.
+.PHONY: browser
+browser:
+	@if command -v chromium-headless-shell >/dev/null 2>&1 || command -v chromium >/dev/null 2>&1; then :; \
+	elif command -v apt-get >/dev/null 2>&1; then \
+		echo "installing chromium-headless-shell (the dashboard test's browser)"; \
+		apt-get install -y chromium-headless-shell || { apt-get update && apt-get install -y chromium-headless-shell; } || \
+		echo "could not install chromium-headless-shell; the dashboard test needs a Chromium"; \
+	else echo "no apt-get: install a Chromium for the dashboard test (or set NETMGR_TEST_BROWSER)"; fi
 
 $(STATICCHECK):
 	GOBIN=$(TOOLS_BIN) $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)

@@ -45,6 +45,10 @@ const LeaderHeader = "X-Netmgr-Leader"
 // IndexHeader carries the Raft index a server's answer reflects.
 const IndexHeader = "X-Netmgr-Index"
 
+// TotalCountHeader carries how many jobs a filtered or paged
+// GET /v1/jobs?owner=&state=&queue=&name=&offset=&limit= selected in all.
+const TotalCountHeader = "X-Netmgr-Total-Count"
+
 // DefaultRetryFor is how long a request keeps retrying across servers while
 // none answers or the group has no leader: long enough to ride through an
 // election.

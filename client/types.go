@@ -197,6 +197,16 @@ type SubmitRequest struct {
 	NoQueue bool `json:"no_queue,omitempty"`
 }
 
+// CheckResponse answers POST /v1/jobs/check: the spec as the spec
+// language writes it, and either why the servers would refuse it (Error)
+// or, when they would take it, why no machine could run it now
+// (Unrunnable; empty when one can).
+type CheckResponse struct {
+	Spec       string `json:"spec"`
+	Error      string `json:"error,omitempty"`
+	Unrunnable string `json:"unrunnable,omitempty"`
+}
+
 // SubmitResponse answers a submit.
 type SubmitResponse struct {
 	ID    uint64 `json:"id"`

@@ -8,6 +8,7 @@ import (
 
 	"github.com/netmgr/netmgr/client"
 	"github.com/netmgr/netmgr/fsm"
+	"github.com/netmgr/netmgr/server/ui"
 )
 
 // routes builds the API. Writes are marked so that a follower forwards them
@@ -16,6 +17,7 @@ import (
 func (s *Server) routes() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/jobs", s.forUser(s.leaderWrite(s.handleSubmit)))
+	mux.HandleFunc("POST /v1/jobs/check", s.forUser(s.handleCheck))
 	mux.HandleFunc("POST /v1/jobs/batch", s.forUser(s.leaderWrite(s.handleSubmitBatch)))
 	mux.HandleFunc("GET /v1/jobs", s.forUser(s.leaderRead(s.handleJobs)))
 	mux.HandleFunc("GET /v1/jobs/{ref}", s.forUser(s.leaderRead(s.handleJob)))
@@ -52,7 +54,8 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("GET /v1/tokens", s.forUser(s.leaderRead(s.handleTokens)))
 	mux.HandleFunc("DELETE /v1/tokens/{id}", s.forUser(s.leaderWrite(s.handleRevokeToken)))
 	mux.Handle("GET /metrics", s.metrics.handler())
-	return s.authenticated(s.metrics.countRequests(mux))
+	s.uiRoutes(mux)
+	return ui.CORS(s.peerHTTP, s.authenticated(s.metrics.countRequests(mux)))
 }
 
 // writeJSON answers with v as JSON and the applied index.

@@ -120,14 +120,26 @@ func (s *Server) submitResponse(id uint64, unrunnable string) client.SubmitRespo
 }
 
 func (s *Server) handleJobs(w http.ResponseWriter, r *http.Request) {
+	f, err := parseJobFilter(r.URL.Query())
+	if err != nil {
+		s.writeError(w, http.StatusBadRequest, err)
+		return
+	}
 	var jobs []client.Job
+	var total int
 	s.fsm.Read(func(v fsm.View) {
 		all := v.Jobs()
-		jobs = make([]client.Job, 0, len(all))
-		for _, j := range all {
-			jobs = append(jobs, jobToWire(v, j))
+		if !f.any() {
+			jobs = make([]client.Job, 0, len(all))
+			for _, j := range all {
+				jobs = append(jobs, jobToWire(v, j))
+			}
+			total = len(jobs)
+			return
 		}
+		jobs, total = f.page(v, all)
 	})
+	w.Header().Set(client.TotalCountHeader, strconv.Itoa(total))
 	s.writeJSON(w, http.StatusOK, jobs)
 }
 

@@ -11,6 +11,7 @@ import (
 
 	"github.com/netmgr/netmgr/client"
 	"github.com/netmgr/netmgr/client/pki"
+	"github.com/netmgr/netmgr/server/ui"
 )
 
 // principal is who a request acts for, as this server verified it (or, in
@@ -71,6 +72,7 @@ const (
 	denyNotPermitted  = "not_permitted"
 	denyRootJob       = "root_job"
 	denyRogueServer   = "rogue_server"
+	denyCSRF          = "csrf"
 )
 
 // errNoCredentials is the refusal of a request that proves nobody.
@@ -129,6 +131,17 @@ func (s *Server) identify(r *http.Request) (principal, *denial) {
 func (s *Server) identifyToken(r *http.Request) (principal, *denial) {
 	auth := r.Header.Get("Authorization")
 	token, ok := strings.CutPrefix(auth, "Bearer ")
+	via := "token "
+	if auth == "" {
+		// The dashboard's session cookie holds its token (server/ui). A
+		// request that changes state must come from the page itself.
+		if token, ok = ui.TokenFromCookie(r); ok {
+			via = "dashboard, token "
+			if !ui.SafeMethod(r.Method) && r.Header.Get(ui.CSRFHeader) == "" {
+				return principal{}, &denial{http.StatusForbidden, denyCSRF, ui.ErrNoCSRFHeader}
+			}
+		}
+	}
 	if !ok || token == "" {
 		return principal{}, &denial{http.StatusUnauthorized, denyNoCredentials, errNoCredentials}
 	}
@@ -140,7 +153,7 @@ func (s *Server) identifyToken(r *http.Request) (principal, *denial) {
 		return principal{}, &denial{http.StatusUnauthorized, denyBadToken, err}
 	}
 	id, _ := parseToken(strings.TrimSpace(token)) // tokenUser has checked it
-	return principal{User: user, Via: "token " + id}, nil
+	return principal{User: user, Via: via + id}, nil
 }
 
 // authenticated runs h with the request's verified principal in its
@@ -148,7 +161,7 @@ func (s *Server) identifyToken(r *http.Request) (principal, *denial) {
 func (s *Server) authenticated(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		p, d := s.identify(r)
-		if d != nil && !(d.reason == denyNoCredentials && r.URL.Path == "/v1/health") {
+		if d != nil && !(d.reason == denyNoCredentials && r.URL.Path == "/v1/health") && !uiPublic(r) {
 			s.deny(w, r, p, d)
 			return
 		}

@@ -20,6 +20,7 @@ import (
 	"github.com/netmgr/netmgr/fsm"
 	"github.com/netmgr/netmgr/server/blobstore"
 	"github.com/netmgr/netmgr/server/mailer"
+	"github.com/netmgr/netmgr/server/ui"
 )
 
 // Server is one netmgr server. Create it with New; stop it with Shutdown.
@@ -79,6 +80,9 @@ type Server struct {
 	// blobsTemp its temporary directory when it has no data dir.
 	blobs     *blobstore.Store
 	blobsTemp string
+	// hub fans this server's events and leader changes out to every open
+	// dashboard page (ui_feed.go).
+	hub *ui.Hub
 }
 
 // New starts a server: Raft, the gossip node, the HTTP API, bootstrap by
@@ -95,6 +99,7 @@ func New(cfg Config) (*Server, error) {
 		hc:  &http.Client{Timeout: 70 * time.Second, Transport: newTransport(cfg.TLS)},
 
 		admission: newAdmission(),
+		hub:       ui.NewHub(cfg.Name),
 	}
 	s.groupLevel.Store(uint32(oldestLevel))
 	s.metrics = newMetrics(s)
@@ -143,6 +148,7 @@ func New(cfg Config) (*Server, error) {
 	}
 	s.raft = s.node.raft
 	s.raft.RegisterObserver(s.metrics.electionObserver())
+	s.raft.RegisterObserver(s.uiLeaderObserver())
 
 	meta := client.NodeMeta{
 		Role:   client.RoleServer,
@@ -172,6 +178,7 @@ func New(cfg Config) (*Server, error) {
 	s.goFunc(s.monitorLeadership)
 	s.goFunc(s.sweepBlobs)
 	s.goFunc(s.watchLag)
+	s.goFunc(s.feedHub)
 	if s.hist != nil {
 		s.goFunc(s.sweepHistory)
 		s.goFunc(s.fillHistory)

@@ -1,0 +1,429 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/user"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/page"
+	"github.com/chromedp/chromedp"
+
+	"github.com/netmgr/netmgr/client"
+)
+
+// browserBinary finds a Chromium to drive: Debian's chromium-headless-shell
+// or chromium (`make tools` installs the first), or what
+// NETMGR_TEST_BROWSER names. Without one the test skips, saying so,
+// except in CI (CI=true), where it fails.
+func browserBinary(t *testing.T) string {
+	t.Helper()
+	names := []string{"chromium-headless-shell", "chromium", "chromium-browser", "headless_shell", "google-chrome"}
+	if b := os.Getenv("NETMGR_TEST_BROWSER"); b != "" {
+		names = []string{b}
+	}
+	for _, n := range names {
+		if p, err := exec.LookPath(n); err == nil {
+			return p
+		}
+	}
+	msg := fmt.Sprintf("no headless browser found (looked for %s); `make tools` installs Debian's chromium-headless-shell", strings.Join(names, ", "))
+	if os.Getenv("CI") == "true" {
+		t.Fatal(msg + " (CI=true: the dashboard test must run in CI)")
+	}
+	t.Skip("skipping: " + msg)
+	return ""
+}
+
+// browserPage is one headless Chromium tab and the console errors and
+// exceptions its page raised.
+type browserPage struct {
+	t   *testing.T
+	ctx context.Context
+
+	mu     sync.Mutex
+	errors []string
+}
+
+// newBrowser starts a headless Chromium that takes the test cluster's
+// throw-away certificates, records the page's console errors and uncaught
+// exceptions (the browser's own log, such as a refused connection to a
+// killed server, is shown but not counted), and answers confirm() with
+// OK. On failure it saves a screenshot under testdata/dashboard-out/.
+func newBrowser(t *testing.T) *browserPage {
+	t.Helper()
+	bin := browserBinary(t)
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(bin),
+		chromedp.IgnoreCertErrors,
+		chromedp.NoSandbox, // the tests run as root
+		chromedp.WindowSize(1280, 900),
+		chromedp.UserDataDir(t.TempDir()),
+	)
+	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancelCtx := chromedp.NewContext(actx)
+	b := &browserPage{t: t, ctx: ctx}
+	// The first run starts the browser; it lives as long as ctx.
+	if err := chromedp.Do(ctx); err != nil {
+		cancelCtx()
+		cancelAlloc()
+		t.Fatalf("start %s: %v", bin, err)
+	}
+	console := chromedp.Console(ctx)
+	dialogs := chromedp.Events(ctx, page.JavascriptDialogOpening)
+	go func() {
+		for m, err := range console {
+			if err != nil {
+				return
+			}
+			switch {
+			case m.IsException() || (m.Type == chromedp.ConsoleError && m.Source == ""):
+				b.record(m.String() + " at " + m.URL)
+			case m.Type == chromedp.ConsoleError || m.Type == chromedp.ConsoleWarning:
+				t.Logf("browser log: %s (%s) %s", m.String(), m.Source, m.URL)
+			}
+		}
+	}()
+	go func() {
+		for ev, err := range dialogs {
+			if err != nil {
+				return
+			}
+			if _, err := chromedp.Call(ctx, page.HandleJavaScriptDialog, page.HandleJavaScriptDialogParams{Accept: true}); err != nil {
+				t.Logf("answer dialog %q: %v", ev.Message, err)
+			}
+		}
+	}()
+	t.Cleanup(func() {
+		if t.Failed() {
+			b.screenshot("failure")
+		}
+		cancelCtx()
+		cancelAlloc()
+	})
+	return b
+}
+
+func (b *browserPage) record(s string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.errors = append(b.errors, s)
+}
+
+// noErrors fails the test for any console error or exception so far,
+// naming the view.
+func (b *browserPage) noErrors(view string) {
+	b.t.Helper()
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, e := range b.errors {
+		b.t.Errorf("view %s: %s", view, e)
+	}
+	b.errors = nil
+}
+
+// screenshot saves the page as PNG under testdata/dashboard-out/ (not
+// committed), or under NETMGR_UI_SCREENSHOTS when set.
+func (b *browserPage) screenshot(name string) {
+	dir := os.Getenv("NETMGR_UI_SCREENSHOTS")
+	if dir == "" {
+		dir = filepath.Join("testdata", "dashboard-out")
+	}
+	ctx, cancel := context.WithTimeout(b.ctx, 10*time.Second)
+	defer cancel()
+	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+	if err == nil {
+		err = os.MkdirAll(dir, 0o755)
+	}
+	path := filepath.Join(dir, strings.ReplaceAll(b.t.Name(), "/", "_")+"-"+name+".png")
+	if err == nil {
+		err = os.WriteFile(path, png, 0o644)
+	}
+	if err != nil {
+		b.t.Logf("screenshot %s: %v", name, err)
+		return
+	}
+	b.t.Logf("screenshot saved: %s", path)
+}
+
+// run runs steps with a deadline, failing the test on error.
+func (b *browserPage) run(what string, timeout time.Duration, steps ...chromedp.Action[chromedp.Void]) {
+	b.t.Helper()
+	ctx, cancel := context.WithTimeout(b.ctx, timeout)
+	defer cancel()
+	if err := chromedp.Do(ctx, steps...); err != nil {
+		b.t.Fatalf("%s: %v", what, err)
+	}
+}
+
+// eval evaluates a JavaScript expression (awaiting a promise) in the
+// page and returns its value.
+func eval[T any](b *browserPage, expr string) (T, error) {
+	ctx, cancel := context.WithTimeout(b.ctx, 10*time.Second)
+	defer cancel()
+	return chromedp.Run(ctx, chromedp.Evaluate[T](expr, chromedp.EvalAwaitPromise))
+}
+
+// text returns the visible text of the first element sel matches, or ""
+// when none does.
+func (b *browserPage) text(sel string) string {
+	s, err := eval[string](b, fmt.Sprintf(`(document.querySelector(%q)||{}).innerText||""`, sel))
+	if err != nil {
+		b.t.Logf("read %s: %v", sel, err)
+	}
+	return s
+}
+
+// waitText polls until the text of sel matches re, and returns it.
+func (b *browserPage) waitText(sel string, re *regexp.Regexp, timeout time.Duration) string {
+	b.t.Helper()
+	deadline := time.Now().Add(timeout)
+	var last string
+	for time.Now().Before(deadline) {
+		if last = b.text(sel); re.MatchString(last) {
+			return last
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	b.t.Fatalf("%s never matched %s in %s; last text:\n%s\npage:\n%s\ntoast: %s", sel, re, timeout, last, b.text("main"), b.text("#toast"))
+	return ""
+}
+
+// view opens a view by its hash and waits for its heading.
+func (b *browserPage) view(hash, heading string) {
+	b.t.Helper()
+	if _, err := eval[string](b, fmt.Sprintf(`location.hash=%q`, hash)); err != nil {
+		b.t.Fatalf("open %s: %v", hash, err)
+	}
+	b.waitText("main h2", regexp.MustCompile(regexp.QuoteMeta(heading)), 20*time.Second)
+	if os.Getenv("NETMGR_UI_SCREENSHOTS") != "" {
+		b.screenshot(strings.TrimPrefix(strings.SplitN(hash, "?", 2)[0], "#/"))
+	}
+	b.noErrors(hash)
+}
+
+// TestDashboardEndToEnd drives a real headless Chromium against a real
+// three-server TLS cluster of processes: sign in with a token (a bad one
+// refused first), the servers, machines, jobs, queues and reservations
+// views, a job submitted from the form once its spec string and verdict
+// show, its output, suspend, resume and kill; reserve and unreserve;
+// Tab and Enter; a phone-sized screen. Then it SIGKILLs the leader the
+// page came from and waits for the timeline to name the new leader
+// within 2 s, without a reload, and the page carries on through another
+// server: a queue refused to a non-admin, created and removed once the
+// database makes the user an admin; sign-out. No view may raise a
+// console error or an uncaught exception.
+func TestDashboardEndToEnd(t *testing.T) {
+	if testing.Short() {
+		t.Skip("skipping end-to-end test under -short: it builds netmgr, runs a cluster and a browser")
+	}
+	b := newBrowser(t)
+	dir := t.TempDir()
+	// The page's jobs run as nobody, who must reach the binary and the
+	// execution directories under dir.
+	openToEveryone(t, dir)
+	openToEveryone(t, filepath.Dir(netmgrBinary(t)))
+	c, cl := procCluster(t, dir, 3, 2)
+	if !c.Secure() {
+		t.Fatal("the process cluster runs insecure; the dashboard signs in with a token over TLS")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	// The user the page acts for owns the jobs it submits, which run as
+	// that user: as root, an ordinary one every Debian system has (a
+	// token never acts for root); otherwise the user running the test.
+	pageUser := "nobody"
+	if os.Geteuid() != 0 {
+		me, err := user.Current()
+		if err != nil {
+			t.Fatal(err)
+		}
+		pageUser = me.Username
+	}
+	tok, err := cl.CreateToken(ctx, client.TokenRequest{User: pageUser})
+	if err != nil {
+		t.Fatalf("create token: %v", err)
+	}
+	li, leader := c.Leader()
+	if li < 0 {
+		t.Fatal("no leader")
+	}
+	base := c.Servers[li].URL()
+
+	// A bad token is refused, saying what to do.
+	b.run("open the page", 30*time.Second,
+		chromedp.Navigate(base+"/ui/"),
+		chromedp.WaitVisible(chromedp.ID("token")))
+	b.run("sign in with a bad token", 10*time.Second,
+		chromedp.SendKeys(chromedp.ID("token"), "tk00000000.not-a-token"),
+		chromedp.Click(chromedp.ID("signin")))
+	b.waitText("#login-error", regexp.MustCompile(`token create`), 10*time.Second)
+	b.run("sign in", 10*time.Second,
+		chromedp.SetValue(chromedp.ID("token"), tok.Token),
+		chromedp.Click(chromedp.ID("signin")))
+	b.waitText("#user", regexp.MustCompile(`^`+regexp.QuoteMeta(pageUser)), 10*time.Second)
+	b.waitText("#conn", regexp.MustCompile(`^live: `), 10*time.Second)
+
+	// The cookie is the browser's, not the page scripts'.
+	cookie, err := eval[string](b, `document.cookie`)
+	if err != nil {
+		t.Fatalf("read document.cookie: %v", err)
+	}
+	if strings.Contains(cookie, tok.Token) {
+		t.Errorf("document.cookie shows the token: the session cookie must be HttpOnly")
+	}
+
+	b.view("#/servers", "Server group")
+	b.waitText("main table", regexp.MustCompile(leader+`\s+leader`), 10*time.Second)
+	b.view("#/machines", "Machines")
+	b.waitText("main table", regexp.MustCompile(regexp.QuoteMeta(c.Stubs[0].Name)+`\s+up`), 10*time.Second)
+	b.view("#/queues", "Queues")
+	b.view("#/reservations", "Reservations")
+
+	// Submit from the form: the spec string and the verdict show first.
+	b.view("#/submit", "Submit a job")
+	b.run("fill the form", 10*time.Second,
+		chromedp.SendKeys(chromedp.CSS(`textarea[name="binaries"]`), "/bin/sh"),
+		chromedp.SendKeys(chromedp.CSS(`input[name="args"]`), `-c "echo hello-from-ui; exec sleep 300"`),
+		chromedp.SendKeys(chromedp.CSS(`input[name="name"]`), "uijob"))
+	b.waitText("#spec", regexp.MustCompile(`binaries=\{\*=/bin/sh\}.*symb_name=uijob.*args=\{.*-c.*echo hello-from-ui; exec sleep 300`), 10*time.Second)
+	b.waitText("#verdict", regexp.MustCompile(`Runnable`), 10*time.Second)
+	b.run("submit", 10*time.Second, chromedp.Click(chromedp.ID("submit")))
+	b.waitText("main h2", regexp.MustCompile(`Job \d+ uijob\.`+regexp.QuoteMeta(pageUser)), 20*time.Second)
+	b.waitText("main dl", regexp.MustCompile(`state\s+running`), 30*time.Second)
+	b.noErrors("job")
+	// Its output, through the logs endpoint.
+	deadline := time.Now().Add(20 * time.Second)
+	for !strings.Contains(b.text("#logs"), "hello-from-ui") && time.Now().Before(deadline) {
+		b.run("show output", 10*time.Second, chromedp.Click(chromedp.CSS(`main section button`)))
+		time.Sleep(200 * time.Millisecond)
+	}
+	if out := b.text("#logs"); !strings.Contains(out, "hello-from-ui") {
+		t.Errorf("the job's output shows %q, want hello-from-ui", out)
+	}
+
+	// Suspend and resume, then kill, from the job's page.
+	// Suspend is offered once an instance runs (not while only placed).
+	b.waitText("main table", regexp.MustCompile(`\srunning\s`), 20*time.Second)
+	b.run("suspend", 10*time.Second, chromedp.Click(chromedp.ID("suspend")))
+	b.waitText("main table", regexp.MustCompile(`\ssuspended\s`), 20*time.Second)
+	b.run("resume", 10*time.Second, chromedp.Click(chromedp.ID("resume")))
+	b.waitText("main table", regexp.MustCompile(`\srunning\s`), 20*time.Second)
+	b.run("kill", 10*time.Second, chromedp.Click(chromedp.ID("kill")))
+	b.waitText("main dl", regexp.MustCompile(`state\s+killed`), 20*time.Second)
+	// The history (the server's accounting) has the ended attempt.
+	b.waitText("main", regexp.MustCompile(`History\n[\s\S]*\n0\s+1\s+killed`), 20*time.Second)
+	b.view("#/jobs?name=uijob", "Jobs")
+	b.waitText("main table", regexp.MustCompile(`uijob\s+`+regexp.QuoteMeta(pageUser)+`\s+killed`), 10*time.Second)
+
+	// Reserve a machine, see it held, unreserve it.
+	b.view("#/reservations", "Reservations")
+	b.run("reserve", 10*time.Second,
+		chromedp.SendKeys(chromedp.CSS(`#reserve-form input[name="machines"]`), c.Stubs[1].Name),
+		chromedp.Click(chromedp.CSS(`#reserve-form button`)))
+	b.waitText("main table", regexp.MustCompile(regexp.QuoteMeta(pageUser)+`\s+`+regexp.QuoteMeta(c.Stubs[1].Name)), 20*time.Second)
+	b.view("#/machines", "Machines")
+	b.waitText("main table", regexp.MustCompile(regexp.QuoteMeta(c.Stubs[1].Name)+`.*`+regexp.QuoteMeta(pageUser)), 20*time.Second)
+	b.view("#/reservations", "Reservations")
+	b.run("unreserve", 10*time.Second, chromedp.Click(chromedp.CSS(`main table button`)))
+	b.waitText("main", regexp.MustCompile(`No reservations\.`), 20*time.Second)
+
+	// Keyboard: Tab from the top reaches the skip link, then the views;
+	// Enter on a view's link opens it.
+	b.run("focus the top", 5*time.Second, chromedp.Focus(chromedp.CSS(`header h1 a`)))
+	b.run("tab to Servers, Machines", 5*time.Second, chromedp.KeyEvent("\t"), chromedp.KeyEvent("\t"))
+	if f := b.text(`:focus`); f != "Machines" {
+		t.Errorf("after two tabs from the title the focus is on %q, want the Machines link", f)
+	}
+	b.run("open with Enter", 5*time.Second, chromedp.KeyEvent("\r"))
+	b.waitText("main h2", regexp.MustCompile(`^Machines$`), 10*time.Second)
+
+	// A phone: nothing wider than the screen but inside a table's own
+	// scroller, and the timeline under the view.
+	b.run("phone viewport", 5*time.Second, chromedp.EmulateViewport(390, 844, chromedp.EmulateMobile))
+	for _, v := range [][2]string{{"#/jobs", "Jobs"}, {"#/machines", "Machines"}, {"#/servers", "Server group"}, {"#/submit", "Submit a job"}} {
+		b.view(v[0], v[1])
+		fits, err := eval[bool](b, `document.documentElement.scrollWidth <= window.innerWidth + 1 &&
+			document.querySelector('aside').getBoundingClientRect().top >= document.querySelector('main').getBoundingClientRect().bottom - 1`)
+		if err != nil || !fits {
+			b.screenshot("phone-" + v[1])
+			t.Errorf("view %s on a 390 px screen: wider than the screen or the timeline beside it (%v)", v[0], err)
+		}
+	}
+	b.run("desktop viewport", 5*time.Second, chromedp.EmulateReset())
+
+	// Kill the leader the page came from; the timeline names the new one.
+	b.view("#/servers", "Server group")
+	before := b.text("#timeline")
+	killed := time.Now()
+	if err := c.KillServer(li, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	elected := regexp.MustCompile(`leader elected (\S+), term (\d+)`)
+	var seen string
+	for time.Since(killed) < 15*time.Second {
+		tl := b.text("#timeline")
+		if m := elected.FindStringSubmatch(strings.TrimSuffix(tl, before)); m != nil && m[1] != leader {
+			seen = m[0]
+			break
+		}
+		time.Sleep(25 * time.Millisecond)
+	}
+	took := time.Since(killed)
+	if seen == "" {
+		t.Fatalf("the timeline never named a new leader after %s was killed; it shows:\n%s", leader, b.text("#timeline"))
+	}
+	t.Logf("timeline showed %q %v after SIGKILL of leader %s", seen, took.Round(time.Millisecond), leader)
+	if took > 2*time.Second {
+		t.Errorf("the timeline showed the new leader %v after the SIGKILL; want within 2s", took.Round(time.Millisecond))
+	}
+	if !strings.Contains(b.text("#timeline"), "leader lost") {
+		t.Errorf("the timeline does not say the leader was lost:\n%s", b.text("#timeline"))
+	}
+	// The page keeps working through another server, without a reload.
+	b.waitText("#conn", regexp.MustCompile(`^live: `), 10*time.Second)
+	b.view("#/machines", "Machines")
+	b.waitText("main table", regexp.MustCompile(regexp.QuoteMeta(c.Stubs[0].Name)), 20*time.Second)
+	b.view("#/queues", "Queues")
+	b.run("create a queue", 10*time.Second,
+		chromedp.SendKeys(chromedp.CSS(`#queue-form input[name="name"]`), "uiq"),
+		chromedp.SendKeys(chromedp.CSS(`#queue-form input[name="priority"]`), "5"),
+		chromedp.Click(chromedp.CSS(`#queue-form button`)))
+	// The page's user administers nothing: the refusal is the CLI's.
+	b.waitText("#toast", regexp.MustCompile(`set queue: .*neither an admin_id`), 20*time.Second)
+	// Once the database makes the user an admin, the same form creates
+	// the queue, and Remove removes it.
+	db, err := cl.Database(ctx)
+	if err != nil {
+		t.Fatalf("read database: %v", err)
+	}
+	db.Text += "\nadmin_id " + pageUser + "\n"
+	if _, err := cl.LoadDatabase(ctx, db); err != nil {
+		t.Fatalf("load database with admin_id %s: %v", pageUser, err)
+	}
+	b.run("create the queue as admin", 10*time.Second, chromedp.Click(chromedp.CSS(`#queue-form button`)))
+	b.waitText("main table", regexp.MustCompile(`uiq\s+5\s`), 20*time.Second)
+	b.run("remove the queue", 10*time.Second, chromedp.Click(chromedp.CSS(`main table tr:last-child button`)))
+	b.waitText("#toast", regexp.MustCompile(`queue uiq removed`), 20*time.Second)
+	b.view("#/servers", "Server group")
+	b.noErrors("after failover")
+
+	// Sign out forgets the cookie: the API refuses the page again.
+	b.run("sign out", 10*time.Second, chromedp.Click(chromedp.ID("signout")), chromedp.WaitVisible(chromedp.ID("token")))
+	alive := c.Servers[(li+1)%len(c.Servers)].URL()
+	status, err := eval[int](b, fmt.Sprintf(`fetch(%q,{credentials:'include'}).then(r=>r.status)`, alive+"/v1/jobs?stale"))
+	if err != nil {
+		t.Fatalf("read after sign-out: %v", err)
+	}
+	if status != 401 {
+		t.Errorf("GET %s/v1/jobs after sign-out: %d, want 401", alive, status)
+	}
+}
