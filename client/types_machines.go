@@ -120,6 +120,10 @@ type Server struct {
 	// CommandLevel is the highest log command type the server's build
 	// applies; 0 from a server too old to say.
 	CommandLevel int `json:"command_level,omitempty"`
+	// FilesBytes and Files are the size and number of the archives of
+	// job files (copy_in, copy_out) the server keeps in its blob store.
+	FilesBytes int64 `json:"files_bytes,omitempty"`
+	Files      int   `json:"files,omitempty"`
 }
 
 // Facts is what a stub reports about its machine.

@@ -89,6 +89,16 @@ func TestBlobsFollowTheJob(t *testing.T) {
 			t.Errorf("server %d removed the copy_in of a job in the database", i)
 		}
 	}
+	// netstatus -s shows what each server keeps (FILES).
+	ss, err := cl.Servers(ctx(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range ss {
+		if s.Files < 2 || s.FilesBytes < int64(len(data)) {
+			t.Errorf("server %s reports %d archives, %d bytes; want the job's copy_in and outputs", s.Name, s.Files, s.FilesBytes)
+		}
+	}
 	servertest.WaitFor(t, 30*time.Second, "the job's files gone from every server once the job left", func() bool {
 		for _, s := range c.Servers {
 			s.SweepBlobs(time.Now().Add(time.Minute))
@@ -98,6 +108,15 @@ func TestBlobsFollowTheJob(t *testing.T) {
 		}
 		return true
 	})
+	ss, err = cl.Servers(ctx(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range ss {
+		if s.Files != 0 || s.FilesBytes != 0 {
+			t.Errorf("server %s reports %d archives, %d bytes after the job left; want none", s.Name, s.Files, s.FilesBytes)
+		}
+	}
 }
 
 // fileText returns the content of dir/name, or "" when it cannot be read.

@@ -32,7 +32,10 @@ func (s *Server) self() client.Server {
 	}
 	contact, heard := lastContact(role, stats["last_contact"])
 	_, problem := s.health(leader != "", heard, contact)
+	files, filesBytes := s.blobBytes()
 	return client.Server{
+		Files:        files,
+		FilesBytes:   filesBytes,
 		Name:         s.cfg.Name,
 		Address:      string(s.node.transport.LocalAddr()),
 		HTTP:         s.HTTPAddr(),

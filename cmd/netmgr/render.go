@@ -430,7 +430,7 @@ func sortedServers(ss []client.Server) []client.Server {
 // comes last: an unhealthy server's reason may be long.
 func renderServers(w io.Writer, ss []client.Server) error {
 	tw := newTable(w)
-	fmt.Fprintln(tw, "NAME\tADDRESS\tROLE\tTERM\tLAST INDEX\tLAST CONTACT\tLEADER\tVERSION\tHEALTH")
+	fmt.Fprintln(tw, "NAME\tADDRESS\tROLE\tTERM\tLAST INDEX\tLAST CONTACT\tLEADER\tVERSION\tFILES\tHEALTH")
 	for _, s := range sortedServers(ss) {
 		role := s.Role
 		if role == "" {
@@ -440,8 +440,8 @@ func renderServers(w io.Writer, ss []client.Server) error {
 		if s.Error != "" {
 			leader = "error: " + s.Error
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%s\t%s\t%s\t%s\n", s.Name, orDash(s.Address), role, s.Term, s.LastIndex,
-			orDash(s.LastContact), leader, orDash(s.Version), serverHealth(s))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%s\t%s\t%s\t%s\t%s\n", s.Name, orDash(s.Address), role, s.Term, s.LastIndex,
+			orDash(s.LastContact), leader, orDash(s.Version), formatDiskUse(s.FilesBytes), serverHealth(s))
 	}
 	return tw.Flush()
 }
@@ -481,6 +481,10 @@ type serverRow struct {
 	// it did not answer or is too old to say.
 	Version      string `json:"version"`
 	CommandLevel int    `json:"command_level"`
+	// FilesBytes and Files are what the server's blob store keeps of
+	// jobs' copy_in and copy_out files.
+	FilesBytes int64 `json:"files_bytes"`
+	Files      int   `json:"files"`
 }
 
 // renderServersJSON writes netstatus -s --json.
@@ -489,7 +493,7 @@ func renderServersJSON(w io.Writer, ss []client.Server) error {
 	for _, s := range sortedServers(ss) {
 		rows = append(rows, serverRow{Name: s.Name, Address: s.Address, HTTP: s.HTTP, Role: s.Role, Term: s.Term, LastIndex: s.LastIndex, Leader: s.Leader, Error: s.Error,
 			LastContact: s.LastContact, Healthy: s.Healthy && s.Error == "", Problem: s.Problem,
-			Version: s.Version, CommandLevel: s.CommandLevel})
+			Version: s.Version, CommandLevel: s.CommandLevel, FilesBytes: s.FilesBytes, Files: s.Files})
 	}
 	return writeJSON(w, rows)
 }

@@ -206,9 +206,9 @@ func sampleCronJobs() []client.Job {
 func sampleServers() []client.Server {
 	return []client.Server{
 		{Name: "s2", Address: "10.0.0.2:4647", HTTP: "10.0.0.2:4646", Role: "follower", Term: 5, LastIndex: 1041, Leader: "s1", LastContact: "12ms", Healthy: true,
-			Version: "v1.3.0", CommandLevel: 25},
+			Version: "v1.3.0", CommandLevel: 25, FilesBytes: 42 << 20, Files: 3},
 		{Name: "s1", Address: "10.0.0.1:4647", HTTP: "10.0.0.1:4646", Role: "leader", Term: 5, LastIndex: 1042, Leader: "s1", LastContact: "leader", Healthy: true,
-			Version: "v1.4.0-2-g1a2b3c4", CommandLevel: 26},
+			Version: "v1.4.0-2-g1a2b3c4", CommandLevel: 26, FilesBytes: 42 << 20, Files: 3},
 		{Name: "s4", Address: "10.0.0.4:4647", HTTP: "10.0.0.4:4646", Role: "follower", Term: 4, LastIndex: 990, Leader: "", LastContact: "3.5s"},
 		{Name: "s3", Address: "10.0.0.3:4647", Error: "connection refused"},
 		{Name: "s5", Address: "10.0.0.5:4647", HTTP: "10.0.0.5:4646", Role: "follower", Term: 5, LastIndex: 873, Leader: "s1", LastContact: "8ms",

@@ -53,8 +53,9 @@ func statusCommand() *cli.Command {
 			"   netstatus -s   servers: NAME, ADDRESS, ROLE (leader, follower, candidate,\n" +
 			"                  shutdown, unknown), TERM, LAST INDEX, LAST CONTACT (with the\n" +
 			"                  leader: 'leader', 'never' or how long ago), LEADER, VERSION (the\n" +
-			"                  server's build, '-' when it does not say), HEALTH (ok, unhealthy\n" +
-			"                  (why), unreachable)\n" +
+			"                  server's build, '-' when it does not say), FILES (the space\n" +
+			"                  jobs' copy_in and copy_out files take in its blob store, '-'\n" +
+			"                  for none), HEALTH (ok, unhealthy (why), unreachable)\n" +
 			"   netstatus -q   batch queues, highest priority first: QUEUE, PRIORITY, MAXSIZE,\n" +
 			"                  MAXACTIVE, MAXRUN (200m, 90s), MAXMEM (20M), JOBS, WAITING,\n" +
 			"                  RUNNING; '-' is no limit\n" +
