@@ -23,17 +23,30 @@ func poolWithStubs(t *testing.T, servers int, stubs ...string) (*servertest.Clus
 		c.AddStub(name)
 	}
 	cl := c.Client()
-	servertest.WaitFor(t, 15*time.Second, "stubs up", func() bool {
+	// What the servers said last, for the log of a test that fails here.
+	last := "no answer yet"
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("machines as last seen by poolWithStubs: %s", last)
+		}
+	})
+	// 30 s: under the whole suite on 2 cores, three stubs once took more
+	// than 15 s to be up; the wait ends as soon as they are.
+	servertest.WaitFor(t, 30*time.Second, "stubs up", func() bool {
 		ms, err := cl.Machines(ctx(t))
 		if err != nil {
+			last = err.Error()
 			return false
 		}
 		up := 0
+		var states []string
 		for _, m := range ms {
+			states = append(states, m.Name+"="+m.State)
 			if m.State == client.MachineUp {
 				up++
 			}
 		}
+		last = strings.Join(states, " ")
 		return up == len(stubs)
 	})
 	return c, cl
