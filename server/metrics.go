@@ -40,6 +40,7 @@ type metrics struct {
 	startsFailed    prometheus.Counter
 	signalsSent     prometheus.Counter
 	leasesExpired   prometheus.Counter
+	stubJoins       *prometheus.CounterVec // by where the facts came from
 	requests        *prometheus.CounterVec // by route
 	deniedRequests  *prometheus.CounterVec // by reason
 	startRequests   prometheus.Counter
@@ -89,6 +90,10 @@ func newMetrics(s *Server) *metrics {
 			Name: metricsPrefix + "leases_expired_total",
 			Help: "Machine leases this server, as leader, declared expired.",
 		}),
+		stubJoins: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: metricsPrefix + "stub_joins_total",
+			Help: "Machines this server, as leader, joined to the pool (StubJoin committed), by where their facts came from: \"renewal\" (sent with the stub's lease renewal) or \"fetched\" (GET /v1/facts on the stub, a connection of the leader's own).",
+		}, []string{"facts"}),
 		deniedRequests: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "netmgr_requests_denied_total",
 			Help: "Requests refused because they proved no identity or the identity may not do what they asked, by reason.",
@@ -117,7 +122,7 @@ func newMetrics(s *Server) *metrics {
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		m.commitSeconds, m.elections, m.passSeconds, m.passPlaced,
-		m.dispatchSeconds, m.startsFailed, m.signalsSent, m.leasesExpired,
+		m.dispatchSeconds, m.startsFailed, m.signalsSent, m.leasesExpired, m.stubJoins,
 		m.requests, m.deniedRequests, m.startRequests, m.mailsSent, m.mailFailures,
 		gauge("mail_pending", "Mail the group has filed and not yet recorded sent or given up.",
 			func() float64 {

@@ -2,7 +2,9 @@ package stub
 
 import (
 	"context"
+	"errors"
 	"log/slog"
+	"net/http"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -66,6 +68,15 @@ type leaseKeeper struct {
 	// outage is the stub's side of riding out a control-plane outage;
 	// nil in tests that build a keeper alone.
 	outage *outage
+	// factsOf, when set, gives the machine's facts for the renewals that
+	// carry them (LeaseRequest.Facts); set before run starts.
+	factsOf func() (client.Facts, error)
+	// factsKept is set once the servers need no facts from renewals: an
+	// answer did not ask for them (LeaseResponse.WantFacts), or a server
+	// that predates the field refused it. Unset, the next renewal carries
+	// them, so the first one does: the leader then joins the machine
+	// without a connection of its own to it.
+	factsKept atomic.Bool
 
 	mu sync.Mutex // guards the fields below
 	// token is the last answer's token, echoed in the next renewal, and
@@ -283,6 +294,11 @@ func (k *leaseKeeper) renew(ctx context.Context) (client.LeaseResponse, bool) {
 			req.OwnLoad = &own
 		}
 	}
+	if k.factsOf != nil && !k.factsKept.Load() {
+		if f, err := k.factsOf(); err == nil {
+			req.Facts = &f
+		}
+	}
 	resp, err := c.RenewLease(rctx, req)
 	if err != nil || resp.LeaseMS <= 0 {
 		k.log.Debug("lease renewal failed", "machine", k.machine, "err", err)
@@ -291,10 +307,16 @@ func (k *leaseKeeper) renew(ctx context.Context) (client.LeaseResponse, bool) {
 			// renewal goes without, until an answer says it is taken.
 			k.takesAsleep.Store(false)
 		}
+		var refused *client.APIError
+		if req.Facts != nil && errors.As(err, &refused) && refused.Status == http.StatusBadRequest {
+			// Likewise for the facts: the leader fetches them itself.
+			k.factsKept.Store(true)
+		}
 		return resp, false
 	}
 	k.loadByLease.Store(resp.TakesLoad)
 	k.takesAsleep.Store(resp.TakesAsleep)
+	k.factsKept.Store(!resp.WantFacts)
 	if req.Token != nil && resp.Token != nil && req.Token.Leadership == resp.Token.Leadership {
 		k.mu.Lock()
 		k.provenPool = req.Token.Pool
