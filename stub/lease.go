@@ -77,6 +77,9 @@ type leaseKeeper struct {
 	// them, so the first one does: the leader then joins the machine
 	// without a connection of its own to it.
 	factsKept atomic.Bool
+	// factsSent is whether the last renewal carried the facts; run's
+	// goroutine only.
+	factsSent atomic.Bool
 
 	mu sync.Mutex // guards the fields below
 	// token is the last answer's token, echoed in the next renewal, and
@@ -141,6 +144,7 @@ func (k *leaseKeeper) run(ctx context.Context) {
 	defer close(k.done)
 	every := defaultRenewEvery
 	stopped, riding := false, false
+	factsAsked := false // the last answer asked for facts: renew at once
 	for {
 		select {
 		case <-k.halt:
@@ -148,7 +152,13 @@ func (k *leaseKeeper) run(ctx context.Context) {
 		default:
 		}
 		sent, sentBoot := time.Now(), supervisor.BootNow()
+		hurried := factsAsked
+		factsAsked = false
 		if resp, ok := k.renew(ctx); ok {
+			// An answer that asks for the facts the renewal did not carry
+			// (the machine left the pool, or a new leader took over before
+			// it joined) gets them at once, once: the join waits for them.
+			factsAsked = resp.WantFacts && !k.factsSent.Load() && !hurried
 			lease := time.Duration(resp.LeaseMS) * time.Millisecond
 			every = time.Duration(resp.RenewMS) * time.Millisecond
 			k.raiseMachineIndex(resp.MachineIndex) // before the deadline: see admits
@@ -180,6 +190,9 @@ func (k *leaseKeeper) run(ctx context.Context) {
 		if !stopped {
 			// Wake when the lease or the cover may run out.
 			wait = min(wait, max(time.Duration(k.deadline.Load())-supervisor.BootNow(), outageAskEvery))
+		}
+		if factsAsked {
+			wait = 0
 		}
 		select {
 		case <-ctx.Done():
@@ -299,6 +312,7 @@ func (k *leaseKeeper) renew(ctx context.Context) (client.LeaseResponse, bool) {
 			req.Facts = &f
 		}
 	}
+	k.factsSent.Store(req.Facts != nil)
 	resp, err := c.RenewLease(rctx, req)
 	if err != nil || resp.LeaseMS <= 0 {
 		k.log.Debug("lease renewal failed", "machine", k.machine, "err", err)
