@@ -170,6 +170,13 @@ type LeaseRequest struct {
 	// restarting and grants a lease of the server's restart grace; the
 	// stub sends no renewal after it.
 	Restarting bool `json:"restarting,omitempty"`
+	// Facts are the machine's facts, as GET /v1/facts on its stub gives
+	// them. A stub sends them with its first renewal and then while the
+	// answers ask for them (LeaseResponse.WantFacts): the leader joins
+	// the machine with them instead of fetching them over a connection
+	// (a TLS handshake) of its own. A server that predates the field
+	// refuses a request with it; the stub then stops sending it.
+	Facts *Facts `json:"facts,omitempty"`
 }
 
 // LeaseToken is the leader's receipt for a lease it granted, which the
@@ -230,6 +237,10 @@ type LeaseResponse struct {
 	// LeaseRequest.Restarting asked for: LeaseMS is then the restart
 	// grace. Unset, the stub got no restart lease and leaves the pool.
 	Restarting bool `json:"restarting,omitempty"`
+	// WantFacts asks the stub for its facts with the next renewal
+	// (LeaseRequest.Facts): the leader holds none for it and does not
+	// hold the machine up at the address it gossips.
+	WantFacts bool `json:"want_facts,omitempty"`
 }
 
 // OwnerSettings is the owner-policy settings the database gives a

@@ -34,6 +34,8 @@ func (s *Server) handleLease(w http.ResponseWriter, r *http.Request) {
 	}
 	var (
 		known, unreachable bool
+		up                 bool   // the database holds the machine up
+		upAddr             string // at this API address
 		machineIndex       uint64
 		recorded           string // the machine's health as the database has it
 		recordedAsleep     string // and its owner verdict
@@ -44,6 +46,9 @@ func (s *Server) handleLease(w http.ResponseWriter, r *http.Request) {
 		m, ok := v.Machine(req.Machine)
 		known = ok
 		unreachable = ok && m.State == fsm.MachineUnreachable
+		if ok && m.State == fsm.MachineUp {
+			up, upAddr = true, m.Addr
+		}
 		if ok {
 			machineIndex, recorded, recordedAsleep = m.ModifyIndex, m.Unhealthy, m.Asleep
 			db, _ := v.Database()
@@ -52,6 +57,17 @@ func (s *Server) handleLease(w http.ResponseWriter, r *http.Request) {
 		}
 		pool = st.leases.pool(v)
 	})
+	wantFacts := st.facts != nil && !up
+	if req.Facts != nil && st.facts != nil && (!up || req.Facts.HTTPAddr != upAddr) {
+		// The certificate check above proved the sender is the machine's
+		// stub, as the fetch the join would otherwise make proves it.
+		f := *req.Facts
+		f.Name = req.Machine
+		st.facts.put(f)
+	}
+	if wantFacts && st.facts.has(req.Machine) {
+		wantFacts = false
+	}
 	st.leases.setOwnLoad(req.Machine, req.OwnLoad)
 	var idleSince *time.Time
 	if req.IdleS != nil {
@@ -87,6 +103,6 @@ func (s *Server) handleLease(w http.ResponseWriter, r *http.Request) {
 		LeaseMS: LeaseDuration.Milliseconds(), RenewMS: LeaseRenewInterval.Milliseconds(), TakesLoad: true, TakesAsleep: takesAsleep,
 		MachineIndex: machineIndex, Token: token,
 		PoolSize: pool.size(), Position: pool.position(req.Machine), OutageGraceMS: s.cfg.OutageGrace.Milliseconds(),
-		Owner: ownerSettings,
+		Owner: ownerSettings, WantFacts: wantFacts,
 	})
 }

@@ -121,7 +121,7 @@ func (s *Server) leaderLoop(ctx context.Context) {
 	}()
 	defer func() { <-checkDone }()
 	leases := newLeaseTable(time.Now())
-	s.leader.Store(&leaderState{check: check, leases: leases})
+	s.leader.Store(&leaderState{check: check, leases: leases, facts: newJoinFacts()})
 	defer s.leader.Store(nil)
 	d := newDispatcher(s)
 	defer d.wait()

@@ -88,4 +88,7 @@ func (c *leaderCheck) since(ctx context.Context, t time.Time) error {
 type leaderState struct {
 	check  *leaderCheck
 	leases *leaseTable
+	// facts are the joining stubs' facts their renewals carried; nil in
+	// tests that build a leaderState alone.
+	facts *joinFacts
 }

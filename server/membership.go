@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"slices"
 	"sync"
@@ -127,14 +128,7 @@ func (m *membership) join(ctx context.Context, name, addr string) {
 			delete(m.pending, name)
 			m.mu.Unlock()
 		}()
-		c, err := m.s.stubClient(name, addr)
-		if err != nil {
-			m.s.log.Warn("stub address unusable", "machine", name, "addr", addr, "err", err)
-			return
-		}
-		fctx, cancel := context.WithTimeout(ctx, 3*time.Second)
-		facts, err := c.Facts(fctx)
-		cancel()
+		facts, source, err := m.joinFacts(ctx, name, addr)
 		if err != nil {
 			m.s.log.Warn("fetch stub facts failed", "machine", name, "err", err)
 			return
@@ -154,9 +148,33 @@ func (m *membership) join(ctx context.Context, name, addr string) {
 			if st := m.s.leader.Load(); st != nil {
 				st.leases.touch(name, time.Now())
 			}
-			m.s.log.Info("machine joined the pool", "machine", name, "arch", facts.Arch, "cpus", facts.CPUs)
+			m.s.metrics.stubJoins.WithLabelValues(source).Inc()
+			m.s.log.Info("machine joined the pool", "machine", name, "arch", facts.Arch, "cpus", facts.CPUs, "facts", source)
 		}
 	}()
+}
+
+// joinFacts returns the facts to join machine name, whose stub gossips
+// the API address addr, and where they came from (the label of
+// stub_joins_total): those its renewals carried (joinFacts), waiting up
+// to joinFactsWait for them, else fetched from the stub.
+func (m *membership) joinFacts(ctx context.Context, name, addr string) (client.Facts, string, error) {
+	if st := m.s.leader.Load(); st != nil && st.facts != nil {
+		if f, ok := st.facts.wait(ctx, name, addr, joinFactsWait); ok {
+			return f, "renewal", nil
+		}
+	}
+	c, err := m.s.stubClient(name, addr)
+	if err != nil {
+		return client.Facts{}, "", fmt.Errorf("stub address %s unusable: %w", addr, err)
+	}
+	fctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	defer cancel()
+	f, err := c.Facts(fctx)
+	if err != nil {
+		return client.Facts{}, "", fmt.Errorf("fetch facts from %s: %w", addr, err)
+	}
+	return f, "fetched", nil
 }
 
 // addServers adds live servers that gossip knows and Raft does not, once

@@ -39,6 +39,7 @@ type metrics struct {
 	startsFailed    *promtext.Counter
 	signalsSent     *promtext.Counter
 	leasesExpired   *promtext.Counter
+	stubJoins       *promtext.CounterVec // by where the facts came from
 	requests        *promtext.CounterVec // by route
 	deniedRequests  *promtext.CounterVec // by reason
 	startRequests   *promtext.Counter
@@ -72,6 +73,8 @@ func newMetrics(s *Server) *metrics {
 			"Signals (kill, restart, suspend, resume) a stub acknowledged."),
 		leasesExpired: promtext.NewCounter(metricsPrefix+"leases_expired_total",
 			"Machine leases this server, as leader, declared expired."),
+		stubJoins: promtext.NewCounterVec(metricsPrefix+"stub_joins_total",
+			"Machines this server, as leader, joined to the pool (StubJoin committed), by where their facts came from: \"renewal\" (sent with the stub's lease renewal) or \"fetched\" (GET /v1/facts on the stub, a connection of the leader's own).", []string{"facts"}),
 		deniedRequests: promtext.NewCounterVec("netmgr_requests_denied_total",
 			"Requests refused because they proved no identity or the identity may not do what they asked, by reason.", []string{"reason"}),
 		requests: promtext.NewCounterVec(metricsPrefix+"http_requests_total",
@@ -90,7 +93,7 @@ func newMetrics(s *Server) *metrics {
 		promtext.GoCollector(),
 		promtext.ProcessCollector(),
 		m.commitSeconds, m.elections, m.passSeconds, m.passPlaced,
-		m.dispatchSeconds, m.startsFailed, m.signalsSent, m.leasesExpired,
+		m.dispatchSeconds, m.startsFailed, m.signalsSent, m.leasesExpired, m.stubJoins,
 		m.requests, m.deniedRequests, m.startRequests, m.mailsSent, m.mailFailures,
 		gauge("mail_pending", "Mail the group has filed and not yet recorded sent or given up.",
 			func() float64 {

@@ -85,15 +85,25 @@ func (s *Stub) handleSignal(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Stub) handleFacts(w http.ResponseWriter, _ *http.Request) {
-	f, err := s.facts.facts(s.cfg.Name, s.httpAddr)
+	f, err := s.currentFacts()
 	if err != nil {
 		writeError(w, http.StatusInternalServerError, err)
 		return
 	}
+	writeJSON(w, http.StatusOK, f)
+}
+
+// currentFacts is what the stub reports about its machine, as GET
+// /v1/facts and the lease renewals that carry facts give it.
+func (s *Stub) currentFacts() (client.Facts, error) {
+	f, err := s.facts.facts(s.cfg.Name, s.httpAddr)
+	if err != nil {
+		return client.Facts{}, err
+	}
 	if s.gossip != nil {
 		f.GossipAddr = s.gossip.addr
 	}
-	writeJSON(w, http.StatusOK, f)
+	return f, nil
 }
 
 func (s *Stub) handleHealth(w http.ResponseWriter, _ *http.Request) {

@@ -2,7 +2,9 @@ package stub
 
 import (
 	"context"
+	"errors"
 	"log/slog"
+	"net/http"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -66,6 +68,18 @@ type leaseKeeper struct {
 	// outage is the stub's side of riding out a control-plane outage;
 	// nil in tests that build a keeper alone.
 	outage *outage
+	// factsOf, when set, gives the machine's facts for the renewals that
+	// carry them (LeaseRequest.Facts); set before run starts.
+	factsOf func() (client.Facts, error)
+	// factsKept is set once the servers need no facts from renewals: an
+	// answer did not ask for them (LeaseResponse.WantFacts), or a server
+	// that predates the field refused it. Unset, the next renewal carries
+	// them, so the first one does: the leader then joins the machine
+	// without a connection of its own to it.
+	factsKept atomic.Bool
+	// factsSent is whether the last renewal carried the facts; run's
+	// goroutine only.
+	factsSent atomic.Bool
 
 	mu sync.Mutex // guards the fields below
 	// token is the last answer's token, echoed in the next renewal, and
@@ -130,6 +144,7 @@ func (k *leaseKeeper) run(ctx context.Context) {
 	defer close(k.done)
 	every := defaultRenewEvery
 	stopped, riding := false, false
+	factsAsked := false // the last answer asked for facts: renew at once
 	for {
 		select {
 		case <-k.halt:
@@ -137,7 +152,13 @@ func (k *leaseKeeper) run(ctx context.Context) {
 		default:
 		}
 		sent, sentBoot := time.Now(), supervisor.BootNow()
+		hurried := factsAsked
+		factsAsked = false
 		if resp, ok := k.renew(ctx); ok {
+			// An answer that asks for the facts the renewal did not carry
+			// (the machine left the pool, or a new leader took over before
+			// it joined) gets them at once, once: the join waits for them.
+			factsAsked = resp.WantFacts && !k.factsSent.Load() && !hurried
 			lease := time.Duration(resp.LeaseMS) * time.Millisecond
 			every = time.Duration(resp.RenewMS) * time.Millisecond
 			k.raiseMachineIndex(resp.MachineIndex) // before the deadline: see admits
@@ -169,6 +190,9 @@ func (k *leaseKeeper) run(ctx context.Context) {
 		if !stopped {
 			// Wake when the lease or the cover may run out.
 			wait = min(wait, max(time.Duration(k.deadline.Load())-supervisor.BootNow(), outageAskEvery))
+		}
+		if factsAsked {
+			wait = 0
 		}
 		select {
 		case <-ctx.Done():
@@ -283,6 +307,12 @@ func (k *leaseKeeper) renew(ctx context.Context) (client.LeaseResponse, bool) {
 			req.OwnLoad = &own
 		}
 	}
+	if k.factsOf != nil && !k.factsKept.Load() {
+		if f, err := k.factsOf(); err == nil {
+			req.Facts = &f
+		}
+	}
+	k.factsSent.Store(req.Facts != nil)
 	resp, err := c.RenewLease(rctx, req)
 	if err != nil || resp.LeaseMS <= 0 {
 		k.log.Debug("lease renewal failed", "machine", k.machine, "err", err)
@@ -291,10 +321,16 @@ func (k *leaseKeeper) renew(ctx context.Context) (client.LeaseResponse, bool) {
 			// renewal goes without, until an answer says it is taken.
 			k.takesAsleep.Store(false)
 		}
+		var refused *client.APIError
+		if req.Facts != nil && errors.As(err, &refused) && refused.Status == http.StatusBadRequest {
+			// Likewise for the facts: the leader fetches them itself.
+			k.factsKept.Store(true)
+		}
 		return resp, false
 	}
 	k.loadByLease.Store(resp.TakesLoad)
 	k.takesAsleep.Store(resp.TakesAsleep)
+	k.factsKept.Store(!resp.WantFacts)
 	if req.Token != nil && resp.Token != nil && req.Token.Leadership == resp.Token.Leadership {
 		k.mu.Lock()
 		k.provenPool = req.Token.Pool

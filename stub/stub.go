@@ -207,6 +207,7 @@ func New(cfg Config) (*Stub, error) {
 	})
 	snd := &sender{out: s.out, servers: s.servers, log: s.log, metrics: s.metrics}
 	s.wg.Go(func() { snd.run(ctx) })
+	s.lease.factsOf = s.currentFacts
 	s.wg.Go(func() { s.lease.run(ctx) })
 	s.wg.Go(func() { s.outage.run(ctx) })
 	s.wg.Go(func() { s.outage.witness.run(ctx) })

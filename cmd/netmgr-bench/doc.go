@@ -59,7 +59,8 @@
 //   - gossip: 3 servers and 200 simulated stubs over 4 processes with the
 //     default memberlist settings: convergence (on 3 fresh pools, 1 under
 //     BENCH_QUICK), time to notice a dead member, false suspicions,
-//     server CPU.
+//     server CPU. On a secure pool the stubs' certificates are issued
+//     before the clock starts, as a real machine's exist before its stub.
 //   - pass: one scheduling pass of the leader's planner placing 10,000
 //     queued instances on 1,000 machines.
 //   - scale: 10,000 machines and 1,000,000 job records built through the

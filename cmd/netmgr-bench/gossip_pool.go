@@ -49,6 +49,13 @@ func startGossipPool(ctx context.Context, cfg config, bin, dir string, round, pe
 	hc.Timeout = 5 * time.Second
 	p.watch = &gossipWatch{c: c, hc: hc}
 
+	// The stubs' certificates exist before the clock starts, as a real
+	// machine's do before its stub starts.
+	for i := range gossipSims {
+		if err := issueSimCerts(c, dir, fmt.Sprintf("r%dg%d", round, i), per); err != nil {
+			return p, err
+		}
+	}
 	fmt.Fprintf(os.Stderr, "gossip: pool %d: %d stubs in %d sim processes ...\n", round+1, total, gossipSims)
 	start := time.Now()
 	var (

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/netmgr/netmgr/client"
+	"github.com/netmgr/netmgr/client/pki"
 	"github.com/netmgr/netmgr/server/servertest"
 )
 
@@ -262,6 +263,38 @@ func simDataRoot(dir string) string {
 		return filepath.Join("/dev/shm", filepath.Base(dir))
 	}
 	return filepath.Join(dir, "sim")
+}
+
+// issueSimCerts writes, for a secure cluster c, the certificates of the
+// count stubs named prefix-0 ... that startSim(c, bin, dir, prefix, count)
+// will start, where `netmgr sim` looks for them and reuses them; for an
+// insecure cluster it does nothing. A real machine holds its certificate
+// before its stub starts: a suite that times the stubs' start calls this
+// first, so that making 50 certificates a process is not in its figure.
+func issueSimCerts(c *servertest.ProcCluster, dir, prefix string, count int) error {
+	if !c.Secure() {
+		return nil
+	}
+	ca, err := pki.LoadCA(filepath.Dir(c.CAFile()))
+	if err != nil {
+		return fmt.Errorf("issue sim certificates: %w", err)
+	}
+	data := filepath.Join(simDataRoot(dir), prefix)
+	for i := range count {
+		name := fmt.Sprintf("%s-%d", prefix, i)
+		is, err := ca.Issue(pki.Identity{Role: pki.RoleStub, Name: name}, nil, pki.DefaultCertValidity)
+		if err != nil {
+			return fmt.Errorf("issue sim certificates: %w", err)
+		}
+		tlsDir := filepath.Join(data, name, "tls")
+		if _, err := is.Write(tlsDir); err != nil {
+			return fmt.Errorf("issue sim certificates: %w", err)
+		}
+		if err := os.WriteFile(filepath.Join(tlsDir, pki.CAFile), ca.CertPEM, 0o644); err != nil {
+			return fmt.Errorf("issue sim certificates: %w", err)
+		}
+	}
+	return nil
 }
 
 // startSim starts `netmgr sim` with count stubs named prefix-0 ... joining
