@@ -36,16 +36,7 @@ func TestE2ECronAcrossLeaderKills(t *testing.T) {
 	}
 	dir := t.TempDir()
 	c, cl := procCluster(t, dir, 3, 2)
-	links := filepath.Join(dir, "links")
-	if err := os.Mkdir(links, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	bin := netmgrBinary(t)
-	for _, name := range []string{"netexec", "netstatus", "netkill"} {
-		if err := os.Symlink(bin, filepath.Join(links, name)); err != nil {
-			t.Fatal(err)
-		}
-	}
+	links := commandLinks(t, dir, netmgrBinary(t), "netexec", "netstatus", "netkill")
 	out := filepath.Join(dir, "out")
 	if err := os.Mkdir(out, 0o777); err != nil {
 		t.Fatal(err)

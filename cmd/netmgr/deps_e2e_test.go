@@ -26,15 +26,7 @@ func TestE2EDependencyChain(t *testing.T) {
 	}
 	dir := t.TempDir()
 	bin := netmgrBinary(t)
-	links := filepath.Join(dir, "links")
-	if err := os.Mkdir(links, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	for _, name := range []string{"netexec", "netstatus"} {
-		if err := os.Symlink(bin, filepath.Join(links, name)); err != nil {
-			t.Fatal(err)
-		}
-	}
+	links := commandLinks(t, dir, bin, "netexec", "netstatus")
 	out := filepath.Join(dir, "out")
 	if err := os.Mkdir(out, 0o777); err != nil {
 		t.Fatal(err)

@@ -32,15 +32,7 @@ func TestE2EEverydayExec(t *testing.T) {
 	}
 	dir := t.TempDir()
 	bin := netmgrBinary(t)
-	links := filepath.Join(dir, "links")
-	if err := os.Mkdir(links, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	for _, name := range []string{"netexec", "netstatus", "netkill"} {
-		if err := os.Symlink(bin, filepath.Join(links, name)); err != nil {
-			t.Fatal(err)
-		}
-	}
+	links := commandLinks(t, dir, bin, "netexec", "netstatus", "netkill")
 	work := filepath.Join(dir, "work")
 	for _, d := range []string{work, filepath.Join(work, "data")} {
 		if err := os.Mkdir(d, 0o777); err != nil {

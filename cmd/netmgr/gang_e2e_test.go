@@ -27,15 +27,7 @@ func TestE2EGangReadmeExample(t *testing.T) {
 	}
 	dir := t.TempDir()
 	bin := netmgrBinary(t)
-	links := filepath.Join(dir, "links")
-	if err := os.Mkdir(links, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	for _, name := range []string{"netexec", "netmgr"} {
-		if err := os.Symlink(bin, filepath.Join(links, name)); err != nil {
-			t.Fatal(err)
-		}
-	}
+	links := commandLinks(t, dir, bin, "netexec", "netmgr")
 	work := filepath.Join(dir, "work")
 	if err := os.Mkdir(work, 0o777); err != nil {
 		t.Fatal(err)

@@ -3,8 +3,6 @@ package main
 import (
 	"encoding/json"
 	"errors"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -26,15 +24,7 @@ func TestE2EHistoryAndEventsSurviveRestart(t *testing.T) {
 	}
 	dir := t.TempDir()
 	bin := netmgrBinary(t)
-	links := filepath.Join(dir, "links")
-	if err := os.Mkdir(links, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	for _, name := range []string{"netexec", "netmgr"} {
-		if err := os.Symlink(bin, filepath.Join(links, name)); err != nil {
-			t.Fatal(err)
-		}
-	}
+	links := commandLinks(t, dir, bin, "netexec", "netmgr")
 	c, cl := procCluster(t, dir, 3, 1)
 	r := &e2eRunner{links: links, env: c.Env()}
 
@@ -124,15 +114,7 @@ func TestE2EStatusOfRemovedJobFromHistory(t *testing.T) {
 	}
 	dir := t.TempDir()
 	bin := netmgrBinary(t)
-	links := filepath.Join(dir, "links")
-	if err := os.Mkdir(links, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	for _, name := range []string{"netexec", "netstatus", "netmgr"} {
-		if err := os.Symlink(bin, filepath.Join(links, name)); err != nil {
-			t.Fatal(err)
-		}
-	}
+	links := commandLinks(t, dir, bin, "netexec", "netstatus", "netmgr")
 	c, cl := procClusterArgs(t, dir, 1, 1, []string{"--job-retention", "1s"})
 	r := &e2eRunner{links: links, env: c.Env()}
 

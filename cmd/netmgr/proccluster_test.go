@@ -83,3 +83,19 @@ func procClusterArgs(t *testing.T, dir string, servers, stubs int, serverArgs []
 	}
 	return c, cl
 }
+
+// commandLinks makes dir/links with a symlink to bin for each of names
+// (netexec, netstatus, ...), as make install does, and returns its path.
+func commandLinks(t *testing.T, dir, bin string, names ...string) string {
+	t.Helper()
+	links := filepath.Join(dir, "links")
+	if err := os.Mkdir(links, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range names {
+		if err := os.Symlink(bin, filepath.Join(links, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return links
+}
