@@ -164,6 +164,27 @@ func (b *browserPage) run(what string, timeout time.Duration, steps ...chromedp.
 	}
 }
 
+// click clicks the first element sel matches, in the page itself, so a
+// view that re-renders on a live event between finding the element and
+// clicking it cannot fail the click (chromedp.Click finds the node first
+// and then clicks it: "Could not find node with given id" when the node
+// was replaced in between). It retries until an element matches.
+func (b *browserPage) click(what, sel string, timeout time.Duration) {
+	b.t.Helper()
+	expr := fmt.Sprintf(`(() => { const e = document.querySelector(%q); if (!e) return false; e.click(); return true })()`, sel)
+	deadline := time.Now().Add(timeout)
+	for {
+		ok, err := eval[bool](b, expr)
+		if err == nil && ok {
+			return
+		}
+		if time.Now().After(deadline) {
+			b.t.Fatalf("%s: no element matches %s after %v (last error: %v)", what, sel, timeout, err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
 // eval evaluates a JavaScript expression (awaiting a promise) in the
 // page and returns its value.
 func eval[T any](b *browserPage, expr string) (T, error) {
@@ -303,7 +324,7 @@ func TestDashboardEndToEnd(t *testing.T) {
 	// Its output, through the logs endpoint.
 	deadline := time.Now().Add(20 * time.Second)
 	for !strings.Contains(b.text("#logs"), "hello-from-ui") && time.Now().Before(deadline) {
-		b.run("show output", 10*time.Second, chromedp.Click(chromedp.CSS(`main section button`)))
+		b.click("show output", `main section button`, 10*time.Second)
 		time.Sleep(200 * time.Millisecond)
 	}
 	if out := b.text("#logs"); !strings.Contains(out, "hello-from-ui") {
@@ -313,11 +334,11 @@ func TestDashboardEndToEnd(t *testing.T) {
 	// Suspend and resume, then kill, from the job's page.
 	// Suspend is offered once an instance runs (not while only placed).
 	b.waitText("main table", regexp.MustCompile(`\srunning\s`), 20*time.Second)
-	b.run("suspend", 10*time.Second, chromedp.Click(chromedp.ID("suspend")))
+	b.click("suspend", "#suspend", 10*time.Second)
 	b.waitText("main table", regexp.MustCompile(`\ssuspended\s`), 20*time.Second)
-	b.run("resume", 10*time.Second, chromedp.Click(chromedp.ID("resume")))
+	b.click("resume", "#resume", 10*time.Second)
 	b.waitText("main table", regexp.MustCompile(`\srunning\s`), 20*time.Second)
-	b.run("kill", 10*time.Second, chromedp.Click(chromedp.ID("kill")))
+	b.click("kill", "#kill", 10*time.Second)
 	b.waitText("main dl", regexp.MustCompile(`state\s+killed`), 20*time.Second)
 	// The history (the server's accounting) has the ended attempt.
 	b.waitText("main", regexp.MustCompile(`History\n[\s\S]*\n0\s+1\s+killed`), 20*time.Second)
@@ -333,7 +354,7 @@ func TestDashboardEndToEnd(t *testing.T) {
 	b.view("#/machines", "Machines")
 	b.waitText("main table", regexp.MustCompile(regexp.QuoteMeta(c.Stubs[1].Name)+`.*`+regexp.QuoteMeta(pageUser)), 20*time.Second)
 	b.view("#/reservations", "Reservations")
-	b.run("unreserve", 10*time.Second, chromedp.Click(chromedp.CSS(`main table button`)))
+	b.click("unreserve", `main table button`, 10*time.Second)
 	b.waitText("main", regexp.MustCompile(`No reservations\.`), 20*time.Second)
 
 	// Keyboard: Tab from the top reaches the skip link, then the views;
@@ -409,9 +430,24 @@ func TestDashboardEndToEnd(t *testing.T) {
 	if _, err := cl.LoadDatabase(ctx, db); err != nil {
 		t.Fatalf("load database with admin_id %s: %v", pageUser, err)
 	}
-	b.run("create the queue as admin", 10*time.Second, chromedp.Click(chromedp.CSS(`#queue-form button`)))
-	b.waitText("main table", regexp.MustCompile(`uiq\s+5\s`), 20*time.Second)
-	b.run("remove the queue", 10*time.Second, chromedp.Click(chromedp.CSS(`main table tr:last-child button`)))
+	// The view re-renders (clearing the form) on the database load's
+	// event, and the server the page reads through may apply the load a
+	// moment after the leader: fill and send the form in one step of the
+	// page's own, until the queue shows (a queue set twice is the same).
+	created := regexp.MustCompile(`uiq\s+5\s`)
+	fill := `(() => { const f = document.querySelector('#queue-form'); if (!f) return false;
+		f.querySelector('input[name="name"]').value = 'uiq'; f.querySelector('input[name="priority"]').value = '5';
+		f.querySelector('button').click(); return true })()`
+	for deadline := time.Now().Add(20 * time.Second); !created.MatchString(b.text("main table")); {
+		if time.Now().After(deadline) {
+			t.Fatalf("the queue uiq never showed after creating it as an admin; page:\n%s\ntoast: %s", b.text("main"), b.text("#toast"))
+		}
+		if _, err := eval[bool](b, fill); err != nil {
+			t.Logf("fill the queue form: %v", err)
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+	b.click("remove the queue", `main table tr:last-child button`, 10*time.Second)
 	b.waitText("#toast", regexp.MustCompile(`queue uiq removed`), 20*time.Second)
 	b.view("#/servers", "Server group")
 	b.noErrors("after failover")

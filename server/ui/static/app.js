@@ -542,7 +542,7 @@ async function viewQueues() {
       route(true);
     } catch (e) { toast('set queue: ' + e.message); }
   }},
-  el('label', {}, 'Name', el('input', {name: 'name', required: true, pattern: '[A-Za-z0-9_.-]+'})),
+  el('label', {}, 'Name', el('input', {name: 'name', required: true, pattern: '[A-Za-z0-9_.\\-]+'})),
   num('priority', 'Priority'), num('max_size', 'Max jobs'), num('max_active', 'Max running'),
   num('max_run_seconds', 'Max run (s)'), num('max_mem_mb', 'Max memory (MB)'),
   el('button', {type: 'submit'}, 'Create or change'));
