@@ -159,7 +159,16 @@ func TestSimulatedRestart(t *testing.T) {
 		t.Fatalf("signal the simulated supervisor while no stub runs: %v", err)
 	}
 	waitFor(t, "result.json of "+keyOf(ending).String(), func() bool { _, err := readResult(dir(ending)); return err == nil })
-	t.Cleanup(func() { _ = sim.Signal(context.Background(), dir(running), unix.SIGKILL, 0) })
+	t.Cleanup(func() {
+		_ = sim.Signal(context.Background(), dir(running), unix.SIGKILL, 0)
+		// The simulated supervisor writes result.json as the attempt
+		// ends; wait for it, or TempDir's removal races the write
+		// ("directory not empty", seen once in CI).
+		waitFor(t, "result.json of "+keyOf(running).String()+" after the cleanup's kill", func() bool {
+			_, err := readResult(dir(running))
+			return err == nil
+		})
+	})
 
 	newTestStub(t, cfg)
 	if got := lastTerm(t, srv, keyOf(ending)); got.Signal != "KILL" {
