@@ -6,8 +6,6 @@ import (
 	"net/http"
 	"net/http/cookiejar"
 	"net/url"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -29,33 +27,8 @@ import (
 // event stream needs the cookie and starts with this server's view of
 // the election.
 func TestDashboardSessionOverTLS(t *testing.T) {
-	dir := t.TempDir()
-	srvID, adminID := pki.Identity{Role: pki.RoleServer, Name: "s0"}, pki.Identity{Role: pki.RoleClient, Name: "tclark"}
-	certs, err := pki.MakeCluster(dir, time.Hour, srvID, adminID)
-	if err != nil {
-		t.Fatalf("make certificates: %v", err)
-	}
-	load := func(f pki.Files) *pki.Material {
-		m, err := pki.Load(f)
-		if err != nil {
-			t.Fatalf("load TLS material: %v", err)
-		}
-		return m
-	}
-	dbFile := filepath.Join(dir, "site.db")
-	if err := os.WriteFile(dbFile, []byte("admin_id tclark\n"), 0o644); err != nil {
-		t.Fatalf("write database: %v", err)
-	}
-	_, tr := raft.NewInmemTransport("")
-	s, err := server.New(server.Config{
-		Name: "s0", HTTPAddr: "127.0.0.1:0", GossipAddr: "127.0.0.1:0", BootstrapExpect: 1,
-		DatabaseFile: dbFile, TLS: load(certs[srvID]), Logger: servertest.Logger(),
-		RaftTransport: tr, InmemStore: true, TuneRaft: servertest.FastRaft,
-	})
-	if err != nil {
-		t.Fatalf("start server: %v", err)
-	}
-	t.Cleanup(func() { _ = s.Shutdown() })
+	s, certs, load := tlsServerWithAdmin(t)
+	srvID, adminID := tlsServerID, tlsAdminID
 	admin, err := client.New([]string{s.HTTPAddr()}, client.WithRetryFor(5*time.Second), client.WithTLS(load(certs[adminID])))
 	if err != nil {
 		t.Fatal(err)

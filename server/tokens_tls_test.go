@@ -22,33 +22,8 @@ import (
 // token's user; a forged, expired or revoked token and no token at all
 // are refused with 401.
 func TestBearerTokenOverTLS(t *testing.T) {
-	dir := t.TempDir()
-	srvID, adminID := pki.Identity{Role: pki.RoleServer, Name: "s0"}, pki.Identity{Role: pki.RoleClient, Name: "tclark"}
-	certs, err := pki.MakeCluster(dir, time.Hour, srvID, adminID)
-	if err != nil {
-		t.Fatalf("make certificates: %v", err)
-	}
-	load := func(f pki.Files) *pki.Material {
-		m, err := pki.Load(f)
-		if err != nil {
-			t.Fatalf("load TLS material: %v", err)
-		}
-		return m
-	}
-	dbFile := filepath.Join(dir, "site.db")
-	if err := os.WriteFile(dbFile, []byte("admin_id tclark\n"), 0o644); err != nil {
-		t.Fatalf("write database: %v", err)
-	}
-	_, tr := raft.NewInmemTransport("")
-	s, err := server.New(server.Config{
-		Name: "s0", HTTPAddr: "127.0.0.1:0", GossipAddr: "127.0.0.1:0", BootstrapExpect: 1,
-		DatabaseFile: dbFile, TLS: load(certs[srvID]), Logger: servertest.Logger(),
-		RaftTransport: tr, InmemStore: true, TuneRaft: servertest.FastRaft,
-	})
-	if err != nil {
-		t.Fatalf("start server: %v", err)
-	}
-	t.Cleanup(func() { _ = s.Shutdown() })
+	s, certs, load := tlsServerWithAdmin(t)
+	srvID, adminID := tlsServerID, tlsAdminID
 
 	caOnly := load(pki.Files{CA: certs[srvID].CA})
 	newClient := func(opts ...client.Option) *client.Client {
@@ -117,4 +92,45 @@ func TestBearerTokenOverTLS(t *testing.T) {
 	if !errors.As(err, &apiErr) || strings.Contains(apiErr.Message, tok.Token[13:]) {
 		t.Errorf("refusal %q shows the token's secret", err)
 	}
+}
+
+// The identities of tlsServerWithAdmin's certificates.
+var (
+	tlsServerID = pki.Identity{Role: pki.RoleServer, Name: "s0"}
+	tlsAdminID  = pki.Identity{Role: pki.RoleClient, Name: "tclark"}
+)
+
+// tlsServerWithAdmin starts one TLS server, s0, whose database makes
+// tclark (a client certificate) an admin_id. It returns the server, the
+// certificate files by identity, and a loader of TLS material that fails
+// the test on error.
+func tlsServerWithAdmin(t *testing.T) (*server.Server, map[pki.Identity]pki.Files, func(pki.Files) *pki.Material) {
+	t.Helper()
+	dir := t.TempDir()
+	certs, err := pki.MakeCluster(dir, time.Hour, tlsServerID, tlsAdminID)
+	if err != nil {
+		t.Fatalf("make certificates: %v", err)
+	}
+	load := func(f pki.Files) *pki.Material {
+		m, err := pki.Load(f)
+		if err != nil {
+			t.Fatalf("load TLS material: %v", err)
+		}
+		return m
+	}
+	dbFile := filepath.Join(dir, "site.db")
+	if err := os.WriteFile(dbFile, []byte("admin_id tclark\n"), 0o644); err != nil {
+		t.Fatalf("write database: %v", err)
+	}
+	_, tr := raft.NewInmemTransport("")
+	s, err := server.New(server.Config{
+		Name: "s0", HTTPAddr: "127.0.0.1:0", GossipAddr: "127.0.0.1:0", BootstrapExpect: 1,
+		DatabaseFile: dbFile, TLS: load(certs[tlsServerID]), Logger: servertest.Logger(),
+		RaftTransport: tr, InmemStore: true, TuneRaft: servertest.FastRaft,
+	})
+	if err != nil {
+		t.Fatalf("start server: %v", err)
+	}
+	t.Cleanup(func() { _ = s.Shutdown() })
+	return s, certs, load
 }
