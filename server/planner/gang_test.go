@@ -7,8 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hashicorp/raft"
-
 	"github.com/netmgr/netmgr/fsm"
 	"github.com/netmgr/netmgr/matcher"
 	"github.com/netmgr/netmgr/queue"
@@ -22,20 +20,7 @@ import (
 func gangState(t *testing.T, limit int64) (*fsm.FSM, func(fsm.MessageType, any) *fsm.Result) {
 	t.Helper()
 	f := fsm.New()
-	var index uint64
-	apply := func(typ fsm.MessageType, body any) *fsm.Result {
-		t.Helper()
-		data, err := fsm.Encode(typ, body)
-		if err != nil {
-			t.Fatal(err)
-		}
-		index++
-		res := f.Apply(&raft.Log{Type: raft.LogCommand, Index: index, Data: data}).(*fsm.Result)
-		if res.Err != nil {
-			t.Fatalf("apply %v: %v", typ, res.Err)
-		}
-		return res
-	}
+	apply := applier(t, f)
 	for _, m := range []string{"m1", "m2", "m3"} {
 		apply(fsm.StubJoinType, fsm.StubJoin{At: at, Machine: fsm.MachineFacts{Name: m, Arch: "x86_64", CPUs: 1, MemoryMB: 1024}})
 	}

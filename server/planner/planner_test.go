@@ -18,21 +18,30 @@ var at = time.Date(2025, time.March, 3, 8, 0, 0, 0, time.UTC)
 func newState(t *testing.T) (*fsm.FSM, func(fsm.MessageType, any)) {
 	t.Helper()
 	f := fsm.New()
+	applyRes := applier(t, f)
+	apply := func(typ fsm.MessageType, body any) { t.Helper(); applyRes(typ, body) }
+	apply(fsm.StubJoinType, fsm.StubJoin{At: at, Machine: fsm.MachineFacts{Name: "a", Arch: "x86_64", CPUs: 2, MemoryMB: 1024}})
+	apply(fsm.StubJoinType, fsm.StubJoin{At: at, Machine: fsm.MachineFacts{Name: "b", Arch: "sparc", CPUs: 1, MemoryMB: 1024}})
+	return f, apply
+}
+
+// applier returns a function that applies one command to f at the next
+// index, failing the test when it cannot be encoded or is refused.
+func applier(t *testing.T, f *fsm.FSM) func(fsm.MessageType, any) *fsm.Result {
 	var index uint64
-	apply := func(typ fsm.MessageType, body any) {
+	return func(typ fsm.MessageType, body any) *fsm.Result {
 		t.Helper()
 		data, err := fsm.Encode(typ, body)
 		if err != nil {
 			t.Fatal(err)
 		}
 		index++
-		if res := f.Apply(&raft.Log{Type: raft.LogCommand, Index: index, Data: data}).(*fsm.Result); res.Err != nil {
+		res := f.Apply(&raft.Log{Type: raft.LogCommand, Index: index, Data: data}).(*fsm.Result)
+		if res.Err != nil {
 			t.Fatalf("apply %v: %v", typ, res.Err)
 		}
+		return res
 	}
-	apply(fsm.StubJoinType, fsm.StubJoin{At: at, Machine: fsm.MachineFacts{Name: "a", Arch: "x86_64", CPUs: 2, MemoryMB: 1024}})
-	apply(fsm.StubJoinType, fsm.StubJoin{At: at, Machine: fsm.MachineFacts{Name: "b", Arch: "sparc", CPUs: 1, MemoryMB: 1024}})
-	return f, apply
 }
 
 // allUp is the liveness of every machine of v with its stub up, no load.

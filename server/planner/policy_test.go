@@ -5,8 +5,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hashicorp/raft"
-
 	"github.com/netmgr/netmgr/fsm"
 )
 
@@ -16,20 +14,7 @@ import (
 func policyState(t *testing.T, names ...string) (*fsm.FSM, func(fsm.MessageType, any) *fsm.Result) {
 	t.Helper()
 	f := fsm.New()
-	var index uint64
-	apply := func(typ fsm.MessageType, body any) *fsm.Result {
-		t.Helper()
-		data, err := fsm.Encode(typ, body)
-		if err != nil {
-			t.Fatal(err)
-		}
-		index++
-		res := f.Apply(&raft.Log{Type: raft.LogCommand, Index: index, Data: data}).(*fsm.Result)
-		if res.Err != nil {
-			t.Fatalf("apply %v: %v", typ, res.Err)
-		}
-		return res
-	}
+	apply := applier(t, f)
 	for _, m := range names {
 		apply(fsm.StubJoinType, fsm.StubJoin{At: at, Machine: fsm.MachineFacts{Name: m, Arch: "x86_64", CPUs: 1, MemoryMB: 1024}})
 	}
@@ -50,17 +35,7 @@ func job(owner, q string, n int) fsm.Submit {
 func TestPolicyDedicated(t *testing.T) {
 	// Two-slot machines, so sharing would be possible.
 	f := fsm.New()
-	var index uint64
-	apply := func(typ fsm.MessageType, body any) *fsm.Result {
-		t.Helper()
-		data, _ := fsm.Encode(typ, body)
-		index++
-		res := f.Apply(&raft.Log{Type: raft.LogCommand, Index: index, Data: data}).(*fsm.Result)
-		if res.Err != nil {
-			t.Fatalf("apply %v: %v", typ, res.Err)
-		}
-		return res
-	}
+	apply := applier(t, f)
 	for _, m := range []string{"m1", "m2"} {
 		apply(fsm.StubJoinType, fsm.StubJoin{At: at, Machine: fsm.MachineFacts{Name: m, Arch: "x86_64", CPUs: 2, MemoryMB: 1024}})
 	}
