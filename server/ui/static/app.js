@@ -9,6 +9,7 @@ const REFRESH_MS = 800;     // a view redraws at most this often on events
 const TIMELINE_MAX = 300;   // timeline lines kept
 const READ_TIMEOUT_MS = 8000;
 const WRITE_TIMEOUT_MS = 20000;
+const RETRY_503_MS = 15000; // how long a request retries while no leader answers
 const STREAM_SILENCE_MS = 25000; // a stream quiet this long (no ping) is dead
 
 const state = {
@@ -109,8 +110,23 @@ function bases(first) {
 
 // api sends one request; reads are answered by whichever server gets them
 // (?stale), writes are forwarded to the leader by the server. A server
-// that cannot be reached is passed over for the next.
+// that cannot be reached is passed over for the next. While the group
+// has no leader (503: electing one) it tries again for up to
+// RETRY_503_MS, as the CLI does.
 async function api(method, path, body, opts = {}) {
+  const deadline = Date.now() + RETRY_503_MS;
+  for (let wait = 250; ; wait = Math.min(2 * wait, 1000)) {
+    try {
+      return await apiOnce(method, path, body, opts);
+    } catch (e) {
+      if (e.status !== 503 || Date.now() + wait > deadline) throw e;
+      await new Promise((resolve) => setTimeout(resolve, wait));
+    }
+  }
+}
+
+// apiOnce is api without the retries of a group that has no leader.
+async function apiOnce(method, path, body, opts) {
   let lastErr;
   for (const base of bases(state.base)) {
     let url = base + path;
