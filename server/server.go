@@ -133,12 +133,14 @@ func New(cfg Config) (*Server, error) {
 		ln = tls.NewListener(ln, cfg.TLS.ServerConfig(false))
 	}
 
+	var seeded uint64 // the last history event the dashboard's hub holds
 	if cfg.DataDir != "" {
 		if s.hist, err = openHistory(cfg.DataDir, s.log); err != nil {
 			ln.Close()
 			return nil, err
 		}
 		s.fsm.SetRecorder(s.hist.record)
+		seeded = s.seedHub()
 		s.goFunc(s.hist.run) // ends when Shutdown closes its queue
 	}
 	if s.node, err = newRaft(&s.cfg, s.fsm, &s.storeHealth, func() { s.metrics.denied(denyRogueServer) }); err != nil {
@@ -178,7 +180,7 @@ func New(cfg Config) (*Server, error) {
 	s.goFunc(s.monitorLeadership)
 	s.goFunc(s.sweepBlobs)
 	s.goFunc(s.watchLag)
-	s.goFunc(s.feedHub)
+	s.goFunc(func() { s.feedHub(seeded) })
 	if s.hist != nil {
 		s.goFunc(s.sweepHistory)
 		s.goFunc(s.fillHistory)

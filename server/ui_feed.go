@@ -55,12 +55,35 @@ func (s *Server) uiLeaderObserver() *raft.Observer {
 	})
 }
 
-// feedHub publishes the events this server applies, from the state's
-// in-memory ring (no history read), until the server stops.
-func (s *Server) feedHub() {
-	var after uint64
+// seedHub publishes the last ui.RingSize events of this server's history,
+// oldest first, so that a restarted server's timeline starts where it
+// stopped rather than empty. It returns the index of the last one (0
+// when the history is empty or unreadable: the timeline then starts from
+// what the state applies). The Raft observer's leader_lost events are
+// not in the history; the elections are, as the leader-elected events
+// each new leader commits.
+func (s *Server) seedHub() uint64 {
+	evs, err := s.hist.db.LastEvents(ui.RingSize)
+	if err != nil {
+		s.log.Warn("dashboard timeline starts empty", "err", err)
+		return 0
+	}
+	var last uint64
+	for _, e := range evs {
+		s.hub.Publish(uiEvent(fsm.Event{Index: e.Index, At: e.At, Kind: e.Kind, Job: e.Job, Instance: e.Instance,
+			Attempt: e.Attempt, Machine: e.Machine, Detail: e.Detail}))
+		last = e.Index
+	}
+	return last
+}
+
+// feedHub publishes the events this server applies after index seeded
+// (what seedHub published), from the state's in-memory ring (no history
+// read), until the server stops.
+func (s *Server) feedHub(seeded uint64) {
+	after := seeded
 	s.fsm.Read(func(v fsm.View) {
-		if evs := v.EventsSince(0); len(evs) > 0 {
+		if evs := v.EventsSince(after); len(evs) > 0 && seeded == 0 {
 			// Start with the recent past, not the whole ring.
 			first := max(0, len(evs)-100)
 			after = evs[first].Index - 1

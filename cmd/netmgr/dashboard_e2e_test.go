@@ -14,10 +14,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 
 	"github.com/netmgr/netmgr/client"
+	"github.com/netmgr/netmgr/server/ui"
 )
 
 // browserBinary finds a Chromium to drive: Debian's chromium-headless-shell
@@ -48,6 +50,10 @@ func browserBinary(t *testing.T) string {
 type browserPage struct {
 	t   *testing.T
 	ctx context.Context
+
+	// shotPrefix starts the names of the views' screenshots: "" at the
+	// laptop size, "phone-" on the phone's screen.
+	shotPrefix string
 
 	mu     sync.Mutex
 	errors []string
@@ -130,12 +136,17 @@ func (b *browserPage) noErrors(view string) {
 	b.errors = nil
 }
 
+// laptop is the screen size the test runs at and its screenshots
+// (the README's) are taken at.
+var laptop = chromedp.EmulateViewport(1366, 768)
+
 // screenshot saves the page as PNG under testdata/dashboard-out/ (not
-// committed), or under NETMGR_UI_SCREENSHOTS when set.
+// committed), named after the test, or under NETMGR_UI_SCREENSHOTS when
+// set, as dashboard-NAME.png (the README's doc/img/ are three of them).
 func (b *browserPage) screenshot(name string) {
-	dir := os.Getenv("NETMGR_UI_SCREENSHOTS")
+	dir, file := os.Getenv("NETMGR_UI_SCREENSHOTS"), "dashboard-"+name
 	if dir == "" {
-		dir = filepath.Join("testdata", "dashboard-out")
+		dir, file = filepath.Join("testdata", "dashboard-out"), b.t.Name()+"-"+name
 	}
 	ctx, cancel := context.WithTimeout(b.ctx, 10*time.Second)
 	defer cancel()
@@ -143,7 +154,7 @@ func (b *browserPage) screenshot(name string) {
 	if err == nil {
 		err = os.MkdirAll(dir, 0o755)
 	}
-	path := filepath.Join(dir, strings.ReplaceAll(b.t.Name(), "/", "_")+"-"+name+".png")
+	path := filepath.Join(dir, strings.ReplaceAll(file, "/", "_")+".png")
 	if err == nil {
 		err = os.WriteFile(path, png, 0o644)
 	}
@@ -225,10 +236,21 @@ func (b *browserPage) view(hash, heading string) {
 		b.t.Fatalf("open %s: %v", hash, err)
 	}
 	b.waitText("main h2", regexp.MustCompile(regexp.QuoteMeta(heading)), 20*time.Second)
-	if os.Getenv("NETMGR_UI_SCREENSHOTS") != "" {
-		b.screenshot(strings.TrimPrefix(strings.SplitN(hash, "?", 2)[0], "#/"))
-	}
+	b.shot(strings.TrimPrefix(strings.SplitN(hash, "?", 2)[0], "#/"))
 	b.noErrors(hash)
+}
+
+// shot saves a screenshot of the page as it is, named after what it
+// shows, when NETMGR_UI_SCREENSHOTS asks for them; a passing message
+// (the toast) is hidden first.
+func (b *browserPage) shot(name string) {
+	if os.Getenv("NETMGR_UI_SCREENSHOTS") == "" {
+		return
+	}
+	if _, err := eval[bool](b, `document.getElementById('toast').hidden = true`); err != nil {
+		b.t.Logf("hide the toast: %v", err)
+	}
+	b.screenshot(b.shotPrefix + name)
 }
 
 // TestDashboardEndToEnd drives a real headless Chromium against a real
@@ -281,6 +303,7 @@ func TestDashboardEndToEnd(t *testing.T) {
 
 	// A bad token is refused, saying what to do.
 	b.run("open the page", 30*time.Second,
+		laptop,
 		chromedp.Navigate(base+"/ui/"),
 		chromedp.WaitVisible(chromedp.ID("token")))
 	b.run("sign in with a bad token", 10*time.Second,
@@ -345,6 +368,34 @@ func TestDashboardEndToEnd(t *testing.T) {
 	b.view("#/jobs?name=uijob", "Jobs")
 	b.waitText("main table", regexp.MustCompile(`uijob\s+`+regexp.QuoteMeta(pageUser)+`\s+killed`), 10*time.Second)
 
+	// A gang from the form: the spec string says gang, the job's page
+	// the gang's size and each rank's machine, and its copy_out; the
+	// jobs list marks it.
+	b.view("#/submit", "Submit a job")
+	b.run("fill the form for a gang", 10*time.Second,
+		chromedp.SetValue(chromedp.CSS(`input[name="min"]`), "2"),
+		chromedp.Click(chromedp.CSS(`input[name="gang"]`)),
+		chromedp.SendKeys(chromedp.CSS(`textarea[name="binaries"]`), "/bin/sleep"),
+		chromedp.SendKeys(chromedp.CSS(`input[name="args"]`), "300"),
+		chromedp.SendKeys(chromedp.CSS(`input[name="copy_out"]`), "out.txt"),
+		chromedp.SendKeys(chromedp.CSS(`input[name="name"]`), "uigang"))
+	b.waitText("#spec", regexp.MustCompile(`min=2,.*,gang,.*copy_out=\{out\.txt\}`), 10*time.Second)
+	b.waitText("#verdict", regexp.MustCompile(`Runnable`), 10*time.Second)
+	b.shot("submit")
+	b.run("submit the gang", 10*time.Second, chromedp.Click(chromedp.ID("submit")))
+	b.waitText("main h2", regexp.MustCompile(`Job \d+ uigang\.`), 20*time.Second)
+	stubs := regexp.QuoteMeta(c.Stubs[0].Name) + "|" + regexp.QuoteMeta(c.Stubs[1].Name)
+	b.waitText("#gang", regexp.MustCompile(`^gang of 2, placed together; rank 0: (`+stubs+`), 1: (`+stubs+`)$`), 30*time.Second)
+	b.waitText("#files", regexp.MustCompile(`copy out\s+out\.txt[\s\S]*netmgr fetch \d+`), 10*time.Second)
+	b.shot("job-gang")
+	b.click("kill the gang", "#kill", 10*time.Second)
+	b.waitText("main dl", regexp.MustCompile(`state\s+killed`), 20*time.Second)
+	// Its copy_out matched nothing: the servers kept that, with why.
+	b.waitText("#files", regexp.MustCompile(`out\.txt: matched nothing`), 20*time.Second)
+	b.shot("job-gang-killed")
+	b.view("#/jobs", "Jobs")
+	b.waitText("main table", regexp.MustCompile(`uigang gang of 2\s+`+regexp.QuoteMeta(pageUser)+`\s+killed`), 10*time.Second)
+
 	// Reserve a machine, see it held, unreserve it.
 	b.view("#/reservations", "Reservations")
 	b.run("reserve", 10*time.Second,
@@ -370,6 +421,7 @@ func TestDashboardEndToEnd(t *testing.T) {
 	// A phone: nothing wider than the screen but inside a table's own
 	// scroller, and the timeline under the view.
 	b.run("phone viewport", 5*time.Second, chromedp.EmulateViewport(390, 844, chromedp.EmulateMobile))
+	b.shotPrefix = "phone-"
 	for _, v := range [][2]string{{"#/jobs", "Jobs"}, {"#/machines", "Machines"}, {"#/servers", "Server group"}, {"#/submit", "Submit a job"}} {
 		b.view(v[0], v[1])
 		fits, err := eval[bool](b, `document.documentElement.scrollWidth <= window.innerWidth + 1 &&
@@ -379,7 +431,8 @@ func TestDashboardEndToEnd(t *testing.T) {
 			t.Errorf("view %s on a 390 px screen: wider than the screen or the timeline beside it (%v)", v[0], err)
 		}
 	}
-	b.run("desktop viewport", 5*time.Second, chromedp.EmulateReset())
+	b.run("laptop viewport", 5*time.Second, chromedp.EmulateReset(), laptop)
+	b.shotPrefix = ""
 
 	// Kill the leader the page came from; the timeline names the new one.
 	b.view("#/servers", "Server group")
@@ -462,4 +515,31 @@ func TestDashboardEndToEnd(t *testing.T) {
 	if status != 401 {
 		t.Errorf("GET %s/v1/jobs after sign-out: %d, want 401", alive, status)
 	}
+
+	// A page whose server dies moves to one where the browser holds no
+	// sign-in (on a real group: another host name; here the cookie is
+	// deleted, as all the test's servers share 127.0.0.1): the page goes
+	// to that server's own sign-in, saying why, and back to its view.
+	k, m := (li+1)%len(c.Servers), (li+2)%len(c.Servers)
+	b.run("open the page on "+c.Servers[k].Name, 30*time.Second,
+		chromedp.Navigate(c.Servers[k].URL()+"/ui/#/machines"),
+		chromedp.WaitVisible(chromedp.ID("token")),
+		chromedp.SetValue(chromedp.ID("token"), tok.Token),
+		chromedp.Click(chromedp.ID("signin")))
+	b.waitText("#conn", regexp.MustCompile(`^live: `+c.Servers[k].Name), 10*time.Second)
+	if _, err := chromedp.Call(b.ctx, network.DeleteCookies, network.DeleteCookiesParams{Name: ui.Cookie, URL: c.Servers[k].URL()}); err != nil {
+		t.Fatalf("delete the session cookie: %v", err)
+	}
+	if err := c.KillServer(k, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	msg := b.waitText("#login-error", regexp.MustCompile(`Signed in at `+regexp.QuoteMeta(strings.TrimPrefix(c.Servers[k].URL(), "https://"))+` only`), 20*time.Second)
+	if host, err := eval[string](b, `location.host`); err != nil || "https://"+host != c.Servers[m].URL() {
+		t.Errorf("after %s died the page is at %q (%v), want %s's page; it says %q", c.Servers[k].Name, host, err, c.Servers[m].Name, msg)
+	}
+	b.run("sign in again", 10*time.Second,
+		chromedp.SetValue(chromedp.ID("token"), tok.Token),
+		chromedp.Click(chromedp.ID("signin")))
+	b.waitText("main h2", regexp.MustCompile(`^Machines$`), 20*time.Second)
+	b.noErrors("after moving to sign in at " + c.Servers[m].Name)
 }

@@ -176,6 +176,37 @@ func TestEvents(t *testing.T) {
 	}
 }
 
+// LastEvents returns the newest events, oldest first, however many the
+// history holds.
+func TestLastEvents(t *testing.T) {
+	db := open(t)
+	sample(t, db)
+	tests := []struct {
+		name string
+		n    int
+		want []string
+	}{
+		{"none", 0, []string{}},
+		{"two", 2, []string{"instance-ended", "instance-killed"}},
+		{"more than held", 10, []string{"instance-failed", "instance-restarted", "instance-ended", "instance-killed"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			evs, err := db.LastEvents(tt.n)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := []string{}
+			for _, e := range evs {
+				got = append(got, e.Kind)
+			}
+			if !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("LastEvents(%d) = %v, want %v", tt.n, got, tt.want)
+			}
+		})
+	}
+}
+
 func TestSweep(t *testing.T) {
 	db := open(t)
 	sample(t, db)

@@ -106,3 +106,25 @@ func (db *DB) Events(f EventFilter) ([]Event, error) {
 	}
 	return out, nil
 }
+
+// LastEvents returns the last n events (highest indexes), oldest first:
+// a backward scan from the newest, so its cost is n's, not the history's.
+func (db *DB) LastEvents(n int) ([]Event, error) {
+	var out []Event
+	err := db.bolt.View(func(tx *bbolt.Tx) error {
+		c := tx.Bucket(bucketEvents).Cursor()
+		for k, v := c.Last(); k != nil && len(out) < n; k, v = c.Prev() {
+			var e Event
+			if err := json.Unmarshal(v, &e); err != nil {
+				return fmt.Errorf("event %x: %w", k, err)
+			}
+			out = append(out, e)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read last events: %w", err)
+	}
+	slices.Reverse(out)
+	return out, nil
+}

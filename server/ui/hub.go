@@ -10,9 +10,9 @@ import (
 	"time"
 )
 
-// ringSize is how many recent events a Hub keeps for pages that connect
-// or reconnect.
-const ringSize = 500
+// RingSize is how many recent events a Hub keeps for pages that connect
+// or reconnect; a server seeds a new Hub with as many from its history.
+const RingSize = 500
 
 // keepAlive is how often an idle stream sends a ping event, so that
 // proxies keep it open and the page notices a stream whose server hangs
@@ -79,9 +79,9 @@ func (h *Hub) Publish(e Event) {
 	if e.Server == "" {
 		e.Server = h.Server
 	}
-	if len(h.ring) == ringSize {
+	if len(h.ring) == RingSize {
 		copy(h.ring, h.ring[1:])
-		h.ring = h.ring[:ringSize-1]
+		h.ring = h.ring[:RingSize-1]
 	}
 	h.ring = append(h.ring, e)
 	close(h.changed)

@@ -93,14 +93,14 @@ func nextData(t *testing.T, r *bufio.Reader) string {
 	}
 }
 
-// The ring keeps the last ringSize events.
+// The ring keeps the last RingSize events.
 func TestHubRingKeepsTheRecent(t *testing.T) {
 	h := NewHub("s1")
-	for i := range ringSize + 10 {
+	for i := range RingSize + 10 {
 		h.Publish(Event{Text: fmt.Sprint(i)})
 	}
 	evs := h.Recent()
-	if len(evs) != ringSize || evs[0].Text != "10" || evs[len(evs)-1].Seq != ringSize+10 {
+	if len(evs) != RingSize || evs[0].Text != "10" || evs[len(evs)-1].Seq != RingSize+10 {
 		t.Fatalf("ring holds %d events from %q to seq %d", len(evs), evs[0].Text, evs[len(evs)-1].Seq)
 	}
 }

@@ -9,6 +9,7 @@ const REFRESH_MS = 800;     // a view redraws at most this often on events
 const TIMELINE_MAX = 300;   // timeline lines kept
 const READ_TIMEOUT_MS = 8000;
 const WRITE_TIMEOUT_MS = 20000;
+const RETRY_503_MS = 15000; // how long a request retries while no leader answers
 const STREAM_SILENCE_MS = 25000; // a stream quiet this long (no ping) is dead
 
 const state = {
@@ -27,6 +28,7 @@ const state = {
   view: null,               // the current view's name
   refreshTimer: null,
   logs: null,               // the output the job view showed last
+  leaving: false,           // signInAt is taking the browser elsewhere
 };
 
 // ---------- small helpers ----------
@@ -57,6 +59,13 @@ function fmtTime(t) {
 function clock(t) {
   const d = t ? new Date(t) : new Date();
   return d.toLocaleTimeString([], {hour12: false});
+}
+function fmtBytes(n) {
+  if (!n) return '0 B';
+  const units = ['B', 'KiB', 'MiB', 'GiB'];
+  let i = 0;
+  while (n >= 1024 && i < units.length - 1) { n /= 1024; i++; }
+  return (i ? n.toFixed(1) : String(n)) + ' ' + units[i];
 }
 function stateCell(s) { return el('td', {class: 'state-' + String(s || '').split(/[ (]/)[0]}, s || ''); }
 function table(headers, rows, empty) {
@@ -101,8 +110,23 @@ function bases(first) {
 
 // api sends one request; reads are answered by whichever server gets them
 // (?stale), writes are forwarded to the leader by the server. A server
-// that cannot be reached is passed over for the next.
+// that cannot be reached is passed over for the next. While the group
+// has no leader (503: electing one) it tries again for up to
+// RETRY_503_MS, as the CLI does.
 async function api(method, path, body, opts = {}) {
+  const deadline = Date.now() + RETRY_503_MS;
+  for (let wait = 250; ; wait = Math.min(2 * wait, 1000)) {
+    try {
+      return await apiOnce(method, path, body, opts);
+    } catch (e) {
+      if (e.status !== 503 || Date.now() + wait > deadline) throw e;
+      await new Promise((resolve) => setTimeout(resolve, wait));
+    }
+  }
+}
+
+// apiOnce is api without the retries of a group that has no leader.
+async function apiOnce(method, path, body, opts) {
   let lastErr;
   for (const base of bases(state.base)) {
     let url = base + path;
@@ -133,7 +157,8 @@ async function api(method, path, body, opts = {}) {
     }
     if (resp.status === 401) {
       const msg = await errorText(resp);
-      if (!opts.quiet401) showLogin(msg);
+      if (!opts.quiet401 && base) signInAt(base);
+      else if (!opts.quiet401) showLogin(msg);
       throw new ApiError(401, msg);
     }
     if (!resp.ok) throw new ApiError(resp.status, await errorText(resp));
@@ -203,6 +228,40 @@ function showLogin(msg) {
   token.focus();
 }
 
+// signInAt sends the browser to another server's own page to sign in
+// there, when that server refuses the page: the page's own server stopped
+// answering, and the browser keeps the sign-in cookie for the host name
+// the user signed in at only (doc/dashboard.md). Signing in from this
+// page instead would set a cookie on another site's response, which
+// browsers may refuse. The other page says why and, once signed in,
+// opens the view this one showed.
+function signInAt(base) {
+  if (state.leaving) return;
+  state.leaving = true;
+  stopStream();
+  const q = new URLSearchParams({from: location.host, next: location.hash.replace(/^#\/?/, '')});
+  location.assign(base + '/ui/#/signin?' + q);
+}
+
+// movedHere is what the page says when signInAt brought the browser
+// here, or '' when it did not.
+function movedHere() {
+  const [path, query] = location.hash.replace(/^#\/?/, '').split('?');
+  if (path !== 'signin') return '';
+  const from = new URLSearchParams(query || '').get('from') || 'another server';
+  return `Signed in at ${from} only: that server stopped answering, and a browser keeps a sign-in for ` +
+    `each host name (or the sign-in ended). Sign in here, at ${location.host}.`;
+}
+
+// afterSignIn opens the view the page showed before signInAt brought it
+// here.
+function afterSignIn() {
+  const [path, query] = location.hash.replace(/^#\/?/, '').split('?');
+  if (path !== 'signin') return;
+  const next = new URLSearchParams(query || '').get('next') || '';
+  history.replaceState(null, '', '#/' + (next.startsWith('signin') ? '' : next.replace(/^\//, '')));
+}
+
 async function signOut() {
   try { await api('POST', '/ui/logout', undefined, {quiet401: true}); } catch { /* signed out anyway */ }
   sessionStorage.removeItem('netmgr-user');
@@ -229,7 +288,7 @@ function addTimeline(e) {
   }
 }
 function timelineNote(text) {
-  addTimeline({kind: 'conn', text, at: new Date().toISOString()});
+  addTimeline({kind: 'note', text, at: new Date().toISOString()});
 }
 
 function setConn(ok, text) {
@@ -332,7 +391,7 @@ async function viewServers() {
   const rows = list.map((s) => el('tr', {},
     el('td', {}, s.name), stateCell(s.role), el('td', {}, s.term || ''), el('td', {}, s.last_index || ''),
     el('td', {}, s.commit_index || ''), el('td', {}, s.last_contact || ''),
-    el('td', {class: s.healthy ? 'healthy' : 'unhealthy'}, s.healthy ? 'healthy' : (s.problem || s.error || 'unhealthy')),
+    el('td', {class: s.healthy ? 'healthy' : 'unhealthy wrap'}, s.healthy ? 'healthy' : (s.problem || s.error || 'unhealthy')),
     el('td', {}, s.version || ''), el('td', {}, s.http || '')));
   const leader = list.find((s) => s.role === 'leader');
   return [el('h2', {}, 'Server group'),
@@ -387,7 +446,7 @@ async function viewJobs(params) {
   input('queue', 'Queue'), input('name', 'Name'),
   el('button', {type: 'submit'}, 'Filter'));
   const rows = list.map((j) => el('tr', {},
-    el('td', {}, el('a', {href: '#/job/' + j.id}, String(j.id))), el('td', {}, j.name), el('td', {}, j.owner),
+    el('td', {}, el('a', {href: '#/job/' + j.id}, String(j.id))), el('td', {}, j.name, gangBadge(j)), el('td', {}, j.owner),
     stateCell(j.state), el('td', {}, j.spec.queue || 'default'), el('td', {}, instSummary(j)),
     el('td', {}, fmtTime(j.submitted_at))));
   const page = (off) => {
@@ -467,10 +526,11 @@ async function viewJob(ref) {
       el('dt', {}, 'queue'), el('dd', {}, j.spec.queue || 'default'),
       el('dt', {}, 'submitted'), el('dd', {}, fmtTime(j.submitted_at)),
       el('dt', {}, 'binaries'), el('dd', {}, Object.entries(j.spec.binaries || {}).map(([k, v]) => k + '=' + v).join(', ')),
-      el('dt', {}, 'args'), el('dd', {}, (j.spec.args || []).join(' '))),
+      el('dt', {}, 'args'), el('dd', {}, (j.spec.args || []).join(' ')),
+      gangFacts(j)),
     actions,
     el('h3', {}, 'Instances'),
-    table(['#', 'attempt', 'state', 'machine', 'started', 'ended', 'exit', 'reason'], inst)];
+    table([gangSize(j) ? 'rank' : '#', 'attempt', 'state', 'machine', 'started', 'ended', 'exit', 'reason'], inst)];
   if ((j.instances || []).some((i) => i.state === 'queued') || j.state === 'held') {
     try {
       const why = await api('GET', `/v1/jobs/${j.id}/why`);
@@ -484,9 +544,62 @@ async function viewJob(ref) {
     out.push(el('h3', {}, 'Earlier attempts'),
       table(['#', 'attempt', 'state', 'machine', 'started', 'ended', 'reason'], hist));
   }
+  out.push(...filesPanel(j));
   out.push(logsPanel(j));
   out.push(...(await historyTable(j.id)));
   return out;
+}
+
+// gangSize is the number of instances of a gang job (spec option gang,
+// netexec --gang), 0 for another job.
+function gangSize(j) {
+  return j.spec && j.spec.gang ? (j.instances || []).length || j.spec.min || 1 : 0;
+}
+function gangBadge(j) {
+  const n = gangSize(j);
+  return n ? [' ', el('span', {class: 'badge', title: 'placed, stopped and restarted together'}, 'gang of ' + n)] : null;
+}
+
+// gangFacts are the job view's lines about a gang: its size and the
+// machine of each rank (an instance's rank is its index), as the
+// instances are told in NETMGR_GANG_HOSTS.
+function gangFacts(j) {
+  const n = gangSize(j);
+  if (!n) return null;
+  const hosts = (j.instances || []).map((i) => `${i.index}: ${i.machine || 'not placed'}`).join(', ');
+  return [el('dt', {}, 'gang'), el('dd', {id: 'gang'}, `gang of ${n}, placed together; rank ${hosts}`)];
+}
+
+// filesPanel shows a job's files (doc/files.md): the copy_in archive, the
+// copy_out paths, and per instance what its latest attempt kept and
+// what it asked for and did not keep; `netmgr fetch` writes them out.
+function filesPanel(j) {
+  const sp = j.spec || {};
+  const outs = j.outputs || [];
+  if (!(sp.copy_in || []).length && !(sp.copy_out || []).length && !outs.length) return [];
+  const facts = el('dl', {class: 'kv'});
+  if ((sp.copy_in || []).length) {
+    facts.append(el('dt', {}, 'copy in'), el('dd', {}, sp.copy_in.join(', '),
+      sp.copy_in_blob ? el('span', {class: 'muted', title: 'sha256 ' + sp.copy_in_blob},
+        ` (archive ${sp.copy_in_blob.slice(0, 12)}…, ${fmtBytes(sp.copy_in_size)})`) : null));
+  }
+  if ((sp.copy_out || []).length) facts.append(el('dt', {}, 'copy out'), el('dd', {}, sp.copy_out.join(', ')));
+  const section = el('section', {id: 'files'}, el('h3', {}, 'Files'), facts);
+  if (!(sp.copy_out || []).length && !outs.length) return [section];
+  const byInst = new Map(outs.map((o) => [o.instance, o]));
+  const rows = (j.instances || []).filter((i) => byInst.has(i.index) || (sp.copy_out || []).length).map((i) => {
+    const o = byInst.get(i.index);
+    if (!o) return el('tr', {}, el('td', {}, i.index), el('td', {}, ''), el('td', {}, ''),
+      el('td', {class: 'muted'}, 'nothing yet: kept when an attempt ends'), el('td', {}, ''), el('td', {}, ''));
+    return el('tr', {}, el('td', {}, o.instance), el('td', {}, o.attempt), el('td', {}, o.machine || ''),
+      el('td', {class: 'wrap'}, (o.files || []).join(', ') || (o.blob ? '' : 'nothing')),
+      el('td', {}, o.blob ? fmtBytes(o.size) : ''),
+      el('td', {class: 'wrap error'}, (o.lost || []).join('; ')));
+  });
+  section.append(table(['#', 'attempt', 'machine', 'kept', 'size', 'not kept'], rows, 'No outputs kept.'),
+    el('p', {class: 'muted'}, el('code', {}, `netmgr fetch ${j.id} [DIR]`),
+      ' writes the kept files out (one directory per instance) and lists what was not kept.'));
+  return [section];
 }
 
 // logsPanel shows an instance's output on request. What it showed last
@@ -611,6 +724,7 @@ function specFromForm(form) {
   const machines = list(d.machines);
   if (machines.length) spec.machines = machines;
   if (d.unique) spec.unique = true;
+  if (d.gang) spec.gang = true;
   if (d.queue) spec.queue = d.queue.trim();
   if (d.restart) spec.restart = d.restart;
   if (d.mail) spec.mail = d.mail.trim() === 'owner' ? 'owner' : d.mail.trim();
@@ -675,6 +789,8 @@ function viewSubmit() {
     el('option', {value: ''}, 'default'), el('option', {value: 'no'}, 'no'),
     el('option', {value: 'on-failure'}, 'on-failure'), el('option', {value: 'always'}, 'always'))),
   el('label', {}, el('span', {}, 'Unique machines'), el('input', {name: 'unique', type: 'checkbox', value: '1'})),
+  el('label', {title: 'all instances placed at once or none, stopped and restarted together'},
+    el('span', {}, 'Gang (all at once)'), el('input', {name: 'gang', type: 'checkbox', value: '1'})),
   field('queue', 'Queue'),
   field('cron', 'Schedule (cron: MIN HOUR DAY MONTH WEEKDAY)'),
   el('button', {type: 'submit', id: 'submit'}, 'Submit'));
@@ -729,9 +845,10 @@ async function start() {
     return;
   }
   if (!signedIn) {
-    showLogin('');
+    showLogin(movedHere());
     return;
   }
+  afterSignIn();
   try { state.servers = await api('GET', '/v1/servers'); } catch { /* the view says so */ }
   connect(state.base);
   await route(false);
