@@ -113,20 +113,30 @@ func startPerf(ctx context.Context, role, list string) (*perfCounter, error) {
 		return nil, fmt.Errorf("perf: %w", err)
 	}
 	_ = f.Close()
+	var open []*os.File // closed, with the file removed, should perf not start
+	fail := func(err error) (*perfCounter, error) {
+		for _, p := range open {
+			_ = p.Close()
+		}
+		_ = os.Remove(f.Name())
+		return nil, fmt.Errorf("perf: %w", err)
+	}
 	ctlR, ctlW, err := os.Pipe()
 	if err != nil {
-		return nil, fmt.Errorf("perf: %w", err)
+		return fail(err)
 	}
+	open = append(open, ctlR, ctlW)
 	ackR, ackW, err := os.Pipe()
 	if err != nil {
-		return nil, fmt.Errorf("perf: %w", err)
+		return fail(err)
 	}
+	open = append(open, ackR, ackW)
 	cmd := exec.CommandContext(ctx, "perf", "stat", "-x,", "-e", perfEvents, "-D", "-1",
 		"--control", "fd:3,4", "-o", f.Name(), "-p", list)
 	cmd.ExtraFiles = []*os.File{ctlR, ackW}
 	cmd.Stderr = os.Stderr
 	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("perf: %w", err)
+		return fail(err)
 	}
 	_ = ctlR.Close()
 	_ = ackW.Close()
