@@ -8,7 +8,6 @@ import (
 	"maps"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
@@ -93,41 +92,15 @@ func allocSuite(ctx context.Context, cfg config) ([]figure, error) {
 	if err != nil {
 		return nil, err
 	}
-	links := filepath.Join(dir, "links")
-	if err := os.Mkdir(links, 0o755); err != nil {
-		return nil, fmt.Errorf("alloc: %w", err)
-	}
-	netexec := filepath.Join(links, "netexec")
-	if err := os.Symlink(bin, netexec); err != nil {
-		return nil, fmt.Errorf("alloc: %w", err)
-	}
-	fmt.Fprintf(os.Stderr, "alloc: starting %d servers and %d stubs ...\n", cfg.servers, allocStubs)
-	c, err := startCluster(cfg, bin, filepath.Join(dir, "cluster"), cfg.servers, allocStubs)
+	a, stop, err := startAllocCluster(ctx, cfg, bin, dir)
 	if err != nil {
 		return nil, err
 	}
-	defer c.Stop()
+	defer stop()
 	fail := func(err error) ([]figure, error) {
-		fmt.Fprintf(os.Stderr, "process logs:\n%s", c.Logs(4000))
+		fmt.Fprintf(os.Stderr, "process logs:\n%s", a.c.Logs(4000))
 		return nil, err
 	}
-	if err := c.WaitLeader(60 * time.Second); err != nil {
-		return fail(err)
-	}
-	if err := c.WaitMachines(allocStubs, 60*time.Second); err != nil {
-		return fail(err)
-	}
-	cl, err := userClient(c)
-	if err != nil {
-		return fail(err)
-	}
-	dctx, cancel := context.WithTimeout(ctx, opTimeout)
-	_, err = cl.LoadDatabase(dctx, client.DatabaseText{Filename: "alloc.db", Text: benchDatabase})
-	cancel()
-	if err != nil {
-		return fail(fmt.Errorf("alloc: load the database: %w", err))
-	}
-	a := allocRun{bin: bin, netexec: netexec, env: append(os.Environ(), c.Env()...), cl: cl, c: c}
 	runs := allocRuns
 	if cfg.quick {
 		runs = allocRunsQuick
@@ -393,16 +366,45 @@ func describeParts(ps []allocParts, n int) string {
 
 // clusterCPU returns the CPU time, in ms, that the processes running bin
 // with dir on their command line (the cluster's servers, stubs and their
-// supervisor hosts) have used so far, by role (the command's first
-// argument: server, stub, supervise), from /proc; nil where there is no
-// /proc.
+// supervisor hosts) have used so far, by role (see clusterPIDs), from
+// /proc; nil where there is no /proc.
 func clusterCPU(bin, dir string) map[string]float64 {
-	ents, err := os.ReadDir("/proc")
-	if err != nil {
+	pids := clusterPIDs(bin, dir)
+	if pids == nil {
 		return nil
 	}
 	const tick = 100.0 // USER_HZ on Linux
 	out := make(map[string]float64)
+	for role, list := range pids {
+		for _, pid := range list {
+			stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+			if err != nil {
+				continue
+			}
+			// Fields after the command's closing parenthesis: state is the
+			// first, utime the 12th and stime the 13th.
+			i := bytes.LastIndexByte(stat, ')')
+			f := strings.Fields(string(stat[i+1:]))
+			if len(f) < 13 {
+				continue
+			}
+			u, _ := strconv.ParseFloat(f[11], 64)
+			s, _ := strconv.ParseFloat(f[12], 64)
+			out[role] += (u + s) / tick * 1000
+		}
+	}
+	return out
+}
+
+// clusterPIDs returns the processes running bin with dir on their
+// command line by role (the command's first argument: server, stub,
+// supervise), from /proc; nil where there is no /proc.
+func clusterPIDs(bin, dir string) map[string][]int {
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil
+	}
+	out := make(map[string][]int)
 	for _, e := range ents {
 		pid, err := strconv.Atoi(e.Name())
 		if err != nil {
@@ -415,24 +417,9 @@ func clusterCPU(bin, dir string) map[string]float64 {
 		if err != nil || !bytes.Contains(cmdline, []byte(dir)) {
 			continue
 		}
-		args := bytes.Split(cmdline, []byte{0})
-		if len(args) < 2 {
-			continue
+		if args := bytes.Split(cmdline, []byte{0}); len(args) >= 2 {
+			out[string(args[1])] = append(out[string(args[1])], pid)
 		}
-		stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-		if err != nil {
-			continue
-		}
-		// Fields after the command's closing parenthesis: state is the
-		// first, utime the 12th and stime the 13th.
-		i := bytes.LastIndexByte(stat, ')')
-		f := strings.Fields(string(stat[i+1:]))
-		if len(f) < 13 {
-			continue
-		}
-		u, _ := strconv.ParseFloat(f[11], 64)
-		s, _ := strconv.ParseFloat(f[12], 64)
-		out[string(args[1])] += (u + s) / tick * 1000
 	}
 	return out
 }

@@ -80,6 +80,16 @@
 //     waiting for its job's end: its RSS, heap, live jobs, raft.db and
 //     snapshots sampled 10 times, once settled, and a restart on its
 //     data directory. The curves go to stderr.
+//   - startcpu (only when -only names it; needs perf): the alloc suite's
+//     cluster; per round 4 jobs of `netexec --unique -n 1 --wait started
+//     /bin/true` and 4 of -n 12, each to its end, while one perf stat per
+//     role (servers, stubs, supervisor hosts) counts task-clock, context
+//     switches and page faults, switched on and off through perf's
+//     control pipe around the jobs, the idle cluster's rate taken off;
+//     (-n 12 less -n 1) / 11 per job is what one more machine costs each
+//     role, 7 rounds. Counts, not wall time: what to compare builds by
+//     on a shared machine (a VM without hardware counters has no
+//     instruction counts to give).
 //
 // Every cluster is secure, as netmgr runs by default: a throw-away CA per
 // cluster, a certificate per server and stub (simulated stubs included),
@@ -95,7 +105,7 @@
 //
 // Usage:
 //
-//	netmgr-bench [-netmgr bin/netmgr] [-only latency,failover,outage] [-n 300] [-c 32] [-duration 10s] [-alloc-rounds 11] [-json] [-insecure]
+//	netmgr-bench [-netmgr bin/netmgr] [-only latency,failover,outage,startcpu] [-n 300] [-c 32] [-duration 10s] [-alloc-rounds 11] [-json] [-insecure]
 //	netmgr-bench -compare pass-1.json,pass-2.json,...
 //
 // BENCH_QUICK=1 in the environment shortens every suite. Without -netmgr

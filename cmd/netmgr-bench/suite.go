@@ -31,6 +31,8 @@ type suite struct {
 	name string
 	// order places the suite in the run and the table; lower runs first.
 	order int
+	// optIn keeps the suite out of a run that does not name it in -only.
+	optIn bool
 	// run measures and returns the suite's figures.
 	run func(ctx context.Context, cfg config) ([]figure, error)
 }
@@ -46,10 +48,16 @@ func register(s suite) {
 }
 
 // selectSuites returns the suites named in only, a comma-separated list,
-// or all of them when only is empty.
+// or when only is empty all of them but the opt-in ones.
 func selectSuites(only string) []suite {
 	if only == "" {
-		return suites
+		var out []suite
+		for _, s := range suites {
+			if !s.optIn {
+				out = append(out, s)
+			}
+		}
+		return out
 	}
 	want := strings.Split(only, ",")
 	var out []suite

@@ -167,7 +167,9 @@ func replaceJSONFile(path string, v any) error {
 // writeJSONAtomic writes v to path through a temporary file renamed over it,
 // syncing file and directory when durable.
 func writeJSONAtomic(path string, v any, durable bool) error {
-	b, err := json.MarshalIndent(v, "", "  ")
+	// Compact: only programs read these files, and indenting cost as
+	// much as encoding.
+	b, err := json.Marshal(v)
 	if err != nil {
 		return fmt.Errorf("encode %s: %w", filepath.Base(path), err)
 	}
