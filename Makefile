@@ -37,7 +37,7 @@ help:
 	@echo "make test                  lint, then the whole test suite under -race, then fuzz"
 	@echo "make fuzz                  run each fuzz target for FUZZTIME (default $(FUZZTIME))"
 	@echo "make demo                  run a 3-server, 2-stub cluster on 127.0.0.1 and a job"
-	@echo "make bench                 latency and throughput figures (BENCH_QUICK=1 for a short run)"
+	@echo "make bench                 latency and throughput figures (BENCH_QUICK=1 short, BENCH_FLAGS=-only ui)"
 	@echo "make bench-security        the figures with TLS against --insecure, ABBA order (ORDER=, PAUSE=, BENCH_FLAGS=)"
 	@echo "make chaos                 5 servers, 6 stubs in containers under seeded faults (DURATION=3m)"
 	@echo "make clean                 remove bin/, man/, build/ and .tools/"
@@ -117,7 +117,7 @@ demo:
 	./scripts/demo.sh
 
 bench: build
-	$(GO) run ./cmd/netmgr-bench -netmgr $(BIN)
+	$(GO) run ./cmd/netmgr-bench -netmgr $(BIN) $(BENCH_FLAGS)
 
 # Secure (default) against -insecure passes of one binary, in ABBA order
 # with pauses, then the comparison per figure (issue 15: within 15%).

@@ -90,6 +90,21 @@
 //     role, 7 rounds. Counts, not wall time: what to compare builds by
 //     on a shared machine (a VM without hardware counters has no
 //     instruction counts to give).
+//   - ui: the dashboard (issue 21 point 5) on 3 servers, 1,000 machines
+//     (simulated stubs joined in waves of 125; the last 250 stay up, the
+//     others are killed once joined: 1,000 live stubs are more than 2
+//     cores run) and 10,000 jobs (one running on each live machine, the
+//     rest held after one of those, in batches of 1,000). Headless
+//     Chromium (servertest.FindBrowser; without one these figures say
+//     why and the rest still run) signs in with a token on a follower
+//     and times each view from the hash set until its rows are in the
+//     DOM and a frame later, 7 rounds (3 under BENCH_QUICK), and the
+//     jobs view's next page and filter. Then 100 HTTP clients, each its
+//     own connection with the sign-in cookie, hold /ui/events open: an
+//     event's time from the leader's stamp to all 100 streams (on the
+//     follower and on the leader), the follower's CPU per event at 50
+//     events/s with 100 streams open and with none, and its CPU while
+//     the same 100 clients poll GET /v1/jobs?limit=50 once a second.
 //
 // Every cluster is secure, as netmgr runs by default: a throw-away CA per
 // cluster, a certificate per server and stub (simulated stubs included),

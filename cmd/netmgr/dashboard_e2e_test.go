@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"os/user"
 	"path/filepath"
 	"regexp"
@@ -20,6 +19,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/netmgr/netmgr/client"
+	"github.com/netmgr/netmgr/server/servertest"
 	"github.com/netmgr/netmgr/server/ui"
 )
 
@@ -29,20 +29,14 @@ import (
 // except in CI (CI=true), where it fails.
 func browserBinary(t *testing.T) string {
 	t.Helper()
-	names := []string{"chromium-headless-shell", "chromium", "chromium-browser", "headless_shell", "google-chrome"}
-	if b := os.Getenv("NETMGR_TEST_BROWSER"); b != "" {
-		names = []string{b}
+	bin, err := servertest.FindBrowser()
+	if err == nil {
+		return bin
 	}
-	for _, n := range names {
-		if p, err := exec.LookPath(n); err == nil {
-			return p
-		}
-	}
-	msg := fmt.Sprintf("no headless browser found (looked for %s); `make tools` installs Debian's chromium-headless-shell", strings.Join(names, ", "))
 	if os.Getenv("CI") == "true" {
-		t.Fatal(msg + " (CI=true: the dashboard test must run in CI)")
+		t.Fatal(err.Error() + " (CI=true: the dashboard test must run in CI)")
 	}
-	t.Skip("skipping: " + msg)
+	t.Skip("skipping: " + err.Error())
 	return ""
 }
 
