@@ -13,7 +13,8 @@ import (
 // the job as the spec language writes it, and whether the pool as this
 // server sees it could run it now (the matcher's verdict, as
 // netstatus --why words it), without submitting anything. The
-// dashboard's submit form shows both as the user types.
+// dashboard's submit form shows both as the user types. copy_in's files
+// are not asked for: they are sent at submit.
 func (s *Server) handleCheck(w http.ResponseWriter, r *http.Request) {
 	var req client.SubmitRequest
 	if err := decodeBody(r, &req); err != nil {
@@ -21,6 +22,9 @@ func (s *Server) handleCheck(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	out := client.CheckResponse{Spec: spec.Format(req.Spec)}
+	// The files of copy_in are sent at submit (netexec and the
+	// dashboard's form pack them then); the check judges the rest.
+	req.Spec.CopyIn, req.Spec.CopyInBlob, req.Spec.CopyInSize = nil, "", 0
 	cmd, _, err := s.submitFromRequest(r, req, time.Now().UTC())
 	if err != nil {
 		out.Error = err.Error()

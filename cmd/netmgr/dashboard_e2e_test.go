@@ -344,12 +344,19 @@ func TestDashboardEndToEnd(t *testing.T) {
 	b.view("#/reservations", "Reservations")
 
 	// Submit from the form: the spec string and the verdict show first.
+	// The job prints a file of this computer the form sends as copy_in.
+	greeting := filepath.Join(dir, "greeting.txt")
+	if err := os.WriteFile(greeting, []byte("hello-from-ui\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	b.view("#/submit", "Submit a job")
 	b.run("fill the form", 10*time.Second,
 		chromedp.SendKeys(chromedp.CSS(`textarea[name="binaries"]`), "/bin/sh"),
-		chromedp.SendKeys(chromedp.CSS(`input[name="args"]`), `-c "echo hello-from-ui; exec sleep 300"`),
-		chromedp.SendKeys(chromedp.CSS(`input[name="name"]`), "uijob"))
-	b.waitText("#spec", regexp.MustCompile(`binaries=\{\*=/bin/sh\}.*symb_name=uijob.*args=\{.*-c.*echo hello-from-ui; exec sleep 300`), 10*time.Second)
+		chromedp.SendKeys(chromedp.CSS(`input[name="args"]`), `-c "cat greeting.txt; exec sleep 300"`),
+		chromedp.SendKeys(chromedp.CSS(`input[name="name"]`), "uijob"),
+		chromedp.SetUploadFiles(chromedp.CSS(`input[name="copy_in_files"]`), []string{greeting}))
+	b.waitText("#spec", regexp.MustCompile(`binaries=\{\*=/bin/sh\}.*symb_name=uijob.*args=\{.*-c.*cat greeting.txt; exec sleep 300`), 10*time.Second)
+	b.waitText("#spec", regexp.MustCompile(`copy_in=\{greeting\.txt\}`), 10*time.Second)
 	b.waitText("#verdict", regexp.MustCompile(`Runnable`), 10*time.Second)
 	b.run("submit", 10*time.Second, chromedp.Click(chromedp.ID("submit")))
 	b.waitText("main h2", regexp.MustCompile(`Job \d+ uijob\.`+regexp.QuoteMeta(pageUser)), 20*time.Second)

@@ -133,14 +133,14 @@ async function apiOnce(method, path, body, opts) {
     if (method === 'GET' && path.startsWith('/v1/')) url += (path.includes('?') ? '&' : '?') + 'stale';
     const headers = {};
     if (method !== 'GET') headers['X-Netmgr-Dashboard'] = '1';
-    if (body !== undefined) headers['Content-Type'] = 'application/json';
+    if (body !== undefined) headers['Content-Type'] = opts.raw ? 'application/octet-stream' : 'application/json';
     if (state.insecure && state.insecureUser) headers['X-Netmgr-User'] = state.insecureUser;
     let resp;
     try {
       // A server that hangs (stopped, cut off) is passed over too.
       resp = await fetch(url, {method, headers, credentials: 'include', cache: 'no-store',
         signal: AbortSignal.timeout(method === 'GET' ? READ_TIMEOUT_MS : WRITE_TIMEOUT_MS),
-        body: body === undefined ? undefined : JSON.stringify(body)});
+        body: body === undefined || opts.raw ? body : JSON.stringify(body)});
     } catch (e) {
       lastErr = e;
       // A write that timed out may have been done: say so rather than
@@ -729,10 +729,55 @@ function specFromForm(form) {
   if (d.restart) spec.restart = d.restart;
   if (d.mail) spec.mail = d.mail.trim() === 'owner' ? 'owner' : d.mail.trim();
   if (d.cron) spec.cron = d.cron.trim();
-  const ci = list(d.copy_in), co = list(d.copy_out);
+  const ci = [...(form.elements.copy_in_files.files || [])].map((f) => f.name), co = list(d.copy_out);
   if (ci.length) spec.copy_in = ci;
   if (co.length) spec.copy_out = co;
   return spec;
+}
+
+// tarArchive packs the chosen files into one tar archive, each under its
+// own name at the top, as netexec packs copy_in (client/files.Pack); the
+// servers keep it before the submit names it by its sha256.
+async function tarArchive(chosen) {
+  const enc = new TextEncoder();
+  const parts = [];
+  const seen = new Set();
+  for (const f of chosen) {
+    const name = enc.encode(f.name);
+    if (name.length > 100) throw new Error(`copy_in ${f.name}: a name longer than 100 bytes`);
+    if (seen.has(f.name)) throw new Error(`copy_in ${f.name}: two files of that name`);
+    seen.add(f.name);
+    const data = new Uint8Array(await f.arrayBuffer());
+    const h = new Uint8Array(512);
+    const octal = (off, len, n) => h.set(enc.encode(n.toString(8).padStart(len - 1, '0') + '\0'), off);
+    h.set(name, 0);
+    octal(100, 8, 0o644);
+    octal(108, 8, 0);
+    octal(116, 8, 0);
+    octal(124, 12, data.length);
+    octal(136, 12, Math.floor(f.lastModified / 1000));
+    h.fill(32, 148, 156);
+    h[156] = 48; // '0': a regular file
+    h.set(enc.encode('ustar\x0000'), 257);
+    const sum = h.reduce((a, b) => a + b, 0);
+    h.set(enc.encode(sum.toString(8).padStart(6, '0') + '\0 '), 148);
+    parts.push(h, data, new Uint8Array((512 - (data.length % 512)) % 512));
+  }
+  parts.push(new Uint8Array(1024));
+  return new Uint8Array(await new Blob(parts).arrayBuffer());
+}
+
+// sendCopyIn has the servers keep the archive of the chosen files (PUT
+// /v1/blobs/SHA256 answers once a majority hold it) and names it in spec.
+async function sendCopyIn(form, spec) {
+  const chosen = [...(form.elements.copy_in_files.files || [])];
+  if (!chosen.length) return;
+  const archive = await tarArchive(chosen);
+  const digest = new Uint8Array(await crypto.subtle.digest('SHA-256', archive));
+  const sum = [...digest].map((b) => b.toString(16).padStart(2, '0')).join('');
+  await api('PUT', '/v1/blobs/' + sum, archive, {raw: true, idempotent: true});
+  spec.copy_in_blob = sum;
+  spec.copy_in_size = archive.length;
 }
 
 function viewSubmit() {
@@ -767,7 +812,9 @@ function viewSubmit() {
     onsubmit: async (ev) => {
       ev.preventDefault();
       try {
-        const r = await api('POST', '/v1/jobs', {spec: specFromForm(form), idempotency_key: submitKey}, {idempotent: true});
+        const spec = specFromForm(form);
+        await sendCopyIn(form, spec);
+        const r = await api('POST', '/v1/jobs', {spec, idempotency_key: submitKey}, {idempotent: true});
         submitKey = crypto.randomUUID();
         toast(`submitted job ${r.id}` + (r.unrunnable ? ' (waits: ' + r.unrunnable + ')' : ''));
         location.hash = '#/job/' + r.id;
@@ -779,7 +826,8 @@ function viewSubmit() {
   field('args', 'Arguments', {placeholder: '300'}),
   field('env', 'Environment (K=V, comma-separated)'),
   field('name', 'Symbolic name'),
-  field('copy_in', 'Copy in (files, comma-separated)'),
+  el('label', {title: 'sent with the job and unpacked into its directory before it starts'},
+    'Copy in (files from this computer)', el('input', {name: 'copy_in_files', type: 'file', multiple: true})),
   field('copy_out', 'Copy out (files, comma-separated)'),
   field('machines', 'Machine names (comma-separated)'),
   field('keys', 'Keys the machine must have'),
