@@ -58,10 +58,17 @@ type Hub struct {
 	epoch string
 
 	mu      sync.Mutex
-	ring    []Event
+	ring    []published
 	seq     uint64
 	changed chan struct{}
 	subs    int
+}
+
+// published is an event of the ring with its Server-Sent Events frame,
+// encoded once at Publish for every stream that writes it.
+type published struct {
+	Event
+	frame []byte
 }
 
 // NewHub returns an empty hub for the named server.
@@ -79,11 +86,16 @@ func (h *Hub) Publish(e Event) {
 	if e.Server == "" {
 		e.Server = h.Server
 	}
+	data, err := json.Marshal(e)
+	if err != nil {
+		// An Event is strings and numbers: this cannot happen.
+		data = []byte(`{}`)
+	}
 	if len(h.ring) == RingSize {
 		copy(h.ring, h.ring[1:])
 		h.ring = h.ring[:RingSize-1]
 	}
-	h.ring = append(h.ring, e)
+	h.ring = append(h.ring, published{Event: e, frame: fmt.Appendf(nil, "id: %s:%d\ndata: %s\n\n", h.epoch, e.Seq, data)})
 	close(h.changed)
 	h.changed = make(chan struct{})
 }
@@ -97,10 +109,10 @@ func (h *Hub) Subscribers() int {
 
 // since returns the events after seq and a channel closed at the next
 // Publish.
-func (h *Hub) since(seq uint64) ([]Event, <-chan struct{}) {
+func (h *Hub) since(seq uint64) ([]published, <-chan struct{}) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	var out []Event
+	var out []published
 	for i := range h.ring {
 		if h.ring[i].Seq > seq {
 			out = append(out, h.ring[i:]...)
@@ -112,7 +124,11 @@ func (h *Hub) since(seq uint64) ([]Event, <-chan struct{}) {
 
 // Recent returns the events the hub holds, oldest first.
 func (h *Hub) Recent() []Event {
-	evs, _ := h.since(0)
+	ps, _ := h.since(0)
+	evs := make([]Event, len(ps))
+	for i, p := range ps {
+		evs[i] = p.Event
+	}
 	return evs
 }
 
@@ -157,11 +173,7 @@ func (h *Hub) Stream(w http.ResponseWriter, r *http.Request, done <-chan struct{
 	for {
 		evs, changed := h.since(after)
 		for _, e := range evs {
-			data, err := json.Marshal(e)
-			if err != nil {
-				continue
-			}
-			if _, err := fmt.Fprintf(w, "id: %s:%d\ndata: %s\n\n", h.epoch, e.Seq, data); err != nil {
+			if _, err := w.Write(e.frame); err != nil {
 				return
 			}
 			after = e.Seq
