@@ -10,11 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hashicorp/raft"
-
 	"github.com/netmgr/netmgr/client"
-	"github.com/netmgr/netmgr/server"
-	"github.com/netmgr/netmgr/server/servertest"
 	"github.com/netmgr/netmgr/server/ui"
 )
 
@@ -76,34 +72,7 @@ func submitted(evs []ui.Event) []ui.Event {
 // as they were live: same keys, texts and fields, in order, with the
 // leader's elections among them.
 func TestDashboardTimelineSurvivesRestart(t *testing.T) {
-	cfg := server.Config{
-		Name:            "solo",
-		DataDir:         t.TempDir(),
-		HTTPAddr:        "127.0.0.1:0",
-		RaftAddr:        freeAddr(t),
-		GossipAddr:      "127.0.0.1:0",
-		BootstrapExpect: 1,
-		Logger:          servertest.Logger(),
-		TuneRaft: func(c *raft.Config) {
-			servertest.FastRaft(c)
-			c.SnapshotThreshold = 3
-			c.TrailingLogs = 1
-		},
-	}
-	start := func() (*server.Server, *client.Client) {
-		t.Helper()
-		s, err := server.New(cfg)
-		if err != nil {
-			t.Fatalf("start server: %v", err)
-		}
-		t.Cleanup(func() { _ = s.Shutdown() })
-		servertest.WaitFor(t, 10*time.Second, "leader", s.IsLeader)
-		cl, err := client.New([]string{s.HTTPAddr()}, client.WithUser("tester"))
-		if err != nil {
-			t.Fatalf("client: %v", err)
-		}
-		return s, cl
-	}
+	start := soloOnDataDir(t)
 
 	s, cl := start()
 	const jobs = 3

@@ -3,6 +3,7 @@ package server_test
 import (
 	"net"
 	"testing"
+	"time"
 
 	"github.com/hashicorp/raft"
 
@@ -21,11 +22,11 @@ func freeAddr(t *testing.T) string {
 	return ln.Addr().String()
 }
 
-// TestRestartOnDataDirKeepsDatabase runs a single server on the real stores
-// (raft-boltdb and file snapshots), takes a snapshot midway, stops it and
-// starts it again on the same data dir: every job is still there and ids
-// continue where they stopped.
-func TestRestartOnDataDirKeepsDatabase(t *testing.T) {
+// soloOnDataDir returns a function that starts a one-server group on the
+// real stores (raft-boltdb and file snapshots) in one data dir, which
+// snapshots every 3 entries and keeps 1 trailing entry, and returns it,
+// once leader, with a client; each call starts it again on the same dir.
+func soloOnDataDir(t *testing.T) func() (*server.Server, *client.Client) {
 	cfg := server.Config{
 		Name:            "solo",
 		DataDir:         t.TempDir(),
@@ -40,20 +41,28 @@ func TestRestartOnDataDirKeepsDatabase(t *testing.T) {
 			c.TrailingLogs = 1
 		},
 	}
-	start := func() (*server.Server, *client.Client) {
+	return func() (*server.Server, *client.Client) {
 		t.Helper()
 		s, err := server.New(cfg)
 		if err != nil {
 			t.Fatalf("start server: %v", err)
 		}
 		t.Cleanup(func() { _ = s.Shutdown() })
-		servertest.WaitFor(t, 10e9, "leader", s.IsLeader)
+		servertest.WaitFor(t, 10*time.Second, "leader", s.IsLeader)
 		cl, err := client.New([]string{s.HTTPAddr()}, client.WithUser("tester"))
 		if err != nil {
 			t.Fatalf("client: %v", err)
 		}
 		return s, cl
 	}
+}
+
+// TestRestartOnDataDirKeepsDatabase runs a single server on the real stores
+// (raft-boltdb and file snapshots), takes a snapshot midway, stops it and
+// starts it again on the same data dir: every job is still there and ids
+// continue where they stopped.
+func TestRestartOnDataDirKeepsDatabase(t *testing.T) {
+	start := soloOnDataDir(t)
 
 	s, cl := start()
 	for range 5 {
