@@ -83,16 +83,7 @@ var submittedID = regexp.MustCompile(`id (\d+) submitted`)
 // runs here), where its time went: submitted, last placed, last Start
 // taken by a stub; and /proc says what CPU every process used meanwhile.
 func allocSuite(ctx context.Context, cfg config) ([]figure, error) {
-	dir, cleanup, err := benchDir(cfg, "alloc")
-	if err != nil {
-		return nil, err
-	}
-	defer cleanup()
-	bin, err := netmgrBinary(cfg, dir)
-	if err != nil {
-		return nil, err
-	}
-	a, stop, err := startAllocCluster(ctx, cfg, bin, dir)
+	a, stop, err := startAllocCluster(ctx, cfg, "alloc")
 	if err != nil {
 		return nil, err
 	}

@@ -44,16 +44,7 @@ func startCPUSuite(ctx context.Context, cfg config) ([]figure, error) {
 	if _, err := exec.LookPath("perf"); err != nil {
 		return []figure{{Name: "start CPU per machine", Unit: "ms", Note: "not measured: no perf (" + err.Error() + ")"}}, nil
 	}
-	dir, cleanup, err := benchDir(cfg, "startcpu")
-	if err != nil {
-		return nil, err
-	}
-	defer cleanup()
-	bin, err := netmgrBinary(cfg, dir)
-	if err != nil {
-		return nil, err
-	}
-	a, stop, err := startAllocCluster(ctx, cfg, bin, dir)
+	a, stop, err := startAllocCluster(ctx, cfg, "startcpu")
 	if err != nil {
 		return nil, err
 	}
@@ -64,7 +55,7 @@ func startCPUSuite(ctx context.Context, cfg config) ([]figure, error) {
 			return nil, err
 		}
 	}
-	pids := clusterPIDs(bin, a.c.Dir())
+	pids := clusterPIDs(a.bin, a.c.Dir())
 	idle, err := perfWindow(ctx, pids, func() error {
 		select {
 		case <-ctx.Done():
@@ -118,10 +109,32 @@ func startCPUSuite(ctx context.Context, cfg config) ([]figure, error) {
 	return figs, nil
 }
 
-// startAllocCluster starts the alloc suite's cluster in dir, loads the
+// startAllocCluster starts the alloc suite's cluster in a new bench
+// directory for the named suite, with the netmgr binary of cfg (built
+// there when none is given), and returns what runs allocations on it and
+// what stops it and removes the directory.
+func startAllocCluster(ctx context.Context, cfg config, suite string) (allocRun, func(), error) {
+	dir, cleanup, err := benchDir(cfg, suite)
+	if err != nil {
+		return allocRun{}, nil, err
+	}
+	bin, err := netmgrBinary(cfg, dir)
+	if err != nil {
+		cleanup()
+		return allocRun{}, nil, err
+	}
+	a, stop, err := allocClusterIn(ctx, cfg, bin, dir)
+	if err != nil {
+		cleanup()
+		return allocRun{}, nil, err
+	}
+	return a, func() { stop(); cleanup() }, nil
+}
+
+// allocClusterIn starts the alloc suite's cluster in dir, loads the
 // bench database and returns what runs allocations on it, and what stops
 // it.
-func startAllocCluster(ctx context.Context, cfg config, bin, dir string) (allocRun, func(), error) {
+func allocClusterIn(ctx context.Context, cfg config, bin, dir string) (allocRun, func(), error) {
 	links := filepath.Join(dir, "links")
 	if err := os.Mkdir(links, 0o755); err != nil {
 		return allocRun{}, nil, fmt.Errorf("alloc cluster: %w", err)
