@@ -161,10 +161,7 @@ func TestEvents(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got := []string{}
-			for _, e := range evs {
-				got = append(got, e.Kind)
-			}
+			got := kinds(evs)
 			if !reflect.DeepEqual(got, tt.want) {
 				t.Errorf("Events(%+v) = %v, want %v", tt.f, got, tt.want)
 			}
@@ -174,6 +171,15 @@ func TestEvents(t *testing.T) {
 	if evs[1].Index != 10 || evs[1].Seq != 1 {
 		t.Errorf("second event index/seq = %d/%d, want 10/1", evs[1].Index, evs[1].Seq)
 	}
+}
+
+// kinds is the kinds of evs, in order (empty, not nil, for none).
+func kinds(evs []history.Event) []string {
+	got := []string{}
+	for _, e := range evs {
+		got = append(got, e.Kind)
+	}
+	return got
 }
 
 // LastEvents returns the newest events, oldest first, however many the
@@ -196,10 +202,7 @@ func TestLastEvents(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got := []string{}
-			for _, e := range evs {
-				got = append(got, e.Kind)
-			}
+			got := kinds(evs)
 			if !reflect.DeepEqual(got, tt.want) {
 				t.Errorf("LastEvents(%d) = %v, want %v", tt.n, got, tt.want)
 			}
