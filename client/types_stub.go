@@ -267,10 +267,20 @@ type OwnerSettings struct {
 // OutageAnswerWithin of asking (statements that come later might have
 // been made after the servers came back), and one answer lets it keep
 // restartable work for OutageCoverFor after it asked.
+//
+// OutageCoverFor is twice OutageAnswerWithin so that even an answer at
+// the end of its time leaves the stub 0.4 s of cover, about four asks: a
+// stub starved of CPU for a few hundred milliseconds (the server group
+// coming back and electing a leader on the same cores) keeps its work.
+// The leader pays for it in its window (server.statementWindow): a
+// machine counts against an expiry only with a renewal that arrived in
+// an interval LeaseDuration - OutageCoverFor - OutageAnswerWithin -
+// OutageVouchWithin long (0.9 s), which the stubs' renewals every 0.5 s
+// fill.
 const (
 	OutageVouchWithin  = 900 * time.Millisecond
-	OutageAnswerWithin = 300 * time.Millisecond
-	OutageCoverFor     = 300 * time.Millisecond
+	OutageAnswerWithin = 400 * time.Millisecond
+	OutageCoverFor     = 800 * time.Millisecond
 )
 
 // OutageStatement is a stub's answer to GET /v1/outage: whether its own
