@@ -27,9 +27,11 @@ const (
 	startCPUIdle   = 2 * time.Second
 )
 
-// startCPURoles are the cluster's process roles perf counts, as their
-// command's first argument names them.
-var startCPURoles = []string{"server", "stub", "supervise"}
+// startCPURoles are the cluster's process roles perf counts: the leader
+// and the followers apart (on a real pool the leader's share is the one
+// every added machine adds to the same process), then the roles the
+// command's first argument names.
+var startCPURoles = []string{"leader", "followers", "stub", "supervise"}
 
 // startCPUSuite measures what one more machine in an allocation costs
 // each kind of process: CPU time, context switches and page faults (perf
@@ -56,6 +58,11 @@ func startCPUSuite(ctx context.Context, cfg config) ([]figure, error) {
 		}
 	}
 	pids := clusterPIDs(a.bin, a.c.Dir())
+	leader, _ := a.c.Leader()
+	if leader < 0 {
+		return nil, fmt.Errorf("startcpu: no leader")
+	}
+	splitServers(pids, a.c.Servers[leader].PID())
 	idle, err := perfWindow(ctx, pids, func() error {
 		select {
 		case <-ctx.Done():
@@ -170,4 +177,17 @@ func allocClusterIn(ctx context.Context, cfg config, bin, dir string) (allocRun,
 		return fail(fmt.Errorf("alloc cluster: load the database: %w", err))
 	}
 	return allocRun{bin: bin, netexec: netexec, env: append(os.Environ(), c.Env()...), cl: cl, c: c}, c.Stop, nil
+}
+
+// splitServers files the server processes of pids under "leader" (the
+// one with PID leader) and "followers".
+func splitServers(pids map[string][]int, leader int) {
+	for _, pid := range pids["server"] {
+		role := "followers"
+		if pid == leader {
+			role = "leader"
+		}
+		pids[role] = append(pids[role], pid)
+	}
+	delete(pids, "server")
 }
