@@ -103,6 +103,21 @@ func removeDirs() {
 	doneDirs = nil
 }
 
+// benchSetup makes a suite's bench directory (benchDir) and finds or
+// builds the netmgr binary it runs (netmgrBinary); cleanup, which the
+// caller defers, files the directory for removal.
+func benchSetup(cfg config, suite string) (dir, bin string, cleanup func(), err error) {
+	dir, cleanup, err = benchDir(cfg, suite)
+	if err != nil {
+		return "", "", nil, err
+	}
+	if bin, err = netmgrBinary(cfg, dir); err != nil {
+		cleanup()
+		return "", "", nil, err
+	}
+	return dir, bin, cleanup, nil
+}
+
 // netmgrBinary returns the absolute path of the netmgr binary to run,
 // building it into dir when -netmgr was not given.
 func netmgrBinary(cfg config, dir string) (string, error) {
@@ -119,15 +134,11 @@ func netmgrBinary(cfg config, dir string) (string, error) {
 
 // bench starts the cluster, runs both phases and stops the cluster.
 func bench(ctx context.Context, cfg config) (*results, error) {
-	dir, cleanup, err := benchDir(cfg, "latency")
+	dir, bin, cleanup, err := benchSetup(cfg, "latency")
 	if err != nil {
 		return nil, err
 	}
 	defer cleanup()
-	bin, err := netmgrBinary(cfg, dir)
-	if err != nil {
-		return nil, err
-	}
 	job := trueBinary()
 
 	fmt.Fprintf(os.Stderr, "starting %d servers and %d stubs ...\n", cfg.servers, cfg.stubs)

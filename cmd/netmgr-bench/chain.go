@@ -27,15 +27,11 @@ const (
 // gap is the next job's StartedAt minus the previous one's EndedAt, both
 // stamped by the stubs (one clock: every stub runs on this host).
 func chainSuite(ctx context.Context, cfg config) ([]figure, error) {
-	dir, cleanup, err := benchDir(cfg, "chain")
+	dir, bin, cleanup, err := benchSetup(cfg, "chain")
 	if err != nil {
 		return nil, err
 	}
 	defer cleanup()
-	bin, err := netmgrBinary(cfg, dir)
-	if err != nil {
-		return nil, err
-	}
 	fmt.Fprintf(os.Stderr, "chain: starting %d servers and %d stubs ...\n", cfg.servers, cfg.stubs)
 	c, err := startCluster(cfg, bin, filepath.Join(dir, "cluster"), cfg.servers, cfg.stubs)
 	if err != nil {

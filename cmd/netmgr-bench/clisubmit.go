@@ -45,15 +45,11 @@ const (
 // issue compares with; otherwise the suite says why it has no sbatch
 // figure.
 func cliSubmitSuite(ctx context.Context, cfg config) ([]figure, error) {
-	dir, cleanup, err := benchDir(cfg, "clisubmit")
+	dir, bin, cleanup, err := benchSetup(cfg, "clisubmit")
 	if err != nil {
 		return nil, err
 	}
 	defer cleanup()
-	bin, err := netmgrBinary(cfg, dir)
-	if err != nil {
-		return nil, err
-	}
 	links := filepath.Join(dir, "links")
 	if err := os.Mkdir(links, 0o755); err != nil {
 		return nil, fmt.Errorf("clisubmit: %w", err)

@@ -48,15 +48,11 @@ func failoverSuite(ctx context.Context, cfg config) ([]figure, error) {
 	if cfg.servers < 3 {
 		return nil, fmt.Errorf("failover: needs at least 3 servers to survive the leader's loss, got %d", cfg.servers)
 	}
-	dir, cleanup, err := benchDir(cfg, "failover")
+	dir, bin, cleanup, err := benchSetup(cfg, "failover")
 	if err != nil {
 		return nil, err
 	}
 	defer cleanup()
-	bin, err := netmgrBinary(cfg, dir)
-	if err != nil {
-		return nil, err
-	}
 	rounds := failoverRounds
 	if cfg.quick {
 		rounds = failoverRoundsQuick

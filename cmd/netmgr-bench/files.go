@@ -33,15 +33,11 @@ const (
 // on this host). The same jobs without files, one after another on the
 // same cluster, are the A/B baseline: submit to start.
 func filesSuite(ctx context.Context, cfg config) ([]figure, error) {
-	dir, cleanup, err := benchDir(cfg, "files")
+	dir, bin, cleanup, err := benchSetup(cfg, "files")
 	if err != nil {
 		return nil, err
 	}
 	defer cleanup()
-	bin, err := netmgrBinary(cfg, dir)
-	if err != nil {
-		return nil, err
-	}
 	fmt.Fprintf(os.Stderr, "files: starting %d servers and %d stubs ...\n", cfg.servers, cfg.stubs)
 	c, err := startCluster(cfg, bin, filepath.Join(dir, "cluster"), cfg.servers, cfg.stubs)
 	if err != nil {

@@ -51,15 +51,11 @@ func gossipSuite(ctx context.Context, cfg config) ([]figure, error) {
 		per, rounds, kills, settle, steady = gossipPerSim/2, 1, 3, 10*time.Second, 10*time.Second
 	}
 	total := gossipSims * per
-	dir, cleanup, err := benchDir(cfg, "gossip")
+	dir, bin, cleanup, err := benchSetup(cfg, "gossip")
 	if err != nil {
 		return nil, err
 	}
 	defer cleanup()
-	bin, err := netmgrBinary(cfg, dir)
-	if err != nil {
-		return nil, err
-	}
 	var (
 		inPool, allUp []float64
 		p             *gossipPool

@@ -60,15 +60,11 @@ func (r outageRound) String() string {
 // stubs left running, the time from a leader elected after a full restart
 // of the server group to the first job running.
 func outageSuite(ctx context.Context, cfg config) ([]figure, error) {
-	dir, cleanup, err := benchDir(cfg, "outage")
+	dir, bin, cleanup, err := benchSetup(cfg, "outage")
 	if err != nil {
 		return nil, err
 	}
 	defer cleanup()
-	bin, err := netmgrBinary(cfg, dir)
-	if err != nil {
-		return nil, err
-	}
 	rounds := outageRounds
 	if cfg.quick {
 		rounds = outageRoundsQuick

@@ -34,15 +34,11 @@ const (
 // machine wakes once the device rests and the job runs on, and the next
 // sample touches it again.
 func ownerSuite(ctx context.Context, cfg config) ([]figure, error) {
-	dir, cleanup, err := benchDir(cfg, "owner")
+	dir, bin, cleanup, err := benchSetup(cfg, "owner")
 	if err != nil {
 		return nil, err
 	}
 	defer cleanup()
-	bin, err := netmgrBinary(cfg, dir)
-	if err != nil {
-		return nil, err
-	}
 	dev := filepath.Join(dir, "event0")
 	if err := os.WriteFile(dev, nil, 0o644); err != nil {
 		return nil, fmt.Errorf("owner: make the input device: %w", err)

@@ -85,15 +85,11 @@ func retentionSuite(ctx context.Context, cfg config) ([]figure, error) {
 		jobs, every, baseline = retentionJobsQuick, retentionEveryQuick, retentionBaselineQuick
 		restarts = []int{50_000, 100_000}
 	}
-	dir, cleanup, err := benchDir(cfg, "retention")
+	dir, bin, cleanup, err := benchSetup(cfg, "retention")
 	if err != nil {
 		return nil, err
 	}
 	defer cleanup()
-	bin, err := netmgrBinary(cfg, dir)
-	if err != nil {
-		return nil, err
-	}
 	kept := &retentionRun{label: "retention", keep: retentionKeep, jobs: jobs, restarts: restarts}
 	if err := kept.run(ctx, cfg, bin, filepath.Join(dir, "kept"), every); err != nil {
 		return nil, err

@@ -42,15 +42,11 @@ func scaleSuite(ctx context.Context, cfg config) ([]figure, error) {
 	if cfg.quick {
 		machines, jobs, rounds = scaleMachinesQuick, scaleJobsQuick, scaleRoundsQuick
 	}
-	dir, cleanup, err := benchDir(cfg, "scale")
+	dir, bin, cleanup, err := benchSetup(cfg, "scale")
 	if err != nil {
 		return nil, err
 	}
 	defer cleanup()
-	bin, err := netmgrBinary(cfg, dir)
-	if err != nil {
-		return nil, err
-	}
 	srv, err := newScaleServer(bin, scaleServerName, filepath.Join(dir, "data"), filepath.Join(dir, "server.log"),
 		filepath.Join(dir, "tls"), cfg.insecure)
 	if err != nil {

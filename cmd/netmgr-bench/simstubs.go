@@ -41,15 +41,11 @@ const (
 // simStubsSuite measures how many instances a 3-server group starts per
 // second when 100 simulated stubs (no fork) run them.
 func simStubsSuite(ctx context.Context, cfg config) ([]figure, error) {
-	dir, cleanup, err := benchDir(cfg, "simstubs")
+	dir, bin, cleanup, err := benchSetup(cfg, "simstubs")
 	if err != nil {
 		return nil, err
 	}
 	defer cleanup()
-	bin, err := netmgrBinary(cfg, dir)
-	if err != nil {
-		return nil, err
-	}
 	fmt.Fprintf(os.Stderr, "simstubs: starting 3 servers and %d simulated stubs ...\n", simStubs)
 	c, err := startCluster(cfg, bin, filepath.Join(dir, "cluster"), 3, 0)
 	if err != nil {

@@ -121,13 +121,8 @@ func startCPUSuite(ctx context.Context, cfg config) ([]figure, error) {
 // there when none is given), and returns what runs allocations on it and
 // what stops it and removes the directory.
 func startAllocCluster(ctx context.Context, cfg config, suite string) (allocRun, func(), error) {
-	dir, cleanup, err := benchDir(cfg, suite)
+	dir, bin, cleanup, err := benchSetup(cfg, suite)
 	if err != nil {
-		return allocRun{}, nil, err
-	}
-	bin, err := netmgrBinary(cfg, dir)
-	if err != nil {
-		cleanup()
 		return allocRun{}, nil, err
 	}
 	a, stop, err := allocClusterIn(ctx, cfg, bin, dir)

@@ -58,15 +58,11 @@ type uiPool struct {
 // view's load in headless Chromium (ui_browser.go), and what a hundred
 // open pages cost a server next to a hundred polling ones (ui_streams.go).
 func uiSuite(ctx context.Context, cfg config) ([]figure, error) {
-	dir, cleanup, err := benchDir(cfg, "ui")
+	dir, bin, cleanup, err := benchSetup(cfg, "ui")
 	if err != nil {
 		return nil, err
 	}
 	defer cleanup()
-	bin, err := netmgrBinary(cfg, dir)
-	if err != nil {
-		return nil, err
-	}
 	p, err := startUIPool(ctx, cfg, bin, dir)
 	if p != nil {
 		defer p.stop()
