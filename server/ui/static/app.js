@@ -28,6 +28,9 @@ const state = {
   term: 0,
   view: null,               // the current view's name
   refreshTimer: null,
+  routes: 0,                // route() calls started, numbering them
+  drawn: 0,                 // the number of the route() whose answer is drawn
+  routed: 0,                // route() calls that have ended (tests wait on it)
   logs: null,               // the output the job view showed last
   leaving: false,           // signInAt is taking the browser elsewhere
 };
@@ -380,9 +383,13 @@ function scheduleRefresh(e) {
     }
     state.refreshTimer = null;
     route(true);
-    // Once more a little later: a redraw whose read was answered before
-    // the event's entry was applied where it landed would stay behind
-    // until the next event.
+    // The redraw starts after the event came, so when the page reads
+    // from the server it streams from (which publishes an event once it
+    // has applied it) it reads the event's change, and route draws no
+    // older answer over it. Once more a little later for the rest: reads
+    // answered by another server than the stream's (after a move), which
+    // may not have applied the event's entry yet, and a redraw whose
+    // reads failed.
     if (!e.settle) setTimeout(() => scheduleRefresh({...e, settle: true}), SETTLE_MS);
   };
   state.refreshTimer = setTimeout(later, REFRESH_MS);
@@ -858,7 +865,11 @@ const views = {
 };
 
 // route draws the view the hash names; quiet keeps focus and scroll (a
-// live refresh).
+// live refresh). Routes overlap (a redraw on an event starts while the
+// view's first load still waits for its answers), and their answers may
+// come back in any order: one is drawn only when no route started after
+// it has been drawn already, so an answer read before an event never
+// replaces one read after it.
 async function route(quiet) {
   if (!state.user && !state.insecureUser) return;
   const hash = location.hash.replace(/^#\/?/, '') || 'servers';
@@ -866,6 +877,7 @@ async function route(quiet) {
   const [name, arg] = path.split('/');
   const view = views[name] ? name : 'servers';
   if (quiet && view === 'submit') return;
+  const seq = ++state.routes;
   state.view = view;
   for (const a of document.querySelectorAll('nav a')) {
     a.toggleAttribute('aria-current', a.getAttribute('href') === '#/' + (view === 'job' ? 'jobs' : view));
@@ -874,7 +886,8 @@ async function route(quiet) {
   try {
     const params = new URLSearchParams(query || '');
     const nodes = await views[view](view === 'job' ? arg : params);
-    if (state.view !== view) return;
+    if (state.view !== view || seq < state.drawn) return;
+    state.drawn = seq;
     const active = document.activeElement && document.activeElement.name;
     render(...[nodes].flat());
     if (quiet) {
@@ -885,7 +898,11 @@ async function route(quiet) {
     document.title = 'netmgr: ' + view;
   } catch (e) {
     if (e.status === 401) return;
-    if (!quiet) render(el('h2', {}, view), el('p', {class: 'error', role: 'alert'}, e.message));
+    if (quiet || state.view !== view || seq < state.drawn) return;
+    state.drawn = seq;
+    render(el('h2', {}, view), el('p', {class: 'error', role: 'alert'}, e.message));
+  } finally {
+    state.routed++;
   }
 }
 
