@@ -20,7 +20,12 @@ import (
 
 // fakeGroup is one server as the page sees it, with the page's reads
 // under the test's control: the hub's stream, the page's files, and jobs
-// 1 and 2, whose instance state and answers the test sets.
+// 1 and 2, whose instance state and answers the test sets. The page, its
+// files and the hub are the real ones; the reads are not a real
+// server's because the tests need answers held and released in a given
+// order, which a real server gives only by chance (a slow history.db
+// fsync in one CI run). TestDashboardEndToEnd runs the page against a
+// real cluster.
 type fakeGroup struct {
 	hub  *ui.Hub
 	done chan struct{} // closed at the end: held answers and streams end
