@@ -57,15 +57,21 @@ type Hub struct {
 	// server, or this one after a restart).
 	epoch string
 
-	mu      sync.Mutex
+	mu sync.Mutex
+	// ring holds the last RingSize events; once full, oldest is the
+	// position of the oldest and each new event takes its place, so a
+	// Publish moves no other event.
 	ring    []published
+	oldest  int
 	seq     uint64
 	changed chan struct{}
 	subs    int
 }
 
 // published is an event of the ring with its Server-Sent Events frame,
-// encoded once at Publish for every stream that writes it.
+// encoded once at Publish for every stream that writes it when a stream
+// is open (nil when none was: a stream that connects later encodes the
+// past events it sends itself, so a server nobody watches encodes none).
 type published struct {
 	Event
 	frame []byte
@@ -86,16 +92,16 @@ func (h *Hub) Publish(e Event) {
 	if e.Server == "" {
 		e.Server = h.Server
 	}
-	data, err := json.Marshal(e)
-	if err != nil {
-		// An Event is strings and numbers: this cannot happen.
-		data = []byte(`{}`)
+	p := published{Event: e}
+	if h.subs > 0 {
+		p.frame = h.frame(e)
 	}
-	if len(h.ring) == RingSize {
-		copy(h.ring, h.ring[1:])
-		h.ring = h.ring[:RingSize-1]
+	if len(h.ring) < RingSize {
+		h.ring = append(h.ring, p)
+	} else {
+		h.ring[h.oldest] = p
+		h.oldest = (h.oldest + 1) % RingSize
 	}
-	h.ring = append(h.ring, published{Event: e, frame: fmt.Appendf(nil, "id: %s:%d\ndata: %s\n\n", h.epoch, e.Seq, data)})
 	close(h.changed)
 	h.changed = make(chan struct{})
 }
@@ -107,17 +113,32 @@ func (h *Hub) Subscribers() int {
 	return h.subs
 }
 
-// since returns the events after seq and a channel closed at the next
-// Publish.
+// frame is e's Server-Sent Events frame.
+func (h *Hub) frame(e Event) []byte {
+	data, err := json.Marshal(e)
+	if err != nil {
+		// An Event is strings and numbers: this cannot happen.
+		data = []byte(`{}`)
+	}
+	return fmt.Appendf(nil, "id: %s:%d\ndata: %s\n\n", h.epoch, e.Seq, data)
+}
+
+// since returns the events after seq, oldest first, and a channel closed
+// at the next Publish. The ring's events have consecutive numbers.
 func (h *Hub) since(seq uint64) ([]published, <-chan struct{}) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	var out []published
-	for i := range h.ring {
-		if h.ring[i].Seq > seq {
-			out = append(out, h.ring[i:]...)
-			break
-		}
+	n := len(h.ring)
+	if n == 0 || seq >= h.seq {
+		return nil, h.changed
+	}
+	skip := 0
+	if first := h.ring[h.oldest].Seq; seq >= first {
+		skip = int(seq - first + 1)
+	}
+	out := make([]published, 0, n-skip)
+	for i := skip; i < n; i++ {
+		out = append(out, h.ring[(h.oldest+i)%n])
 	}
 	return out, h.changed
 }
@@ -173,6 +194,9 @@ func (h *Hub) Stream(w http.ResponseWriter, r *http.Request, done <-chan struct{
 	for {
 		evs, changed := h.since(after)
 		for _, e := range evs {
+			if e.frame == nil {
+				e.frame = h.frame(e.Event)
+			}
 			if _, err := w.Write(e.frame); err != nil {
 				return
 			}

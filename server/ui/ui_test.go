@@ -196,3 +196,54 @@ func TestStatic(t *testing.T) {
 		}
 	}
 }
+
+// Events published while no stream is open are kept without their
+// frames; a stream that connects after the ring has wrapped gets the ones
+// after its Last-Event-ID, in order, encoded then.
+func TestHubReplaysAWrappedRingToALateStream(t *testing.T) {
+	h := NewHub("s1")
+	const total = RingSize + 10
+	for i := 1; i <= total; i++ {
+		h.Publish(Event{Kind: "test", Text: fmt.Sprintf("event %d", i)})
+	}
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel() // before srv.Close: the streams end with it
+	for _, c := range []struct {
+		after, first, count int
+	}{
+		{total - 5, total - 4, 5},           // within the ring: only what it missed
+		{3, total - RingSize + 1, RingSize}, // older than the ring: all it holds
+	} {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL, nil)
+		req.Header.Set("Last-Event-ID", fmt.Sprintf("%s:%d", h.epoch, c.after))
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		r := bufio.NewReader(resp.Body)
+		nextData(t, r) // hello
+		for i := range c.count {
+			seq := c.first + i
+			if got := nextData(t, r); !strings.Contains(got, fmt.Sprintf(`"seq":%d,`, seq)) || !strings.Contains(got, fmt.Sprintf(`"text":"event %d"`, seq)) {
+				t.Fatalf("after %d: event %d is %q", c.after, i, got)
+			}
+		}
+	}
+	// Up to date: the first event the stream sends is the next one.
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL, nil)
+	req.Header.Set("Last-Event-ID", fmt.Sprintf("%s:%d", h.epoch, total))
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	r := bufio.NewReader(resp.Body)
+	nextData(t, r) // hello
+	h.Publish(Event{Kind: "test", Text: "next"})
+	if got := nextData(t, r); !strings.Contains(got, fmt.Sprintf(`"seq":%d,`, total+1)) {
+		t.Fatalf("up to date: got %q, want the next event", got)
+	}
+}
