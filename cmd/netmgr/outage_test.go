@@ -18,9 +18,10 @@ import (
 // TestPausedServerGroupStopsNoJob pauses every server (SIGSTOP) for 8 s,
 // well past a lease, while a restartable job of three instances runs on
 // three machines. Every stub's lease runs out, but the stubs see each other
-// with run-out leases too, so each keeps its attempt: the ledger the job
-// writes holds exactly one start per instance, and the job ends done on
-// its first attempts once the servers resume.
+// with run-out leases too, so each keeps its attempt, also one stub that
+// stalls for 0.45 s meanwhile: the ledger the job writes holds exactly one
+// start per instance, and the job ends done on its first attempts once
+// the servers resume.
 func TestPausedServerGroupStopsNoJob(t *testing.T) {
 	if testing.Short() {
 		t.Skip("pauses the server group for 8 s; run without -short")
@@ -53,8 +54,22 @@ while [ ! -e %s ]; do sleep 0.05; done`, ledger, finish)
 			t.Fatalf("pause %s: %v", s.Name, err)
 		}
 	}
-	// The fault itself: the group stays paused this long.
-	time.Sleep(8 * time.Second)
+	// The fault itself: the group stays paused this long. Midway, with
+	// every lease run out, one stub stalls (as one starved of CPU would)
+	// for 0.45 s. Its last cover began at most an ask (0.1 s) before and
+	// lasts 0.8 s, so its supervisors, which do not stall and look every
+	// 0.2 s, must find it still good; with the 0.3 s covers of before,
+	// they found it lapsed for 0.15 s or more and usually stopped the job.
+	time.Sleep(5 * time.Second)
+	stalled := c.Stubs[0]
+	if err := syscall.Kill(stalled.PID(), syscall.SIGSTOP); err != nil {
+		t.Fatalf("stall %s: %v", stalled.Name, err)
+	}
+	time.Sleep(450 * time.Millisecond)
+	if err := syscall.Kill(stalled.PID(), syscall.SIGCONT); err != nil {
+		t.Fatalf("resume %s: %v", stalled.Name, err)
+	}
+	time.Sleep(8*time.Second - 5*time.Second - 450*time.Millisecond)
 	for _, s := range c.Servers {
 		if err := syscall.Kill(s.PID(), syscall.SIGCONT); err != nil {
 			t.Fatalf("resume %s: %v", s.Name, err)
