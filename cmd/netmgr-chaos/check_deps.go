@@ -86,8 +86,13 @@ func checkDeps(acks []ack, jobs map[uint64]client.Job, recs []record) (vs []viol
 				vs = append(vs, violation{Kind: vDependency, Job: a.ID, Instance: -1,
 					Detail: fmt.Sprintf("%s=%d, which ended %s, yet the job was cancelled", d.kind, d.id, dj.State)})
 			}
+			// The ledger clock (/proc/uptime) ticks every 10 ms, and a
+			// dependent job starts some 5 ms after its dependency's end:
+			// a start in the tick of the dependency's last record tells
+			// nothing of their order. Only a start in an earlier tick is
+			// one before the end.
 			theirs := spans[d.id]
-			if mine == nil || !mine.started || theirs == nil || !theirs.recorded || mine.firstStart > theirs.lastRecord {
+			if mine == nil || !mine.started || theirs == nil || !theirs.recorded || mine.firstStart >= theirs.lastRecord {
 				continue
 			}
 			detail := fmt.Sprintf("started at %.2f, before its dependency job %d (%s) ended: its last ledger record is at %.2f",

@@ -34,6 +34,10 @@ func TestCheckDeps(t *testing.T) {
 	}{
 		{name: "in order", jobs: jobs(client.JobDone, client.JobDone),
 			recs: ledger(dep1, "start 2 0 1 stub2 12.3\nend 2 0 1 stub2 13.3 0\n")},
+		{name: "started in the ledger clock's tick the dependency ended in", jobs: jobs(client.JobDone, client.JobDone),
+			recs: ledger(dep1, "start 2 0 1 stub2 12.0\nend 2 0 1 stub2 13.0 0\n")},
+		{name: "started a tick before the dependency ended", jobs: jobs(client.JobDone, client.JobDone),
+			recs: ledger(dep1, "start 2 0 1 stub2 11.99\nend 2 0 1 stub2 12.99 0\n"), want: "before its dependency job 1"},
 		{name: "started before the dependency ended", jobs: jobs(client.JobDone, client.JobDone),
 			recs: ledger(dep1, "start 2 0 1 stub2 11.5\nend 2 0 1 stub2 12.5 0\n"), want: "before its dependency job 1"},
 		{name: "cancelled as it should be", jobs: jobs(client.JobFailed, client.JobCancelled),
