@@ -216,15 +216,7 @@ func TestHubReplaysAWrappedRingToALateStream(t *testing.T) {
 		{total - 5, total - 4, 5},           // within the ring: only what it missed
 		{3, total - RingSize + 1, RingSize}, // older than the ring: all it holds
 	} {
-		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL, nil)
-		req.Header.Set("Last-Event-ID", fmt.Sprintf("%s:%d", h.epoch, c.after))
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		r := bufio.NewReader(resp.Body)
-		nextData(t, r) // hello
+		r := openStreamAfter(t, ctx, srv.URL, fmt.Sprintf("%s:%d", h.epoch, c.after))
 		for i := range c.count {
 			seq := c.first + i
 			if got := nextData(t, r); !strings.Contains(got, fmt.Sprintf(`"seq":%d,`, seq)) || !strings.Contains(got, fmt.Sprintf(`"text":"event %d"`, seq)) {
@@ -233,17 +225,26 @@ func TestHubReplaysAWrappedRingToALateStream(t *testing.T) {
 		}
 	}
 	// Up to date: the first event the stream sends is the next one.
-	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL, nil)
-	req.Header.Set("Last-Event-ID", fmt.Sprintf("%s:%d", h.epoch, total))
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	r := bufio.NewReader(resp.Body)
-	nextData(t, r) // hello
+	r := openStreamAfter(t, ctx, srv.URL, fmt.Sprintf("%s:%d", h.epoch, total))
 	h.Publish(Event{Kind: "test", Text: "next"})
 	if got := nextData(t, r); !strings.Contains(got, fmt.Sprintf(`"seq":%d,`, total+1)) {
 		t.Fatalf("up to date: got %q, want the next event", got)
 	}
+}
+
+// openStreamAfter opens the hub's stream at url as a page reconnecting
+// with Last-Event-ID last, reads its hello, and returns the stream; it is
+// closed at the end of the test, and ends with ctx.
+func openStreamAfter(t *testing.T, ctx context.Context, url, last string) *bufio.Reader {
+	t.Helper()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	req.Header.Set("Last-Event-ID", last)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { resp.Body.Close() })
+	r := bufio.NewReader(resp.Body)
+	nextData(t, r) // hello
+	return r
 }
