@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -75,6 +76,12 @@ func TestDashboardTimelineSurvivesRestart(t *testing.T) {
 	start := soloOnDataDir(t)
 
 	s, cl := start()
+	// The election's event is committed by the new leader's loop, which may
+	// run after a submit that the raft leader already accepts; wait for it,
+	// so that the submits come after it.
+	timelineBurst(t, s.HTTPAddr(), func(evs []ui.Event) bool {
+		return slices.ContainsFunc(evs, func(e ui.Event) bool { return e.Kind == "leader-elected" })
+	})
 	const jobs = 3
 	for range jobs {
 		if _, err := cl.Submit(ctx(t), client.SubmitRequest{Spec: shSpec("true", 1)}); err != nil {
