@@ -110,8 +110,8 @@ test: lint
 # at the end), at old commits too, while one worker ran steadily.
 fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) -parallel 1 ./client/spec/
-	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) -parallel 1 ./fsm/dblang/
-	$(GO) test -run '^$$' -fuzz '^FuzzParseInit$$' -fuzztime $(FUZZTIME) -parallel 1 ./fsm/dblang/
+	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) -parallel 1 ./client/dblang/
+	$(GO) test -run '^$$' -fuzz '^FuzzParseInit$$' -fuzztime $(FUZZTIME) -parallel 1 ./client/dblang/
 
 demo:
 	./scripts/demo.sh

@@ -6,8 +6,8 @@ import (
 	"os"
 	"time"
 
+	"github.com/netmgr/netmgr/client/dblang"
 	"github.com/netmgr/netmgr/fsm"
-	"github.com/netmgr/netmgr/fsm/dblang"
 	"github.com/netmgr/netmgr/stub/owner"
 )
 

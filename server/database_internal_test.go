@@ -13,8 +13,8 @@ import (
 	"github.com/hashicorp/raft"
 
 	"github.com/netmgr/netmgr/client"
+	"github.com/netmgr/netmgr/client/dblang"
 	"github.com/netmgr/netmgr/fsm"
-	"github.com/netmgr/netmgr/fsm/dblang"
 )
 
 const rootJobsDB = `key lic

@@ -19,7 +19,7 @@ import (
 	"go.etcd.io/bbolt"
 
 	"github.com/netmgr/netmgr/fsm"
-	"github.com/netmgr/netmgr/fsm/boltcheck"
+	"github.com/netmgr/netmgr/internal/boltcheck"
 )
 
 // The files Raft keeps in the data dir: the log and its stable state

@@ -12,7 +12,7 @@
 // (package server/planner, with matcher and queue, does; the server feeds
 // it the database and each machine's liveness and commits its Place) and
 // does not parse user input beyond the wire types of package client and the
-// database language (package fsm/dblang).
+// database language (package client/dblang).
 //
 // # Layout
 //

@@ -11,7 +11,7 @@ import (
 
 	"github.com/netmgr/netmgr/client"
 	"github.com/netmgr/netmgr/fsm"
-	"github.com/netmgr/netmgr/fsm/boltcheck"
+	"github.com/netmgr/netmgr/internal/boltcheck"
 	"github.com/netmgr/netmgr/server/history"
 )
 

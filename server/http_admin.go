@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/netmgr/netmgr/client"
+	"github.com/netmgr/netmgr/client/dblang"
 	"github.com/netmgr/netmgr/fsm"
-	"github.com/netmgr/netmgr/fsm/dblang"
 )
 
 // handleLoadDatabase replaces the database with the posted declarations,

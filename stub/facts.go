@@ -9,7 +9,7 @@ import (
 	"strings"
 
 	"github.com/netmgr/netmgr/client"
-	"github.com/netmgr/netmgr/fsm/dblang"
+	"github.com/netmgr/netmgr/client/dblang"
 	"github.com/netmgr/netmgr/internal/procinfo"
 	"golang.org/x/sys/unix"
 )

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/netmgr/netmgr/client"
-	"github.com/netmgr/netmgr/fsm/boltcheck"
+	"github.com/netmgr/netmgr/internal/boltcheck"
 	bolt "go.etcd.io/bbolt"
 )
 

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/netmgr/netmgr/client"
-	"github.com/netmgr/netmgr/fsm/dblang"
+	"github.com/netmgr/netmgr/client/dblang"
 	"github.com/netmgr/netmgr/stub/owner"
 )
 

@@ -4,7 +4,7 @@ import (
 	"maps"
 	"time"
 
-	"github.com/netmgr/netmgr/fsm/dblang"
+	"github.com/netmgr/netmgr/client/dblang"
 )
 
 // Simulation makes a stub simulate its jobs instead of running them, so

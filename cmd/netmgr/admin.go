@@ -10,7 +10,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/netmgr/netmgr/client"
-	"github.com/netmgr/netmgr/fsm/dblang"
+	"github.com/netmgr/netmgr/client/dblang"
 )
 
 func adminCommand() *cli.Command {

@@ -1,10 +1,11 @@
 // Package dblang reads and writes the paper's resource manager database
 // language, and the init file a stub reads at start.
 //
-// It lives beside fsm because it is the source language of the database
-// the fsm holds, not a wire format; it imports nothing of ours, so both
-// the server (loading a database file) and the stub (reading its init
-// file) import it without importing fsm itself.
+// It lives beside client/spec, the paper's other language, and like it
+// belongs to everyone who speaks to the cluster: the server loads a
+// database file, the stub reads its init file, the CLI checks and formats
+// both. It imports nothing of ours, so the stub reads its init file
+// without importing fsm.
 //
 // A database declares keys (words a machine may have: an architecture, a
 // licence, a piece of hardware), machine types, machines, batch queues,

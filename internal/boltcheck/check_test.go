@@ -12,7 +12,7 @@ import (
 	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
 	bolt "go.etcd.io/bbolt"
 
-	"github.com/netmgr/netmgr/fsm/boltcheck"
+	"github.com/netmgr/netmgr/internal/boltcheck"
 )
 
 // makeRaftDB writes n log entries of size bytes each, 64 to a write as

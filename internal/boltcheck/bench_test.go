@@ -8,7 +8,7 @@ import (
 	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
 	bolt "go.etcd.io/bbolt"
 
-	"github.com/netmgr/netmgr/fsm/boltcheck"
+	"github.com/netmgr/netmgr/internal/boltcheck"
 )
 
 // A server's raft.db holds at most Raft's TrailingLogs (10240) entries
