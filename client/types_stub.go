@@ -186,8 +186,8 @@ type LeaseRequest struct {
 // echoed none of this leadership), both in nanoseconds of the
 // leadership's own clock. A stub that echoes a token therefore holds a
 // lease until at least Basis plus the lease duration, and tells no other
-// stub that its lease ran out until OutageVouchWithin before that (see
-// OutageStatement).
+// stub that its lease ran out from when it sent the request until
+// OutageVouchWithin before that (see OutageStatement, OutageVouchAfter).
 type LeaseToken struct {
 	Leadership uint64 `json:"leadership"`
 	Issued     int64  `json:"issued"`
@@ -283,8 +283,19 @@ const (
 	OutageCoverFor     = 800 * time.Millisecond
 )
 
+// OutageVouchAfter is how long a stub that said its lease ran out goes on
+// saying so after the renewal that ended it. The servers come back to
+// the stubs over a second or more, not at one instant (a partition
+// healing route by route, connections redialled, a leader answering a
+// burst), and a stub still cut off keeps its work only while a majority
+// says so: the stubs back first must not take its cover away at once.
+// While it says so, a stub echoes no token in its renewals, so no lease
+// proof the leader holds claims it silent meanwhile (see LeaseToken).
+const OutageVouchAfter = 2 * time.Second
+
 // OutageStatement is a stub's answer to GET /v1/outage: whether its own
-// lease has run out, or will within OutageVouchWithin. A stub says
+// lease has run out, or will within OutageVouchWithin, or did less than
+// OutageVouchAfter before its last renewal's answer. A stub says
 // Expired only when it knows its place in the pool (Position, PoolSize
 // from its last renewal).
 type OutageStatement struct {

@@ -54,6 +54,10 @@ type leaseKeeper struct {
 	log     *slog.Logger
 	// deadline is when the lease runs out, on the boot clock (ns).
 	deadline atomic.Int64
+	// vouchUntil is until when, on the boot clock (ns), the stub goes on
+	// saying its lease ran out after the renewal that ended it
+	// (client.OutageVouchAfter); its renewals echo no token before then.
+	vouchUntil atomic.Int64
 	// loadByLease is set while the servers take the load with renewals
 	// (LeaseResponse.TakesLoad); gossip then stops spreading its changes.
 	loadByLease atomic.Bool
@@ -154,7 +158,15 @@ func (k *leaseKeeper) run(ctx context.Context) {
 		sent, sentBoot := time.Now(), supervisor.BootNow()
 		hurried := factsAsked
 		factsAsked = false
+		// Whether the lease itself had run out or nearly: the vouching
+		// that follows a renewal does not extend itself.
+		said := k.runsOut(sentBoot)
 		if resp, ok := k.renew(ctx); ok {
+			if said {
+				// Before the new deadline, so that no statement between
+				// the two says the lease holds.
+				k.vouchUntil.Store(int64(supervisor.BootNow() + client.OutageVouchAfter))
+			}
 			// An answer that asks for the facts the renewal did not carry
 			// (the machine left the pool, or a new leader took over before
 			// it joined) gets them at once, once: the join waits for them.
@@ -230,6 +242,26 @@ func (k *leaseKeeper) mayRideOut(now time.Duration) bool {
 	return k.nearOutage(now) && now >= time.Duration(k.deadline.Load())
 }
 
+// saysExpired reports whether the stub says, at boot time now, that its
+// lease ran out (client.OutageStatement.Expired): it knows its place in
+// the pool, and less than client.OutageVouchWithin of its lease is left
+// or a renewal ended its saying so less than client.OutageVouchAfter ago.
+func (k *leaseKeeper) saysExpired(now time.Duration) bool {
+	return k.runsOut(now) || (k.knowsPlace() && now < time.Duration(k.vouchUntil.Load()))
+}
+
+// runsOut reports whether, at boot time now, the stub knows its place in
+// the pool and less than client.OutageVouchWithin of its lease is left.
+func (k *leaseKeeper) runsOut(now time.Duration) bool {
+	return k.knowsPlace() && time.Duration(k.deadline.Load())-now < client.OutageVouchWithin
+}
+
+// knowsPlace reports whether a renewal told the stub its place in the pool.
+func (k *leaseKeeper) knowsPlace() bool {
+	pos, _, _ := k.pool()
+	return pos > 0
+}
+
 // nearOutage reports whether, at boot time now, the stub may soon need
 // cover (and says its lease ran out: see client.OutageStatement): less
 // than client.OutageVouchWithin of its lease is left, or it ran out less
@@ -283,9 +315,12 @@ func (k *leaseKeeper) renew(ctx context.Context) (client.LeaseResponse, bool) {
 	defer cancel()
 	req := client.LeaseRequest{Machine: k.machine, Running: k.runner.runningAttempts(), Problem: k.health.problem()}
 	k.mu.Lock()
-	if k.token != nil {
+	// No token while the stub says its lease ran out after it was renewed:
+	// a token echoed proves to the leader that the stub says nothing from
+	// the request's arrival on (see client.OutageVouchAfter).
+	if now := supervisor.BootNow(); k.token != nil && now >= time.Duration(k.vouchUntil.Load()) {
 		// Measured last, so that the request leaves after the age it claims.
-		req.Token, req.TokenAgeMS = k.token, (supervisor.BootNow() - k.tokenAt).Milliseconds()
+		req.Token, req.TokenAgeMS = k.token, (now - k.tokenAt).Milliseconds()
 	}
 	k.mu.Unlock()
 	if k.takesAsleep.Load() {

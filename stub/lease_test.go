@@ -64,3 +64,46 @@ func TestNoRestartableStartSentBeforeALeaseLoss(t *testing.T) {
 		})
 	}
 }
+
+// TestStatementVouchesAfterTheLease: GET /v1/outage says the lease ran
+// out while less than client.OutageVouchWithin of it is left, and, once
+// a renewal ended that, until the keeper's vouchUntil; a stub that does
+// not know its place in the pool says nothing either way.
+func TestStatementVouchesAfterTheLease(t *testing.T) {
+	s := newTestStub(t, Config{})
+	c := stubClient(t, s)
+	k := s.lease
+	now := supervisor.BootNow()
+	tests := []struct {
+		name            string
+		position        int
+		left, vouchLeft time.Duration
+		want            bool
+	}{
+		{"lease holds", 1, time.Hour, 0, false},
+		{"lease nearly out", 1, client.OutageVouchWithin / 2, 0, true},
+		{"lease out", 1, -time.Second, 0, true},
+		{"renewed, vouching", 1, time.Hour, time.Hour, true},
+		{"renewed, vouching over", 1, time.Hour, -time.Millisecond, false},
+		{"no place in the pool", 0, -time.Second, time.Hour, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			k.learn(client.LeaseResponse{Position: tc.position, PoolSize: 3, OutageGraceMS: time.Hour.Milliseconds()})
+			k.deadline.Store(int64(now + tc.left))
+			k.vouchUntil.Store(int64(now + tc.vouchLeft))
+			st, err := c.OutageStatement(t.Context())
+			if err != nil {
+				t.Fatalf("GET /v1/outage: %v", err)
+			}
+			if st.Expired != tc.want {
+				t.Errorf("Expired = %v, want %v", st.Expired, tc.want)
+			}
+			// Only the lease itself starts a vouching: the vouching does
+			// not extend itself at the next renewal.
+			if got, want := k.runsOut(supervisor.BootNow()), tc.position > 0 && tc.left < client.OutageVouchWithin; got != want {
+				t.Errorf("runsOut = %v, want %v", got, want)
+			}
+		})
+	}
+}

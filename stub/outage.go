@@ -56,16 +56,16 @@ func newOutage(self string, k *leaseKeeper, peers *peerList, log *slog.Logger) *
 }
 
 // statement is this stub's answer to GET /v1/outage: its lease ran out,
-// or less than client.OutageVouchWithin of it is left.
+// or less than client.OutageVouchWithin of it is left, or a renewal
+// ended that less than client.OutageVouchAfter ago.
 func (o *outage) statement() client.OutageStatement {
 	pos, size, _ := o.keeper.pool()
-	left := time.Duration(o.keeper.deadline.Load()) - supervisor.BootNow()
 	o.keeper.mu.Lock()
 	proven := o.keeper.provenPool
 	o.keeper.mu.Unlock()
 	return client.OutageStatement{
 		Machine: o.self, Position: pos, PoolSize: size, ProvenPool: proven,
-		Expired: pos > 0 && left < client.OutageVouchWithin,
+		Expired: o.keeper.saysExpired(supervisor.BootNow()),
 	}
 }
 

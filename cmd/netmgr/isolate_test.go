@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -24,6 +25,50 @@ import (
 // cleanup.
 func isolateProc(t *testing.T, pid int, addrs ...string) {
 	t.Helper()
+	name := ownCgroup(t, pid)
+	rules := [][]string{{"OUTPUT", "-m", "cgroup", "--path", name, "-j", "DROP"}}
+	for _, a := range addrs {
+		_, port, err := net.SplitHostPort(a)
+		if err != nil {
+			t.Fatalf("address %q: %v", a, err)
+		}
+		rules = append(rules,
+			[]string{"INPUT", "-p", "tcp", "--dport", port, "-j", "DROP"},
+			[]string{"INPUT", "-p", "udp", "--dport", port, "-j", "DROP"},
+			[]string{"OUTPUT", "-p", "udp", "--sport", port, "-j", "DROP"})
+	}
+	addRules(t, rules)
+	moveAndCut(t, pid, name)
+}
+
+// cutFromPorts stops process pid from reaching the TCP ports of the given
+// host:port addresses (a stub from the servers' APIs), while it still
+// reaches everything else (the other stubs): its new sockets' packets to
+// those ports are dropped, and the connections it holds are destroyed
+// (ss -K). The returned heal removes the rules; cleanup removes them if
+// heal was not called. It skips the test, saying why, where isolateProc
+// would.
+func cutFromPorts(t *testing.T, pid int, addrs ...string) (heal func()) {
+	t.Helper()
+	name := ownCgroup(t, pid)
+	var rules [][]string
+	for _, a := range addrs {
+		_, port, err := net.SplitHostPort(a)
+		if err != nil {
+			t.Fatalf("address %q: %v", a, err)
+		}
+		rules = append(rules, []string{"OUTPUT", "-m", "cgroup", "--path", name, "-p", "tcp", "--dport", port, "-j", "DROP"})
+	}
+	remove := addRules(t, rules)
+	moveAndCut(t, pid, name)
+	return remove
+}
+
+// ownCgroup makes a cgroup for process pid, removed at cleanup, and
+// returns its path below the hierarchy's root, for iptables' cgroup
+// match; it skips the test where that cannot be done.
+func ownCgroup(t *testing.T, pid int) string {
+	t.Helper()
 	if os.Geteuid() != 0 {
 		t.Skip("cutting a process off the network needs root (iptables, cgroups)")
 	}
@@ -37,36 +82,50 @@ func isolateProc(t *testing.T, pid int, addrs ...string) {
 		t.Skipf("make cgroup %s: %v", dir, err)
 	}
 	t.Cleanup(func() { _ = os.Remove(dir) })
-	rules := [][]string{{"OUTPUT", "-m", "cgroup", "--path", name, "-j", "DROP"}}
-	for _, a := range addrs {
-		_, port, err := net.SplitHostPort(a)
-		if err != nil {
-			t.Fatalf("address %q: %v", a, err)
-		}
-		rules = append(rules,
-			[]string{"INPUT", "-p", "tcp", "--dport", port, "-j", "DROP"},
-			[]string{"INPUT", "-p", "udp", "--dport", port, "-j", "DROP"},
-			[]string{"OUTPUT", "-p", "udp", "--sport", port, "-j", "DROP"})
+	return name
+}
+
+// addRules inserts the iptables rules, skipping the test when the first
+// cannot be (no cgroup match), and returns a func that removes them,
+// which cleanup calls too if nothing did before.
+func addRules(t *testing.T, rules [][]string) (remove func()) {
+	t.Helper()
+	var once sync.Once
+	remove = func() {
+		once.Do(func() {
+			for _, r := range rules {
+				if out, err := exec.Command("iptables", append([]string{"-D"}, r...)...).CombinedOutput(); err != nil {
+					t.Errorf("remove iptables rule %v: %v: %s", r, err, out)
+				}
+			}
+		})
 	}
 	for i, r := range rules {
 		if out, err := exec.Command("iptables", append([]string{"-I"}, r...)...).CombinedOutput(); err != nil {
+			rules = rules[:i]
+			remove()
 			if i == 0 {
 				t.Skipf("iptables cannot match cgroups here: %v: %s", err, out)
 			}
 			t.Fatalf("iptables -I %v: %v: %s", r, err, out)
 		}
-		t.Cleanup(func() {
-			if out, err := exec.Command("iptables", append([]string{"-D"}, r...)...).CombinedOutput(); err != nil {
-				t.Errorf("remove iptables rule %v: %v: %s", r, err, out)
-			}
-		})
 	}
+	t.Cleanup(remove)
+	return remove
+}
+
+// moveAndCut moves process pid into the cgroup name (back to the root at
+// cleanup) and destroys the TCP connections it holds, whose sockets the
+// cgroup match would not see.
+func moveAndCut(t *testing.T, pid int, name string) {
+	t.Helper()
+	root := cgroup2Root()
 	t.Cleanup(func() {
 		// Back to the root, so the cgroup can go (if it still runs).
 		_ = os.WriteFile(filepath.Join(root, "cgroup.procs"), []byte(strconv.Itoa(pid)), 0o644)
 	})
-	if err := os.WriteFile(filepath.Join(dir, "cgroup.procs"), []byte(strconv.Itoa(pid)), 0o644); err != nil {
-		t.Fatalf("move %d into %s: %v", pid, dir, err)
+	if err := os.WriteFile(filepath.Join(root, name, "cgroup.procs"), []byte(strconv.Itoa(pid)), 0o644); err != nil {
+		t.Fatalf("move %d into %s: %v", pid, name, err)
 	}
 	killSockets(t, pid)
 }
