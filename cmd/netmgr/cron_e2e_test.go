@@ -241,18 +241,10 @@ func TestE2ECronCatchupAfterOutage(t *testing.T) {
 	// Pause just after a firing time, so the resume falls mid-period.
 	next := job("catchup-last").Cron.Next
 	time.Sleep(time.Until(next) + 300*time.Millisecond) // aiming at a firing time
-	for _, s := range c.Servers {
-		if err := syscall.Kill(s.PID(), syscall.SIGSTOP); err != nil {
-			t.Fatalf("pause %s: %v", s.Name, err)
-		}
-	}
+	pauseServers(t, c, syscall.SIGSTOP)
 	paused := time.Now()
 	time.Sleep(7 * time.Second) // the fault itself: no server leads this long
-	for _, s := range c.Servers {
-		if err := syscall.Kill(s.PID(), syscall.SIGCONT); err != nil {
-			t.Fatalf("resume %s: %v", s.Name, err)
-		}
-	}
+	pauseServers(t, c, syscall.SIGCONT)
 	resumed := time.Now()
 	t.Logf("paused %s to %s", paused.Format("15:04:05.000"), resumed.Format("15:04:05.000"))
 	for _, name := range []string{"catchup-last", "catchup-none"} {
