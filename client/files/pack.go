@@ -14,6 +14,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/netmgr/netmgr/internal/beneath"
 )
 
 // DefaultMaxSize is the default per-job limit on the files a job moves in
@@ -151,8 +153,18 @@ func addEntry(tw *tar.Writer, fp, arc string, info fs.FileInfo) (int64, error) {
 
 // Unpack writes the archive data into dir, which exists, and returns the
 // paths it wrote (files and links; relative, slash-separated). An entry
-// that would land outside dir is refused.
+// that would land outside dir is refused. Every entry is written
+// through beneath, so no link in dir (one there before, or one an
+// earlier entry made) is ever followed: an entry whose path passes
+// through a link is refused, and a file is made anew in place of a link
+// of its name. Files keep their permission bits, never setuid, setgid
+// or sticky.
 func Unpack(data []byte, dir string) ([]string, error) {
+	d, err := beneath.Open(dir)
+	if err != nil {
+		return nil, fmt.Errorf("unpack: %w", err)
+	}
+	defer d.Close()
 	tr := tar.NewReader(bytes.NewReader(data))
 	var wrote []string
 	for {
@@ -167,27 +179,25 @@ func Unpack(data []byte, dir string) ([]string, error) {
 		if !fs.ValidPath(name) || name == "." {
 			return wrote, fmt.Errorf("unpack: entry %q: not a path inside the directory", h.Name)
 		}
-		target := filepath.Join(dir, filepath.FromSlash(name))
-		if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
-			return wrote, fmt.Errorf("unpack %s: %w", name, err)
+		if err := d.MkdirAll(path.Dir(name), 0o755); err != nil {
+			return wrote, fmt.Errorf("unpack %q: %w", name, err)
 		}
 		switch h.Typeflag {
 		case tar.TypeDir:
-			if err := os.MkdirAll(target, 0o755); err != nil {
-				return wrote, fmt.Errorf("unpack %s: %w", name, err)
+			if err := d.MkdirAll(name, 0o755); err != nil {
+				return wrote, fmt.Errorf("unpack %q: %w", name, err)
 			}
 		case tar.TypeSymlink:
 			if filepath.IsAbs(h.Linkname) || !fs.ValidPath(path.Clean(path.Join(path.Dir(name), h.Linkname))) {
-				return wrote, fmt.Errorf("unpack: link %s -> %s points outside the directory", name, h.Linkname)
+				return wrote, fmt.Errorf("unpack: link %q -> %q points outside the directory", name, h.Linkname)
 			}
-			_ = os.Remove(target)
-			if err := os.Symlink(h.Linkname, target); err != nil {
-				return wrote, fmt.Errorf("unpack %s: %w", name, err)
+			if err := d.Symlink(h.Linkname, name); err != nil {
+				return wrote, fmt.Errorf("unpack %q: %w", name, err)
 			}
 			wrote = append(wrote, name)
 		case tar.TypeReg:
-			if err := writeFile(target, tr, fs.FileMode(h.Mode).Perm()); err != nil {
-				return wrote, fmt.Errorf("unpack %s: %w", name, err)
+			if err := writeFile(d, name, tr, fs.FileMode(h.Mode).Perm()); err != nil {
+				return wrote, fmt.Errorf("unpack %q: %w", name, err)
 			}
 			wrote = append(wrote, name)
 		default:
@@ -196,10 +206,10 @@ func Unpack(data []byte, dir string) ([]string, error) {
 	}
 }
 
-// writeFile writes r to a new file path with perm, replacing one there.
-func writeFile(target string, r io.Reader, perm fs.FileMode) error {
-	_ = os.Remove(target)
-	f, err := os.OpenFile(target, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm|0o600)
+// writeFile writes r to a new file name in d with perm, replacing one
+// there.
+func writeFile(d *beneath.Dir, name string, r io.Reader, perm fs.FileMode) error {
+	f, err := d.Create(name, perm|0o600)
 	if err != nil {
 		return err
 	}
@@ -210,9 +220,13 @@ func writeFile(target string, r io.Reader, perm fs.FileMode) error {
 	return f.Close()
 }
 
-// Size renders n bytes for messages: "64 MiB", "10.5 KiB", "12 B".
+// Size renders n bytes for messages: "1 GiB", "64 MiB", "10.5 KiB", "12 B".
 func Size(n int64) string {
 	switch {
+	case n >= 1<<30 && n%(1<<30) == 0:
+		return fmt.Sprintf("%d GiB", n>>30)
+	case n >= 1<<30:
+		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
 	case n >= 1<<20 && n%(1<<20) == 0:
 		return fmt.Sprintf("%d MiB", n>>20)
 	case n >= 1<<20:

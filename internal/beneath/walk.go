@@ -13,6 +13,10 @@ import (
 	"golang.org/x/sys/unix"
 )
 
+// MaxDirEntries is the most entries of one directory a walk lists; the
+// walk's function hears of a directory with more as ErrTooMany.
+const MaxDirEntries = 100000
+
 // readDirChunk is how many entries a directory is read at a time.
 const readDirChunk = 1024
 
@@ -79,6 +83,8 @@ func entries(fd int, names []string) []fs.DirEntry {
 // directory. It never follows a link (a link is passed to fn as one),
 // opens each directory beneath the one above it, and does not enter a
 // directory deeper than MaxDepth below name: fn gets it with ErrTooDeep.
+// Of a directory with more than MaxDirEntries entries, the first (by
+// name) are walked and fn gets the directory again with ErrTooMany.
 // fn may return fs.SkipDir or fs.SkipAll.
 func (d *Dir) WalkDir(name string, fn fs.WalkDirFunc) error {
 	c, err := clean(name)
@@ -107,9 +113,15 @@ func (d *Dir) walk(p string, e fs.DirEntry, depth int, fn fs.WalkDirFunc) error 
 	if depth >= MaxDepth {
 		return skipDirOK(fn(p, e, fmt.Errorf("%s: %w (over %d directories)", p, ErrTooDeep, MaxDepth)))
 	}
-	list, err := d.ReadDir(p, 0)
-	if err != nil {
+	list, err := d.ReadDir(p, MaxDirEntries)
+	if err != nil && !errors.Is(err, ErrTooMany) {
 		return skipDirOK(fn(p, e, err))
+	}
+	if err != nil {
+		// The first MaxDirEntries are walked; fn hears of the rest.
+		if err := fn(p, e, fmt.Errorf("%s: %w (over %d entries)", p, ErrTooMany, MaxDirEntries)); err != nil {
+			return skipDirOK(err)
+		}
 	}
 	for _, child := range list {
 		cp := path.Join(p, child.Name())
