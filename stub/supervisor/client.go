@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sync"
+	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -188,6 +189,12 @@ func (c *Client) ask(dir string, spec Spec) (startStatus, error) {
 	}
 	var reply hostReply
 	if err := json.NewDecoder(conn).Decode(&reply); err != nil {
+		if errors.Is(err, syscall.ECONNRESET) {
+			// Reset with the request unread: the connection was still
+			// in the backlog of a host that closed its listener to
+			// exit (its last job had just ended). It started nothing.
+			return startStatus{}, fmt.Errorf("start %s: %w: %w", filepath.Base(dir), errHostGone, err)
+		}
 		return startStatus{}, fmt.Errorf("start %s: no answer from the supervisor host: %w", filepath.Base(dir), err)
 	}
 	if reply.Exiting {
