@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/netmgr/netmgr/client"
+	"github.com/netmgr/netmgr/internal/beneath"
+	"golang.org/x/sys/unix"
 )
 
 // Exec dirs: an attempt runs in <ExecDir>/<cluster>/<job>.<instance>.<attempt>,
@@ -140,7 +142,7 @@ func (s *execSweeper) remove(k client.AttemptRef, a *attempt) bool {
 	s.r.mu.Lock()
 	rec := a.rec
 	s.r.mu.Unlock()
-	if err := os.RemoveAll(rec.ExecDir); err != nil {
+	if err := removeExecDir(rec.ExecDir); err != nil {
 		s.r.log.Warn("remove an ended attempt's exec dir", "attempt", k, "dir", rec.ExecDir, "err", err)
 		return false
 	}
@@ -156,18 +158,49 @@ func (s *execSweeper) remove(k client.AttemptRef, a *attempt) bool {
 	return true
 }
 
+// removeExecDir removes an exec dir and all in it. A job may have
+// taken the permissions from its own directories (chmod 000): root
+// removes them anyway; a stub not run as root first gives its
+// directories back their owner's rights, through beneath (no link
+// followed), and tries again. os.RemoveAll itself follows no link.
+func removeExecDir(dir string) error {
+	err := os.RemoveAll(dir)
+	if err == nil || !errors.Is(err, fs.ErrPermission) {
+		return err
+	}
+	d, oerr := beneath.Open(dir)
+	if oerr != nil {
+		return err
+	}
+	_ = d.WalkDir(".", func(p string, e fs.DirEntry, werr error) error {
+		if werr == nil && e.IsDir() {
+			_ = d.ChmodDir(p, 0o700) // before the walk lists it
+		}
+		return nil
+	})
+	d.Close()
+	return os.RemoveAll(dir)
+}
+
 // diskUsed is the space the files under dir take, as du counts it
-// (allocated blocks), ignoring what vanishes while it looks.
+// (allocated blocks), ignoring what vanishes while it looks. The exec
+// dirs under it are the jobs', so it walks through beneath: no link is
+// followed, and it goes no deeper than beneath.MaxDepth.
 func diskUsed(dir string) int64 {
+	d, err := beneath.Open(dir)
+	if err != nil {
+		return 0
+	}
+	defer d.Close()
 	var total int64
-	_ = filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+	_ = d.WalkDir(".", func(path string, e fs.DirEntry, err error) error {
 		if err != nil {
 			return nil
 		}
-		if d.IsDir() && strings.HasPrefix(d.Name(), kitPrefix) {
+		if e.IsDir() && strings.HasPrefix(e.Name(), kitPrefix) {
 			return filepath.SkipDir
 		}
-		info, err := d.Info()
+		info, err := e.Info()
 		if err != nil {
 			return nil
 		}
@@ -180,8 +213,11 @@ func diskUsed(dir string) int64 {
 // blocksOf is the space a file takes: its allocated blocks, or its size
 // where the system does not say.
 func blocksOf(info fs.FileInfo) int64 {
-	if st, ok := info.Sys().(*syscall.Stat_t); ok {
+	switch st := info.Sys().(type) {
+	case *syscall.Stat_t:
 		return int64(st.Blocks) * 512
+	case *unix.Stat_t:
+		return st.Blocks * 512
 	}
 	return info.Size()
 }

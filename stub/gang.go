@@ -2,12 +2,12 @@ package stub
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 
 	"github.com/netmgr/netmgr/client"
+	"github.com/netmgr/netmgr/internal/beneath"
 )
 
 // HostFileName is the name of the host file of a gang job's instance in
@@ -25,10 +25,16 @@ func gangEnviron(k client.AttemptRef, req client.StartRequest, dir string) ([]st
 	if len(req.GangHosts) == 0 {
 		return nil, nil
 	}
-	path := filepath.Join(dir, HostFileName)
-	if err := os.WriteFile(path, []byte(strings.Join(req.GangHosts, "\n")+"\n"), 0o644); err != nil {
+	// Through beneath: a copy_in may have put a link of that name there.
+	d, err := beneath.Open(dir)
+	if err != nil {
 		return nil, fmt.Errorf("write host file: %w", err)
 	}
+	defer d.Close()
+	if err := d.WriteFile(HostFileName, []byte(strings.Join(req.GangHosts, "\n")+"\n"), 0o644); err != nil {
+		return nil, fmt.Errorf("write host file: %w", err)
+	}
+	path := filepath.Join(dir, HostFileName)
 	return []string{
 		"NETMGR_GANG_HOSTS=" + strings.Join(req.GangHosts, ","),
 		"NETMGR_GANG_RANK=" + strconv.Itoa(k.Instance),

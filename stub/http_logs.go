@@ -7,11 +7,11 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"path/filepath"
 	"strconv"
 	"time"
 
 	"github.com/netmgr/netmgr/client"
+	"github.com/netmgr/netmgr/internal/beneath"
 )
 
 // Logs: GET /v1/logs serves an attempt's stdout or stderr, the file of
@@ -114,7 +114,7 @@ func (s *Stub) handleLog(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, err)
 		return
 	}
-	f, err := os.Open(filepath.Join(src.dir, stream))
+	f, err := openOutput(src.dir, stream)
 	if errors.Is(err, os.ErrNotExist) {
 		// The sweeper removes the directory before it records that it did.
 		if at := src.endedAt(); !at.IsZero() && time.Since(at) >= s.execs.retention {
@@ -123,6 +123,10 @@ func (s *Stub) handleLog(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		writeError(w, http.StatusGone, fmt.Errorf("%s of attempt %s on %s: the file is gone (%s removed by someone else?)", stream, k, s.cfg.Name, src.dir))
+		return
+	}
+	if errors.Is(err, errNotShown) {
+		writeError(w, http.StatusForbidden, fmt.Errorf("%s of job %d instance %d %w", stream, k.JobID, k.Instance, err))
 		return
 	}
 	if err != nil {
@@ -146,6 +150,41 @@ func (s *Stub) handleLog(w http.ResponseWriter, r *http.Request) {
 		s.log.Debug("log stream ended early", "attempt", k, "stream", stream, "err", err)
 		panic(http.ErrAbortHandler) // the reader sees the stream break
 	}
+}
+
+// errNotShown marks an output file the job replaced with something the
+// stub will not read for it.
+var errNotShown = errors.New("not shown")
+
+// openOutput opens the output file stream of the exec dir dir as the
+// job's owner could, through no link: the job may have replaced it with
+// a link to a file it may not read, a FIFO, or a hard link to another
+// user's file, and the stub reading it runs as root. A file the job
+// replaced so is refused with errNotShown, saying what it is now. The
+// file is opened once: a followed log goes on reading the file opened,
+// whatever the job does to the name afterwards.
+func openOutput(dir, stream string) (*os.File, error) {
+	d, err := beneath.Open(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer d.Close()
+	f, _, err := d.OpenRegular(stream)
+	var what string
+	switch {
+	case errors.Is(err, beneath.ErrLink):
+		what = "a link"
+	case errors.Is(err, beneath.ErrNotRegular):
+		what = "a FIFO, socket, device or directory"
+		if fi, serr := d.Lstat(stream); serr == nil {
+			what = beneath.Kind(fi.Mode())
+		}
+	case errors.Is(err, beneath.ErrNotOwners):
+		what = "a file its owner may not read, linked in"
+	default:
+		return f, err
+	}
+	return nil, fmt.Errorf("is no longer a regular file (%s): %w", what, errNotShown)
 }
 
 // sendLog copies f to w, flushing as it goes. With follow it then looks

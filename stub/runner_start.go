@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/netmgr/netmgr/client"
+	"github.com/netmgr/netmgr/internal/beneath"
 	"github.com/netmgr/netmgr/stub/supervisor"
 	"golang.org/x/sys/unix"
 )
@@ -390,18 +391,16 @@ func lookPath(name string, env []string) (string, error) {
 	return "", fmt.Errorf("exec %q: %w", name, exec.ErrNotFound)
 }
 
-// chownAll gives dir and the files in it (not recursively) to uid:gid.
+// chownAll gives dir and everything in it (copy_in's subdirectories
+// too) to uid:gid, through beneath: a copy_in's links are given, never
+// followed.
 func chownAll(dir string, uid, gid int) error {
-	entries, err := os.ReadDir(dir)
+	d, err := beneath.Open(dir)
 	if err != nil {
 		return fmt.Errorf("chown exec dir: %w", err)
 	}
-	for _, e := range entries {
-		if err := os.Lchown(filepath.Join(dir, e.Name()), uid, gid); err != nil {
-			return fmt.Errorf("chown exec dir: %w", err)
-		}
-	}
-	if err := os.Lchown(dir, uid, gid); err != nil {
+	defer d.Close()
+	if err := d.ChownAll(".", uid, gid); err != nil {
 		return fmt.Errorf("chown exec dir: %w", err)
 	}
 	return nil

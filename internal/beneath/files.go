@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path"
+	"strconv"
 
 	"golang.org/x/sys/unix"
 )
@@ -210,15 +211,17 @@ func (d *Dir) Lchown(name string, uid, gid int) error {
 }
 
 // ChmodDir sets the permission bits of the directory name. A link, or
-// anything but a directory, is refused: the change goes through a
-// descriptor of the directory itself.
+// anything but a directory, is refused. The change goes through an
+// O_PATH descriptor of the directory itself (by its /proc/self/fd
+// name), so it needs no permission on the directory: a job's chmod 000
+// of its own directory does not stop it.
 func (d *Dir) ChmodDir(name string, perm fs.FileMode) error {
 	return d.at("chmod", name, func(dir int, base string) error {
-		fd, err := unix.Openat(dir, base, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		fd, err := unix.Openat(dir, base, unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 		if err != nil {
 			return d.why(dir, base, err)
 		}
 		defer unix.Close(fd)
-		return unix.Fchmod(fd, uint32(perm.Perm()))
+		return unix.Chmod("/proc/self/fd/"+strconv.Itoa(fd), uint32(perm.Perm()))
 	})
 }

@@ -16,6 +16,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/netmgr/netmgr/internal/beneath"
 	"golang.org/x/sys/unix"
 )
 
@@ -150,8 +151,16 @@ func (s *attempt) startJob() error {
 		Env:         s.spec.Env,
 		SysProcAttr: &syscall.SysProcAttr{Setpgid: true, Credential: cred},
 	}
+	// Through beneath: a copy_in unpacked into the exec dir may have
+	// put a link or a FIFO where stdout or stderr was, and the
+	// supervisor opens them as root.
+	dir, err := beneath.Open(s.spec.Dir)
+	if err != nil {
+		return fmt.Errorf("%w: open exec dir: %w", ErrFiles, err)
+	}
+	defer dir.Close()
 	for _, name := range []string{"stdout", "stderr"} {
-		f, err := os.OpenFile(filepath.Join(s.spec.Dir, name), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+		f, err := dir.OpenAppend(name, 0o600)
 		if err != nil {
 			return fmt.Errorf("%w: open %s: %w", ErrFiles, name, err)
 		}
