@@ -111,3 +111,12 @@ func printableList(ss []string) []string {
 	}
 	return out
 }
+
+// printableError is an error whose message is escaped as one line
+// (printable), for an error that quotes what a job chose, such as the
+// names in its output archive; errors.Is and errors.As still see the
+// error it wraps.
+type printableError struct{ err error }
+
+func (e *printableError) Error() string { return printable(e.err.Error()) }
+func (e *printableError) Unwrap() error { return e.err }
