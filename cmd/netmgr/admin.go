@@ -117,7 +117,7 @@ func checkDatabase(cCtx *cli.Context, file string, src []byte) error {
 	if !errors.As(err, &list) {
 		return fmt.Errorf("parse database %s: %w", file, err)
 	}
-	fmt.Fprintln(cCtx.App.ErrWriter, list.Error())
+	fmt.Fprintln(cCtx.App.ErrWriter, printableLines(list.Error())) // it quotes the file
 	n := "1 error"
 	if len(list) != 1 {
 		n = fmt.Sprintf("%d errors", len(list))

@@ -222,7 +222,7 @@ func runAdminQueueSet(cCtx *cli.Context, add bool) error {
 	if got.Name == "" { // a server that answers with no body
 		got = q
 	}
-	_, err = fmt.Fprintf(cCtx.App.Writer, "queue %s %s: %s\n", got.Name, done, describeQueue(got))
+	_, err = fmt.Fprintf(cCtx.App.Writer, "queue %s %s: %s\n", printable(got.Name), done, describeQueue(got))
 	return err
 }
 

@@ -84,7 +84,7 @@ func runControl(cCtx *cli.Context, a controlAction) error {
 	for _, ref := range refs {
 		resp, err := a.call(c, cCtx.Context, ref)
 		if err != nil {
-			return fmt.Errorf("%s job %s: %w", a.name, ref, err)
+			return fmt.Errorf("%s job %s: %w", a.name, printable(ref), err)
 		}
 		if _, err := fmt.Fprintf(cCtx.App.Writer, "job %d: %s %s\n", resp.ID, plural(resp.Affected), a.done); err != nil {
 			return err

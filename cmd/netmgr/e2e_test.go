@@ -310,7 +310,7 @@ type e2eResult struct {
 }
 
 func (r e2eResult) String() string {
-	return fmt.Sprintf("$ %s\nexit code %d\nstdout:\n%s\nstderr:\n%s", strings.Join(r.args, " "), r.code, r.stdout, r.stderr)
+	return fmt.Sprintf("$ %s\nexit code %d\nstdout:\n%s\nstderr:\n%s", strings.Join(printableList(r.args), " "), r.code, r.stdout, r.stderr)
 }
 
 func (r e2eResult) wantCode(t *testing.T, want int) {

@@ -120,7 +120,8 @@ func eventPrinter(w io.Writer, asJSON bool) func(client.Event) error {
 }
 
 // formatEvent renders an event as one line: time, index, kind, what it
-// names, detail.
+// names, detail; the kind, machine and detail are escaped (printable), as
+// the detail quotes names and reasons users chose.
 func formatEvent(e client.Event) string {
 	var names []string
 	if e.Job != 0 {
@@ -133,14 +134,14 @@ func formatEvent(e client.Event) string {
 		names = append(names, fmt.Sprintf("attempt=%d", e.Attempt))
 	}
 	if e.Machine != "" {
-		names = append(names, "machine="+e.Machine)
+		names = append(names, "machine="+printable(e.Machine))
 	}
-	parts := []string{e.At.UTC().Format(eventTimeLayout), fmt.Sprintf("#%d", e.Index), e.Kind}
+	parts := []string{e.At.UTC().Format(eventTimeLayout), fmt.Sprintf("#%d", e.Index), printable(e.Kind)}
 	if len(names) > 0 {
 		parts = append(parts, strings.Join(names, " "))
 	}
 	if e.Detail != "" {
-		parts = append(parts, e.Detail)
+		parts = append(parts, printable(e.Detail))
 	}
 	return strings.Join(parts, "  ")
 }

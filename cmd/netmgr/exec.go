@@ -527,10 +527,10 @@ func jobRequest(cCtx *cli.Context, cwd string) (client.SubmitRequest, error) {
 // writeSubmitted prints the line that says a job was submitted on w, and
 // on errw why no machine can run it now, if none can.
 func writeSubmitted(w, errw io.Writer, resp client.SubmitResponse) {
-	fmt.Fprintf(w, "job %s.%s id %d submitted\n", resp.Name, resp.Owner, resp.ID)
+	fmt.Fprintf(w, "job %s.%s id %d submitted\n", printable(resp.Name), printable(resp.Owner), resp.ID)
 	if resp.Unrunnable != "" {
 		fmt.Fprintf(errw, "netexec: no machine can run this now: %s; job %d waits for a machine that can (netkill %d drops it)\n",
-			resp.Unrunnable, resp.ID, resp.ID)
+			printable(resp.Unrunnable), resp.ID, resp.ID)
 	}
 }
 
@@ -545,7 +545,7 @@ func writeOutcomes(w io.Writer, job client.Job) int {
 		if in.Reason != "" && in.Finished() {
 			desc += " (" + in.Reason + ")"
 		}
-		fmt.Fprintf(w, "instance %d: %s\n", in.Index, desc)
+		fmt.Fprintf(w, "instance %d: %s\n", in.Index, printable(desc))
 		if in.Finished() && (in.State != client.InstanceExited || in.ExitCode != 0) {
 			bad++
 		}

@@ -66,7 +66,7 @@ func runBatch(cCtx *cli.Context) error {
 	reqs, lines, errs := parseBatch(name, text, cwd)
 	if len(errs) > 0 {
 		for _, e := range errs {
-			fmt.Fprintf(cCtx.App.ErrWriter, "netexec: %v\n", e)
+			fmt.Fprintf(cCtx.App.ErrWriter, "netexec: %s\n", printableLines(e.Error()))
 		}
 		return &usageError{err: fmt.Errorf("%s: %d lines in error: %w", name, len(errs), errBatchInvalid)}
 	}

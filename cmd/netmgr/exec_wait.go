@@ -49,7 +49,7 @@ func waitStarted(ctx context.Context, c startWaiter, ref string, out, progress i
 		for _, in := range ins {
 			if !reported[in.Index] && client.InstanceReached(in.State, client.WaitStarted) {
 				reported[in.Index] = true
-				fmt.Fprintf(out, "instance %d: %s\n", in.Index, describeStart(in))
+				fmt.Fprintf(out, "instance %d: %s\n", in.Index, printable(describeStart(in)))
 			}
 		}
 		if len(reported) >= len(job.Instances) {
@@ -64,7 +64,7 @@ func waitStarted(ctx context.Context, c startWaiter, ref string, out, progress i
 		}
 		if line := waitingLine(ins, reported, why); line != lastWait {
 			lastWait = line
-			fmt.Fprintf(progress, "waiting: %s\n", line)
+			fmt.Fprintf(progress, "waiting: %s\n", printable(line))
 		}
 	}
 }

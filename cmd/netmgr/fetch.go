@@ -65,7 +65,7 @@ func runFetch(cCtx *cli.Context) error {
 	}
 	job, err := c.Job(cCtx.Context, args[0])
 	if err != nil {
-		return fmt.Errorf("fetch job %s: %w", args[0], err)
+		return fmt.Errorf("fetch job %s: %w", printable(args[0]), err)
 	}
 	if err := fetchOutputs(cCtx.Context, c, job, inst, dir, cCtx.App.Writer); err != nil {
 		return fmt.Errorf("fetch job %d: %w", job.ID, err)
@@ -101,7 +101,7 @@ func fetchOutputs(ctx context.Context, c *client.Client, job client.Job, inst in
 			continue
 		}
 		for _, l := range o.Lost {
-			lost = append(lost, fmt.Sprintf("instance %d: %s", in.Index, l))
+			lost = append(lost, fmt.Sprintf("instance %d: %s", in.Index, printable(l))) // the job named the files
 		}
 		if o.Blob == "" {
 			continue
@@ -118,10 +118,11 @@ func fetchOutputs(ctx context.Context, c *client.Client, job client.Job, inst in
 			return fmt.Errorf("instance %d: the files of attempt %d (%s): %w", in.Index, o.Attempt, files.Size(o.Size), err)
 		}
 		wrote, err := files.Unpack(data, target)
-		if err != nil {
-			return fmt.Errorf("instance %d: %w", in.Index, err)
+		if err != nil { // it names the archive's files, which the job named
+			return fmt.Errorf("instance %d: %w", in.Index, &printableError{err})
 		}
-		fmt.Fprintf(w, "instance %d: fetched %s into %s\n", in.Index, strings.Join(wrote, " "), target)
+		// The file names are the job's: escaped, as is the rest.
+		fmt.Fprintf(w, "instance %d: fetched %s into %s\n", in.Index, strings.Join(printableList(wrote), " "), printable(target))
 	}
 	if len(lost) > 0 {
 		for _, l := range lost {

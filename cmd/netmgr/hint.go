@@ -51,7 +51,7 @@ func runInfoFrom(ctx context.Context) *runInfo {
 // has waited for once it has waited a second.
 func waitNotice(ri *runInfo, w io.Writer) client.Option {
 	return client.WithWaitNotice(waitNoticeAfter, func(msg string) {
-		fmt.Fprintf(w, "%s: %s\n", ri.prefix, msg)
+		fmt.Fprintf(w, "%s: %s\n", ri.prefix, printableLines(msg))
 	})
 }
 

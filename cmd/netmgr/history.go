@@ -119,15 +119,17 @@ func parseSince(flag, s string, now time.Time) (time.Time, error) {
 	return time.Time{}, usagef("--%s: %q is not a time: write RFC 3339 (2026-11-27T10:00:00Z), a date (2026-11-27) or a duration back from now (24h)", flag, s)
 }
 
-// renderHistory writes the history table, times in loc.
+// renderHistory writes the history table, times in loc, its text escaped
+// (printable): owners, queues, machines and reasons.
 func renderHistory(w io.Writer, as []client.HistoryAttempt, loc *time.Location) error {
 	tw := newTable(w)
 	fmt.Fprintln(tw, "JOB\tINST\tATTEMPT\tOWNER\tQUEUE\tMACHINE\tSTATE\tEXIT\tSTART\tEND\tELAPSED\tCPU\tMAXRSS\tREASON\tREPLACED-BY")
 	for _, a := range as {
 		fmt.Fprintf(tw, "%d\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n",
-			a.Job, a.Instance, a.Attempt, a.Owner, dash(a.Queue), dash(a.Machine), a.State, historyExit(a),
-			historyTime(a.StartedAt, loc), historyTime(a.EndedAt, loc), historyElapsed(a),
-			historyCPU(a), historyRSS(a.MaxRSSKB), dash(historyReason(a)), historyReplaced(a.ReplacedBy))
+			a.Job, a.Instance, a.Attempt, printable(a.Owner), printable(dash(a.Queue)), printable(dash(a.Machine)),
+			printable(a.State), printable(historyExit(a)), historyTime(a.StartedAt, loc), historyTime(a.EndedAt, loc),
+			historyElapsed(a), historyCPU(a), historyRSS(a.MaxRSSKB), printable(dash(historyReason(a))),
+			historyReplaced(a.ReplacedBy))
 	}
 	return tw.Flush()
 }

@@ -90,7 +90,7 @@ func runKill(cCtx *cli.Context) error {
 	for _, ref := range refs {
 		resp, err := c.Kill(cCtx.Context, ref, client.KillRequest{Signal: sig, Runs: cCtx.Bool("runs")})
 		if err != nil {
-			return fmt.Errorf("kill job %s: %w", ref, err)
+			return fmt.Errorf("kill job %s: %w", printable(ref), err)
 		}
 		fmt.Fprintf(cCtx.App.Writer, "job %d: signalled %s, dequeued %d\n", resp.ID, plural(resp.Signaled), resp.Dequeued)
 	}
@@ -111,7 +111,7 @@ func expandNames(ctx context.Context, c *client.Client, refs []string) ([]string
 		if jobs == nil {
 			var err error
 			if jobs, err = c.Jobs(ctx); err != nil {
-				return nil, fmt.Errorf("list jobs named %s: %w", ref, err)
+				return nil, fmt.Errorf("list jobs named %s: %w", printable(ref), err)
 			}
 		}
 		n := len(out)

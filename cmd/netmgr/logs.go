@@ -65,14 +65,19 @@ func runLogs(cCtx *cli.Context) error {
 	}
 	body, err := c.Logs(cCtx.Context, args[0], q)
 	if err != nil {
-		return fmt.Errorf("logs of job %s: %w", args[0], err)
+		return fmt.Errorf("logs of job %s: %w", printable(args[0]), err)
 	}
 	defer body.Close()
+	// The stream is copied as it is, unescaped, unlike every other text
+	// this package prints: it is the job's own output, which the user
+	// asked to see byte for byte (colours, progress bars and all), as
+	// cat would show the file. What netmgr itself says about it (errors)
+	// is escaped by run.
 	if _, err := io.Copy(cCtx.App.Writer, body); err != nil {
 		if errors.Is(err, context.Canceled) {
 			return nil // interrupted: a normal end of -f
 		}
-		return fmt.Errorf("logs of job %s: the stream broke: %w", args[0], err)
+		return fmt.Errorf("logs of job %s: the stream broke: %w", printable(args[0]), err)
 	}
 	return nil
 }

@@ -66,7 +66,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err == nil {
 		return exitOK
 	}
-	fmt.Fprintf(stderr, "%s: %v\n", prefix, err)
+	// The message quotes what users chose (job names, arguments, paths,
+	// reasons), the servers' answers included: escaped, lines kept.
+	fmt.Fprintf(stderr, "%s: %s\n", prefix, printableLines(err.Error()))
 	printHint(ri, err, stderr)
 	var ue *usageError
 	if errors.As(err, &ue) {

@@ -161,15 +161,17 @@ func renderJobs(w io.Writer, jobs []client.Job, now time.Time) error {
 	tw := newTable(w)
 	fmt.Fprintln(tw, "ID\tJOB NAME\tINST\tATTEMPT\tBINARY NAME\tWHERE\tSUBMITTED\tSTARTED\tELAPSED\tSTATE")
 	for _, job := range sortedJobs(jobs) {
-		name := jobDisplayName(job)
+		name := printable(jobDisplayName(job))
 		submitted := "-"
 		if !job.SubmittedAt.IsZero() {
 			submitted = formatWhen(job.SubmittedAt, now)
 		}
 		// row writes one row; inst and attempt are "-" on a row that
-		// stands for several instances.
+		// stands for several instances. The binary, machine and state
+		// (which holds an exec error) are escaped: users chose them.
 		row := func(inst, attempt, binary, where, started, elapsed, state string) {
-			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", job.ID, name, inst, attempt, binary, where, submitted, started, elapsed, state)
+			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", job.ID, name, inst, attempt,
+				printable(binary), printable(where), submitted, started, elapsed, printable(state))
 		}
 		if job.Cron != nil {
 			row("-", "-", jobBinaries(job.Spec), cronWhere(job.Cron), "-", "-", job.State)
@@ -212,7 +214,7 @@ func renderJobs(w io.Writer, jobs []client.Job, now time.Time) error {
 			row("-", "-", jobBinaries(job.Spec), plural(unplaced[st])+" never ran", "-", "-", instanceState(client.Instance{State: st}))
 		}
 		if cancelReason != "" {
-			fmt.Fprintf(tw, "%d\t%s\t\t\t\t\t\t\t\t%s\n", job.ID, name, cancelReason)
+			fmt.Fprintf(tw, "%d\t%s\t\t\t\t\t\t\t\t%s\n", job.ID, name, printable(cancelReason))
 		}
 	}
 	return tw.Flush()
@@ -307,8 +309,9 @@ func sortedMachines(ms []client.Machine) []client.Machine {
 	return out
 }
 
-// renderMachines writes the netstatus -m table. MTYPE is the machine type
-// from the database or the stub's init file; RATING is the processor
+// renderMachines writes the netstatus -m table, its text escaped
+// (printable). MTYPE is the machine type from the database or the stub's
+// init file; RATING is the processor
 // rating the load balancer divides by; EXECDIRS is the space its exec
 // dir's files take (running attempts' and ended ones kept for the
 // stub's --exec-retention; "-" under 1 MiB, which stubs do not gossip); RESERVED is who holds the machine
@@ -318,9 +321,9 @@ func renderMachines(w io.Writer, ms []client.Machine, now time.Time) error {
 	tw := newTable(w)
 	fmt.Fprintln(tw, "NAME\tARCH\tMTYPE\tCPUS\tMEMORY\tRATING\tLOAD\tRUNNING\tEXECDIRS\tSTATE\tRESERVED")
 	for _, m := range sortedMachines(ms) {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\t%.2f\t%d\t%s\t%s\t%s\n", m.Name, orDash(m.Arch), orDash(m.MType), m.CPUs,
-			formatMemory(m.MemoryMB), formatRating(m.Rating), m.Load, m.Running, formatDiskUse(m.ExecUsedBytes),
-			machineStateColumn(m), reservedColumn(m, now))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\t%.2f\t%d\t%s\t%s\t%s\n", printable(m.Name), printable(orDash(m.Arch)),
+			printable(orDash(m.MType)), m.CPUs, formatMemory(m.MemoryMB), formatRating(m.Rating), m.Load, m.Running,
+			formatDiskUse(m.ExecUsedBytes), printable(machineStateColumn(m)), printable(reservedColumn(m, now)))
 	}
 	return tw.Flush()
 }
@@ -425,9 +428,10 @@ func sortedServers(ss []client.Server) []client.Server {
 	return out
 }
 
-// renderServers writes the netstatus -s table. A server that did not
-// answer shows its error in the LEADER column and is unreachable. HEALTH
-// comes last: an unhealthy server's reason may be long.
+// renderServers writes the netstatus -s table, its text escaped
+// (printable). A server that did not answer shows its error in the LEADER
+// column and is unreachable. HEALTH comes last: an unhealthy server's
+// reason may be long.
 func renderServers(w io.Writer, ss []client.Server) error {
 	tw := newTable(w)
 	fmt.Fprintln(tw, "NAME\tADDRESS\tROLE\tTERM\tLAST INDEX\tLAST CONTACT\tLEADER\tVERSION\tFILES\tHEALTH")
@@ -440,8 +444,9 @@ func renderServers(w io.Writer, ss []client.Server) error {
 		if s.Error != "" {
 			leader = "error: " + s.Error
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%s\t%s\t%s\t%s\t%s\n", s.Name, orDash(s.Address), role, s.Term, s.LastIndex,
-			orDash(s.LastContact), leader, orDash(s.Version), formatDiskUse(s.FilesBytes), serverHealth(s))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%s\t%s\t%s\t%s\t%s\n", printable(s.Name), printable(orDash(s.Address)),
+			printable(role), s.Term, s.LastIndex, printable(orDash(s.LastContact)), printable(leader), printable(orDash(s.Version)),
+			formatDiskUse(s.FilesBytes), printable(serverHealth(s)))
 	}
 	return tw.Flush()
 }

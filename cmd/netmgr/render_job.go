@@ -34,11 +34,13 @@ func renderJobDetail(w io.Writer, job client.Job, now time.Time) error {
 		}
 		b.WriteString(strings.Join(kept, " ") + "\n")
 	}
+	// kv is one Key=Value field, its value escaped (printable): names,
+	// arguments, paths, reasons and machines are users' text.
 	kv := func(k, v string) string {
 		if v == "" {
 			return ""
 		}
-		return k + "=" + v
+		return k + "=" + printable(v)
 	}
 	line(kv("JobId", fmt.Sprint(job.ID)), kv("Name", jobDisplayName(job)), kv("Owner", job.Owner), kv("State", job.State),
 		kv("Queue", instanceQueue(job, client.Instance{})))
@@ -165,7 +167,8 @@ func yes(b bool) string {
 }
 
 // quoteIf quotes s when it holds a space, so that Key=Value stays one
-// field to the eye.
+// field to the eye. The quoting (Go's %q) escapes control characters; the
+// caller escapes the rest with printable.
 func quoteIf(s string) string {
 	if strings.ContainsAny(s, " \t") {
 		return fmt.Sprintf("%q", s)

@@ -87,7 +87,7 @@ func renderQueues(w io.Writer, qs []client.Queue) error {
 	tw := newTable(w)
 	fmt.Fprintln(tw, "QUEUE\tPRIORITY\tMAXSIZE\tMAXACTIVE\tMAXRUN\tMAXMEM\tJOBS\tWAITING\tRUNNING")
 	for _, q := range sortedQueues(qs) {
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%d\t%d\t%d\n", q.Name, q.Priority, formatLimit(q.MaxSize), formatLimit(q.MaxActive),
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%d\t%d\t%d\n", printable(q.Name), q.Priority, formatLimit(q.MaxSize), formatLimit(q.MaxActive),
 			formatRunLimit(q.MaxRunSeconds), formatMemLimit(q.MaxMemMB), q.Jobs, q.Waiting, q.Running)
 	}
 	return tw.Flush()
@@ -137,7 +137,7 @@ func describeQueue(q client.Queue) string {
 		parts = append(parts, "no limits")
 	}
 	if q.Policy != "" {
-		parts = append(parts, "policy "+q.Policy)
+		parts = append(parts, "policy "+printable(q.Policy))
 	}
 	return strings.Join(parts, ", ")
 }
@@ -161,7 +161,7 @@ func describeReservation(r client.Reservation, now time.Time) string {
 	if !r.Until.IsZero() {
 		until = formatWhen(r.Until, now)
 	}
-	return fmt.Sprintf("reservation %d: %s for %s from %s until %s", r.ID, strings.Join(r.Machines, ", "), r.Owner, from, until)
+	return fmt.Sprintf("reservation %d: %s for %s from %s until %s", r.ID, printable(strings.Join(r.Machines, ", ")), printable(r.Owner), from, until)
 }
 
 // renderReservations writes the netstatus -r table; UNTIL is "-" for a
@@ -178,7 +178,7 @@ func renderReservations(w io.Writer, rs []client.Reservation, now time.Time) err
 		if !r.From.IsZero() {
 			from = formatWhen(r.From, now)
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\n", r.ID, r.Owner, strings.Join(r.Machines, ","), from, until)
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\n", r.ID, printable(r.Owner), printable(strings.Join(r.Machines, ",")), from, until)
 	}
 	return tw.Flush()
 }

@@ -175,7 +175,7 @@ func runStatus(cCtx *cli.Context) error {
 	case "detail":
 		job, err := c.Job(cCtx.Context, detail)
 		if err != nil {
-			return jobFromHistory(cCtx, c, detail, asJSON, fmt.Errorf("get job %s: %w", detail, err))
+			return jobFromHistory(cCtx, c, detail, asJSON, fmt.Errorf("get job %s: %w", printable(detail), err))
 		}
 		if asJSON {
 			return writeJSON(w, job)
@@ -237,7 +237,7 @@ var filterStates = []string{
 func runWhy(cCtx *cli.Context, c *client.Client, ref string, asJSON bool) error {
 	ws, err := c.Why(cCtx.Context, ref)
 	if err != nil {
-		return fmt.Errorf("explain job %s: %w", ref, err)
+		return fmt.Errorf("explain job %s: %w", printable(ref), err)
 	}
 	w := cCtx.App.Writer
 	if asJSON {
@@ -246,7 +246,7 @@ func runWhy(cCtx *cli.Context, c *client.Client, ref string, asJSON bool) error 
 	var job client.Job
 	if len(ws) == 0 {
 		if job, err = c.Job(cCtx.Context, ref); err != nil {
-			return fmt.Errorf("get job %s: %w", ref, err)
+			return fmt.Errorf("get job %s: %w", printable(ref), err)
 		}
 	}
 	return renderWhy(w, job, ws)

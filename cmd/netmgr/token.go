@@ -207,7 +207,7 @@ func runTokenList(cCtx *cli.Context) error {
 		if t.Expired {
 			expires += " (expired)"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", t.ID, t.User, t.IssuedAt.UTC().Format(tokenTimeLayout), expires, t.IssuedBy)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", printable(t.ID), printable(t.User), t.IssuedAt.UTC().Format(tokenTimeLayout), expires, printable(t.IssuedBy))
 	}
 	return tw.Flush()
 }

@@ -53,8 +53,9 @@ func whyReason(w client.WhyInstance) string {
 // firing and runs are said instead.
 func renderWhy(w io.Writer, job client.Job, ws []client.WhyInstance) error {
 	if len(ws) == 0 && job.Cron != nil {
+		name, owner := printable(job.Name), printable(job.Owner)
 		_, err := fmt.Fprintf(w, "job %s.%s is a cron job (%s): %s; each run is a job of its own, %s.%s#N\n",
-			job.Name, job.Owner, job.State, cronWhere(job.Cron), job.Name, job.Owner)
+			name, owner, job.State, printable(cronWhere(job.Cron)), name, owner)
 		return err
 	}
 	if len(ws) == 0 && job.State == client.JobCancelled {
@@ -65,15 +66,15 @@ func renderWhy(w io.Writer, job client.Job, ws []client.WhyInstance) error {
 				break
 			}
 		}
-		_, err := fmt.Fprintf(w, "job %s.%s is %s: %s\n", job.Name, job.Owner, client.JobCancelled, reason)
+		_, err := fmt.Fprintf(w, "job %s.%s is %s: %s\n", printable(job.Name), printable(job.Owner), client.JobCancelled, printable(reason))
 		return err
 	}
 	if len(ws) == 0 {
-		_, err := fmt.Fprintf(w, "job %s.%s has no queued instances\n", job.Name, job.Owner)
+		_, err := fmt.Fprintf(w, "job %s.%s has no queued instances\n", printable(job.Name), printable(job.Owner))
 		return err
 	}
 	for _, x := range sortedWhy(ws) {
-		if _, err := fmt.Fprintf(w, "instance %d (attempt %d): %s\n", x.Instance, x.Attempt, whyReason(x)); err != nil {
+		if _, err := fmt.Fprintf(w, "instance %d (attempt %d): %s\n", x.Instance, x.Attempt, printable(whyReason(x))); err != nil {
 			return err
 		}
 	}
