@@ -20,10 +20,10 @@ import (
 	"github.com/netmgr/netmgr/server/servertest"
 )
 
-// hostile is a `netmgr agent --dev` machine (its stub and supervisors run
+// hostileAgent is a `netmgr agent --dev` machine (its stub and supervisors run
 // as root), an ordinary user made for the test, and a root-only secret
 // every attack tries to read through the stub.
-type hostile struct {
+type hostileAgent struct {
 	execDir string
 	bin     string // the netmgr binary
 	user    osUser
@@ -202,10 +202,10 @@ func TestHostileJobs(t *testing.T) {
 }
 
 // newHostile starts the dev agent and makes the user and the secret.
-func newHostile(t *testing.T) *hostile {
+func newHostile(t *testing.T) *hostileAgent {
 	t.Helper()
 	t.Setenv("TMPDIR", t.TempDir())
-	h := &hostile{execDir: t.TempDir(), bin: netmgrBinary(t)}
+	h := &hostileAgent{execDir: t.TempDir(), bin: netmgrBinary(t)}
 	startDevAgent(t, h.execDir, "--exec-retention", "2s")
 	h.user = newOSUser(t, "nmhx")
 	for _, p := range []string{h.execDir, h.bin, os.Getenv(envSocket), os.Getenv(envCACert)} {
@@ -254,7 +254,7 @@ func letEveryoneReach(t *testing.T, dir string) {
 
 // command is the netmgr binary run as the test's user, against the
 // agent.
-func (h *hostile) command(ctx context.Context, args ...string) *exec.Cmd {
+func (h *hostileAgent) command(ctx context.Context, args ...string) *exec.Cmd {
 	cmd := exec.CommandContext(ctx, h.bin, args...)
 	cmd.Env = []string{"PATH=/usr/bin:/bin", "HOME=" + h.user.home, "USER=" + h.user.name,
 		envAddr + "=" + os.Getenv(envAddr), envSocket + "=" + os.Getenv(envSocket), envCACert + "=" + os.Getenv(envCACert)}
@@ -265,7 +265,7 @@ func (h *hostile) command(ctx context.Context, args ...string) *exec.Cmd {
 
 // run runs netmgr as the user and returns its exit code and output,
 // which it checks for the secret.
-func (h *hostile) run(t *testing.T, args ...string) (int, string) {
+func (h *hostileAgent) run(t *testing.T, args ...string) (int, string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -286,7 +286,7 @@ func (h *hostile) run(t *testing.T, args ...string) (int, string) {
 }
 
 // exec submits a job as the user and returns its id.
-func (h *hostile) exec(t *testing.T, args ...string) string {
+func (h *hostileAgent) exec(t *testing.T, args ...string) string {
 	t.Helper()
 	code, out := h.run(t, append([]string{"exec"}, args...)...)
 	m := regexp.MustCompile(`id (\d+) submitted`).FindStringSubmatch(out)
@@ -300,7 +300,7 @@ func (h *hostile) exec(t *testing.T, args ...string) string {
 // theirs, checks every file in it for the secret, and returns the
 // directory and what fetch said (it exits 1 when something was not
 // kept, which these jobs arrange).
-func (h *hostile) fetch(t *testing.T, id string) (string, string) {
+func (h *hostileAgent) fetch(t *testing.T, id string) (string, string) {
 	t.Helper()
 	into, err := os.MkdirTemp(h.work, "fetch-")
 	if err != nil {
@@ -328,7 +328,7 @@ func (h *hostile) fetch(t *testing.T, id string) (string, string) {
 }
 
 // clean fails the test if what the user saw holds the secret.
-func (h *hostile) clean(t *testing.T, what, seen string) {
+func (h *hostileAgent) clean(t *testing.T, what, seen string) {
 	t.Helper()
 	if strings.Contains(seen, h.marker) {
 		t.Errorf("%s showed the root-only secret:\n%.2000s", what, seen)
