@@ -61,6 +61,7 @@ func TestHostileJobs(t *testing.T) {
 			if code == 0 || !strings.Contains(out, want) {
 				t.Errorf("netmgr %s: exit %d\n%s\nwant a refusal saying %q", strings.Join(args, " "), code, out, want)
 			}
+			t.Logf("netmgr %s: exit %d: %s", strings.Join(args, " "), code, strings.TrimSpace(out))
 		}
 	})
 
