@@ -87,6 +87,14 @@ func (p *outPacker) pattern(pat string) error {
 	}
 	full := p.full
 	for _, m := range matches {
+		if p.count >= MaxOutputFiles {
+			// Full: count what is left out without looking into it.
+			if !p.seen[m] {
+				p.seen[m] = true
+				p.full++
+			}
+			continue
+		}
 		if err := p.d.WalkDir(m, p.take); err != nil {
 			return err
 		}
