@@ -24,7 +24,28 @@ func TestRateLimiterTake(t *testing.T) {
 	if d := l.take("alice", t0.Add(100*time.Millisecond)); d != 0 {
 		t.Errorf("take after 100ms = %v, want 0 (refilled)", d)
 	}
+	if d := l.until("alice", t0.Add(100*time.Millisecond)); d != 100*time.Millisecond {
+		t.Errorf("until after the refill was taken = %v, want 100ms", d)
+	}
+	if d := l.until("alice", t0.Add(300*time.Millisecond)); d != 0 {
+		t.Errorf("until with tokens there = %v, want 0", d)
+	}
+	for i := range maxHeld {
+		if !l.hold("alice") {
+			t.Fatalf("hold %d = false, want true (up to %d)", i+1, maxHeld)
+		}
+	}
+	if l.hold("alice") {
+		t.Errorf("hold past %d = true, want false (answered at once)", maxHeld)
+	}
 	l.take("carol", t0.Add(userBucketIdle+time.Second))
+	if got := l.users(); got != 2 {
+		t.Errorf("buckets after a minute idle = %d, want 2 (carol's, and alice's with refusals held)", got)
+	}
+	for range maxHeld {
+		l.unhold("alice")
+	}
+	l.take("carol", t0.Add(2*userBucketIdle+time.Second))
 	if got := l.users(); got != 1 {
 		t.Errorf("buckets after a minute idle = %d, want 1 (carol's)", got)
 	}
