@@ -79,13 +79,15 @@ func (l *rateLimiter) take(user string, now time.Time) time.Duration {
 		b = &userBucket{lim: rate.NewLimiter(l.limit, l.burst)}
 		l.buckets[user] = b
 	}
+	// Callers read the clock before they wait for l.mu, so times can
+	// arrive out of order; rate.Limiter would refill again for a time it
+	// has already counted (the flood suite saw 3.6 times the rate).
+	now = later(now, b.last)
 	b.last = now
-	res := b.lim.ReserveN(now, 1)
-	if d := res.DelayFrom(now); d > 0 {
-		res.CancelAt(now)
-		return d
+	if b.lim.AllowN(now, 1) {
+		return 0
 	}
-	return 0
+	return l.untilLocked(b, now)
 }
 
 // hold reports whether one more of user's refusals may be held, and
@@ -119,11 +121,25 @@ func (l *rateLimiter) until(user string, now time.Time) time.Duration {
 	if !ok {
 		return 0
 	}
+	return l.untilLocked(b, later(now, b.last))
+}
+
+// later returns the later of a and b.
+func later(a, b time.Time) time.Time {
+	if a.Before(b) {
+		return b
+	}
+	return a
+}
+
+// untilLocked is until for b, with l.mu held. It never returns zero for
+// a bucket without a token, however close the next one is.
+func (l *rateLimiter) untilLocked(b *userBucket, now time.Time) time.Duration {
 	tokens := b.lim.TokensAt(now)
 	if tokens >= 1 {
 		return 0
 	}
-	return time.Duration((1 - tokens) / float64(l.limit) * float64(time.Second))
+	return max(time.Duration((1-tokens)/float64(l.limit)*float64(time.Second)), time.Nanosecond)
 }
 
 // fillTime is how long an empty bucket takes to fill.

@@ -82,3 +82,21 @@ func TestBlobUploads(t *testing.T) {
 		t.Errorf("bob's usage = %d, %v; want 0, false", used, counted)
 	}
 }
+
+// Times that reach the limiter out of order (callers read the clock
+// before they wait for its lock) are not counted twice for refills.
+func TestRateLimiterTimesOutOfOrder(t *testing.T) {
+	l := newRateLimiter(10, 2) // a token every 100 ms
+	t0 := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
+	ms := func(n int) time.Time { return t0.Add(time.Duration(n) * time.Millisecond) }
+	for _, tc := range []struct {
+		at      int
+		allowed bool
+	}{
+		{0, true}, {100, true}, {50, true}, {150, false}, {200, true},
+	} {
+		if got := l.take("alice", ms(tc.at)) == 0; got != tc.allowed {
+			t.Errorf("take at %d ms allowed = %v, want %v", tc.at, got, tc.allowed)
+		}
+	}
+}
