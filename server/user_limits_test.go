@@ -115,6 +115,24 @@ func TestUserRateLimit(t *testing.T) {
 	}
 }
 
+// TestUserRateLimitClientWaits: the client a command uses slows down
+// past the limit instead of failing: 20 requests of a user with a burst
+// of 5 and 10 a second all succeed, the ones past the bucket after the
+// server's held 429 and its Retry-After.
+func TestUserRateLimitClientWaits(t *testing.T) {
+	c := servertest.NewClusterConfig(t, 3, func(_ int, cfg *server.Config) {
+		cfg.UserRate, cfg.UserBurst = 10, 5
+	})
+	leader := c.WaitLeader()
+	waitReady(t, c, leader)
+	alice := c.ClientAs("alice", leader)
+	for i := range 20 {
+		if _, err := alice.Machines(ctx(t)); err != nil {
+			t.Fatalf("alice's request %d: %v, want it answered after waiting", i+1, err)
+		}
+	}
+}
+
 // TestUserStreamLimit allows each user 2 open streams at a server: a
 // third (events or logs) is refused with 429 naming --user-streams, while
 // another user opens one; once a stream closes, its user may open another.
