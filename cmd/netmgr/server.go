@@ -61,13 +61,13 @@ func serverCommand() *cli.Command {
 			"--key-file; see 'netmgr tls --help'), and gossip is encrypted with\n"+
 			"--gossip-keyring. SIGHUP reads the certificate and keyring files again.\n"+
 			"--insecure runs without any of it.\n\n"+
-			"One user cannot starve the others. Each server answers one user's requests\n"+
-			"past --user-rate a second (in bursts of --user-burst) with 429 and\n"+
-			"Retry-After, which netexec and netmgr wait out (root on a pool machine and the\n"+
-			"database's admin_ids are exempt); refuses a user's log or event stream past\n"+
-			"--user-streams open at it; and refuses copy_in files that would take the\n"+
-			"blobs a user's jobs keep past --user-blob-quota, at the upload and again at\n"+
-			"submit. 0 turns a limit off.\n\n"+
+			"One user cannot starve the others. Each server holds a second, then answers\n"+
+			"with 429 and Retry-After, one user's requests past --user-rate a second (in\n"+
+			"bursts of --user-burst), which netexec and netmgr wait out (root on a pool\n"+
+			"machine and the database's admin_ids are exempt); refuses a user's log or\n"+
+			"event stream past --user-streams open at it; and refuses copy_in files that\n"+
+			"would take the blobs a user's jobs keep past --user-blob-quota, at the upload\n"+
+			"and again at submit. 0 turns a limit off.\n\n"+
 			"Mail (netexec's mail and mail_type, and the failure mail the database's\n"+
 			"admin_ids get: a machine down, a server removed, instances lost, a job that\n"+
 			"failed after its last restart) is sent by the leader through the SMTP relay\n"+
