@@ -464,6 +464,7 @@ func (c *Client) doBody(ctx context.Context, method, path string, body []byte, o
 	clock := c.newRetryClock()
 	backoff := 25 * time.Millisecond
 	var last error
+	var slow throttle
 	for {
 		var done bool
 		var err error
@@ -474,6 +475,17 @@ func (c *Client) doBody(ctx context.Context, method, path string, body []byte, o
 		}
 		if done {
 			return err
+		}
+		var th *throttled
+		if errors.As(err, &th) {
+			if err := slow.wait(ctx, th); err != nil {
+				return err
+			}
+			clock.progress()
+			c.mu.Lock()
+			start, leader = c.preferred, c.leaderKnown
+			c.mu.Unlock()
+			continue
 		}
 		last = err
 		wait, ok := clock.next(backoff, addrs, last)
@@ -506,8 +518,12 @@ func (c *Client) sequentialRound(ctx context.Context, method, path string, body 
 			return true, nil
 		}
 		var apiErr *APIError
-		if errors.As(err, &apiErr) || ctx.Err() != nil {
+		var th *throttled
+		switch {
+		case errors.As(err, &apiErr) || ctx.Err() != nil:
 			return true, err
+		case errors.As(err, &th):
+			return false, err // wait, then ask the same server again
 		}
 		last = err
 		clock.failed(err)
@@ -577,7 +593,10 @@ func (c *Client) try(ctx context.Context, method, u string, body []byte, out any
 		if json.Unmarshal(data, &e) == nil && e.Error != "" {
 			msg = e.Error
 		}
-		if resp.StatusCode >= 500 || resp.StatusCode == http.StatusTooManyRequests {
+		if th := throttledBy(resp, msg); th != nil {
+			return "", th
+		}
+		if resp.StatusCode >= 500 {
 			return "", &retryable{msg: fmt.Sprintf("%s: %s: %s", u, resp.Status, msg)}
 		}
 		return "", &APIError{Status: resp.StatusCode, Message: msg}
@@ -676,12 +695,14 @@ func (c *Client) FollowEvents(ctx context.Context, after uint64, fn func(Event) 
 	backoff := 25 * time.Millisecond
 	clock := c.newRetryClock()
 	var last error
+	var slow throttle
 	for {
 		addrs := c.Addrs()
-		for _, addr := range addrs {
-			got, err := c.followOnce(ctx, &hc, addr, &after, fn)
+		for i := 0; i < len(addrs); i++ {
+			got, err := c.followOnce(ctx, &hc, addrs[i], &after, fn)
 			var apiErr *APIError
 			var fnErr *callbackError
+			var th *throttled
 			switch {
 			case errors.As(err, &fnErr):
 				return fnErr.err
@@ -689,6 +710,13 @@ func (c *Client) FollowEvents(ctx context.Context, after uint64, fn func(Event) 
 				return ctx.Err()
 			case errors.As(err, &apiErr):
 				return err
+			case errors.As(err, &th):
+				if err := slow.wait(ctx, th); err != nil {
+					return err
+				}
+				clock.progress()
+				i-- // the same server again
+				continue
 			}
 			if got {
 				clock.progress()
@@ -736,7 +764,10 @@ func (c *Client) followOnce(ctx context.Context, hc *http.Client, addr string, a
 		if json.Unmarshal(data, &e) == nil && e.Error != "" {
 			msg = e.Error
 		}
-		if resp.StatusCode >= 500 || resp.StatusCode == http.StatusTooManyRequests {
+		if th := throttledBy(resp, msg); th != nil {
+			return false, th
+		}
+		if resp.StatusCode >= 500 {
 			return false, &retryable{msg: fmt.Sprintf("%s: %s: %s", u, resp.Status, msg)}
 		}
 		return false, &APIError{Status: resp.StatusCode, Message: msg}

@@ -105,8 +105,9 @@ func (c *Client) hedgedRound(ctx context.Context, method, path string, body []by
 		case r := <-results:
 			pending--
 			var apiErr *APIError
-			if r.err == nil || errors.As(r.err, &apiErr) || ctx.Err() != nil {
-				return r
+			var th *throttled
+			if r.err == nil || errors.As(r.err, &apiErr) || errors.As(r.err, &th) || ctx.Err() != nil {
+				return r // a 429 is waited out by the caller, at the same server
 			}
 			last = r
 			clock.failed(r.err)

@@ -42,17 +42,27 @@ func (c *Client) stream(ctx context.Context, path string) (io.ReadCloser, error)
 	hc.Timeout = 0 // the stream lasts as long as ctx
 	clock := c.newRetryClock()
 	backoff := 25 * time.Millisecond
+	var slow throttle
 	for {
 		addrs := c.Addrs()
 		var last error
-		for _, addr := range addrs {
+		for i := 0; i < len(addrs); i++ {
+			addr := addrs[i]
 			body, err := c.streamOnce(ctx, &hc, addr+path)
 			var skip *retryable
+			var th *throttled
 			switch {
 			case err == nil:
 				return body, nil
 			case ctx.Err() != nil:
 				return nil, ctx.Err()
+			case errors.As(err, &th):
+				if err := slow.wait(ctx, th); err != nil {
+					return nil, err
+				}
+				clock.progress()
+				i-- // the same server again
+				continue
 			case errors.As(err, &skip) || !isAnswer(err):
 				last = err
 				clock.failed(err)
@@ -116,6 +126,9 @@ func (c *Client) streamOnce(ctx context.Context, hc *http.Client, u string) (io.
 	msg := strings.TrimSpace(string(data))
 	if json.Unmarshal(data, &e) == nil && e.Error != "" {
 		msg = e.Error
+	}
+	if th := throttledBy(resp, msg); th != nil {
+		return nil, th
 	}
 	switch {
 	case resp.StatusCode == http.StatusServiceUnavailable:

@@ -87,3 +87,24 @@ func (v View) Blobs() map[string]bool {
 	}
 	return out
 }
+
+// UserBlobs returns the blobs the live jobs of owner name, each with its
+// size as recorded: their copy_in archives and kept outputs. A blob two
+// jobs name is listed once. The per-user blob quota (server) adds them up.
+func (v View) UserBlobs(owner string) map[string]int64 {
+	out := make(map[string]int64)
+	for _, j := range v.d.jobs {
+		if j.Owner != owner {
+			continue
+		}
+		if j.Spec.CopyInBlob != "" {
+			out[j.Spec.CopyInBlob] = j.Spec.CopyInSize
+		}
+		for _, o := range j.Outputs {
+			if o.Blob != "" {
+				out[o.Blob] = o.Size
+			}
+		}
+	}
+	return out
+}

@@ -99,6 +99,23 @@ type Config struct {
 	// attempt's copy_out, in bytes; files.DefaultMaxSize (64 MiB) when
 	// zero.
 	MaxCopySize int64
+	// UserRate and UserBurst are each user's token bucket for API
+	// requests at the server that first receives them: UserRate a second,
+	// up to UserBurst at once (ratelimit.go). Zero means the default
+	// (DefaultUserRate, DefaultUserBurst); a negative UserRate means no
+	// limit. Root on a pool machine and the database's admin_ids are
+	// exempt.
+	UserRate  float64
+	UserBurst int
+	// UserStreams is how many log and event streams one user may have
+	// open at this server at once (stream_limit.go); DefaultUserStreams
+	// when zero, no limit when negative.
+	UserStreams int
+	// UserBlobQuota is how many bytes of blobs one user's jobs may keep
+	// in the blob store (quota_blobs.go): their copy_in archives and kept
+	// outputs, and their uploads no job names yet; DefaultUserBlobQuota
+	// when zero, no limit when negative.
+	UserBlobQuota int64
 
 	// RaftTransport, when set, replaces the TCP transport (tests use raft's
 	// in-memory transport); RaftAddr is then ignored.
@@ -135,6 +152,8 @@ func (c *Config) validate() error {
 		return fmt.Errorf("%w: --job-retention-count must not be negative", errConfig)
 	case c.MaxCopySize < 0:
 		return fmt.Errorf("%w: --max-copy-size must not be negative", errConfig)
+	case c.UserBurst < 0:
+		return fmt.Errorf("%w: --user-burst must not be negative", errConfig)
 	case c.HistoryRetention < 0:
 		return fmt.Errorf("%w: --history-retention must not be negative", errConfig)
 	case c.BootstrapExpect < 0:

@@ -87,5 +87,8 @@
 // handlers of one group of routes and the helpers only they use (http_auth.go:
 // who may do what). Nothing outside the http_*.go files calls into them;
 // validate.go checks a submitted job, self.go is this server's report of
-// itself and the question it asks its peers.
+// itself and the question it asks its peers. limits.go holds the per-user
+// limits the API applies: ratelimit.go the request rate (around the
+// routes), stream_limit.go the open log and event streams, quota_blobs.go
+// the blob store bytes (at PUT /v1/blobs and at submit).
 package server

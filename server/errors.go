@@ -63,3 +63,14 @@ var (
 	// job no machine of the pool meets the requirements of.
 	errUnrunnable = errors.New("no machine can run this now")
 )
+
+// Errors of the per-user limits (limits.go). The error that wraps each
+// names the limit and the flag that raises it.
+var (
+	// errRateLimited refuses a request past the user's request rate.
+	errRateLimited = errors.New("too many requests")
+	// errTooManyStreams refuses a stream past the user's open streams.
+	errTooManyStreams = errors.New("too many open streams")
+	// errBlobQuota refuses files past the user's blob store quota.
+	errBlobQuota = errors.New("over the blob store quota")
+)

@@ -22,7 +22,7 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("GET /v1/jobs", s.forUser(s.leaderRead(s.handleJobs)))
 	mux.HandleFunc("GET /v1/jobs/{ref}", s.forUser(s.leaderRead(s.handleJob)))
 	mux.HandleFunc("POST /v1/jobs/{ref}/kill", s.forUser(s.leaderWrite(s.handleKill)))
-	mux.HandleFunc("GET /v1/jobs/{ref}/logs", s.forUser(s.leaderRead(s.handleLogs)))
+	mux.HandleFunc("GET /v1/jobs/{ref}/logs", s.forUser(s.leaderRead(s.limitStreams(alwaysStream, s.handleLogs))))
 	mux.HandleFunc("GET /v1/jobs/{ref}/why", s.forUser(s.leaderRead(s.handleWhy)))
 	mux.HandleFunc("POST /v1/jobs/{ref}/suspend", s.forUser(s.leaderWrite(s.handleControl(fsm.SuspendType, "suspend"))))
 	mux.HandleFunc("POST /v1/jobs/{ref}/resume", s.forUser(s.leaderWrite(s.handleControl(fsm.ResumeType, "resume"))))
@@ -47,7 +47,7 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("DELETE /v1/raft/servers/{name}", s.forUser(s.leaderWrite(s.handleRemoveServer)))
 	mux.HandleFunc("GET /v1/agent/self", s.handleSelf)
 	mux.HandleFunc("GET /v1/health", s.handleHealth)
-	mux.HandleFunc("GET /v1/events", s.forUser(s.leaderRead(s.handleEvents)))
+	mux.HandleFunc("GET /v1/events", s.forUser(s.leaderRead(s.limitStreams(followStream, s.handleEvents))))
 	mux.HandleFunc("GET /v1/history", s.forUser(s.leaderRead(s.handleHistory)))
 	mux.HandleFunc("GET /v1/history/range", s.handleHistoryRange)
 	mux.HandleFunc("POST /v1/tokens", s.forUser(s.leaderWrite(s.handleCreateToken)))
@@ -55,7 +55,7 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("DELETE /v1/tokens/{id}", s.forUser(s.leaderWrite(s.handleRevokeToken)))
 	mux.Handle("GET /metrics", s.metrics.handler())
 	s.uiRoutes(mux)
-	return ui.CORS(s.peerHTTP, s.authenticated(s.metrics.countRequests(mux)))
+	return ui.CORS(s.peerHTTP, s.authenticated(s.limitRate(s.metrics.countRequests(mux))))
 }
 
 // writeJSON answers with v as JSON and the applied index.

@@ -37,11 +37,17 @@ func (s *Server) handlePutBlob(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, http.StatusBadRequest, fmt.Errorf("keep files: %q: %w", sum, blobstore.ErrBadName))
 		return
 	}
+	if !s.checkUploadQuota(w, r, p, sum) {
+		return
+	}
 	data, ok := s.readBlobBody(w, r)
-	if !ok {
+	if !ok || !s.reserveUpload(w, r, p, sum, int64(len(data))) {
 		return
 	}
 	resp, err := s.replicateBlob(r.Context(), sum, data)
+	if err != nil && p.User != "" {
+		s.limits.uploads.forget(p.User, sum)
+	}
 	switch {
 	case errors.Is(err, errBlobQuorum):
 		s.writeError(w, http.StatusServiceUnavailable, err)

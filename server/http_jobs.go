@@ -91,6 +91,9 @@ func (s *Server) submitFromRequest(r *http.Request, req client.SubmitRequest, at
 		if status, err := s.checkCopyIn(r, &cmd.Spec); err != nil {
 			return cmd, status, err
 		}
+		if status, err := s.checkSubmitQuota(cmd.Owner, &cmd.Spec); err != nil {
+			return cmd, status, err
+		}
 	}
 	return cmd, 0, nil
 }

@@ -33,6 +33,11 @@ type principal struct {
 	Via string `json:"via,omitempty"`
 	// Insecure is set in the insecure mode, where nothing is proved.
 	Insecure bool `json:"insecure,omitempty"`
+	// Forwarded is set when a follower forwarded the request (with a
+	// server certificate, or the forwarded header in the insecure mode):
+	// the per-user limits counted it there. It never travels in the
+	// forwarded principal, so no caller can claim it.
+	Forwarded bool `json:"-"`
 }
 
 // poolRoot reports whether p is root on a machine of the pool, who may
@@ -99,7 +104,7 @@ func (s *Server) identify(r *http.Request) (principal, *denial) {
 		if u == "" {
 			u = "nobody"
 		}
-		return principal{User: u, Via: "header, insecure", Insecure: true}, nil
+		return principal{User: u, Via: "header, insecure", Insecure: true, Forwarded: r.Header.Get(forwardedHeader) != ""}, nil
 	}
 	peer, hasCert := pki.PeerIdentity(r.TLS)
 	if !hasCert {
@@ -119,6 +124,7 @@ func (s *Server) identify(r *http.Request) (principal, *denial) {
 			if err := json.Unmarshal([]byte(h), &p); err != nil {
 				return principal{}, &denial{http.StatusBadRequest, denyWrongRole, fmt.Errorf("forwarded principal from server %s: %w", peer.Name, err)}
 			}
+			p.Forwarded = true
 			return p, nil
 		}
 		return principal{Server: peer.Name, Via: "server certificate"}, nil

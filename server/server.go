@@ -80,6 +80,9 @@ type Server struct {
 	// blobsTemp its temporary directory when it has no data dir.
 	blobs     *blobstore.Store
 	blobsTemp string
+	// limits are the per-user limits on requests, streams and blob
+	// bytes (limits.go).
+	limits *userLimits
 	// hub fans this server's events and leader changes out to every open
 	// dashboard page (ui_feed.go).
 	hub *ui.Hub
@@ -100,6 +103,7 @@ func New(cfg Config) (*Server, error) {
 
 		admission: newAdmission(),
 		hub:       ui.NewHub(cfg.Name),
+		limits:    newUserLimits(cfg),
 	}
 	s.groupLevel.Store(uint32(oldestLevel))
 	s.metrics = newMetrics(s)

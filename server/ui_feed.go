@@ -159,9 +159,9 @@ func (s *Server) uiRoutes(mux *http.ServeMux) {
 		p := principalOf(r)
 		ui.WriteJSON(w, http.StatusOK, ui.Identity{User: p.User, Via: p.Via, Insecure: p.Insecure})
 	}))
-	mux.HandleFunc("GET /ui/events", s.forUser(func(w http.ResponseWriter, r *http.Request) {
+	mux.HandleFunc("GET /ui/events", s.forUser(s.limitStreams(alwaysStream, func(w http.ResponseWriter, r *http.Request) {
 		s.hub.Stream(w, r, s.ctx.Done())
-	}))
+	})))
 }
 
 // uiPublic reports whether a request for path may go without credentials

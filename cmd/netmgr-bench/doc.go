@@ -42,6 +42,13 @@
 //     once a majority keep it, submit) to the instance's start as its
 //     stub stamps it (target: median <= 1 s); alternating with the same
 //     job without files, submit to start, the A/B baseline (issue 16).
+//   - flood: 3 servers and 1 stub as processes; one user (a client
+//     certificate) floods GET /v1/machines at the leader from 8 clients,
+//     ignoring 429, while another runs `netexec --wait started /bin/true`
+//     through the stub's socket: its wall time unloaded and, after 3 s of
+//     flood, under it, 3 rounds of 20 jobs each (2 of 10 under
+//     BENCH_QUICK; target: p50 under flood <= 2x unloaded), with the
+//     flood's answers and the servers' and flooders' CPU (issue 34).
 //   - owner: 1 server and 1 stub watching a fake input device
 //     (--input-devices, --sleep-on-input 1s); the benchmark touches the
 //     device and times until the running job's process is stopped (state

@@ -18,6 +18,7 @@ func serverCommand() *cli.Command {
 		UsageText: "netmgr server --name NAME --data-dir DIR [--http ADDR] [--raft ADDR] [--gossip ADDR]\n" +
 			"    [--bootstrap-expect N] [--join GOSSIP_ADDR,...] [--database FILE] [--outage-grace D]\n" +
 			"    [--job-retention D] [--job-retention-count N] [--history-retention D]\n" +
+			"    [--user-rate N] [--user-burst N] [--user-streams N] [--user-blob-quota MiB]\n" +
 			"    [--smtp HOST:PORT [--smtp-user USER --smtp-password-file FILE] [--smtp-starttls POLICY] |\n" +
 			"     --sendmail PROGRAM] [--mail-from ADDRESS] [--mail-domain DOMAIN] [--log-level LEVEL] [--config FILE]",
 		Description: fmt.Sprintf("Runs one member of the server group until SIGINT or SIGTERM. Start three (or\n"+
@@ -60,6 +61,13 @@ func serverCommand() *cli.Command {
 			"--key-file; see 'netmgr tls --help'), and gossip is encrypted with\n"+
 			"--gossip-keyring. SIGHUP reads the certificate and keyring files again.\n"+
 			"--insecure runs without any of it.\n\n"+
+			"One user cannot starve the others. Each server holds a second, then answers\n"+
+			"with 429 and Retry-After, one user's requests past --user-rate a second (in\n"+
+			"bursts of --user-burst), which netexec and netmgr wait out (root on a pool\n"+
+			"machine and the database's admin_ids are exempt); refuses a user's log or\n"+
+			"event stream past --user-streams open at it; and refuses copy_in files that\n"+
+			"would take the blobs a user's jobs keep past --user-blob-quota, at the upload\n"+
+			"and again at submit. 0 turns a limit off.\n\n"+
 			"Mail (netexec's mail and mail_type, and the failure mail the database's\n"+
 			"admin_ids get: a machine down, a server removed, instances lost, a job that\n"+
 			"failed after its last restart) is sent by the leader through the SMTP relay\n"+
@@ -90,6 +98,10 @@ func serverCommand() *cli.Command {
 			&cli.DurationFlag{Name: "history-retention", Value: server.DefaultHistoryRetention, Usage: "how long this server keeps ended attempts and events in its history (`DURATION`; 0 keeps them)"},
 			&cli.DurationFlag{Name: "snapshot-interval", Value: server.DefaultSnapshotInterval, Usage: "how often the server compacts its Raft log into a snapshot once 8192 entries arrived (`DURATION`); a restart replays the entries since the last one"},
 			&cli.IntFlag{Name: "max-copy-size", Value: int(files.DefaultMaxSize >> 20), Usage: "the most a job's copy_in files, and one attempt's copy_out, may take, in `MiB`"},
+			&cli.IntFlag{Name: "user-blob-quota", Value: server.DefaultUserBlobQuota >> 20, Usage: "the most one user's jobs may keep in the blob store (copy_in, kept outputs), in `MiB` (0: no limit)"},
+			&cli.IntFlag{Name: "user-streams", Value: server.DefaultUserStreams, Usage: "the most log and event streams one user may have open at this server (`N`; 0: no limit)"},
+			&cli.IntFlag{Name: "user-rate", Value: server.DefaultUserRate, Usage: "API requests a second one user may send to this server on average (`N`; 0: no limit; root on a pool machine and admin_ids are exempt)"},
+			&cli.IntFlag{Name: "user-burst", Value: server.DefaultUserBurst, Usage: "the most API requests one user may send to this server at once (`N`: a bucket of N, refilled at --user-rate)"},
 			logLevelFlag(), logFormatFlag(),
 		}, append(mailFlags(), agentTLSFlags("server")...)...),
 		Action: runServer,
@@ -117,6 +129,11 @@ func runServer(cCtx *cli.Context) error {
 	}
 	if n := int64(cCtx.Int("max-copy-size")); n < 1 {
 		return usagef("--max-copy-size must be at least 1 (MiB), got %d", n)
+	}
+	for _, name := range []string{"user-blob-quota", "user-streams", "user-rate", "user-burst"} {
+		if n := cCtx.Int(name); n < 0 {
+			return usagef("--%s must not be negative, got %d", name, n)
+		}
 	}
 	if n := cCtx.Int("job-retention-count"); n < 0 {
 		return usagef("--job-retention-count must not be negative, got %d", n)
@@ -153,6 +170,10 @@ func runServer(cCtx *cli.Context) error {
 		HistoryRetention:  cCtx.Duration("history-retention"),
 		SnapshotInterval:  cCtx.Duration("snapshot-interval"),
 		MaxCopySize:       int64(cCtx.Int("max-copy-size")) << 20,
+		UserBlobQuota:     noLimitIfZero(int64(cCtx.Int("user-blob-quota")) << 20),
+		UserStreams:       noLimitIfZero(cCtx.Int("user-streams")),
+		UserRate:          float64(noLimitIfZero(cCtx.Int("user-rate"))),
+		UserBurst:         cCtx.Int("user-burst"),
 		Logger:            logger,
 		Version:           buildinfo.Get(version, commit).Short(),
 		TLS:               material,
@@ -172,4 +193,13 @@ func runServer(cCtx *cli.Context) error {
 		return fmt.Errorf("shut down server: %w", err)
 	}
 	return nil
+}
+
+// noLimitIfZero maps a limit flag's 0 (no limit) to the server's -1 (its
+// 0 is the default).
+func noLimitIfZero[T int | int64](v T) T {
+	if v == 0 {
+		return -1
+	}
+	return v
 }
