@@ -8,6 +8,7 @@ import (
 
 	"github.com/netmgr/netmgr/client"
 	"github.com/netmgr/netmgr/fsm"
+	"github.com/netmgr/netmgr/server/lease"
 )
 
 // handleLease grants a stub's lease renewal, on the leader.
@@ -39,7 +40,7 @@ func (s *Server) handleLease(w http.ResponseWriter, r *http.Request) {
 		machineIndex       uint64
 		recorded           string // the machine's health as the database has it
 		recordedAsleep     string // and its owner verdict
-		pool               *poolOrder
+		pool               *lease.PoolOrder
 		ownerSettings      *client.OwnerSettings
 	)
 	s.fsm.Read(func(v fsm.View) {
@@ -55,7 +56,7 @@ func (s *Server) handleLease(w http.ResponseWriter, r *http.Request) {
 			settings, declared := db.OwnerSettings(&m.MachineFacts)
 			ownerSettings = &client.OwnerSettings{Settings: settings, Declared: declared}
 		}
-		pool = st.leases.pool(v)
+		pool = st.leases.Pool(v)
 	})
 	wantFacts := st.facts != nil && !up
 	if req.Facts != nil && st.facts != nil && (!up || req.Facts.HTTPAddr != upAddr) {
@@ -68,14 +69,14 @@ func (s *Server) handleLease(w http.ResponseWriter, r *http.Request) {
 	if wantFacts && st.facts.has(req.Machine) {
 		wantFacts = false
 	}
-	st.leases.setOwnLoad(req.Machine, req.OwnLoad)
+	st.leases.SetOwnLoad(req.Machine, req.OwnLoad)
 	var idleSince *time.Time
 	if req.IdleS != nil {
 		t := arrival.Add(-time.Duration(*req.IdleS) * time.Second)
 		idleSince = &t
 	}
-	st.leases.setIdleSince(req.Machine, idleSince)
-	token := st.leases.renew(req.Machine, arrival, req.Load, req.Token, time.Duration(req.TokenAgeMS)*time.Millisecond, pool.size(), s.cfg.OutageGrace)
+	st.leases.SetIdleSince(req.Machine, idleSince)
+	token := st.leases.Renew(req.Machine, arrival, req.Load, req.Token, time.Duration(req.TokenAgeMS)*time.Millisecond, pool.Size(), s.cfg.OutageGrace)
 	if req.Restarting && known {
 		if grace, ok := s.grantRestart(st.leases, req.Machine); ok {
 			s.writeJSON(w, http.StatusOK, restartLeaseResponse(grace, machineIndex))
@@ -102,7 +103,7 @@ func (s *Server) handleLease(w http.ResponseWriter, r *http.Request) {
 	s.writeJSON(w, http.StatusOK, client.LeaseResponse{
 		LeaseMS: LeaseDuration.Milliseconds(), RenewMS: LeaseRenewInterval.Milliseconds(), TakesLoad: true, TakesAsleep: takesAsleep,
 		MachineIndex: machineIndex, Token: token,
-		PoolSize: pool.size(), Position: pool.position(req.Machine), OutageGraceMS: s.cfg.OutageGrace.Milliseconds(),
+		PoolSize: pool.Size(), Position: pool.Position(req.Machine), OutageGraceMS: s.cfg.OutageGrace.Milliseconds(),
 		Owner: ownerSettings, WantFacts: wantFacts,
 	})
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/netmgr/netmgr/fsm"
+	"github.com/netmgr/netmgr/server/lease"
 )
 
 // monitorLeadership starts the leader loop when this server wins an
@@ -75,7 +76,7 @@ const leaderTick = 250 * time.Millisecond
 //   - mailSender.run (mail.go), in its own goroutine: sends the pending
 //     mail and commits MailSent for each outcome.
 //   - leaderCheck.run (lease.go), in its own goroutine: confirms
-//     leadership for lease renewals; with a fresh leaseTable (lease.go) it
+//     leadership for lease renewals; with a fresh lease.Table (server/lease) it
 //     is published in s.leader, where handleLease (http_lease.go) finds it.
 //
 // When gossip reports a change, and every leaderTick:
@@ -120,7 +121,7 @@ func (s *Server) leaderLoop(ctx context.Context) {
 		check.run(ctx)
 	}()
 	defer func() { <-checkDone }()
-	leases := newLeaseTable(time.Now())
+	leases := lease.NewTable(time.Now())
 	s.leader.Store(&leaderState{check: check, leases: leases, facts: newJoinFacts()})
 	defer s.leader.Store(nil)
 	d := newDispatcher(s)

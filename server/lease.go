@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"sync"
 	"time"
+
+	"github.com/netmgr/netmgr/server/lease"
 )
 
 // The lease timing. A stub's lease holds for LeaseDuration from the moment
@@ -21,9 +23,9 @@ import (
 // lease. The lease outlasts an election (about 0.5-1.5 s with our Raft
 // timeouts) with margin, so an election does not stop jobs.
 const (
-	LeaseDuration      = 3 * time.Second
+	LeaseDuration      = lease.Duration
 	LeaseRenewInterval = 500 * time.Millisecond
-	leaseMargin        = time.Second
+	leaseMargin        = lease.Margin
 )
 
 // leaderCheck confirms leadership with Raft's VerifyLeader, one round at a
@@ -87,7 +89,7 @@ func (c *leaderCheck) since(ctx context.Context, t time.Time) error {
 // leaderState is what handlers need of the current leadership.
 type leaderState struct {
 	check  *leaderCheck
-	leases *leaseTable
+	leases *lease.Table
 	// facts are the joining stubs' facts their renewals carried; nil in
 	// tests that build a leaderState alone.
 	facts *joinFacts

@@ -5,13 +5,14 @@ import (
 
 	"github.com/netmgr/netmgr/client"
 	"github.com/netmgr/netmgr/fsm"
+	"github.com/netmgr/netmgr/server/lease"
 )
 
 // expireLeases declares expired the leases of machines that stopped
 // renewing (up machines, and down ones still holding restartable work)
 // when expirable allows it, and those of restarting machines whose
 // restart lease ran out.
-func (s *Server) expireLeases(t *leaseTable, now time.Time) {
+func (s *Server) expireLeases(t *lease.Table, now time.Time) {
 	var expired []string
 	s.fsm.Read(func(v fsm.View) {
 		var quorum []bool // built for the first candidate
@@ -19,21 +20,21 @@ func (s *Server) expireLeases(t *leaseTable, now time.Time) {
 			if m.State == fsm.MachineRestarting {
 				// Its supervisors hold its jobs for the restart lease,
 				// whatever the pool says: no outage rule shortens it.
-				if t.restartExpired(m.Name, now) {
+				if t.RestartExpired(m.Name, now) {
 					expired = append(expired, m.Name)
 				}
 				continue
 			}
-			if m.State == fsm.MachineUnreachable || !t.expired(m.Name, now) {
+			if m.State == fsm.MachineUnreachable || !t.Expired(m.Name, now) {
 				continue
 			}
 			if m.State != fsm.MachineUp && v.Running(m.Name) == 0 {
 				continue
 			}
-			pool := t.pool(v)
+			pool := t.Pool(v)
 			if quorum == nil {
 				from, to := statementWindow(now)
-				quorum = pool.quorumFrom(func(name string) bool { return t.held(name, from, to) })
+				quorum = pool.QuorumFrom(func(name string) bool { return t.Held(name, from, to) })
 			}
 			if s.expirable(t, now, m.Name, pool, quorum) {
 				expired = append(expired, m.Name)
@@ -60,7 +61,7 @@ func (s *Server) expireLeases(t *leaseTable, now time.Time) {
 // told a silent stub assumes this one.
 const (
 	DefaultOutageGrace = time.Hour
-	MaxOutageGrace     = 24 * time.Hour
+	MaxOutageGrace     = lease.MaxOutageGrace
 )
 
 // statementWindow is when a machine's own lease must provably have held,
@@ -94,10 +95,10 @@ func statementWindow(now time.Time) (from, to time.Time) {
 // rule. With no grace, the plain rule is the only one. The grace is the
 // one this leadership told the stub, or the longest any server may have
 // told it (MaxOutageGrace) until the stub proves which it holds.
-func (s *Server) expirable(t *leaseTable, now time.Time, machine string, pool *poolOrder, quorum []bool) bool {
-	if t.silence(machine, now) > LeaseDuration+leaseMargin+t.grace(machine) {
+func (s *Server) expirable(t *lease.Table, now time.Time, machine string, pool *lease.PoolOrder, quorum []bool) bool {
+	if t.Silence(machine, now) > LeaseDuration+leaseMargin+t.Grace(machine) {
 		return true
 	}
-	k := t.knows(machine, pool.position(machine))
-	return k >= 1 && k <= pool.size() && quorum[k]
+	k := t.Knows(machine, pool.Position(machine))
+	return k >= 1 && k <= pool.Size() && quorum[k]
 }

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/netmgr/netmgr/client"
+	"github.com/netmgr/netmgr/server/lease"
 )
 
 // The leader's pool carries the load a stub reported with its last lease
@@ -19,11 +20,11 @@ func TestPoolTakesLoadFromRenewals(t *testing.T) {
 		"alpha": stubAt(0.5), "beta": stubAt(1.5), "gamma": stubAt(2.5),
 		"s0": {Alive: true, Meta: client.NodeMeta{Role: client.RoleServer}},
 	}}}
-	leases := newLeaseTable(now.Add(-time.Minute))
+	leases := lease.NewTable(now.Add(-time.Minute))
 	s.leader.Store(&leaderState{leases: leases})
 	load := 7.25
-	leases.renew("alpha", now, &load, nil, 0, 0, 0)
-	leases.renew("beta", now, nil, nil, 0, 0, 0)
+	leases.Renew("alpha", now, &load, nil, 0, 0, 0)
+	leases.Renew("beta", now, nil, nil, 0, 0, 0)
 
 	pool := s.pool(now)
 	for _, tc := range []struct {
@@ -55,13 +56,13 @@ func TestLivenessTakesOwnLoadOff(t *testing.T) {
 		"beta":  {Alive: true, Meta: client.NodeMeta{Role: client.RoleStub}},
 		"gamma": {Alive: true, Meta: client.NodeMeta{Role: client.RoleStub}},
 	}}}
-	leases := newLeaseTable(now.Add(-time.Minute))
+	leases := lease.NewTable(now.Add(-time.Minute))
 	s.leader.Store(&leaderState{leases: leases})
 	for name, l := range map[string][2]float64{"alpha": {3, 2}, "beta": {1, 1.5}, "gamma": {2.5, -1}} {
 		load := l[0]
-		leases.renew(name, now, &load, nil, 0, 0, 0)
+		leases.Renew(name, now, &load, nil, 0, 0, 0)
 		if own := l[1]; own >= 0 {
-			leases.setOwnLoad(name, &own)
+			leases.SetOwnLoad(name, &own)
 		}
 	}
 	live := s.liveness(now)
@@ -73,7 +74,7 @@ func TestLivenessTakesOwnLoadOff(t *testing.T) {
 	if got := s.pool(now)["alpha"].Meta.Load; got != 3 {
 		t.Errorf("the pool (netstatus -m) shows alpha's load %v, want all of it, 3", got)
 	}
-	leases.setOwnLoad("alpha", nil) // a stub that stopped reporting it
+	leases.SetOwnLoad("alpha", nil) // a stub that stopped reporting it
 	if got := s.liveness(now)["alpha"].Load; got != 3 {
 		t.Errorf("alpha no longer reports its own load: got %v, want 3", got)
 	}

@@ -64,10 +64,10 @@ func (m *membership) reconcile(ctx context.Context) {
 				continue
 			}
 			mc, ok := v.Machine(name)
-			if ok && mc.State == fsm.MachineRestarting && (st == nil || !st.leases.back(name)) {
+			if ok && mc.State == fsm.MachineRestarting && (st == nil || !st.leases.Back(name)) {
 				// Alive in gossip may still be the stub that is
 				// stopping: the machine is up again only once its new
-				// stub has renewed (leaseTable.back).
+				// stub has renewed (lease.Table.Back).
 				continue
 			}
 			if !ok || mc.State != fsm.MachineUp || mc.Addr != mem.Meta.HTTP {
@@ -146,7 +146,7 @@ func (m *membership) join(ctx context.Context, name, addr string) {
 			// the crash expires its lease a second time. Expiry only moves
 			// later, so no stub's lease is cut short.
 			if st := m.s.leader.Load(); st != nil {
-				st.leases.touch(name, time.Now())
+				st.leases.Touch(name, time.Now())
 			}
 			m.s.metrics.stubJoins.WithLabelValues(source).Inc()
 			m.s.log.Info("machine joined the pool", "machine", name, "arch", facts.Arch, "cpus", facts.CPUs, "facts", source)

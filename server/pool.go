@@ -33,10 +33,10 @@ func (s *Server) pool(now time.Time) map[string]member {
 		if m.Meta.Role != client.RoleStub {
 			continue
 		}
-		if l, ok := st.leases.reportedLoad(name); ok {
+		if l, ok := st.leases.ReportedLoad(name); ok {
 			m.Meta.Load = l
 		}
-		m.Suspect = st.leases.silence(name, now) > suspectAfter
+		m.Suspect = st.leases.Silence(name, now) > suspectAfter
 		pool[name] = m
 	}
 	return pool
@@ -55,10 +55,10 @@ func (s *Server) liveness(now time.Time) map[string]planner.Liveness {
 	for name, g := range pool {
 		l := planner.Liveness{Up: g.Alive && !g.Suspect && g.Meta.Role == client.RoleStub, Load: g.Meta.Load}
 		if st != nil {
-			if own, ok := st.leases.ownLoad(name); ok {
+			if own, ok := st.leases.OwnLoad(name); ok {
 				l.Load = max(l.Load-own, 0)
 			}
-			if since, ok := st.leases.idleSince(name); ok {
+			if since, ok := st.leases.IdleSince(name); ok {
 				l.IdleMinutes, l.HasIdle = max(now.Sub(since).Minutes(), 0), true
 			}
 		}

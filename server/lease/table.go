@@ -1,4 +1,4 @@
-package server
+package lease
 
 import (
 	"math/rand/v2"
@@ -9,12 +9,12 @@ import (
 	"github.com/netmgr/netmgr/fsm"
 )
 
-// leaseTable is the leader's memory of each machine's lease: when it last
+// Table is the leader's memory of each machine's lease: when it last
 // renewed, the load it reported then, and what the machine has proven by
 // echoing the token of an earlier answer. It is soft state: a new leader
 // starts every lease afresh, and tokens of another leadership prove
 // nothing to it.
-type leaseTable struct {
+type Table struct {
 	since time.Time // this leadership began
 	id    uint64    // names this leadership in its tokens
 
@@ -29,8 +29,8 @@ type leaseTable struct {
 	idle  map[string]time.Time
 	proof map[string][]leaseProof // oldest first, at most proofsKept
 	// order is the pool's join order, rebuilt when a machine is added.
-	order *poolOrder
-	// holds are the restart leases this leadership granted (restart.go),
+	order *PoolOrder
+	// holds are the restart leases this leadership granted (restart.go: Hold),
 	// by machine; nil until the first.
 	holds map[string]restartHold
 }
@@ -39,7 +39,7 @@ type leaseTable struct {
 // leadership in a request that arrived at arrived: it held a lease from
 // before arrived (it received the token before sending the request) until
 // at least until (it sent the request that won that token's lease after
-// the token's Basis, and leases last LeaseDuration from sending).
+// the token's Basis, and leases last Duration from sending).
 type leaseProof struct {
 	arrived, until time.Time
 	// issued is when this leadership issued the echoed token.
@@ -55,18 +55,19 @@ type leaseProof struct {
 // every LeaseRenewInterval, a few seconds' worth.
 const proofsKept = 8
 
-func newLeaseTable(since time.Time) *leaseTable {
-	return &leaseTable{
+// NewTable returns the table of a leadership that began at since.
+func NewTable(since time.Time) *Table {
+	return &Table{
 		since: since, id: rand.Uint64() | 1,
 		last: make(map[string]time.Time), load: make(map[string]float64), own: make(map[string]float64), idle: make(map[string]time.Time), proof: make(map[string][]leaseProof),
 	}
 }
 
-// renew records a renewal that arrived at at, with the load the machine
+// Renew records a renewal that arrived at at, with the load the machine
 // reported (nil from a stub that gossips it) and the token it echoed, and
 // returns the token of the answer: Issued now, and Basis the Issued of the
 // echoed token plus its age when that token is this leadership's.
-func (t *leaseTable) renew(machine string, at time.Time, load *float64, echoed *client.LeaseToken, echoAge time.Duration, poolSize int, grace time.Duration) *client.LeaseToken {
+func (t *Table) Renew(machine string, at time.Time, load *float64, echoed *client.LeaseToken, echoAge time.Duration, poolSize int, grace time.Duration) *client.LeaseToken {
 	now := time.Now()
 	tok := &client.LeaseToken{Leadership: t.id, Issued: int64(now.Sub(t.since)), Pool: poolSize, GraceMS: grace.Milliseconds()}
 	t.mu.Lock()
@@ -83,7 +84,7 @@ func (t *leaseTable) renew(machine string, at time.Time, load *float64, echoed *
 	tok.Basis = min(echoed.Issued+int64(max(echoAge, 0)), int64(at.Sub(t.since)))
 	p := leaseProof{arrived: at, issued: t.since.Add(time.Duration(echoed.Issued)), knows: echoed.Pool, grace: time.Duration(echoed.GraceMS) * time.Millisecond}
 	if echoed.Basis > 0 {
-		p.until = t.since.Add(time.Duration(echoed.Basis) + LeaseDuration)
+		p.until = t.since.Add(time.Duration(echoed.Basis) + Duration)
 	}
 	ps := append(t.proof[machine], p)
 	if len(ps) > proofsKept {
@@ -93,37 +94,37 @@ func (t *leaseTable) renew(machine string, at time.Time, load *float64, echoed *
 	return tok
 }
 
-// touch counts a renewal at at that proves nothing: a machine that
+// Touch counts a renewal at at that proves nothing: a machine that
 // joined the pool again.
-func (t *leaseTable) touch(machine string, at time.Time) {
+func (t *Table) Touch(machine string, at time.Time) {
 	t.mu.Lock()
 	t.last[machine] = at
 	t.mu.Unlock()
 }
 
-// pool returns the pool's join order, rebuilt when v holds more machines
+// Pool returns the pool's join order, rebuilt when v holds more machines
 // than the cached order (machines are never forgotten).
-func (t *leaseTable) pool(v fsm.View) *poolOrder {
+func (t *Table) Pool(v fsm.View) *PoolOrder {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if t.order == nil || t.order.size() != v.MachineCount() {
-		t.order = newPoolOrder(v)
+	if t.order == nil || t.order.Size() != v.MachineCount() {
+		t.order = NewPoolOrder(v)
 	}
 	return t.order
 }
 
-// reportedLoad is the load the machine last reported with a renewal.
-func (t *leaseTable) reportedLoad(machine string) (float64, bool) {
+// ReportedLoad is the load the machine last reported with a renewal.
+func (t *Table) ReportedLoad(machine string) (float64, bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	l, ok := t.load[machine]
 	return l, ok
 }
 
-// setOwnLoad records the load the machine's own jobs caused, as its
+// SetOwnLoad records the load the machine's own jobs caused, as its
 // stub reported with a renewal; nil forgets it (a stub that no longer
 // reports it).
-func (t *leaseTable) setOwnLoad(machine string, own *float64) {
+func (t *Table) SetOwnLoad(machine string, own *float64) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if own == nil {
@@ -133,9 +134,9 @@ func (t *leaseTable) setOwnLoad(machine string, own *float64) {
 	t.own[machine] = *own
 }
 
-// setIdleSince records when the machine's owner last used it; nil
+// SetIdleSince records when the machine's owner last used it; nil
 // forgets it.
-func (t *leaseTable) setIdleSince(machine string, since *time.Time) {
+func (t *Table) SetIdleSince(machine string, since *time.Time) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if since == nil {
@@ -145,27 +146,27 @@ func (t *leaseTable) setIdleSince(machine string, since *time.Time) {
 	t.idle[machine] = *since
 }
 
-// idleSince returns when the machine's owner last used it; false when its
+// IdleSince returns when the machine's owner last used it; false when its
 // stub never said.
-func (t *leaseTable) idleSince(machine string) (time.Time, bool) {
+func (t *Table) IdleSince(machine string) (time.Time, bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	s, ok := t.idle[machine]
 	return s, ok
 }
 
-// ownLoad returns the load the machine's own jobs caused at its last
+// OwnLoad returns the load the machine's own jobs caused at its last
 // report; false when it never reported one.
-func (t *leaseTable) ownLoad(machine string) (float64, bool) {
+func (t *Table) OwnLoad(machine string) (float64, bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	l, ok := t.own[machine]
 	return l, ok
 }
 
-// silence is how long ago the machine last renewed, counting the start of
+// Silence is how long ago the machine last renewed, counting the start of
 // this leadership as a renewal.
-func (t *leaseTable) silence(machine string, now time.Time) time.Duration {
+func (t *Table) Silence(machine string, now time.Time) time.Duration {
 	t.mu.Lock()
 	last, ok := t.last[machine]
 	t.mu.Unlock()
@@ -175,14 +176,14 @@ func (t *leaseTable) silence(machine string, now time.Time) time.Duration {
 	return now.Sub(last)
 }
 
-// expired reports whether the machine's lease has certainly run out.
-func (t *leaseTable) expired(machine string, now time.Time) bool {
-	return t.silence(machine, now) > LeaseDuration+leaseMargin
+// Expired reports whether the machine's lease has certainly run out.
+func (t *Table) Expired(machine string, now time.Time) bool {
+	return t.Silence(machine, now) > Duration+Margin
 }
 
-// held reports whether the machine provably held its lease throughout
+// Held reports whether the machine provably held its lease throughout
 // [from, to]: one of its proofs arrived by from and lasts until to.
-func (t *leaseTable) held(machine string, from, to time.Time) bool {
+func (t *Table) Held(machine string, from, to time.Time) bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	for _, p := range t.proof[machine] {
@@ -193,10 +194,10 @@ func (t *leaseTable) held(machine string, from, to time.Time) bool {
 	return false
 }
 
-// grace is the outage grace the machine may be using: what this
+// Grace is the outage grace the machine may be using: what this
 // leadership told it, or MaxOutageGrace when it proved nothing yet (an
 // earlier leader may have told it any grace up to that).
-func (t *leaseTable) grace(machine string) time.Duration {
+func (t *Table) Grace(machine string) time.Duration {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if ps := t.proof[machine]; len(ps) > 0 {
@@ -205,9 +206,9 @@ func (t *leaseTable) grace(machine string) time.Duration {
 	return MaxOutageGrace
 }
 
-// knows is the smallest pool the machine may count: what it proved in
+// Knows is the smallest pool the machine may count: what it proved in
 // this leadership, and never less than its own position.
-func (t *leaseTable) knows(machine string, position int) int {
+func (t *Table) Knows(machine string, position int) int {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	k := position

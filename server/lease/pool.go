@@ -1,4 +1,4 @@
-package server
+package lease
 
 import (
 	"cmp"
@@ -7,24 +7,24 @@ import (
 	"github.com/netmgr/netmgr/fsm"
 )
 
-// poolOrder is the pool in the order its machines first joined (by
+// PoolOrder is the pool in the order its machines first joined (by
 // CreateIndex, then name): the order in which stubs count the pool when
 // they decide whether an outage is the whole control plane's (see
 // expirable). Machines are never forgotten and a new one is created at a
 // later index, so a machine's position never changes and the first n
 // machines of the pool are the same set for every reader.
-type poolOrder struct {
+type PoolOrder struct {
 	names []string       // position-1 -> name
 	pos   map[string]int // name -> position, from 1
 }
 
-// newPoolOrder orders the machines of v.
-func newPoolOrder(v fsm.View) *poolOrder {
+// NewPoolOrder orders the machines of v.
+func NewPoolOrder(v fsm.View) *PoolOrder {
 	ms := v.Machines()
 	slices.SortFunc(ms, func(a, b *fsm.Machine) int {
 		return cmp.Or(cmp.Compare(a.CreateIndex, b.CreateIndex), cmp.Compare(a.Name, b.Name))
 	})
-	o := &poolOrder{names: make([]string, len(ms)), pos: make(map[string]int, len(ms))}
+	o := &PoolOrder{names: make([]string, len(ms)), pos: make(map[string]int, len(ms))}
 	for i, m := range ms {
 		o.names[i] = m.Name
 		o.pos[m.Name] = i + 1
@@ -32,13 +32,13 @@ func newPoolOrder(v fsm.View) *poolOrder {
 	return o
 }
 
-// size is how many machines the order holds.
-func (o *poolOrder) size() int { return len(o.names) }
+// Size is how many machines the order holds.
+func (o *PoolOrder) Size() int { return len(o.names) }
 
-// position is the machine's place, from 1; 0 when the order lacks it.
-func (o *poolOrder) position(name string) int { return o.pos[name] }
+// Position is the machine's place, from 1; 0 when the order lacks it.
+func (o *PoolOrder) Position(name string) int { return o.pos[name] }
 
-// quorumFrom returns, for each n in 1..size, whether every first-k
+// QuorumFrom returns, for each n in 1..size, whether every first-k
 // prefix with k >= n holds at least half its machines in support. The
 // result has size+2 entries; entry n answers for n (entry size+1 is
 // true: no prefix to check).
@@ -48,7 +48,7 @@ func (o *poolOrder) position(name string) int { return o.pos[name] }
 // leases ran out too. A machine that supports (its lease provably holds)
 // makes no such statement, so when at least half of every prefix the stub
 // may know supports, no such majority exists: see expirable.
-func (o *poolOrder) quorumFrom(supports func(name string) bool) []bool {
+func (o *PoolOrder) QuorumFrom(supports func(name string) bool) []bool {
 	n := len(o.names)
 	from := make([]bool, n+2)
 	from[n+1] = true
