@@ -147,7 +147,8 @@
 // A CHILD_TERM is made in runner.go (runner.finish from the supervisor's
 // Result, runner.lost when the supervisor is gone) or, for a job that
 // could not be started, in runner_start.go (runner.recordExecFailure);
-// each goes into the outbox (outbox.record) and sender.go delivers it.
+// each goes into the outbox (package stub/outbox, Outbox.Record) and
+// sender.go delivers it.
 //
 // Files:
 //
@@ -161,9 +162,6 @@
 //	supervisors.go    the interface to the supervisors (supervisor.Client, supervisor.Simulator)
 //	kits.go           exec and supervisor directories made ahead of Starts
 //	cgroups.go        whether and where jobs get cgroups
-//	outbox.go         the bbolt outbox: events and attempt records
-//	outbox_unsent.go  the outbox's events in memory
-//	groupcommit.go    shared write transactions for the outbox
 //	sender.go         delivery of the outbox's events to the servers
 //	servers.go        the servers the stub knows
 //	lease.go          leaseKeeper: the lease, renewed with the servers

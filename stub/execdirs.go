@@ -121,7 +121,7 @@ func (s *execSweeper) sweep() {
 	}
 	s.r.mu.Unlock()
 	for _, d := range dues {
-		if s.r.out.unsent.has(d.k) {
+		if s.r.out.HasUnsent(d.k) {
 			continue // its end is not committed yet
 		}
 		if s.remove(d.k, d.a) {
@@ -147,7 +147,7 @@ func (s *execSweeper) remove(k client.AttemptRef, a *attempt) bool {
 		return false
 	}
 	rec.Removed = true
-	if err := s.r.out.record(k, &rec); err != nil {
+	if err := s.r.out.Record(k, &rec); err != nil {
 		s.r.log.Warn("record an exec dir's removal", "attempt", k, "err", err)
 		return false // removed again, harmlessly, next time
 	}

@@ -147,7 +147,7 @@ func TestExecDirCleanupAcrossRestart(t *testing.T) {
 	k := keyOf(req)
 	srv.waitTerm(t, k)
 	dir := r.execDir(k)
-	waitFor(t, "the TERM answered", func() bool { return !r.s.out.unsent.has(k) })
+	waitFor(t, "the TERM answered", func() bool { return !r.s.out.HasUnsent(k) })
 	if gone(dir) {
 		t.Fatalf("exec dir removed within an hour's retention")
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/netmgr/netmgr/client"
 	"github.com/netmgr/netmgr/client/files"
+	"github.com/netmgr/netmgr/stub/outbox"
 )
 
 // Files a job moves (copy_in, copy_out; the servers' blobs.go). Before
@@ -61,7 +62,7 @@ func (r *runner) serverClient() *client.Client {
 // separately: an archive the servers refuse for good (over their limit)
 // is left out, and the record says so in its Lost, so that `netmgr fetch`
 // says what was lost and why. The attempt's own end is not changed.
-func (r *runner) keepOutputs(k client.AttemptRef, rec attemptRecord) bool {
+func (r *runner) keepOutputs(k client.AttemptRef, rec outbox.Record) bool {
 	if len(rec.CopyOut) == 0 {
 		return true
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/netmgr/netmgr/client"
+	"github.com/netmgr/netmgr/stub/outbox"
 	"github.com/netmgr/netmgr/stub/supervisor"
 )
 
@@ -183,10 +184,10 @@ func TestRegisterOfRepeatedStart(t *testing.T) {
 		wantErr error
 	}{
 		{name: "runs", wantPID: 42, settle: func(_ client.AttemptRef, a *attempt) {
-			a.rec, a.supervised = attemptRecord{PID: 42, At: at, RegisterAnswered: true}, true
+			a.rec, a.supervised = outbox.Record{PID: 42, At: at, RegisterAnswered: true}, true
 		}},
 		{name: "exec failed", settle: func(_ client.AttemptRef, a *attempt) {
-			a.rec = attemptRecord{At: at, Ended: true}
+			a.rec = outbox.Record{At: at, Ended: true}
 		}},
 		{name: "start failed", wantErr: errStartFailed, settle: func(k client.AttemptRef, _ *attempt) {
 			delete(r.attempts, k)

@@ -3,11 +3,11 @@ package stub
 import (
 	"math"
 	"net/http"
-	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/netmgr/netmgr/internal/promtext"
+	"github.com/netmgr/netmgr/stub/outbox"
 	"github.com/netmgr/netmgr/stub/supervisor"
 )
 
@@ -62,7 +62,7 @@ func newMetrics(s *Stub) *metrics {
 		m.delivered, m.deliverySeconds, m.startSeconds, m.denied,
 		gauge("event_backlog", "CHILD events in the outbox that no server has answered yet (NaN if the outbox cannot be read).",
 			func() float64 {
-				n, err := s.out.backlog()
+				n, err := s.out.Backlog()
 				if err != nil {
 					return math.NaN()
 				}
@@ -118,36 +118,9 @@ func (m *metrics) startAnswered(received time.Time, started bool, err error) {
 }
 
 // answered records that a server answered the outbox event seq.
-func (m *metrics) answered(out *outbox, seq uint64) {
+func (m *metrics) answered(out *outbox.Outbox, seq uint64) {
 	m.delivered.Inc()
-	if at, ok := out.recorded.take(seq); ok {
+	if at, ok := out.TakeRecordedAt(seq); ok {
 		m.deliverySeconds.Observe(time.Since(at).Seconds())
 	}
-}
-
-// recordTimes remembers when this process recorded each outbox event, by
-// sequence number, until a server answers it. Safe for concurrent use.
-type recordTimes struct {
-	mu sync.Mutex // guards at
-	at map[uint64]time.Time
-}
-
-// put stamps seq as recorded now. It is called inside the write
-// transaction, which may run again: a later put of the same seq wins.
-func (r *recordTimes) put(seq uint64) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.at == nil {
-		r.at = make(map[uint64]time.Time)
-	}
-	r.at[seq] = time.Now()
-}
-
-// take returns and forgets when seq was recorded.
-func (r *recordTimes) take(seq uint64) (time.Time, bool) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	at, ok := r.at[seq]
-	delete(r.at, seq)
-	return at, ok
 }

@@ -23,7 +23,7 @@ func TestOutboxSurvivesRestart(t *testing.T) {
 		mustStart(t, c1, req)
 	}
 	waitFor(t, "six events in the outbox", func() bool {
-		es, err := s1.out.pending(100)
+		es, err := s1.out.Pending(100)
 		return err == nil && len(es) == 6
 	})
 	waitFor(t, "a delivery attempt", func() bool { return len(down.receivedOf(keyOf(reqs[0]))) > 0 })
@@ -40,7 +40,7 @@ func TestOutboxSurvivesRestart(t *testing.T) {
 		}
 	}
 	waitFor(t, "an empty outbox", func() bool {
-		es, err := s2.out.pending(100)
+		es, err := s2.out.Pending(100)
 		return err == nil && len(es) == 0
 	})
 
@@ -80,7 +80,7 @@ func TestOutboxDefiniteAnswers(t *testing.T) {
 			mustStart(t, stubClient(t, s), req)
 			waitFor(t, "both events sent", func() bool { return len(srv.receivedOf(keyOf(req))) == 2 })
 			waitFor(t, "an empty outbox", func() bool {
-				es, err := s.out.pending(100)
+				es, err := s.out.Pending(100)
 				return err == nil && len(es) == 0
 			})
 		})

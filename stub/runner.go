@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/netmgr/netmgr/client"
+	"github.com/netmgr/netmgr/stub/outbox"
 	"github.com/netmgr/netmgr/stub/supervisor"
 	"golang.org/x/sys/unix"
 )
@@ -37,7 +38,7 @@ type attempt struct {
 	ready chan struct{} // closed once Start has decided what happened
 	// The fields below are guarded by runner.mu and final once ready is
 	// closed, except exited and reason.
-	rec         attemptRecord     // what the outbox keeps
+	rec         outbox.Record     // what the outbox keeps
 	dir         string            // supervisor directory
 	restartable bool              // the job has a restart policy
 	ownerPolicy map[string]string // the queue's desktop policy; nil for the machine's
@@ -74,7 +75,7 @@ type runner struct {
 	clusterDir string
 	dataDir    string // supervisor directories live in dataDir/attempts
 	cgroups    string // directory of the jobs' cgroups; "" = process groups
-	out        *outbox
+	out        *outbox.Outbox
 	log        *slog.Logger
 	sup        supervisors // the supervisor host's client, or the simulator
 	// execKits and supKits are exec and supervisor directories made
@@ -103,7 +104,7 @@ type runner struct {
 // supervisor host, or under simulated supervisors when sim is not nil.
 // health (nil for none) tells it when the machine takes no new work and
 // why an attempt failed for the machine's sake.
-func newRunner(machine, execDir, clusterID, dataDir, cgroups string, sim *Simulation, out *outbox, health *healthWatch, log *slog.Logger) *runner {
+func newRunner(machine, execDir, clusterID, dataDir, cgroups string, sim *Simulation, out *outbox.Outbox, health *healthWatch, log *slog.Logger) *runner {
 	ctx, cancel := context.WithCancel(context.Background())
 	r := &runner{
 		machine:    machine,
@@ -454,7 +455,7 @@ func (r *runner) recordEnd(k client.AttemptRef, a *attempt, ev client.ChildEvent
 		// server may have committed: it goes again, before the TERM.
 		evs = []client.ChildEvent{r.register(k, rec), ev}
 	}
-	if err := r.out.record(k, &rec, evs...); err != nil {
+	if err := r.out.Record(k, &rec, evs...); err != nil {
 		// A later stub on this DataDir finds the result and records it.
 		r.log.Error("CHILD_TERM not recorded", "attempt", k, "err", err)
 		return
@@ -477,7 +478,7 @@ func wireLeftovers(ls []supervisor.Leftover) []client.Leftover {
 }
 
 // register returns the CHILD_REGISTER of attempt k as rec records it.
-func (r *runner) register(k client.AttemptRef, rec attemptRecord) client.ChildEvent {
+func (r *runner) register(k client.AttemptRef, rec outbox.Record) client.ChildEvent {
 	ev := r.event(k, client.ChildRegister, rec.At)
 	ev.PID = rec.PID
 	return ev

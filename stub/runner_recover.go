@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 
 	"github.com/netmgr/netmgr/client"
+	"github.com/netmgr/netmgr/stub/outbox"
 	"github.com/netmgr/netmgr/stub/supervisor"
 )
 
@@ -21,7 +22,7 @@ import (
 // (the earlier stub died between starting the supervisor and recording
 // the CHILD_REGISTER) is adopted: its REGISTER is recorded now. recover
 // runs in New, before the API serves.
-func (r *runner) recover(records map[client.AttemptRef]attemptRecord) error {
+func (r *runner) recover(records map[client.AttemptRef]outbox.Record) error {
 	removeKits(r.execDir)
 	removeKits(filepath.Join(r.dataDir, attemptsDir))
 	entries, err := os.ReadDir(filepath.Join(r.dataDir, attemptsDir))
@@ -55,7 +56,7 @@ func (r *runner) recover(records map[client.AttemptRef]attemptRecord) error {
 }
 
 // recovered adds attempt k, known from an earlier stub, to the runner.
-func (r *runner) recovered(k client.AttemptRef, rec attemptRecord) *attempt {
+func (r *runner) recovered(k client.AttemptRef, rec outbox.Record) *attempt {
 	a := &attempt{ready: make(chan struct{}), rec: rec, dir: r.supDir(k), restartable: rec.Restartable, ownerPolicy: rec.OwnerPolicy, exited: rec.Ended}
 	close(a.ready)
 	r.mu.Lock()
@@ -104,12 +105,12 @@ func (r *runner) adopt(k client.AttemptRef) {
 			_ = os.RemoveAll(r.attemptDir(k)) // made by that Start, which comes again
 			return
 		}
-		a := r.recovered(k, attemptRecord{At: res.EndedAt})
+		a := r.recovered(k, outbox.Record{At: res.EndedAt})
 		r.finish(k, a, res) // the exec failed
 		return
 	}
-	rec := attemptRecord{PID: st.PID, At: st.StartedAt, Restartable: st.Restartable}
-	if err := r.out.record(k, &rec, r.register(k, rec)); err != nil {
+	rec := outbox.Record{PID: st.PID, At: st.StartedAt, Restartable: st.Restartable}
+	if err := r.out.Record(k, &rec, r.register(k, rec)); err != nil {
 		r.log.Error("adopt attempt: REGISTER not recorded", "attempt", k, "err", err)
 	}
 	r.log.Info("adopted a supervisor started by an earlier stub", "attempt", k, "pid", st.PID)

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/netmgr/netmgr/client"
+	"github.com/netmgr/netmgr/stub/outbox"
 	"github.com/netmgr/netmgr/stub/supervisor"
 	"golang.org/x/sys/unix"
 )
@@ -303,12 +304,12 @@ func TestUnverifiedSupervisorIsLost(t *testing.T) {
 // gives it a supervisor directory holding st.
 func writeFakeAttempt(t *testing.T, dataDir string, k client.AttemptRef, st stateFile) {
 	t.Helper()
-	out, err := openOutbox(filepath.Join(dataDir, "outbox.db"))
+	out, err := outbox.Open(filepath.Join(dataDir, "outbox.db"), filepath.Join(dataDir, attemptsDir))
 	if err != nil {
 		t.Fatal(err)
 	}
-	err = out.record(k, &attemptRecord{PID: st.Job.PID, At: st.StartedAt})
-	if cerr := out.close(); err == nil {
+	err = out.Record(k, &outbox.Record{PID: st.Job.PID, At: st.StartedAt})
+	if cerr := out.Close(); err == nil {
 		err = cerr
 	}
 	if err != nil {

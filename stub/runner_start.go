@@ -15,6 +15,7 @@ import (
 
 	"github.com/netmgr/netmgr/client"
 	"github.com/netmgr/netmgr/internal/beneath"
+	"github.com/netmgr/netmgr/stub/outbox"
 	"github.com/netmgr/netmgr/stub/supervisor"
 	"golang.org/x/sys/unix"
 )
@@ -116,10 +117,10 @@ func (r *runner) start(req client.StartRequest) (bool, *client.ChildEvent, error
 		started, err := r.recordExecFailure(k, a, at, execDir, errors.New(st.Error), st.Fault)
 		return started, nil, err
 	}
-	rec := attemptRecord{PID: st.PID, At: at, Restartable: req.Restartable, OwnerPolicy: req.OwnerPolicy, RegisterAnswered: true, ExecDir: execDir,
+	rec := outbox.Record{PID: st.PID, At: at, Restartable: req.Restartable, OwnerPolicy: req.OwnerPolicy, RegisterAnswered: true, ExecDir: execDir,
 		JobName: req.JobName, Owner: req.Owner, CopyOut: req.CopyOut, CopyOutMax: req.CopyOutMax}
 	reg := r.register(k, rec)
-	if err := r.out.record(k, &rec); err != nil {
+	if err := r.out.Record(k, &rec); err != nil {
 		// Not durable, so not started: undo, and let the caller retry.
 		if err := r.sup.Signal(context.Background(), a.dir, unix.SIGKILL, 0); err != nil {
 			r.log.Error("undo attempt", "attempt", k, "err", err)
@@ -177,8 +178,8 @@ func (r *runner) recordExecFailure(k client.AttemptRef, a *attempt, at time.Time
 	ev.ExitCode = supervisor.ExecFailedCode
 	ev.Error = cause.Error()
 	ev.MachineFault = fault
-	rec := attemptRecord{At: at, Ended: true, EndedAt: time.Now().UTC(), ExecDir: execDir}
-	if err := r.out.record(k, &rec, ev); err != nil {
+	rec := outbox.Record{At: at, Ended: true, EndedAt: time.Now().UTC(), ExecDir: execDir}
+	if err := r.out.Record(k, &rec, ev); err != nil {
 		r.forget(k)
 		return false, err
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/netmgr/netmgr/client"
+	"github.com/netmgr/netmgr/stub/outbox"
 )
 
 const (
@@ -35,7 +36,7 @@ const (
 // the same attempt is still in flight, and events delivered meanwhile are
 // removed from the outbox together in one transaction.
 type sender struct {
-	out     *outbox
+	out     *outbox.Outbox
 	servers *serverList
 	log     *slog.Logger
 	metrics *metrics
@@ -86,7 +87,7 @@ func (s *sender) run(ctx context.Context) {
 		select {
 		case <-ctx.Done():
 			return
-		case <-s.out.wake:
+		case <-s.out.Wake():
 			continue
 		case <-retryC:
 			retryC = nil
@@ -109,7 +110,7 @@ func (s *sender) run(ctx context.Context) {
 				failed = failed || !d.ok
 			}
 			if len(sent) > 0 {
-				if err := s.out.remove(sent...); err != nil && !errors.Is(err, errOutboxClosed) {
+				if err := s.out.Remove(sent...); err != nil && !errors.Is(err, outbox.ErrClosed) {
 					s.log.Error("remove delivered events", "err", err)
 				}
 			}
@@ -136,22 +137,22 @@ func (s *sender) start(ctx context.Context, wg *sync.WaitGroup, busy map[client.
 	if slots <= 0 {
 		return 0, true
 	}
-	entries, err := s.out.pending(senderBatch)
+	entries, err := s.out.Pending(senderBatch)
 	if err != nil {
-		if !errors.Is(err, errOutboxClosed) {
+		if !errors.Is(err, outbox.ErrClosed) {
 			s.log.Error("read outbox", "err", err)
 		}
 		return 0, false
 	}
 	var (
 		order  []client.AttemptRef
-		groups = make(map[client.AttemptRef][]entry)
+		groups = make(map[client.AttemptRef][]outbox.Entry)
 	)
 	for _, e := range entries {
-		if inflight[e.seq] {
+		if inflight[e.Seq] {
 			continue
 		}
-		k := client.AttemptRef{JobID: e.ev.JobID, Instance: e.ev.Instance, Attempt: e.ev.Attempt}
+		k := client.AttemptRef{JobID: e.Ev.JobID, Instance: e.Ev.Instance, Attempt: e.Ev.Attempt}
 		if busy[k] {
 			continue // an earlier event of this attempt is in flight
 		}
@@ -172,11 +173,11 @@ func (s *sender) start(ctx context.Context, wg *sync.WaitGroup, busy map[client.
 		n := min(len(order), senderBatchAttempts)
 		keys := order[:n:n]
 		order = order[n:]
-		var es []entry
+		var es []outbox.Entry
 		for _, k := range keys {
 			busy[k] = true
 			for _, e := range groups[k] {
-				inflight[e.seq] = true
+				inflight[e.Seq] = true
 				es = append(es, e)
 			}
 		}
@@ -190,14 +191,14 @@ func (s *sender) start(ctx context.Context, wg *sync.WaitGroup, busy map[client.
 // the request as a whole (4xx: one event it cannot read, say), it sends
 // them again one event per request, so that only such an event is
 // dropped.
-func (s *sender) deliverBatch(ctx context.Context, c *client.Client, keys []client.AttemptRef, es []entry) delivery {
+func (s *sender) deliverBatch(ctx context.Context, c *client.Client, keys []client.AttemptRef, es []outbox.Entry) delivery {
 	d := delivery{keys: keys, ok: true}
 	for _, e := range es {
-		d.attempted = append(d.attempted, e.seq)
+		d.attempted = append(d.attempted, e.Seq)
 	}
 	evs := make([]client.ChildEvent, len(es))
 	for i, e := range es {
-		evs[i] = e.ev
+		evs[i] = e.Ev
 	}
 	rctx, cancel := context.WithTimeout(ctx, reportTimeout)
 	results, err := c.ReportChildren(rctx, evs)
@@ -217,20 +218,20 @@ func (s *sender) deliverBatch(ctx context.Context, c *client.Client, keys []clie
 			e := es[i]
 			switch {
 			case res.Error != "":
-				s.log.Error("server rejected child event; dropped", "kind", e.ev.Kind, "job", e.ev.JobID,
-					"instance", e.ev.Instance, "attempt", e.ev.Attempt, "err", res.Error)
+				s.log.Error("server rejected child event; dropped", "kind", e.Ev.Kind, "job", e.Ev.JobID,
+					"instance", e.Ev.Instance, "attempt", e.Ev.Attempt, "err", res.Error)
 			case res.Stale:
-				s.log.Debug("child event was stale", "kind", e.ev.Kind, "job", e.ev.JobID, "attempt", e.ev.Attempt)
+				s.log.Debug("child event was stale", "kind", e.Ev.Kind, "job", e.Ev.JobID, "attempt", e.Ev.Attempt)
 			}
-			d.sent = append(d.sent, e.seq)
-			s.metrics.answered(s.out, e.seq)
+			d.sent = append(d.sent, e.Seq)
+			s.metrics.answered(s.out, e.Seq)
 		}
 		return d
 	}
 	for _, k := range keys {
-		var mine []entry
+		var mine []outbox.Entry
 		for _, e := range es {
-			if (client.AttemptRef{JobID: e.ev.JobID, Instance: e.ev.Instance, Attempt: e.ev.Attempt}) == k {
+			if (client.AttemptRef{JobID: e.Ev.JobID, Instance: e.Ev.Instance, Attempt: e.Ev.Attempt}) == k {
 				mine = append(mine, e)
 			}
 		}
@@ -246,32 +247,32 @@ func (s *sender) deliverBatch(ctx context.Context, c *client.Client, keys []clie
 // deliver sends one attempt's events in order, each as a batch of one
 // (POST /v1/children), stopping at the first that no server took. An
 // event the server refuses, as a request or as an event, is dropped.
-func (s *sender) deliver(ctx context.Context, c *client.Client, k client.AttemptRef, es []entry) delivery {
+func (s *sender) deliver(ctx context.Context, c *client.Client, k client.AttemptRef, es []outbox.Entry) delivery {
 	d := delivery{keys: []client.AttemptRef{k}, ok: true}
 	for _, e := range es {
-		d.attempted = append(d.attempted, e.seq)
+		d.attempted = append(d.attempted, e.Seq)
 	}
 	for _, e := range es {
 		rctx, cancel := context.WithTimeout(ctx, reportTimeout)
-		results, err := c.ReportChildren(rctx, []client.ChildEvent{e.ev})
+		results, err := c.ReportChildren(rctx, []client.ChildEvent{e.Ev})
 		cancel()
 		var apiErr *client.APIError
 		switch {
 		case errors.As(err, &apiErr):
-			s.log.Error("server rejected child event; dropped", "kind", e.ev.Kind, "job", e.ev.JobID,
-				"instance", e.ev.Instance, "attempt", e.ev.Attempt, "status", apiErr.Status, "err", err)
+			s.log.Error("server rejected child event; dropped", "kind", e.Ev.Kind, "job", e.Ev.JobID,
+				"instance", e.Ev.Instance, "attempt", e.Ev.Attempt, "status", apiErr.Status, "err", err)
 		case err != nil:
-			s.log.Debug("child event not delivered", "kind", e.ev.Kind, "job", e.ev.JobID, "err", err)
+			s.log.Debug("child event not delivered", "kind", e.Ev.Kind, "job", e.Ev.JobID, "err", err)
 			d.ok = false
 			return d
 		case results[0].Error != "":
-			s.log.Error("server rejected child event; dropped", "kind", e.ev.Kind, "job", e.ev.JobID,
-				"instance", e.ev.Instance, "attempt", e.ev.Attempt, "err", results[0].Error)
+			s.log.Error("server rejected child event; dropped", "kind", e.Ev.Kind, "job", e.Ev.JobID,
+				"instance", e.Ev.Instance, "attempt", e.Ev.Attempt, "err", results[0].Error)
 		case results[0].Stale:
-			s.log.Debug("child event was stale", "kind", e.ev.Kind, "job", e.ev.JobID, "attempt", e.ev.Attempt)
+			s.log.Debug("child event was stale", "kind", e.Ev.Kind, "job", e.Ev.JobID, "attempt", e.Ev.Attempt)
 		}
-		d.sent = append(d.sent, e.seq)
-		s.metrics.answered(s.out, e.seq)
+		d.sent = append(d.sent, e.Seq)
+		s.metrics.answered(s.out, e.Seq)
 	}
 	return d
 }

@@ -63,7 +63,7 @@ func TestSenderIsolatesARefusedEvent(t *testing.T) {
 		}
 	}
 	waitFor(t, "an empty outbox", func() bool {
-		n, err := s.out.backlog()
+		n, err := s.out.Backlog()
 		return err == nil && n == 0
 	})
 	if evs := srv.events(keyOf(shJob(poison, 0, ""))); len(evs) != 0 {

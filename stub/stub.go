@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"github.com/netmgr/netmgr/stub/outbox"
 	"github.com/netmgr/netmgr/stub/owner"
 	"github.com/netmgr/netmgr/stub/supervisor"
 	"log/slog"
@@ -47,7 +48,7 @@ type Stub struct {
 
 	ln      net.Listener
 	srv     *http.Server
-	out     *outbox
+	out     *outbox.Outbox
 	servers *serverList
 	runner  *runner
 	lease   *leaseKeeper
@@ -102,10 +103,10 @@ func New(cfg Config) (*Stub, error) {
 		}
 	}()
 
-	if s.out, err = openOutbox(filepath.Join(cfg.DataDir, "outbox.db")); err != nil {
+	if s.out, err = outbox.Open(filepath.Join(cfg.DataDir, "outbox.db"), filepath.Join(cfg.DataDir, attemptsDir)); err != nil {
 		return nil, err
 	}
-	known, err := s.out.knownAttempts()
+	known, err := s.out.KnownAttempts()
 	if err != nil {
 		return nil, err
 	}
@@ -289,7 +290,7 @@ func (s *Stub) stop(restart bool) error {
 	if s.runner.cgroups != "" {
 		_ = os.Remove(s.runner.cgroups) // only if no job's cgroup is left in it
 	}
-	errs = append(errs, s.out.close())
+	errs = append(errs, s.out.Close())
 	s.log.Info("stub stopped", "name", s.cfg.Name)
 	return errors.Join(errs...)
 }
@@ -311,6 +312,6 @@ func (s *Stub) abort() {
 		s.runner.wait()
 	}
 	if s.out != nil {
-		_ = s.out.close()
+		_ = s.out.Close()
 	}
 }

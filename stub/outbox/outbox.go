@@ -1,11 +1,10 @@
-package stub
+package outbox
 
 import (
 	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"sync"
 	"time"
 
@@ -20,15 +19,15 @@ var (
 	eventsBucket = []byte("events")
 	// attemptsBucket records every attempt this DataDir ever started, so a
 	// repeated Start after a restart starts nothing: key = attemptKeyBytes,
-	// value = JSON attemptRecord.
+	// value = JSON Record.
 	attemptsBucket = []byte("attempts")
 )
 
-// errOutboxClosed means the outbox was closed by Shutdown.
-var errOutboxClosed = errors.New("outbox is closed")
+// ErrClosed means the outbox was closed by Shutdown.
+var ErrClosed = errors.New("outbox is closed")
 
-// attemptRecord is what the outbox keeps about a started attempt.
-type attemptRecord struct {
+// Record is what the outbox keeps about a started attempt.
+type Record struct {
 	PID int       `json:"pid,omitempty"`
 	At  time.Time `json:"at"`
 	// Restartable is set for a job with a restart policy, which the stub
@@ -65,17 +64,18 @@ type attemptRecord struct {
 	CopyOutMax int64    `json:"copy_out_max,omitempty"`
 }
 
-// entry is one undelivered event and its sequence number.
-type entry struct {
-	seq uint64
-	ev  client.ChildEvent
+// Entry is one undelivered event and its sequence number.
+type Entry struct {
+	Seq uint64
+	Ev  client.ChildEvent
 }
 
 // outbox is the durable queue of child events, a bbolt file. It is safe for
 // concurrent use; concurrent writes share one transaction (groupCommitter).
-type outbox struct {
-	wake   chan struct{} // cap 1; signalled after every append
-	writes groupCommitter
+type Outbox struct {
+	attempts string        // the supervisors' directory, for the damage advice
+	wake     chan struct{} // cap 1; signalled after every append
+	writes   groupCommitter
 	// recorded stamps each event as it is recorded, for the metrics.
 	recorded recordTimes
 	// unsent holds the events bucket's events decoded, for the sender.
@@ -95,23 +95,25 @@ type outbox struct {
 const outboxAdvice = "move it aside (mv %[1]s %[1]s.damaged) and start the stub again: " +
 	"it finds the running jobs and the recorded ends of the others in %[2]s"
 
-// outboxDamaged is the error for the outbox at path found damaged: err,
-// which names the file and what is wrong, and how to recover.
-func outboxDamaged(path string, err error) error {
-	return fmt.Errorf("%w: %s", err, fmt.Sprintf(outboxAdvice, path, filepath.Join(filepath.Dir(path), attemptsDir)))
+// damaged is the error for the outbox at path found damaged: err, which
+// names the file and what is wrong, and how to recover from the
+// supervisors' directory attempts.
+func damaged(path, attempts string, err error) error {
+	return fmt.Errorf("%w: %s", err, fmt.Sprintf(outboxAdvice, path, attempts))
 }
 
-// openOutbox opens the outbox file at path, making it if need be. A
-// damaged file (boltcheck) is an error that names it and says how to
-// recover, never a panic from inside bbolt.
-func openOutbox(path string) (*outbox, error) {
-	damaged := func(err error) error { return outboxDamaged(path, err) }
+// Open opens the outbox file at path, making it if need be. A damaged
+// file (boltcheck) is an error that names it and says how to recover
+// from attempts, the supervisors' directory, never a panic from inside
+// bbolt.
+func Open(path, attempts string) (*Outbox, error) {
+	bad := func(err error) error { return damaged(path, attempts, err) }
 	err := boltcheck.Check(path)
 	switch {
 	case errors.Is(err, boltcheck.ErrInUse):
 		return nil, fmt.Errorf("outbox %s is in use by another process: is another stub running with this --data-dir?", path)
 	case err != nil:
-		return nil, damaged(err)
+		return nil, bad(err)
 	}
 	// Events come and go all the time, so the free-page list is large:
 	// bbolt rebuilds it at open rather than writing it with each commit.
@@ -122,7 +124,7 @@ func openOutbox(path string) (*outbox, error) {
 		return err
 	})
 	if err != nil {
-		return nil, damaged(boltcheck.Damaged(path, "corrupt", "bbolt: "+err.Error()))
+		return nil, bad(boltcheck.Damaged(path, "corrupt", "bbolt: "+err.Error()))
 	}
 	err = db.Update(func(tx *bolt.Tx) error {
 		for _, b := range [][]byte{eventsBucket, attemptsBucket} {
@@ -136,28 +138,28 @@ func openOutbox(path string) (*outbox, error) {
 		_ = db.Close()
 		return nil, fmt.Errorf("open outbox %s: %w", path, err)
 	}
-	o := &outbox{db: db, wake: make(chan struct{}, 1), writes: groupCommitter{db: db}}
+	o := &Outbox{db: db, attempts: attempts, wake: make(chan struct{}, 1), writes: groupCommitter{db: db}}
 	err = db.View(func(tx *bolt.Tx) error {
 		return tx.Bucket(eventsBucket).ForEach(func(k, v []byte) error {
 			var ev client.ChildEvent
 			if err := json.Unmarshal(v, &ev); err != nil {
 				return fmt.Errorf("decode event %x: %w", k, err)
 			}
-			o.unsent.add(entry{seq: binary.BigEndian.Uint64(k), ev: ev})
+			o.unsent.add(Entry{Seq: binary.BigEndian.Uint64(k), Ev: ev})
 			return nil
 		})
 	})
 	if err != nil {
 		_ = db.Close()
-		return nil, damaged(boltcheck.Damaged(path, "corrupt", err.Error()))
+		return nil, bad(boltcheck.Damaged(path, "corrupt", err.Error()))
 	}
 	return o, nil
 }
 
-// record durably appends evs, and when rec is not nil also records the
+// Record durably appends evs, and when rec is not nil also records the
 // attempt k as started, in one transaction. It returns once the events are
 // on disk.
-func (o *outbox) record(k client.AttemptRef, rec *attemptRecord, evs ...client.ChildEvent) error {
+func (o *Outbox) Record(k client.AttemptRef, rec *Record, evs ...client.ChildEvent) error {
 	vals := make([][]byte, len(evs))
 	for i, ev := range evs {
 		v, err := json.Marshal(ev)
@@ -173,7 +175,7 @@ func (o *outbox) record(k client.AttemptRef, rec *attemptRecord, evs ...client.C
 			return fmt.Errorf("encode attempt record: %w", err)
 		}
 	}
-	var added []entry
+	var added []Entry
 	gone := o.answered.take()
 	err := o.update(func(tx *bolt.Tx) error {
 		added = added[:0] // a group commit that failed runs this again alone
@@ -194,7 +196,7 @@ func (o *outbox) record(k client.AttemptRef, rec *attemptRecord, evs ...client.C
 			if err := b.Put(seqKey(seq), v); err != nil {
 				return err
 			}
-			added = append(added, entry{seq: seq, ev: evs[i]})
+			added = append(added, Entry{Seq: seq, Ev: evs[i]})
 			o.recorded.put(seq)
 		}
 		return nil
@@ -211,26 +213,26 @@ func (o *outbox) record(k client.AttemptRef, rec *attemptRecord, evs ...client.C
 	return nil
 }
 
-// pending returns up to max undelivered events, oldest first, from
+// Pending returns up to max undelivered events, oldest first, from
 // memory: the sender asks after every event recorded and every delivery,
 // and reading them back from the file (a transaction, and each event's
 // JSON) was a twentieth of a busy stub's CPU.
-func (o *outbox) pending(max int) ([]entry, error) {
+func (o *Outbox) Pending(max int) ([]Entry, error) {
 	o.mu.RLock()
 	defer o.mu.RUnlock()
 	if o.closed {
-		return nil, fmt.Errorf("read outbox: %w", errOutboxClosed)
+		return nil, fmt.Errorf("read outbox: %w", ErrClosed)
 	}
 	return o.unsent.first(max), nil
 }
 
-// remove forgets events a server answered. The sender sees them no
+// Remove forgets events a server answered. The sender sees them no
 // more at once; the file drops them with the next event recorded (in the
 // same transaction and fsync) or, when none comes, removeDelay later. A
 // removal a crash loses only makes the next stub send the event again,
 // which delivery at least once allows: it spares a transaction and an
 // fsync per delivery.
-func (o *outbox) remove(seqs ...uint64) error {
+func (o *Outbox) Remove(seqs ...uint64) error {
 	o.unsent.remove(seqs...)
 	if o.answered.put(seqs...) {
 		time.AfterFunc(removeDelay, func() { _ = o.flushRemoved() })
@@ -243,14 +245,14 @@ func (o *outbox) remove(seqs ...uint64) error {
 const removeDelay = 200 * time.Millisecond
 
 // flushRemoved writes the pending removals in a transaction of their own.
-func (o *outbox) flushRemoved() error {
+func (o *Outbox) flushRemoved() error {
 	gone := o.answered.take()
 	if len(gone) == 0 {
 		return nil
 	}
 	err := o.update(func(tx *bolt.Tx) error { return deleteEvents(tx, gone) })
 	if err != nil {
-		if !errors.Is(err, errOutboxClosed) {
+		if !errors.Is(err, ErrClosed) {
 			o.answered.put(gone...)
 		}
 		return fmt.Errorf("remove %d events from outbox: %w", len(gone), err)
@@ -269,27 +271,27 @@ func deleteEvents(tx *bolt.Tx, seqs []uint64) error {
 	return nil
 }
 
-// backlog counts the events in the outbox that no server has answered.
-func (o *outbox) backlog() (int, error) {
+// Backlog counts the events in the outbox that no server has answered.
+func (o *Outbox) Backlog() (int, error) {
 	o.mu.RLock()
 	defer o.mu.RUnlock()
 	if o.closed {
-		return 0, errOutboxClosed
+		return 0, ErrClosed
 	}
 	return o.unsent.len(), nil
 }
 
-// knownAttempts returns every attempt recorded as started, with its
+// KnownAttempts returns every attempt recorded as started, with its
 // record.
-func (o *outbox) knownAttempts() (map[client.AttemptRef]attemptRecord, error) {
-	recs := make(map[client.AttemptRef]attemptRecord)
+func (o *Outbox) KnownAttempts() (map[client.AttemptRef]Record, error) {
+	recs := make(map[client.AttemptRef]Record)
 	err := o.view(func(tx *bolt.Tx) error {
 		return tx.Bucket(attemptsBucket).ForEach(func(k, v []byte) error {
 			ak, ok := parseAttemptKeyBytes(k)
 			if !ok {
 				return fmt.Errorf("bad attempt key %x", k)
 			}
-			var rec attemptRecord
+			var rec Record
 			if err := json.Unmarshal(v, &rec); err != nil {
 				return fmt.Errorf("decode attempt record %s: %w", ak, err)
 			}
@@ -298,14 +300,14 @@ func (o *outbox) knownAttempts() (map[client.AttemptRef]attemptRecord, error) {
 		})
 	})
 	if err != nil {
-		return nil, outboxDamaged(o.db.Path(), boltcheck.Damaged(o.db.Path(), "corrupt", "read known attempts: "+err.Error()))
+		return nil, damaged(o.db.Path(), o.attempts, boltcheck.Damaged(o.db.Path(), "corrupt", "read known attempts: "+err.Error()))
 	}
 	return recs, nil
 }
 
-// close writes the pending removals and closes the bolt file; later
-// calls fail with errOutboxClosed.
-func (o *outbox) close() error {
+// Close writes the pending removals and closes the bolt file; later
+// calls fail with ErrClosed.
+func (o *Outbox) Close() error {
 	_ = o.flushRemoved() // what it misses is sent again by the next stub
 	o.mu.Lock()
 	defer o.mu.Unlock()
@@ -320,20 +322,20 @@ func (o *outbox) close() error {
 }
 
 // update runs fn in a write transaction shared with concurrent callers.
-func (o *outbox) update(fn func(*bolt.Tx) error) error {
+func (o *Outbox) update(fn func(*bolt.Tx) error) error {
 	o.mu.RLock()
 	defer o.mu.RUnlock()
 	if o.closed {
-		return errOutboxClosed
+		return ErrClosed
 	}
 	return o.writes.update(fn)
 }
 
-func (o *outbox) view(fn func(*bolt.Tx) error) error {
+func (o *Outbox) view(fn func(*bolt.Tx) error) error {
 	o.mu.RLock()
 	defer o.mu.RUnlock()
 	if o.closed {
-		return errOutboxClosed
+		return ErrClosed
 	}
 	return o.db.View(fn)
 }
@@ -360,3 +362,11 @@ func parseAttemptKeyBytes(b []byte) (client.AttemptRef, bool) {
 		Attempt:  binary.BigEndian.Uint64(b[16:]),
 	}, true
 }
+
+// Wake is signalled (capacity 1) after every Record: the sender waits on
+// it for work.
+func (o *Outbox) Wake() <-chan struct{} { return o.wake }
+
+// HasUnsent reports whether an event of attempt k waits for a server's
+// answer.
+func (o *Outbox) HasUnsent(k client.AttemptRef) bool { return o.unsent.has(k) }

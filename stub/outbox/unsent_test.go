@@ -1,4 +1,4 @@
-package stub
+package outbox
 
 import (
 	"path/filepath"
@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/netmgr/netmgr/client"
 	bolt "go.etcd.io/bbolt"
@@ -15,7 +16,7 @@ import (
 // with concurrent recorders and removals, and after a reopen.
 func TestOutboxUnsentMirrorsTheFile(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "outbox.db")
-	out, err := openOutbox(path)
+	out, err := Open(path, filepath.Join(filepath.Dir(path), "attempts"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -24,58 +25,58 @@ func TestOutboxUnsentMirrorsTheFile(t *testing.T) {
 		wg.Go(func() {
 			k := client.AttemptRef{JobID: uint64(i + 1), Attempt: 1}
 			ev := client.ChildEvent{Kind: client.ChildRegister, JobID: k.JobID, Attempt: 1}
-			if err := out.record(k, nil, ev); err != nil {
+			if err := out.Record(k, nil, ev); err != nil {
 				t.Error(err)
 			}
 		})
 	}
 	wg.Wait()
-	all, err := out.pending(100)
+	all, err := out.Pending(100)
 	if err != nil {
 		t.Fatal(err)
 	}
-	seqs := func(es []entry) []uint64 {
+	seqs := func(es []Entry) []uint64 {
 		var s []uint64
 		for _, e := range es {
-			s = append(s, e.seq)
+			s = append(s, e.Seq)
 		}
 		return s
 	}
 	if len(all) != 40 || !slices.IsSorted(seqs(all)) {
 		t.Fatalf("pending = %v, want 40 events in sequence order", seqs(all))
 	}
-	if err := out.remove(all[0].seq, all[10].seq, all[39].seq); err != nil {
+	if err := out.Remove(all[0].Seq, all[10].Seq, all[39].Seq); err != nil {
 		t.Fatal(err)
 	}
-	if first, _ := out.pending(2); len(first) != 2 || first[0].seq != all[1].seq || first[1].seq != all[2].seq {
-		t.Errorf("pending(2) = %v, want %v", seqs(first), []uint64{all[1].seq, all[2].seq})
+	if first, _ := out.Pending(2); len(first) != 2 || first[0].Seq != all[1].Seq || first[1].Seq != all[2].Seq {
+		t.Errorf("pending(2) = %v, want %v", seqs(first), []uint64{all[1].Seq, all[2].Seq})
 	}
-	before, _ := out.pending(100)
-	if err := out.close(); err != nil {
+	before, _ := out.Pending(100)
+	if err := out.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := out.pending(1); err == nil {
+	if _, err := out.Pending(1); err == nil {
 		t.Error("pending on a closed outbox: no error")
 	}
 
-	out, err = openOutbox(path)
+	out, err = Open(path, filepath.Join(filepath.Dir(path), "attempts"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer out.close()
-	after, _ := out.pending(100)
+	defer out.Close()
+	after, _ := out.Pending(100)
 	if !slices.Equal(seqs(after), seqs(before)) || len(after) != 37 {
 		t.Fatalf("after a reopen pending = %v, want %v", seqs(after), seqs(before))
 	}
 	for i := range after {
-		if !reflect.DeepEqual(after[i].ev, before[i].ev) {
-			t.Errorf("event %d: %+v after a reopen, %+v before", after[i].seq, after[i].ev, before[i].ev)
+		if !reflect.DeepEqual(after[i].Ev, before[i].Ev) {
+			t.Errorf("event %d: %+v after a reopen, %+v before", after[i].Seq, after[i].Ev, before[i].Ev)
 		}
 	}
 }
 
 // fileEvents counts the events in the outbox file.
-func fileEvents(t *testing.T, out *outbox) int {
+func fileEvents(t *testing.T, out *Outbox) int {
 	t.Helper()
 	n := 0
 	if err := out.view(func(tx *bolt.Tx) error {
@@ -92,26 +93,26 @@ func fileEvents(t *testing.T, out *outbox) int {
 // close.
 func TestOutboxRemovalRidesOnTheNextRecord(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "outbox.db")
-	out, err := openOutbox(path)
+	out, err := Open(path, filepath.Join(filepath.Dir(path), "attempts"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	record := func(job uint64) {
 		k := client.AttemptRef{JobID: job, Attempt: 1}
-		if err := out.record(k, nil, client.ChildEvent{Kind: client.ChildRegister, JobID: job, Attempt: 1}); err != nil {
+		if err := out.Record(k, nil, client.ChildEvent{Kind: client.ChildRegister, JobID: job, Attempt: 1}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	record(1)
 	record(2)
-	first, _ := out.pending(10)
-	if err := out.remove(first[0].seq); err != nil {
+	first, _ := out.Pending(10)
+	if err := out.Remove(first[0].Seq); err != nil {
 		t.Fatal(err)
 	}
-	if left, _ := out.pending(10); len(left) != 1 || left[0].seq != first[1].seq {
-		t.Fatalf("pending after a removal = %+v, want only event %d", left, first[1].seq)
+	if left, _ := out.Pending(10); len(left) != 1 || left[0].Seq != first[1].Seq {
+		t.Fatalf("pending after a removal = %+v, want only event %d", left, first[1].Seq)
 	}
-	if n, _ := out.backlog(); n != 1 {
+	if n, _ := out.Backlog(); n != 1 {
 		t.Errorf("backlog = %d, want 1", n)
 	}
 	record(3) // takes the removal with it
@@ -120,25 +121,30 @@ func TestOutboxRemovalRidesOnTheNextRecord(t *testing.T) {
 	}
 
 	// With no record after it, the removal is written removeDelay later.
-	if err := out.remove(first[1].seq); err != nil {
+	if err := out.Remove(first[1].Seq); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the removal without a record after it", func() bool { return fileEvents(t, out) == 1 })
+	for deadline := time.Now().Add(10 * time.Second); fileEvents(t, out) != 1; {
+		if time.Now().After(deadline) {
+			t.Fatal("timed out waiting for the removal without a record after it")
+		}
+		time.Sleep(10 * time.Millisecond) // polling interval, not a wait for an outcome
+	}
 
 	// One pending at close is written by close.
-	last, _ := out.pending(10)
-	if err := out.remove(last[0].seq); err != nil {
+	last, _ := out.Pending(10)
+	if err := out.Remove(last[0].Seq); err != nil {
 		t.Fatal(err)
 	}
-	if err := out.close(); err != nil {
+	if err := out.Close(); err != nil {
 		t.Fatal(err)
 	}
-	out, err = openOutbox(path)
+	out, err = Open(path, filepath.Join(filepath.Dir(path), "attempts"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer out.close()
-	if left, _ := out.pending(10); len(left) != 0 {
+	defer out.Close()
+	if left, _ := out.Pending(10); len(left) != 0 {
 		t.Errorf("after close and reopen pending = %+v, want none", left)
 	}
 }

@@ -1,4 +1,4 @@
-package stub
+package outbox
 
 import (
 	"cmp"
@@ -13,22 +13,22 @@ import (
 // until the one that removed it is. It is safe for concurrent use.
 type unsentEvents struct {
 	mu      sync.Mutex
-	entries []entry // by sequence number
+	entries []Entry // by sequence number
 }
 
 // add adds es; concurrent recorders may add out of sequence order.
-func (u *unsentEvents) add(es ...entry) {
+func (u *unsentEvents) add(es ...Entry) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	for _, e := range es {
-		i, found := slices.BinarySearchFunc(u.entries, e.seq, func(x entry, seq uint64) int { return cmp.Compare(x.seq, seq) })
+		i, found := slices.BinarySearchFunc(u.entries, e.Seq, func(x Entry, seq uint64) int { return cmp.Compare(x.Seq, seq) })
 		if !found {
 			u.entries = slices.Insert(u.entries, i, e)
 		}
 	}
 }
 
-// remove drops the events seqs.
+// Remove drops the events seqs.
 func (u *unsentEvents) remove(seqs ...uint64) {
 	gone := make(map[uint64]bool, len(seqs))
 	for _, s := range seqs {
@@ -36,7 +36,7 @@ func (u *unsentEvents) remove(seqs ...uint64) {
 	}
 	u.mu.Lock()
 	defer u.mu.Unlock()
-	u.entries = slices.DeleteFunc(u.entries, func(e entry) bool { return gone[e.seq] })
+	u.entries = slices.DeleteFunc(u.entries, func(e Entry) bool { return gone[e.Seq] })
 }
 
 // len is the number of events held.
@@ -47,7 +47,7 @@ func (u *unsentEvents) len() int {
 }
 
 // first returns a copy of the oldest max events.
-func (u *unsentEvents) first(max int) []entry {
+func (u *unsentEvents) first(max int) []Entry {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	return slices.Clone(u.entries[:min(max, len(u.entries))])
@@ -85,7 +85,7 @@ func (u *unsentEvents) has(k client.AttemptRef) bool {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	for _, e := range u.entries {
-		if e.ev.JobID == k.JobID && e.ev.Instance == k.Instance && e.ev.Attempt == k.Attempt {
+		if e.Ev.JobID == k.JobID && e.Ev.Instance == k.Instance && e.Ev.Attempt == k.Attempt {
 			return true
 		}
 	}
