@@ -145,7 +145,7 @@ CHAOS_BIN   := bin/chaos
 
 .PHONY: chaos
 chaos:
-	CGO_ENABLED=0 $(GO) build -o $(CHAOS_BIN)/netmgr ./cmd/netmgr
+	CGO_ENABLED=0 $(GO) build -ldflags "$(LDFLAGS)" -o $(CHAOS_BIN)/netmgr ./cmd/netmgr
 	CGO_ENABLED=0 $(GO) build -o $(CHAOS_BIN)/netmgr-chaos ./cmd/netmgr-chaos
 	@if docker version >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1 && \
 	    ! dpkg -s busybox-static >/dev/null 2>&1; then \
