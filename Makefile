@@ -38,7 +38,7 @@ help:
 	@echo "make deb                   build the Debian package $(DEB) (binary, links, systemd units, sample config, man pages)"
 	@echo "make tools                 install staticcheck $(STATICCHECK_VERSION) into .tools/ and a headless Chromium (dashboard test)"
 	@echo "make lint                  gofmt, go vet, staticcheck"
-	@echo "make test                  lint, then the whole test suite under -race, then fuzz"
+	@echo "make test                  tools and lint, then the whole test suite under -race, then fuzz"
 	@echo "make fuzz                  run each fuzz target FUZZTIME (default $(FUZZTIME): executions)"
 	@echo "make demo                  run a 3-server, 2-stub cluster on 127.0.0.1 and a job"
 	@echo "make bench                 latency and throughput figures (BENCH_QUICK=1 short, BENCH_FLAGS=-only ui)"
@@ -104,7 +104,13 @@ lint: $(STATICCHECK)
 	$(GO) vet ./...
 	$(STATICCHECK) ./...
 
-test: lint
+# test installs what the tests need first (tools: staticcheck and a headless
+# Chromium), and says in one line what it will skip when that failed. The
+# browser names are servertest.FindBrowser's.
+test: tools lint
+	@for b in $${NETMGR_TEST_BROWSER:-chromium-headless-shell chromium chromium-browser headless_shell google-chrome}; do \
+		command -v $$b >/dev/null 2>&1 && exit 0; done; \
+	echo "make test: no headless Chromium (make tools could not install one): the dashboard test will skip"
 	$(GO) test -race -count=1 -timeout 20m ./...
 	$(MAKE) fuzz
 
@@ -145,7 +151,7 @@ CHAOS_BIN   := bin/chaos
 
 .PHONY: chaos
 chaos:
-	CGO_ENABLED=0 $(GO) build -o $(CHAOS_BIN)/netmgr ./cmd/netmgr
+	CGO_ENABLED=0 $(GO) build -ldflags "$(LDFLAGS)" -o $(CHAOS_BIN)/netmgr ./cmd/netmgr
 	CGO_ENABLED=0 $(GO) build -o $(CHAOS_BIN)/netmgr-chaos ./cmd/netmgr-chaos
 	@if docker version >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1 && \
 	    ! dpkg -s busybox-static >/dev/null 2>&1; then \

@@ -21,7 +21,7 @@ out=${BENCH_OUT:-$(mktemp -d "${TMPDIR:-/tmp}/netmgr-bench-security.XXXXXX")}
 mkdir -p "$out"
 
 echo "==> building bin/netmgr and bin/netmgr-bench"
-CGO_ENABLED=0 go build -o bin/netmgr ./cmd/netmgr
+CGO_ENABLED=0 go build -ldflags "$(scripts/ldflags.sh)" -o bin/netmgr ./cmd/netmgr
 go build -o bin/netmgr-bench ./cmd/netmgr-bench
 echo "==> passes: $order; pause ${pause}s; results in $out"
 

@@ -13,7 +13,7 @@ cd "$(dirname "$0")/.."
 root=$PWD
 
 echo "==> building bin/netmgr"
-CGO_ENABLED=0 go build -o bin/netmgr ./cmd/netmgr
+CGO_ENABLED=0 go build -ldflags "$(scripts/ldflags.sh)" -o bin/netmgr ./cmd/netmgr
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/netmgr-demo.XXXXXX")
 pids=()

@@ -221,3 +221,33 @@ func blocksOf(info fs.FileInfo) int64 {
 	}
 	return info.Size()
 }
+
+// closedToOthers returns the first directory on the way from / down to
+// dir (dir included) that does not let other users search it (no o+x),
+// or "" when every one does or dir cannot be read. Jobs run as their
+// owners: below such a directory (an exec dir inside the stub's own 0700
+// data dir, say) a job of anyone but the directory's owner fails to start
+// with "fork/exec ...: permission denied". New warns of it at start.
+func closedToOthers(dir string) string {
+	dir, err := filepath.Abs(dir)
+	if err != nil {
+		return ""
+	}
+	var walk []string
+	for d := dir; ; d = filepath.Dir(d) {
+		walk = append(walk, d)
+		if d == filepath.Dir(d) {
+			break
+		}
+	}
+	for i := len(walk) - 1; i >= 0; i-- {
+		fi, err := os.Stat(walk[i])
+		if err != nil {
+			return ""
+		}
+		if fi.Mode().Perm()&0o001 == 0 {
+			return walk[i]
+		}
+	}
+	return ""
+}

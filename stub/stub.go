@@ -90,6 +90,10 @@ func New(cfg Config) (*Stub, error) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &Stub{cfg: cfg, log: cfg.Logger, ctx: ctx, cancel: cancel, facts: newFactSource()}
+	if d := closedToOthers(filepath.Join(cfg.ExecDir, cfg.clusterID())); d != "" && os.Geteuid() == 0 {
+		s.log.Warn("other users' jobs cannot reach the exec dir and will fail to start (fork/exec: permission denied)",
+			"closed", d, "exec_dir", cfg.ExecDir, "fix", "chmod o+x "+d+", or choose another --exec-dir")
+	}
 	if cfg.InitFile != "" {
 		if s.facts.init, err = readInit(cfg.InitFile); err != nil {
 			cancel()

@@ -6,8 +6,9 @@
 // `netmgr exec|kill|status|reserve|unreserve|suspend|resume|restart|
 // events|server|stub|sim|agent|admin` reaches the same code, and `netmgr
 // supervise` is the stub's supervisor (internal: the stub starts it).
-// Every command has --help with an example. reserve, unreserve and `admin queue add|set|remove`
-// take their options after their arguments too (see flagsFirst).
+// Every command has --help with an example. Every command but exec takes
+// its options after its arguments too (netstatus keep --json; see
+// flagsFirst); netexec leaves what follows BINARY to the job.
 //
 // Exit codes: 0 on success, 1 when the command failed (or, for
 // `netexec --wait done`, when an instance did not exit 0), 2 when the

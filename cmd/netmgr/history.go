@@ -20,14 +20,14 @@ func historyCommand() *cli.Command {
 		Name:  "history",
 		Usage: "show how past attempts ended (accounting, like sacct): owner, machine, exit, CPU, memory",
 		UsageText: "netmgr history [--user U] [--state S] [--since T] [--until T] [--queue Q]\n" +
-			"    [--machine M] [--job ID] [--json]",
+			"    [--machine M] [--job ID] [--json] [JOB|ID]",
 		Description: "Lists every ended attempt of every instance, oldest end first, from the\n" +
 			"servers' history, which keeps them after the job has left the database\n" +
 			"(--job-retention) for the servers' --history-retention (default 90 days).\n" +
 			"Every server holds the whole history, so it survives the loss of any one.\n\n" +
-			"   JOB  INST  ATTEMPT  OWNER  QUEUE  MACHINE  STATE   EXIT  START                END                  ELAPSED  CPU   MAXRSS  REASON  REPLACED-BY\n" +
-			"   12   0     1        alice  -      stub1    failed  3     2026-11-27T10:00:01  2026-11-27T10:00:04  3s       2.1s  12M     -       2\n\n" +
-			"EXIT is the exit status, or the signal that ended the attempt; CPU is user\n" +
+			"   JOB  NAME  INST  ATTEMPT  OWNER  QUEUE  MACHINE  STATE   EXIT  START                END                  ELAPSED  CPU   MAXRSS  REASON  REPLACED-BY\n" +
+			"   12   job1  0     1        alice  -      stub1    failed  3     2026-11-27T10:00:01  2026-11-27T10:00:04  3s       2.1s  12M     -       2\n\n" +
+			"NAME is the job's symbolic name (--name, symb_name=); EXIT is the exit status, or the signal that ended the attempt; CPU is user\n" +
 			"plus system time; MAXRSS the peak resident memory; REASON why the stub or\n" +
 			"the servers ended it (a limit, a lost machine, an error); REPLACED-BY the\n" +
 			"attempt that ran in its place. Times are local.\n\n" +
@@ -36,7 +36,11 @@ func historyCommand() *cli.Command {
 			"time: an RFC 3339 time (2026-11-27T10:00:00Z), a date (2026-11-27, local\n" +
 			"midnight), or a duration back from now (24h). --state is an end state:\n" +
 			"exited, failed, signaled, killed, lost or cancelled. --json prints the\n" +
-			"attempts as a JSON list with every field the servers keep.\n\n" + retryNote,
+			"attempts as a JSON list with every field the servers keep.\n\n" +
+			"JOB|ID selects one job by id, as --job does, or by name: every job of that\n" +
+			"name (or name.owner), the ones the database has let go included, like\n" +
+			"sacct --name:\n\n" +
+			"   netmgr history backup --since 24h\n\n" + retryNote,
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "user", Aliases: []string{"u"}, Usage: "only `USER`'s jobs (admins; others see only their own)"},
 			&cli.StringFlag{Name: "state", Usage: "only attempts that ended in `STATE`"},
@@ -55,12 +59,26 @@ func historyCommand() *cli.Command {
 var historyStates = []string{"exited", "failed", "signaled", "killed", "lost", "cancelled"}
 
 func runHistory(cCtx *cli.Context) error {
-	if cCtx.Args().Present() {
-		return usagef("unexpected argument %q (history takes only options)", cCtx.Args().First())
+	if cCtx.NArg() > 1 {
+		return usagef("unexpected argument %q (history takes one JOB|ID)", cCtx.Args().Get(1))
 	}
 	now := time.Now()
 	q := client.HistoryQuery{User: cCtx.String("user"), State: cCtx.String("state"),
 		Queue: cCtx.String("queue"), Machine: cCtx.String("machine"), Job: cCtx.Uint64("job")}
+	name := ""
+	if ref := cCtx.Args().First(); cCtx.NArg() == 1 {
+		if q.Job != 0 {
+			return usagef("give --job ID or JOB|ID, not both")
+		}
+		if strings.HasPrefix(ref, "-") {
+			return usagef("options go before JOB|ID, got %q after it", ref)
+		}
+		if id, err := strconv.ParseUint(ref, 10, 64); err == nil && id > 0 {
+			q.Job = id
+		} else if name = ref; name == "" {
+			return usagef("JOB|ID is empty: give a job name or id")
+		}
+	}
 	if q.State != "" && !contains(historyStates, q.State) {
 		return usagef("--state: %q is not an end state (%s)", q.State, strings.Join(historyStates, ", "))
 	}
@@ -82,6 +100,9 @@ func runHistory(cCtx *cli.Context) error {
 	if err != nil {
 		return fmt.Errorf("read history: %w", err)
 	}
+	if name != "" {
+		as = historyNamed(as, name)
+	}
 	if cCtx.Bool("json") {
 		if as == nil {
 			as = []client.HistoryAttempt{}
@@ -89,6 +110,18 @@ func runHistory(cCtx *cli.Context) error {
 		return writeJSON(cCtx.App.Writer, as)
 	}
 	return renderHistory(cCtx.App.Writer, as, time.Local)
+}
+
+// historyNamed keeps the attempts of the jobs named name, or name.owner
+// as netstatus writes a job's name.
+func historyNamed(as []client.HistoryAttempt, name string) []client.HistoryAttempt {
+	var out []client.HistoryAttempt
+	for _, a := range as {
+		if a.Name != "" && (a.Name == name || a.Name+"."+a.Owner == name) {
+			out = append(out, a)
+		}
+	}
+	return out
 }
 
 func contains(list []string, s string) bool {
@@ -120,13 +153,13 @@ func parseSince(flag, s string, now time.Time) (time.Time, error) {
 }
 
 // renderHistory writes the history table, times in loc, its text escaped
-// (printable): owners, queues, machines and reasons.
+// (printable): names, owners, queues, machines and reasons.
 func renderHistory(w io.Writer, as []client.HistoryAttempt, loc *time.Location) error {
 	tw := newTable(w)
-	fmt.Fprintln(tw, "JOB\tINST\tATTEMPT\tOWNER\tQUEUE\tMACHINE\tSTATE\tEXIT\tSTART\tEND\tELAPSED\tCPU\tMAXRSS\tREASON\tREPLACED-BY")
+	fmt.Fprintln(tw, "JOB\tNAME\tINST\tATTEMPT\tOWNER\tQUEUE\tMACHINE\tSTATE\tEXIT\tSTART\tEND\tELAPSED\tCPU\tMAXRSS\tREASON\tREPLACED-BY")
 	for _, a := range as {
-		fmt.Fprintf(tw, "%d\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n",
-			a.Job, a.Instance, a.Attempt, printable(a.Owner), printable(dash(a.Queue)), printable(dash(a.Machine)),
+		fmt.Fprintf(tw, "%d\t%s\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n",
+			a.Job, printable(dash(a.Name)), a.Instance, a.Attempt, printable(a.Owner), printable(dash(a.Queue)), printable(dash(a.Machine)),
 			printable(a.State), printable(historyExit(a)), historyTime(a.StartedAt, loc), historyTime(a.EndedAt, loc),
 			historyElapsed(a), historyCPU(a), historyRSS(a.MaxRSSKB), printable(dash(historyReason(a))),
 			historyReplaced(a.ReplacedBy))

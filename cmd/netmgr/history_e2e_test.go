@@ -38,7 +38,7 @@ func TestE2EHistoryAndEventsSurviveRestart(t *testing.T) {
 		return strings.Split(strings.TrimSpace(res.stdout), "\n")
 	}
 	rows := table()
-	if len(rows) != 3 || !strings.HasPrefix(rows[0], "JOB  INST  ATTEMPT  OWNER") ||
+	if len(rows) != 3 || !strings.HasPrefix(strings.Join(strings.Fields(rows[0]), " "), "JOB NAME INST ATTEMPT OWNER") ||
 		!strings.Contains(rows[1], " exited ") || !strings.Contains(rows[2], " failed ") {
 		t.Fatalf("netmgr history printed\n%s\nwant the header, an exited and a failed attempt", strings.Join(rows, "\n"))
 	}
@@ -50,6 +50,13 @@ func TestE2EHistoryAndEventsSurviveRestart(t *testing.T) {
 	}
 	if len(failed) != 1 || failed[0].ExitCode != 1 || failed[0].Machine == "" || failed[0].StartedAt.IsZero() {
 		t.Fatalf("history --state failed --json = %+v, want one attempt that exited 1, with its machine and times", failed)
+	}
+	// By the failed job's name, in the NAME column, the option after it.
+	res = r.run(t, "netmgr", "history", failed[0].Name, "--state", "failed")
+	res.wantCode(t, 0)
+	if named := strings.Split(strings.TrimSpace(res.stdout), "\n"); len(named) != 2 || failed[0].Name == "" ||
+		strings.Fields(named[1])[1] != failed[0].Name || !strings.Contains(named[1], " failed ") {
+		t.Fatalf("netmgr history %s printed\n%s\nwant the header and its failed attempt, named", failed[0].Name, res.stdout)
 	}
 
 	events := func(args ...string) string {
@@ -134,7 +141,7 @@ func TestE2EStatusOfRemovedJobFromHistory(t *testing.T) {
 	res.wantCode(t, 0)
 	rows := strings.Split(strings.TrimSpace(res.stdout), "\n")
 	if len(rows) != 3 || !strings.Contains(rows[0], "job "+id+" is no longer in the database") ||
-		!strings.HasPrefix(rows[1], "JOB  INST  ATTEMPT") || !strings.HasPrefix(rows[2], id+" ") || !strings.Contains(rows[2], " failed ") {
+		!strings.HasPrefix(strings.Join(strings.Fields(rows[1]), " "), "JOB NAME INST ATTEMPT") || !strings.HasPrefix(rows[2], id+" ") || !strings.Contains(rows[2], " failed ") {
 		t.Fatalf("netstatus %s printed\n%s\nwant a line saying it comes from the history, the header, and its failed attempt", id, res.stdout)
 	}
 	res = r.run(t, "netmgr", "history", "--job", id, "--json")

@@ -2,6 +2,9 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -11,12 +14,12 @@ import (
 
 func sampleHistory() []client.HistoryAttempt {
 	return []client.HistoryAttempt{
-		{Index: 40, Job: 12, Owner: "alice", Instance: 0, Attempt: 1, Machine: "stub1", State: "failed", ExitCode: 3,
+		{Index: 40, Job: 12, Name: "job1", Owner: "alice", Instance: 0, Attempt: 1, Machine: "stub1", State: "failed", ExitCode: 3,
 			UserMS: 2050, SysMS: 70, MaxRSSKB: 12 * 1024, PlacedAt: t0, StartedAt: t0.Add(time.Second),
 			EndedAt: t0.Add(4 * time.Second), ReplacedBy: 2},
-		{Index: 44, Job: 12, Owner: "alice", Instance: 0, Attempt: 2, Machine: "stub2", State: "exited",
+		{Index: 44, Job: 12, Name: "job1", Owner: "alice", Instance: 0, Attempt: 2, Machine: "stub2", State: "exited",
 			UserMS: 1000, MaxRSSKB: 3 << 20, StartedAt: t0.Add(6 * time.Second), EndedAt: t0.Add(96 * time.Second)},
-		{Index: 50, Job: 13, Owner: "bob", Queue: "long", Instance: 1, Attempt: 1, Machine: "stub3", State: "killed",
+		{Index: 50, Job: 13, Name: "job1", Owner: "bob", Queue: "long", Instance: 1, Attempt: 1, Machine: "stub3", State: "killed",
 			Signal: "SIGKILL", Reason: "memory limit 512M exceeded", StartedAt: t0, EndedAt: t0.Add(time.Hour)},
 		{Index: 51, Job: 14, Owner: "bob", Instance: 0, Attempt: 1, State: "cancelled",
 			Error: "dependency job 13 failed", EndedAt: t0.Add(time.Hour)},
@@ -69,7 +72,10 @@ func TestHistoryUsageErrors(t *testing.T) {
 		args []string
 		want string
 	}{
-		{"argument", []string{"netmgr", "history", "12"}, `netmgr history: unexpected argument "12"`},
+		{"two arguments", []string{"netmgr", "history", "12", "13"}, `netmgr history: unexpected argument "13"`},
+		{"job and --job", []string{"netmgr", "history", "--job", "12", "backup"}, "netmgr history: give --job ID or JOB|ID, not both"},
+		{"option after --", []string{"netmgr", "history", "--", "--json"}, `netmgr history: options go before JOB|ID, got "--json" after it`},
+		{"empty name", []string{"netmgr", "history", ""}, "netmgr history: JOB|ID is empty"},
 		{"bad state", []string{"netmgr", "history", "--state", "running"}, `netmgr history: --state: "running" is not an end state (exited, failed, signaled, killed, lost, cancelled)`},
 		{"bad since", []string{"netmgr", "history", "--since", "soon"}, `netmgr history: --since: "soon" is not a time`},
 		{"bad until", []string{"netmgr", "history", "--until", "later"}, `netmgr history: --until: "later" is not a time`},
@@ -87,6 +93,51 @@ func TestHistoryUsageErrors(t *testing.T) {
 			}
 			if !strings.HasPrefix(stderr, tt.want) {
 				t.Errorf("stderr =\n%s\nwant prefix\n%s", stderr, tt.want)
+			}
+		})
+	}
+}
+
+// TestHistoryJob selects a job by id (sent to the servers, as --job) or by
+// name or name.owner (kept from the answer), the option after it or not.
+func TestHistoryJob(t *testing.T) {
+	var queries []string
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /v1/history", func(w http.ResponseWriter, r *http.Request) {
+		queries = append(queries, r.URL.RawQuery)
+		_ = json.NewEncoder(w).Encode(sampleHistory())
+	})
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	t.Setenv(envAddr, srv.URL)
+	tests := []struct {
+		name  string
+		args  []string
+		query string
+		jobs  string // the JOB column of the rows printed
+	}{
+		{"name", []string{"netmgr", "history", "job1"}, "", "12 12 13"},
+		{"name.owner", []string{"netmgr", "history", "job1.bob"}, "", "13"},
+		{"no such name", []string{"netmgr", "history", "nightly"}, "", ""},
+		{"id", []string{"netmgr", "history", "12"}, "job=12", "12 12 13 14"}, // the fake answers everything
+		{"option after the name", []string{"netmgr", "history", "job1.alice", "--state", "exited"}, "state=exited", "12 12"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			queries = nil
+			code, stdout, stderr := runCLI(t, tt.args...)
+			if code != exitOK {
+				t.Fatalf("exit code = %d, want %d; stderr:\n%s", code, exitOK, stderr)
+			}
+			if len(queries) != 1 || queries[0] != tt.query {
+				t.Errorf("queries = %q, want [%q]", queries, tt.query)
+			}
+			var jobs []string
+			for _, line := range strings.Split(strings.TrimSpace(stdout), "\n")[1:] {
+				jobs = append(jobs, strings.Fields(line)[0])
+			}
+			if got := strings.Join(jobs, " "); got != tt.jobs {
+				t.Errorf("rows of jobs %q, want %q; stdout:\n%s", got, tt.jobs, stdout)
 			}
 		})
 	}

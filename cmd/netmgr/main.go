@@ -58,8 +58,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
 		args = []string{"netmgr"}
 	}
-	args = flagsFirst(args)
 	app, prefix := newApp(filepath.Base(args[0]), args[1:])
+	args = flagsFirst(app, args)
 	app.Writer, app.ErrWriter = stdout, stderr
 	ri := &runInfo{prefix: prefix}
 	err := app.RunContext(withRunInfo(ctx, ri), args)
@@ -153,29 +153,38 @@ func onUsageError(_ *cli.Context, err error, _ bool) error {
 	return &usageError{err: err}
 }
 
-// flagsFirst lets the options of reserve, unreserve and admin queue
-// add|set|remove come after their MACHINE or NAME arguments as well as
-// before them: it moves the options ahead of the arguments, since the flag
-// parser stops at the first argument that is not an option. Every option
-// of these commands takes a value, written apart or after '=', except
-// --help; "--" ends the options. Other command lines (netexec passes what
-// follows BINARY to the job) are returned as they are.
-func flagsFirst(args []string) []string {
-	from := 0 // index of the command's first option or argument
-	switch base := filepath.Base(args[0]); {
-	case base == "reserve" || base == "unreserve":
-		from = 1
-	case linked[base] != nil || len(args) < 2: // netexec, netkill, netstatus; or no command
-	case args[1] == "reserve" || args[1] == "unreserve":
-		from = 2
-	case len(args) >= 4 && args[1] == "admin" && args[2] == "queue" &&
-		(args[3] == "add" || args[3] == "set" || args[3] == "remove"):
-		from = 4
-	}
-	if from == 0 {
+// flagsFirst lets every command but exec take its options after its
+// arguments as well as before them (netstatus keep --json, reserve flute
+// --for 2h, netmgr admin queue add Q --priority 5): urfave/cli v2's flag
+// parser stops at the first argument that is not an option, so it moves
+// the options of the command that args names (app's own, or the command
+// and subcommands args[1:] begin with) ahead of the arguments. An option
+// takes the next word as its value when the command defines it with a
+// value and it has no '='; "--" ends the options, and what follows stays
+// where it is. netexec and netmgr exec are returned as they are: what
+// follows BINARY belongs to the job (netexec /bin/ls -l). So is a command
+// line that names no command (or no subcommand of one that has them), and
+// the shell-completion request urfave/cli expects last stays last.
+func flagsFirst(app *cli.App, args []string) []string {
+	if app.Name == "netexec" {
 		return args
 	}
-	var flags, rest []string
+	from, flags, cmds := 1, app.Flags, app.Commands
+	for from < len(args) {
+		c := findCommand(cmds, args[from])
+		if c == nil {
+			break
+		}
+		if c.Name == "exec" {
+			return args
+		}
+		flags, cmds = c.Flags, c.Subcommands
+		from++
+	}
+	if len(cmds) > 0 {
+		return args // no command, or no subcommand, named: nothing to reorder
+	}
+	var opts, rest []string
 	for i := from; i < len(args); i++ {
 		a := args[i]
 		switch {
@@ -184,13 +193,41 @@ func flagsFirst(args []string) []string {
 			i = len(args)
 		case !strings.HasPrefix(a, "-") || a == "-":
 			rest = append(rest, a)
-		case strings.Contains(a, "=") || a == "-h" || a == "--help" || a == "-help" || i == len(args)-1:
-			flags = append(flags, a)
+		case a == "--generate-bash-completion" && i == len(args)-1:
+			rest = append(rest, a)
+		case strings.Contains(a, "=") || i == len(args)-1 || !takesValue(flags, a):
+			opts = append(opts, a)
 		default:
-			flags = append(flags, a, args[i+1])
+			opts = append(opts, a, args[i+1])
 			i++
 		}
 	}
 	out := append([]string{}, args[:from]...)
-	return append(append(out, flags...), rest...)
+	return append(append(out, opts...), rest...)
+}
+
+// findCommand returns the command of cmds named or aliased name, or nil.
+func findCommand(cmds []*cli.Command, name string) *cli.Command {
+	for _, c := range cmds {
+		if c.HasName(name) {
+			return c
+		}
+	}
+	return nil
+}
+
+// takesValue reports whether option arg ("-n", "--for") is one of flags
+// and takes a value; --help, a boolean option and an unknown one do not.
+func takesValue(flags []cli.Flag, arg string) bool {
+	name := strings.TrimLeft(arg, "-")
+	for _, f := range flags {
+		for _, n := range f.Names() {
+			if n != name {
+				continue
+			}
+			tv, ok := f.(interface{ TakesValue() bool })
+			return !ok || tv.TakesValue()
+		}
+	}
+	return false
 }

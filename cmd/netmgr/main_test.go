@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -95,7 +96,7 @@ func TestUsageErrors(t *testing.T) {
 		{"server bad starttls", []string{"netmgr", "server", "--name", "s", "--data-dir", "/nonexistent", "--smtp", "h:25", "--mail-from", "a@b.c", "--smtp-starttls", "maybe"},
 			exitUsage, `netmgr server: mail configuration: STARTTLS policy "maybe"`},
 		{"kill without job", []string{"netkill"}, exitUsage, "netkill: missing JOB or ID"},
-		{"kill flag after job", []string{"netkill", "job1", "--signal", "KILL"}, exitUsage, `netkill: options go before JOB|ID, got "--signal" after it`},
+		{"kill flag after --", []string{"netkill", "--", "job1", "--signal", "KILL"}, exitUsage, `netkill: options go before JOB|ID, got "--signal" after it`},
 		{"kill bad signal", []string{"netkill", "--signal", "NOPE", "job1"}, exitUsage, `netkill: --signal: unknown signal "NOPE"`},
 		{"status two views", []string{"netstatus", "-j", "-m"}, exitUsage, "netstatus: give only one of -j, -m, -s, -q, -r, --why and a JOB"},
 		{"status queues and reservations", []string{"netstatus", "-q", "-r"}, exitUsage, "netstatus: give only one of -j, -m, -s, -q, -r, --why and a JOB"},
@@ -121,7 +122,7 @@ func TestUsageErrors(t *testing.T) {
 		{"unreserve flag after --", []string{"netmgr", "unreserve", "--", "flute", "--id", "3"}, exitUsage, `netmgr unreserve: options go before MACHINE, got "--id" after it`},
 		{"unreserve id zero", []string{"unreserve", "--id", "0"}, exitUsage, "unreserve: --id must be a reservation id, 1 or more"},
 		{"suspend without job", []string{"netmgr", "suspend"}, exitUsage, "netmgr suspend: missing JOB or ID"},
-		{"resume flag after job", []string{"netmgr", "resume", "job1", "--addr", "x"}, exitUsage, `netmgr resume: options go before JOB|ID, got "--addr" after it`},
+		{"resume flag after --", []string{"netmgr", "resume", "--", "job1", "--addr", "x"}, exitUsage, `netmgr resume: options go before JOB|ID, got "--addr" after it`},
 		{"restart without job", []string{"netmgr", "restart"}, exitUsage, "netmgr restart: missing JOB or ID"},
 		{"queue without command", []string{"netmgr", "admin", "queue"}, exitUsage, "netmgr admin: no queue command given (add, set or remove)"},
 		{"queue unknown command", []string{"netmgr", "admin", "queue", "drop", "q"}, exitUsage, `netmgr admin: unknown queue command "drop" (add, set or remove)`},
@@ -156,7 +157,7 @@ func TestUsageErrors(t *testing.T) {
 		{"admin unknown command", []string{"netmgr", "admin", "frob"}, exitUsage, `netmgr admin: unknown admin command "frob" (load, show or queue)`},
 		{"admin load without file", []string{"netmgr", "admin", "load"}, exitUsage, "netmgr admin: missing FILE"},
 		{"admin load two files", []string{"netmgr", "admin", "load", "a", "b"}, exitUsage, `netmgr admin: admin load takes one FILE, got ["b"] after it`},
-		{"admin load flag after file", []string{"netmgr", "admin", "load", "a", "--addr", "x"}, exitUsage, `netmgr admin: options go before FILE, got "--addr" after it`},
+		{"admin load flag after --", []string{"netmgr", "admin", "load", "--", "a", "--addr", "x"}, exitUsage, `netmgr admin: options go before FILE, got "--addr" after it`},
 		{"admin load missing file", []string{"netmgr", "admin", "load", "/nonexistent/isis.db"}, exitError, "netmgr admin: read database: open /nonexistent/isis.db: no such file or directory"},
 		{"admin load bad flag", []string{"netmgr", "admin", "load", "--bogus", "a"}, exitUsage, "netmgr admin: flag provided but not defined: -bogus"},
 		{"admin show argument", []string{"netmgr", "admin", "show", "x"}, exitUsage, `netmgr admin: unexpected argument "x"`},
@@ -191,16 +192,29 @@ func TestFlagsFirst(t *testing.T) {
 		{"reserve link", "/usr/bin/reserve flute viola --for 2h -n=1", "/usr/bin/reserve --for 2h -n=1 flute viola"},
 		{"netmgr unreserve", "netmgr unreserve flute --id 3", "netmgr unreserve --id 3 flute"},
 		{"netmgr under another name", "./nm reserve flute -n 1", "./nm reserve -n 1 flute"},
-		{"netstatus untouched", "netstatus reserve -m", "netstatus reserve -m"},
+		{"netstatus job then json", "netstatus keep --json", "netstatus --json keep"},
+		{"netstatus job named reserve", "netstatus reserve -m", "netstatus -m reserve"},
+		{"netstatus why after", "/usr/bin/netstatus --json --why keep", "/usr/bin/netstatus --json --why keep"},
+		{"netmgr status job then json", "netmgr status keep --json --addr x", "netmgr status --json --addr x keep"},
 		{"netexec untouched", "netexec /bin/sh -c x", "netexec /bin/sh -c x"},
-		{"kill untouched", "netmgr kill job1 --signal INT", "netmgr kill job1 --signal INT"},
-		{"admin load untouched", "netmgr admin load f --addr x", "netmgr admin load f --addr x"},
+		{"netexec job's json", "netexec /bin/echo --json", "netexec /bin/echo --json"},
+		{"netmgr exec untouched", "netmgr exec /bin/ls -l --addr x", "netmgr exec /bin/ls -l --addr x"},
+		{"kill options after", "netmgr kill job1 --signal INT", "netmgr kill --signal INT job1"},
+		{"netkill bool then job", "netkill job1 --all job2", "netkill --all job1 job2"},
+		{"admin load options after", "netmgr admin load f --addr x", "netmgr admin load --addr x f"},
+		{"history json after", "netmgr history backup --json", "netmgr history --json backup"},
+		{"completion request stays last", "netstatus keep --generate-bash-completion", "netstatus keep --generate-bash-completion"},
+		{"unknown option has no value", "netstatus keep --bogus", "netstatus --bogus keep"},
 		{"unknown queue verb untouched", "netmgr admin queue frob Q --priority 1", "netmgr admin queue frob Q --priority 1"},
+		{"netmgr flag only", "netmgr --version", "netmgr --version"},
+		{"unknown command", "netmgr frob x --y", "netmgr frob x --y"},
 		{"netmgr alone", "netmgr", "netmgr"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := strings.Join(flagsFirst(strings.Fields(tt.in)), " "); got != tt.want {
+			args := strings.Fields(tt.in)
+			app, _ := newApp(filepath.Base(args[0]), args[1:])
+			if got := strings.Join(flagsFirst(app, args), " "); got != tt.want {
 				t.Errorf("flagsFirst(%q) = %q, want %q", tt.in, got, tt.want)
 			}
 		})
@@ -436,6 +450,13 @@ func TestExecAgainstFakeServer(t *testing.T) {
 			wantSubmit: client.JobSpec{Min: 2, Env: []string{"A=b,c"}, Binaries: map[string]string{"*": "--weird-binary"}, Args: []string{"-x"}},
 		},
 		{
+			name:       "the job's own options after BINARY",
+			job:        ok,
+			args:       []string{"netexec", "/bin/echo", "--json", "-n", "2"},
+			stdout:     "job job1.alice id 7 submitted\n",
+			wantSubmit: client.JobSpec{Binaries: map[string]string{"*": "/bin/echo"}, Args: []string{"--json", "-n", "2"}},
+		},
+		{
 			name:       "wait started",
 			job:        running,
 			args:       []string{"netmgr", "exec", "--wait", "started", "-n", "2", "/bin/sleep", "9"},
@@ -532,5 +553,18 @@ func TestStatusAgainstFakeServer(t *testing.T) {
 		"7   job1.alice  0     1        /bin/sh      stub1  -          -        -        running\n"
 	if stdout != want {
 		t.Errorf("stdout =\n%s\nwant\n%s", stdout, want)
+	}
+
+	// netstatus JOB [--json], as its usage line writes it: the option
+	// after the argument.
+	for _, args := range [][]string{{"netstatus", "job1", "--json"}, {"netmgr", "status", "job1", "--json"}} {
+		code, stdout, stderr = runCLI(t, args...)
+		if code != exitOK {
+			t.Fatalf("%q: exit code = %d, want %d; stderr:\n%s", args, code, exitOK, stderr)
+		}
+		var j client.Job
+		if err := json.Unmarshal([]byte(stdout), &j); err != nil || j.ID != 7 {
+			t.Errorf("%q: stdout %q is not job 7 as JSON (%v)", args, stdout, err)
+		}
 	}
 }

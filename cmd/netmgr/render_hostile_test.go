@@ -80,7 +80,7 @@ func TestRenderHostileText(t *testing.T) {
 		}, true},
 		{"history", func(b *bytes.Buffer) error {
 			return renderHistory(b, []client.HistoryAttempt{
-				{Job: 9, Attempt: 1, Owner: "mallory", Machine: "m" + hostile, State: "failed", Reason: "r" + hostile,
+				{Job: 9, Name: "n" + hostile, Attempt: 1, Owner: "mallory", Machine: "m" + hostile, State: "failed", Reason: "r" + hostile,
 					Error: "e" + hostile, StartedAt: t0, EndedAt: t0.Add(time.Second)},
 				{Job: 10, Attempt: 1, Owner: "bob", Machine: "flute", State: "exited", StartedAt: t0, EndedAt: t0.Add(time.Second)},
 			}, time.UTC)

@@ -7,7 +7,9 @@ import (
 )
 
 // Devel is the version of a build that has no version: a go build outside
-// the Makefile of a tree whose module version Go could not tell.
+// the Makefile (and the builds that link the version as it does:
+// scripts/ldflags.sh, servertest.BuildBinary) of a tree whose module
+// version Go could not tell (a git worktree, GOFLAGS=-buildvcs=false).
 const Devel = "devel"
 
 // Info describes one build.

@@ -57,7 +57,7 @@ func BuildBinary(dir string) (string, error) {
 		return p, nil
 	}
 	p := filepath.Join(dir, "netmgr")
-	cmd := exec.Command("go", "build", "-o", p, "github.com/netmgr/netmgr/cmd/netmgr")
+	cmd := exec.Command("go", "build", "-ldflags", versionLDFlags(), "-o", p, "github.com/netmgr/netmgr/cmd/netmgr")
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	out, err := cmd.CombinedOutput()
 	if err != nil {
@@ -65,6 +65,19 @@ func BuildBinary(dir string) (string, error) {
 	}
 	buildCache[dir] = p
 	return p, nil
+}
+
+// versionLDFlags links the tree's version and commit into the binary, as
+// the Makefile and scripts/ldflags.sh do, so that its servers report the
+// real version (netstatus -s) even when Go records no VCS information (a
+// git worktree, GOFLAGS=-buildvcs=false). Outside a git tree it is empty.
+func versionLDFlags() string {
+	version, err := exec.Command("git", "describe", "--always", "--dirty").Output()
+	if err != nil {
+		return ""
+	}
+	commit, _ := exec.Command("git", "rev-parse", "HEAD").Output()
+	return "-X main.version=" + strings.TrimSpace(string(version)) + " -X main.commit=" + strings.TrimSpace(string(commit))
 }
 
 // Proc is one netmgr process of a ProcCluster. Its fields are fixed at
