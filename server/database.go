@@ -8,7 +8,6 @@ import (
 
 	"github.com/netmgr/netmgr/client/dblang"
 	"github.com/netmgr/netmgr/fsm"
-	"github.com/netmgr/netmgr/stub/owner"
 )
 
 // parseDatabase parses declarations in the database language into the
@@ -31,7 +30,7 @@ func checkWindows(db *dblang.Database) error {
 	var list dblang.ErrorList
 	check := func(what string, settings map[string]string, pos dblang.Pos) {
 		for _, w := range dblang.OwnerWindows(settings[dblang.OwnerAvailable]) {
-			if _, err := owner.ParseWindow(w); err != nil {
+			if _, err := dblang.ParseWindow(w); err != nil {
 				list = append(list, &dblang.Error{Pos: pos, Msg: fmt.Sprintf("window %q in %s: %v", w, what, err)})
 			}
 		}

@@ -95,7 +95,7 @@ func (m *machineOwner) set(name, v string) error {
 	case dblang.OwnerAvailable:
 		ws := dblang.OwnerWindows(v)
 		for _, w := range ws {
-			if _, err := owner.ParseWindow(w); err != nil {
+			if _, err := dblang.ParseWindow(w); err != nil {
 				return err
 			}
 		}

@@ -69,7 +69,8 @@
 //     suspend=yes|no (no vacates the queue's jobs at once). A machine's settings
 //     override its mtype's (Resolve); the stub merges them with its flags
 //     and init file (flags < init file < database). The windows' own
-//     syntax is the stub's to check (stub/owner.ParseWindow).
+//     syntax is window.go's (ParseWindow, Window.Contains): the server
+//     checks it at load time, the stub (stub/owner) follows the windows.
 //
 // allow_root_jobs takes no arguments and is given at most once. It sets
 // Database.AllowRootJobs: root, submitting from a machine of the pool, may

@@ -1,6 +1,7 @@
 package dblang
 
 import (
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -63,3 +64,8 @@ func (s *errorSink) err() error {
 	})
 	return s.list
 }
+
+// ErrBadOwnerSetting means an owner-policy setting's value cannot work:
+// ParseWindow's errors wrap it, and package stub/owner's ErrBadSetting is
+// this same error, so one errors.Is answers for both.
+var ErrBadOwnerSetting = errors.New("bad owner policy setting")

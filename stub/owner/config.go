@@ -3,6 +3,8 @@ package owner
 import (
 	"fmt"
 	"time"
+
+	"github.com/netmgr/netmgr/client/dblang"
 )
 
 // The sources a Watch reads when the Config names none: Linux's.
@@ -73,7 +75,7 @@ func (c Config) Check() error {
 		return fmt.Errorf("sleep on load %v: %w", c.SleepOnLoad, ErrBadSetting)
 	}
 	for _, w := range c.Available {
-		if _, err := ParseWindow(w); err != nil {
+		if _, err := dblang.ParseWindow(w); err != nil {
 			return err
 		}
 	}

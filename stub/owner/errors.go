@@ -1,12 +1,18 @@
 package owner
 
-import "errors"
+import (
+	"errors"
+
+	"github.com/netmgr/netmgr/client/dblang"
+)
 
 // Errors.
 var (
 	// ErrBadSetting means a Config value cannot work (a negative duration
-	// or load).
-	ErrBadSetting = errors.New("bad owner policy setting")
+	// or load, a window dblang.ParseWindow refuses). It is
+	// dblang.ErrBadOwnerSetting, which ParseWindow's errors wrap, so one
+	// errors.Is answers for both.
+	ErrBadSetting = dblang.ErrBadOwnerSetting
 	// ErrBadUtmp means a utmp file is not whole records.
 	ErrBadUtmp = errors.New("utmp file is not whole records")
 	// ErrBadMonitorOutput means the load monitor printed neither a number

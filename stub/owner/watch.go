@@ -7,6 +7,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/netmgr/netmgr/client/dblang"
 )
 
 // Watch keeps the owner policy's verdict: why the machine is asleep, ""
@@ -91,7 +93,7 @@ func (w *Watch) setConfig(cfg Config) {
 	if len(cfg.Available) > 0 {
 		w.win = &windowDetector{loc: cfg.Location}
 		for _, s := range cfg.Available {
-			win, _ := ParseWindow(s) // Check parsed it
+			win, _ := dblang.ParseWindow(s) // Check parsed it
 			w.win.windows = append(w.win.windows, win)
 		}
 	}
