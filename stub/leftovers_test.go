@@ -8,7 +8,7 @@ func TestLeftoversReported(t *testing.T) {
 	srv := newFakeServer(t, 0)
 	s := newTestStub(t, Config{Servers: []string{srv.addr()}})
 	c := stubClient(t, s)
-	req := shJob(1, 0, "sleep 600 & exit 0")
+	req := shJob(1, 0, "sleep 600 & p=$!; until [ \"$(cat /proc/$p/comm)\" = sleep ]; do :; done; exit 0")
 	mustStart(t, c, req)
 	evs := srv.waitTerm(t, keyOf(req))
 	term := evs[len(evs)-1]
