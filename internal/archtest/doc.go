@@ -11,7 +11,7 @@
 //
 // What it is not: it checks imports between packages, not what a package
 // does with them (purity of matcher and queue, determinism of fsm's Apply
-// are other tests'), and it imports nothing itself.
+// are other tests'); only its numbers test imports anything (fsm).
 //
 // TestDesignNumbers keeps DESIGN.md's log-format numbers true: the
 // snapshot version it says the build writes is fsm.SnapshotVersion, and
