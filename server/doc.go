@@ -27,7 +27,8 @@
 //     forming a new group from gossip; command_level.go: the newest
 //     command every server applies.
 //   - reload.go: Reload, reading TLS material and the gossip keyring
-//     again on SIGHUP; warn_limit.go: warnings once a minute per peer.
+//     again on SIGHUP; warnings once a minute per peer come from
+//     internal/warnlimit.
 //   - gossip.go: the memberlist node and its view of the pool;
 //     gossip_keyring.go: its encryption keys and their reload; pool.go: that
 //     view as the leader sees it (suspicion, reported loads) and as the

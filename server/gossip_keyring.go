@@ -8,6 +8,7 @@ import (
 
 	"github.com/netmgr/netmgr/client/pki"
 	"github.com/netmgr/netmgr/internal/slogadapt"
+	"github.com/netmgr/netmgr/internal/warnlimit"
 )
 
 // gossipRefusalEvery is how often a peer whose gossip this node cannot
@@ -20,11 +21,11 @@ const gossipRefusalEvery = time.Minute
 // minute per peer host.
 type memberlistLog struct {
 	log  *slog.Logger
-	warn *warnLimiter
+	warn *warnlimit.Limiter
 }
 
 func newMemberlistLog(l *slog.Logger) io.Writer {
-	w := &memberlistLog{log: l, warn: newWarnLimiter(gossipRefusalEvery)}
+	w := &memberlistLog{log: l, warn: warnlimit.New(gossipRefusalEvery)}
 	return slogadapt.Memberlist(l, w.keyProblem)
 }
 
@@ -40,7 +41,7 @@ func (w *memberlistLog) keyProblem(line string) bool {
 	if err != nil {
 		host = peer
 	}
-	if ok, held := w.warn.allow(host, time.Now()); ok {
+	if ok, held := w.warn.Allow(host, time.Now()); ok {
 		w.log.Warn("gossip refused: "+means, "peer", peer, "hint", pki.GossipKeyHint,
 			"memberlist", line, "refused_since_last_logged", held)
 	}

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/netmgr/netmgr/fsm"
+	"github.com/netmgr/netmgr/internal/warnlimit"
 )
 
 // Per-user limits (issue 34): one user cannot starve the others. Each
@@ -52,7 +53,7 @@ type userLimits struct {
 	streams *streamCounter // its max <= 0: no limit
 	uploads *blobUploads
 	quota   int64 // bytes; <= 0: no limit
-	warn    *warnLimiter
+	warn    *warnlimit.Limiter
 }
 
 // newUserLimits builds the limits cfg asks for, zero values meaning the
@@ -62,7 +63,7 @@ func newUserLimits(cfg Config) *userLimits {
 		streams: newStreamCounter(orDefault(cfg.UserStreams, DefaultUserStreams)),
 		uploads: newBlobUploads(),
 		quota:   orDefault(cfg.UserBlobQuota, DefaultUserBlobQuota),
-		warn:    newWarnLimiter(limitWarnEvery),
+		warn:    warnlimit.New(limitWarnEvery),
 	}
 	if r := orDefault(cfg.UserRate, DefaultUserRate); r > 0 {
 		l.rate = newRateLimiter(r, orDefault(cfg.UserBurst, DefaultUserBurst))
@@ -101,7 +102,7 @@ func (s *Server) limitExempt(p principal) bool {
 // logs a user's refusals by one limit once a minute (a flood would
 // otherwise log each), with the count held back.
 func (s *Server) refuseLimit(w http.ResponseWriter, r *http.Request, p principal, d *denial) {
-	if ok, held := s.limits.warn.allow(p.User+"\x00"+d.reason, time.Now()); ok {
+	if ok, held := s.limits.warn.Allow(p.User+"\x00"+d.reason, time.Now()); ok {
 		s.log.Warn("request refused by a per-user limit", "method", r.Method, "path", r.URL.Path, "from", r.RemoteAddr,
 			"as", p.String(), "reason", d.reason, "refused_since_last_logged", held, "err", d.err)
 	}

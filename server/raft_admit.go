@@ -10,6 +10,7 @@ import (
 	"github.com/hashicorp/raft"
 
 	"github.com/netmgr/netmgr/client/pki"
+	"github.com/netmgr/netmgr/internal/warnlimit"
 )
 
 // Admission of servers to the Raft group, when the group runs TLS.
@@ -32,7 +33,7 @@ const (
 // refused member is logged once a minute however often leadership moves.
 // Safe for concurrent use.
 type admission struct {
-	warn *warnLimiter
+	warn *warnlimit.Limiter
 	// refused counts the refusals, for tests; they are counted in
 	// netmgr_requests_denied_total{reason="rogue_server"} too.
 	refused atomic.Int64
@@ -44,7 +45,7 @@ type admission struct {
 
 func newAdmission() *admission {
 	return &admission{
-		warn:      newWarnLimiter(admitLogEvery),
+		warn:      warnlimit.New(admitLogEvery),
 		pending:   make(map[string]bool),
 		refusedAt: make(map[string]time.Time),
 	}
@@ -95,7 +96,7 @@ func (a *admission) end(name string, refused bool, now time.Time) {
 func (s *Server) refuseServer(name, addr string, why error) {
 	s.admission.refused.Add(1)
 	s.metrics.denied(denyRogueServer)
-	if ok, held := s.admission.warn.allow(name, time.Now()); ok {
+	if ok, held := s.admission.warn.Allow(name, time.Now()); ok {
 		s.log.Warn(fmt.Sprintf("refused to add server %s: %v", name, why),
 			"raft", addr, "refused_since_last_logged", held,
 			"hint", "only a member with a server certificate of the cluster CA naming it joins the raft group")

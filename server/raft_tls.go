@@ -15,6 +15,7 @@ import (
 	"github.com/hashicorp/raft"
 
 	"github.com/netmgr/netmgr/client/pki"
+	"github.com/netmgr/netmgr/internal/warnlimit"
 )
 
 // raftHandshakeTimeout bounds the TLS handshake of a Raft connection,
@@ -43,7 +44,7 @@ type tlsStreamLayer struct {
 	advertise net.Addr
 	tls       *pki.Material
 	log       *slog.Logger
-	warn      *warnLimiter
+	warn      *warnlimit.Limiter
 
 	ctx    context.Context // cancelled by Close
 	cancel context.CancelFunc
@@ -73,7 +74,7 @@ func newTLSStreamLayer(bind string, advertise net.Addr, m *pki.Material, log *sl
 		advertise: advertise,
 		tls:       m,
 		log:       log,
-		warn:      newWarnLimiter(raftRefusalEvery),
+		warn:      warnlimit.New(raftRefusalEvery),
 		conns:     make(chan net.Conn),
 		onRefuse:  onRefuse,
 	}
@@ -170,7 +171,7 @@ func (l *tlsStreamLayer) refuse(c net.Conn, why error) {
 	if err != nil {
 		host = peer
 	}
-	if ok, held := l.warn.allow(host, time.Now()); ok {
+	if ok, held := l.warn.Allow(host, time.Now()); ok {
 		l.log.Warn("refused raft connection: only a server certificate of the cluster CA may speak Raft",
 			"peer", peer, "why", why, "refused_since_last_logged", held)
 	}
