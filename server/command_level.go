@@ -48,3 +48,15 @@ func groupLevel(servers []raft.Server, pool map[string]member) fsm.MessageType {
 func (s *Server) groupApplies(t fsm.MessageType) bool {
 	return fsm.MessageType(s.groupLevel.Load()) >= t
 }
+
+// groupAppliesNow is groupApplies, asking the Raft configuration and
+// gossip again before it says no: a leader records the group's level on
+// its ticks, so a request just after an election could otherwise be
+// refused by the level it started with (1.0's).
+func (s *Server) groupAppliesNow(t fsm.MessageType) bool {
+	if s.groupApplies(t) {
+		return true
+	}
+	s.refreshGroupLevel()
+	return s.groupApplies(t)
+}

@@ -130,15 +130,3 @@ func (s *Server) handleRevokeToken(w http.ResponseWriter, r *http.Request) {
 	s.log.Info("token revoked", "id", id, "by", admin, "index", res.Index)
 	s.writeJSON(w, http.StatusOK, struct{}{})
 }
-
-// groupAppliesNow is groupApplies, asking the Raft configuration and
-// gossip again before it says no: a leader records the group's level on
-// its ticks, so a request just after an election could otherwise be
-// refused by the level it started with (1.0's).
-func (s *Server) groupAppliesNow(t fsm.MessageType) bool {
-	if s.groupApplies(t) {
-		return true
-	}
-	s.refreshGroupLevel()
-	return s.groupApplies(t)
-}
