@@ -60,3 +60,8 @@ func (s *Server) groupAppliesNow(t fsm.MessageType) bool {
 	s.refreshGroupLevel()
 	return s.groupApplies(t)
 }
+
+// groupSupports reports whether every server applies what feature f
+// needs (fsm's feature table), asking again before it says no, as
+// groupAppliesNow.
+func (s *Server) groupSupports(f fsm.Feature) bool { return s.groupAppliesNow(f.Level) }

@@ -93,7 +93,7 @@ func TestMachineFaultWaitsForTheGroup(t *testing.T) {
 }
 
 // A database with owner-policy settings is loaded only once every server
-// applies ownerSettingsLevel; one without them loads as before.
+// applies fsm.FeatureOwnerSettings' level; one without them loads as before.
 func TestOwnerSettingsWaitForTheGroup(t *testing.T) {
 	plain := fsm.Database{Machines: []fsm.DeclaredMachine{{Name: "m1"}}}
 	owned := fsm.Database{Machines: []fsm.DeclaredMachine{{Name: "m1", Owner: map[string]string{"sleep_on_input": "15"}}}}
@@ -105,7 +105,7 @@ func TestOwnerSettingsWaitForTheGroup(t *testing.T) {
 	}{
 		{"no settings, a 1.0 server in the group", oldestLevel, plain, true},
 		{"settings, a server of level 30 in the group", fsm.CronFireType, owned, false},
-		{"settings, every server at their level", ownerSettingsLevel, owned, true},
+		{"settings, every server at their level", fsm.FeatureOwnerSettings.Level, owned, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var s Server

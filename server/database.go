@@ -110,15 +110,6 @@ func databaseFromLog(db *fsm.Database) *dblang.Database {
 	return out
 }
 
-// ownerSettingsLevel is the first command level whose servers apply the
-// owner-policy settings of a LoadDatabase (mtypes', machines' and
-// queues' Owner); it came with MailSent. A LoadDatabase carries them in
-// fields an older replica ignores, so an admin's load that has them waits
-// until every server applies this level. The initial database (--database)
-// is loaded by the first leader of a new group, whose servers were all
-// started for it.
-const ownerSettingsLevel = fsm.MailSentType
-
 // hasOwnerSettings reports whether db sets an owner policy anywhere.
 func hasOwnerSettings(db fsm.Database) bool {
 	for _, m := range db.MTypes {
@@ -141,21 +132,24 @@ func hasOwnerSettings(db fsm.Database) bool {
 
 // checkOwnerSettings refuses db when it sets owner policies and the group
 // (applies reports for a type whether every server applies it) does not
-// all apply ownerSettingsLevel: an older replica would apply the load
-// without them, and its machines' policies would differ from the others'.
+// all apply fsm.FeatureOwnerSettings' level: a LoadDatabase carries them
+// in fields an older replica ignores, so it would apply the load without
+// them, and its machines' policies would differ from the others'. The
+// initial database (--database) is loaded by the first leader of a new
+// group, whose servers were all started for it.
 func checkOwnerSettings(db fsm.Database, applies func(fsm.MessageType) bool) error {
-	if hasOwnerSettings(db) && !applies(ownerSettingsLevel) {
+	if hasOwnerSettings(db) && !applies(fsm.FeatureOwnerSettings.Level) {
 		return fmt.Errorf("load a database with owner-policy settings: %w", errUpgradeFirst)
 	}
 	return nil
 }
 
 // checkKillGrace refuses db when a queue sets kill_grace and the group
-// does not all apply SubmitLimitsType: an older replica would load the
-// queue without it.
+// does not all apply fsm.FeatureQueueKillGrace's level: an older replica
+// would load the queue without it.
 func checkKillGrace(db fsm.Database, applies func(fsm.MessageType) bool) error {
 	for _, q := range db.Queues {
-		if q.KillGraceSeconds != 0 && !applies(fsm.SubmitLimitsType) {
+		if q.KillGraceSeconds != 0 && !applies(fsm.FeatureQueueKillGrace.Level) {
 			return fmt.Errorf("load a database with kill_grace on queue %s: %w", q.Name, errUpgradeFirst)
 		}
 	}
@@ -163,11 +157,11 @@ func checkKillGrace(db fsm.Database, applies func(fsm.MessageType) bool) error {
 }
 
 // checkPolicy refuses db when a queue sets a placement policy and the
-// group does not all apply SubmitGangType: an older replica would load
-// the queue without it and place its jobs one by one.
+// group does not all apply fsm.FeatureQueuePolicy's level: an older
+// replica would load the queue without it and place its jobs one by one.
 func checkPolicy(db fsm.Database, applies func(fsm.MessageType) bool) error {
 	for _, q := range db.Queues {
-		if q.Policy != "" && !applies(fsm.SubmitGangType) {
+		if q.Policy != "" && !applies(fsm.FeatureQueuePolicy.Level) {
 			return fmt.Errorf("load a database with policy=%s on queue %s: %w", q.Policy, q.Name, errUpgradeFirst)
 		}
 	}

@@ -70,21 +70,9 @@ func (s *Server) submitFromRequest(r *http.Request, req client.SubmitRequest, at
 	if err != nil {
 		return cmd, statusOf(err), err
 	}
-	for _, need := range []struct {
-		asked bool
-		t     fsm.MessageType
-		what  string
-	}{
-		{cmd.Spec.Cron != "", fsm.CronFireType, "a cron job"},
-		{cmd.Spec.HasDependencies(), fsm.SubmitAfterType, "a dependent job"},
-		{cmd.Spec.Dir != "", fsm.SubmitDirType, "a job with a working directory"},
-		{cmd.Spec.HasLimits(), fsm.SubmitLimitsType, "a job with a time limit or a warning signal"},
-		{cmd.Spec.Mail != "", fsm.MailSentType, "a job with mail"},
-		{cmd.Spec.HasFiles(), fsm.OutputsKeptType, "a job with copy_in or copy_out"},
-		{cmd.Spec.Gang, fsm.SubmitGangType, "a gang job"},
-	} {
-		if need.asked && !s.groupAppliesNow(need.t) {
-			return cmd, http.StatusConflict, fmt.Errorf("%s: %w", need.what, errUpgradeFirst)
+	for _, f := range cmd.Spec.Features() {
+		if !s.groupSupports(f) {
+			return cmd, http.StatusConflict, fmt.Errorf("%s: %w", f.Name, errUpgradeFirst)
 		}
 	}
 	if cmd.Spec.CopyInBlob != "" {

@@ -71,21 +71,7 @@ func (s *Server) handleSubmitBatch(w http.ResponseWriter, r *http.Request) {
 // batchSubmitCommand is the command that creates the job of c in a batch:
 // submitCommand's choice, less the placing shortcut.
 func batchSubmitCommand(c fsm.Submit) command {
-	switch {
-	case c.Spec.HasFiles():
-		return command{fsm.SubmitFilesType, c}
-	case c.Spec.Gang:
-		return command{fsm.SubmitGangType, c}
-	case c.Spec.HasLimits():
-		return command{fsm.SubmitLimitsType, c}
-	case c.Spec.Cron != "":
-		return command{fsm.SubmitCronType, c}
-	case c.Spec.Dir != "":
-		return command{fsm.SubmitDirType, c}
-	case c.Spec.HasDependencies():
-		return command{fsm.SubmitAfterType, c}
-	}
-	return command{fsm.SubmitType, c}
+	return command{fsm.SubmitEntryType(&c.Spec), c}
 }
 
 // batchApplyError is a job of a batch the state machine refused, job

@@ -5,53 +5,17 @@ import (
 	"github.com/netmgr/netmgr/server/planner"
 )
 
-// submitCommand is the command that creates a job: a SubmitFiles for a
-// job with copy_in or copy_out, a SubmitGang for a
-// gang job, a SubmitLimits for a
-// job with a time limit or warning of its own, a SubmitCron for a
-// cron job, a SubmitDir for a job with a working directory, a SubmitAfter
-// for a job with dependencies, a SubmitPlace when some of the job can start at
-// once (see planner.Pass.PlaceSubmit), else a Submit that leaves all of it
-// to the scheduler. The SubmitType of the
-// latter only marks it in process: applySubmit commits it inside a
-// Submits entry.
+// submitCommand is the command that creates a job: the entry type its
+// features ask for (fsm.SubmitEntryType: SubmitFiles, SubmitGang,
+// SubmitLimits, SubmitCron, SubmitDir or SubmitAfter, each of which a
+// replica too old for it refuses rather than misapply; the scheduler
+// places them), else a SubmitPlace when some of the job can start at
+// once (see planner.Pass.PlaceSubmit), else a Submit that leaves all of
+// it to the scheduler. The SubmitType of the latter only marks it in
+// process: applySubmit commits it inside a Submits entry.
 func (s *Server) submitCommand(c fsm.Submit) command {
-	if c.Spec.HasFiles() {
-		// Files in or out: its own entry type (which also carries
-		// everything else a spec may say), which a replica too old for
-		// it refuses rather than run the job without its files. The
-		// scheduler places it.
-		return command{fsm.SubmitFilesType, c}
-	}
-	if c.Spec.Gang {
-		// A gang: its own entry type (which also carries everything the
-		// older ones do), which a replica too old for it refuses rather
-		// than place its instances one by one. The scheduler places it
-		// whole.
-		return command{fsm.SubmitGangType, c}
-	}
-	if c.Spec.HasLimits() {
-		// Limits of its own: its own entry type (which also carries a
-		// cron schedule, a working directory and dependencies), which a
-		// replica too old for it refuses rather than run the job
-		// unlimited. The scheduler places it.
-		return command{fsm.SubmitLimitsType, c}
-	}
-	if c.Spec.Cron != "" {
-		// A template with nothing to place, in its own entry type, which
-		// a replica too old for it refuses rather than run it once.
-		return command{fsm.SubmitCronType, c}
-	}
-	if c.Spec.Dir != "" {
-		// A working directory: its own entry type (which also carries
-		// dependencies), which a replica too old for it refuses rather
-		// than run the job elsewhere.
-		return command{fsm.SubmitDirType, c}
-	}
-	if c.Spec.HasDependencies() {
-		// Held until its dependencies decide: nothing to place, and its
-		// own entry type, which a replica too old for it refuses.
-		return command{fsm.SubmitAfterType, c}
+	if t := fsm.SubmitEntryType(&c.Spec); t != fsm.SubmitType {
+		return command{t, c}
 	}
 	var (
 		index uint64
