@@ -90,7 +90,10 @@ func runDevAgentUntilReady(t *testing.T, bin string, args ...string) string {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, append([]string{"agent", "--dev", "--exec-dir", t.TempDir()}, args...)...)
+	// An exec dir every user's jobs reach: a 0700 one is warned of.
+	execDir := t.TempDir()
+	letEveryoneReach(t, execDir)
+	cmd := exec.CommandContext(ctx, bin, append([]string{"agent", "--dev", "--exec-dir", execDir}, args...)...)
 	tmp := t.TempDir()
 	cmd.Env = append(cleanEnv(tmp), "TMPDIR="+tmp)
 	var stdout, stderr syncBuffer

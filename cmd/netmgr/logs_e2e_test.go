@@ -97,7 +97,7 @@ func TestLogsFollowsARunningJob(t *testing.T) {
 		{[]string{"netmgr", "logs", "--instance", "2", two}, exitError, "netmgr logs: logs of job " + two + ": job " + two + " has no instance 2 (it has 2, numbered from 0)"},
 		{[]string{"netmgr", "logs", "4242"}, exitError, "netmgr logs: logs of job 4242: "},
 		{[]string{"netmgr", "logs"}, exitUsage, "missing JOB or ID"},
-		{[]string{"netmgr", "logs", two, "--stderr"}, exitUsage, `options go before JOB|ID, got "--stderr" after it`},
+		{[]string{"netmgr", "logs", two, "--", "--stderr"}, exitUsage, `options go before JOB|ID, got "--stderr" after it`},
 	} {
 		code, _, errOut := runCLI(t, tc.args...)
 		if code != tc.code || !strings.Contains(errOut, tc.want) {
