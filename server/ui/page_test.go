@@ -8,6 +8,7 @@ import (
 	"os"
 	"regexp"
 	"strings"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -31,6 +32,7 @@ type fakeGroup struct {
 	done chan struct{} // closed at the end: held answers and streams end
 
 	mu       sync.Mutex
+	name     string           // the jobs' name, "j" and the id when empty
 	instance string           // the instance's state GET /v1/jobs/ID answers
 	jobReads int              // GET /v1/jobs/ID answered or held so far
 	holdJob  func(n int) bool // whether the nth job read is held until done
@@ -77,8 +79,12 @@ func (g *fakeGroup) handler() http.Handler {
 		g.mu.Lock()
 		g.jobReads++
 		hold := g.holdJob != nil && g.holdJob(g.jobReads)
+		name := "j" + id
+		if g.name != "" {
+			name = g.name
+		}
 		job := map[string]any{
-			"id": id, "name": "j" + id, "owner": "alice", "state": "running", "submitted_at": "2026-01-01T00:00:00Z",
+			"id": id, "name": name, "owner": "alice", "state": "running", "submitted_at": "2026-01-01T00:00:00Z",
 			"spec":      map[string]any{"binaries": map[string]string{"*": "/bin/sleep"}, "args": []string{"300"}},
 			"instances": []map[string]any{{"index": 0, "attempt": 1, "state": g.instance, "machine": "m1"}},
 		}
@@ -246,5 +252,29 @@ func TestPageKeepsTheViewOpenedLast(t *testing.T) {
 	waitFor(t, ctx, "the load of job 1 ends", `state.routed >= 2`, 20*time.Second)
 	if got, err := evalJS[string](ctx, heading); err != nil || !strings.HasPrefix(got, "Job 2 ") {
 		t.Errorf("after job 1's late answer the view's heading is %q (%v), want job 2's", got, err)
+	}
+}
+
+// A job's name is a user's text: the page shows markup in it as text and
+// runs none of it (it sets text with textContent, never innerHTML).
+func TestPageShowsMarkupInANameAsText(t *testing.T) {
+	const name = `<img src=x onerror="document.title='pwned'"><b>bold</b>`
+	g := newFakeGroup()
+	g.name = name
+	srv := httptest.NewServer(g.handler())
+	defer srv.Close()
+	defer close(g.done)
+	ctx := startPage(t, srv.URL+"/ui/#/job/1")
+	waitFor(t, ctx, "the job view to show the name as text", "document.body.innerText.includes("+strconv.Quote("<b>bold</b>")+")", 30*time.Second)
+	n, err := evalJS[int](ctx, `document.querySelectorAll('img[src="x"], b').length`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	title, err := evalJS[string](ctx, `document.title`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n != 0 || title == "pwned" {
+		t.Errorf("the name's markup became %d elements of the page (title %q); want it shown as text only", n, title)
 	}
 }
