@@ -22,18 +22,18 @@ func TestDesignNumbers(t *testing.T) {
 		t.Fatal(err)
 	}
 	text := string(b)
-	m := regexp.MustCompile("are `SnapshotVersion` (\\d+):").FindStringSubmatch(text)
+	m := regexp.MustCompile("are `SnapshotVersion` ([0-9]+):").FindStringSubmatch(text)
 	if m == nil {
 		t.Fatalf("%s: no sentence saying the snapshots \"are `SnapshotVersion` N:\"", designPath)
 	}
 	if got, _ := strconv.Atoi(m[1]); got != fsm.SnapshotVersion {
 		t.Errorf("%s says snapshots are version %d; fsm.SnapshotVersion is %d (fsm/snapshot.go)", designPath, got, fsm.SnapshotVersion)
 	}
-	table := regexp.MustCompile("(?s)\\| type \\| command \\|.*?\n\n").FindString(text)
+	table := regexp.MustCompile(`(?s)\| type \| command \|.*?\n\n`).FindString(text)
 	if table == "" {
 		t.Fatalf("%s: no command type table (a header \"| type | command |\")", designPath)
 	}
-	rows := regexp.MustCompile("(?m)^\\| (\\d+)(?:-(\\d+)|, (\\d+))? \\| ").FindAllStringSubmatch(table, -1)
+	rows := regexp.MustCompile(`(?m)^\| (\d+)(?:-(\d+)|, (\d+))? \| `).FindAllStringSubmatch(table, -1)
 	last := 0
 	for _, r := range rows {
 		for _, g := range r[1:] {
