@@ -62,8 +62,7 @@ func cliSubmitSuite(ctx context.Context, cfg config) ([]figure, error) {
 	if cfg.quick {
 		perShell, rounds = cliPerShellQuick, cliRoundsQuick
 	}
-	fmt.Fprintf(os.Stderr, "clisubmit: starting %d servers and 1 stub ...\n", cfg.servers)
-	c, err := startCluster(cfg, bin, filepath.Join(dir, "cluster"), cfg.servers, 1)
+	c, cl, err := oneStubCluster(ctx, cfg, bin, dir, "clisubmit", nil)
 	if err != nil {
 		return nil, err
 	}
@@ -71,22 +70,6 @@ func cliSubmitSuite(ctx context.Context, cfg config) ([]figure, error) {
 	fail := func(err error) ([]figure, error) {
 		fmt.Fprintf(os.Stderr, "process logs:\n%s", c.Logs(4000))
 		return nil, err
-	}
-	if err := c.WaitLeader(60 * time.Second); err != nil {
-		return fail(err)
-	}
-	if err := c.WaitMachines(1, 60*time.Second); err != nil {
-		return fail(err)
-	}
-	cl, err := userClient(c)
-	if err != nil {
-		return fail(err)
-	}
-	dctx, cancel := context.WithTimeout(ctx, opTimeout)
-	_, err = cl.LoadDatabase(dctx, client.DatabaseText{Filename: "drain.db", Text: benchDatabase})
-	cancel()
-	if err != nil {
-		return fail(fmt.Errorf("clisubmit: drain the stub: %w", err))
 	}
 	env := append(os.Environ(), c.Env()...)
 	job := trueBinary()

@@ -1,9 +1,12 @@
 package main
 
 import (
+	"context"
 	"fmt"
+	"os"
 	"os/user"
 	"path/filepath"
+	"time"
 
 	"github.com/netmgr/netmgr/client"
 	"github.com/netmgr/netmgr/server/servertest"
@@ -55,4 +58,40 @@ func simTLSArgs(c *servertest.ProcCluster) []string {
 		return []string{"--insecure"}
 	}
 	return []string{"--ca-dir", filepath.Dir(c.CAFile()), "--gossip-keyring", c.GossipKeyring()}
+}
+
+// oneStubCluster starts cfg.servers servers (serverArgs added to their
+// command lines) and one stub under dir/cluster for the suite named
+// suite, waits for a leader and the stub's machine, and loads
+// benchDatabase, returning the cluster, which the caller stops, and a
+// client acting as the user running the bench. On failure it prints the
+// processes' logs and stops the cluster itself.
+func oneStubCluster(ctx context.Context, cfg config, bin, dir, suite string, serverArgs []string) (*servertest.ProcCluster, *client.Client, error) {
+	fmt.Fprintf(os.Stderr, "%s: starting %d servers and 1 stub %v ...\n", suite, cfg.servers, serverArgs)
+	c, err := startClusterArgs(cfg, bin, filepath.Join(dir, "cluster"), cfg.servers, 1, serverArgs)
+	if err != nil {
+		return nil, nil, err
+	}
+	fail := func(err error) (*servertest.ProcCluster, *client.Client, error) {
+		fmt.Fprintf(os.Stderr, "process logs:\n%s", c.Logs(4000))
+		c.Stop()
+		return nil, nil, err
+	}
+	if err := c.WaitLeader(60 * time.Second); err != nil {
+		return fail(err)
+	}
+	if err := c.WaitMachines(1, 60*time.Second); err != nil {
+		return fail(err)
+	}
+	cl, err := userClient(c)
+	if err != nil {
+		return fail(err)
+	}
+	dctx, cancel := context.WithTimeout(ctx, opTimeout)
+	_, err = cl.LoadDatabase(dctx, client.DatabaseText{Filename: "bench.db", Text: benchDatabase})
+	cancel()
+	if err != nil {
+		return fail(fmt.Errorf("%s: load the database: %w", suite, err))
+	}
+	return c, cl, nil
 }

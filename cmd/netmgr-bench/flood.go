@@ -124,8 +124,7 @@ type floodSamples struct {
 // measures the victim unloaded and flooded there, and stops it.
 func floodCluster(ctx context.Context, cfg config, bin, netexec, dir string, serverArgs []string) (floodSamples, error) {
 	var out floodSamples
-	fmt.Fprintf(os.Stderr, "flood: starting %d servers and 1 stub %v ...\n", cfg.servers, serverArgs)
-	c, err := startClusterArgs(cfg, bin, filepath.Join(dir, "cluster"), cfg.servers, 1, serverArgs)
+	c, _, err := oneStubCluster(ctx, cfg, bin, dir, "flood", serverArgs)
 	if err != nil {
 		return out, err
 	}
@@ -133,22 +132,6 @@ func floodCluster(ctx context.Context, cfg config, bin, netexec, dir string, ser
 	fail := func(err error) (floodSamples, error) {
 		fmt.Fprintf(os.Stderr, "process logs:\n%s", c.Logs(4000))
 		return out, err
-	}
-	if err := c.WaitLeader(60 * time.Second); err != nil {
-		return fail(err)
-	}
-	if err := c.WaitMachines(1, 60*time.Second); err != nil {
-		return fail(err)
-	}
-	cl, err := userClient(c)
-	if err != nil {
-		return fail(err)
-	}
-	dctx, cancel := context.WithTimeout(ctx, opTimeout)
-	_, err = cl.LoadDatabase(dctx, client.DatabaseText{Filename: "bench.db", Text: benchDatabase})
-	cancel()
-	if err != nil {
-		return fail(fmt.Errorf("flood: load the database: %w", err))
 	}
 	leader, _ := c.Leader()
 	if leader < 0 {
