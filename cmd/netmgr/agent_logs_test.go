@@ -92,7 +92,7 @@ func runDevAgentUntilReady(t *testing.T, bin string, args ...string) string {
 	defer cancel()
 	// An exec dir every user's jobs reach: a 0700 one is warned of.
 	execDir := t.TempDir()
-	letEveryoneReach(t, execDir)
+	openToEveryone(t, execDir)
 	cmd := exec.CommandContext(ctx, bin, append([]string{"agent", "--dev", "--exec-dir", execDir}, args...)...)
 	tmp := t.TempDir()
 	cmd.Env = append(cleanEnv(tmp), "TMPDIR="+tmp)

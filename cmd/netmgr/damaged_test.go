@@ -71,7 +71,7 @@ func TestDamagedFilesStopWithOneLine(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := t.TempDir()
-			letEveryoneReach(t, dir) // else the stub warns that jobs cannot reach its exec dir
+			openToEveryone(t, dir) // else the stub warns that jobs cannot reach its exec dir
 			copyTree(t, pristine, dir)
 			if tt.damage != nil {
 				tt.damage(t, filepath.Join(dir, tt.file))

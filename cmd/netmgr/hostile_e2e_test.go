@@ -210,7 +210,7 @@ func newHostile(t *testing.T) *hostileAgent {
 	startDevAgent(t, h.execDir, "--exec-retention", "2s")
 	h.user = newOSUser(t, "nmhx")
 	for _, p := range []string{h.execDir, h.bin, os.Getenv(envSocket), os.Getenv(envCACert)} {
-		letEveryoneReach(t, filepath.Dir(p))
+		openToEveryone(t, filepath.Dir(p))
 	}
 
 	var b [8]byte
@@ -220,7 +220,7 @@ func newHostile(t *testing.T) *hostileAgent {
 	if err := os.Mkdir(vault, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	letEveryoneReach(t, vault)
+	openToEveryone(t, vault)
 	h.secret = filepath.Join(vault, "secret")
 	if err := os.WriteFile(h.secret, []byte(h.marker+"\n"), 0o600); err != nil {
 		t.Fatal(err)
@@ -233,24 +233,6 @@ func newHostile(t *testing.T) *hostileAgent {
 		t.Fatal(err)
 	}
 	return h
-}
-
-// letEveryoneReach adds read and search rights for everyone to dir and
-// each directory above it that lacks them (the testing package makes its
-// temporary directories 0700), leaving / and /tmp as they are.
-func letEveryoneReach(t *testing.T, dir string) {
-	t.Helper()
-	for d := filepath.Clean(dir); d != "/" && d != "/tmp"; d = filepath.Dir(d) {
-		fi, err := os.Stat(d)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if fi.Mode().Perm()&0o055 != 0o055 {
-			if err := os.Chmod(d, fi.Mode().Perm()|0o055); err != nil {
-				t.Fatalf("let every user reach %s: %v", d, err)
-			}
-		}
-	}
 }
 
 // command is the netmgr binary run as the test's user, against the

@@ -82,14 +82,22 @@ func runAs(t *testing.T, c *servertest.ProcCluster, u osUser, args ...string) (i
 	return 0, ""
 }
 
-// openToEveryone lets every user enter dir and its parents up to the
-// system's temporary directory (the testing package makes them 0700).
+// openToEveryone adds read and search rights for everyone to dir and
+// each directory above it that lacks them (the testing package makes its
+// temporary directories 0700), leaving / and /tmp as they are. It climbs
+// past os.TempDir, which a test may have pointed at one of its own
+// directories.
 func openToEveryone(t *testing.T, dir string) {
 	t.Helper()
-	top := filepath.Clean(os.TempDir())
-	for d := filepath.Clean(dir); d != top && strings.HasPrefix(d, top+"/"); d = filepath.Dir(d) {
-		if err := os.Chmod(d, 0o755); err != nil {
-			t.Fatalf("open %s to every user: %v", d, err)
+	for d := filepath.Clean(dir); d != "/" && d != "/tmp"; d = filepath.Dir(d) {
+		fi, err := os.Stat(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fi.Mode().Perm()&0o055 != 0o055 {
+			if err := os.Chmod(d, fi.Mode().Perm()|0o055); err != nil {
+				t.Fatalf("open %s to every user: %v", d, err)
+			}
 		}
 	}
 }
