@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"os"
@@ -727,6 +728,12 @@ func poll(timeout time.Duration, cond func(ctx context.Context) bool) error {
 // freePorts returns n distinct ports on 127.0.0.1 that were free for both
 // TCP and UDP (memberlist uses both) a moment ago. All probes stay open
 // until every port is chosen, so the ports are distinct.
+//
+// The ports are drawn at random from below the kernel's ephemeral range
+// (ip_local_port_range) where there is room: a port the kernel handed out
+// for ":0" could be handed out again, between the probe and the process's
+// bind, as the source port of any test's outgoing connection ("bind:
+// address already in use"); a port below the range never is.
 func freePorts(n int) ([]int, error) {
 	var closers []func()
 	defer func() {
@@ -734,13 +741,21 @@ func freePorts(n int) ([]int, error) {
 			f()
 		}
 	}()
+	lo, hi := fixedPortRange()
 	var ports []int
 	for tries := 0; len(ports) < n; tries++ {
 		if tries > 50*n {
 			return nil, fmt.Errorf("find %d free ports: too many collisions", n)
 		}
-		l, err := net.Listen("tcp", "127.0.0.1:0")
+		addr := "127.0.0.1:0"
+		if hi > lo {
+			addr = net.JoinHostPort("127.0.0.1", strconv.Itoa(lo+rand.IntN(hi-lo)))
+		}
+		l, err := net.Listen("tcp", addr)
 		if err != nil {
+			if hi > lo {
+				continue // taken: draw again
+			}
 			return nil, fmt.Errorf("find free port: %w", err)
 		}
 		closers = append(closers, func() { l.Close() })
@@ -753,6 +768,26 @@ func freePorts(n int) ([]int, error) {
 		ports = append(ports, port)
 	}
 	return ports, nil
+}
+
+// fixedPortRange is [lo, hi): the ports freePorts draws from, 10000 up to
+// the start of the ephemeral range; empty (lo == hi) when that range
+// cannot be read or leaves under 1000 ports below it, and freePorts then
+// takes ports from the kernel.
+func fixedPortRange() (lo, hi int) {
+	b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range")
+	if err != nil {
+		return 0, 0
+	}
+	f := strings.Fields(string(b))
+	if len(f) != 2 {
+		return 0, 0
+	}
+	start, err := strconv.Atoi(f[0])
+	if err != nil || start-10000 < 1000 {
+		return 0, 0
+	}
+	return 10000, start
 }
 
 // logTail returns the last maxBytes of the log at path, for an error.

@@ -19,9 +19,13 @@ func TestFreePorts(t *testing.T) {
 		t.Fatalf("got %d ports, want %d", got, want)
 	}
 	seen := map[int]bool{}
+	lo, hi := fixedPortRange()
 	for _, p := range ports {
 		if p <= 0 || seen[p] {
 			t.Errorf("port %d: zero or repeated in %v", p, ports)
+		}
+		if hi > lo && (p < lo || p >= hi) {
+			t.Errorf("port %d: outside [%d, %d), below the ephemeral range", p, lo, hi)
 		}
 		seen[p] = true
 	}
