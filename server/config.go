@@ -13,6 +13,10 @@ import (
 	"github.com/netmgr/netmgr/server/mailer"
 )
 
+// DefaultJobRetention is how long a finished job stays in the database
+// by default (--job-retention).
+const DefaultJobRetention = 24 * time.Hour
+
 // Config configures a Server.
 type Config struct {
 	// Name is the server's unique name; it is also its Raft server ID and
@@ -79,7 +83,7 @@ type Config struct {
 	// doubled for each further one up to 10 minutes; 5 s when zero.
 	MailRetry time.Duration
 	// JobRetention is how long a finished job stays in the database
-	// after it ended; the leader then removes it (retention.go). Zero
+	// after it ended; the leader then removes it (server/retention). Zero
 	// keeps finished jobs forever (as far as JobRetentionCount allows).
 	JobRetention time.Duration
 	// JobRetentionCount, when positive, is how many finished jobs the

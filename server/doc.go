@@ -51,7 +51,8 @@
 //     that range.
 //
 // The leader, whose duties leaderLoop in leader.go lists and calls, one
-// call each:
+// call each (duty_handle.go: the duty.Handle the duties in packages of
+// their own hold instead of the Server):
 //   - leader.go: the leader loop, started and stopped from Raft's
 //     leadership notifications; announceLeadership.
 //   - scheduler.go: schedule, one planner pass committed as one Place.
@@ -72,7 +73,7 @@
 //     computed from the committed state (fsm.CronDue); and parsing cron=
 //     expressions (robfig/cron), for the leader, for submit's checks and
 //     for the next firing the API shows.
-//   - retention.go: jobExpirer.run, one JobsExpire removing the finished
+//   - server/retention: Expirer.Run, one JobsExpire removing the finished
 //     jobs past --job-retention and --job-retention-count.
 //   - mail.go: the mail sender, which sends the pending mail the
 //     database files and commits MailSent for each outcome, through

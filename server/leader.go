@@ -7,6 +7,7 @@ import (
 
 	"github.com/netmgr/netmgr/fsm"
 	"github.com/netmgr/netmgr/server/lease"
+	"github.com/netmgr/netmgr/server/retention"
 )
 
 // monitorLeadership starts the leader loop when this server wins an
@@ -88,7 +89,7 @@ const leaderTick = 250 * time.Millisecond
 //   - sweepTokens (tokens.go): TokenRevoke of tokens expired a day ago.
 //   - expireLeases (lease.go): LeaseExpired for machines that stopped
 //     renewing.
-//   - jobExpirer.run (retention.go): at most every minute, one JobsExpire
+//   - retention.Expirer.Run (server/retention): at most every minute, one JobsExpire
 //     removing the finished jobs past --job-retention(-count).
 //
 // After every commit, and when the next cron firing is due:
@@ -131,7 +132,7 @@ func (s *Server) leaderLoop(ctx context.Context) {
 	tick := time.NewTicker(leaderTick)
 	defer tick.Stop()
 	crons := newCronFirer(s)
-	expiry := newJobExpirer(s)
+	expiry := retention.New(dutyHandle{s}, s.cfg.JobRetention, s.cfg.JobRetentionCount, leaderTick)
 	cronTimer := time.NewTimer(time.Hour)
 	defer cronTimer.Stop()
 	// Membership changes come from gossip; a committed command alone never
@@ -145,7 +146,7 @@ func (s *Server) leaderLoop(ctx context.Context) {
 			s.expireReservations(time.Now())
 			s.sweepTokens(time.Now())
 			s.expireLeases(leases, time.Now())
-			expiry.run(time.Now())
+			expiry.Run(time.Now())
 		}
 		if next := crons.fire(time.Now()); !next.IsZero() {
 			cronTimer.Reset(max(time.Until(next), 0))
