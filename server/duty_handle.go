@@ -14,7 +14,9 @@ type dutyHandle struct{ s *Server }
 var _ duty.Handle = dutyHandle{}
 
 // Apply is Server.apply.
-func (h dutyHandle) Apply(t fsm.MessageType, body any) (*fsm.Result, error) { return h.s.apply(t, body) }
+func (h dutyHandle) Apply(t fsm.MessageType, body any) (*fsm.Result, error) {
+	return h.s.apply(t, body)
+}
 
 // Read reads the server's copy of the database.
 func (h dutyHandle) Read(fn func(fsm.View)) { h.s.fsm.Read(fn) }
