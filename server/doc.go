@@ -69,10 +69,10 @@
 //   - tokens.go: sweepTokens; and the form of API tokens and tokenUser,
 //     which maps a bearer token to its user.
 //   - database.go: loadInitialDatabase.
-//   - cron.go: cronFirer.fire, a CronFire for every cron job due,
+//   - server/cron: Firer.Fire, a CronFire for every cron job due,
 //     computed from the committed state (fsm.CronDue); and parsing cron=
 //     expressions (robfig/cron), for the leader, for submit's checks and
-//     for the next firing the API shows.
+//     for the next firing the API shows (cron.go: cronToWire).
 //   - server/retention: Expirer.Run, one JobsExpire removing the finished
 //     jobs past --job-retention and --job-retention-count.
 //   - mail.go: the mail sender, which sends the pending mail the

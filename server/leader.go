@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/netmgr/netmgr/fsm"
+	"github.com/netmgr/netmgr/server/cron"
 	"github.com/netmgr/netmgr/server/lease"
 	"github.com/netmgr/netmgr/server/retention"
 )
@@ -93,7 +94,7 @@ const leaderTick = 250 * time.Millisecond
 //     removing the finished jobs past --job-retention(-count).
 //
 // After every commit, and when the next cron firing is due:
-//   - cronFirer.fire (cron.go): a CronFire for every cron job due, from
+//   - cron.Firer.Fire (server/cron): a CronFire for every cron job due, from
 //     the committed state, so a firing the last leader committed is not
 //     proposed again and one it did not is.
 //
@@ -131,7 +132,7 @@ func (s *Server) leaderLoop(ctx context.Context) {
 	defer m.wait()
 	tick := time.NewTicker(leaderTick)
 	defer tick.Stop()
-	crons := newCronFirer(s)
+	crons := cron.New(dutyHandle{s})
 	expiry := retention.New(dutyHandle{s}, s.cfg.JobRetention, s.cfg.JobRetentionCount, leaderTick)
 	cronTimer := time.NewTimer(time.Hour)
 	defer cronTimer.Stop()
@@ -148,7 +149,7 @@ func (s *Server) leaderLoop(ctx context.Context) {
 			s.expireLeases(leases, time.Now())
 			expiry.Run(time.Now())
 		}
-		if next := crons.fire(time.Now()); !next.IsZero() {
+		if next := crons.Fire(time.Now()); !next.IsZero() {
 			cronTimer.Reset(max(time.Until(next), 0))
 		}
 		if err := s.schedule(); err != nil {

@@ -8,6 +8,7 @@ import (
 	"github.com/netmgr/netmgr/client"
 	"github.com/netmgr/netmgr/client/spec"
 	"github.com/netmgr/netmgr/fsm"
+	"github.com/netmgr/netmgr/server/cron"
 )
 
 // validateSpec refuses a spec this server cannot honour. The fsm re-checks
@@ -16,7 +17,7 @@ func validateSpec(s *client.JobSpec) error {
 	if err := validateFiles(s); err != nil {
 		return err
 	}
-	if err := validateCron(s); err != nil {
+	if err := cron.Validate(s); err != nil {
 		return err
 	}
 	if err := validateLimits(s); err != nil {

@@ -1,4 +1,4 @@
-package server
+package cron
 
 import (
 	"testing"
@@ -12,12 +12,12 @@ func TestGraceOf(t *testing.T) {
 		want time.Duration
 	}{
 		{"@every 2s", time.Second},
-		{"@every 1m", cronGrace},
+		{"@every 1m", grace},
 		{"*/4 * * * * *", 2 * time.Second},
-		{"0 3 * * *", cronGrace},
-		{"0 0 30 2 *", cronGrace}, // February 30th: never fires
+		{"0 3 * * *", grace},
+		{"0 0 30 2 *", grace}, // February 30th: never fires
 	} {
-		sched, err := parseCron(tc.expr)
+		sched, err := parse(tc.expr)
 		if err != nil {
 			t.Fatalf("%s: %v", tc.expr, err)
 		}
@@ -39,7 +39,7 @@ func TestParseCronZones(t *testing.T) {
 		{"30 0 3 * * *", time.Date(2026, 7, 1, 3, 0, 30, 0, time.UTC)},                  // seconds first
 		{"@daily", time.Date(2026, 7, 2, 0, 0, 0, 0, time.UTC)},
 	} {
-		sched, err := parseCron(tc.expr)
+		sched, err := parse(tc.expr)
 		if err != nil {
 			t.Fatalf("%s: %v", tc.expr, err)
 		}
