@@ -75,9 +75,9 @@
 //     for the next firing the API shows (cron.go: cronToWire).
 //   - server/retention: Expirer.Run, one JobsExpire removing the finished
 //     jobs past --job-retention and --job-retention-count.
-//   - mail.go: the mail sender, which sends the pending mail the
-//     database files and commits MailSent for each outcome, through
-//     package mailer (an SMTP relay or sendmail).
+//   - mail.go: startMailSender, which starts server/mail's Sender: it
+//     sends the pending mail the database files and commits MailSent for
+//     each outcome, through package mailer (an SMTP relay or sendmail).
 //
 // The commit paths that more than one caller shares:
 //   - children.go: CHILD_REGISTER and CHILD_TERM from stubs, whether they

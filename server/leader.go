@@ -75,7 +75,7 @@ const leaderTick = 250 * time.Millisecond
 //   - loadInitialDatabase (database.go): --database FILE, if the group
 //     has never had a database.
 //   - announceLeadership (leader.go): a LeaderElected event.
-//   - mailSender.run (mail.go), in its own goroutine: sends the pending
+//   - mail.Sender.Run (server/mail), in its own goroutine: sends the pending
 //     mail and commits MailSent for each outcome.
 //   - leaderCheck.run (lease.go), in its own goroutine: confirms
 //     leadership for lease renewals; with a fresh lease.Table (server/lease) it

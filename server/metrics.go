@@ -200,10 +200,6 @@ func (m *metrics) signalled(err error) error {
 // leaseExpired counts one lease declared expired.
 func (m *metrics) leaseExpired() { m.leasesExpired.Inc() }
 
-// mailSent and mailFailed count the outcomes of sending mail.
-func (m *metrics) mailSent()   { m.mailsSent.Inc() }
-func (m *metrics) mailFailed() { m.mailFailures.Inc() }
-
 func boolFloat(b bool) float64 { return promtext.Bool(b) }
 
 // queueCollector reports what each queue holds, read from this server's
