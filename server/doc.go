@@ -56,7 +56,8 @@
 //   - leader.go: the leader loop, started and stopped from Raft's
 //     leadership notifications; announceLeadership.
 //   - scheduler.go: schedule, one planner pass committed as one Place.
-//   - dispatcher.go: Starts and Signals the database owes the stubs.
+//   - server/dispatch: Starts and Signals the database owes the stubs
+//     (duty_handle.go: newDispatcher gives it what it needs of the server).
 //   - membership.go: gossip joins and failures to StubJoin, StubLeave,
 //     AddVoter; rejoin.go: joining the gossip pool of machines the
 //     database holds and gossip does not (after a restart of the group).

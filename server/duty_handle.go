@@ -4,6 +4,7 @@ import (
 	"log/slog"
 
 	"github.com/netmgr/netmgr/fsm"
+	"github.com/netmgr/netmgr/server/dispatch"
 	"github.com/netmgr/netmgr/server/duty"
 )
 
@@ -29,3 +30,25 @@ func (h dutyHandle) Applies(t fsm.MessageType) bool { return h.s.groupApplies(t)
 
 // Log is the server's logger.
 func (h dutyHandle) Log() *slog.Logger { return h.s.log }
+
+// newDispatcher is a leader term's dispatcher (server/dispatch), with what
+// it needs of the server besides its handle.
+func (s *Server) newDispatcher() *dispatch.Dispatcher {
+	m := s.metrics
+	return dispatch.New(dutyHandle{s}, dispatch.Config{
+		StubClient:     s.stubClient,
+		CommitChildren: s.commitChildren,
+		Servers: func() []string {
+			var out []string
+			for _, meta := range s.gossip.servers() {
+				out = append(out, meta.HTTP)
+			}
+			return out
+		},
+		MaxCopySize: s.maxCopySize(),
+		Metrics: dispatch.Metrics{
+			StartRequests: m.startRequests, StartsFailed: m.startsFailed,
+			StartLatency: m.dispatchSeconds, SignalsSent: m.signalsSent,
+		},
+	})
+}

@@ -100,8 +100,9 @@ const leaderTick = 250 * time.Millisecond
 //
 // After every commit, finished send, gossip change and tick:
 //   - schedule (scheduler.go): one planner pass, committed as one Place.
-//   - dispatcher.dispatch (dispatcher.go): the Starts and Signals the
-//     database owes the stubs.
+//   - dispatch.Dispatcher.Dispatch (server/dispatch, made in
+//     duty_handle.go): the Starts and Signals the database owes the
+//     stubs.
 //
 // The loop returns, waiting for the goroutines its duties started, when
 // ctx ends (leadership lost or the server stopping).
@@ -126,8 +127,8 @@ func (s *Server) leaderLoop(ctx context.Context) {
 	leases := lease.NewTable(time.Now())
 	s.leader.Store(&leaderState{check: check, leases: leases, facts: newJoinFacts()})
 	defer s.leader.Store(nil)
-	d := newDispatcher(s)
-	defer d.wait()
+	d := s.newDispatcher()
+	defer d.Wait()
 	m := newMembership(s)
 	defer m.wait()
 	tick := time.NewTicker(leaderTick)
@@ -155,13 +156,13 @@ func (s *Server) leaderLoop(ctx context.Context) {
 		if err := s.schedule(); err != nil {
 			s.log.Warn("scheduling pass failed", "err", err)
 		}
-		d.dispatch(ctx)
+		d.Dispatch(ctx)
 		reconcile = false
 		select {
 		case <-ctx.Done():
 			return
 		case <-changed:
-		case <-d.done:
+		case <-d.Done():
 		case <-s.gossip.events:
 			reconcile = true
 		case <-tick.C:

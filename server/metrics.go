@@ -177,26 +177,6 @@ func (m *metrics) schedulePass(start time.Time, placed int) {
 	m.passPlaced.Observe(float64(placed))
 }
 
-// started records a stub's answer to the Start of an attempt placed at
-// placedAt, and returns err.
-func (m *metrics) started(placedAt time.Time, err error) error {
-	switch {
-	case err != nil:
-		m.startsFailed.Inc()
-	case !placedAt.IsZero():
-		m.dispatchSeconds.Observe(time.Since(placedAt).Seconds())
-	}
-	return err
-}
-
-// signalled records a stub's answer to a Signal, and returns err.
-func (m *metrics) signalled(err error) error {
-	if err == nil {
-		m.signalsSent.Inc()
-	}
-	return err
-}
-
 // leaseExpired counts one lease declared expired.
 func (m *metrics) leaseExpired() { m.leasesExpired.Inc() }
 

@@ -1,9 +1,8 @@
-package server
+package dispatch
 
 import (
 	"context"
 	"encoding/json"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -12,11 +11,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hashicorp/go-hclog"
-	"github.com/hashicorp/raft"
-
 	"github.com/netmgr/netmgr/client"
 	"github.com/netmgr/netmgr/fsm"
+	"github.com/netmgr/netmgr/internal/promtext"
+	"github.com/netmgr/netmgr/server/duty/dutytest"
 )
 
 // The dispatcher's soft memory: a send is due once, not again while in
@@ -120,28 +118,34 @@ func (f *fakeStub) counts() []int {
 }
 
 // dispatchPool is a database with one machine, m1, whose stub is a
-// fakeStub, and a dispatcher on a Server holding just what it uses.
+// fakeStub, and a dispatcher whose handle is that database's.
 type dispatchPool struct {
-	t     *testing.T
-	f     *fsm.FSM
-	index uint64
-	d     *dispatcher
+	t       *testing.T
+	h       *dutytest.Handle
+	d       *Dispatcher
+	metrics Metrics
 }
 
 func newDispatchPool(t *testing.T, stub *fakeStub, opts ...func(*dispatchPool)) *dispatchPool {
 	t.Helper()
-	p := &dispatchPool{t: t, f: fsm.New()}
-	s := &Server{
-		log:    slog.New(slog.DiscardHandler),
-		fsm:    p.f,
-		gossip: &gossip{members: make(map[string]*member)},
-		hc:     &http.Client{Timeout: 10 * time.Second},
-	}
-	s.metrics = newMetrics(s)
-	p.d = newDispatcher(s)
+	p := &dispatchPool{t: t, h: dutytest.New(), metrics: Metrics{
+		StartRequests: promtext.NewCounter("start_requests", "help"),
+		StartsFailed:  promtext.NewCounter("starts_failed", "help"),
+		StartLatency:  promtext.NewHistogram("start_latency", "help", []float64{1}),
+		SignalsSent:   promtext.NewCounter("signals_sent", "help"),
+	}}
 	for _, o := range opts {
 		o(p)
 	}
+	hc := &http.Client{Timeout: 10 * time.Second}
+	p.d = New(p.h, Config{
+		StubClient: func(_, addr string) (*client.StubClient, error) {
+			return client.NewStub(addr, client.WithHTTPClient(hc))
+		},
+		CommitChildren: p.commitChildren,
+		Servers:        func() []string { return nil },
+		Metrics:        p.metrics,
+	})
 	addr := strings.TrimPrefix(stub.srv.URL, "http://")
 	p.apply(fsm.StubJoinType, fsm.StubJoin{At: time.Now(), Machine: fsm.MachineFacts{
 		Name: "m1", Arch: "x86_64", CPUs: 1000, MemoryMB: 4096, Addr: addr,
@@ -153,55 +157,30 @@ func newDispatchPool(t *testing.T, stub *fakeStub, opts ...func(*dispatchPool)) 
 // Raft group in memory, which its server leads: the dispatcher's own
 // commits (REGISTERs from Start answers) then work, and the pool's go
 // through Raft too. Call it before anything is applied.
-func (p *dispatchPool) withRaft() {
-	p.t.Helper()
-	conf := raft.DefaultConfig()
-	conf.LocalID = "s1"
-	conf.HeartbeatTimeout, conf.ElectionTimeout = 50*time.Millisecond, 50*time.Millisecond
-	conf.LeaderLeaseTimeout = 50 * time.Millisecond
-	conf.Logger = hclog.NewNullLogger()
-	store, snaps := raft.NewInmemStore(), raft.NewInmemSnapshotStore()
-	addr, trans := raft.NewInmemTransport("")
-	boot := raft.Configuration{Servers: []raft.Server{{ID: conf.LocalID, Address: addr}}}
-	if err := raft.BootstrapCluster(conf, store, store, snaps, trans, boot); err != nil {
-		p.t.Fatalf("bootstrap raft: %v", err)
+func (p *dispatchPool) withRaft() { p.h.WithRaft(p.t) }
+
+// commitChildren commits the REGISTERs of Start answers as one
+// ChildEvents entry, as the server's commit path does.
+func (p *dispatchPool) commitChildren(evs []client.ChildEvent) ([]*fsm.Result, []error, error) {
+	c := fsm.ChildEvents{Events: make([]fsm.ChildEvent, len(evs))}
+	for i, ev := range evs {
+		c.Events[i] = fsm.ChildEvent{Register: &fsm.ChildRegister{At: ev.At, JobID: ev.JobID, Instance: ev.Instance,
+			Attempt: ev.Attempt, Machine: ev.Machine, PID: ev.PID}}
 	}
-	r, err := raft.NewRaft(conf, p.f, store, store, snaps, trans)
+	res, err := p.h.Apply(fsm.ChildEventsType, c)
 	if err != nil {
-		p.t.Fatalf("start raft: %v", err)
+		return nil, make([]error, len(evs)), err
 	}
-	p.t.Cleanup(func() { _ = r.Shutdown().Error() })
-	select {
-	case <-r.LeaderCh():
-	case <-time.After(10 * time.Second):
-		p.t.Fatalf("no leader after 10 s")
+	results := make([]*fsm.Result, len(evs))
+	for i := range results {
+		results[i] = res
 	}
-	p.d.s.raft = r
-	p.d.s.cfg.ApplyTimeout = 10 * time.Second
+	return results, make([]error, len(evs)), nil
 }
 
 func (p *dispatchPool) apply(typ fsm.MessageType, body any) *fsm.Result {
 	p.t.Helper()
-	if p.d.s.raft != nil {
-		res, err := p.d.s.apply(typ, body)
-		if err == nil {
-			err = res.Err
-		}
-		if err != nil {
-			p.t.Fatalf("apply %v: %v", typ, err)
-		}
-		return res
-	}
-	data, err := fsm.Encode(typ, body)
-	if err != nil {
-		p.t.Fatalf("encode %v: %v", typ, err)
-	}
-	p.index++
-	res := p.f.Apply(&raft.Log{Type: raft.LogCommand, Index: p.index, Data: data}).(*fsm.Result)
-	if res.Err != nil {
-		p.t.Fatalf("apply %v: %v", typ, res.Err)
-	}
-	return res
+	return p.h.MustApply(p.t, typ, body)
 }
 
 // place submits a job of n instances and places them all on m1; it
@@ -216,7 +195,7 @@ func (p *dispatchPool) place(n int) uint64 {
 	for i := range n {
 		as = append(as, fsm.Assignment{JobID: job, Instance: i, Attempt: 1, Machine: "m1", Key: fsm.AnyKey})
 	}
-	if res := p.apply(fsm.PlaceType, fsm.Place{At: at, PlannedAtIndex: p.index, Assignments: as}); len(res.Accepted) != n {
+	if res := p.apply(fsm.PlaceType, fsm.Place{At: at, PlannedAtIndex: p.h.Index(), Assignments: as}); len(res.Accepted) != n {
 		p.t.Fatalf("Place accepted %d of %d assignments", len(res.Accepted), n)
 	}
 	return job
@@ -224,8 +203,8 @@ func (p *dispatchPool) place(n int) uint64 {
 
 // pass runs one dispatch pass and waits for its sends.
 func (p *dispatchPool) pass() {
-	p.d.dispatch(context.Background())
-	p.d.wait()
+	p.d.Dispatch(context.Background())
+	p.d.Wait()
 }
 
 // states counts the Start send states acknowledged, and those failed
@@ -284,7 +263,7 @@ func TestDispatchStartBatches(t *testing.T) {
 			if acked, failed := p.states(); acked != tt.wantAcked || failed != tt.wantFailed {
 				t.Errorf("got %d starts acknowledged and %d failed, want %d and %d", acked, failed, tt.wantAcked, tt.wantFailed)
 			}
-			if got := p.d.s.metrics.startsFailed.Value(); got != float64(tt.wantFailed) {
+			if got := p.metrics.StartsFailed.Value(); got != float64(tt.wantFailed) {
 				t.Errorf("starts failed metric = %v, want %d", got, tt.wantFailed)
 			}
 		})
@@ -312,7 +291,7 @@ func TestDispatchCommitsAnsweredRegisters(t *testing.T) {
 			p := newDispatchPool(t, stub, (*dispatchPool).withRaft)
 			job := p.place(3)
 			if tt.raftDown {
-				if err := p.d.s.raft.Shutdown().Error(); err != nil {
+				if err := p.h.Raft().Shutdown().Error(); err != nil {
 					t.Fatalf("shut down raft: %v", err)
 				}
 			}
@@ -343,7 +322,7 @@ func TestDispatchCommitsAnsweredRegisters(t *testing.T) {
 // when running, with the pid a fakeStub answers.
 func (p *dispatchPool) expectInstances(job uint64, n int, state string) {
 	p.t.Helper()
-	p.f.Read(func(v fsm.View) {
+	p.h.Read(func(v fsm.View) {
 		for i := range n {
 			_, in, ok := v.Instance(fsm.InstanceRef{JobID: job, Instance: i})
 			switch {

@@ -1,4 +1,4 @@
-package server
+package dispatch
 
 import (
 	"context"
@@ -9,6 +9,8 @@ import (
 
 	"github.com/netmgr/netmgr/client"
 	"github.com/netmgr/netmgr/fsm"
+	"github.com/netmgr/netmgr/internal/promtext"
+	"github.com/netmgr/netmgr/server/duty"
 	"github.com/netmgr/netmgr/server/planner"
 )
 
@@ -29,14 +31,67 @@ type sendState struct {
 	pass     uint64 // the last pass that found it owed
 }
 
-// dispatcher sends Starts for placed attempts and kill Signals for attempts
+// Config is what a Dispatcher is given besides its handle.
+type Config struct {
+	// StubClient returns a client for the stub of machine at addr.
+	StubClient func(machine, addr string) (*client.StubClient, error)
+	// CommitChildren commits the CHILD events of a stub's answer to a
+	// batch of Starts, as POST /v1/children would: the results, the
+	// events refused before any commit (by index), or err when the
+	// commit failed.
+	CommitChildren func(evs []client.ChildEvent) (results []*fsm.Result, refused []error, err error)
+	// Servers lists the servers' API addresses, which each Start
+	// carries for its stub.
+	Servers func() []string
+	// MaxCopySize is the limit on a job's copy_out archive that a Start
+	// of a job with copy_out carries.
+	MaxCopySize int64
+	// Metrics are the instruments the sends feed.
+	Metrics Metrics
+}
+
+// Metrics are the dispatcher's instruments.
+type Metrics struct {
+	// StartRequests counts the requests carrying Starts sent to stubs.
+	StartRequests *promtext.Counter
+	// StartsFailed counts the Starts that failed and will be retried.
+	StartsFailed *promtext.Counter
+	// StartLatency observes the time from a placement to the stub's
+	// acknowledgement of its Start.
+	StartLatency *promtext.Histogram
+	// SignalsSent counts the Signals a stub acknowledged.
+	SignalsSent *promtext.Counter
+}
+
+// started records a stub's answer to the Start of an attempt placed at
+// placedAt.
+func (m Metrics) started(placedAt time.Time, err error) {
+	switch {
+	case err != nil:
+		m.StartsFailed.Inc()
+	case !placedAt.IsZero():
+		m.StartLatency.Observe(time.Since(placedAt).Seconds())
+	}
+}
+
+// signalled records a stub's answer to a Signal, and returns err.
+func (m Metrics) signalled(err error) error {
+	if err == nil {
+		m.SignalsSent.Inc()
+	}
+	return err
+}
+
+// Dispatcher sends Starts for placed attempts and kill Signals for attempts
 // of killed jobs, level-triggered from the database: every pass sends what
 // the database says is owed and not yet acknowledged, so a new leader
 // simply re-sends (stubs ignore repeats). The Starts a pass owes one stub
 // go in one request (POST /v1/starts); each Signal goes on its own. Sends
-// never block the pass.
-type dispatcher struct {
-	s    *Server
+// never block the pass. It is one leader term's; only the leader loop
+// calls Dispatch.
+type Dispatcher struct {
+	h    duty.Handle
+	cfg  Config
 	done chan struct{} // a send finished; the leader loop runs another pass
 	wg   sync.WaitGroup
 
@@ -61,17 +116,23 @@ type signalKey struct {
 	index uint64
 }
 
-func newDispatcher(s *Server) *dispatcher {
-	return &dispatcher{
-		s:       s,
+// New returns a leader term's dispatcher.
+func New(h duty.Handle, cfg Config) *Dispatcher {
+	return &Dispatcher{
+		h:       h,
+		cfg:     cfg,
 		done:    make(chan struct{}, 1),
 		starts:  make(map[fsm.AttemptRef]*sendState),
 		signals: make(map[signalKey]*sendState),
 	}
 }
 
-// wait blocks until every send this dispatcher started has returned.
-func (d *dispatcher) wait() { d.wg.Wait() }
+// Wait blocks until every send this dispatcher started has returned.
+func (d *Dispatcher) Wait() { d.wg.Wait() }
+
+// Done receives when a send finished: the leader loop then runs another
+// pass.
+func (d *Dispatcher) Done() <-chan struct{} { return d.done }
 
 type startWork struct {
 	st       *sendState
@@ -88,12 +149,12 @@ type signalWork struct {
 	req     client.SignalRequest
 }
 
-// dispatch starts the sends the database owes. It runs after every
+// Dispatch starts the sends the database owes. It runs after every
 // commit, so it walks the active instances without sorting them and
 // builds a request only for a send that is due: most active instances run
 // and are owed nothing, and most owed sends are in flight or acknowledged.
-func (d *dispatcher) dispatch(ctx context.Context) {
-	servers := d.serverHints()
+func (d *Dispatcher) Dispatch(ctx context.Context) {
+	servers := d.cfg.Servers()
 	var (
 		starts  []startWork
 		signals []signalWork
@@ -104,7 +165,7 @@ func (d *dispatcher) dispatch(ctx context.Context) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	walk := false
-	d.s.fsm.Read(func(v fsm.View) {
+	d.h.Read(func(v fsm.View) {
 		if d.walked && !d.retry && v.OwedSends() == d.owedSends {
 			return // nothing new is owed, and nothing waits for a retry
 		}
@@ -121,7 +182,7 @@ func (d *dispatcher) dispatch(ctx context.Context) {
 					st.inflight = true
 					req := startRequest(j, in, q, servers)
 					if len(j.Spec.CopyOut) > 0 {
-						req.CopyOutMax = d.s.maxCopySize()
+						req.CopyOutMax = d.cfg.MaxCopySize
 					}
 					req.MachineIndex = m.ModifyIndex
 					starts = append(starts, startWork{st: st, machine: machine, addr: m.Addr, req: req, placedAt: in.PlacedAt})
@@ -153,14 +214,14 @@ func (d *dispatcher) dispatch(ctx context.Context) {
 	d.sendStarts(ctx, starts)
 	for _, w := range signals {
 		d.send(ctx, w.st, w.machine, w.addr, func(ctx context.Context, c *client.StubClient) error {
-			return d.s.metrics.signalled(c.Signal(ctx, w.req))
+			return d.cfg.Metrics.signalled(c.Signal(ctx, w.req))
 		})
 	}
 }
 
 // sendStarts sends the Starts of one pass: one POST /v1/starts per stub
 // (per startBatchMax Starts). Called with d.mu held.
-func (d *dispatcher) sendStarts(ctx context.Context, starts []startWork) {
+func (d *Dispatcher) sendStarts(ctx context.Context, starts []startWork) {
 	var (
 		addrs  []string
 		byAddr = make(map[string][]startWork)
@@ -186,7 +247,7 @@ func (d *dispatcher) sendStarts(ctx context.Context, starts []startWork) {
 // settles each Start from its own result; a failed request fails them
 // all, and a Start whose REGISTER was not committed is sent again. Called
 // with d.mu held.
-func (d *dispatcher) sendBatch(ctx context.Context, addr string, ws []startWork) {
+func (d *Dispatcher) sendBatch(ctx context.Context, addr string, ws []startWork) {
 	d.wg.Add(1)
 	go func() {
 		defer d.wg.Done()
@@ -198,15 +259,15 @@ func (d *dispatcher) sendBatch(ctx context.Context, addr string, ws []startWork)
 			if err != nil {
 				errs[i] = err
 			}
-			d.s.metrics.started(w.placedAt, errs[i])
+			d.cfg.Metrics.started(w.placedAt, errs[i])
 		}
 		d.mu.Lock()
 		if err != nil {
-			d.s.log.Warn("start batch to stub failed; will retry", "stub", addr, "starts", len(ws), "err", err)
+			d.h.Log().Warn("start batch to stub failed; will retry", "stub", addr, "starts", len(ws), "err", err)
 		}
 		for i, w := range ws {
 			if d.settle(w.st, errs[i]) && err == nil {
-				d.s.log.Warn("start refused by stub; will retry", "stub", addr, "job", w.req.JobID,
+				d.h.Log().Warn("start refused by stub; will retry", "stub", addr, "job", w.req.JobID,
 					"instance", w.req.Instance, "attempt", w.req.Attempt, "failures", w.st.failures, "err", errs[i])
 			}
 		}
@@ -218,10 +279,10 @@ func (d *dispatcher) sendBatch(ctx context.Context, addr string, ws []startWork)
 // startBatch sends the Starts ws to the stub at addr and returns each
 // one's error and the CHILD_REGISTER the stub answered with (nil for
 // none), or err when the request as a whole failed.
-func (d *dispatcher) startBatch(ctx context.Context, addr string, ws []startWork) (errs []error, regs []*client.ChildEvent, err error) {
+func (d *Dispatcher) startBatch(ctx context.Context, addr string, ws []startWork) (errs []error, regs []*client.ChildEvent, err error) {
 	errs = make([]error, len(ws))
 	regs = make([]*client.ChildEvent, len(ws))
-	c, err := d.s.stubClient(ws[0].machine, addr)
+	c, err := d.cfg.StubClient(ws[0].machine, addr)
 	if err != nil {
 		return errs, regs, err
 	}
@@ -230,7 +291,7 @@ func (d *dispatcher) startBatch(ctx context.Context, addr string, ws []startWork
 		req.Starts[i] = w.req
 	}
 	cctx, cancel := context.WithTimeout(ctx, sendTimeout)
-	d.s.metrics.startRequests.Inc()
+	d.cfg.Metrics.StartRequests.Inc()
 	resp, err := c.StartBatch(cctx, req)
 	cancel()
 	if err != nil {
@@ -244,12 +305,12 @@ func (d *dispatcher) startBatch(ctx context.Context, addr string, ws []startWork
 	return errs, regs, nil
 }
 
-// commitRegisters commits, through commitChildren, the CHILD_REGISTERs
+// commitRegisters commits, through Config.CommitChildren, the CHILD_REGISTERs
 // regs with which a stub answered the Starts ws. Should that fail, the
 // Starts they answered fail too (errs), so that they are sent again and
 // the stub answers with its REGISTER again: until it is committed the
 // attempt stays placed, and owed its Start.
-func (d *dispatcher) commitRegisters(ws []startWork, regs []*client.ChildEvent, errs []error) {
+func (d *Dispatcher) commitRegisters(ws []startWork, regs []*client.ChildEvent, errs []error) {
 	var (
 		evs []client.ChildEvent
 		at  []int // the Start each event answers
@@ -268,7 +329,7 @@ func (d *dispatcher) commitRegisters(ws []startWork, regs []*client.ChildEvent, 
 	if len(evs) == 0 {
 		return
 	}
-	_, refused, err := d.s.commitChildren(evs)
+	_, refused, err := d.cfg.CommitChildren(evs)
 	for k, i := range at {
 		switch {
 		case refused[k] != nil:
@@ -340,11 +401,11 @@ func forget[K comparable](m map[K]*sendState, pass uint64) {
 }
 
 // send runs one request to a stub in its own goroutine. Called with d.mu held.
-func (d *dispatcher) send(ctx context.Context, st *sendState, machine, addr string, call func(context.Context, *client.StubClient) error) {
+func (d *Dispatcher) send(ctx context.Context, st *sendState, machine, addr string, call func(context.Context, *client.StubClient) error) {
 	d.wg.Add(1)
 	go func() {
 		defer d.wg.Done()
-		c, err := d.s.stubClient(machine, addr)
+		c, err := d.cfg.StubClient(machine, addr)
 		if err == nil {
 			cctx, cancel := context.WithTimeout(ctx, sendTimeout)
 			err = call(cctx, c)
@@ -352,7 +413,7 @@ func (d *dispatcher) send(ctx context.Context, st *sendState, machine, addr stri
 		}
 		d.mu.Lock()
 		if d.settle(st, err) {
-			d.s.log.Warn("dispatch to stub failed; will retry", "stub", addr, "failures", st.failures, "err", err)
+			d.h.Log().Warn("dispatch to stub failed; will retry", "stub", addr, "failures", st.failures, "err", err)
 		}
 		d.mu.Unlock()
 		d.wake()
@@ -363,7 +424,7 @@ func (d *dispatcher) send(ctx context.Context, st *sendState, machine, addr stri
 // again after a backoff (100 ms doubling to 5 s), which makes the next
 // passes walk until it is sent. It reports whether the send failed.
 // Called with d.mu held.
-func (d *dispatcher) settle(st *sendState, err error) (failed bool) {
+func (d *Dispatcher) settle(st *sendState, err error) (failed bool) {
 	st.inflight = false
 	if err == nil {
 		st.acked = true
@@ -376,20 +437,11 @@ func (d *dispatcher) settle(st *sendState, err error) (failed bool) {
 }
 
 // wake tells the leader loop a send finished, without blocking.
-func (d *dispatcher) wake() {
+func (d *Dispatcher) wake() {
 	select {
 	case d.done <- struct{}{}:
 	default:
 	}
-}
-
-// serverHints lists the servers' API addresses for stubs.
-func (d *dispatcher) serverHints() []string {
-	var out []string
-	for _, meta := range d.s.gossip.servers() {
-		out = append(out, meta.HTTP)
-	}
-	return out
 }
 
 // startRequest is the Start of instance in of job j, whose queue is q.
@@ -430,4 +482,19 @@ func startRequest(j *fsm.Job, in *fsm.Instance, q fsm.QueueView, servers []strin
 		Servers:       servers,
 		GangHosts:     gangHosts(j),
 	}
+}
+
+// gangHosts is the machine of every instance of gang job j in instance
+// order, for the Start of each (StartRequest.GangHosts); nil for a job
+// that is not a gang. The FSM places a gang's instances in one entry, so
+// when one is owed its Start every instance has its machine.
+func gangHosts(j *fsm.Job) []string {
+	if !j.Spec.Gang {
+		return nil
+	}
+	hosts := make([]string, len(j.Instances))
+	for i := range j.Instances {
+		hosts[i] = j.Instances[i].Machine
+	}
+	return hosts
 }
