@@ -1,13 +1,56 @@
 package server
 
 import (
+	"log/slog"
 	"slices"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/netmgr/netmgr/fsm"
+	"github.com/netmgr/netmgr/server/duty/dutytest"
 )
+
+// raftServer is a Server holding just its database, the state machine of
+// a one-server Raft group in memory that it leads, for the commit paths'
+// tests.
+func raftServer(t *testing.T) *Server {
+	t.Helper()
+	h := dutytest.New().WithRaft(t)
+	s := &Server{log: slog.New(slog.DiscardHandler), fsm: h.FSM, raft: h.Raft(), cfg: Config{ApplyTimeout: 10 * time.Second}}
+	s.metrics = newMetrics(s)
+	return s
+}
+
+// placeOnM1 joins machine m1 and places the n instances of a new job
+// there; it returns the job's id.
+func placeOnM1(t *testing.T, s *Server, n int) uint64 {
+	t.Helper()
+	at := time.Now().UTC()
+	apply := func(typ fsm.MessageType, body any) *fsm.Result {
+		t.Helper()
+		res, err := s.apply(typ, body)
+		if err == nil {
+			err = res.Err
+		}
+		if err != nil {
+			t.Fatalf("apply %v: %v", typ, err)
+		}
+		return res
+	}
+	apply(fsm.StubJoinType, fsm.StubJoin{At: at, Machine: fsm.MachineFacts{Name: "m1", Arch: "x86_64", CPUs: 1000, MemoryMB: 4096, Addr: "127.0.0.1:1"}})
+	job := apply(fsm.SubmitType, fsm.Submit{At: at, Owner: "alice", Spec: fsm.JobSpec{
+		Name: "j", Binaries: map[string]string{fsm.AnyKey: "/bin/true"}, Min: n,
+	}}).JobID
+	var as []fsm.Assignment
+	for i := range n {
+		as = append(as, fsm.Assignment{JobID: job, Instance: i, Attempt: 1, Machine: "m1", Key: fsm.AnyKey})
+	}
+	if res := apply(fsm.PlaceType, fsm.Place{At: at, PlannedAtIndex: s.raft.AppliedIndex(), Assignments: as}); len(res.Accepted) != n {
+		t.Fatalf("Place accepted %d of %d assignments", len(res.Accepted), n)
+	}
+	return job
+}
 
 // An entry takes the queued calls in order while their items fit in
 // entryMaxItems; a larger call goes alone.
@@ -36,9 +79,8 @@ func TestEntryMergerTakes(t *testing.T) {
 // makes its instance run.
 func TestChildEventsShareEntries(t *testing.T) {
 	const callers = 40
-	p := newDispatchPool(t, newFakeStub(t, 0), (*dispatchPool).withRaft)
-	job := p.place(callers)
-	s := p.d.s
+	s := raftServer(t)
+	job := placeOnM1(t, s, callers)
 	first := s.raft.LastIndex()
 	results := make([][]*fsm.Result, callers)
 	errs := make([]error, callers)
@@ -72,7 +114,7 @@ func TestChildEventsShareEntries(t *testing.T) {
 			t.Errorf("caller %d: event of an unknown job answered %+v, want stale", i, results[i][1])
 		}
 	}
-	p.f.Read(func(v fsm.View) {
+	s.fsm.Read(func(v fsm.View) {
 		for i := range callers {
 			if _, in, ok := v.Instance(fsm.InstanceRef{JobID: job, Instance: i}); !ok || in.State != fsm.InstanceRunning || in.PID != 1000+i {
 				t.Errorf("instance %d = %+v, want running with pid %d", i, in, 1000+i)
@@ -89,8 +131,7 @@ func TestChildEventsShareEntries(t *testing.T) {
 // same job, and a refused one its error.
 func TestSubmitsShareEntries(t *testing.T) {
 	const callers = 40
-	p := newDispatchPool(t, newFakeStub(t, 0), (*dispatchPool).withRaft)
-	s := p.d.s
+	s := raftServer(t)
 	first := s.raft.LastIndex()
 	results := make([]*fsm.Result, callers)
 	var wg sync.WaitGroup
@@ -129,7 +170,7 @@ func TestSubmitsShareEntries(t *testing.T) {
 		}
 		jobs[results[i].JobID] = true
 	}
-	p.f.Read(func(v fsm.View) {
+	s.fsm.Read(func(v fsm.View) {
 		if n := len(v.Jobs()); n != callers-2 {
 			t.Errorf("database holds %d jobs, want %d", n, callers-2)
 		}
