@@ -59,7 +59,7 @@
 //   - server/dispatch: Starts and Signals the database owes the stubs
 //     (duty_handle.go: newDispatcher gives it what it needs of the server).
 //   - membership.go: gossip joins and failures to StubJoin, StubLeave,
-//     AddVoter; rejoin.go: joining the gossip pool of machines the
+//     AddVoter; server/rejoin: joining the gossip pool of machines the
 //     database holds and gossip does not (after a restart of the group).
 //   - lease.go: the lease timing and leadership checks; lease_expiry.go:
 //     expireLeases and the outage rule; restart.go: granting a restart

@@ -83,7 +83,7 @@ const leaderTick = 250 * time.Millisecond
 //
 // When gossip reports a change, and every leaderTick:
 //   - membership.reconcile (membership.go): StubJoin, StubLeave, AddVoter;
-//     and, in the background, joining machines gossip lacks (rejoin.go).
+//     and, in the background, joining machines gossip lacks (server/rejoin).
 //   - refreshGroupLevel (command_level.go): the newest command every
 //     server applies.
 //   - expireReservations (reservations.go): Unreserve past windows.

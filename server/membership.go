@@ -12,6 +12,7 @@ import (
 
 	"github.com/netmgr/netmgr/client"
 	"github.com/netmgr/netmgr/fsm"
+	"github.com/netmgr/netmgr/server/rejoin"
 )
 
 // absentGrace is how long a new leader waits before it declares down a
@@ -23,26 +24,31 @@ const absentGrace = 15 * time.Second
 // live stub the database does not hold as up, StubLeave for an up machine
 // gossip reports failed or has never seen, and AddVoter for a live server
 // outside the Raft configuration. It also has the machines of the database
-// that gossip does not hold alive joined (rejoin.go), so that a leader
+// that gossip does not hold alive joined (server/rejoin), so that a leader
 // whose pool was split from its stubs' finds them within absentGrace.
 type membership struct {
 	s      *Server
 	since  time.Time // when this leadership began
 	wg     sync.WaitGroup
-	rejoin *rejoiner // joins the machines gossip lacks (rejoin.go)
+	rejoin *rejoin.Rejoiner // joins the machines gossip lacks (server/rejoin)
 
 	mu      sync.Mutex // guards pending
 	pending map[string]bool
 }
 
 func newMembership(s *Server) *membership {
-	return &membership{s: s, since: time.Now(), rejoin: newRejoiner(s), pending: make(map[string]bool)}
+	r := rejoin.New(s.log, rejoin.Config{
+		StubClient: s.stubClient,
+		Join:       func(addrs []string) (int, error) { return s.gossip.ml.Join(addrs) },
+		Members:    func() int { return s.gossip.ml.NumMembers() },
+	})
+	return &membership{s: s, since: time.Now(), rejoin: r, pending: make(map[string]bool)}
 }
 
 // wait blocks until every join this watcher started has returned.
 func (m *membership) wait() {
 	m.wg.Wait()
-	m.rejoin.wait()
+	m.rejoin.Wait()
 }
 
 func (m *membership) reconcile(ctx context.Context) {
@@ -93,7 +99,7 @@ func (m *membership) reconcile(ctx context.Context) {
 			}
 		}
 	})
-	m.rejoin.kick(ctx, unseen, time.Now())
+	m.rejoin.Kick(ctx, unseen, time.Now())
 	slices.Sort(joins)
 	for _, name := range joins {
 		m.join(ctx, name, pool[name].Meta.HTTP)
@@ -109,6 +115,22 @@ func (m *membership) reconcile(ctx context.Context) {
 		}
 	}
 	m.addServers(ctx, pool)
+}
+
+// unseenMachines returns the API address of every machine of the
+// database, whatever its state, that gossip does not hold alive: not in
+// pool, or failed or gone there.
+func unseenMachines(v fsm.View, pool map[string]member) map[string]string {
+	out := make(map[string]string)
+	for _, mc := range v.Machines() {
+		if mem, ok := pool[mc.Name]; ok && mem.Alive && mem.Meta.Role == client.RoleStub {
+			continue
+		}
+		if mc.Addr != "" {
+			out[mc.Name] = mc.Addr
+		}
+	}
+	return out
 }
 
 // join fetches a stub's facts and commits StubJoin, in the background.
