@@ -117,7 +117,7 @@ func (s *Server) leaderLoop(ctx context.Context) {
 	s.announceLeadership()
 
 	s.startMailSender(ctx)
-	check := newLeaderCheck(s)
+	check := newLeaderCheck(func() error { return s.raft.VerifyLeader().Error() })
 	checkDone := make(chan struct{})
 	go func() {
 		defer close(checkDone)

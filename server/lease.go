@@ -32,16 +32,18 @@ const (
 // time, shared by every request waiting for a check begun after it
 // arrived: a burst of renewals costs one round of heartbeats.
 type leaderCheck struct {
-	s    *Server
-	kick chan struct{} // cap 1: a waiter wants a new round
+	verify func() error  // one round: Raft's VerifyLeader
+	kick   chan struct{} // cap 1: a waiter wants a new round
 
 	mu       sync.Mutex // guards verified and changed
 	verified time.Time  // start of the last round that confirmed leadership
 	changed  chan struct{}
 }
 
-func newLeaderCheck(s *Server) *leaderCheck {
-	return &leaderCheck{s: s, kick: make(chan struct{}, 1), changed: make(chan struct{})}
+// newLeaderCheck runs its rounds with verify, which confirms leadership
+// or fails.
+func newLeaderCheck(verify func() error) *leaderCheck {
+	return &leaderCheck{verify: verify, kick: make(chan struct{}, 1), changed: make(chan struct{})}
 }
 
 // run serves rounds until ctx ends.
@@ -53,7 +55,7 @@ func (c *leaderCheck) run(ctx context.Context) {
 		case <-c.kick:
 		}
 		start := time.Now()
-		err := c.s.raft.VerifyLeader().Error()
+		err := c.verify()
 		c.mu.Lock()
 		if err == nil {
 			c.verified = start
