@@ -29,7 +29,7 @@ func (s *Server) handleCheck(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		out.Error = err.Error()
 	} else {
-		out.Unrunnable = s.unrunnable(cmd)
+		_, out.Unrunnable = s.planSubmit(cmd, false)
 	}
 	s.writeJSON(w, http.StatusOK, out)
 }

@@ -10,7 +10,6 @@ import (
 
 	"github.com/netmgr/netmgr/client"
 	"github.com/netmgr/netmgr/fsm"
-	"github.com/netmgr/netmgr/server/planner"
 )
 
 func (s *Server) handleSubmit(w http.ResponseWriter, r *http.Request) {
@@ -28,11 +27,7 @@ func (s *Server) handleSubmit(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	planned := time.Now()
-	sc := s.submitCommand(cmd)
-	unrunnable := ""
-	if sc.t != fsm.SubmitPlaceType { // a job placed at once is runnable
-		unrunnable = s.unrunnable(cmd)
-	}
+	sc, unrunnable := s.planSubmit(cmd, true)
 	if unrunnable != "" && req.NoQueue {
 		s.writeError(w, http.StatusConflict, fmt.Errorf("submit: %w: %s; not queued (no_queue)", errUnrunnable, unrunnable))
 		return
@@ -84,18 +79,6 @@ func (s *Server) submitFromRequest(r *http.Request, req client.SubmitRequest, at
 		}
 	}
 	return cmd, 0, nil
-}
-
-// unrunnable says why no machine of the pool can run the job of cmd now,
-// as netstatus --why would, or "" when one can.
-func (s *Server) unrunnable(cmd fsm.Submit) string {
-	var live map[string]planner.Liveness
-	if planner.NeedsLiveness(&cmd.Spec) {
-		live = s.liveness(cmd.At)
-	}
-	why := ""
-	s.fsm.Read(func(v fsm.View) { why = planner.Unrunnable(v, live, cmd, cmd.At) })
-	return why
 }
 
 // submitResponse answers for the job id created, unrunnable saying why

@@ -42,8 +42,7 @@ func (s *Server) handleSubmitBatch(w http.ResponseWriter, r *http.Request) {
 			s.writeError(w, status, fmt.Errorf("submit batch: job %d: %w", i+1, err))
 			return
 		}
-		cmds[i] = batchSubmitCommand(c)
-		unrunnable[i] = s.unrunnable(c)
+		cmds[i], unrunnable[i] = s.planSubmit(c, false)
 		if unrunnable[i] != "" && jr.NoQueue {
 			s.writeError(w, http.StatusConflict, fmt.Errorf("submit batch: job %d: %w: %s; not queued (no_queue)", i+1, errUnrunnable, unrunnable[i]))
 			return
@@ -66,12 +65,6 @@ func (s *Server) handleSubmitBatch(w http.ResponseWriter, r *http.Request) {
 		resp.Jobs[i] = s.submitResponse(id, unrunnable[i])
 	}
 	s.writeJSON(w, http.StatusOK, resp)
-}
-
-// batchSubmitCommand is the command that creates the job of c in a batch:
-// submitCommand's choice, less the placing shortcut.
-func batchSubmitCommand(c fsm.Submit) command {
-	return command{fsm.SubmitEntryType(&c.Spec), c}
 }
 
 // batchApplyError is a job of a batch the state machine refused, job

@@ -5,32 +5,33 @@ import (
 	"github.com/netmgr/netmgr/server/planner"
 )
 
-// submitCommand is the command that creates a job: the entry type its
-// features ask for (fsm.SubmitEntryType: SubmitFiles, SubmitGang,
-// SubmitLimits, SubmitCron, SubmitDir or SubmitAfter, each of which a
-// replica too old for it refuses rather than misapply; the scheduler
-// places them), else a SubmitPlace when some of the job can start at
-// once (see planner.Pass.PlaceSubmit), else a Submit that leaves all of
-// it to the scheduler. The SubmitType of the latter only marks it in
-// process: applySubmit commits it inside a Submits entry.
-func (s *Server) submitCommand(c fsm.Submit) command {
-	if t := fsm.SubmitEntryType(&c.Spec); t != fsm.SubmitType {
-		return command{t, c}
-	}
-	var (
-		index uint64
-		as    []fsm.Assignment
-	)
+// planSubmit is the command that creates the job of c and, when no
+// machine of the pool could run it, why (the sentence netstatus --why
+// would give), from one planner call over one read of the database and at
+// most one snapshot of the pool's liveness (planner.PlanSubmit). The
+// command is the entry type the job's features ask for
+// (fsm.SubmitEntryType: SubmitFiles, SubmitGang, SubmitLimits,
+// SubmitCron, SubmitDir or SubmitAfter, each of which a replica too old
+// for it refuses rather than misapply; the scheduler places them), else,
+// when place is set (a single submit), a SubmitPlace when some of the job
+// can start at once, else a Submit that leaves all of it to the
+// scheduler. The SubmitType of the latter only marks it in process:
+// applySubmit commits it inside a Submits entry.
+func (s *Server) planSubmit(c fsm.Submit, place bool) (command, string) {
+	t := fsm.SubmitEntryType(&c.Spec)
+	place = place && t == fsm.SubmitType
+	var plan planner.SubmitPlan
 	s.fsm.Read(func(v fsm.View) {
-		if v.QueuedCount() > 0 {
-			return // the job will wait behind others: spare the pass
+		var live map[string]planner.Liveness
+		if planner.SubmitNeedsLiveness(v, c, place) {
+			live = s.liveness(c.At)
 		}
-		index, as = planner.New(v, s.liveness(c.At), c.At).PlaceSubmit(c)
+		plan = planner.PlanSubmit(v, live, c, place)
 	})
-	if len(as) > 0 {
-		return command{fsm.SubmitPlaceType, fsm.SubmitPlace{Submit: c, PlannedAtIndex: index, Assignments: as}}
+	if len(plan.Assignments) > 0 {
+		return command{fsm.SubmitPlaceType, fsm.SubmitPlace{Submit: c, PlannedAtIndex: plan.Index, Assignments: plan.Assignments}}, ""
 	}
-	return command{fsm.SubmitType, c}
+	return command{t, c}, plan.Unrunnable
 }
 
 // applySubmit commits a submit command: a plain Submit in a Submits

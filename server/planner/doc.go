@@ -15,8 +15,9 @@
 //
 //   - the leader's scheduler (server/scheduler.go) and the benchmark
 //     (cmd/netmgr-bench, the pass suite) call New(...).Place();
-//   - a submit (server/submit.go) calls PlaceSubmit to start a new job in
-//     the entry that creates it when nothing else waits;
+//   - a submit (server/submit.go) calls PlanSubmit, which starts a new
+//     job in the entry that creates it when nothing else waits, and
+//     otherwise says why no machine could run it (unrunnable.go);
 //   - `netstatus --why` (server/http_why.go) replays Run and reports the
 //     pass's answer for each instance of one job.
 //

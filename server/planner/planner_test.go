@@ -98,7 +98,8 @@ func TestPlaceDown(t *testing.T) {
 }
 
 // TestPlaceSubmit: a job submitted while nothing waits is planned as far
-// as capacity goes; behind a waiting job it is left to the scheduler.
+// as capacity goes; behind a waiting job, or when the caller may not
+// place it, it is left to the scheduler, and it is not unrunnable.
 func TestPlaceSubmit(t *testing.T) {
 	f, apply := newState(t)
 	sub := fsm.Submit{At: at, Owner: "fred", Spec: fsm.JobSpec{Binaries: map[string]string{"x86_64": "/bin/x"}, Min: 3}}
@@ -106,10 +107,21 @@ func TestPlaceSubmit(t *testing.T) {
 		index uint64
 		got   []fsm.Assignment
 	)
-	f.Read(func(v fsm.View) { index, got = planner.New(v, allUp(v), at).PlaceSubmit(sub) })
+	f.Read(func(v fsm.View) {
+		plan := planner.PlanSubmit(v, allUp(v), sub, true)
+		index, got = plan.Index, plan.Assignments
+		if plan.Unrunnable != "" {
+			t.Errorf("a placed job is unrunnable: %q", plan.Unrunnable)
+		}
+	})
 	if index != 2 || len(got) != 2 {
 		t.Fatalf("got index %d, assignments %+v, want index 2 and the 2 slots of a", index, got)
 	}
+	f.Read(func(v fsm.View) {
+		if plan := planner.PlanSubmit(v, allUp(v), sub, false); len(plan.Assignments) != 0 || plan.Unrunnable != "" {
+			t.Errorf("not to be placed: got %+v, want no assignments and no reason", plan)
+		}
+	})
 	for i, a := range got {
 		if a.JobID != 0 || a.Instance != i || a.Attempt != 1 || a.Machine != "a" {
 			t.Errorf("assignment %d = %+v, want job 0 (the FSM fills it in), instance %d, attempt 1 on a", i, a, i)
@@ -117,7 +129,7 @@ func TestPlaceSubmit(t *testing.T) {
 	}
 
 	apply(fsm.SubmitType, sub)
-	f.Read(func(v fsm.View) { _, got = planner.New(v, allUp(v), at).PlaceSubmit(sub) })
+	f.Read(func(v fsm.View) { got = planner.PlanSubmit(v, allUp(v), sub, true).Assignments })
 	if len(got) != 0 {
 		t.Errorf("got assignments %+v behind a queued job, want none", got)
 	}

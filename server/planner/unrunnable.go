@@ -3,13 +3,12 @@ package planner
 import (
 	"fmt"
 	"maps"
-	"time"
 
 	"github.com/netmgr/netmgr/fsm"
 	"github.com/netmgr/netmgr/matcher"
 )
 
-// Unrunnable says why no machine of the pool can run the job c submits,
+// unrunnable says why no machine of the pool can run the job c submits,
 // whatever the machines' state now (busy, down, asleep or reserved
 // machines that meet its requirements count as able): the matcher's
 // reason, such as "3 machines lack key sparc", or "" when some machine
@@ -20,7 +19,7 @@ import (
 // A gang must also fit all at once: when the matching machines' slots
 // (within the job's per-machine bound) are fewer than its instances, it
 // says so.
-func Unrunnable(v fsm.View, live map[string]Liveness, c fsm.Submit, now time.Time) string {
+func unrunnable(v fsm.View, live map[string]Liveness, c fsm.Submit) string {
 	if c.Spec.Gang && c.Spec.Min > 1 {
 		return gangUnrunnable(v, live, c)
 	}
@@ -39,7 +38,7 @@ func Unrunnable(v fsm.View, live map[string]Liveness, c fsm.Submit, now time.Tim
 	return res.Why()
 }
 
-// gangUnrunnable is Unrunnable for a gang: the matcher's reason when no
+// gangUnrunnable is unrunnable for a gang: the matcher's reason when no
 // machine meets its requirements, else why the ones that do cannot hold
 // all its instances at once.
 func gangUnrunnable(v fsm.View, live map[string]Liveness, c fsm.Submit) string {
@@ -108,11 +107,9 @@ func unconstrained(s *fsm.JobSpec) bool {
 	return len(s.Keys) == 0 && len(s.Mounts) == 0 && len(s.Machines) == 0 && s.MemoryMB == 0 && len(s.Requirements) == 0
 }
 
-// NeedsLiveness reports whether Unrunnable reads the liveness map for
-// spec: only a requirement on the idle attribute (idle>=MINUTES) does,
-// so a caller may pass nil otherwise and spare taking the pool's
-// snapshot.
-func NeedsLiveness(s *fsm.JobSpec) bool {
+// needsLiveness reports whether unrunnable reads the liveness map for
+// spec: only a requirement on the idle attribute (idle>=MINUTES) does.
+func needsLiveness(s *fsm.JobSpec) bool {
 	for _, r := range s.Requirements {
 		if r.Attr == IdleAttr {
 			return true

@@ -39,10 +39,10 @@ func TestUnrunnable(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			var got string
 			f.Read(func(v fsm.View) {
-				got = planner.Unrunnable(v, live, fsm.Submit{At: at, Owner: "fred", Spec: tc.spec}, at)
+				got = planner.PlanSubmit(v, live, fsm.Submit{At: at, Owner: "fred", Spec: tc.spec}, false).Unrunnable
 			})
 			if got != tc.want {
-				t.Errorf("Unrunnable() = %q, want %q", got, tc.want)
+				t.Errorf("PlanSubmit().Unrunnable = %q, want %q", got, tc.want)
 			}
 		})
 	}
@@ -55,21 +55,26 @@ func TestUnrunnableUnconstrained(t *testing.T) {
 	any := fsm.Submit{At: at, Owner: "fred", Spec: fsm.JobSpec{Binaries: map[string]string{"*": "/bin/x"}}}
 	f, _ := newState(t)
 	f.Read(func(v fsm.View) {
-		if got := planner.Unrunnable(v, nil, any, at); got != "" {
-			t.Errorf("on a pool with machines: Unrunnable() = %q, want \"\"", got)
+		if got := planner.PlanSubmit(v, nil, any, false).Unrunnable; got != "" {
+			t.Errorf("on a pool with machines: Unrunnable = %q, want \"\"", got)
 		}
 	})
 	empty := fsm.New()
 	empty.Read(func(v fsm.View) {
-		if got := planner.Unrunnable(v, nil, any, at); got == "" {
-			t.Errorf("on an empty pool: Unrunnable() = \"\", want a reason")
+		if got := planner.PlanSubmit(v, nil, any, false).Unrunnable; got == "" {
+			t.Errorf("on an empty pool: Unrunnable = \"\", want a reason")
 		}
 	})
-	if planner.NeedsLiveness(&any.Spec) {
-		t.Errorf("NeedsLiveness of a job without requirements = true")
-	}
-	idle := fsm.JobSpec{Requirements: []fsm.Requirement{{Attr: planner.IdleAttr, Op: ">=", Value: 30}}}
-	if !planner.NeedsLiveness(&idle) {
-		t.Errorf("NeedsLiveness of idle>=30 = false")
-	}
+	f.Read(func(v fsm.View) {
+		if planner.SubmitNeedsLiveness(v, any, false) {
+			t.Errorf("SubmitNeedsLiveness of a job without requirements, not placed = true")
+		}
+		if !planner.SubmitNeedsLiveness(v, any, true) {
+			t.Errorf("SubmitNeedsLiveness of a job to place on a pool where nothing waits = false")
+		}
+		idle := fsm.Submit{At: at, Owner: "fred", Spec: fsm.JobSpec{Requirements: []fsm.Requirement{{Attr: planner.IdleAttr, Op: ">=", Value: 30}}}}
+		if !planner.SubmitNeedsLiveness(v, idle, false) {
+			t.Errorf("SubmitNeedsLiveness of idle>=30 = false")
+		}
+	})
 }
