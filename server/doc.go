@@ -61,8 +61,8 @@
 //   - membership.go: gossip joins and failures to StubJoin, StubLeave,
 //     AddVoter; server/rejoin: joining the gossip pool of machines the
 //     database holds and gossip does not (after a restart of the group).
-//   - lease.go: the lease timing and leadership checks; lease_expiry.go:
-//     expireLeases and the outage rule; restart.go: granting a restart
+//   - lease.go: the lease timing and leadership checks; server/lease/expiry:
+//     expiring leases under the outage rule; restart.go: granting a restart
 //     lease. The lease table itself (renewals, proofs, restart holds, the
 //     pool's join order and quorum) is the package server/lease.
 //   - reservations.go: expireReservations, and choosing machines to

@@ -8,6 +8,7 @@ import (
 	"github.com/netmgr/netmgr/fsm"
 	"github.com/netmgr/netmgr/server/cron"
 	"github.com/netmgr/netmgr/server/lease"
+	"github.com/netmgr/netmgr/server/lease/expiry"
 	"github.com/netmgr/netmgr/server/retention"
 )
 
@@ -88,15 +89,16 @@ const leaderTick = 250 * time.Millisecond
 //     server applies.
 //   - expireReservations (reservations.go): Unreserve past windows.
 //   - sweepTokens (tokens.go): TokenRevoke of tokens expired a day ago.
-//   - expireLeases (lease.go): LeaseExpired for machines that stopped
-//     renewing.
-//   - retention.Expirer.Run (server/retention): at most every minute, one JobsExpire
-//     removing the finished jobs past --job-retention(-count).
+//   - expiry.Keeper.Expire (server/lease/expiry): LeaseExpired for
+//     machines that stopped renewing.
+//   - retention.Expirer.Run (server/retention): at most every minute,
+//     one JobsExpire removing the finished jobs past
+//     --job-retention(-count).
 //
 // After every commit, and when the next cron firing is due:
-//   - cron.Firer.Fire (server/cron): a CronFire for every cron job due, from
-//     the committed state, so a firing the last leader committed is not
-//     proposed again and one it did not is.
+//   - cron.Firer.Fire (server/cron): a CronFire for every cron job due,
+//     from the committed state, so a firing the last leader committed is
+//     not proposed again and one it did not is.
 //
 // After every commit, finished send, gossip change and tick:
 //   - schedule (scheduler.go): one planner pass, committed as one Place.
@@ -134,7 +136,8 @@ func (s *Server) leaderLoop(ctx context.Context) {
 	tick := time.NewTicker(leaderTick)
 	defer tick.Stop()
 	crons := cron.New(dutyHandle{s})
-	expiry := retention.New(dutyHandle{s}, s.cfg.JobRetention, s.cfg.JobRetentionCount, leaderTick)
+	leaseExpiry := expiry.New(dutyHandle{s}, s.metrics.leasesExpired)
+	jobExpiry := retention.New(dutyHandle{s}, s.cfg.JobRetention, s.cfg.JobRetentionCount, leaderTick)
 	cronTimer := time.NewTimer(time.Hour)
 	defer cronTimer.Stop()
 	// Membership changes come from gossip; a committed command alone never
@@ -147,8 +150,8 @@ func (s *Server) leaderLoop(ctx context.Context) {
 			s.refreshGroupLevel()
 			s.expireReservations(time.Now())
 			s.sweepTokens(time.Now())
-			s.expireLeases(leases, time.Now())
-			expiry.Run(time.Now())
+			leaseExpiry.Expire(leases, time.Now())
+			jobExpiry.Run(time.Now())
 		}
 		if next := crons.Fire(time.Now()); !next.IsZero() {
 			cronTimer.Reset(max(time.Until(next), 0))

@@ -28,6 +28,18 @@ const (
 	leaseMargin        = lease.Margin
 )
 
+// The outage grace (Config.OutageGrace). An hour outlasts a coordinated
+// upgrade of the server group, a storage array's or hypervisor's hiccup
+// and most power cuts of a server room, while a machine that died while
+// fewer than half the pool renewed (a rack's power) still has its
+// restartable work started elsewhere the same hour. MaxOutageGrace bounds
+// the setting: a leader that does not know which grace an earlier one
+// told a silent stub assumes this one.
+const (
+	DefaultOutageGrace = time.Hour
+	MaxOutageGrace     = lease.MaxOutageGrace
+)
+
 // leaderCheck confirms leadership with Raft's VerifyLeader, one round at a
 // time, shared by every request waiting for a check begun after it
 // arrived: a burst of renewals costs one round of heartbeats.

@@ -84,7 +84,7 @@ echo "end $NETMGR_MACHINE $NETMGR_ATTEMPT $(now)" >> ` + ledger
 
 	// The leader declares beta lost within seconds only once beta has
 	// shown it counts a pool of two: knowing only itself, beta would keep
-	// its work through an outage of the servers (see server.expirable).
+	// its work through an outage of the servers (see expirable in server/lease/expiry).
 	waitProvenPool(t, c, beta, 2)
 
 	// Lose beta: its stub stops and its jobs die with the machine.

@@ -177,9 +177,6 @@ func (m *metrics) schedulePass(start time.Time, placed int) {
 	m.passPlaced.Observe(float64(placed))
 }
 
-// leaseExpired counts one lease declared expired.
-func (m *metrics) leaseExpired() { m.leasesExpired.Inc() }
-
 func boolFloat(b bool) float64 { return promtext.Bool(b) }
 
 // queueCollector reports what each queue holds, read from this server's

@@ -21,7 +21,7 @@ import (
 // for client.OutageCoverFor after each such answer, for at most the
 // outage grace past its lease. A machine cut off alone, or with a minority
 // of the pool, finds no such majority and stops as before; the leader's
-// side of the argument is server.expirable.
+// side of the argument is server/lease/expiry's expirable.
 //
 // One stub (the one with the lowest name that answers) collects the
 // statements for everyone: an OutageWitness request waits for a round

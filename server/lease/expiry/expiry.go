@@ -1,20 +1,35 @@
-package server
+package expiry
 
 import (
 	"time"
 
 	"github.com/netmgr/netmgr/client"
 	"github.com/netmgr/netmgr/fsm"
+	"github.com/netmgr/netmgr/internal/promtext"
+	"github.com/netmgr/netmgr/server/duty"
 	"github.com/netmgr/netmgr/server/lease"
 )
 
-// expireLeases declares expired the leases of machines that stopped
-// renewing (up machines, and down ones still holding restartable work)
-// when expirable allows it, and those of restarting machines whose
-// restart lease ran out.
-func (s *Server) expireLeases(t *lease.Table, now time.Time) {
+// Keeper is the leader's lease-expiry duty. Only the leader loop uses
+// it.
+type Keeper struct {
+	h       duty.Handle
+	expired *promtext.Counter
+}
+
+// New returns the lease-expiry duty of a leader term, which counts the
+// leases it declares expired in expired.
+func New(h duty.Handle, expired *promtext.Counter) *Keeper {
+	return &Keeper{h: h, expired: expired}
+}
+
+// Expire declares expired the leases of machines that stopped renewing
+// (up machines, and down ones still holding restartable work) when
+// expirable allows it, and those of restarting machines whose restart
+// lease ran out, by t, this leadership's lease table.
+func (k *Keeper) Expire(t *lease.Table, now time.Time) {
 	var expired []string
-	s.fsm.Read(func(v fsm.View) {
+	k.h.Read(func(v fsm.View) {
 		var quorum []bool // built for the first candidate
 		for _, m := range v.Machines() {
 			if m.State == fsm.MachineRestarting {
@@ -36,48 +51,37 @@ func (s *Server) expireLeases(t *lease.Table, now time.Time) {
 				from, to := statementWindow(now)
 				quorum = pool.QuorumFrom(func(name string) bool { return t.Held(name, from, to) })
 			}
-			if s.expirable(t, now, m.Name, pool, quorum) {
+			if expirable(t, now, m.Name, pool, quorum) {
 				expired = append(expired, m.Name)
 			}
 		}
 	})
+	log := k.h.Log()
 	for _, name := range expired {
-		res, err := s.apply(fsm.LeaseExpiredType, fsm.LeaseExpired{At: now.UTC(), Machine: name})
+		res, err := k.h.Apply(fsm.LeaseExpiredType, fsm.LeaseExpired{At: now.UTC(), Machine: name})
 		if err != nil {
-			s.log.Warn("commit lease expiry failed", "machine", name, "err", err)
+			log.Warn("commit lease expiry failed", "machine", name, "err", err)
 			continue
 		}
-		s.metrics.leaseExpired()
-		s.log.Warn("machine lease expired", "machine", name, "restarted", res.Affected)
+		k.expired.Inc()
+		log.Warn("machine lease expired", "machine", name, "restarted", res.Affected)
 	}
 }
 
-// The outage grace (Config.OutageGrace). An hour outlasts a coordinated
-// upgrade of the server group, a storage array's or hypervisor's hiccup
-// and most power cuts of a server room, while a machine that died while
-// fewer than half the pool renewed (a rack's power) still has its
-// restartable work started elsewhere the same hour. MaxOutageGrace bounds
-// the setting: a leader that does not know which grace an earlier one
-// told a silent stub assumes this one.
-const (
-	DefaultOutageGrace = time.Hour
-	MaxOutageGrace     = lease.MaxOutageGrace
-)
-
 // statementWindow is when a machine's own lease must provably have held,
 // with client.OutageVouchWithin to spare, for it to count against an
-// expiry at now. The stub must have stopped by now-leaseMargin; the
+// expiry at now. The stub must have stopped by now-lease.Margin; the
 // statements that could let it keep its work then are those of the
 // rounds it began at most client.OutageCoverFor earlier, each made within
 // client.OutageAnswerWithin of its start; and a stub says its lease ran
 // out once less than client.OutageVouchWithin of it is left.
 func statementWindow(now time.Time) (from, to time.Time) {
-	stop := now.Add(-leaseMargin)
+	stop := now.Add(-lease.Margin)
 	return stop.Add(-client.OutageCoverFor), stop.Add(client.OutageAnswerWithin + client.OutageVouchWithin)
 }
 
 // expirable reports whether the leader may declare expired the lease of a
-// machine silent for more than LeaseDuration+leaseMargin: its restartable
+// machine silent for more than lease.Duration+lease.Margin: its restartable
 // work may then start elsewhere, so its stub must have stopped that work.
 //
 // A stub whose lease ran out keeps its restartable work for up to the
@@ -90,13 +94,13 @@ func statementWindow(now time.Time) (from, to time.Time) {
 // leadership, and never less than its own position) holds machines whose
 // own leases provably held throughout statementWindow(now): those made no
 // such statement then, so no round the stub began in the last
-// client.OutageCoverFor before now-leaseMargin found a majority, and it
-// stopped by now-leaseMargin. Past the grace, both sides fall back to the plain lease
+// client.OutageCoverFor before now-lease.Margin found a majority, and it
+// stopped by now-lease.Margin. Past the grace, both sides fall back to the plain lease
 // rule. With no grace, the plain rule is the only one. The grace is the
 // one this leadership told the stub, or the longest any server may have
-// told it (MaxOutageGrace) until the stub proves which it holds.
-func (s *Server) expirable(t *lease.Table, now time.Time, machine string, pool *lease.PoolOrder, quorum []bool) bool {
-	if t.Silence(machine, now) > LeaseDuration+leaseMargin+t.Grace(machine) {
+// told it (lease.MaxOutageGrace) until the stub proves which it holds.
+func expirable(t *lease.Table, now time.Time, machine string, pool *lease.PoolOrder, quorum []bool) bool {
+	if t.Silence(machine, now) > lease.Duration+lease.Margin+t.Grace(machine) {
 		return true
 	}
 	k := t.Knows(machine, pool.Position(machine))
