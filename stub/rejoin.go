@@ -15,7 +15,7 @@ import (
 // another, and nothing in memberlist joins the two again. So a stub that
 // holds no server alive joins its --join addresses and every server it
 // has seen, until one of them answers; the leader does the same from its
-// side (server/rejoin.go).
+// side (server/rejoin).
 const (
 	// rejoinMin is the pause after the first failed join; each further
 	// failure doubles it, up to rejoinMax. The first join after the last
