@@ -29,8 +29,9 @@
 //   - reload.go: Reload, reading TLS material and the gossip keyring
 //     again on SIGHUP; warnings once a minute per peer come from
 //     internal/warnlimit.
-//   - gossip.go: the memberlist node and its view of the pool;
-//     gossip_keyring.go: its encryption keys and their reload; pool.go: that
+//   - gossip.go: the server's metadata and its view of the pool, on the
+//     memberlist node of internal/gossip (shared with the stubs: the
+//     keyring, its reload, refusals); pool.go: that
 //     view as the leader sees it (suspicion, reported loads) and as the
 //     planner takes it (liveness).
 //   - apply.go: the one path by which the server changes the database;

@@ -168,9 +168,8 @@
 //	health.go         healthWatch: free space and inodes, attempt files; drains the machine
 //	healthcheck.go    the site's health-check program
 //	threshold.go      Threshold, --min-free-disk and --min-free-inodes
-//	gossip.go         memberlist: the stub's metadata, the servers it learns
+//	gossip.go         the stub's metadata and the servers it learns, on internal/gossip's node
 //	rejoin.go         joining the pool again while no server is seen
-//	gossip_keyring.go the gossip encryption keys, their reload, refusals
 //	reload.go         Reload: TLS material and gossip keyring on SIGHUP
 //	facts.go          the machine's facts, the init file
 //	metrics.go        the Prometheus metrics
