@@ -31,4 +31,187 @@
 // and never read back, so it is not state.
 //
 // It is not the wire format (package client) and does no networking.
+//
+// # Dependent jobs
+//
+// Dependent jobs (fsm/dependencies.go). fsm.JobSpec carries the resolved
+// dependencies as ids: After, AfterOK, AfterNotOK ([]uint64). The server
+// resolves the names and ids the user gave (client.JobSpec.After etc.,
+// []string) on the leader at submit (server/dependencies.go,
+// resolveDependencies): an id must exist; a name must name one job, or
+// several of which exactly one is queued, held or running; anything else is
+// refused before a command is proposed. Apply re-checks that every id names
+// an existing job with a lower id than the new one (validateDependencies),
+// which is also why no cycle can be built: every edge points to an older
+// job.
+//
+// A job with dependencies is created with its instances in a new state,
+// InstanceHeld, outside the queue and every index but its queue's count of
+// unfinished jobs; the job's state is held (the API says held(dependency)).
+// It is decided, never on a clock, at two points, both inside Apply:
+//
+//  1. at submit, if its dependencies have already decided it;
+//  2. at the end of each entry that ended a job: refreshDone, which every
+//     instance state change goes through, notes the job going from
+//     unfinished to finished (db.ended); once the entry's command is
+//     applied, FSM.apply calls flushEnded (fsm/db.go), which calls
+//     resolveDependents for each noted job still finished. That walks
+//     dependents[jobID] — a derived index (never snapshotted, rebuilt by
+//     reindex in ascending job id order, appended to in submit order, so
+//     ascending too) of the held jobs that name the job — and decides each
+//     still-held one. Deciding at the end of the entry, not at the state
+//     change, matters: a ChildTerm of a failed attempt whose restart
+//     policy queues a new one in the same entry ends the job only for a
+//     moment, and must release or cancel nothing (the chaos suite's
+//     dependency chains found that bug). flushEnded runs before flushMail,
+//     so the entry's mail sees the cancellations it caused.
+//
+// Deciding (decide) looks at every dependency in a fixed order (after,
+// afterok, afternotok, each in the spec's order) with Dependency.Verdict:
+// waiting while the dependency has not finished; after is satisfied by any
+// end, afterok by JobDone only, afternotok by anything else (failed,
+// signalled, lost, killed, cancelled). If any verdict is "never", the job
+// is cancelled: every held instance ends InstanceCancelled (a finished
+// state; job state cancelled, API cancelled(dependency)) with Reason
+// "dependency: afterok job 12 (build) failed" and EndedAt the deciding
+// dependency's end time (the submit's time when it was decided at submit),
+// and a job-cancelled event. If all are satisfied, the held instances
+// become queued at that index (job-released event) and the leader's next
+// scheduling pass, which every commit wakes, places them. Otherwise it
+// stays held. A cancelled job has finished, so its own dependents are
+// decided in the same Apply (recursion bounded by the chain's length).
+// netkill of a held job kills its held instances as it does queued ones;
+// its end decides its dependents.
+//
+// Everything the decision reads is in the state (instance states and end
+// times), and the order of decisions is the ascending job id order, so
+// every replica makes the same decisions at the same index, and a replica
+// restored from a snapshot rebuilds dependents and continues identically
+// (fsm/dependencies_test.go: outcomes independent of the order the
+// dependencies end in, and byte-identical replicas across batching and two
+// snapshot/restore "failovers", with kills and duplicated entries).
+//
+// `netstatus --why` on a held job answers from the server (whyHeld):
+// "held(dependency): waits for job 12 (running) to succeed"; `GET /v1/jobs`
+// adds dependencies (kind, id, name, state, verdict) to each job.
+//
+// # Cron jobs
+//
+// Cron jobs (fsm/cron.go, fsm/cron_due.go, server/cron). A job whose
+// spec has Cron is a template: it is created with no instances (so it never
+// counts as an unfinished job of its queue and is never placed) and a
+// CronState record: Through, the latest scheduled time decided, which
+// starts at the submit's time; Runs, the run jobs' ids; Skips (the latest
+// 256 firings that made no run, with the reason) and Skipped, their count;
+// and Ended/EndedAt/EndedBy. Its state is scheduled, killed once ended. It
+// is submitted as a SubmitCron entry (a Submit body of its own type, so an
+// older replica stops rather than run the template as a job).
+//
+// Each firing is one CronFire entry: the job, the scheduled time, the
+// earlier times it missed (up to 64, and a count of the rest) and whether
+// the scheduled time itself is to be recorded as missed. Apply:
+//
+//  1. ignores the entry (Result.Stale) if the schedule has ended or the
+//     scheduled time is at or before Through: a firing proposed twice — by
+//     a leader that retried, or by a new leader that computed it again
+//     before the old one's entry committed — is decided once;
+//  2. records each listed missed time after Through as a skip, then sets
+//     Through to the scheduled time;
+//  3. records the time as missed (catchup=none), or as skipped for the
+//     overlap (overlap=skip and the last run has not finished), or makes
+//     the run: a job created as a Submit would (applySubmit), with the
+//     template's spec less the cron options, named NAME.OWNER#N, with
+//     `NETMGR_SCHEDULED_TIME=<time, RFC 3339, UTC>` appended to its
+//     environment, and CronJob/Scheduled set. A run refused by its queue
+//     is recorded as a skip with the refusal.
+//
+// Apply never parses the expression and reads no clock: the leader does
+// both. After every commit and when the earliest next firing is due (a
+// timer in the leader loop), cron.Firer.Fire reads the running schedules
+// (View.CronJobs, a derived index) and calls `fsm.CronDue(job, schedule,
+// now, grace)`, a pure function of the committed Through and the leader's
+// clock: every schedule time after Through and at or before now is due; all
+// but the latest were missed (no leader fired them); the latest runs under
+// catchup=last, and under catchup=none only if at most grace late (5 s, or
+// half the period for schedules more frequent than every 10 s). Because the
+// leader starts from the committed Through after its barrier, a firing the
+// previous leader committed is never proposed again, and one it did not
+// commit is proposed by the next; a leader change shorter than the grace
+// only delays a firing. Expressions are parsed with
+// github.com/robfig/cron/v3 (five fields, an optional seconds field first,
+// @hourly-style names, @every), in UTC unless they start with CRON_TZ= or
+// TZ=; time/tzdata is embedded so every server resolves zone names alike.
+// Submit refuses an expression that does not parse, a policy other than
+// those named, catchup/overlap without cron, a cron job with dependencies,
+// and a dependency on a cron job (which never ends).
+//
+// Kill of a cron job ends its schedule (cron-ended event); with Runs
+// (`netkill --runs`) it also kills, in the same entry, every run not
+// finished. `GET /v1/jobs` gives a cron job a cron object (schedule,
+// policies, next firing computed by the answering server, through, runs,
+// skips) and each run cron_job and scheduled; `netstatus -j` shows the
+// schedule, next firing and counts on one row.
+//
+// Tests: fsm/cron_test.go (idempotent firing, the catch-up policies via
+// CronDue, overlap, kill, spec rules, and a property test of 20 seeds where
+// leaders fire from the committed state at random clocks with lost,
+// duplicated and late-committed proposals: every scheduled time decided
+// exactly once, replicas byte-identical across batching and a restore
+// midway); the determinism generator adds cron submits, firings (fresh,
+// late with missed times, stale, of a non-cron job) and kills; and two
+// real-process tests in cmd/netmgr/cron_e2e_test.go:
+// TestE2ECronAcrossLeaderKills SIGKILLs the leader just before each firing
+// of `@every 2s` for a minute (every scheduled time ran once), and
+// TestE2ECronCatchupAfterOutage SIGSTOPs every server for 7 s with a
+// catchup=last and a catchup=none job.
+//
+// # Job retention
+//
+// A finished job does not stay in the replicated database for ever: the
+// live state is bounded by live work, not by history. `netmgr server
+// --job-retention D` (default 24h; 0 keeps finished jobs) is how long a job
+// stays after it ended (its last instance's end time; the submit time for a
+// job none of whose instances recorded one), and `--job-retention-count N`
+// (default 0, no limit) how many finished jobs stay at most, the earliest
+// ended going first. Both are per server; give every server the same (the
+// leader's settings decide).
+//
+// *Decided by one entry.* The leader looks every retention/4 (at most every
+// minute, at least every leader tick) at the committed state
+// (fsm.View.ExpiredJobs) and, when something is due, proposes one
+// `JobsExpire{At, Before: At - retention, Keep: count}`. Apply computes the
+// same set again from the state at that index and removes it, so every
+// replica drops the same jobs at the same index, whatever each replica's
+// clock says; a retried, duplicated or late entry is harmless. One
+// jobs-expired event per entry (`"3 finished jobs removed (jobs 4..9, ended
+// before ...)"`), never one per job.
+//
+// *What stays.* Only a job all of whose instances finished goes, and only
+// once nothing needs it: a job a held job names (after=, afterok=,
+// afternotok=) stays until that job is decided, because decide reads its
+// outcome again when the held job's other dependencies end; a cron job (a
+// template) stays until its schedule ended (netkill) and all its runs are
+// gone; a run goes like any job, and the live schedule fires on without it
+// (the overlap check reads a missing previous run as ended).
+//
+// *What removal clears.* The job record and every index naming it: its name
+// (byName), its idempotency key (a retry after the retention makes a new
+// job), dependents, crons, and its queue's counts entry when empty
+// (removeJob). Pending mail keeps its message, written when the job ended,
+// and goes out as usual. nextJobID is in the snapshot header, so ids are
+// never reused; and since only JobsExpire removes a job, an id below it
+// that the database lacks is a removed one (View.JobExpired): the API
+// answers `job N finished and was removed after the job retention (the
+// servers' --job-retention)` (404) for it, and for a dependency naming it.
+//
+// *Cost.* The look and Apply walk all jobs (O(n), plus a sort of the
+// finished ones when a count is set), once per look and once per entry. The
+// benchmark's retention suite puts 2,000,000 jobs through the fsm with
+// `--job-retention-count 10000`: the database, the heap, the snapshot (2.9
+// MiB) and a real server's restart (1.1 s, 40 MiB RSS) stay where they are
+// at 100,000 (doc/benchmark.md); a real server under churn with
+// `--job-retention 2s` keeps a flat heap and anonymous RSS over 100,000
+// jobs. What still grows with the rate of work is the Raft log between two
+// snapshots (hashicorp/raft's defaults: a look every 120-240 s), which
+// raft.db keeps and a restart replays.
 package fsm

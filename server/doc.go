@@ -14,86 +14,364 @@
 // does not parse user input beyond the wire types of package client and the
 // database language (package client/dblang).
 //
-// # Layout
+// # Parts
 //
-// The server and its parts:
-//   - server.go: Server, New, Shutdown; config.go: Config and its checks.
-//   - raft.go: Raft and its stores; raft_tls.go: Raft's TLS stream layer,
-//     which lets only server certificates speak Raft; raft_admit.go: the
-//     check that a would-be server's Raft address shows its server
-//     certificate before it joins or bootstraps the group; datadir.go: the
-//     check of raft.db and the snapshots before Raft opens them (a damaged
-//     file stops the server with an error naming it); bootstrap.go:
-//     forming a new group from gossip; command_level.go: the newest
-//     command every server applies.
-//   - reload.go: Reload, reading TLS material and the gossip keyring
-//     again on SIGHUP; warnings once a minute per peer come from
-//     internal/warnlimit.
-//   - gossip.go: the memberlist node and its view of the pool;
-//     gossip_keyring.go: its encryption keys and their reload; pool.go: that
-//     view as the leader sees it (suspicion, reported loads) and as the
-//     planner takes it (liveness).
-//   - apply.go: the one path by which the server changes the database;
-//     entry_merge.go: merging concurrent callers' items into batch entries.
-//   - errors.go: the package's sentinel errors.
-//   - translate.go: the one place the log format (fsm) and the wire format
-//     (client) meet; database.go: the database language to the log's form,
-//     and --database FILE.
-//   - metrics.go: the Prometheus registry and its instruments.
-//   - storehealth.go: the Raft store with its failed writes recorded;
-//     lag.go: how far this server's log is behind the leader's commits.
-//     Both make the server unhealthy in netstatus -s and /metrics
-//     (self.go: health).
-//   - history.go: every server's history (package server/history): the
-//     FSM's recorder feeding a writer goroutine, and the retention sweep;
-//     history_catchup.go: filling the gaps a snapshot restore left from a
-//     peer's GET /v1/history/range; http_history.go: GET /v1/history and
-//     that range.
+// The server is made of these parts. This package's files are named after
+// the part they belong to, and the larger parts are packages of their own
+// or are becoming so (issue 35):
+//   - The Server: its configuration and checks, start and Shutdown, Reload
+//     of the TLS material and gossip keyring on SIGHUP.
+//   - The Raft store (becoming package server/raftnode): Raft and its
+//     stores, the TLS stream layer that lets only server certificates
+//     speak Raft, the admission check of a would-be server's Raft address,
+//     the check of raft.db and the snapshots before Raft opens them, the
+//     store health and log lag that make a server unhealthy, forming a new
+//     group from gossip, and the command level every server applies.
+//   - Gossip (becoming package internal/gossip, shared with the stub): the
+//     memberlist node, its encryption keyring, and the pool as the leader
+//     sees it (suspicion, reported loads) and as the planner takes it
+//     (liveness). See Gossip below.
+//   - The apply path: the one helper by which the server changes the
+//     database, and the merging of concurrent callers' items into batch
+//     entries; the translation between the log format (fsm) and the wire
+//     format (client), and the database language to the log's form.
+//   - The leader's duties, which leaderLoop lists and calls, one call
+//     each: the scheduler (one planner pass committed as one Place,
+//     package server/planner), the dispatcher of the Starts and Signals
+//     the database owes the stubs (package server/dispatch), membership
+//     (gossip joins and failures to StubJoin, StubLeave, AddVoter, and
+//     joining the pool again, package server/rejoin), the leases (timing
+//     and leadership checks, restart leases; expiry and the outage rule
+//     are package server/lease/expiry, the table itself package
+//     server/lease), reservations, API tokens, the initial database, cron
+//     firings (package server/cron, from fsm.CronDue), job retention
+//     (JobsExpire, package server/retention) and the mail sender (package
+//     server/mail, through server/mailer). The duties in packages of their
+//     own hold a duty.Handle (package server/duty) instead of the Server.
+//   - The commit paths more than one caller shares: CHILD events from
+//     stubs, whether they come by POST /v1/children or in a stub's answer
+//     to a batch of Starts; and a new job, as a SubmitPlace when part of it
+//     can start at once, else in a Submits entry shared with concurrent
+//     submits (see Submitting a job).
+//   - The API: the routes and the helpers every handler uses, forwarding
+//     writes to the leader, and one file of handlers per group of routes
+//     (nothing outside them calls into them), with who may do what, the
+//     checks of a submitted job, this server's report of itself, and the
+//     per-user limits (see Per-user limits).
+//   - The history (package server/history): the FSM's recorder feeding a
+//     writer goroutine, the retention sweep, and filling the gaps a
+//     snapshot restore left from a peer; the files jobs move (package
+//     server/blobstore); the dashboard's feed (package server/ui); the
+//     metrics.
 //
-// The leader, whose duties leaderLoop in leader.go lists and calls, one
-// call each (duty_handle.go: the duty.Handle the duties in packages of
-// their own hold instead of the Server):
-//   - leader.go: the leader loop, started and stopped from Raft's
-//     leadership notifications; announceLeadership.
-//   - scheduler.go: schedule, one planner pass committed as one Place.
-//   - server/dispatch: Starts and Signals the database owes the stubs
-//     (duty_handle.go: newDispatcher gives it what it needs of the server).
-//   - membership.go: gossip joins and failures to StubJoin, StubLeave,
-//     AddVoter; server/rejoin: joining the gossip pool of machines the
-//     database holds and gossip does not (after a restart of the group).
-//   - lease.go: the lease timing and leadership checks; server/lease/expiry:
-//     expiring leases under the outage rule; restart.go: granting a restart
-//     lease. The lease table itself (renewals, proofs, restart holds, the
-//     pool's join order and quorum) is the package server/lease.
-//   - reservations.go: expireReservations, and choosing machines to
-//     reserve.
-//   - tokens.go: sweepTokens; and the form of API tokens and tokenUser,
-//     which maps a bearer token to its user.
-//   - database.go: loadInitialDatabase.
-//   - server/cron: Firer.Fire, a CronFire for every cron job due,
-//     computed from the committed state (fsm.CronDue); and parsing cron=
-//     expressions (robfig/cron), for the leader, for submit's checks and
-//     for the next firing the API shows (cron.go: cronToWire).
-//   - server/retention: Expirer.Run, one JobsExpire removing the finished
-//     jobs past --job-retention and --job-retention-count.
-//   - mail.go: startMailSender, which starts server/mail's Sender: it
-//     sends the pending mail the database files and commits MailSent for
-//     each outcome, through package mailer (an SMTP relay or sendmail).
+// # Submitting a job
 //
-// The commit paths that more than one caller shares:
-//   - children.go: CHILD_REGISTER and CHILD_TERM from stubs, whether they
-//     come by POST /v1/children or in a stub's answer to a batch of
-//     Starts.
-//   - submit.go: a new job, as a SubmitPlace when part of it can start at
-//     once, else in a Submits entry shared with concurrent submits.
+// `netexec --batch FILE` (cmd/netmgr/exec_batch.go) sends many jobs in one
+// `POST /v1/jobs/batch` (client.SubmitBatch; handleSubmitBatch,
+// server/http_jobs_batch.go): every job is checked as a single submit
+// checks it (submitFromRequest, shared with handleSubmit) before any is
+// created, so one refused job refuses the batch; the plain jobs then go in
+// one Submits entry, the others each in their own entry type, after them.
+// No job of a batch takes the SubmitPlace shortcut: planned against the
+// same state, they would all be placed on the same free slots. No new entry
+// type, so no command level: Submits is the oldest one.
 //
-// The API: http.go holds the routes and the helpers every handler uses,
-// forward.go sends writes to the leader, and each http_*.go file holds the
-// handlers of one group of routes and the helpers only they use (http_auth.go:
-// who may do what). Nothing outside the http_*.go files calls into them;
-// validate.go checks a submitted job, self.go is this server's report of
-// itself and the question it asks its peers. limits.go holds the per-user
-// limits the API applies: ratelimit.go the request rate (around the
-// routes), stream_limit.go the open log and event streams, quota_blobs.go
-// the blob store bytes (at PUT /v1/blobs and at submit).
+// Before committing, handleSubmit learns from the planner, in the same
+// planner.PlanSubmit call that places the job when it can
+// (server/submit.go's planSubmit), whether any machine meets the job's
+// requirements whatever its state (the matcher's Result.Matching); when
+// none does it answers the matcher's reason in SubmitResponse.Unrunnable
+// (netexec prints it) or, for SubmitRequest.NoQueue, refuses with 409 and
+// commits nothing. A job placed at once is runnable. A batch and POST
+// /v1/jobs/check make the same call, without placing.
+//
+// A job reference (lookupJob, server/http_jobs.go) is an id or a name; a
+// name means its one live job, else its most recent; several live jobs of
+// one name are a 409 listing them. validateSpec refuses a symb_name of the
+// form job<NUMBER>, the automatic names the fsm gives (fsm.DefaultJobName):
+// the refusal lives in the server, not in Apply, so old logs that hold such
+// names replay unchanged, and not in the spec parser, which keeps the
+// paper's grammar (its examples say symb_name=job1). netexec resolves
+// relative paths and --export on the submitting machine
+// (cmd/netmgr/exec_env.go): the servers and the log only ever see absolute
+// paths and plain env entries.
+//
+// # Per-user limits
+//
+// One user must not starve the others (issue 34): Slurm limits RPCs and
+// submissions per user, HTCondor has per-user quotas, Nomad has none
+// outside Enterprise. Three limits, each on the verified user
+// (principal.User), each counted at the server that first receives the
+// user's request (firstHop): a request a stub or server makes on its own
+// behalf is never counted, and a write a follower forwards arrives at the
+// leader with principal.Forwarded set (only a server certificate's
+// forwarded principal sets it; it is not in the JSON a follower sends, so
+// no caller can claim it) and is not counted again. All three are soft
+// state of each server, in memory, and need no Raft command
+// (server/limits.go).
+//
+//   - Request rate (server/ratelimit.go): a token bucket per user
+//     (golang.org/x/time/rate), --user-rate 100 a second with bursts of
+//     --user-burst 200, taken before routing. Past it: 429 with
+//     Retry-After, but only after holding the request a second (a tarpit,
+//     up to 64 held per user, more answered at once); Retry-After then says
+//     the whole seconds still to wait, 0 when a token is there. An honest
+//     client waits about a second either way; a client that ignores the
+//     answer gets one refusal a second per request in flight. Without the
+//     hold, the flood suite's 8 such clients drew 1,700 to 3,300 refusals a
+//     second, which cost the three servers 0.6 of a core and the flooding
+//     process 0.4 on the 2-core VM, and the victim's p50 went from 33-36 ms
+//     to 50-97 ms; with it, they get 102 answers and 8 refusals a second,
+//     and the victim's p50 is unchanged (without any limit, `--user-rate
+//     0`, they got 6,353 answers a second and the p50 doubled). Handlers
+//     read the clock before they wait for the limiter's lock, so a bucket
+//     takes the later of the request's time and its last one: rate.Limiter
+//     given times out of order refills twice for the same interval (the
+//     first flood runs let 3.5 times the rate through). Root on a pool
+//     machine and admin_ids are exempt (looked up only when the bucket is
+//     empty, so the common path reads no state). Buckets idle for a minute
+//     are forgotten (full again by then); the map holds only users active
+//     in the last minute. The client waits out a 429 with Retry-After at
+//     the same server, with a little jitter, at most 20 times and never a
+//     wait over 30 s (client/throttle.go); trying the next server would
+//     spread a throttled user over every server's budget. A 429 without
+//     Retry-After is an error at once.
+//   - Open streams (server/stream_limit.go): `GET /v1/jobs/{ref}/logs`,
+//     `GET /v1/events?follow=1` and the dashboard's /ui/events each hold a
+//     goroutine (and, for logs, a connection to a stub) while open; 32 per
+//     user per server (--user-streams). The count sits inside leaderRead,
+//     so a follower's redirect is not counted. Past it: 429 without
+//     Retry-After, naming the limit.
+//   - Blob store bytes (server/quota_blobs.go): a user's use is the blobs
+//     their live jobs name (fsm.View.UserBlobs: copy_in archives and kept
+//     outputs, each blob once, at its recorded size), the same on every
+//     server, plus what they PUT to this server in the last 10 minutes that
+//     no job of theirs names yet (in memory, with its time; the sweeper's
+//     grace, after which the blob is removed and leaves the count). `PUT
+//     /v1/blobs` checks --user-blob-quota (1 GiB) from Content-Length
+//     before reading the body and again with the body's size, recording the
+//     upload under the same lock, before anything is written or pushed
+//     (413). Submit checks again on the leader (413), which sees an upload
+//     to another server only through the job's own copy_in: a copy_in that
+//     another live job of the user names adds nothing. Kept outputs are
+//     counted but never refused (the attempt has run); they can push a user
+//     past the quota, and the next copy_in is refused. The same content
+//     kept for two users counts for each.
+//
+// Each refusal names the limit and the flag that raises it, counts in
+// netmgr_requests_denied_total{reason} (rate_limited, too_many_streams,
+// blob_quota), and is logged once a minute per user and limit with the
+// number held back (a flood would otherwise write a log line per request).
+//
+// What it gives up: the limits are per server, not per cluster, and a read
+// a follower redirects costs a token there and another at the leader (the
+// client then sends to the leader directly). Writes and consistent reads go
+// to the leader, so in practice the leader's counts are the ones that bite,
+// but a user who sends ?stale reads to all three servers gets three
+// buckets, and three servers' stream limits. A cluster-wide count would
+// need the servers to agree on every request; the point is to keep one user
+// from starving the others, which a per-server bound does. An upload's
+// record is per server, so a user who uploads to each server in turn may
+// keep up to the quota through each (3 GiB in every server's store, with
+// three servers: uploads are pushed to all) for the 10 minutes until the
+// sweeper removes what no job names; the submit's check on the leader still
+// holds their jobs' files to the quota. Benchmark: suite flood (README).
+//
+// # Handshakes when a pool starts at once
+//
+// A TLS handshake with mutual authentication (ECDSA P-256 certificates)
+// costs about 1.2 ms of CPU for both ends together on the benchmark VM.
+// netmgr's dialers offer only the post-quantum hybrid on P-256,
+// SecP256r1MLKEM768, then P-256 (clusterCurves, client/pki): Go's default,
+// X25519MLKEM768, is about a tenth dearer here because X25519 has no
+// assembly; listeners keep Go's defaults, so browsers and curl negotiate as
+// with any Go server. P-256 alone would save some 15% more, not worth
+// giving up the post-quantum key exchange. Connections are pooled and speak
+// HTTP/2, so a hedged try that loses its race keeps its connection, and a
+// stub's report and lease clients share one. What remains is the count: the
+// leader's facts fetch from each joining stub (one handshake per stub, the
+// leader dialing), and a stub's renewals, which would reach every server a
+// round hedges to and, with the servers learned one by one from gossip,
+// often begin on a follower. Session resumption would not help here: in a
+// burst every connection is a first one. With the leader named in gossip
+// and the leader patience (package stub, Renewing the lease), a stub
+// that joins holds one connection, to the leader (50 simulated stubs: 50
+// connections, against 73 to 100 without them).
+//
+// Nor does a join fetch the facts: a stub sends its facts
+// (LeaseRequest.Facts, what `GET /v1/facts` answers) with its first
+// renewal, and again while an answer asks for them
+// (LeaseResponse.WantFacts: the leader holds none and the machine is not
+// up, as after a change of leader mid-join). The leader keeps them
+// (joinFacts, server/join_facts.go, soft state of the leadership) and the
+// join takes them for the API address gossip shows, waiting up to
+// joinFactsWait (a lease, 3 s) for them before it fetches them itself. So a
+// joining stub costs one handshake, the one it makes to renew, rather than
+// two. A server that predates the field refuses the renewal (400); the stub
+// then stops sending facts, and a stub that predates it is fetched from
+// after that wait: a rolling upgrade joins such stubs 3 s later.
+// netmgr_server_stub_joins_total{facts} counts the joins by where their
+// facts came from (renewal, fetched). One handshake per stub is the floor:
+// gossip proves no machine's name, so a join must rest on a certificate
+// check.
+//
+// # Gossip
+//
+// One memberlist pool holds every server and every stub (server/gossip.go,
+// stub/gossip.go). Each member's metadata (client.NodeMeta, under
+// memberlist's 512-byte limit) names its role (server or stub) and HTTP
+// address; a server adds its Raft address, its --bootstrap-expect and its
+// command level; a stub adds its load at join, and leaving just before a
+// clean shutdown. Gossip is used for:
+//
+//   - servers finding each other and bootstrapping;
+//   - the leader's membership duty: StubJoin when a live stub appears (with
+//     the facts the stub's first lease renewal carried, else fetched with
+//     `GET /v1/facts`), StubLeave when gossip reports a machine dead or
+//     never mentions it, AddVoter for new servers;
+//   - stubs learning the servers' addresses (with --join, Config.Servers
+//     and the Servers hint in every Start);
+//   - a machine's liveness for placement: alive in gossip and not suspect
+//     (Server.liveness, server/pool.go);
+//   - the outage witness's list of stubs to ask (peerList, stub/peers.go);
+//   - the pool putting itself together after the server group was away (see
+//     *Joining the pool again*).
+//
+// Suspicion and load come from the lease, not from gossip. memberlist keeps
+// its suspicion to itself (hashicorp/memberlist#266) and needs
+// SuspicionMult × log10(N) × ProbeInterval (9 s at 200 members, 16 s at
+// 10,000) to declare a member dead; the lease says suspect in 1 s and
+// unreachable in 4 s whatever the pool's size. The load travels with each
+// renewal (client.LeaseRequest.Load) to the leader alone, which uses it in
+// place of the gossiped one (Server.pool). In the metadata it would be
+// broadcast to every member, re-sent 4 × log10(N+1) times by each: at
+// thousands of machines that alone fills memberlist's gossip budget and
+// lags by minutes. With it out, a member's steady gossip is its probes, and
+// metadata changes only on join.
+//
+// The knobs, all memberlist's DefaultLANConfig() except EnableCompression,
+// which is off on both sides (LZW allocates and clears a 64 KB table per
+// packet to shrink packets of a few hundred bytes):
+//
+//   - ProbeInterval (1 s): each member probes one other a second
+//   - ProbeTimeout (500 ms): a later ack fails the probe; IndirectChecks
+//     (3) members then try
+//   - SuspicionMult (4): suspicion lasts 4 × log10(N) × probe interval
+//   - SuspicionMaxTimeoutMult (6): without confirmations, up to 6 times
+//     that
+//   - GossipInterval, GossipNodes (200 ms, 3): the gossip budget: 15
+//     packets a second of up to 1,400 bytes
+//   - RetransmitMult (4): each message is re-sent 4 × ceil(log10(N+1))
+//     times
+//   - PushPullInterval (30 s): full state exchange with one member,
+//     stretched with size
+//
+// netmgr's own knobs:
+//
+//   - lease, renewal, margin, suspect (server/lease.go, server/pool.go) (3
+//     s, 0.5 s, 1 s, 1 s): a shorter lease moves lost work sooner; a longer
+//     one rides out longer elections and stalls
+//   - Raft heartbeat and election timeouts (server/raft.go) (500 ms):
+//     shorter elections against needless ones on a loaded host
+//   - entriesInFlight (server/entry_merge.go): ChildEvents, Submits entries
+//     in flight per kind (2): more: each request's entry sooner; fewer:
+//     more items share an entry
+//   - senderParallel (stub/sender.go): a stub's event deliveries in flight
+//     (2): the same trade for a stub's requests
+//   - loadDelta, loadInterval (stub/gossip.go) (0.05, 2 s): only while no
+//     server takes the load with renewals
+//   - absentGrace (server/membership.go) (15 s): how long a new leader
+//     waits before a machine gossip never mentioned goes down
+//   - rejoinMin, rejoinMax (stub/rejoin.go) (0.5 s, 4 s): while a stub sees
+//     no server: back sooner against more joins at a server still down
+//   - rejoinBatch, rejoinFirst, rejoinMax (server/rejoin) (3, 1 s, 30
+//     s): machines a leader joins per round and its backoff per machine:
+//     one answer merges the pools; a machine gone for good costs a request
+//     per 30 s
+//
+// At 10,000 machines the servers' largest cost is the leases: two renewals
+// a second per machine, all at the leader. The levers, none of them built:
+// renew less often as the pool grows (a longer lease, so lost work moves
+// later), make the leader's reconcile incremental per changed member, and
+// take the servers out of the stubs' pool, since the lease already detects
+// a dead machine faster than gossip.
+//
+// # Joining the pool again
+//
+// When every server is away long enough, memberlist splits the pool for
+// good: a restarted server refutes suspicion of itself only to the members
+// it knows (the other servers), so the stubs declare every server dead and
+// forget it 30 s later; members probe and push/pull only with live members;
+// and a stub that joined its --join addresses only until its first success
+// would not look again. The stubs then form one pool and the restarted
+// servers another, and the leader takes every machine down 15 s after its
+// election (absentGrace). So both sides look for the other, and either is
+// enough:
+//
+//   - The stub (stub/rejoin.go) remembers the gossip address of every
+//     server it has seen. While it sees no live server it joins its --join
+//     addresses and those, at once and then every 0.5-4 s with jitter.
+//     netmgr_stub_gossip_servers is how many servers it sees.
+//   - The leader (server/rejoin), every pass, takes up to three machines
+//     of the database that its gossip does not show alive, asks each stub
+//     at its recorded API address for its gossip address (Facts.GossipAddr,
+//     `GET /v1/facts`), and joins it, if the answer names that machine;
+//     each machine backs off from 1 s to 30 s. So servers restarted at new
+//     addresses, or stubs whose --join list is stale, are found too.
+//
+// A merge takes no machine down: a restarted server holds no claims about
+// stubs, and the stubs' claims that servers are dead are refuted. With 3
+// servers and 2 stubs, every server killed until the stubs had forgotten
+// them and then restarted, the first job ran 0.01 s after the election
+// (`netmgr-bench -only outage`), and no machine went down.
+//
+// # Gossip encryption
+//
+// Gossip is encrypted by memberlist with a keyring (Config.Keyring,
+// GossipVerifyIncoming/Outgoing), read from a file of base64 keys whose
+// first encrypts (client/pki/keyring.go). Reload (server and stub, on
+// SIGHUP) makes the live keyring hold exactly the file's keys with
+// pki.InstallKeys (package client/pki says in what order, and why). A node
+// started without a keyring cannot start encrypting at run time (memberlist
+// reads the keyring's presence at every packet but the config is not ours
+// to swap); a restart is needed to turn encryption on. So `netmgr server`
+// and `netmgr stub` with TLS refuse to start without a keyring
+// (--gossip-keyring, or /etc/netmgr/tls/gossip.keyring if it exists):
+// plaintext gossip would let whoever reaches the port claim members dead or
+// alive, and the leader acts on a member's death. memberlist's refusals
+// ("no installed keys could decrypt the message", "encryption is configured
+// but remote state is not encrypted", ...) are recognised
+// (pki.GossipKeyProblem) and logged as one plain warning per peer host a
+// minute on both servers (whose other memberlist lines stay at debug) and
+// stubs.
+//
+// # Who joins Raft
+//
+// Who joins Raft is decided by certificates, not gossip
+// (server/raft_admit.go). Anyone with the gossip key can gossip the server
+// role and any Raft address. Before AddVoter, and before a bootstrapping
+// server counts a peer toward --bootstrap-expect, the server dials the Raft
+// address the member gossips over TLS and requires a server certificate
+// whose CN is the member's name; so neither a stolen stub certificate, nor
+// an insecure process, nor a process that gossips another server's Raft
+// address under a new name gets in. The check runs in the background of the
+// leader loop (a member behind a black-holed address costs one 3 s dial,
+// not a stalled reconcile), is repeated every 2 s for a refused member, and
+// is logged once a minute per member (admission lives on the Server, so
+// leadership changes do not reset that). Servers already in the
+// configuration are not checked again: the Raft layer's own certificate
+// check covers every connection they make. The check applies only when Raft
+// runs on the TLS layer; under --insecure (plain TCP) and on the tests'
+// in-memory transport an address proves nothing and members are added
+// unchecked.
+//
+// # Snapshots and restart time
+//
+// A server that comes back restores its newest snapshot and replays the
+// Raft log written since, before it serves reads. --snapshot-interval (10
+// s; hashicorp/raft's default is 120 s) is how often it checks whether
+// 8,192 entries are new and compacts: with the default a busy server's log
+// held up to 240 s of entries and a restart after 100,000 jobs took 32 s to
+// serve. The price is a snapshot that often under the FSM's read lock, 0.1
+// s for a database under retention.
 package server

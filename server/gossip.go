@@ -3,10 +3,7 @@ package server
 import (
 	"encoding/json"
 	"fmt"
-	"log"
 	"log/slog"
-	"net"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -15,6 +12,7 @@ import (
 
 	"github.com/netmgr/netmgr/client"
 	"github.com/netmgr/netmgr/client/pki"
+	gossipnode "github.com/netmgr/netmgr/internal/gossip"
 )
 
 // member is what this server knows of one node of the gossip pool.
@@ -31,17 +29,17 @@ type member struct {
 	Since   time.Time
 }
 
-// gossip runs this server's memberlist node and keeps a view of the pool.
+// gossip is this server's part of the gossip pool: its metadata
+// (client.NodeMeta), and its view of the pool built from the node's
+// membership events. The node itself is internal/gossip's.
 type gossip struct {
-	ml     *memberlist.Memberlist
+	// ml is the memberlist node, shared with the stubs' code.
+	ml     *gossipnode.Node
 	events chan struct{} // a coalesced "the pool changed" signal for the leader
 	log    *slog.Logger
-	bound  string // the gossip address actually bound (addr)
 
-	metaMu sync.Mutex // guards meta and metaRaw
+	metaMu sync.Mutex // guards meta
 	meta   client.NodeMeta
-	// metaRaw is meta as JSON, as memberlist gossips it.
-	metaRaw []byte
 	// wantLeader is whether this server leads, as setLeader last heard;
 	// publishMu makes one publishLeader at a time gossip it.
 	wantLeader atomic.Bool
@@ -49,10 +47,6 @@ type gossip struct {
 
 	mu      sync.Mutex // guards members
 	members map[string]*member
-
-	// keyring holds the gossip encryption keys, kept equal to the file
-	// of Config.GossipKeyring; nil without one.
-	keyring *pki.LiveKeyring
 }
 
 func newGossip(cfg *Config, meta client.NodeMeta) (*gossip, error) {
@@ -60,55 +54,34 @@ func newGossip(cfg *Config, meta client.NodeMeta) (*gossip, error) {
 		events:  make(chan struct{}, 1),
 		log:     cfg.Logger,
 		members: make(map[string]*member),
+		meta:    meta,
 	}
-	g.meta = meta
-	var err error
-	if g.metaRaw, err = json.Marshal(meta); err != nil {
+	raw, err := json.Marshal(meta)
+	if err != nil {
 		return nil, fmt.Errorf("encode gossip meta: %w", err)
 	}
-	host, portStr, err := net.SplitHostPort(cfg.GossipAddr)
+	g.ml, err = gossipnode.New(gossipnode.Config{
+		Name:    cfg.Name,
+		Addr:    cfg.GossipAddr,
+		Keyring: cfg.GossipKeyring,
+		Meta:    raw,
+		Events:  g,
+		Logger:  cfg.Logger,
+	})
 	if err != nil {
-		return nil, fmt.Errorf("gossip address: %w", err)
+		return nil, err
 	}
-	port, err := strconv.Atoi(portStr)
-	if err != nil {
-		return nil, fmt.Errorf("gossip port: %w", err)
-	}
-	mc := memberlist.DefaultLANConfig()
-	mc.Name = cfg.Name
-	mc.EnableCompression = false // as the stubs' (stub/gossip.go)
-	mc.BindAddr, mc.BindPort = host, port
-	mc.AdvertiseAddr, mc.AdvertisePort = host, port
-	mc.Delegate = g
-	mc.Events = g
-	mc.Logger = log.New(newMemberlistLog(cfg.Logger), "", 0)
-	if cfg.GossipKeyring != "" {
-		if g.keyring, err = pki.UseKeyring(mc, cfg.GossipKeyring); err != nil {
-			return nil, fmt.Errorf("start gossip: %w", err)
-		}
-	}
-	if g.ml, err = memberlist.Create(mc); err != nil {
-		return nil, fmt.Errorf("start gossip: %w", err)
-	}
-	// Read once, before anything can update the node: memberlist's
-	// LocalNode hands out the node it rewrites in UpdateNode (setLeader).
-	n := g.ml.LocalNode()
-	g.bound = net.JoinHostPort(n.Addr.String(), strconv.Itoa(int(n.Port)))
 	return g, nil
 }
 
-// addr returns the gossip address actually bound.
-func (g *gossip) addr() string { return g.bound }
+// addr returns the gossip address the node advertises.
+func (g *gossip) addr() string { return g.ml.Addr() }
 
 // GossipMembers returns the names of the members of the gossip pool this
 // server holds alive or suspect (itself included), in no particular
 // order. Safe for concurrent use.
 func (s *Server) GossipMembers() []string {
-	var out []string
-	for _, n := range s.gossip.ml.Members() {
-		out = append(out, n.Name)
-	}
-	return out
+	return s.gossip.ml.Members()
 }
 
 // join joins the given gossip addresses, retrying every second until one
@@ -182,13 +155,6 @@ func (g *gossip) NotifyLeave(n *memberlist.Node) { g.update(n, false) }
 // NotifyUpdate is memberlist's callback for changed metadata.
 func (g *gossip) NotifyUpdate(n *memberlist.Node) { g.update(n, true) }
 
-// NodeMeta returns this server's metadata.
-func (g *gossip) NodeMeta(limit int) []byte {
-	g.metaMu.Lock()
-	defer g.metaMu.Unlock()
-	return g.metaRaw
-}
-
 // setLeader gossips whether this server leads (client.NodeMeta.Leader),
 // so that stubs joining the pool renew with the leader from their first
 // renewal, in the background: memberlist's UpdateNode waits for the
@@ -213,30 +179,20 @@ func (g *gossip) publishLeader() {
 			changed = false
 			g.log.Warn("encode gossip meta", "err", err)
 		} else {
-			g.metaRaw = raw
+			g.ml.SetMeta(raw)
 		}
 	}
 	g.metaMu.Unlock()
 	if !changed {
 		return
 	}
-	if err := g.ml.UpdateNode(5 * time.Second); err != nil {
+	if err := g.ml.PublishMeta(5 * time.Second); err != nil {
 		g.log.Debug("gossip leadership update", "leader", leader, "err", err)
 	}
 }
 
-// NotifyMsg ignores user messages; netmgr sends none.
-func (g *gossip) NotifyMsg([]byte) {}
-
-// GetBroadcasts has nothing to broadcast.
-func (g *gossip) GetBroadcasts(overhead, limit int) [][]byte { return nil }
-
-// LocalState has no state to push.
-func (g *gossip) LocalState(join bool) []byte { return nil }
-
-// MergeRemoteState ignores pushed state.
-func (g *gossip) MergeRemoteState(buf []byte, join bool) {}
-
+// shutdown leaves the pool, waiting up to a second for the news to go
+// out, and stops the node.
 func (g *gossip) shutdown() {
 	_ = g.ml.Leave(time.Second)
 	_ = g.ml.Shutdown()

@@ -112,7 +112,7 @@ func newMetrics(s *Server) *metrics {
 		gauge("raft_is_leader", "1 while this server leads the Raft group, else 0.",
 			func() float64 { return boolFloat(s.raft.State() == raft.Leader) }),
 		gauge("gossip_health_score", "Memberlist's awareness score: 0 is healthy, higher means this node is slow to answer probes.",
-			func() float64 { return float64(s.gossip.ml.GetHealthScore()) }),
+			func() float64 { return float64(s.gossip.ml.HealthScore()) }),
 		gauge("gossip_members", "Live members of the gossip pool, servers and stubs, this node included.",
 			func() float64 { return float64(s.gossip.ml.NumMembers()) }),
 		gauge("blob_store_bytes", "Bytes of the files jobs move (copy_in, copy_out archives) this server keeps in DATA-DIR/blobs.",

@@ -23,7 +23,7 @@ func (s *Server) Reload() error {
 		}
 	}
 	if s.cfg.GossipKeyring != "" {
-		if err := s.gossip.keyring.Reload(s.gossip.log); err != nil {
+		if err := s.gossip.ml.ReloadKeyring(); err != nil {
 			errs = append(errs, err)
 		}
 	}

@@ -36,6 +36,11 @@
 // Owner that does not exist fails the attempt (a CHILD_TERM with an error,
 // exit code 127). When the stub does not run as root, every job runs as the
 // stub's own user whatever the Owner says.
+// The job gets HOME, USER, LOGNAME and SHELL of the account it runs as
+// (the owner's when the stub switches to it, else the stub's own; the
+// shell from /etc/passwd, /bin/sh for accounts only NSS knows) unless its
+// environment sets them, and starts in the request's Dir when it names one
+// (supervisor.Spec.Chdir), its stdout and stderr staying in the exec dir.
 //
 // Supervisors: the stub forks no job itself. Its attempts run under its
 // supervisor host, the stub's own binary re-executed as `netmgr supervise
@@ -150,29 +155,189 @@
 // each goes into the outbox (package stub/outbox, Outbox.Record) and
 // sender.go delivers it.
 //
-// Files:
+// # Parts
 //
-//	stub.go           Stub: New, Shutdown; sentinel errors
-//	config.go         Config and its defaults
-//	http.go           the API's routes and handlers; parseSignal
-//	http_starts.go    POST /v1/starts, a batch of Starts
-//	runner.go         runner and attempt: signal, stop on lease loss, watch an attempt, record its end
-//	runner_start.go   runner.start: one Start, top to bottom, and the Spec it builds
-//	runner_recover.go runner.recover: the attempts of an earlier stub on the DataDir
-//	supervisors.go    the interface to the supervisors (supervisor.Client, supervisor.Simulator)
-//	kits.go           exec and supervisor directories made ahead of Starts
-//	cgroups.go        whether and where jobs get cgroups
-//	sender.go         delivery of the outbox's events to the servers
-//	servers.go        the servers the stub knows
-//	lease.go          leaseKeeper: the lease, renewed with the servers
-//	health.go         healthWatch: free space and inodes, attempt files; drains the machine
-//	healthcheck.go    the site's health-check program
-//	threshold.go      Threshold, --min-free-disk and --min-free-inodes
-//	gossip.go         memberlist: the stub's metadata, the servers it learns
-//	rejoin.go         joining the pool again while no server is seen
-//	gossip_keyring.go the gossip encryption keys, their reload, refusals
-//	reload.go         Reload: TLS material and gossip keyring on SIGHUP
-//	facts.go          the machine's facts, the init file
-//	metrics.go        the Prometheus metrics
-//	simulate.go       Simulation, the claims of a simulated stub
+// The stub is made of these parts; each package's own doc says more, and
+// this package's files are named after the part they belong to:
+//   - The API: Starts, Signal, facts, health, metrics and job output for
+//     the servers (server certificates only, checked in one place), the
+//     outage questions stubs ask each other, and the user socket, whose
+//     relay vouches for the caller's uid (see DESIGN.md, Identity and
+//     trust).
+//   - The runner: one Start from the request to the fork, the exec and
+//     supervisor directories made ahead of Starts, cgroups, watching an
+//     attempt, recording its end, and recovering the attempts of an
+//     earlier stub on the same DataDir.
+//   - The supervisors (package stub/supervisor), reached through one
+//     interface that the real host and the simulator both implement.
+//   - The outbox (package stub/outbox) and the sender that delivers it.
+//   - The lease keeper: renewals, the restart lease, and the outage
+//     ride-out with its witness.
+//   - Health: free space and inodes, the attempt files, the site's
+//     health-check program, the thresholds they are judged by, and the
+//     site's prologue and epilogue.
+//   - Gossip: the memberlist node, the servers it learns, joining the pool
+//     again, and the encryption keyring (moving to the shared gossip node,
+//     internal/gossip).
+//   - The owner policy (package stub/owner) and the settings it merges.
+//   - The machine's facts and init file, the metrics, Reload on SIGHUP,
+//     and Simulation, the claims of a simulated stub.
+//
+// # Exec dirs: unique, and removed
+//
+// An attempt runs in <ExecDir>/<cluster>/<job>.<instance>.<attempt>.
+// <cluster> is pki.Material.ClusterID: the first 16 hex digits of the
+// SHA-256 of the first certificate in the CA file, insecure without TLS. No
+// other cluster id exists: the Raft configuration holds only server names,
+// which a new cluster reuses; the fsm holds none, and adding one would mean
+// a new command level and snapshot version for a value the stub alone
+// needs. Every cluster makes its own CA (`netmgr tls ca create`, `agent
+// --dev` a throw-away one), the stub already holds it, and it needs no
+// change to the StartRequest or the servers. It changes when the CA is
+// replaced: new attempts then go to a new directory, which is harmless,
+// since what finds an attempt's directory later reads the attempt record,
+// not the id.
+//
+// Uniqueness does not rest on the id alone: the directory is made with
+// mkdir (a directory made ahead is renamed into place with
+// renameat2(RENAME_NOREPLACE), since rename(2) silently replaces an empty
+// directory) and its stdout and stderr with O_EXCL. A directory that exists
+// (an insecure cluster beside another, a cluster made anew on the same CA
+// whose job ids start again) fails the Start as the machine's fault
+// (ChildEvent.MachineFault, so the instance goes back to the queue without
+// counting an attempt, and the next attempt number gets a new name); it
+// does not drain the machine, and the stub neither writes nor ever removes
+// that directory. A Start the stub undoes (not durable, or the supervisor
+// host failed; the server sends it again) removes the exec dir it made, so
+// the repeat can make it again.
+//
+// Removal: the attempt record in the stub's outbox (attemptRecord) holds
+// ExecDir (the directory this stub made; empty when it made none), EndedAt
+// (the stub's clock when the end was recorded) and Removed. A sweeper
+// (stub/execdirs.go) runs at start and every min(retention/4, 1 min): an
+// ended attempt whose CHILD_TERM is no longer in the outbox (a server
+// answered it: committed, or stale) and whose EndedAt is --exec-retention
+// (default 24h) past has its directory removed, then Removed recorded.
+// Because the records are durable, a restarted stub goes on where the last
+// one stopped; a crash between the removal and its record only removes
+// nothing again. Only directories named in this stub's records are removed:
+// another cluster's sharing the exec dir, and attempts of stubs that
+// predate the field, are left alone. Stub-local and clock-based on purpose:
+// nothing here is in the fsm.
+//
+// Disk use: each sweep walks the exec dir and sums allocated blocks (du),
+// published in /metrics (netmgr_stub_exec_dir_used_bytes,
+// netmgr_stub_exec_dirs_kept) and gossiped in the stub's NodeMeta (xu) when
+// it moved by a tenth and at least 1 MiB (so nothing is gossiped while it
+// stays under 1 MiB; netstatus prints "-" then): gossip rather than the
+// lease renewal because a new LeaseRequest field needs a "takes" flag from
+// every server (older servers refuse unknown fields) while older members
+// ignore an unknown gossip key; the threshold keeps metadata broadcasts
+// rare. (Gossiping the first non-zero value at start would make every stub
+// update its metadata right at join: the stub test of rejoining a restarted
+// server failed 3 times in 3 so, the server's leave no longer reaching the
+// stub before it shut down.) The servers copy it into
+// client.Machine.ExecUsedBytes and `netstatus -m` prints it as EXECDIRS.
+//
+// The sweeper's condition "its end is recorded" also means "its copy_out is
+// kept": the stub records an attempt's end only after its OutputsKept is
+// committed (see package server/blobstore).
+//
+// # Reading a job's output: netmgr logs
+//
+// `netmgr logs` reads an attempt's stdout or stderr where it is, in the
+// exec dir, rather than copying output into the servers: nothing is written
+// to Raft, and a running job's output is read as it grows. Two hops, each
+// checked as the others are. The stub's `GET /v1/logs` (stub/http_logs.go,
+// server certificates only, like Start and Signal) serves an attempt's file
+// from an offset; with follow it looks for more every 50 ms and ends once
+// the attempt is no longer running (asked before the last read, so the last
+// writes are sent), or breaks the connection (http.ErrAbortHandler) when
+// the stub's API shuts down (RegisterOnShutdown, so a followed stream does
+// not hold it up), so that a reader never takes a cut stream for a whole
+// one. 404 is an attempt it does not know; 410 is an exec dir removed after
+// the retention (the record's Removed, or a missing file past EndedAt +
+// retention, since the sweeper removes before it records). The server's
+// `GET /v1/jobs/{ref}/logs` (server/http_logs.go) is a leader read, as `GET
+// /v1/jobs/{ref}` is (a follower redirects; ?stale lets any server answer
+// from its own view): a follower may not have applied a job just submitted,
+// so `netmgr logs -f` asked of it right after the submit would find no such
+// job. The leader checks the verified user as kill does (owner, admin_id,
+// root on a pool machine), takes the instance's current attempt and machine
+// from the fsm (or the last History entry once it was requeued), dials the
+// stub with its TLS client expecting that machine's stub certificate, and
+// copies the stream back, flushing each read; the request's context ends
+// the stub request when the user goes. A followed instance that has not
+// started waits on the fsm's watch channel as long as its caller does, and
+// one placed but unknown to its stub yet (the Start in flight) is asked
+// again every 100 ms for up to 30 s; the answer's headers go only once the
+// stub has answered, so that every refusal is a status. The stub socket's
+// relay streams too, and breaks, rather than ends, a stream the server
+// broke. Followers of a running job cost one goroutine and one open file
+// per reader on the stub (netmgr_stub_log_streams counts them), and a 50 ms
+// poll (inotify would save the poll at the cost of a watch per reader and
+// Linux-only code). Not done: following across a restart into the next
+// attempt (a new `netmgr logs` does it), and resuming a broken stream from
+// its offset (the stub takes one; the server does not use it yet).
+//
+// # Prologue and epilogue
+//
+// --prologue and --epilogue run in the stub, not the supervisor. The stub
+// is the part that decides whether an attempt starts and that knows the
+// machine's health: the prologue runs in runner.start after the exec dir is
+// made and before the supervisor host forks the job, so a failure is a
+// Start that fails as the machine's fault, the path the exec-dir work built
+// (`recordExecFailure(..., fault=true)`): the CHILD_TERM carries
+// MachineFault, the FSM queues the instance again at once with no restart
+// counted (its attempt number moves on, its Restarts does not), and the
+// health watch drains the machine (scriptFailed), which the next lease
+// renewal reports as MachineHealth. The supervisor runs as the job's own
+// user after setuid and knows nothing of health or of the servers; putting
+// the scripts there would mean a second way to report a machine fault. The
+// epilogue runs in the watcher goroutine after the attempt's end is
+// recorded, so it never delays a CHILD_TERM; a failure drains the machine.
+// An epilogue of an attempt that ended while no stub ran runs when the next
+// stub records that end. Both run as the stub's user (root in a
+// deployment), in /, with only PATH and the attempt's NETMGR_* identity in
+// their environment, their output logged line by line, killed after
+// --script-timeout. A Start waits for its prologue; the server's 5 s send
+// timeout may repeat the Start meanwhile, which waits on the first
+// (registerOf), so a prologue should be quick.
+//
+// The drain is sticky, as a Slurm node drained by its Prolog stays so until
+// `scontrol update state=resume`: an admin fixes the cause and reloads the
+// stub (SIGHUP, `systemctl reload`), which clears it (Stub.Reload). A drain
+// that cleared by itself would bring the next job onto the same broken
+// machine; disk and health-check problems, which the stub can look at
+// again, still clear by themselves.
+//
+// # Renewing the lease
+//
+// A renewal round lasts at most 1 s (renewTimeout) and is hedged
+// (client.WithHedge, stub/servers.go): it goes to the server that answered
+// last, and after 150 ms without an answer to the next one as well, the
+// first answer winning. A server cut off by a partition hangs rather than
+// refuses, and costs only those 150 ms; the leader, slow while a whole pool
+// joins at once (TLS handshakes, StubJoin commits), keeps the round to
+// answer in. A per-try timeout cannot do both: at 150 ms a burst of joins
+// left renewals failing, leases expiring and stubs asking their peers about
+// an outage, which made the burst worse. The renewal and the CHILD reports
+// share one TLS transport, so a stub holds one connection per server.
+//
+// Which server first. A round starts on the leader when the stub knows it:
+// from the last answer (client.LeaderHeader, which a follower copies back
+// from the leader it forwarded to) or, before any answer, from gossip,
+// where the leading server says so in its metadata (NodeMeta.Leader, set
+// and cleared by monitorLeadership through gossip.setLeader,
+// server/gossip.go; the stub passes a single claimed leader to its clients
+// with client.Client.SetLeader, stub/servers.go, and ignores the hint while
+// two servers claim to lead). A round that starts on the known leader waits
+// half the round (leaseLeaderPatience, client.WithLeaderPatience) before it
+// asks the next server, and the rest at 150 ms: a follower only forwards to
+// the leader, so asking it while the leader is merely slow buys nothing
+// and, over TLS, costs a handshake with each follower (see package server, Handshakes when a pool starts at once). A leader that refuses or fails moves the round on
+// at once, and one that hangs behind a partition costs those 500 ms of the
+// 1 s round; the third server still gets 350 ms. Learning another server
+// from gossip keeps the preferred one (client.Client.SetAddrs) rather than
+// starting over at the first.
 package stub

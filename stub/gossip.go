@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"log"
 	"log/slog"
 	"math"
 	"net"
@@ -14,9 +13,9 @@ import (
 	"time"
 
 	"github.com/hashicorp/memberlist"
+
 	"github.com/netmgr/netmgr/client"
-	"github.com/netmgr/netmgr/client/pki"
-	"github.com/netmgr/netmgr/internal/slogadapt"
+	gossipnode "github.com/netmgr/netmgr/internal/gossip"
 )
 
 const (
@@ -28,12 +27,6 @@ const (
 	leaveTimeout = time.Second
 	// updateTimeout bounds how long a metadata update waits to spread.
 	updateTimeout = time.Second
-	// gossipCompression is off: memberlist's LZW allocates and clears a
-	// 64 KB table for every packet it sends, which was a third of the CPU
-	// of 100 simulated stubs, to shrink packets of a few hundred bytes on
-	// a LAN. Members still read compressed packets from those that send
-	// them.
-	gossipCompression = false
 )
 
 // memberEvent is a copy of what a memberlist callback reported.
@@ -45,13 +38,13 @@ type memberEvent struct {
 }
 
 // gossip is the stub's membership in the memberlist pool: it gossips the
-// stub's metadata and feeds the servers it sees to the server list.
+// stub's metadata and feeds the servers it sees to the server list. The
+// node itself is internal/gossip's.
 type gossip struct {
 	log *slog.Logger
-	ml  *memberlist.Memberlist
-	// addr is the gossip address the node advertises, host:port, read once
-	// at start: memberlist's LocalNode is not safe to read while the node
-	// updates its metadata.
+	// ml is the memberlist node, shared with the servers' code.
+	ml *gossipnode.Node
+	// addr is the gossip address the node advertises, host:port.
 	addr    string
 	servers *serverList
 	peers   *peerList
@@ -66,13 +59,9 @@ type gossip struct {
 	// leaving is set once leave has begun: the stub joins nothing more.
 	leaving atomic.Bool
 
-	// keyring holds the gossip encryption keys, kept equal to the file
-	// of Config.GossipKeyring; nil without one.
-	keyring *pki.LiveKeyring
-	// refusals logs gossip refused for want of the right key.
-	refusals *keyRefusals
-
-	mu     sync.Mutex // guards meta, events and seen
+	// mu guards meta, events and seen, and orders the metadata set on ml
+	// (setMeta) as meta changes.
+	mu     sync.Mutex
 	meta   client.NodeMeta
 	events []memberEvent
 	seen   seenServers
@@ -80,10 +69,6 @@ type gossip struct {
 
 // startGossip creates the memberlist node; run joins the pool.
 func startGossip(cfg Config, httpAddr string, servers *serverList, peers *peerList, facts *factSource, loadByLease *atomic.Bool) (*gossip, error) {
-	bind, err := net.ResolveTCPAddr("tcp", cfg.GossipAddr)
-	if err != nil {
-		return nil, fmt.Errorf("gossip address %q: %w", cfg.GossipAddr, err)
-	}
 	g := &gossip{
 		log:         cfg.Logger,
 		servers:     servers,
@@ -94,47 +79,69 @@ func startGossip(cfg Config, httpAddr string, servers *serverList, peers *peerLi
 		lost:        make(chan struct{}, 1),
 		seen:        newSeenServers(),
 		meta:        client.NodeMeta{Role: client.RoleStub, HTTP: httpAddr},
-		refusals:    &keyRefusals{},
 	}
 	if l, err := facts.load(); err == nil {
 		g.meta.Load = l
 	}
-
-	mc := memberlist.DefaultLANConfig()
-	mc.Name = cfg.Name
-	mc.EnableCompression = gossipCompression
-	mc.BindAddr = "0.0.0.0"
-	if bind.IP != nil && !bind.IP.IsUnspecified() {
-		mc.BindAddr = bind.IP.String()
-		mc.AdvertiseAddr = bind.IP.String()
+	raw, err := json.Marshal(g.meta)
+	if err != nil {
+		return nil, fmt.Errorf("encode gossip metadata: %w", err)
 	}
-	mc.BindPort, mc.AdvertisePort = bind.Port, bind.Port
-	mc.Delegate = (*metaDelegate)(g)
-	mc.Events = (*eventDelegate)(g)
-	mc.Logger = log.New(slogadapt.Memberlist(cfg.Logger, func(line string) bool { return g.refusals.log(cfg.Logger, line) }), "", 0)
-	if cfg.GossipKeyring != "" {
-		if g.keyring, err = pki.UseKeyring(mc, cfg.GossipKeyring); err != nil {
-			return nil, fmt.Errorf("start gossip: %w", err)
-		}
+	g.ml, err = gossipnode.New(gossipnode.Config{
+		Name:    cfg.Name,
+		Addr:    cfg.GossipAddr,
+		Keyring: cfg.GossipKeyring,
+		Meta:    raw,
+		Events:  (*eventDelegate)(g),
+		Logger:  cfg.Logger,
+	})
+	if err != nil {
+		return nil, err
 	}
-	if g.ml, err = memberlist.Create(mc); err != nil {
-		return nil, fmt.Errorf("start gossip on %s: %w", cfg.GossipAddr, err)
-	}
-	g.addr = g.ml.LocalNode().Address()
+	g.addr = g.ml.Addr()
 
 	// Advertise a reachable API address: an unspecified host becomes the
 	// gossip advertise address.
 	if h, p, err := net.SplitHostPort(httpAddr); err == nil {
 		if ip := net.ParseIP(h); h == "" || (ip != nil && ip.IsUnspecified()) {
-			g.mu.Lock()
-			g.meta.HTTP = net.JoinHostPort(g.ml.LocalNode().Addr.String(), p)
-			g.mu.Unlock()
-			if err := g.ml.UpdateNode(updateTimeout); err != nil {
+			host, _, _ := net.SplitHostPort(g.addr)
+			err := g.updateMeta(func(m *client.NodeMeta) bool {
+				m.HTTP = net.JoinHostPort(host, p)
+				return true
+			})
+			if err != nil {
 				g.log.Warn("gossip metadata update", "err", err)
 			}
 		}
 	}
 	return g, nil
+}
+
+// updateMeta applies change to the stub's metadata and, when change
+// reports that it changed it, gossips the new metadata, waiting up to
+// updateTimeout for the broadcast to go out.
+func (g *gossip) updateMeta(change func(*client.NodeMeta) bool) error {
+	g.mu.Lock()
+	changed := change(&g.meta)
+	if changed {
+		g.setMeta()
+	}
+	g.mu.Unlock()
+	if !changed {
+		return nil
+	}
+	return g.ml.PublishMeta(updateTimeout)
+}
+
+// setMeta hands the node the metadata as it is now. g.mu is held, so
+// the node is handed each change in the order they were made.
+func (g *gossip) setMeta() {
+	raw, err := json.Marshal(g.meta)
+	if err != nil {
+		g.log.Error("encode gossip metadata", "err", err)
+		return
+	}
+	g.ml.SetMeta(raw)
 }
 
 // httpAddr returns the API address the stub gossips.
@@ -160,11 +167,7 @@ func (s *Stub) GossipMembers() []string {
 	if s.gossip == nil {
 		return nil
 	}
-	var out []string
-	for _, n := range s.gossip.ml.Members() {
-		out = append(out, n.Name)
-	}
-	return out
+	return s.gossip.ml.Members()
 }
 
 // run joins the pool, and joins it again whenever no server is left in
@@ -246,16 +249,15 @@ func (g *gossip) refreshLoad() {
 		g.log.Warn("read load average", "err", err)
 		return
 	}
-	g.mu.Lock()
-	changed := math.Abs(l-g.meta.Load) >= loadDelta
-	if changed {
-		g.meta.Load = l
-	}
-	g.mu.Unlock()
-	if changed {
-		if err := g.ml.UpdateNode(updateTimeout); err != nil {
-			g.log.Debug("gossip load update", "err", err)
+	err = g.updateMeta(func(m *client.NodeMeta) bool {
+		if math.Abs(l-m.Load) < loadDelta {
+			return false
 		}
+		m.Load = l
+		return true
+	})
+	if err != nil {
+		g.log.Debug("gossip load update", "err", err)
 	}
 }
 
@@ -270,18 +272,16 @@ const execUsedStep = 1 << 20
 // broadcast, and a burst of them as stubs start slows the pool's
 // convergence).
 func (g *gossip) setExecUsed(used int64) {
-	g.mu.Lock()
-	was := g.meta.ExecUsed
-	diff := max(used-was, was-used)
-	changed := diff >= max(execUsedStep, was/10)
-	if changed {
-		g.meta.ExecUsed = used
-	}
-	g.mu.Unlock()
-	if changed {
-		if err := g.ml.UpdateNode(updateTimeout); err != nil {
-			g.log.Debug("gossip exec dir use update", "err", err)
+	err := g.updateMeta(func(m *client.NodeMeta) bool {
+		was := m.ExecUsed
+		if max(used-was, was-used) < max(execUsedStep, was/10) {
+			return false
 		}
+		m.ExecUsed = used
+		return true
+	})
+	if err != nil {
+		g.log.Debug("gossip exec dir use update", "err", err)
 	}
 }
 
@@ -289,19 +289,17 @@ func (g *gossip) setExecUsed(used int64) {
 func (g *gossip) leave() error {
 	g.leaving.Store(true)
 	// Say so first: the servers then log a departure, not a failure.
-	g.mu.Lock()
-	g.meta.Leaving = true
-	g.mu.Unlock()
-	if err := g.ml.UpdateNode(updateTimeout); err != nil {
+	err := g.updateMeta(func(m *client.NodeMeta) bool {
+		m.Leaving = true
+		return true
+	})
+	if err != nil {
 		g.log.Debug("gossip leaving update", "err", err)
 	}
 	if err := g.ml.Leave(leaveTimeout); err != nil {
 		g.log.Warn("gossip leave", "err", err)
 	}
-	if err := g.ml.Shutdown(); err != nil {
-		return fmt.Errorf("stop gossip: %w", err)
-	}
-	return nil
+	return g.ml.Shutdown()
 }
 
 // push queues a membership event without blocking.
@@ -314,35 +312,6 @@ func (g *gossip) push(ev memberEvent) {
 	default:
 	}
 }
-
-// metaDelegate is the memberlist.Delegate: it serves the stub's metadata.
-type metaDelegate gossip
-
-var _ memberlist.Delegate = (*metaDelegate)(nil)
-
-// NodeMeta returns the stub's client.NodeMeta as JSON.
-func (d *metaDelegate) NodeMeta(limit int) []byte {
-	d.mu.Lock()
-	b, err := json.Marshal(d.meta)
-	d.mu.Unlock()
-	if err != nil || len(b) > limit {
-		d.log.Error("gossip metadata does not fit", "len", len(b), "limit", limit, "err", err)
-		return nil
-	}
-	return b
-}
-
-// NotifyMsg ignores user messages; the stub sends none.
-func (d *metaDelegate) NotifyMsg([]byte) {}
-
-// GetBroadcasts returns nothing; the stub broadcasts nothing.
-func (d *metaDelegate) GetBroadcasts(int, int) [][]byte { return nil }
-
-// LocalState returns nothing; there is no state to push or pull.
-func (d *metaDelegate) LocalState(bool) []byte { return nil }
-
-// MergeRemoteState ignores remote state.
-func (d *metaDelegate) MergeRemoteState([]byte, bool) {}
 
 // eventDelegate is the memberlist.EventDelegate: it copies each event and
 // hands it to run.

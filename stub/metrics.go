@@ -93,7 +93,7 @@ func newMetrics(s *Stub) *metrics {
 	if s.cfg.GossipAddr != "" {
 		m.reg.MustRegister(
 			gauge("gossip_health_score", "Memberlist's awareness score: 0 is healthy, higher means this node is slow to answer probes.",
-				func() float64 { return float64(s.gossip.ml.GetHealthScore()) }),
+				func() float64 { return float64(s.gossip.ml.HealthScore()) }),
 			gauge("gossip_members", "Live members of the gossip pool, servers and stubs, this node included.",
 				func() float64 { return float64(s.gossip.ml.NumMembers()) }),
 			gauge("gossip_servers", "Servers alive in this stub's view of the gossip pool. At 0 the stub joins its --join "+

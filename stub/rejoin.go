@@ -147,7 +147,7 @@ func (g *gossip) keepJoined(ctx context.Context, join []string) {
 			g.log.Info("joined gossip pool", "via", n, "members", g.ml.NumMembers())
 		case n > 0:
 			g.log.Debug("joined gossip pool again", "via", n, "members", g.ml.NumMembers())
-		case err != nil && g.refusals.log(g.log, err.Error()):
+		case err != nil && g.ml.Refused(err.Error()):
 			// A key problem: logged as a warning.
 		default:
 			g.log.Debug("gossip join failed; retrying", "addrs", addrs, "err", err)

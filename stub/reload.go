@@ -27,7 +27,7 @@ func (s *Stub) Reload() error {
 		}
 	}
 	if s.cfg.GossipKeyring != "" && s.gossip != nil {
-		if err := s.gossip.keyring.Reload(s.gossip.log); err != nil {
+		if err := s.gossip.ml.ReloadKeyring(); err != nil {
 			errs = append(errs, err)
 		}
 	}

@@ -22,4 +22,16 @@
 // keyring file (ReadKeyring, WriteKeyring), the first key encrypting and
 // every key decrypting, so that a new key can be rolled out without a
 // moment in which two members cannot read each other.
+//
+// InstallKeys makes a live memberlist keyring hold exactly a file's keys:
+// install the new primary, use it, remove the keys no longer listed,
+// install the other new keys. That order makes the three-step rotation
+// (add, use, remove) safe on each member whatever order members reload in.
+// One subtlety: memberlist's RemoveKey shifts later keys in place within
+// the slice that GetKeys handed to readers, which decrypt every received
+// packet from it without a lock; InstallKeys therefore only ever removes
+// the last key (which shifts nothing), first moving kept keys ahead with
+// UseKey (which rebuilds the slice) when a key to remove sits before one
+// to keep. The test checks that a slice a reader holds is never
+// rewritten.
 package pki

@@ -15,5 +15,8 @@
 //
 // TestDesignNumbers keeps DESIGN.md's log-format numbers true: the
 // snapshot version it says the build writes is fsm.SnapshotVersion, and
-// its command type table ends at fsm.CommandLevel.
+// the command level it says the build applies is fsm.CommandLevel.
+// TestChangesNumbers keeps CHANGES.md's history complete: its command type
+// table ends at fsm.CommandLevel and its snapshot version table at
+// fsm.SnapshotVersion. TestDesignLength keeps DESIGN.md at most 800 lines.
 package archtest

@@ -15,6 +15,15 @@
 // only with O_EXCL, so never through a link. Walks never follow links,
 // so they cannot loop, and stop at MaxDepth.
 //
+// The owner's read right is judged by the mode bits alone: its own, its
+// primary group's or everyone's; supplementary groups are not consulted,
+// so a file readable only through one is refused rather than risked. A
+// walk opens each directory beneath the one above and lists at most
+// MaxDirEntries entries of one directory. Component by component was
+// chosen over openat2(RESOLVE_BENEATH|RESOLVE_NO_SYMLINKS): the same
+// guarantee on every Linux, one code path to test, and messages that name
+// the component that was a link.
+//
 // It is not a sandbox for code: it guards the root process's own file
 // operations. It is Linux only, like the stub.
 package beneath

@@ -14,8 +14,8 @@ import (
 // while it shuts down, is DEBUG.
 //
 // intercept, when not nil, sees every line first (with its level mark)
-// and returns true when it has logged the line itself, as the server and
-// stub do for gossip refused for want of the right key.
+// and returns true when it has logged the line itself, as internal/gossip
+// does for gossip refused for want of the right key.
 func Memberlist(l *slog.Logger, intercept func(line string) bool) io.Writer {
 	lw := &lineWriter{log: l, component: "memberlist", level: memberlistLevel}
 	if intercept == nil {

@@ -1,9 +1,3 @@
-// Package blobstore keeps content-addressed blobs in a directory of a
-// server's data dir: each blob is the file named by its sha256 (hex),
-// written whole (a temporary file, synced, then renamed) after its bytes
-// are checked against the name, so a blob in the store is always complete
-// and correct. The servers keep the files jobs move (copy_in and
-// copy_out archives) here, beside the Raft log, which names them by hash.
 package blobstore
 
 import (

@@ -12,4 +12,147 @@
 // and commits what follows. It is soft state: a new leader starts a new
 // Table, and tokens of another leadership prove nothing to it. Every
 // method may be called from several goroutines.
+//
+// # Riding out a control-plane outage
+//
+// The lease alone would stop every restartable job 3 s into any outage of
+// the whole server group (a pause, a power cut of the server room, every
+// server cut off from the machines), though nobody could run those jobs
+// elsewhere meanwhile. So a stub whose lease runs out asks the pool before
+// it stops (stub/outage.go), and the leader keeps a rule that makes the
+// answer safe (server/lease/expiry). Up to --outage-grace (default 1 h,
+// at most 24 h; 0 turns this off), the rule is:
+//
+//   - What the stub knows. Every lease answer tells it its *position* in
+//     the pool (the order machines first joined: CreateIndex, then name;
+//     machines are never forgotten, so positions never change), the pool's
+//     *size*, and the grace. A stub with less than client.OutageVouchWithin
+//     (0.9 s) of lease left says so to anyone who asks (`GET /v1/outage`).
+//     Once its lease runs out, it keeps its restartable work only while it
+//     holds a *cover*: an answer, received within client.OutageAnswerWithin
+//     (0.4 s) of asking, in which more than half of the first k machines (k
+//     the largest pool size it or any answer knows) said so, in statements
+//     made after it asked. A cover lasts client.OutageCoverFor (0.8 s) from
+//     the ask, so even the latest answer leaves 0.4 s, four asks, of cover
+//     to a stub starved of CPU while the servers come back (0.3 s covers
+//     beginning at the ask let a stub lose its work to a stall of under a
+//     second). The stub asks every 0.1 s, and writes the cover's end to the
+//     lease file, so a dead or frozen stub's supervisors still stop the
+//     jobs when covers stop. One stub, the lowest-named that answers,
+//     collects statements for everyone (`POST /v1/outage/witness`): its
+//     round begins after the request arrived and asks every stub in its
+//     gossip view.
+//   - Coming back. The servers return to the stubs over a second or more,
+//     not at one instant: a partition heals route by route, dead
+//     connections are redialled, a leader answers a burst. A stub that
+//     renewed would at once stop saying its lease ran out, and the stubs
+//     still cut off would lose their majority 0.8 s later (chaos seed 7
+//     lost two jobs' work so). So a renewal sent while the stub said so
+//     makes it go on saying so for client.OutageVouchAfter (2 s) after its
+//     answer (leaseKeeper.vouchUntil); only the lease starts this, never
+//     the vouching itself. Meanwhile its renewals echo no token, so no
+//     proof the leader holds claims the stub silent while it vouches
+//     (TestStubBackLastKeepsItsWork: one stub back 1.5 s after the others
+//     keeps its work; without the vouching it lost it in 3 of 3 runs).
+//   - What the leader knows. Each answer carries a token the stub echoes in
+//     its next renewal with the token's age (client.LeaseToken). The
+//     request that won an answer was sent after the previous token's issue
+//     plus that age, so a stub that echoes a token holds a lease until at
+//     least that moment plus L, and says nothing to anyone until 0.9 s
+//     before it (lease.Table.Held). The token also proves the pool size the
+//     stub counts (lease.Table.Knows; at least its own position).
+//   - The rule. After L + margin of silence, the leader declares a lease
+//     expired only if, for every k from what the machine has proven it
+//     counts to the pool's size, at least half of the first k machines
+//     provably held their leases throughout the window in which statements
+//     could have covered the stub at the moment it had to stop
+//     (statementWindow: from the margin plus a cover before now, to the
+//     margin less an answer's time plus 0.9 s before now). Those machines
+//     made no statement then, so no cover existed, and the stub (or its
+//     supervisor) stopped by now minus the margin, as in the plain
+//     argument. A machine proves that with a renewal that arrived at most L
+//     before the window's end and no later than its start, echoing a token
+//     (a stub vouching after an outage echoes none; it stops vouching
+//     before it sends one that does): an interval of L less a cover, an
+//     answer's time and 0.9 s (0.9 s), which renewals every 0.5 s fill
+//     (TestStatementWindowLeavesARenewal). Past the grace, both sides fall
+//     back to the plain rule; a leader that does not know which grace a
+//     silent stub was told assumes 24 h.
+//   - What it buys. A pause, crash or partition of the whole server group
+//     stops nothing: every stub's lease runs out within a renewal interval
+//     of the others', they vouch for each other, and their ends are
+//     recorded when the servers return, while those back first vouch 2 s
+//     more for those that are not yet. A machine cut off alone, or with
+//     fewer than half of the pool, finds no majority and stops at its
+//     lease, and the leader, still renewing more than half of the pool,
+//     restarts its work after the usual 4 s. A new leader expires nobody
+//     until stubs have proven their leases to it (two renewals), so a
+//     leader just back does not declare the whole pool lost. When half or
+//     more of the machines die at once (a rack's power), the leader cannot
+//     tell that from an outage it is on the wrong side of, and waits for
+//     the grace before restarting their work.
+//   - What it costs. Nothing while the servers are up: one token per
+//     renewal. After an outage, the leader's proofs resume some 2.5 s later
+//     (the vouching, then a renewal whose token has a basis), and so does
+//     its power to expire a machine that died meanwhile. During an outage,
+//     every stub asks the witness every 0.1 s and the witness asks every
+//     stub once per 0.1 s (rounds share the asks that arrive meanwhile):
+//     about 20 small requests per stub per second, all to or from the
+//     witness, and a lease-file write per stub per 0.1 s.
+//
+// # A stub restart: restarting, not lost
+//
+// A stub stopped to be started again (an upgrade, `systemctl restart`)
+// leaves its jobs running under the supervisor host, so losing them, as a
+// machine that left would, is wrong: the non-restartable ones would show
+// lost until the new stub reported them, and the restartable ones would be
+// killed by their supervisors at the plain lease and started elsewhere if
+// the new stub took more than 3 s. So SIGTERM, what systemd sends, stops
+// the stub for a restart (Stub.Restart); SIGINT or `netmgr stub --leave`
+// makes it leave the pool for good (Stub.Shutdown).
+//
+//   - What the stub does (stub/lease_restart.go). It stops renewing and
+//     waits for its renewal loop to end, so no renewal built after this
+//     point leaves; then it asks for a *restart lease*
+//     (LeaseRequest.Restarting). A granted one (LeaseResponse.Restarting)
+//     lasts the servers' restart grace from when the request was sent; the
+//     stub writes its end to the lease file and nothing writes the file
+//     after that. Then it leaves gossip and stops. No grant (an older
+//     group, a grace of 0, a machine whose lease already expired): it
+//     leaves as for good.
+//   - What the leader does (server/restart.go). After the usual leadership
+//     check it commits StubRestarting (command level 34, proposed only when
+//     every server applies it), and only then grants --restart-grace
+//     (default 2 min, at most MaxRestartGrace, 10 min). The fsm marks the
+//     machine restarting (fsm/restarting.go): it takes no new work, its
+//     instances stay as they are, and gossip's report that it left commits
+//     no StubLeave. expiry.Keeper expires a restarting machine's lease only
+//     after the grace plus the margin of silence, counted from the last
+//     renewal it received (the restart request is one) or its election, as
+//     for the plain lease: the stub's supervisors stop at send + grace, at
+//     least the margin before. No outage rule shortens it. A leader that
+//     did not grant the lease itself (a new election) does not know which
+//     grace was granted and assumes MaxRestartGrace.
+//   - Back. The new stub first lowers the lease file to the lease it
+//     assumes at its start (supervisor.LowerLease: never raised, so an
+//     expired lease is not revived), then renews and joins gossip. The
+//     leader holds the machine restarting, and commits no StubJoin for it
+//     even when gossip shows it alive, until it echoes a token issued after
+//     StubRestarting was committed (lease.Table.Back): the stub that
+//     stopped sent its last renewal before asking, so only the new one can.
+//     From then on the file holds only plain leases, and StubJoin brings
+//     the machine up with the plain lease. The new stub re-adopts its
+//     attempts (runner_recover.go) and reports their ends, which are
+//     current: same attempt, same machine.
+//   - Not back. Once the restart lease has expired the leader commits
+//     LeaseExpired as for a lost machine (applyLeaseExpired takes
+//     restarting like up): the supervisors killed the restartable attempts
+//     by then, and those start elsewhere with a new attempt number; the
+//     others are unknown, then lost when the StubLeave for the departed
+//     gossip member follows. So at most one attempt of an instance runs at
+//     any time, by the argument of DESIGN.md's Leases and fencing with
+//     the grace in place of L.
+//   - The cost. A machine really gone after a SIGTERM (shut down for good
+//     without --leave) has its restartable work moved after the grace
+//     instead of 4 s; decommission with --leave, or drain first.
 package lease

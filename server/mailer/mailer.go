@@ -1,8 +1,3 @@
-// Package mailer delivers netmgr's mail: plain-text messages with a
-// Message-ID the caller chooses, through an SMTP relay (STARTTLS and
-// authentication as configured) or a local sendmail program, using the
-// go-mail library. It knows nothing of the database: the server's leader
-// hands it what the log says is pending and records the outcome.
 package mailer
 
 import (

@@ -33,4 +33,94 @@
 // FSM's re-check: Apply validates every assignment against the state it
 // is applied to and never calls the planner. It imports fsm, matcher and
 // queue, nothing else of netmgr.
+//
+// # Gang jobs: all at once or none
+//
+// A gang (gang, `netexec --gang`; JobSpec.Gang, a SubmitGang entry since
+// command level 35, which an older replica refuses rather than place the
+// instances one by one) needs all its instances running together. Three
+// places make that hold, each deterministic:
+//
+//   - The planner (server/planner/gang.go) meets the gang's instances
+//     together in queue order (a job's items are consecutive) and matches
+//     them one by one against the pass's pool; if one finds no machine it
+//     gives back what the others took (matcher.Pool.Release) and the Place
+//     holds none of them. A gang that waits for capacity becomes the EASY
+//     head if no job before it is: the machines it competes for are set
+//     aside, and a later job may take them only if its run limit ends by
+//     the shadow, the (N - free now)-th earliest declared end of what runs
+//     there (queue.Shadow, as for any head). So free machines are not
+//     handed to small jobs while the gang waits for the last one, and the
+//     gang holds none of them either. The planned start and what the gang
+//     needs (`gang of N: needs N machine slots at once, K could run it
+//     now`) are the Held reason that `netstatus --why` prints. A gang
+//     larger than its matching machines could ever hold never becomes the
+//     head (it would set their machines aside forever); the submit says so
+//     too (PlanSubmit's Unrunnable). The plan is a function of the view, liveness and
+//     time, so a new leader makes the same one.
+//   - The FSM (fsm/gang.go) applies a Place's assignments of a gang only if
+//     there is one for every instance and each holds with the earlier ones
+//     counted as taken (placeGang); otherwise it drops them all. A stale or
+//     partial plan cannot start part of a gang.
+//   - Ends (gangEnd, called where an attempt ends or is declared lost or
+//     unknown: CHILD_TERM, LeaseExpired, StubLeave): an end that was asked
+//     for (a kill, a restart, the gang's own stop) decides nothing. An
+//     instance queued again (a restart policy, a lost lease of a
+//     restartable job) breaks the gang with restart: every other active
+//     instance is owed a restart signal (RestartRequested, as `netmgr
+//     restart` does), a finished one gets its new attempt at once. Any
+//     other end but a clean exit stops the others (KillRequested per
+//     instance; queued ones are dequeued). The job then reads failed, not
+//     killed.
+//
+// Fencing carries over from single instances: the planner plans a gang only
+// when every instance is queued and out of backoff, and the FSM re-checks
+// that each assignment names a queued current attempt, so the new attempts
+// are placed only after every old attempt's end is committed (or its lease
+// expired, which commits it). No two attempts of an instance overlap, and
+// no two generations of a gang run at once.
+//
+// Each instance's Start carries the gang's machines in instance order
+// (StartRequest.GangHosts); the stub writes them, one a line, to hostfile
+// in the exec dir and sets NETMGR_GANG_HOSTS, _RANK, _SIZE and _HOSTFILE
+// (stub/gang.go), the equivalent of Slurm's node list and PBS's node file.
+// A stub that predates the field runs the instance without them.
+//
+// What it costs: a waiting gang is re-matched on every pass (N matches and
+// N releases, where a single job stops at its first miss), and while it is
+// the head, machines can idle until the gang's last machine frees, the
+// price of never starving it. A gang instance is placed by the scheduler
+// after its submit commits, not in the submit's own entry (SubmitPlace), so
+// a gang starts one pass later than a single job would. The snapshot
+// (version 11) records Gang in the job's record.
+//
+// # Placement policies side by side
+//
+// A queue's policy= (add_q; DeclaredQueue.Policy, in the database line of
+// snapshot version 11; a load that sets it waits for command level 35 so no
+// replica loads the queue without it) picks how its jobs are placed. The
+// leader makes one pass over every waiting instance in queue priority then
+// submit order (server/planner/pass.go), so the policies share one pool and
+// one deterministic plan:
+//
+//   - backfill (the default, ""): queue order with EASY backfill around the
+//     head job, as for every queue.
+//   - gang: the FSM marks every job submitted to the queue a gang
+//     (applySubmit), so placement, fencing, restarts and the host list are
+//     a gang's, on every replica alike; PlanSubmit leaves such a job to
+//     the scheduler.
+//   - dedicated (space sharing): the pass counts the owners running on each
+//     machine (server/planner/policy.go, built only when some queue is
+//     dedicated) and narrows each match: a dedicated job only to machines
+//     where nothing of another owner runs, any job away from machines where
+//     a dedicated job of another owner runs. The FSM re-checks the same
+//     rule for every assignment (dedicatedAllows, fsm/placement.go; free
+//     for a pool without a dedicated queue), so a stale plan cannot break
+//     it.
+//   - spread (load sharing): the least-loaded machine first, as the
+//     matcher's score does, and a waiting job of the queue never becomes
+//     the EASY head, so it sets no machine aside for itself.
+//
+// What it costs: nothing for a pool without dedicated queues; with one, a
+// map per machine built per pass and an O(machines) narrowing per match.
 package planner

@@ -69,4 +69,31 @@
 //	files.go            the directory's files: Spec, state, Result, Started, outcome, Adopt
 //	simulate.go         Simulator
 //	errors.go           the package's errors
+//
+// # Limits per job, and the warning
+//
+// A job's limits are its queue's, narrowed by its own: the leader puts the
+// smaller of time= and nq_maxrun, and of memory= and nq_maxmem, in each
+// Start (startRequest, server/dispatcher.go), with the queue's kill_grace
+// (10 s when unset) and the job's signal=SIG@LEAD when a time limit
+// applies. The FSM refuses at submit what the queue cannot take
+// (queue.CheckTime, beside CheckSubmit: a time over nq_maxrun, a warning
+// with no time limit or a lead not shorter than it), with messages that
+// name the queue's limit; the server adds a clear 409 while any server is
+// below level 33. memory= is both the request a machine must fit and the
+// limit, as Slurm's --mem is.
+//
+// The stub copies the limits into the attempt's supervisor.Spec, and the
+// supervisor enforces them (stub/supervisor/limits.go, attempt_control.go):
+// it outlives the stub, so a limit holds while the stub restarts or is
+// upgraded. One goroutine per attempt sleeps to `start + run - lead`, sends
+// the warning to the process group (without the SIGCONT a kill adds: a job
+// suspended for its owner gets it when resumed), then sleeps to `start +
+// run`, sends SIGTERM and SIGCONT, and SIGKILL a grace later. The reason
+// recorded in the CHILD_TERM starts with the limit's name, timeout: or
+// memory:, which netstatus shows as killed(timeout)/killed(memory); reasons
+// of older stubs (`run limit of ...`) read the same. CONT, KILL and STOP
+// are refused as warnings (CONT would resume a suspended job, the others
+// cannot be trapped). The backfill planner judges a running job's end by
+// its own limit and its queue's grace (server/planner/backfill.go).
 package supervisor
