@@ -18,12 +18,9 @@
 //
 // The server and its parts:
 //   - server.go: Server, New, Shutdown; config.go: Config and its checks.
-//   - raft.go: Raft and its stores; raft_tls.go: Raft's TLS stream layer,
-//     which lets only server certificates speak Raft; raft_admit.go: the
-//     check that a would-be server's Raft address shows its server
-//     certificate before it joins or bootstraps the group; datadir.go: the
-//     check of raft.db and the snapshots before Raft opens them (a damaged
-//     file stops the server with an error naming it); bootstrap.go:
+//   - Raft, its stores, transport, data dir checks and storage health are
+//     the package server/raftnode; raft_admit.go: refusing or adding a
+//     would-be server once raftnode checked its certificate; bootstrap.go:
 //     forming a new group from gossip; command_level.go: the newest
 //     command every server applies.
 //   - reload.go: Reload, reading TLS material and the gossip keyring
@@ -40,10 +37,9 @@
 //     (client) meet; database.go: the database language to the log's form,
 //     and --database FILE.
 //   - metrics.go: the Prometheus registry and its instruments.
-//   - storehealth.go: the Raft store with its failed writes recorded;
-//     lag.go: how far this server's log is behind the leader's commits.
-//     Both make the server unhealthy in netstatus -s and /metrics
-//     (self.go: health).
+//   - lag.go: how far this server's log is behind the leader's commits.
+//     It and the Raft store's failed writes (raftnode.Health) make the
+//     server unhealthy in netstatus -s and /metrics (self.go: health).
 //   - history.go: every server's history (package server/history): the
 //     FSM's recorder feeding a writer goroutine, and the retention sweep;
 //     history_catchup.go: filling the gaps a snapshot restore left from a
