@@ -260,7 +260,7 @@ type OwnerSettings struct {
 }
 
 // The outage protocol's timing, which the leader's expiry rule counts on
-// (server.expirable). A stub says its lease ran out (OutageStatement)
+// (expirable, server/lease/expiry). A stub says its lease ran out (OutageStatement)
 // once less than OutageVouchWithin of it is left, so stubs whose last
 // renewals were a renewal interval apart agree that the servers are gone.
 // It uses an OutageWitness answer only when it arrives within

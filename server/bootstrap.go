@@ -50,7 +50,7 @@ func (s *Server) tryBootstrap() (bool, error) {
 	if len(peers) < s.cfg.BootstrapExpect {
 		return false, nil
 	}
-	if s.node.overTLS {
+	if s.node.OverTLS() {
 		// Gossiping the server role proves nothing; a certificate does.
 		if peers = s.verifiedPeers(peers); len(peers) < s.cfg.BootstrapExpect {
 			return false, nil

@@ -11,11 +11,16 @@ import (
 	"github.com/netmgr/netmgr/client/pki"
 	"github.com/netmgr/netmgr/internal/buildinfo"
 	"github.com/netmgr/netmgr/server/mailer"
+	"github.com/netmgr/netmgr/server/raftnode"
 )
 
 // DefaultJobRetention is how long a finished job stays in the database
 // by default (--job-retention).
 const DefaultJobRetention = 24 * time.Hour
+
+// DefaultSnapshotInterval is netmgr server's default --snapshot-interval,
+// raftnode's (which says why it is 10 s).
+const DefaultSnapshotInterval = raftnode.DefaultSnapshotInterval
 
 // Config configures a Server.
 type Config struct {
@@ -96,7 +101,7 @@ type Config struct {
 	HistoryRetention time.Duration
 	// SnapshotInterval is how often Raft checks whether at least 8192
 	// entries arrived since its last snapshot and, if so, takes one and
-	// compacts the log (raft.go); DefaultSnapshotInterval when zero. It
+	// compacts the log (server/raftnode); DefaultSnapshotInterval when zero. It
 	// bounds what a restarted server replays before it serves.
 	SnapshotInterval time.Duration
 	// MaxCopySize is the limit on one job's copy_in files and on one

@@ -17,17 +17,16 @@
 // # Parts
 //
 // The server is made of these parts. This package's files are named after
-// the part they belong to, and the larger parts are packages of their own
-// or are becoming so (issue 35):
+// the part they belong to, and the larger parts are packages of their own:
 //   - The Server: its configuration and checks, start and Shutdown, Reload
 //     of the TLS material and gossip keyring on SIGHUP.
-//   - The Raft store (becoming package server/raftnode): Raft and its
+//   - The Raft store (package server/raftnode): Raft and its
 //     stores, the TLS stream layer that lets only server certificates
 //     speak Raft, the admission check of a would-be server's Raft address,
 //     the check of raft.db and the snapshots before Raft opens them, the
 //     store health and log lag that make a server unhealthy, forming a new
 //     group from gossip, and the command level every server applies.
-//   - Gossip (becoming package internal/gossip, shared with the stub): the
+//   - Gossip (package internal/gossip, shared with the stub): the
 //     memberlist node, its encryption keyring, and the pool as the leader
 //     sees it (suspicion, reported loads) and as the planner takes it
 //     (liveness). See Gossip below.
@@ -271,7 +270,7 @@
 //   - lease, renewal, margin, suspect (server/lease.go, server/pool.go) (3
 //     s, 0.5 s, 1 s, 1 s): a shorter lease moves lost work sooner; a longer
 //     one rides out longer elections and stalls
-//   - Raft heartbeat and election timeouts (server/raft.go) (500 ms):
+//   - Raft heartbeat and election timeouts (server/raftnode/node.go) (500 ms):
 //     shorter elections against needless ones on a loaded host
 //   - entriesInFlight (server/entry_merge.go): ChildEvents, Submits entries
 //     in flight per kind (2): more: each request's entry sooner; fewer:

@@ -1,12 +1,16 @@
 package server
 
-import "errors"
+import (
+	"errors"
+
+	"github.com/netmgr/netmgr/server/raftnode"
+)
 
 // ErrDamagedDataDir means a file in the server's data dir is corrupt or
-// truncated: raft.db, or a snapshot. The error that wraps it names the
-// file and says how to recover: move the data dir aside and start the
-// server with an empty one, which the group then sends a snapshot.
-var ErrDamagedDataDir = errors.New("damaged data dir")
+// truncated: raft.db, a snapshot, or history.db. The error that wraps it
+// names the file and says how to recover. It is raftnode's, which finds
+// the damage in Raft's files.
+var ErrDamagedDataDir = raftnode.ErrDamagedDataDir
 
 // The server's sentinel errors. Each is wrapped once, with the operation
 // that failed, where it arises; handlers map them to HTTP statuses.

@@ -50,7 +50,7 @@ func (s *Server) checkLag(prev uint64) uint64 {
 	at := time.Now()
 	if s.raft.State() == raft.Leader {
 		s.lag.behind.Store(0)
-		s.storeHealth.caughtUp(at)
+		s.storeHealth.CaughtUp(at)
 		return 0
 	}
 	commit, err := s.leaderCommit()
@@ -61,7 +61,7 @@ func (s *Server) checkLag(prev uint64) uint64 {
 	behind, caughtUp := lagOf(s.raft.LastIndex(), commit, prev)
 	s.lag.behind.Store(behind)
 	if caughtUp {
-		s.storeHealth.caughtUp(at)
+		s.storeHealth.CaughtUp(at)
 	}
 	return commit
 }

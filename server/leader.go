@@ -21,7 +21,7 @@ func (s *Server) monitorLeadership() {
 		select {
 		case <-s.ctx.Done():
 			return
-		case isLeader := <-s.node.notify:
+		case isLeader := <-s.node.LeaderCh():
 			switch {
 			case !isLeader && running != nil:
 				running.stop()

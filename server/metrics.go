@@ -123,7 +123,7 @@ func newMetrics(s *Server) *metrics {
 			func() float64 { return float64(s.lag.behind.Load()) }),
 		promtext.NewCounterFunc(metricsPrefix+"raft_log_write_errors_total",
 			"Writes to the Raft log and stable store (raft.db) that failed: disk full, I/O errors.",
-			func() float64 { return float64(s.storeHealth.failures.Load()) }),
+			func() float64 { return float64(s.storeHealth.Failures()) }),
 		&queueCollector{fsm: s.fsm},
 		&machineCollector{s: s},
 		&healthCollector{s: s},

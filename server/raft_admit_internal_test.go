@@ -15,6 +15,7 @@ import (
 
 	"github.com/netmgr/netmgr/client"
 	"github.com/netmgr/netmgr/client/pki"
+	"github.com/netmgr/netmgr/server/raftnode"
 )
 
 // rogueMeta is the memberlist delegate of a bare node gossiping that it
@@ -109,7 +110,7 @@ func TestOnlyServerCertificatesJoinRaft(t *testing.T) {
 	stubLn := stubCertListener(t, p)
 	rogueServer(t, "rogue-stub-cert", stubLn.Addr().String(), 0, join, key[0])
 	// Another server's Raft address under a new name.
-	rogueServer(t, "rogue-impostor", string(ss[1].node.transport.LocalAddr()), 0, join, key[0])
+	rogueServer(t, "rogue-impostor", ss[1].RaftAddr(), 0, join, key[0])
 	// A real server without TLS.
 	insecure := tlsServerConfig("rogue-insecure", nil, newLogRecorder())
 	insecure.TLS, insecure.GossipKeyring, insecure.Join = nil, keyring, []string{join}
@@ -139,13 +140,13 @@ func TestOnlyServerCertificatesJoinRaft(t *testing.T) {
 	})
 
 	// Watch the configuration while the leader checks each would-be
-	// server again and again (every admitRetry, on passes every
+	// server again and again (every raftnode.AdmitRetry, on passes every
 	// leaderTick): at least three refusals of each.
-	start := leader.admission.refused.Load()
-	deadline := time.Now().Add(3*admitRetry + time.Second)
-	for time.Now().Before(deadline) || leader.admission.refused.Load()-start < int64(3*len(rogues)) {
+	start := leader.admission.Refused()
+	deadline := time.Now().Add(3*raftnode.AdmitRetry + time.Second)
+	for time.Now().Before(deadline) || leader.admission.Refused()-start < int64(3*len(rogues)) {
 		if time.Now().After(deadline.Add(20 * time.Second)) {
-			t.Fatalf("the leader refused %d times in the window, want at least %d", leader.admission.refused.Load()-start, 3*len(rogues))
+			t.Fatalf("the leader refused %d times in the window, want at least %d", leader.admission.Refused()-start, 3*len(rogues))
 		}
 		got := raftServers(t, leader)
 		slices.Sort(got)
@@ -155,7 +156,7 @@ func TestOnlyServerCertificatesJoinRaft(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 	// Each refusal is counted in /metrics.
-	if got, want := leader.metrics.deniedRequests.WithLabelValues(denyRogueServer).Value(), float64(leader.admission.refused.Load()); got < want {
+	if got, want := leader.metrics.deniedRequests.WithLabelValues(denyRogueServer).Value(), float64(leader.admission.Refused()); got < want {
 		t.Errorf("netmgr_requests_denied_total{reason=%q} = %v, want at least the %v refusals", denyRogueServer, got, want)
 	}
 	for _, r := range rogues {
@@ -193,9 +194,9 @@ func TestBootstrapCountsOnlyServerCertificates(t *testing.T) {
 	})
 	// Several bootstrap attempts (every 200 ms) see three would-be
 	// servers; none forms a group.
-	refused := s0.admission.refused.Load() + s1.admission.refused.Load()
+	refused := s0.admission.Refused() + s1.admission.Refused()
 	waitFor(t, 15*time.Second, "more refusals", func() bool {
-		if got := s0.admission.refused.Load() + s1.admission.refused.Load(); got < refused+4 {
+		if got := s0.admission.Refused() + s1.admission.Refused(); got < refused+4 {
 			return false
 		}
 		return true

@@ -12,6 +12,7 @@ import (
 
 	"github.com/netmgr/netmgr/client"
 	"github.com/netmgr/netmgr/fsm"
+	"github.com/netmgr/netmgr/server/raftnode"
 )
 
 // self describes this server as it sees itself.
@@ -37,7 +38,7 @@ func (s *Server) self() client.Server {
 		Files:        files,
 		FilesBytes:   filesBytes,
 		Name:         s.cfg.Name,
-		Address:      string(s.node.transport.LocalAddr()),
+		Address:      s.node.Addr(),
 		HTTP:         s.HTTPAddr(),
 		Role:         role,
 		Term:         term,
@@ -64,14 +65,15 @@ func (s *Server) healthNow() (kind, text string) {
 }
 
 // Kinds of problem that make a server unhealthy, as /metrics labels them,
-// besides the store's (storehealth.go).
+// besides the store's (raftnode.Health).
 const (
 	problemNoLeader     = "no_leader"
 	problemLeaderSilent = "leader_silent"
+	problemBehind       = "behind_leader" // lag.go
 )
 
 // problemKinds lists every kind, for /metrics.
-var problemKinds = []string{problemNoLeader, problemLeaderSilent, problemLogWrites, problemCatchingUp, problemBehind}
+var problemKinds = []string{problemNoLeader, problemLeaderSilent, raftnode.ProblemLogWrites, raftnode.ProblemCatchingUp, problemBehind}
 
 // health says what makes this server unhealthy, kind and text, or "" and
 // "" when nothing does: no known leader, no word from it for too long
@@ -79,7 +81,7 @@ var problemKinds = []string{problemNoLeader, problemLeaderSilent, problemLogWrit
 // catching up after them (storeHealth), or a log that lacks entries the
 // leader committed a while ago (lagWatch).
 func (s *Server) health(hasLeader, heard bool, contact string) (kind, text string) {
-	if kind, text := s.storeHealth.problem(time.Now()); kind != "" {
+	if kind, text := s.storeHealth.Problem(time.Now()); kind != "" {
 		return kind, text
 	}
 	switch {

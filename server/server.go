@@ -20,6 +20,7 @@ import (
 	"github.com/netmgr/netmgr/fsm"
 	"github.com/netmgr/netmgr/server/blobstore"
 	"github.com/netmgr/netmgr/server/mailer"
+	"github.com/netmgr/netmgr/server/raftnode"
 	"github.com/netmgr/netmgr/server/ui"
 )
 
@@ -28,7 +29,7 @@ type Server struct {
 	cfg    Config
 	log    *slog.Logger
 	fsm    *fsm.FSM
-	node   *raftNode
+	node   *raftnode.Node
 	raft   *raft.Raft
 	gossip *gossip
 	// metrics is this server's Prometheus registry and instruments.
@@ -56,7 +57,7 @@ type Server struct {
 	// storeHealth records the Raft store's failed writes, and lag how far
 	// this server's log is behind the leader's commits (watchLag): both
 	// make the server unhealthy in netstatus -s and /metrics.
-	storeHealth storeHealth
+	storeHealth raftnode.Health
 	lag         lagWatch
 
 	ctx    context.Context // cancelled by Shutdown
@@ -69,7 +70,7 @@ type Server struct {
 	initialDB *fsm.Database
 	// admission checks would-be servers before they join Raft
 	// (raft_admit.go).
-	admission *admission
+	admission *raftnode.Admission
 	// mailer sends the group's mail while this server leads (mail.go);
 	// nil without a mail configuration.
 	mailer *mailer.Mailer
@@ -101,7 +102,7 @@ func New(cfg Config) (*Server, error) {
 		fsm: fsm.New(),
 		hc:  &http.Client{Timeout: 70 * time.Second, Transport: newTransport(cfg.TLS)},
 
-		admission: newAdmission(),
+		admission: raftnode.NewAdmission(),
 		hub:       ui.NewHub(cfg.Name),
 		limits:    newUserLimits(cfg),
 	}
@@ -147,25 +148,25 @@ func New(cfg Config) (*Server, error) {
 		seeded = s.seedHub()
 		s.goFunc(s.hist.run) // ends when Shutdown closes its queue
 	}
-	if s.node, err = newRaft(&s.cfg, s.fsm, &s.storeHealth, func() { s.metrics.denied(denyRogueServer) }); err != nil {
+	if s.node, err = raftnode.Open(s.raftConfig()); err != nil {
 		ln.Close()
 		s.closeHistory()
 		return nil, err
 	}
-	s.raft = s.node.raft
+	s.raft = s.node.Raft()
 	s.raft.RegisterObserver(s.metrics.electionObserver())
 	s.raft.RegisterObserver(s.uiLeaderObserver())
 
 	meta := client.NodeMeta{
 		Role:   client.RoleServer,
 		HTTP:   ln.Addr().String(),
-		Raft:   string(s.node.transport.LocalAddr()),
+		Raft:   s.node.Addr(),
 		Expect: cfg.BootstrapExpect,
 		Level:  int(fsm.CommandLevel),
 	}
 	if s.gossip, err = newGossip(&s.cfg, meta); err != nil {
 		_ = s.raft.Shutdown().Error()
-		s.node.close()
+		s.node.Close()
 		s.closeHistory()
 		ln.Close()
 		return nil, err
@@ -191,6 +192,26 @@ func New(cfg Config) (*Server, error) {
 	}
 	s.log.Info("server started", "http", s.HTTPAddr(), "raft", meta.Raft, "gossip", s.gossip.addr())
 	return s, nil
+}
+
+// raftConfig is what raftnode.Open needs of the server's configuration:
+// Raft on its stores, writes recorded in storeHealth, and each
+// connection the TLS transport refuses counted as a denied request.
+func (s *Server) raftConfig() raftnode.Config {
+	return raftnode.Config{
+		Name:             s.cfg.Name,
+		DataDir:          s.cfg.DataDir,
+		InmemStore:       s.cfg.InmemStore,
+		Addr:             s.cfg.RaftAddr,
+		Transport:        s.cfg.RaftTransport,
+		TLS:              s.cfg.TLS,
+		Logger:           s.cfg.Logger,
+		SnapshotInterval: s.cfg.SnapshotInterval,
+		Tune:             s.cfg.TuneRaft,
+		FSM:              s.fsm,
+		Health:           &s.storeHealth,
+		OnRefuse:         func() { s.metrics.denied(denyRogueServer) },
+	}
 }
 
 // closeHistory stops the history writer and closes the file, for New's
@@ -221,7 +242,7 @@ func (s *Server) GossipAddr() string { return s.gossip.addr() }
 
 // RaftAddr is the host:port Raft listens on (or the in-memory
 // transport's address).
-func (s *Server) RaftAddr() string { return string(s.node.transport.LocalAddr()) }
+func (s *Server) RaftAddr() string { return s.node.Addr() }
 
 // Name is the server's name.
 func (s *Server) Name() string { return s.cfg.Name }
@@ -249,7 +270,7 @@ func (s *Server) Shutdown() error {
 			close(s.hist.ch) // Raft has stopped applying: the writer drains and ends
 		}
 		s.wg.Wait()
-		s.node.close()
+		s.node.Close()
 		if s.blobsTemp != "" {
 			_ = os.RemoveAll(s.blobsTemp)
 		}

@@ -74,7 +74,7 @@
 //
 // A job's limits are its queue's, narrowed by its own: the leader puts the
 // smaller of time= and nq_maxrun, and of memory= and nq_maxmem, in each
-// Start (startRequest, server/dispatcher.go), with the queue's kill_grace
+// Start (startRequest, server/dispatch), with the queue's kill_grace
 // (10 s when unset) and the job's signal=SIG@LEAD when a time limit
 // applies. The FSM refuses at submit what the queue cannot take
 // (queue.CheckTime, beside CheckSubmit: a time over nq_maxrun, a warning

@@ -1,9 +1,8 @@
-package server
+package raftnode
 
 import (
 	"context"
 	"crypto/tls"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -25,10 +24,6 @@ const raftHandshakeTimeout = 10 * time.Second
 // raftRefusalEvery is how often a refused Raft peer is logged again; the
 // refusals in between are counted in the next line.
 const raftRefusalEvery = time.Minute
-
-// errNotAdvertisable means the Raft listener is bound to an unspecified
-// address (0.0.0.0) and no other address was given for peers to reach.
-var errNotAdvertisable = errors.New("raft address is not advertisable: bind a specific address")
 
 // tlsStreamLayer is Raft's connection layer over TLS 1.3 with mutual
 // authentication: it accepts only peers whose certificate, signed by the

@@ -1,4 +1,4 @@
-package server
+package raftnode
 
 import (
 	"bytes"
@@ -153,7 +153,7 @@ func checkSnapshot(dir string, sum bool) (snapshotMeta, error) {
 // reads through logs nothing, so that error is the one line a server
 // stopped by it prints. The snapshot is read twice, as Raft reads it:
 // once for its checksum, once to restore.
-func restoreNewest(dir string, f *fsm.FSM) error {
+func restoreNewest(dir string, f raft.FSM) error {
 	store, err := raft.NewFileSnapshotStoreWithLogger(dir, 2, hclog.NewNullLogger())
 	if err != nil {
 		return fmt.Errorf("open snapshot store: %w", err)

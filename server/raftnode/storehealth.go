@@ -1,4 +1,4 @@
-package server
+package raftnode
 
 import (
 	"fmt"
@@ -17,13 +17,13 @@ type raftStore interface {
 }
 
 // watchedStore is the Raft store with each write's outcome recorded in
-// health: a server that cannot write its log (disk full, I/O errors) says
+// Health: a server that cannot write its log (disk full, I/O errors) says
 // so in netstatus -s and /metrics instead of only logging each failed
 // append. Reads pass through. It is safe for concurrent use, as the store
 // it wraps is.
 type watchedStore struct {
 	raftStore
-	health *storeHealth
+	health *Health
 }
 
 var _ raftStore = (*watchedStore)(nil)
@@ -53,11 +53,12 @@ func (w *watchedStore) SetUint64(k []byte, v uint64) error {
 	return w.health.wrote(w.raftStore.SetUint64(k, v))
 }
 
-// storeHealth is the record of the Raft store's writes: whether the last
-// one failed, since when writes fail, and, once they succeed again,
-// whether the server has caught up with the leader since (lagWatch says
-// so). Safe for concurrent use.
-type storeHealth struct {
+// Health is the record of the Raft store's writes: whether the last one
+// failed, since when writes fail, and, once they succeed again, whether
+// the server has caught up with the leader since (the server's lag watch
+// says so, with CaughtUp). The zero value is a healthy record. Safe for
+// concurrent use.
+type Health struct {
 	failures atomic.Uint64 // failed writes since the server started
 	// unwell is set while failing or recovered is: a good write takes
 	// the lock only then.
@@ -70,7 +71,7 @@ type storeHealth struct {
 }
 
 // wrote records the outcome of a write and returns err.
-func (h *storeHealth) wrote(err error) error {
+func (h *Health) wrote(err error) error {
 	if err == nil {
 		if !h.unwell.Load() {
 			return nil
@@ -93,10 +94,14 @@ func (h *storeHealth) wrote(err error) error {
 	return err
 }
 
-// caughtUp records that the server's log held everything the leader had
+// Failures is the number of writes to the Raft store that failed since
+// the server started.
+func (h *Health) Failures() uint64 { return h.failures.Load() }
+
+// CaughtUp records that the server's log held everything the leader had
 // committed as of asOf: writes that succeed again since before then no
 // longer make it unhealthy.
-func (h *storeHealth) caughtUp(asOf time.Time) {
+func (h *Health) CaughtUp(asOf time.Time) {
 	if !h.unwell.Load() {
 		return
 	}
@@ -110,23 +115,25 @@ func (h *storeHealth) caughtUp(asOf time.Time) {
 
 // Kinds of storage problem, as /metrics labels them.
 const (
-	problemLogWrites  = "log_write_failing"
-	problemCatchingUp = "catching_up"
-	problemBehind     = "behind_leader"
+	// ProblemLogWrites: writes to the Raft log fail.
+	ProblemLogWrites = "log_write_failing"
+	// ProblemCatchingUp: writes work again, and the log has not yet
+	// caught up with the leader's commits.
+	ProblemCatchingUp = "catching_up"
 )
 
-// problem says what is wrong with the store now, kind and text, or "" and
-// "" when nothing is.
-func (h *storeHealth) problem(now time.Time) (kind, text string) {
+// Problem says what is wrong with the store at now, kind and text, or ""
+// and "" when nothing is.
+func (h *Health) Problem(now time.Time) (kind, text string) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	switch {
 	case h.failing != nil && now.Sub(h.since) < time.Second:
-		return problemLogWrites, fmt.Sprintf("log write failed: %v", h.failing)
+		return ProblemLogWrites, fmt.Sprintf("log write failed: %v", h.failing)
 	case h.failing != nil:
-		return problemLogWrites, fmt.Sprintf("log writes failing for %s: %v", now.Sub(h.since).Round(time.Second), h.failing)
+		return ProblemLogWrites, fmt.Sprintf("log writes failing for %s: %v", now.Sub(h.since).Round(time.Second), h.failing)
 	case !h.recovered.IsZero():
-		return problemCatchingUp, "log writes work again; catching up with the leader"
+		return ProblemCatchingUp, "log writes work again; catching up with the leader"
 	}
 	return "", ""
 }

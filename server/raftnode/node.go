@@ -1,0 +1,221 @@
+package raftnode
+
+import (
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/raft"
+
+	"github.com/netmgr/netmgr/client/pki"
+	"github.com/netmgr/netmgr/internal/slogadapt"
+)
+
+// DefaultSnapshotInterval is Config.SnapshotInterval when it is zero
+// (netmgr server's default --snapshot-interval). hashicorp/raft's 120 s
+// let a busy server's log grow by up to four minutes of entries between
+// snapshots (the check runs every 1-2 intervals), and a restart replays
+// all of them before it serves: 32 s after 100,000 jobs in the retention
+// benchmark. 10 s bounds that replay to 10-20 s of entries; a snapshot of
+// a database under the default retention takes about 0.1 s, and none is
+// taken while fewer than 8192 entries arrived.
+const DefaultSnapshotInterval = 10 * time.Second
+
+// Config says where and how Open starts Raft.
+type Config struct {
+	// Name is the server's name, its Raft ID.
+	Name string
+	// DataDir holds raft.db and the snapshots; Open creates it. Unused
+	// with InmemStore.
+	DataDir string
+	// InmemStore keeps the Raft log and snapshots in memory (tests).
+	InmemStore bool
+	// Addr is the host:port Raft listens on, unless Transport is set.
+	// Port 0 picks one, which is then the address advertised.
+	Addr string
+	// Transport, when set, replaces the listener on Addr (tests use
+	// Raft's in-memory transport).
+	Transport raft.Transport
+	// TLS, when set, runs Raft over TLS (tls.go): only peers with a
+	// server certificate of the cluster CA may speak Raft with it.
+	TLS *pki.Material
+	// Logger receives Raft's log lines.
+	Logger *slog.Logger
+	// SnapshotInterval is how often Raft checks whether to compact its
+	// log; DefaultSnapshotInterval when zero.
+	SnapshotInterval time.Duration
+	// Tune, when set, may adjust the Raft configuration last (tests
+	// shorten timeouts).
+	Tune func(*raft.Config)
+	// FSM is the state machine Raft applies the log to; Open restores it
+	// from the newest snapshot in DataDir.
+	FSM raft.FSM
+	// Health records the outcome of every write to the Raft store; it
+	// must not be nil.
+	Health *Health
+	// OnRefuse, when not nil, is called for every connection the TLS
+	// transport refuses.
+	OnRefuse func()
+}
+
+// Node is Raft with the stores and transport it owns. Open makes one;
+// Close releases the stores and transport once Raft is shut down.
+type Node struct {
+	raft      *raft.Raft
+	transport raft.Transport
+	closers   []io.Closer
+	notify    chan bool // leadership changes, from raft.Config.NotifyCh
+	// overTLS is set when Raft runs on the TLS stream layer (tls.go):
+	// peers' Raft addresses then prove who they are.
+	overTLS bool
+}
+
+// Open starts Raft on the stores cfg names, recording the outcome of
+// every write to them in cfg.Health. On a data dir it first checks
+// raft.db and the snapshots (datadir.go) and restores cfg.FSM from the
+// newest snapshot: a damaged file is an error that names it and Is
+// ErrDamagedDataDir.
+func Open(cfg Config) (*Node, error) {
+	rc := raft.DefaultConfig()
+	rc.LocalID = raft.ServerID(cfg.Name)
+	// Half of hashicorp/raft's defaults: an election takes about 0.5-1.5 s,
+	// well inside a stub's lease (LeaseDuration), and a leader's death
+	// costs about a second of writes. Heartbeats go every 50 ms.
+	rc.HeartbeatTimeout = 500 * time.Millisecond
+	rc.ElectionTimeout = 500 * time.Millisecond
+	rc.LeaderLeaseTimeout = 250 * time.Millisecond
+	rc.Logger = raftLogger(cfg.Logger)
+	rc.SnapshotInterval = cfg.SnapshotInterval
+	if rc.SnapshotInterval <= 0 {
+		rc.SnapshotInterval = DefaultSnapshotInterval
+	}
+	notify := make(chan bool, 16)
+	rc.NotifyCh = notify
+	if cfg.Tune != nil {
+		cfg.Tune(rc)
+	}
+	n := &Node{notify: notify}
+
+	var (
+		logs   raft.LogStore
+		stable raft.StableStore
+		snaps  raft.SnapshotStore
+	)
+	if cfg.InmemStore {
+		store := &watchedStore{raftStore: raft.NewInmemStore(), health: cfg.Health}
+		logs, stable, snaps = store, store, raft.NewInmemSnapshotStore()
+	} else {
+		if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
+			return nil, fmt.Errorf("create data dir: %w", err)
+		}
+		dir, err := filepath.Abs(cfg.DataDir)
+		if err != nil {
+			return nil, fmt.Errorf("data dir: %w", err)
+		}
+		if err := checkDataDir(dir); err != nil {
+			return nil, err
+		}
+		store, err := openRaftStore(dir)
+		if err != nil {
+			return nil, err
+		}
+		n.closers = append(n.closers, store)
+		watched := &watchedStore{raftStore: store, health: cfg.Health}
+		cache, err := raft.NewLogCache(512, watched)
+		if err != nil {
+			n.Close()
+			return nil, fmt.Errorf("create log cache: %w", err)
+		}
+		logs, stable = cache, watched
+		fss, err := raft.NewFileSnapshotStoreWithLogger(cfg.DataDir, 2, rc.Logger.Named("snapshot"))
+		if err != nil {
+			n.Close()
+			return nil, fmt.Errorf("open snapshot store: %w", err)
+		}
+		if err := restoreNewest(dir, cfg.FSM); err != nil {
+			n.Close()
+			return nil, err
+		}
+		rc.NoSnapshotRestoreOnStart = true // restoreNewest did
+		snaps = fss
+	}
+
+	n.transport = cfg.Transport
+	if n.transport == nil {
+		addr, err := net.ResolveTCPAddr("tcp", cfg.Addr)
+		if err != nil {
+			n.Close()
+			return nil, fmt.Errorf("resolve raft address: %w", err)
+		}
+		var advertise net.Addr = addr
+		if addr.Port == 0 {
+			advertise = nil // advertise the port the listener picks
+		}
+		t, err := newNetworkTransport(&cfg, advertise, rc.Logger.Named("transport"))
+		if err != nil {
+			n.Close()
+			return nil, err
+		}
+		n.transport = t
+		n.overTLS = cfg.TLS != nil
+		n.closers = append(n.closers, t)
+	}
+
+	r, err := raft.NewRaft(rc, cfg.FSM, logs, stable, snaps, n.transport)
+	if err != nil {
+		n.Close()
+		return nil, fmt.Errorf("start raft: %w", err)
+	}
+	n.raft = r
+	return n, nil
+}
+
+// newNetworkTransport listens for Raft on cfg.Addr: over TLS with the
+// server's certificate when cfg.TLS is set (tls.go), calling cfg.OnRefuse
+// (if not nil) for each connection refused; in plain TCP otherwise.
+// advertise is the address peers reach; nil means the one bound.
+func newNetworkTransport(cfg *Config, advertise net.Addr, hlog hclog.Logger) (*raft.NetworkTransport, error) {
+	if cfg.TLS != nil {
+		t, _, err := newTLSTransport(cfg.Addr, advertise, cfg.TLS, cfg.Logger.With("server", cfg.Name), hlog, cfg.OnRefuse)
+		return t, err
+	}
+	t, err := raft.NewTCPTransportWithLogger(cfg.Addr, advertise, 3, 10*time.Second, hlog)
+	if err != nil {
+		return nil, fmt.Errorf("listen raft: %w", err)
+	}
+	return t, nil
+}
+
+// Raft is the node's Raft.
+func (n *Node) Raft() *raft.Raft { return n.raft }
+
+// Addr is the address peers reach this node's Raft at (or the in-memory
+// transport's address).
+func (n *Node) Addr() string { return string(n.transport.LocalAddr()) }
+
+// LeaderCh delivers Raft's leadership changes: true when this node
+// becomes leader, false when it stops. It is buffered; a reader that
+// falls behind blocks Raft.
+func (n *Node) LeaderCh() <-chan bool { return n.notify }
+
+// OverTLS reports whether Raft runs on the TLS stream layer, so that a
+// peer's Raft address proves which server it is (VerifyServer).
+func (n *Node) OverTLS() bool { return n.overTLS }
+
+// Close closes the stores and the transport Open made, last opened
+// first; Raft must be shut down first. Their errors are dropped: nothing
+// is left to do about them.
+func (n *Node) Close() {
+	for i := len(n.closers) - 1; i >= 0; i-- {
+		_ = n.closers[i].Close()
+	}
+}
+
+// raftLogger gives Raft an hclog logger that writes to the server's log,
+// at levels that mean what they say (slogadapt.Raft).
+func raftLogger(l *slog.Logger) hclog.Logger { return slogadapt.Raft(l) }
