@@ -1,0 +1,177 @@
+package membership
+
+import (
+	"context"
+	"log/slog"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/netmgr/netmgr/client"
+	"github.com/netmgr/netmgr/fsm"
+	"github.com/netmgr/netmgr/internal/promtext"
+	"github.com/netmgr/netmgr/server/duty"
+	"github.com/netmgr/netmgr/server/lease"
+	"github.com/netmgr/netmgr/server/rejoin"
+)
+
+// absentGrace is how long a new leader waits before it declares down a
+// machine that gossip has never mentioned: time for its view of the pool to
+// fill in after a restart.
+const absentGrace = 15 * time.Second
+
+// Member is what the server's gossip knows of one node of the pool.
+type Member struct {
+	Meta  client.NodeMeta
+	Alive bool // false once memberlist reported it dead or gone
+	// Left is true when it went after saying so in its metadata (a stub's
+	// clean shutdown), not by failing.
+	Left bool
+}
+
+// Config is what a Watcher needs of its server besides its duty.Handle.
+type Config struct {
+	// Pool returns a copy of the gossip pool as the server sees it, by
+	// member name.
+	Pool func() map[string]Member
+	// Leases is this leadership's lease table: a restarting machine is up
+	// again once its new stub renewed (lease.Table.Back), and a join
+	// counts as a renewal (lease.Table.Touch). Nil: no restarting machine
+	// joins and no join touches a lease.
+	Leases *lease.Table
+	// RenewalFacts returns, and forgets, the facts the stub of machine
+	// at addr sent with its lease renewals, waiting a while for them;
+	// false when none came. Nil: the facts are always fetched.
+	RenewalFacts func(ctx context.Context, machine, addr string) (client.Facts, bool)
+	// StubClient returns a client for the stub of machine at addr.
+	StubClient func(machine, addr string) (*client.StubClient, error)
+	// MachineFacts converts the facts a stub reports to the log's form.
+	MachineFacts func(client.Facts) fsm.MachineFacts
+	// Rejoin is what the term's rejoin.Rejoiner needs.
+	Rejoin rejoin.Config
+	// Raft is the server's Raft, whose configuration gains the voters;
+	// nil in tests that add none.
+	Raft Raft
+	// Admit is the check a would-be voter passes first when Raft runs
+	// over TLS; nil over another transport (plain TCP, or a test's in
+	// memory one), where addresses prove nothing and voters are added
+	// at once.
+	Admit *Admit
+	// StubJoins counts the joins committed, by where the facts came
+	// from: "renewal" or "fetched".
+	StubJoins *promtext.CounterVec
+}
+
+// Watcher is one leadership's membership duty. Its methods are safe for
+// concurrent use; the joins and admission checks it starts run in
+// goroutines that Wait waits for.
+type Watcher struct {
+	h      duty.Handle
+	cfg    Config
+	since  time.Time // when this leadership began
+	wg     sync.WaitGroup
+	rejoin *rejoin.Rejoiner // joins the machines gossip lacks
+
+	mu      sync.Mutex // guards pending
+	pending map[string]bool
+}
+
+// New returns the membership duty of a leadership that begins now.
+func New(h duty.Handle, cfg Config) *Watcher {
+	return &Watcher{
+		h: h, cfg: cfg, since: time.Now(),
+		rejoin:  rejoin.New(h.Log(), cfg.Rejoin),
+		pending: make(map[string]bool),
+	}
+}
+
+// Wait blocks until every join and check this watcher started has
+// returned.
+func (m *Watcher) Wait() {
+	m.wg.Wait()
+	m.rejoin.Wait()
+}
+
+// Reconcile makes one pass: the joins (in the background), the leaves,
+// a rejoin round and the voters the pool calls for now.
+func (m *Watcher) Reconcile(ctx context.Context) {
+	pool := m.cfg.Pool()
+	type leave struct {
+		name, reason string
+		clean        bool // the machine said it was going: no warning
+	}
+	var (
+		joins  []string
+		leaves []leave
+		unseen map[string]string
+	)
+	m.h.Read(func(v fsm.View) {
+		unseen = unseenMachines(v, pool)
+		for name, mem := range pool {
+			if mem.Meta.Role != client.RoleStub || !mem.Alive {
+				continue
+			}
+			mc, ok := v.Machine(name)
+			if ok && mc.State == fsm.MachineRestarting && (m.cfg.Leases == nil || !m.cfg.Leases.Back(name)) {
+				// Alive in gossip may still be the stub that is
+				// stopping: the machine is up again only once its new
+				// stub has renewed (lease.Table.Back).
+				continue
+			}
+			if !ok || mc.State != fsm.MachineUp || mc.Addr != mem.Meta.HTTP {
+				joins = append(joins, name)
+			}
+		}
+		for _, mc := range v.Machines() {
+			// An unreachable machine (its lease expired first, as it does
+			// after a crash: 4 s against gossip's 10 s or more) still goes
+			// down when gossip gives it up, so that its unknown work is
+			// declared lost.
+			if mc.State != fsm.MachineUp && mc.State != fsm.MachineUnreachable {
+				continue
+			}
+			mem, ok := pool[mc.Name]
+			switch {
+			case ok && !mem.Alive && mem.Left:
+				leaves = append(leaves, leave{mc.Name, "the machine left the gossip pool", true})
+			case ok && !mem.Alive:
+				leaves = append(leaves, leave{mc.Name, "gossip reports the machine failed", false})
+			case !ok && time.Since(m.since) > absentGrace:
+				leaves = append(leaves, leave{mc.Name, "machine is not in the gossip pool", false})
+			}
+		}
+	})
+	m.rejoin.Kick(ctx, unseen, time.Now())
+	slices.Sort(joins)
+	for _, name := range joins {
+		m.join(ctx, name, pool[name].Meta.HTTP)
+	}
+	log := m.h.Log()
+	for _, l := range leaves {
+		level := slog.LevelWarn
+		if l.clean {
+			level = slog.LevelInfo
+		}
+		log.Log(ctx, level, "machine leaves the pool", "machine", l.name, "reason", l.reason)
+		if _, err := m.h.Apply(fsm.StubLeaveType, fsm.StubLeave{At: time.Now().UTC(), Machine: l.name, Reason: l.reason}); err != nil {
+			log.Warn("commit stub leave failed", "machine", l.name, "err", err)
+		}
+	}
+	m.addServers(ctx, pool)
+}
+
+// unseenMachines returns the API address of every machine of the
+// database, whatever its state, that gossip does not hold alive: not in
+// pool, or failed or gone there.
+func unseenMachines(v fsm.View, pool map[string]Member) map[string]string {
+	out := make(map[string]string)
+	for _, mc := range v.Machines() {
+		if mem, ok := pool[mc.Name]; ok && mem.Alive && mem.Meta.Role == client.RoleStub {
+			continue
+		}
+		if mc.Addr != "" {
+			out[mc.Name] = mc.Addr
+		}
+	}
+	return out
+}
