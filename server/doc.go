@@ -38,10 +38,10 @@
 //     each: the scheduler (one planner pass committed as one Place,
 //     package server/planner), the dispatcher of the Starts and Signals
 //     the database owes the stubs (package server/dispatch), membership
-//     (gossip joins and failures to StubJoin, StubLeave, AddVoter, and
-//     joining the pool again, package server/rejoin), the leases (timing
-//     and leadership checks, restart leases; expiry and the outage rule
-//     are package server/lease/expiry, the table itself package
+//     (gossip joins and failures to StubJoin, StubLeave, AddVoter, package
+//     server/membership; joining the pool again, package server/rejoin),
+//     the leases (timing and leadership checks, restart leases; expiry
+//     and the outage rule are package server/lease/expiry, the table itself package
 //     server/lease), reservations, API tokens, the initial database, cron
 //     firings (package server/cron, from fsm.CronDue), job retention
 //     (JobsExpire, package server/retention) and the mail sender (package
@@ -279,7 +279,7 @@
 //     (2): the same trade for a stub's requests
 //   - loadDelta, loadInterval (stub/gossip.go) (0.05, 2 s): only while no
 //     server takes the load with renewals
-//   - absentGrace (server/membership.go) (15 s): how long a new leader
+//   - absentGrace (server/membership) (15 s): how long a new leader
 //     waits before a machine gossip never mentioned goes down
 //   - rejoinMin, rejoinMax (stub/rejoin.go) (0.5 s, 4 s): while a stub sees
 //     no server: back sooner against more joins at a server still down
@@ -347,8 +347,8 @@
 // # Who joins Raft
 //
 // Who joins Raft is decided by certificates, not gossip
-// (server/raft_admit.go). Anyone with the gossip key can gossip the server
-// role and any Raft address. Before AddVoter, and before a bootstrapping
+// (server/raft_admit.go, server/membership). Anyone with the gossip key
+// can gossip the server role and any Raft address. Before AddVoter, and before a bootstrapping
 // server counts a peer toward --bootstrap-expect, the server dials the Raft
 // address the member gossips over TLS and requires a server certificate
 // whose CN is the member's name; so neither a stolen stub certificate, nor

@@ -83,7 +83,7 @@ const leaderTick = 250 * time.Millisecond
 //     is published in s.leader, where handleLease (http_lease.go) finds it.
 //
 // When gossip reports a change, and every leaderTick:
-//   - membership.reconcile (membership.go): StubJoin, StubLeave, AddVoter;
+//   - membership.Watcher.Reconcile (server/membership): StubJoin, StubLeave, AddVoter;
 //     and, in the background, joining machines gossip lacks (server/rejoin).
 //   - refreshGroupLevel (command_level.go): the newest command every
 //     server applies.
@@ -127,12 +127,13 @@ func (s *Server) leaderLoop(ctx context.Context) {
 	}()
 	defer func() { <-checkDone }()
 	leases := lease.NewTable(time.Now())
-	s.leader.Store(&leaderState{check: check, leases: leases, facts: newJoinFacts()})
+	facts := newJoinFacts()
+	s.leader.Store(&leaderState{check: check, leases: leases, facts: facts})
 	defer s.leader.Store(nil)
 	d := s.newDispatcher()
 	defer d.Wait()
-	m := newMembership(s)
-	defer m.wait()
+	m := s.newMembership(leases, facts)
+	defer m.Wait()
 	tick := time.NewTicker(leaderTick)
 	defer tick.Stop()
 	crons := cron.New(dutyHandle{s})
@@ -146,7 +147,7 @@ func (s *Server) leaderLoop(ctx context.Context) {
 	for {
 		_, changed := s.fsm.Watch()
 		if reconcile {
-			m.reconcile(ctx)
+			m.Reconcile(ctx)
 			s.refreshGroupLevel()
 			s.expireReservations(time.Now())
 			s.sweepTokens(time.Now())

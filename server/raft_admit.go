@@ -1,7 +1,6 @@
 package server
 
 import (
-	"context"
 	"fmt"
 	"time"
 
@@ -22,38 +21,8 @@ func (s *Server) refuseServer(name, addr string, why error) {
 	}
 }
 
-// admitServer adds the gossip member name to the Raft configuration as
-// a voter at addr, once it proved itself a server (when Raft runs over
-// TLS; raftnode.VerifyServer), in a goroutine that wg tracks. It returns
-// at once. Over another transport (plain TCP under --insecure, or a
-// test's in-memory one) it adds the voter at once: addresses there prove
-// nothing.
-func (m *membership) admitServer(ctx context.Context, name, addr string) {
-	s := m.s
-	if !s.node.OverTLS() {
-		s.addVoter(name, addr)
-		return
-	}
-	if !s.admission.Begin(name, time.Now()) {
-		return
-	}
-	m.wg.Add(1)
-	go func() {
-		defer m.wg.Done()
-		err := raftnode.VerifyServer(ctx, s.cfg.TLS, name, addr)
-		s.admission.End(name, err != nil, time.Now())
-		switch {
-		case ctx.Err() != nil:
-		case err != nil:
-			s.refuseServer(name, addr, err)
-		default:
-			s.addVoter(name, addr)
-		}
-	}()
-}
-
 // verifiedPeers returns the peers of a bootstrap configuration that
-// proved themselves servers (admitServer's check), this server among
+// proved themselves servers (the check membership.Admit makes), this server among
 // them; the others are refused. It dials each peer, so it is for the
 // moment a server is about to bootstrap.
 func (s *Server) verifiedPeers(peers []raft.Server) []raft.Server {

@@ -69,7 +69,7 @@ type Server struct {
 	// initialDB is Config.DatabaseFile parsed, or nil.
 	initialDB *fsm.Database
 	// admission checks would-be servers before they join Raft
-	// (raft_admit.go).
+	// (raft_admit.go, server/membership).
 	admission *raftnode.Admission
 	// mailer sends the group's mail while this server leads (mail.go);
 	// nil without a mail configuration.
