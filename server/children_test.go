@@ -7,7 +7,7 @@ import (
 
 	"github.com/netmgr/netmgr/client"
 	"github.com/netmgr/netmgr/client/pki"
-	"github.com/netmgr/netmgr/server/servertest"
+	"github.com/netmgr/netmgr/internal/testwait"
 )
 
 // A batch of CHILD events is answered event by event: an event of an
@@ -30,7 +30,7 @@ func TestChildEventBatch(t *testing.T) {
 
 	// Once the leader has read every server's command level from gossip,
 	// a batch is one ChildEvents entry: all its events share one index.
-	servertest.WaitFor(t, 10*time.Second, "a batch committed as one entry", func() bool {
+	testwait.For(t, 10*time.Second, "a batch committed as one entry", func() bool {
 		results, err := cl.ReportChildren(ctx(t), []client.ChildEvent{
 			{Kind: client.ChildRegister, JobID: 9999, Attempt: 1, Machine: "alpha", At: time.Now()},
 			{Kind: client.ChildTerm, JobID: 9999, Attempt: 1, Machine: "alpha", At: time.Now()},

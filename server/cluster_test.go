@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/netmgr/netmgr/client"
+	"github.com/netmgr/netmgr/internal/testwait"
 	"github.com/netmgr/netmgr/server/servertest"
 )
 
@@ -59,7 +60,7 @@ func TestGroupFormsByGossipAndReplicates(t *testing.T) {
 	// A follower learns the leader from its first append, moments after
 	// the election.
 	var servers []client.Server
-	servertest.WaitFor(t, 10*time.Second, "every server to know the leader", func() bool {
+	testwait.For(t, 10*time.Second, "every server to know the leader", func() bool {
 		var err error
 		if servers, err = c.Client().Servers(ctx(t)); err != nil {
 			t.Fatalf("servers: %v", err)
@@ -100,7 +101,7 @@ func TestGroupFormsByGossipAndReplicates(t *testing.T) {
 		t.Fatalf("submit: %v", err)
 	}
 	for _, addr := range c.Addrs() {
-		servertest.WaitFor(t, 5*time.Second, "job replicated to "+addr, func() bool {
+		testwait.For(t, 5*time.Second, "job replicated to "+addr, func() bool {
 			jobs := staleJobs(t, c, addr)
 			return len(jobs) == 1 && jobs[0].ID == resp.ID && len(jobs[0].Instances) == 2
 		})
@@ -158,7 +159,7 @@ func TestNewLeaderAfterLeaderCutOff(t *testing.T) {
 	}
 
 	c.Heal()
-	servertest.WaitFor(t, 10*time.Second, "old leader catches up", func() bool {
+	testwait.For(t, 10*time.Second, "old leader catches up", func() bool {
 		return len(staleJobs(t, c, c.Servers[old].HTTPAddr())) == 2
 	})
 	c.WaitLeader()

@@ -14,6 +14,7 @@ import (
 
 	"github.com/netmgr/netmgr/client"
 	"github.com/netmgr/netmgr/client/pki"
+	"github.com/netmgr/netmgr/internal/testwait"
 	"github.com/netmgr/netmgr/server"
 	"github.com/netmgr/netmgr/server/servertest"
 	"github.com/netmgr/netmgr/server/ui"
@@ -33,7 +34,7 @@ func TestDashboardSessionOverTLS(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	servertest.WaitFor(t, 10*time.Second, "the --database file loaded", func() bool {
+	testwait.For(t, 10*time.Second, "the --database file loaded", func() bool {
 		db, err := admin.Database(ctx(t))
 		return err == nil && strings.Contains(db.Text, "admin_id tclark")
 	})

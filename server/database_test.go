@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/netmgr/netmgr/client"
+	"github.com/netmgr/netmgr/internal/testwait"
 	"github.com/netmgr/netmgr/server"
 	"github.com/netmgr/netmgr/server/servertest"
 )
@@ -127,7 +128,7 @@ func TestDatabaseFileLoadedWhenGroupForms(t *testing.T) {
 		t.Fatalf("client: %v", err)
 	}
 	var shown client.DatabaseText
-	servertest.WaitFor(t, 10*time.Second, "database loaded", func() bool {
+	testwait.For(t, 10*time.Second, "database loaded", func() bool {
 		shown, err = cl.Database(ctx(t))
 		return err == nil && strings.Contains(shown.Text, "admin_id tclark")
 	})
@@ -160,7 +161,7 @@ func TestRestartOnFailureRunsAgainUpToTheLimit(t *testing.T) {
 		t.Fatalf("submit: %v", err)
 	}
 	var job client.Job
-	servertest.WaitFor(t, 20*time.Second, "restarts exhausted", func() bool {
+	testwait.For(t, 20*time.Second, "restarts exhausted", func() bool {
 		job, err = cl.Job(ctx(t), resp.Name)
 		return err == nil && job.Instances[0].Finished()
 	})

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/netmgr/netmgr/client"
-	"github.com/netmgr/netmgr/server/servertest"
+	"github.com/netmgr/netmgr/internal/testwait"
 )
 
 // submitNamed submits spec under name and returns its id.
@@ -135,7 +135,7 @@ func TestDependencyRefusals(t *testing.T) {
 			t.Fatalf("kill twin %d: %v", id, err)
 		}
 	}
-	servertest.WaitFor(t, 10*time.Second, "twins ended", func() bool {
+	testwait.For(t, 10*time.Second, "twins ended", func() bool {
 		j, err := cl.Job(ctx(t), strconv.FormatUint(second, 10))
 		return err == nil && j.State == client.JobKilled
 	})

@@ -18,6 +18,7 @@ import (
 	"github.com/hashicorp/raft"
 
 	"github.com/netmgr/netmgr/client"
+	"github.com/netmgr/netmgr/internal/testwait"
 	"github.com/netmgr/netmgr/server"
 	"github.com/netmgr/netmgr/server/servertest"
 )
@@ -87,7 +88,7 @@ func TestHistoryCatchesUpAfterSnapshot(t *testing.T) {
 	leader := c.WaitLeader()
 	c.AddStub("alpha")
 	cl := c.Client()
-	servertest.WaitFor(t, 20*time.Second, "alpha up", func() bool {
+	testwait.For(t, 20*time.Second, "alpha up", func() bool {
 		ms, err := cl.Machines(ctx(t))
 		return err == nil && len(ms) == 1 && ms[0].State == client.MachineUp
 	})
@@ -114,7 +115,7 @@ func TestHistoryCatchesUpAfterSnapshot(t *testing.T) {
 		fmt.Sprintf("%d/0/1:exited", two), fmt.Sprintf("%d/1/1:failed", two),
 	}
 	var want []client.HistoryAttempt
-	servertest.WaitFor(t, 10*time.Second, fmt.Sprintf("s%d to apply every end", up), func() bool {
+	testwait.For(t, 10*time.Second, fmt.Sprintf("s%d to apply every end", up), func() bool {
 		want = staleHistory(t, c, c.Servers[up].HTTPAddr())
 		return len(want) >= len(wantKeys)
 	})
@@ -135,7 +136,7 @@ func TestHistoryCatchesUpAfterSnapshot(t *testing.T) {
 
 	s := c.RestartServer(down)
 	wantEvents := staleEvents(t, c, c.Servers[up].HTTPAddr())
-	servertest.WaitFor(t, 30*time.Second, "the restarted server's history to match its peer's", func() bool {
+	testwait.For(t, 30*time.Second, "the restarted server's history to match its peer's", func() bool {
 		return reflect.DeepEqual(attemptKeys(staleHistory(t, c, s.HTTPAddr())), attemptKeys(want))
 	})
 	gotAttempts := staleHistory(t, c, s.HTTPAddr())
@@ -158,7 +159,7 @@ func TestEventsSurviveRestartOfEveryServer(t *testing.T) {
 	c.WaitLeader()
 	c.AddStub("alpha")
 	cl := c.Client()
-	servertest.WaitFor(t, 20*time.Second, "alpha up", func() bool {
+	testwait.For(t, 20*time.Second, "alpha up", func() bool {
 		ms, err := cl.Machines(ctx(t))
 		return err == nil && len(ms) == 1 && ms[0].State == client.MachineUp
 	})
@@ -194,7 +195,7 @@ func TestEventsSurviveRestartOfEveryServer(t *testing.T) {
 	}
 	// A follower's own copy answers the same once it has applied as much.
 	follower := (leader + 1) % 3
-	servertest.WaitFor(t, 10*time.Second, "a follower's events to match the leader's", func() bool {
+	testwait.For(t, 10*time.Second, "a follower's events to match the leader's", func() bool {
 		return reflect.DeepEqual(staleEvents(t, c, c.Servers[follower].HTTPAddr()), staleEvents(t, c, c.Servers[leader].HTTPAddr()))
 	})
 	since, err := cl.EventsSince(ctx(t), 0, old[ended].At)
@@ -279,7 +280,7 @@ func TestHistoryRetentionSweeps(t *testing.T) {
 	c.WaitLeader()
 	c.AddStub("alpha")
 	cl := c.Client()
-	servertest.WaitFor(t, 20*time.Second, "alpha up", func() bool {
+	testwait.For(t, 20*time.Second, "alpha up", func() bool {
 		ms, err := cl.Machines(ctx(t))
 		return err == nil && len(ms) == 1 && ms[0].State == client.MachineUp
 	})
@@ -289,10 +290,10 @@ func TestHistoryRetentionSweeps(t *testing.T) {
 		t.Fatalf("history = %+v, %v; want job %d's attempt", hs, err, id)
 	}
 	for i, s := range c.Servers {
-		servertest.WaitFor(t, 15*time.Second, fmt.Sprintf("s%d to sweep the attempt", i), func() bool {
+		testwait.For(t, 15*time.Second, fmt.Sprintf("s%d to sweep the attempt", i), func() bool {
 			return len(staleHistory(t, c, s.HTTPAddr())) == 0
 		})
-		servertest.WaitFor(t, 15*time.Second, fmt.Sprintf("s%d to sweep the job's events", i), func() bool {
+		testwait.For(t, 15*time.Second, fmt.Sprintf("s%d to sweep the job's events", i), func() bool {
 			for _, e := range staleEvents(t, c, s.HTTPAddr()) {
 				if e.Job == id {
 					return false

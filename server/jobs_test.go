@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/netmgr/netmgr/client"
+	"github.com/netmgr/netmgr/internal/testwait"
 	"github.com/netmgr/netmgr/server/servertest"
 )
 
@@ -32,7 +33,7 @@ func poolWithStubs(t *testing.T, servers int, stubs ...string) (*servertest.Clus
 	})
 	// 30 s: under the whole suite on 2 cores, three stubs once took more
 	// than 15 s to be up; the wait ends as soon as they are.
-	servertest.WaitFor(t, 30*time.Second, "stubs up", func() bool {
+	testwait.For(t, 30*time.Second, "stubs up", func() bool {
 		ms, err := cl.Machines(ctx(t))
 		if err != nil {
 			last = err.Error()
@@ -119,7 +120,7 @@ func TestKillEndsRunningAndQueuedInstances(t *testing.T) {
 	if err != nil {
 		t.Fatalf("submit: %v", err)
 	}
-	servertest.WaitFor(t, 10*time.Second, "all slots running", func() bool {
+	testwait.For(t, 10*time.Second, "all slots running", func() bool {
 		job, err := cl.Job(ctx(t), resp.Name)
 		if err != nil {
 			return false

@@ -15,6 +15,7 @@ import (
 
 	"github.com/netmgr/netmgr/client"
 	"github.com/netmgr/netmgr/client/pki"
+	"github.com/netmgr/netmgr/internal/testwait"
 	"github.com/netmgr/netmgr/server/servertest"
 	"github.com/netmgr/netmgr/stub"
 )
@@ -171,7 +172,7 @@ func TestLogsFollowSeesLinesAsWritten(t *testing.T) {
 	}
 	fcancel()
 	fb.Close()
-	servertest.WaitFor(t, 10*time.Second, "the stub's stream ended after the follower went", func() bool { return stubLogStreams(t, c) == 0 })
+	testwait.For(t, 10*time.Second, "the stub's stream ended after the follower went", func() bool { return stubLogStreams(t, c) == 0 })
 }
 
 // stubLogStreams reads netmgr_stub_log_streams from the first stub's
@@ -209,7 +210,7 @@ func TestLogsAfterExecRetention(t *testing.T) {
 	c.WaitLeader()
 	st := c.AddStubConfig("alpha", "", func(cfg *stub.Config) { cfg.ExecRetention = 2 * time.Second })
 	cl := c.Client()
-	servertest.WaitFor(t, 15*time.Second, "stub up", func() bool {
+	testwait.For(t, 15*time.Second, "stub up", func() bool {
 		ms, err := cl.Machines(ctx(t))
 		return err == nil && len(ms) == 1 && ms[0].State == client.MachineUp
 	})
@@ -237,7 +238,7 @@ func TestLogsAfterExecRetention(t *testing.T) {
 	}
 
 	var last error
-	servertest.WaitFor(t, 30*time.Second, "the output gone after the retention", func() bool {
+	testwait.For(t, 30*time.Second, "the output gone after the retention", func() bool {
 		_, last = readLog(t, cl, ref, client.LogsQuery{})
 		return last != nil
 	})

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/netmgr/netmgr/client"
+	"github.com/netmgr/netmgr/internal/testwait"
 	"github.com/netmgr/netmgr/server"
 	"github.com/netmgr/netmgr/server/mailer"
 	"github.com/netmgr/netmgr/server/mailer/smtptest"
@@ -29,7 +30,7 @@ func mailPool(t *testing.T, n int, relay *smtptest.Server, stubs ...string) (*se
 		c.AddStub(name)
 	}
 	cl := c.Client()
-	servertest.WaitFor(t, 15*time.Second, "stubs up", func() bool {
+	testwait.For(t, 15*time.Second, "stubs up", func() bool {
 		ms, err := cl.Machines(ctx(t))
 		up := 0
 		for _, m := range ms {
@@ -46,7 +47,7 @@ func mailPool(t *testing.T, n int, relay *smtptest.Server, stubs ...string) (*se
 // pending mail: each mail's MailSent committed and applied.
 func waitNoPendingMail(t *testing.T, c *servertest.Cluster, skip ...int) {
 	t.Helper()
-	servertest.WaitFor(t, 15*time.Second, "no pending mail", func() bool {
+	testwait.For(t, 15*time.Second, "no pending mail", func() bool {
 		for i, s := range c.Servers {
 			if !contains(skip, i) && s.PendingMail() != 0 {
 				return false

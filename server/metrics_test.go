@@ -10,6 +10,7 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/netmgr/netmgr/client"
+	"github.com/netmgr/netmgr/internal/testwait"
 	"github.com/netmgr/netmgr/server/servertest"
 )
 
@@ -77,7 +78,7 @@ func TestMetricsAfterAJob(t *testing.T) {
 	// attempt's events (CHILD_REGISTER, CHILD_TERM).
 	stubAddr := c.Stubs[0].HTTPAddr()
 	var st map[string]float64
-	servertest.WaitFor(t, 10*time.Second, "the stub's event backlog to drain", func() bool {
+	testwait.For(t, 10*time.Second, "the stub's event backlog to drain", func() bool {
 		st = scrape(t, c, stubAddr)
 		return st["netmgr_stub_event_backlog"] == 0 && st["netmgr_stub_running_attempts"] == 0
 	})
@@ -103,7 +104,7 @@ func TestMetricsAfterAJob(t *testing.T) {
 	// Exactly one server says it leads, and it is the one Raft says leads.
 	// On a loaded machine leadership may move meanwhile, and a deposed
 	// leader says so only once it notices: look again until they agree.
-	servertest.WaitFor(t, 15*time.Second, "exactly one server reporting is_leader 1, the leader", func() bool {
+	testwait.For(t, 15*time.Second, "exactly one server reporting is_leader 1, the leader", func() bool {
 		leader = c.WaitLeader()
 		leaders, who := 0, -1
 		for i, s := range c.Servers {

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/netmgr/netmgr/client"
+	"github.com/netmgr/netmgr/internal/testwait"
 	"github.com/netmgr/netmgr/server/servertest"
 )
 
@@ -48,7 +49,7 @@ func TestMaxActiveHoldsUnderABurst(t *testing.T) {
 			t.Fatalf("submit: %v", err)
 		}
 	}
-	servertest.WaitFor(t, 60*time.Second, "200 jobs done", func() bool {
+	testwait.For(t, 60*time.Second, "200 jobs done", func() bool {
 		qs, err := cl.Queues(ctx(t))
 		if err != nil {
 			return false
@@ -205,13 +206,13 @@ func TestSuspendResumeStopsAndContinues(t *testing.T) {
 		n, _ := strconv.Atoi(strings.TrimSpace(string(data)))
 		return n
 	}
-	servertest.WaitFor(t, 10*time.Second, "counting", func() bool { return read() > 5 })
+	testwait.For(t, 10*time.Second, "counting", func() bool { return read() > 5 })
 	if r, err := cl.Suspend(ctx(t), resp.Name); err != nil || r.Affected != 1 {
 		t.Fatalf("suspend: %+v %v", r, err)
 	}
 	// Stopped: the count settles and then holds across several reads.
 	var stopped int
-	servertest.WaitFor(t, 10*time.Second, "count stops", func() bool {
+	testwait.For(t, 10*time.Second, "count stops", func() bool {
 		a := read()
 		time.Sleep(200 * time.Millisecond)
 		stopped = read()
@@ -224,7 +225,7 @@ func TestSuspendResumeStopsAndContinues(t *testing.T) {
 	if r, err := cl.Resume(ctx(t), resp.Name); err != nil || r.Affected != 1 {
 		t.Fatalf("resume: %+v %v", r, err)
 	}
-	servertest.WaitFor(t, 10*time.Second, "count resumes", func() bool { return read() > stopped+5 })
+	testwait.For(t, 10*time.Second, "count resumes", func() bool { return read() > stopped+5 })
 	if _, err := cl.Kill(ctx(t), resp.Name, client.KillRequest{}); err != nil {
 		t.Fatalf("kill: %v", err)
 	}
@@ -262,7 +263,7 @@ func TestRestartStartsANewAttempt(t *testing.T) {
 	if r, err := cl.Restart(ctx(t), resp.Name); err != nil || r.Affected != 1 {
 		t.Fatalf("restart: %+v %v", r, err)
 	}
-	servertest.WaitFor(t, 20*time.Second, "attempt 2 running", func() bool {
+	testwait.For(t, 20*time.Second, "attempt 2 running", func() bool {
 		job, err := cl.Job(ctx(t), resp.Name)
 		return err == nil && job.Instances[0].Attempt == 2 && job.Instances[0].State == client.InstanceRunning
 	})

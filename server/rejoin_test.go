@@ -7,6 +7,7 @@ import (
 
 	"github.com/netmgr/netmgr/client"
 	"github.com/netmgr/netmgr/client/pki"
+	"github.com/netmgr/netmgr/internal/testwait"
 	"github.com/netmgr/netmgr/server/servertest"
 	"github.com/netmgr/netmgr/stub"
 )
@@ -36,7 +37,7 @@ func TestLeaderJoinsMachineGossipLacks(t *testing.T) {
 		}
 		return ""
 	}
-	servertest.WaitFor(t, 15*time.Second, "alpha down", func() bool { return state() == client.MachineDown })
+	testwait.For(t, 15*time.Second, "alpha down", func() bool { return state() == client.MachineDown })
 
 	dir := t.TempDir()
 	st, err := stub.New(stub.Config{
@@ -52,5 +53,5 @@ func TestLeaderJoinsMachineGossipLacks(t *testing.T) {
 		t.Fatalf("start alpha again: %v", err)
 	}
 	t.Cleanup(func() { _ = st.Shutdown() })
-	servertest.WaitFor(t, 30*time.Second, "alpha up again", func() bool { return state() == client.MachineUp })
+	testwait.For(t, 30*time.Second, "alpha up again", func() bool { return state() == client.MachineUp })
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/netmgr/netmgr/client"
+	"github.com/netmgr/netmgr/internal/testwait"
 	"github.com/netmgr/netmgr/server/servertest"
 	"github.com/netmgr/netmgr/stub"
 )
@@ -28,7 +29,7 @@ func writeScript(t *testing.T, dir, name, body string) string {
 func waitProblem(t *testing.T, cl *client.Client, name, want string) string {
 	t.Helper()
 	var problem string
-	servertest.WaitFor(t, 20*time.Second, name+" draining for "+want, func() bool {
+	testwait.For(t, 20*time.Second, name+" draining for "+want, func() bool {
 		ms, err := cl.Machines(ctx(t))
 		if err != nil {
 			return false
@@ -58,7 +59,7 @@ exit 3
 `)
 	c.AddStubConfig("alpha", "", func(cfg *stub.Config) { cfg.Prologue = prologue })
 	cl := c.Client()
-	servertest.WaitFor(t, 15*time.Second, "alpha up", func() bool {
+	testwait.For(t, 15*time.Second, "alpha up", func() bool {
 		ms, err := cl.Machines(ctx(t))
 		return err == nil && len(ms) == 1 && ms[0].State == client.MachineUp
 	})
@@ -109,7 +110,7 @@ exit 1
 `)
 	c.AddStubConfig("alpha", "", func(cfg *stub.Config) { cfg.Epilogue = epilogue })
 	cl := c.Client()
-	servertest.WaitFor(t, 15*time.Second, "alpha up", func() bool {
+	testwait.For(t, 15*time.Second, "alpha up", func() bool {
 		ms, err := cl.Machines(ctx(t))
 		return err == nil && len(ms) == 1 && ms[0].State == client.MachineUp
 	})

@@ -12,6 +12,7 @@ import (
 
 	"github.com/netmgr/netmgr/client"
 	"github.com/netmgr/netmgr/client/pki"
+	"github.com/netmgr/netmgr/internal/testwait"
 	"github.com/netmgr/netmgr/server"
 	"github.com/netmgr/netmgr/server/servertest"
 )
@@ -56,7 +57,7 @@ func TestTokenLifecycle(t *testing.T) {
 	}
 
 	for i, s := range c.Servers {
-		servertest.WaitFor(t, 5*time.Second, fmt.Sprintf("s%d maps the token to alice", i), func() bool {
+		testwait.For(t, 5*time.Second, fmt.Sprintf("s%d maps the token to alice", i), func() bool {
 			user, err := s.TokenUser(tok.Token, time.Now())
 			return err == nil && user == "alice"
 		})
@@ -112,7 +113,7 @@ func TestTokenLifecycle(t *testing.T) {
 		t.Fatalf("revoke: %v", err)
 	}
 	for i, s := range c.Servers {
-		servertest.WaitFor(t, 5*time.Second, fmt.Sprintf("s%d refuses the revoked token", i), func() bool {
+		testwait.For(t, 5*time.Second, fmt.Sprintf("s%d refuses the revoked token", i), func() bool {
 			_, err := s.TokenUser(tok.Token, time.Now())
 			return errors.Is(err, server.ErrTokenUnknown)
 		})

@@ -14,6 +14,7 @@ import (
 	"github.com/netmgr/netmgr/client"
 	"github.com/netmgr/netmgr/client/files"
 	"github.com/netmgr/netmgr/client/pki"
+	"github.com/netmgr/netmgr/internal/testwait"
 	"github.com/netmgr/netmgr/server"
 	"github.com/netmgr/netmgr/server/servertest"
 )
@@ -173,7 +174,7 @@ func TestUserStreamLimit(t *testing.T) {
 		t.Errorf("bob's stream: %s, want 200", b.Status)
 	}
 	first.Body.Close()
-	servertest.WaitFor(t, 10*time.Second, "alice's stream to close at the server", func() bool {
+	testwait.For(t, 10*time.Second, "alice's stream to close at the server", func() bool {
 		resp := open(alice, "/v1/events?follow=1")
 		resp.Body.Close()
 		return resp.StatusCode == http.StatusOK

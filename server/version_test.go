@@ -7,6 +7,7 @@ import (
 	"github.com/netmgr/netmgr/client"
 	"github.com/netmgr/netmgr/fsm"
 	"github.com/netmgr/netmgr/internal/buildinfo"
+	"github.com/netmgr/netmgr/internal/testwait"
 	"github.com/netmgr/netmgr/server/servertest"
 )
 
@@ -17,7 +18,7 @@ func TestServersReportVersion(t *testing.T) {
 	c.WaitLeader()
 	cl := c.Client()
 	var servers []client.Server
-	servertest.WaitFor(t, 10*time.Second, "three servers answering", func() bool {
+	testwait.For(t, 10*time.Second, "three servers answering", func() bool {
 		var err error
 		servers, err = cl.Servers(ctx(t))
 		if err != nil || len(servers) != 3 {

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/netmgr/netmgr/client"
+	"github.com/netmgr/netmgr/internal/testwait"
 )
 
 // leaseServer answers POST /v1/lease as a server does, refusing unknown
@@ -51,7 +52,7 @@ func TestLoadRidesOnRenewals(t *testing.T) {
 	t.Cleanup(srv.Close)
 	s := newTestStub(t, Config{Servers: []string{strings.TrimPrefix(srv.URL, "http://")}})
 
-	waitFor(t, "a renewal carrying the load", func() bool {
+	testwait.For(t, waitTimeout, "a renewal carrying the load", func() bool {
 		withLoad, _ := ls.counts()
 		return withLoad > 0
 	})
@@ -100,7 +101,7 @@ func TestAsleepRidesOnRenewalsOnlyWhenTaken(t *testing.T) {
 		srv := httptest.NewServer(as)
 		t.Cleanup(srv.Close)
 		newTestStub(t, Config{Servers: []string{strings.TrimPrefix(srv.URL, "http://")}})
-		waitFor(t, "renewals", func() bool { _, n := as.lastRequest(); return n > 5 })
+		testwait.For(t, waitTimeout, "renewals", func() bool { _, n := as.lastRequest(); return n > 5 })
 		req, _ := as.lastRequest()
 		if got := req.Asleep != nil && req.OwnLoad != nil; got != takes {
 			t.Errorf("server takes it %v: got Asleep %v OwnLoad %v", takes, req.Asleep, req.OwnLoad)

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/netmgr/netmgr/client"
-	"github.com/netmgr/netmgr/server/servertest"
+	"github.com/netmgr/netmgr/internal/testwait"
 )
 
 // TestE2EHistoryAndEventsSurviveRestart runs jobs on a group of server
@@ -83,7 +83,7 @@ func TestE2EHistoryAndEventsSurviveRestart(t *testing.T) {
 	if err := c.WaitLeader(60 * time.Second); err != nil {
 		t.Fatal(err)
 	}
-	servertest.WaitFor(t, 30*time.Second, "the history back after the restart", func() bool {
+	testwait.For(t, 30*time.Second, "the history back after the restart", func() bool {
 		hs, err := cl.History(t.Context(), client.HistoryQuery{})
 		return err == nil && len(hs) == 2
 	})
@@ -132,7 +132,7 @@ func TestE2EStatusOfRemovedJobFromHistory(t *testing.T) {
 		t.Fatalf("history of the failed job = %+v, %v; want one attempt", hs, err)
 	}
 	id := strconv.FormatUint(hs[0].Job, 10)
-	servertest.WaitFor(t, 30*time.Second, "job "+id+" removed by the retention", func() bool {
+	testwait.For(t, 30*time.Second, "job "+id+" removed by the retention", func() bool {
 		_, err := cl.Job(t.Context(), id)
 		return errors.Is(err, client.ErrNotFound)
 	})
