@@ -15,6 +15,7 @@ import (
 // hold is stale, and a real job's events, sent by its stub in batches,
 // bring it to its end.
 func TestChildEventBatch(t *testing.T) {
+	t.Parallel()
 	c, user := poolWithStubs(t, 3, "alpha")
 	cl := c.ClientFor(pki.Identity{Role: pki.RoleStub, Name: "alpha"})
 	results, err := cl.ReportChildren(ctx(t), []client.ChildEvent{
@@ -61,6 +62,7 @@ func TestChildEventBatch(t *testing.T) {
 // A stub reports only its own machine's attempts: a batch that names
 // another machine is refused whole, and a user may report nothing.
 func TestChildEventsOnlyFromTheirMachine(t *testing.T) {
+	t.Parallel()
 	c, user := poolWithStubs(t, 1, "alpha", "beta")
 	sub, err := user.Submit(ctx(t), client.SubmitRequest{Spec: client.JobSpec{
 		Binaries: map[string]string{client.AnyKey: "/bin/sleep"}, Args: []string{"300"}, Machines: []string{"alpha"},

@@ -54,6 +54,7 @@ func staleJobs(t *testing.T, c *servertest.Cluster, addr string) []client.Job {
 }
 
 func TestGroupFormsByGossipAndReplicates(t *testing.T) {
+	t.Parallel()
 	c := servertest.NewCluster(t, 3)
 	leader := c.WaitLeader()
 
@@ -109,6 +110,7 @@ func TestGroupFormsByGossipAndReplicates(t *testing.T) {
 }
 
 func TestFollowerForwardsWrites(t *testing.T) {
+	t.Parallel()
 	c := servertest.NewCluster(t, 3)
 	leader := c.WaitLeader()
 	follower := (leader + 1) % 3
@@ -132,6 +134,7 @@ func TestFollowerForwardsWrites(t *testing.T) {
 }
 
 func TestNewLeaderAfterLeaderCutOff(t *testing.T) {
+	t.Parallel()
 	c := servertest.NewCluster(t, 3)
 	old := c.WaitLeader()
 	first, err := c.Client(old).Submit(ctx(t), client.SubmitRequest{Spec: shSpec("true", 1)})
@@ -166,6 +169,7 @@ func TestNewLeaderAfterLeaderCutOff(t *testing.T) {
 }
 
 func TestIdempotentSubmit(t *testing.T) {
+	t.Parallel()
 	c := servertest.NewCluster(t, 1)
 	c.WaitLeader()
 	cl := c.Client()
@@ -191,6 +195,7 @@ func TestIdempotentSubmit(t *testing.T) {
 }
 
 func TestBadRequestsChangeNothing(t *testing.T) {
+	t.Parallel()
 	c := servertest.NewCluster(t, 1)
 	c.WaitLeader()
 	cl := c.Client()

@@ -19,6 +19,7 @@ import (
 // schedule and next firing; netkill --runs ends the schedule and its
 // running run, after which nothing more fires.
 func TestCronOnCluster(t *testing.T) {
+	t.Parallel()
 	_, cl := poolWithStubs(t, 3, "alpha")
 	ledger := filepath.Join(t.TempDir(), "ledger")
 	spec := shSpec(`echo "$NETMGR_SCHEDULED_TIME" >> `+ledger+`; [ "$(wc -l < `+ledger+`)" -lt 3 ] || sleep 60`, 1)
@@ -89,6 +90,7 @@ func TestCronOnCluster(t *testing.T) {
 
 // TestCronRefusals checks the answers at submit.
 func TestCronRefusals(t *testing.T) {
+	t.Parallel()
 	_, cl := poolWithStubs(t, 1, "alpha")
 	for _, tc := range []struct {
 		name string

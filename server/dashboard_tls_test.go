@@ -28,6 +28,7 @@ import (
 // event stream needs the cookie and starts with this server's view of
 // the election.
 func TestDashboardSessionOverTLS(t *testing.T) {
+	t.Parallel()
 	s, certs, load := tlsServerWithAdmin(t)
 	srvID, adminID := tlsServerID, tlsAdminID
 	admin, err := client.New([]string{s.HTTPAddr()}, client.WithRetryFor(5*time.Second), client.WithTLS(load(certs[adminID])))
@@ -139,6 +140,7 @@ func TestDashboardSessionOverTLS(t *testing.T) {
 // TestDashboardInsecure: without TLS the page names its user as the CLI
 // does (X-Netmgr-User), and sign-in with a token is refused, saying why.
 func TestDashboardInsecure(t *testing.T) {
+	t.Parallel()
 	_, tr := raft.NewInmemTransport("")
 	s, err := server.New(server.Config{
 		Name: "s0", HTTPAddr: "127.0.0.1:0", GossipAddr: "127.0.0.1:0", BootstrapExpect: 1,

@@ -27,6 +27,7 @@ allow_root_jobs
 // declared machine, then loads one without that machine: the machine is
 // drained (no new work) and the running job is left alone.
 func TestReloadDrainsWithoutKilling(t *testing.T) {
+	t.Parallel()
 	_, cl := poolWithStubs(t, 1, "alpha", "beta")
 	if _, err := cl.LoadDatabase(ctx(t), client.DatabaseText{Filename: "two.db", Text: twoMachines}); err != nil {
 		t.Fatalf("load: %v", err)
@@ -87,6 +88,7 @@ func TestReloadDrainsWithoutKilling(t *testing.T) {
 }
 
 func TestLoadRefusesBadTextAndNonAdmins(t *testing.T) {
+	t.Parallel()
 	c := servertest.NewCluster(t, 1)
 	c.WaitLeader()
 	cl := c.Client()
@@ -106,6 +108,7 @@ func TestLoadRefusesBadTextAndNonAdmins(t *testing.T) {
 }
 
 func TestDatabaseFileLoadedWhenGroupForms(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "isis.db")
 	text, err := os.ReadFile("../testdata/isis.db")
@@ -152,6 +155,7 @@ func TestDatabaseFileLoadedWhenGroupForms(t *testing.T) {
 }
 
 func TestRestartOnFailureRunsAgainUpToTheLimit(t *testing.T) {
+	t.Parallel()
 	_, cl := poolWithStubs(t, 1, "alpha")
 	resp, err := cl.Submit(ctx(t), client.SubmitRequest{Spec: client.JobSpec{
 		Binaries: map[string]string{client.AnyKey: "/bin/sh"}, Args: []string{"-c", "exit 3"},
@@ -177,6 +181,7 @@ func TestRestartOnFailureRunsAgainUpToTheLimit(t *testing.T) {
 // path outside the exec dir are refused at submit with an error that says
 // why, and no job is made.
 func TestFilesRefusedWithoutTheirArchive(t *testing.T) {
+	t.Parallel()
 	c := servertest.NewCluster(t, 1)
 	c.WaitLeader()
 	cl := c.Client()

@@ -27,6 +27,7 @@ func submitNamed(t *testing.T, cl *client.Client, name string, spec client.JobSp
 // c (afterok b) is cancelled naming b; d (after b) runs; e (afternotok a)
 // is cancelled. While a runs, b is held and --why says what it waits for.
 func TestDependencyChainOnCluster(t *testing.T) {
+	t.Parallel()
 	_, cl := poolWithStubs(t, 3, "alpha", "beta")
 	gate := t.TempDir() + "/go"
 	a := submitNamed(t, cl, "a", shSpec(`while [ ! -e `+gate+` ]; do sleep 0.02; done`, 1))
@@ -96,6 +97,7 @@ func TestDependencyChainOnCluster(t *testing.T) {
 // id, a name several unfinished jobs carry, and that a held job can be
 // killed, which cancels its afterok dependents.
 func TestDependencyRefusals(t *testing.T) {
+	t.Parallel()
 	_, cl := poolWithStubs(t, 1, "alpha")
 	sleep := shSpec("sleep 30", 1)
 	for _, tc := range []struct {

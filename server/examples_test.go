@@ -100,6 +100,7 @@ func waitRunning(t *testing.T, cl *client.Client, ref string, n int) client.Job 
 // leaves pending). The copies run on flute, bongo and cornet (sparc, mem
 // 16, 32, 16) and never on tuba (a sun3, mem 8) or viola (mips).
 func TestPaperExample1(t *testing.T) {
+	t.Parallel()
 	cl := paperPool(t)
 	dir := t.TempDir()
 	bin := script(t, dir, "test")
@@ -125,6 +126,7 @@ func TestPaperExample1(t *testing.T) {
 // slot, so two instances run, one per binary, and two wait — the paper's
 // Example 3 table.
 func TestPaperExample2(t *testing.T) {
+	t.Parallel()
 	cl := paperPool(t)
 	dir := t.TempDir()
 	sparc := script(t, dir, "sparc-test")

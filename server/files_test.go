@@ -20,6 +20,7 @@ import (
 // while the job is in the database removes only a blob no job names;
 // once the job has left it, its files go too, from every server.
 func TestBlobsFollowTheJob(t *testing.T) {
+	t.Parallel()
 	c := servertest.NewClusterConfig(t, 3, func(_ int, cfg *server.Config) { cfg.JobRetention = 2 * time.Second })
 	c.WaitLeader()
 	c.AddStub("alpha")

@@ -39,6 +39,7 @@ func instancesIn(job client.Job, state string) int {
 // all three start; each instance reads the gang's machines from its
 // environment and its host file.
 func TestGangWaitsWholeThenStarts(t *testing.T) {
+	t.Parallel()
 	_, cl := poolWithStubs(t, 3, "alpha", "beta", "gamma")
 	ms, err := cl.Machines(ctx(t))
 	if err != nil {
@@ -112,6 +113,7 @@ func TestGangWaitsWholeThenStarts(t *testing.T) {
 // restart policy stops the others and starts all three again as attempt
 // 2, and no instance's attempt 2 starts before its attempt 1 ended.
 func TestGangRestartsTogether(t *testing.T) {
+	t.Parallel()
 	_, cl := poolWithStubs(t, 3, "alpha", "beta", "gamma")
 	out := t.TempDir()
 	// Each attempt logs its start and, on SIGTERM, its end.
@@ -200,6 +202,7 @@ allow_root_jobs
 // its queue's priority) takes that machine in one placement while root's
 // last default instance still waits.
 func TestPoliciesSharePool(t *testing.T) {
+	t.Parallel()
 	c, cl := poolWithStubs(t, 3, "alpha", "beta")
 	if _, err := cl.LoadDatabase(ctx(t), client.DatabaseText{Filename: "policies.db", Text: policiesDB}); err != nil {
 		t.Fatalf("load: %v", err)
@@ -259,6 +262,7 @@ func TestPoliciesSharePool(t *testing.T) {
 // without a run limit waits behind the gang), and starts the gang whole
 // when the third machine frees.
 func TestGangReservationSurvivesLeaderChange(t *testing.T) {
+	t.Parallel()
 	c, cl := poolWithStubs(t, 3, "alpha", "beta", "gamma")
 	ms, err := cl.Machines(ctx(t))
 	if err != nil {

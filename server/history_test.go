@@ -82,6 +82,7 @@ func runJob(t *testing.T, cl *client.Client, spec client.JobSpec) uint64 {
 // can only be brought up to date by InstallSnapshot, restarts it, and
 // finds every attempt and event in its own history, fetched from a peer.
 func TestHistoryCatchesUpAfterSnapshot(t *testing.T) {
+	t.Parallel()
 	c := servertest.NewDurableClusterConfig(t, 3, func(_ int, cfg *server.Config) {
 		cfg.TuneRaft = func(rc *raft.Config) { rc.TrailingLogs = 2 }
 	})
@@ -155,6 +156,7 @@ func TestHistoryCatchesUpAfterSnapshot(t *testing.T) {
 // them again: the events from before are still listed, by the new leader
 // and a follower alike, and --since selects across the restart.
 func TestEventsSurviveRestartOfEveryServer(t *testing.T) {
+	t.Parallel()
 	c := servertest.NewDurableCluster(t, 3)
 	c.WaitLeader()
 	c.AddStub("alpha")
@@ -211,6 +213,7 @@ func TestEventsSurviveRestartOfEveryServer(t *testing.T) {
 // history through the API: each user sees their own attempts, an admin
 // (root on a pool machine) everyone's, and the filters select.
 func TestHistoryFiltersAndWhoSees(t *testing.T) {
+	t.Parallel()
 	// The test runs as root on a pool machine, an admin; nobody is an
 	// ordinary user (a real one: the stub starts jobs as their owner).
 	c, admin := poolWithStubs(t, 3, "alpha")
@@ -261,6 +264,7 @@ func TestHistoryFiltersAndWhoSees(t *testing.T) {
 // TestHistoryRangeIsForServers refuses the server-to-server range to a
 // user.
 func TestHistoryRangeIsForServers(t *testing.T) {
+	t.Parallel()
 	c := servertest.NewCluster(t, 1)
 	c.WaitLeader()
 	resp, err := get(c, c.Servers[0].HTTPAddr(), "/v1/history/range?after=0&through=1")
@@ -276,6 +280,7 @@ func TestHistoryRangeIsForServers(t *testing.T) {
 // TestHistoryRetentionSweeps gives the servers a 2 s history retention:
 // an attempt and its events are listed, then gone from every server.
 func TestHistoryRetentionSweeps(t *testing.T) {
+	t.Parallel()
 	c := servertest.NewClusterConfig(t, 3, func(_ int, cfg *server.Config) { cfg.HistoryRetention = 2 * time.Second })
 	c.WaitLeader()
 	c.AddStub("alpha")
@@ -307,6 +312,7 @@ func TestHistoryRetentionSweeps(t *testing.T) {
 // TestDamagedHistoryStopsTheServer starts a server whose history.db is
 // not a bbolt file: it refuses to start, naming the file and what to do.
 func TestDamagedHistoryStopsTheServer(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "history.db"), bytes.Repeat([]byte("not bolt "), 1000), 0o600); err != nil {
 		t.Fatal(err)

@@ -54,6 +54,7 @@ func poolWithStubs(t *testing.T, servers int, stubs ...string) (*servertest.Clus
 }
 
 func TestJobRunsOnStubsEndToEnd(t *testing.T) {
+	t.Parallel()
 	_, cl := poolWithStubs(t, 3, "alpha", "beta")
 	out := t.TempDir()
 	spec := shSpec(`echo "$NETMGR_INSTANCE $NETMGR_MACHINE" > `+out+`/out.$NETMGR_INSTANCE; exit $NETMGR_INSTANCE`, 3)
@@ -91,6 +92,7 @@ func TestJobRunsOnStubsEndToEnd(t *testing.T) {
 }
 
 func TestUnknownBinaryFailsWithExecError(t *testing.T) {
+	t.Parallel()
 	_, cl := poolWithStubs(t, 1, "alpha")
 	resp, err := cl.Submit(ctx(t), client.SubmitRequest{Spec: client.JobSpec{Binaries: map[string]string{client.AnyKey: "/nonexistent/bin"}}})
 	if err != nil {
@@ -107,6 +109,7 @@ func TestUnknownBinaryFailsWithExecError(t *testing.T) {
 }
 
 func TestKillEndsRunningAndQueuedInstances(t *testing.T) {
+	t.Parallel()
 	_, cl := poolWithStubs(t, 1, "alpha")
 	ms, err := cl.Machines(ctx(t))
 	if err != nil {
@@ -155,6 +158,7 @@ func TestKillEndsRunningAndQueuedInstances(t *testing.T) {
 }
 
 func TestQueuedUntilAStubJoins(t *testing.T) {
+	t.Parallel()
 	c := servertest.NewCluster(t, 1)
 	c.WaitLeader()
 	cl := c.Client()

@@ -48,6 +48,7 @@ func readLedger(t *testing.T, path string) []ledgerEntry {
 // first attempt ended, judged by the ledger the job writes; the other is
 // shown unknown, then lost, and never restarted.
 func TestMachineLossRestartsElsewhereWithoutOverlap(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("waits for a lease to expire (several seconds); run without -short")
 	}
@@ -162,6 +163,7 @@ func waitProvenPool(t *testing.T, c *servertest.Cluster, st *stub.Stub, size int
 // while stubs keep renewing their leases, and a restartable job keeps its
 // first attempt throughout.
 func TestElectionDoesNotStopJobs(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("waits past a lease length; run without -short")
 	}

@@ -53,6 +53,7 @@ func wantLogsError(t *testing.T, what string, err error, status int, parts ...st
 // follower as well as the leader; another user is refused, and an
 // unknown job or instance is named.
 func TestLogsOfAFinishedJob(t *testing.T) {
+	t.Parallel()
 	c, cl := poolWithStubs(t, 3, "alpha")
 	leader := c.WaitLeader()
 	follower := c.ClientAs(servertest.CurrentUser(t), (leader+1)%3)
@@ -93,6 +94,7 @@ func TestLogsOfAFinishedJob(t *testing.T) {
 // follower: each line arrives while the job waits, before it writes the
 // next, and the stream ends cleanly when the job ends.
 func TestLogsFollowSeesLinesAsWritten(t *testing.T) {
+	t.Parallel()
 	c, cl := poolWithStubs(t, 3, "alpha")
 	leader := c.WaitLeader()
 	follower := c.ClientAs(servertest.CurrentUser(t), (leader+2)%3)
@@ -206,6 +208,7 @@ func stubLogStreams(t *testing.T, c *servertest.Cluster) int {
 // stub removed the exec dir: afterwards the answer is 410 and says why.
 // The stub's log endpoint serves servers only.
 func TestLogsAfterExecRetention(t *testing.T) {
+	t.Parallel()
 	c := servertest.NewCluster(t, 1)
 	c.WaitLeader()
 	st := c.AddStubConfig("alpha", "", func(cfg *stub.Config) { cfg.ExecRetention = 2 * time.Second })

@@ -87,6 +87,7 @@ func eventsOf(t *testing.T, cl *client.Client, kind string) []client.Event {
 // given, saying where it ran, how it ended, its run time and resource
 // use; each is recorded sent.
 func TestMailToARealRelay(t *testing.T) {
+	t.Parallel()
 	relay := smtptest.Start(t, smtptest.Options{})
 	c, cl := mailPool(t, 1, relay, "alpha")
 	spec := shSpec(`sleep 0.1; exit 3`, 1)
@@ -134,6 +135,7 @@ func TestMailToARealRelay(t *testing.T) {
 // attempts: each failure is an event and a metric, and the third attempt
 // delivers it.
 func TestMailRetriedAfterARefusal(t *testing.T) {
+	t.Parallel()
 	var calls atomic.Int32
 	relay := smtptest.Start(t, smtptest.Options{OnData: func(smtptest.Message) error {
 		if calls.Add(1) <= 2 {
@@ -163,6 +165,7 @@ func TestMailRetriedAfterARefusal(t *testing.T) {
 // leader sends the mail again with the same Message-ID and records it, so
 // the relay holds at most one extra copy, never a different message.
 func TestMailLeaderKilledBetweenSendAndRecord(t *testing.T) {
+	t.Parallel()
 	held := make(chan struct{})
 	release := make(chan struct{})
 	var once sync.Once
@@ -207,6 +210,7 @@ func TestMailLeaderKilledBetweenSendAndRecord(t *testing.T) {
 // TestAdminMailOnMachineDown mails the database's admin_id when a
 // machine leaves the pool.
 func TestAdminMailOnMachineDown(t *testing.T) {
+	t.Parallel()
 	relay := smtptest.Start(t, smtptest.Options{})
 	c, cl := mailPool(t, 1, relay, "alpha", "beta")
 	if _, err := cl.LoadDatabase(ctx(t), client.DatabaseText{Filename: "admins.db", Text: "admin_id tclark\nallow_root_jobs\n"}); err != nil {

@@ -62,6 +62,7 @@ func scrape(t *testing.T, c *servertest.Cluster, addr string) map[string]float64
 // TestMetricsAfterAJob runs one job through a three-server group and checks
 // what an operator reads from the servers' and the stub's /metrics.
 func TestMetricsAfterAJob(t *testing.T) {
+	t.Parallel()
 	c, cl := poolWithStubs(t, 3, "alpha")
 	resp, err := cl.Submit(ctx(t), client.SubmitRequest{Spec: client.JobSpec{
 		Binaries: map[string]string{client.AnyKey: "/bin/true"},

@@ -64,6 +64,7 @@ func runningPID(t *testing.T, cl *client.Client, name string) int {
 // sleep_on_input the machine wakes and the job counts on. A database
 // without the setting turns the policy off again.
 func TestOwnerSettingsFromDatabase(t *testing.T) {
+	t.Parallel()
 	c := servertest.NewCluster(t, 1)
 	c.WaitLeader()
 	dev, use := ownerDevice(t)
@@ -124,6 +125,7 @@ func TestOwnerSettingsFromDatabase(t *testing.T) {
 // KEEP's job and the default queue's stay stopped and running well past
 // KEEP's vacate_after; when the machine wakes, both continue.
 func TestOwnerQueuePolicy(t *testing.T) {
+	t.Parallel()
 	c := servertest.NewCluster(t, 1)
 	c.WaitLeader()
 	dev, use := ownerDevice(t)
@@ -189,6 +191,7 @@ func TestOwnerQueuePolicy(t *testing.T) {
 // with sleep_on_input=0 wins over the init file (flags < init file <
 // database): using the device no longer matters.
 func TestOwnerSettingsFromInitFile(t *testing.T) {
+	t.Parallel()
 	c := servertest.NewCluster(t, 1)
 	c.WaitLeader()
 	dev, use := ownerDevice(t)
@@ -224,6 +227,7 @@ func TestOwnerSettingsFromInitFile(t *testing.T) {
 // its own, to sleep ("outside window") with its next renewal; a database
 // without it wakes the machine.
 func TestOwnerWindowFromDatabase(t *testing.T) {
+	t.Parallel()
 	c := servertest.NewCluster(t, 1)
 	c.WaitLeader()
 	c.AddStubConfig("alpha", "", func(cfg *stub.Config) {

@@ -108,6 +108,7 @@ func countScript(path string) string {
 // work off; the logout wakes it after --sleep-on-login, the job resumes
 // and new work runs.
 func TestOwnerLoginSleepsSuspendsAndWakes(t *testing.T) {
+	t.Parallel()
 	c := servertest.NewCluster(t, 1)
 	c.WaitLeader()
 	utmp := filepath.Join(t.TempDir(), "utmp")
@@ -212,6 +213,7 @@ func readOwnerLedger(t *testing.T, path string) []ownerLedgerLine {
 // its ledger showing no overlap, and the other is killed with the reason
 // "owner returned".
 func TestOwnerVacates(t *testing.T) {
+	t.Parallel()
 	c := servertest.NewCluster(t, 1)
 	c.WaitLeader()
 	dir := t.TempDir()
@@ -331,6 +333,7 @@ func suspendsAndResumes(t *testing.T, c *servertest.Cluster, sleep, wake func(),
 // with no real keyboard: a fake input device's access time, a load
 // average file above the threshold, a load-monitor script.
 func TestOwnerDetectors(t *testing.T) {
+	t.Parallel()
 	t.Run("input device used", func(t *testing.T) {
 		c := servertest.NewCluster(t, 1)
 		c.WaitLeader()
@@ -417,6 +420,7 @@ func TestOwnerDetectors(t *testing.T) {
 // --keep-suspended: asleep past --vacate-after, the other stays stopped
 // rather than killed, and waking continues it but not the user's.
 func TestOwnerKeepsSuspendedAndLeavesTheUsers(t *testing.T) {
+	t.Parallel()
 	c := servertest.NewCluster(t, 1)
 	c.WaitLeader()
 	dir := t.TempDir()
@@ -476,6 +480,7 @@ func TestOwnerKeepsSuspendedAndLeavesTheUsers(t *testing.T) {
 // the owner has been away that long; a machine whose stub does not watch
 // its owner lacks the attribute.
 func TestOwnerIdleRequirement(t *testing.T) {
+	t.Parallel()
 	c := servertest.NewCluster(t, 1)
 	c.WaitLeader()
 	dev := filepath.Join(t.TempDir(), "event0")

@@ -32,6 +32,7 @@ func shJob(script string, queue string) client.JobSpec {
 // nq_maxactive=2 on machines with 4 slots in all, and reads the ledger the
 // jobs append to: never more than 2 ran at once, and all 200 ran.
 func TestMaxActiveHoldsUnderABurst(t *testing.T) {
+	t.Parallel()
 	_, cl := poolWithStubs(t, 1, "alpha", "beta")
 	setQueue(t, cl, client.Queue{Name: "narrow", MaxActive: 2})
 	ledger := filepath.Join(t.TempDir(), "ledger")
@@ -89,6 +90,7 @@ func TestMaxActiveHoldsUnderABurst(t *testing.T) {
 // TestMaxRunWarnsThenKills gives a queue a 1 s run limit: a job that traps
 // SIGTERM records the warning, and its end says why.
 func TestMaxRunWarnsThenKills(t *testing.T) {
+	t.Parallel()
 	_, cl := poolWithStubs(t, 1, "alpha")
 	setQueue(t, cl, client.Queue{Name: "short", MaxRunSeconds: 1})
 	dir := t.TempDir()
@@ -113,6 +115,7 @@ func TestMaxRunWarnsThenKills(t *testing.T) {
 // TestMaxMemRefusesAndKills: a job asking more than nq_maxmem is refused
 // at submit; an instance that grows past it is killed by its stub.
 func TestMaxMemRefusesAndKills(t *testing.T) {
+	t.Parallel()
 	_, cl := poolWithStubs(t, 1, "alpha")
 	setQueue(t, cl, client.Queue{Name: "small", MaxMemMB: 20})
 	big := shJob("true", "small")
@@ -135,6 +138,7 @@ func TestMaxMemRefusesAndKills(t *testing.T) {
 }
 
 func TestMaxSizeRefusesSubmits(t *testing.T) {
+	t.Parallel()
 	c := servertest.NewCluster(t, 1)
 	c.WaitLeader()
 	cl := c.Client()
@@ -153,6 +157,7 @@ func TestMaxSizeRefusesSubmits(t *testing.T) {
 // TestReservationKeepsOthersOff reserves the only machine for the test's
 // user: another user's job waits, saying why, and runs after unreserve.
 func TestReservationKeepsOthersOff(t *testing.T) {
+	t.Parallel()
 	c, cl := poolWithStubs(t, 1, "alpha")
 	r, err := cl.Reserve(ctx(t), client.ReserveRequest{Machines: []string{"alpha"}, For: time.Hour})
 	if err != nil {
@@ -194,6 +199,7 @@ func TestReservationKeepsOthersOff(t *testing.T) {
 // TestSuspendResumeStopsAndContinues suspends a counting process: its
 // count stops while suspended and goes on after resume.
 func TestSuspendResumeStopsAndContinues(t *testing.T) {
+	t.Parallel()
 	_, cl := poolWithStubs(t, 1, "alpha")
 	count := filepath.Join(t.TempDir(), "count")
 	resp, err := cl.Submit(ctx(t), client.SubmitRequest{Spec: shJob(
@@ -232,6 +238,7 @@ func TestSuspendResumeStopsAndContinues(t *testing.T) {
 }
 
 func TestOnlyOwnerOrAdminControlsAJob(t *testing.T) {
+	t.Parallel()
 	c, cl := poolWithStubs(t, 1, "alpha")
 	resp, err := cl.Submit(ctx(t), client.SubmitRequest{Spec: client.JobSpec{Binaries: map[string]string{client.AnyKey: "/bin/sleep"}, Args: []string{"600"}}})
 	if err != nil {
@@ -254,6 +261,7 @@ func TestOnlyOwnerOrAdminControlsAJob(t *testing.T) {
 }
 
 func TestRestartStartsANewAttempt(t *testing.T) {
+	t.Parallel()
 	_, cl := poolWithStubs(t, 1, "alpha")
 	resp, err := cl.Submit(ctx(t), client.SubmitRequest{Spec: client.JobSpec{Binaries: map[string]string{client.AnyKey: "/bin/sleep"}, Args: []string{"600"}}})
 	if err != nil {

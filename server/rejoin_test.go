@@ -19,6 +19,7 @@ import (
 // leader finds it from the database (the stub's API address), asks it for
 // its gossip address and joins it, and the machine is up again.
 func TestLeaderJoinsMachineGossipLacks(t *testing.T) {
+	t.Parallel()
 	c, cl := poolWithStubs(t, 3, "alpha")
 	old := c.Stubs[0]
 	addr := old.HTTPAddr()

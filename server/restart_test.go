@@ -63,6 +63,7 @@ func soloOnDataDir(t *testing.T) func() (*server.Server, *client.Client) {
 // starts it again on the same data dir: every job is still there and ids
 // continue where they stopped.
 func TestRestartOnDataDirKeepsDatabase(t *testing.T) {
+	t.Parallel()
 	start := soloOnDataDir(t)
 
 	s, cl := start()

@@ -19,6 +19,7 @@ import (
 // same index, by one jobs-expired entry, while a running job stays; the
 // API then lists it no more and says it was removed when asked by id.
 func TestJobRetentionOnCluster(t *testing.T) {
+	t.Parallel()
 	const retention = 2 * time.Second
 	c := servertest.NewClusterConfig(t, 3, func(_ int, cfg *server.Config) { cfg.JobRetention = retention })
 	c.WaitLeader()

@@ -50,6 +50,7 @@ func waitProblem(t *testing.T, cl *client.Client, name, want string) string {
 // instance runs on another machine with no restart counted, although the
 // job has no restart policy. The prologue saw the job's identity.
 func TestFailingPrologueDrainsAndRequeues(t *testing.T) {
+	t.Parallel()
 	c := servertest.NewCluster(t, 1)
 	c.WaitLeader()
 	dir := t.TempDir()
@@ -101,6 +102,7 @@ exit 3
 // the job's end stands as it was, and the machine drains with the
 // epilogue's reason. The epilogue saw how the attempt ended.
 func TestFailingEpilogueDrains(t *testing.T) {
+	t.Parallel()
 	c := servertest.NewCluster(t, 1)
 	c.WaitLeader()
 	dir := t.TempDir()

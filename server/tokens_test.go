@@ -38,6 +38,7 @@ func eventDetails(t *testing.T, cl *client.Client, after uint64, kinds ...string
 // the write to the leader; every server then maps it to its user until it
 // expires (by the time asked, not by waiting) or is revoked.
 func TestTokenLifecycle(t *testing.T) {
+	t.Parallel()
 	c := servertest.NewCluster(t, 3)
 	leader := c.WaitLeader()
 	follower := (leader + 1) % 3
@@ -147,6 +148,7 @@ func TestTokenLifecycle(t *testing.T) {
 
 // TestTokenUserRefuses presents malformed, unknown and forged tokens.
 func TestTokenUserRefuses(t *testing.T) {
+	t.Parallel()
 	c := servertest.NewCluster(t, 1)
 	c.WaitLeader()
 	root := c.ClientAs("root")
@@ -214,6 +216,7 @@ func otherID(id string) string {
 // TestTokenRequestsRefused: only admins issue, list and revoke tokens,
 // and a request must name a user and a lifetime within bounds.
 func TestTokenRequestsRefused(t *testing.T) {
+	t.Parallel()
 	c := servertest.NewCluster(t, 1)
 	c.WaitLeader()
 	root := c.ClientAs("root")
@@ -266,6 +269,7 @@ func TestTokenRequestsRefused(t *testing.T) {
 // TestAdminActionsInEvents: database loads and queue changes appear in
 // the events with the admin who made them.
 func TestAdminActionsInEvents(t *testing.T) {
+	t.Parallel()
 	c := servertest.NewCluster(t, 1)
 	c.WaitLeader()
 	root := c.ClientAs("root")
@@ -302,6 +306,7 @@ func TestAdminActionsInEvents(t *testing.T) {
 // TestLeaderSweepsExpiredTokens: the leader revokes a token a day after
 // it expired, and no sooner.
 func TestLeaderSweepsExpiredTokens(t *testing.T) {
+	t.Parallel()
 	c := servertest.NewCluster(t, 1)
 	s := c.Servers[c.WaitLeader()]
 	root := c.ClientAs("root")

@@ -23,6 +23,7 @@ import (
 // token's user; a forged, expired or revoked token and no token at all
 // are refused with 401.
 func TestBearerTokenOverTLS(t *testing.T) {
+	t.Parallel()
 	s, certs, load := tlsServerWithAdmin(t)
 	srvID, adminID := tlsServerID, tlsAdminID
 

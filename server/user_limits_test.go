@@ -66,6 +66,7 @@ func follower(c *servertest.Cluster, leader int) int { return (leader + 1) % len
 // forwards is counted there and not again at the leader; root on a pool
 // machine is exempt.
 func TestUserRateLimit(t *testing.T) {
+	t.Parallel()
 	const burst = 5
 	c := servertest.NewClusterConfig(t, 3, func(_ int, cfg *server.Config) {
 		cfg.UserRate, cfg.UserBurst = 0.001, burst
@@ -121,6 +122,7 @@ func TestUserRateLimit(t *testing.T) {
 // of 5 and 10 a second all succeed, the ones past the bucket after the
 // server's held 429 and its Retry-After.
 func TestUserRateLimitClientWaits(t *testing.T) {
+	t.Parallel()
 	c := servertest.NewClusterConfig(t, 3, func(_ int, cfg *server.Config) {
 		cfg.UserRate, cfg.UserBurst = 10, 5
 	})
@@ -138,6 +140,7 @@ func TestUserRateLimitClientWaits(t *testing.T) {
 // third (events or logs) is refused with 429 naming --user-streams, while
 // another user opens one; once a stream closes, its user may open another.
 func TestUserStreamLimit(t *testing.T) {
+	t.Parallel()
 	c := servertest.NewClusterConfig(t, 3, func(_ int, cfg *server.Config) { cfg.UserStreams = 2 })
 	leader := c.WaitLeader()
 	waitReady(t, c, leader)
@@ -187,6 +190,7 @@ func TestUserStreamLimit(t *testing.T) {
 // which counts the copy_in of alice's live jobs and what she uploaded to
 // it, whichever server took the upload.
 func TestUserBlobQuota(t *testing.T) {
+	t.Parallel()
 	c := servertest.NewClusterConfig(t, 3, func(_ int, cfg *server.Config) { cfg.UserBlobQuota = 1 << 20 })
 	leader := c.WaitLeader()
 	waitReady(t, c, leader)

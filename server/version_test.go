@@ -14,6 +14,7 @@ import (
 // Every server of a group reports its build's version and command level
 // in GET /v1/servers, the leader's own and its peers' alike.
 func TestServersReportVersion(t *testing.T) {
+	t.Parallel()
 	c := servertest.NewCluster(t, 3)
 	c.WaitLeader()
 	cl := c.Client()

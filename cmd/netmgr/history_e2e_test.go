@@ -22,6 +22,7 @@ func TestE2EHistoryAndEventsSurviveRestart(t *testing.T) {
 	if testing.Short() {
 		t.Skip("skipping end-to-end test under -short: it builds netmgr and runs 4 processes")
 	}
+	t.Parallel() // its own process cluster, ports and directories; it sets no environment
 	dir := t.TempDir()
 	bin := netmgrBinary(t)
 	links := commandLinks(t, dir, bin, "netexec", "netmgr")
@@ -119,6 +120,7 @@ func TestE2EStatusOfRemovedJobFromHistory(t *testing.T) {
 	if testing.Short() {
 		t.Skip("skipping end-to-end test under -short: it builds netmgr and runs 2 processes")
 	}
+	t.Parallel() // its own process cluster, ports and directories; it sets no environment
 	dir := t.TempDir()
 	bin := netmgrBinary(t)
 	links := commandLinks(t, dir, bin, "netexec", "netstatus", "netmgr")
