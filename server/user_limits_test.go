@@ -189,8 +189,13 @@ func TestUserStreamLimit(t *testing.T) {
 // another user's is kept, and a submit is checked again on the leader,
 // which counts the copy_in of alice's live jobs and what she uploaded to
 // it, whichever server took the upload.
+//
+// It stays out of the parallel tests: it needs the first leader to keep
+// its lead (which server holds which upload decides the answers), and
+// the CPU other clusters take made the in-memory Raft's 50 ms elections
+// move it: it failed in both parallel runs of the package, and once in
+// 9 runs on its own beside them ("jobs keep 600.0 KiB" at f2).
 func TestUserBlobQuota(t *testing.T) {
-	t.Parallel()
 	c := servertest.NewClusterConfig(t, 3, func(_ int, cfg *server.Config) { cfg.UserBlobQuota = 1 << 20 })
 	leader := c.WaitLeader()
 	waitReady(t, c, leader)
