@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/user"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/netmgr/netmgr/client"
@@ -88,7 +89,11 @@ func readyCluster(ctx context.Context, cfg config, bin, dir string, spec cluster
 	if settle == 0 {
 		settle = 60 * time.Second
 	}
-	fmt.Fprintf(os.Stderr, "%s: starting %d servers and %d stubs %v ...\n", spec.suite, spec.servers, spec.stubs, spec.serverArgs)
+	args := ""
+	if len(spec.serverArgs) > 0 {
+		args = " " + strings.Join(spec.serverArgs, " ")
+	}
+	fmt.Fprintf(os.Stderr, "%s: starting %d servers%s and %d stubs ...\n", spec.suite, spec.servers, args, spec.stubs)
 	c, err := startClusterArgs(cfg, bin, filepath.Join(dir, "cluster"), spec.servers, spec.stubs, spec.serverArgs)
 	if err != nil {
 		return nil, nil, err
