@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/netmgr/netmgr/client"
+	"github.com/netmgr/netmgr/internal/testwait"
 	"github.com/netmgr/netmgr/server/servertest"
 )
 
@@ -32,7 +33,7 @@ func benchSubmit(b *testing.B, submitters int) {
 	c.AddStub("bench1")
 	c.AddStub("bench2")
 	cl := c.Client()
-	servertest.WaitFor(b, 15*time.Second, "stubs up", func() bool {
+	testwait.For(b, 15*time.Second, "stubs up", func() bool {
 		ms, err := cl.Machines(context.Background())
 		return err == nil && len(ms) == 2
 	})

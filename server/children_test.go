@@ -7,7 +7,7 @@ import (
 
 	"github.com/netmgr/netmgr/client"
 	"github.com/netmgr/netmgr/client/pki"
-	"github.com/netmgr/netmgr/server/servertest"
+	"github.com/netmgr/netmgr/internal/testwait"
 )
 
 // A batch of CHILD events is answered event by event: an event of an
@@ -15,6 +15,7 @@ import (
 // hold is stale, and a real job's events, sent by its stub in batches,
 // bring it to its end.
 func TestChildEventBatch(t *testing.T) {
+	t.Parallel()
 	c, user := poolWithStubs(t, 3, "alpha")
 	cl := c.ClientFor(pki.Identity{Role: pki.RoleStub, Name: "alpha"})
 	results, err := cl.ReportChildren(ctx(t), []client.ChildEvent{
@@ -30,7 +31,7 @@ func TestChildEventBatch(t *testing.T) {
 
 	// Once the leader has read every server's command level from gossip,
 	// a batch is one ChildEvents entry: all its events share one index.
-	servertest.WaitFor(t, 10*time.Second, "a batch committed as one entry", func() bool {
+	testwait.For(t, 10*time.Second, "a batch committed as one entry", func() bool {
 		results, err := cl.ReportChildren(ctx(t), []client.ChildEvent{
 			{Kind: client.ChildRegister, JobID: 9999, Attempt: 1, Machine: "alpha", At: time.Now()},
 			{Kind: client.ChildTerm, JobID: 9999, Attempt: 1, Machine: "alpha", At: time.Now()},
@@ -61,6 +62,7 @@ func TestChildEventBatch(t *testing.T) {
 // A stub reports only its own machine's attempts: a batch that names
 // another machine is refused whole, and a user may report nothing.
 func TestChildEventsOnlyFromTheirMachine(t *testing.T) {
+	t.Parallel()
 	c, user := poolWithStubs(t, 1, "alpha", "beta")
 	sub, err := user.Submit(ctx(t), client.SubmitRequest{Spec: client.JobSpec{
 		Binaries: map[string]string{client.AnyKey: "/bin/sleep"}, Args: []string{"300"}, Machines: []string{"alpha"},

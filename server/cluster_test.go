@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/netmgr/netmgr/client"
+	"github.com/netmgr/netmgr/internal/testwait"
 	"github.com/netmgr/netmgr/server/servertest"
 )
 
@@ -53,13 +54,14 @@ func staleJobs(t *testing.T, c *servertest.Cluster, addr string) []client.Job {
 }
 
 func TestGroupFormsByGossipAndReplicates(t *testing.T) {
+	t.Parallel()
 	c := servertest.NewCluster(t, 3)
 	leader := c.WaitLeader()
 
 	// A follower learns the leader from its first append, moments after
 	// the election.
 	var servers []client.Server
-	servertest.WaitFor(t, 10*time.Second, "every server to know the leader", func() bool {
+	testwait.For(t, 10*time.Second, "every server to know the leader", func() bool {
 		var err error
 		if servers, err = c.Client().Servers(ctx(t)); err != nil {
 			t.Fatalf("servers: %v", err)
@@ -100,7 +102,7 @@ func TestGroupFormsByGossipAndReplicates(t *testing.T) {
 		t.Fatalf("submit: %v", err)
 	}
 	for _, addr := range c.Addrs() {
-		servertest.WaitFor(t, 5*time.Second, "job replicated to "+addr, func() bool {
+		testwait.For(t, 5*time.Second, "job replicated to "+addr, func() bool {
 			jobs := staleJobs(t, c, addr)
 			return len(jobs) == 1 && jobs[0].ID == resp.ID && len(jobs[0].Instances) == 2
 		})
@@ -108,6 +110,7 @@ func TestGroupFormsByGossipAndReplicates(t *testing.T) {
 }
 
 func TestFollowerForwardsWrites(t *testing.T) {
+	t.Parallel()
 	c := servertest.NewCluster(t, 3)
 	leader := c.WaitLeader()
 	follower := (leader + 1) % 3
@@ -131,6 +134,7 @@ func TestFollowerForwardsWrites(t *testing.T) {
 }
 
 func TestNewLeaderAfterLeaderCutOff(t *testing.T) {
+	t.Parallel()
 	c := servertest.NewCluster(t, 3)
 	old := c.WaitLeader()
 	first, err := c.Client(old).Submit(ctx(t), client.SubmitRequest{Spec: shSpec("true", 1)})
@@ -158,13 +162,14 @@ func TestNewLeaderAfterLeaderCutOff(t *testing.T) {
 	}
 
 	c.Heal()
-	servertest.WaitFor(t, 10*time.Second, "old leader catches up", func() bool {
+	testwait.For(t, 10*time.Second, "old leader catches up", func() bool {
 		return len(staleJobs(t, c, c.Servers[old].HTTPAddr())) == 2
 	})
 	c.WaitLeader()
 }
 
 func TestIdempotentSubmit(t *testing.T) {
+	t.Parallel()
 	c := servertest.NewCluster(t, 1)
 	c.WaitLeader()
 	cl := c.Client()
@@ -190,6 +195,7 @@ func TestIdempotentSubmit(t *testing.T) {
 }
 
 func TestBadRequestsChangeNothing(t *testing.T) {
+	t.Parallel()
 	c := servertest.NewCluster(t, 1)
 	c.WaitLeader()
 	cl := c.Client()

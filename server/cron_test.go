@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/netmgr/netmgr/client"
-	"github.com/netmgr/netmgr/server/servertest"
+	"github.com/netmgr/netmgr/internal/testwait"
 )
 
 // TestCronOnCluster runs a cron job firing every second on three servers
@@ -19,6 +19,7 @@ import (
 // schedule and next firing; netkill --runs ends the schedule and its
 // running run, after which nothing more fires.
 func TestCronOnCluster(t *testing.T) {
+	t.Parallel()
 	_, cl := poolWithStubs(t, 3, "alpha")
 	ledger := filepath.Join(t.TempDir(), "ledger")
 	spec := shSpec(`echo "$NETMGR_SCHEDULED_TIME" >> `+ledger+`; [ "$(wc -l < `+ledger+`)" -lt 3 ] || sleep 60`, 1)
@@ -26,7 +27,7 @@ func TestCronOnCluster(t *testing.T) {
 	id := submitNamed(t, cl, "tick", spec)
 
 	var job client.Job
-	servertest.WaitFor(t, 20*time.Second, "three runs", func() bool {
+	testwait.For(t, 20*time.Second, "three runs", func() bool {
 		var err error
 		job, err = cl.Job(ctx(t), strconv.FormatUint(id, 10))
 		return err == nil && job.Cron != nil && len(job.Cron.Runs) >= 3
@@ -48,7 +49,7 @@ func TestCronOnCluster(t *testing.T) {
 		}
 	}
 	// The third run sleeps: later firings are skipped for the overlap.
-	servertest.WaitFor(t, 20*time.Second, "a firing skipped for the overlap", func() bool {
+	testwait.For(t, 20*time.Second, "a firing skipped for the overlap", func() bool {
 		j, err := cl.Job(ctx(t), strconv.FormatUint(id, 10))
 		return err == nil && slices.ContainsFunc(j.Cron.Skips, func(s client.CronSkip) bool { return strings.HasPrefix(s.Reason, "overlap:") })
 	})
@@ -65,11 +66,13 @@ func TestCronOnCluster(t *testing.T) {
 		t.Errorf("third run: %s %v, want killed", run.State, err)
 	}
 	runs := len(job.Cron.Runs)
-	time.Sleep(2500 * time.Millisecond) // two firing times pass: none may run
-	job, _ = cl.Job(ctx(t), strconv.FormatUint(id, 10))
-	if len(job.Cron.Runs) != runs {
-		t.Errorf("runs after the kill: %d, want %d", len(job.Cron.Runs), runs)
-	}
+	testwait.Holds(t, 2500*time.Millisecond, "no run after the kill (two firing times pass)", func() bool {
+		job, err := cl.Job(ctx(t), strconv.FormatUint(id, 10))
+		if err == nil && len(job.Cron.Runs) != runs {
+			t.Fatalf("runs after the kill: %d, want %d", len(job.Cron.Runs), runs)
+		}
+		return true
+	})
 	data, err := os.ReadFile(ledger)
 	if err != nil {
 		t.Fatalf("read ledger: %v", err)
@@ -87,6 +90,7 @@ func TestCronOnCluster(t *testing.T) {
 
 // TestCronRefusals checks the answers at submit.
 func TestCronRefusals(t *testing.T) {
+	t.Parallel()
 	_, cl := poolWithStubs(t, 1, "alpha")
 	for _, tc := range []struct {
 		name string

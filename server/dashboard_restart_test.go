@@ -73,6 +73,7 @@ func submitted(evs []ui.Event) []ui.Event {
 // as they were live: same keys, texts and fields, in order, with the
 // leader's elections among them.
 func TestDashboardTimelineSurvivesRestart(t *testing.T) {
+	t.Parallel()
 	start := soloOnDataDir(t)
 
 	s, cl := start()

@@ -14,6 +14,7 @@ import (
 
 	"github.com/netmgr/netmgr/client"
 	"github.com/netmgr/netmgr/client/pki"
+	"github.com/netmgr/netmgr/internal/testwait"
 	"github.com/netmgr/netmgr/server"
 	"github.com/netmgr/netmgr/server/servertest"
 	"github.com/netmgr/netmgr/server/ui"
@@ -27,13 +28,14 @@ import (
 // event stream needs the cookie and starts with this server's view of
 // the election.
 func TestDashboardSessionOverTLS(t *testing.T) {
+	t.Parallel()
 	s, certs, load := tlsServerWithAdmin(t)
 	srvID, adminID := tlsServerID, tlsAdminID
 	admin, err := client.New([]string{s.HTTPAddr()}, client.WithRetryFor(5*time.Second), client.WithTLS(load(certs[adminID])))
 	if err != nil {
 		t.Fatal(err)
 	}
-	servertest.WaitFor(t, 10*time.Second, "the --database file loaded", func() bool {
+	testwait.For(t, 10*time.Second, "the --database file loaded", func() bool {
 		db, err := admin.Database(ctx(t))
 		return err == nil && strings.Contains(db.Text, "admin_id tclark")
 	})
@@ -138,6 +140,7 @@ func TestDashboardSessionOverTLS(t *testing.T) {
 // TestDashboardInsecure: without TLS the page names its user as the CLI
 // does (X-Netmgr-User), and sign-in with a token is refused, saying why.
 func TestDashboardInsecure(t *testing.T) {
+	t.Parallel()
 	_, tr := raft.NewInmemTransport("")
 	s, err := server.New(server.Config{
 		Name: "s0", HTTPAddr: "127.0.0.1:0", GossipAddr: "127.0.0.1:0", BootstrapExpect: 1,

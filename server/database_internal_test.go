@@ -15,6 +15,7 @@ import (
 	"github.com/netmgr/netmgr/client"
 	"github.com/netmgr/netmgr/client/dblang"
 	"github.com/netmgr/netmgr/fsm"
+	"github.com/netmgr/netmgr/internal/testwait"
 )
 
 const rootJobsDB = `key lic
@@ -60,13 +61,10 @@ func TestLoadDatabaseAllowRootJobs(t *testing.T) {
 		})
 		return allows, index
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for _, index := live(); index == 0; _, index = live() {
-		if time.Now().After(deadline) {
-			t.Fatalf("database file not loaded after 10 s")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	testwait.For(t, 10*time.Second, "the database file loaded", func() bool {
+		_, index := live()
+		return index != 0
+	})
 	shows := func() (string, bool) {
 		t.Helper()
 		shown, err := cl.Database(ctx)

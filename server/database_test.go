@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/netmgr/netmgr/client"
+	"github.com/netmgr/netmgr/internal/testwait"
 	"github.com/netmgr/netmgr/server"
 	"github.com/netmgr/netmgr/server/servertest"
 )
@@ -26,6 +27,7 @@ allow_root_jobs
 // declared machine, then loads one without that machine: the machine is
 // drained (no new work) and the running job is left alone.
 func TestReloadDrainsWithoutKilling(t *testing.T) {
+	t.Parallel()
 	_, cl := poolWithStubs(t, 1, "alpha", "beta")
 	if _, err := cl.LoadDatabase(ctx(t), client.DatabaseText{Filename: "two.db", Text: twoMachines}); err != nil {
 		t.Fatalf("load: %v", err)
@@ -86,6 +88,7 @@ func TestReloadDrainsWithoutKilling(t *testing.T) {
 }
 
 func TestLoadRefusesBadTextAndNonAdmins(t *testing.T) {
+	t.Parallel()
 	c := servertest.NewCluster(t, 1)
 	c.WaitLeader()
 	cl := c.Client()
@@ -105,6 +108,7 @@ func TestLoadRefusesBadTextAndNonAdmins(t *testing.T) {
 }
 
 func TestDatabaseFileLoadedWhenGroupForms(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "isis.db")
 	text, err := os.ReadFile("../testdata/isis.db")
@@ -127,7 +131,7 @@ func TestDatabaseFileLoadedWhenGroupForms(t *testing.T) {
 		t.Fatalf("client: %v", err)
 	}
 	var shown client.DatabaseText
-	servertest.WaitFor(t, 10*time.Second, "database loaded", func() bool {
+	testwait.For(t, 10*time.Second, "database loaded", func() bool {
 		shown, err = cl.Database(ctx(t))
 		return err == nil && strings.Contains(shown.Text, "admin_id tclark")
 	})
@@ -151,6 +155,7 @@ func TestDatabaseFileLoadedWhenGroupForms(t *testing.T) {
 }
 
 func TestRestartOnFailureRunsAgainUpToTheLimit(t *testing.T) {
+	t.Parallel()
 	_, cl := poolWithStubs(t, 1, "alpha")
 	resp, err := cl.Submit(ctx(t), client.SubmitRequest{Spec: client.JobSpec{
 		Binaries: map[string]string{client.AnyKey: "/bin/sh"}, Args: []string{"-c", "exit 3"},
@@ -160,7 +165,7 @@ func TestRestartOnFailureRunsAgainUpToTheLimit(t *testing.T) {
 		t.Fatalf("submit: %v", err)
 	}
 	var job client.Job
-	servertest.WaitFor(t, 20*time.Second, "restarts exhausted", func() bool {
+	testwait.For(t, 20*time.Second, "restarts exhausted", func() bool {
 		job, err = cl.Job(ctx(t), resp.Name)
 		return err == nil && job.Instances[0].Finished()
 	})
@@ -176,6 +181,7 @@ func TestRestartOnFailureRunsAgainUpToTheLimit(t *testing.T) {
 // path outside the exec dir are refused at submit with an error that says
 // why, and no job is made.
 func TestFilesRefusedWithoutTheirArchive(t *testing.T) {
+	t.Parallel()
 	c := servertest.NewCluster(t, 1)
 	c.WaitLeader()
 	cl := c.Client()

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/netmgr/netmgr/client"
-	"github.com/netmgr/netmgr/server/servertest"
+	"github.com/netmgr/netmgr/internal/testwait"
 )
 
 // submitNamed submits spec under name and returns its id.
@@ -27,6 +27,7 @@ func submitNamed(t *testing.T, cl *client.Client, name string, spec client.JobSp
 // c (afterok b) is cancelled naming b; d (after b) runs; e (afternotok a)
 // is cancelled. While a runs, b is held and --why says what it waits for.
 func TestDependencyChainOnCluster(t *testing.T) {
+	t.Parallel()
 	_, cl := poolWithStubs(t, 3, "alpha", "beta")
 	gate := t.TempDir() + "/go"
 	a := submitNamed(t, cl, "a", shSpec(`while [ ! -e `+gate+` ]; do sleep 0.02; done`, 1))
@@ -96,6 +97,7 @@ func TestDependencyChainOnCluster(t *testing.T) {
 // id, a name several unfinished jobs carry, and that a held job can be
 // killed, which cancels its afterok dependents.
 func TestDependencyRefusals(t *testing.T) {
+	t.Parallel()
 	_, cl := poolWithStubs(t, 1, "alpha")
 	sleep := shSpec("sleep 30", 1)
 	for _, tc := range []struct {
@@ -135,7 +137,7 @@ func TestDependencyRefusals(t *testing.T) {
 			t.Fatalf("kill twin %d: %v", id, err)
 		}
 	}
-	servertest.WaitFor(t, 10*time.Second, "twins ended", func() bool {
+	testwait.For(t, 10*time.Second, "twins ended", func() bool {
 		j, err := cl.Job(ctx(t), strconv.FormatUint(second, 10))
 		return err == nil && j.State == client.JobKilled
 	})

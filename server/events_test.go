@@ -12,6 +12,7 @@ import (
 )
 
 func TestFollowEventsWhileJobRuns(t *testing.T) {
+	t.Parallel()
 	c := servertest.NewCluster(t, 1)
 	c.WaitLeader()
 	c.AddStub("alpha")

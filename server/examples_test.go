@@ -12,6 +12,7 @@ import (
 
 	"github.com/netmgr/netmgr/client"
 	"github.com/netmgr/netmgr/client/spec"
+	"github.com/netmgr/netmgr/internal/testwait"
 	"github.com/netmgr/netmgr/server/servertest"
 )
 
@@ -45,7 +46,7 @@ func paperPool(t *testing.T) *client.Client {
 	for _, name := range slices.Sorted(maps.Keys(stubs)) {
 		c.AddStubInit(name, stubs[name])
 	}
-	servertest.WaitFor(t, 15*time.Second, "5 machines up", func() bool {
+	testwait.For(t, 15*time.Second, "5 machines up", func() bool {
 		ms, err := cl.Machines(ctx(t))
 		return err == nil && len(ms) == 5
 	})
@@ -76,7 +77,7 @@ func submitSpec(t *testing.T, cl *client.Client, text string) (client.SubmitResp
 func waitRunning(t *testing.T, cl *client.Client, ref string, n int) client.Job {
 	t.Helper()
 	var job client.Job
-	servertest.WaitFor(t, 10*time.Second, ref+" running", func() bool {
+	testwait.For(t, 10*time.Second, ref+" running", func() bool {
 		var err error
 		job, err = cl.Job(ctx(t), ref)
 		if err != nil {
@@ -99,6 +100,7 @@ func waitRunning(t *testing.T, cl *client.Client, ref string, n int) client.Job 
 // leaves pending). The copies run on flute, bongo and cornet (sparc, mem
 // 16, 32, 16) and never on tuba (a sun3, mem 8) or viola (mips).
 func TestPaperExample1(t *testing.T) {
+	t.Parallel()
 	cl := paperPool(t)
 	dir := t.TempDir()
 	bin := script(t, dir, "test")
@@ -124,6 +126,7 @@ func TestPaperExample1(t *testing.T) {
 // slot, so two instances run, one per binary, and two wait — the paper's
 // Example 3 table.
 func TestPaperExample2(t *testing.T) {
+	t.Parallel()
 	cl := paperPool(t)
 	dir := t.TempDir()
 	sparc := script(t, dir, "sparc-test")
@@ -145,7 +148,7 @@ func TestPaperExample2(t *testing.T) {
 			// Running means forked; the script writes its record moments later.
 			var ran []byte
 			record := filepath.Join(dir, "ran."+strconv.FormatUint(job.ID, 10)+"."+strconv.Itoa(in.Index))
-			servertest.WaitFor(t, 10*time.Second, "instance "+strconv.Itoa(in.Index)+"'s record", func() bool {
+			testwait.For(t, 10*time.Second, "instance "+strconv.Itoa(in.Index)+"'s record", func() bool {
 				var err error
 				ran, err = os.ReadFile(record)
 				return err == nil && strings.HasSuffix(string(ran), "\n")

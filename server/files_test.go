@@ -9,6 +9,7 @@ import (
 
 	"github.com/netmgr/netmgr/client"
 	"github.com/netmgr/netmgr/client/files"
+	"github.com/netmgr/netmgr/internal/testwait"
 	"github.com/netmgr/netmgr/server"
 	"github.com/netmgr/netmgr/server/servertest"
 )
@@ -19,11 +20,12 @@ import (
 // while the job is in the database removes only a blob no job names;
 // once the job has left it, its files go too, from every server.
 func TestBlobsFollowTheJob(t *testing.T) {
+	t.Parallel()
 	c := servertest.NewClusterConfig(t, 3, func(_ int, cfg *server.Config) { cfg.JobRetention = 2 * time.Second })
 	c.WaitLeader()
 	c.AddStub("alpha")
 	cl := c.Client()
-	servertest.WaitFor(t, 15*time.Second, "stub up", func() bool {
+	testwait.For(t, 15*time.Second, "stub up", func() bool {
 		ms, err := cl.Machines(ctx(t))
 		return err == nil && len(ms) == 1 && ms[0].State == client.MachineUp
 	})
@@ -44,7 +46,7 @@ func TestBlobsFollowTheJob(t *testing.T) {
 	if _, err := cl.PutBlob(ctx(t), stray); err != nil {
 		t.Fatal(err)
 	}
-	servertest.WaitFor(t, 10*time.Second, "the copy_in on every server", func() bool {
+	testwait.For(t, 10*time.Second, "the copy_in on every server", func() bool {
 		for _, s := range c.Servers {
 			if !s.HasBlob(in) || !s.HasBlob(files.Sum(stray)) {
 				return false
@@ -99,7 +101,7 @@ func TestBlobsFollowTheJob(t *testing.T) {
 			t.Errorf("server %s reports %d archives, %d bytes; want the job's copy_in and outputs", s.Name, s.Files, s.FilesBytes)
 		}
 	}
-	servertest.WaitFor(t, 30*time.Second, "the job's files gone from every server once the job left", func() bool {
+	testwait.For(t, 30*time.Second, "the job's files gone from every server once the job left", func() bool {
 		for _, s := range c.Servers {
 			s.SweepBlobs(time.Now().Add(time.Minute))
 			if s.HasBlob(in) || s.HasBlob(out) {

@@ -13,6 +13,7 @@ import (
 // follower forwarded the write or redirected the read, so clients can
 // skip the follower next time.
 func TestAnswersNameTheLeader(t *testing.T) {
+	t.Parallel()
 	c := servertest.NewCluster(t, 3)
 	leader := c.WaitLeader()
 	follower := (leader + 1) % 3

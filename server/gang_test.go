@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/netmgr/netmgr/client"
-	"github.com/netmgr/netmgr/server/servertest"
+	"github.com/netmgr/netmgr/internal/testwait"
 )
 
 // gangJob is a gang of n, one instance a machine, running script.
@@ -39,6 +39,7 @@ func instancesIn(job client.Job, state string) int {
 // all three start; each instance reads the gang's machines from its
 // environment and its host file.
 func TestGangWaitsWholeThenStarts(t *testing.T) {
+	t.Parallel()
 	_, cl := poolWithStubs(t, 3, "alpha", "beta", "gamma")
 	ms, err := cl.Machines(ctx(t))
 	if err != nil {
@@ -55,7 +56,7 @@ func TestGangWaitsWholeThenStarts(t *testing.T) {
 	if err != nil {
 		t.Fatalf("submit blocker: %v", err)
 	}
-	servertest.WaitFor(t, 15*time.Second, "gamma full", func() bool {
+	testwait.For(t, 15*time.Second, "gamma full", func() bool {
 		job, err := cl.Job(ctx(t), b.Name)
 		return err == nil && instancesIn(job, client.InstanceRunning) == slots
 	})
@@ -67,7 +68,7 @@ func TestGangWaitsWholeThenStarts(t *testing.T) {
 		t.Fatalf("submit gang: %v", err)
 	}
 	var why []client.WhyInstance
-	servertest.WaitFor(t, 15*time.Second, "the gang's why", func() bool {
+	testwait.For(t, 15*time.Second, "the gang's why", func() bool {
 		why, err = cl.Why(ctx(t), g.Name)
 		return err == nil && len(why) == 3 && strings.Contains(why[0].Reason, "needs 3 machine slots at once, 2 could run it now")
 	})
@@ -112,6 +113,7 @@ func TestGangWaitsWholeThenStarts(t *testing.T) {
 // restart policy stops the others and starts all three again as attempt
 // 2, and no instance's attempt 2 starts before its attempt 1 ended.
 func TestGangRestartsTogether(t *testing.T) {
+	t.Parallel()
 	_, cl := poolWithStubs(t, 3, "alpha", "beta", "gamma")
 	out := t.TempDir()
 	// Each attempt logs its start and, on SIGTERM, its end.
@@ -141,12 +143,12 @@ func TestGangRestartsTogether(t *testing.T) {
 			return true
 		}
 	}
-	servertest.WaitFor(t, 15*time.Second, "the gang running, attempt 1", running(1))
+	testwait.For(t, 15*time.Second, "the gang running, attempt 1", running(1))
 	victim := job.Instances[1]
 	if err := syscall.Kill(victim.PID, syscall.SIGKILL); err != nil {
 		t.Fatalf("kill instance 1 (pid %d): %v", victim.PID, err)
 	}
-	servertest.WaitFor(t, 30*time.Second, "the gang running again, attempt 2", running(2))
+	testwait.For(t, 30*time.Second, "the gang running again, attempt 2", running(2))
 	for _, in := range job.Instances {
 		data, err := os.ReadFile(filepath.Join(out, "log."+strconv.Itoa(in.Index)))
 		if err != nil {
@@ -200,6 +202,7 @@ allow_root_jobs
 // its queue's priority) takes that machine in one placement while root's
 // last default instance still waits.
 func TestPoliciesSharePool(t *testing.T) {
+	t.Parallel()
 	c, cl := poolWithStubs(t, 3, "alpha", "beta")
 	if _, err := cl.LoadDatabase(ctx(t), client.DatabaseText{Filename: "policies.db", Text: policiesDB}); err != nil {
 		t.Fatalf("load: %v", err)
@@ -227,7 +230,7 @@ func TestPoliciesSharePool(t *testing.T) {
 	if err != nil {
 		t.Fatalf("submit to the gang queue: %v", err)
 	}
-	servertest.WaitFor(t, 15*time.Second, "the gang queue's job to wait as a gang", func() bool {
+	testwait.For(t, 15*time.Second, "the gang queue's job to wait as a gang", func() bool {
 		why, err := cl.Why(ctx(t), mpi.Name)
 		return err == nil && len(why) == 2 && strings.Contains(why[0].Reason, "gang of 2")
 	})
@@ -259,6 +262,7 @@ func TestPoliciesSharePool(t *testing.T) {
 // without a run limit waits behind the gang), and starts the gang whole
 // when the third machine frees.
 func TestGangReservationSurvivesLeaderChange(t *testing.T) {
+	t.Parallel()
 	c, cl := poolWithStubs(t, 3, "alpha", "beta", "gamma")
 	ms, err := cl.Machines(ctx(t))
 	if err != nil {
@@ -292,7 +296,7 @@ func TestGangReservationSurvivesLeaderChange(t *testing.T) {
 			return err == nil && len(why) == 3 && strings.Contains(why[0].Reason, "set aside")
 		}
 	}
-	servertest.WaitFor(t, 15*time.Second, "the gang to set machines aside", setAside(cl))
+	testwait.For(t, 15*time.Second, "the gang to set machines aside", setAside(cl))
 
 	old := c.WaitLeader()
 	c.Isolate(old)
@@ -309,7 +313,7 @@ func TestGangReservationSurvivesLeaderChange(t *testing.T) {
 	if err != nil {
 		t.Fatalf("submit small job to the new leader: %v", err)
 	}
-	servertest.WaitFor(t, 20*time.Second, "the new leader to keep the gang's machines aside", func() bool {
+	testwait.For(t, 20*time.Second, "the new leader to keep the gang's machines aside", func() bool {
 		why, err := rcl.Why(ctx(t), small.Name)
 		return err == nil && len(why) == 1 && strings.Contains(why[0].Reason, "waiting behind job") && setAside(rcl)()
 	})

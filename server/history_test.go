@@ -18,6 +18,7 @@ import (
 	"github.com/hashicorp/raft"
 
 	"github.com/netmgr/netmgr/client"
+	"github.com/netmgr/netmgr/internal/testwait"
 	"github.com/netmgr/netmgr/server"
 	"github.com/netmgr/netmgr/server/servertest"
 )
@@ -81,13 +82,14 @@ func runJob(t *testing.T, cl *client.Client, spec client.JobSpec) uint64 {
 // can only be brought up to date by InstallSnapshot, restarts it, and
 // finds every attempt and event in its own history, fetched from a peer.
 func TestHistoryCatchesUpAfterSnapshot(t *testing.T) {
+	t.Parallel()
 	c := servertest.NewDurableClusterConfig(t, 3, func(_ int, cfg *server.Config) {
 		cfg.TuneRaft = func(rc *raft.Config) { rc.TrailingLogs = 2 }
 	})
 	leader := c.WaitLeader()
 	c.AddStub("alpha")
 	cl := c.Client()
-	servertest.WaitFor(t, 20*time.Second, "alpha up", func() bool {
+	testwait.For(t, 20*time.Second, "alpha up", func() bool {
 		ms, err := cl.Machines(ctx(t))
 		return err == nil && len(ms) == 1 && ms[0].State == client.MachineUp
 	})
@@ -114,7 +116,7 @@ func TestHistoryCatchesUpAfterSnapshot(t *testing.T) {
 		fmt.Sprintf("%d/0/1:exited", two), fmt.Sprintf("%d/1/1:failed", two),
 	}
 	var want []client.HistoryAttempt
-	servertest.WaitFor(t, 10*time.Second, fmt.Sprintf("s%d to apply every end", up), func() bool {
+	testwait.For(t, 10*time.Second, fmt.Sprintf("s%d to apply every end", up), func() bool {
 		want = staleHistory(t, c, c.Servers[up].HTTPAddr())
 		return len(want) >= len(wantKeys)
 	})
@@ -135,7 +137,7 @@ func TestHistoryCatchesUpAfterSnapshot(t *testing.T) {
 
 	s := c.RestartServer(down)
 	wantEvents := staleEvents(t, c, c.Servers[up].HTTPAddr())
-	servertest.WaitFor(t, 30*time.Second, "the restarted server's history to match its peer's", func() bool {
+	testwait.For(t, 30*time.Second, "the restarted server's history to match its peer's", func() bool {
 		return reflect.DeepEqual(attemptKeys(staleHistory(t, c, s.HTTPAddr())), attemptKeys(want))
 	})
 	gotAttempts := staleHistory(t, c, s.HTTPAddr())
@@ -154,11 +156,12 @@ func TestHistoryCatchesUpAfterSnapshot(t *testing.T) {
 // them again: the events from before are still listed, by the new leader
 // and a follower alike, and --since selects across the restart.
 func TestEventsSurviveRestartOfEveryServer(t *testing.T) {
+	t.Parallel()
 	c := servertest.NewDurableCluster(t, 3)
 	c.WaitLeader()
 	c.AddStub("alpha")
 	cl := c.Client()
-	servertest.WaitFor(t, 20*time.Second, "alpha up", func() bool {
+	testwait.For(t, 20*time.Second, "alpha up", func() bool {
 		ms, err := cl.Machines(ctx(t))
 		return err == nil && len(ms) == 1 && ms[0].State == client.MachineUp
 	})
@@ -194,7 +197,7 @@ func TestEventsSurviveRestartOfEveryServer(t *testing.T) {
 	}
 	// A follower's own copy answers the same once it has applied as much.
 	follower := (leader + 1) % 3
-	servertest.WaitFor(t, 10*time.Second, "a follower's events to match the leader's", func() bool {
+	testwait.For(t, 10*time.Second, "a follower's events to match the leader's", func() bool {
 		return reflect.DeepEqual(staleEvents(t, c, c.Servers[follower].HTTPAddr()), staleEvents(t, c, c.Servers[leader].HTTPAddr()))
 	})
 	since, err := cl.EventsSince(ctx(t), 0, old[ended].At)
@@ -210,6 +213,7 @@ func TestEventsSurviveRestartOfEveryServer(t *testing.T) {
 // history through the API: each user sees their own attempts, an admin
 // (root on a pool machine) everyone's, and the filters select.
 func TestHistoryFiltersAndWhoSees(t *testing.T) {
+	t.Parallel()
 	// The test runs as root on a pool machine, an admin; nobody is an
 	// ordinary user (a real one: the stub starts jobs as their owner).
 	c, admin := poolWithStubs(t, 3, "alpha")
@@ -260,6 +264,7 @@ func TestHistoryFiltersAndWhoSees(t *testing.T) {
 // TestHistoryRangeIsForServers refuses the server-to-server range to a
 // user.
 func TestHistoryRangeIsForServers(t *testing.T) {
+	t.Parallel()
 	c := servertest.NewCluster(t, 1)
 	c.WaitLeader()
 	resp, err := get(c, c.Servers[0].HTTPAddr(), "/v1/history/range?after=0&through=1")
@@ -275,11 +280,12 @@ func TestHistoryRangeIsForServers(t *testing.T) {
 // TestHistoryRetentionSweeps gives the servers a 2 s history retention:
 // an attempt and its events are listed, then gone from every server.
 func TestHistoryRetentionSweeps(t *testing.T) {
+	t.Parallel()
 	c := servertest.NewClusterConfig(t, 3, func(_ int, cfg *server.Config) { cfg.HistoryRetention = 2 * time.Second })
 	c.WaitLeader()
 	c.AddStub("alpha")
 	cl := c.Client()
-	servertest.WaitFor(t, 20*time.Second, "alpha up", func() bool {
+	testwait.For(t, 20*time.Second, "alpha up", func() bool {
 		ms, err := cl.Machines(ctx(t))
 		return err == nil && len(ms) == 1 && ms[0].State == client.MachineUp
 	})
@@ -289,10 +295,10 @@ func TestHistoryRetentionSweeps(t *testing.T) {
 		t.Fatalf("history = %+v, %v; want job %d's attempt", hs, err, id)
 	}
 	for i, s := range c.Servers {
-		servertest.WaitFor(t, 15*time.Second, fmt.Sprintf("s%d to sweep the attempt", i), func() bool {
+		testwait.For(t, 15*time.Second, fmt.Sprintf("s%d to sweep the attempt", i), func() bool {
 			return len(staleHistory(t, c, s.HTTPAddr())) == 0
 		})
-		servertest.WaitFor(t, 15*time.Second, fmt.Sprintf("s%d to sweep the job's events", i), func() bool {
+		testwait.For(t, 15*time.Second, fmt.Sprintf("s%d to sweep the job's events", i), func() bool {
 			for _, e := range staleEvents(t, c, s.HTTPAddr()) {
 				if e.Job == id {
 					return false
@@ -306,6 +312,7 @@ func TestHistoryRetentionSweeps(t *testing.T) {
 // TestDamagedHistoryStopsTheServer starts a server whose history.db is
 // not a bbolt file: it refuses to start, naming the file and what to do.
 func TestDamagedHistoryStopsTheServer(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "history.db"), bytes.Repeat([]byte("not bolt "), 1000), 0o600); err != nil {
 		t.Fatal(err)

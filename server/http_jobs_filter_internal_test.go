@@ -25,6 +25,7 @@ func scaleFSM(tb testing.TB) *fsm.FSM {
 // The filters select, the page is newest first, and the total counts
 // every job that passes.
 func TestJobFilterPages(t *testing.T) {
+	t.Parallel()
 	f := scaleFSM(t)
 	f.Read(func(v fsm.View) {
 		all := v.Jobs()

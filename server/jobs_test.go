@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/netmgr/netmgr/client"
+	"github.com/netmgr/netmgr/internal/testwait"
 	"github.com/netmgr/netmgr/server/servertest"
 )
 
@@ -32,7 +33,7 @@ func poolWithStubs(t *testing.T, servers int, stubs ...string) (*servertest.Clus
 	})
 	// 30 s: under the whole suite on 2 cores, three stubs once took more
 	// than 15 s to be up; the wait ends as soon as they are.
-	servertest.WaitFor(t, 30*time.Second, "stubs up", func() bool {
+	testwait.For(t, 30*time.Second, "stubs up", func() bool {
 		ms, err := cl.Machines(ctx(t))
 		if err != nil {
 			last = err.Error()
@@ -53,6 +54,7 @@ func poolWithStubs(t *testing.T, servers int, stubs ...string) (*servertest.Clus
 }
 
 func TestJobRunsOnStubsEndToEnd(t *testing.T) {
+	t.Parallel()
 	_, cl := poolWithStubs(t, 3, "alpha", "beta")
 	out := t.TempDir()
 	spec := shSpec(`echo "$NETMGR_INSTANCE $NETMGR_MACHINE" > `+out+`/out.$NETMGR_INSTANCE; exit $NETMGR_INSTANCE`, 3)
@@ -90,6 +92,7 @@ func TestJobRunsOnStubsEndToEnd(t *testing.T) {
 }
 
 func TestUnknownBinaryFailsWithExecError(t *testing.T) {
+	t.Parallel()
 	_, cl := poolWithStubs(t, 1, "alpha")
 	resp, err := cl.Submit(ctx(t), client.SubmitRequest{Spec: client.JobSpec{Binaries: map[string]string{client.AnyKey: "/nonexistent/bin"}}})
 	if err != nil {
@@ -106,6 +109,7 @@ func TestUnknownBinaryFailsWithExecError(t *testing.T) {
 }
 
 func TestKillEndsRunningAndQueuedInstances(t *testing.T) {
+	t.Parallel()
 	_, cl := poolWithStubs(t, 1, "alpha")
 	ms, err := cl.Machines(ctx(t))
 	if err != nil {
@@ -119,7 +123,7 @@ func TestKillEndsRunningAndQueuedInstances(t *testing.T) {
 	if err != nil {
 		t.Fatalf("submit: %v", err)
 	}
-	servertest.WaitFor(t, 10*time.Second, "all slots running", func() bool {
+	testwait.For(t, 10*time.Second, "all slots running", func() bool {
 		job, err := cl.Job(ctx(t), resp.Name)
 		if err != nil {
 			return false
@@ -154,6 +158,7 @@ func TestKillEndsRunningAndQueuedInstances(t *testing.T) {
 }
 
 func TestQueuedUntilAStubJoins(t *testing.T) {
+	t.Parallel()
 	c := servertest.NewCluster(t, 1)
 	c.WaitLeader()
 	cl := c.Client()

@@ -11,6 +11,7 @@ import (
 // handshake per joining stub, which a whole pool starting at once pays
 // for in CPU).
 func TestStubJoinsWithTheFactsOfItsRenewal(t *testing.T) {
+	t.Parallel()
 	c, cl := poolWithStubs(t, 3, "alpha", "beta")
 	if !c.Secure() {
 		t.Fatalf("the test cluster runs without TLS; the test is about the secure join")

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/netmgr/netmgr/client"
+	"github.com/netmgr/netmgr/internal/testwait"
 	"github.com/netmgr/netmgr/server/servertest"
 	"github.com/netmgr/netmgr/stub"
 )
@@ -47,6 +48,7 @@ func readLedger(t *testing.T, path string) []ledgerEntry {
 // first attempt ended, judged by the ledger the job writes; the other is
 // shown unknown, then lost, and never restarted.
 func TestMachineLossRestartsElsewhereWithoutOverlap(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("waits for a lease to expire (several seconds); run without -short")
 	}
@@ -77,7 +79,7 @@ echo "end $NETMGR_MACHINE $NETMGR_ATTEMPT $(now)" >> ` + ledger
 	waitRunning(t, cl, p.Name, 1)
 	beta := c.Stubs[0]
 	c.AddStub("alpha")
-	servertest.WaitFor(t, 15*time.Second, "alpha up", func() bool {
+	testwait.For(t, 15*time.Second, "alpha up", func() bool {
 		ms, err := cl.Machines(ctx(t))
 		return err == nil && len(ms) == 2
 	})
@@ -95,7 +97,7 @@ echo "end $NETMGR_MACHINE $NETMGR_ATTEMPT $(now)" >> ` + ledger
 	}
 
 	var job client.Job
-	servertest.WaitFor(t, 20*time.Second, "restartable job running on alpha", func() bool {
+	testwait.For(t, 20*time.Second, "restartable job running on alpha", func() bool {
 		job, err = cl.Job(ctx(t), r.Name)
 		return err == nil && job.Instances[0].Machine == "alpha" && job.Instances[0].State == client.InstanceRunning
 	})
@@ -109,7 +111,7 @@ echo "end $NETMGR_MACHINE $NETMGR_ATTEMPT $(now)" >> ` + ledger
 		entries                 []ledgerEntry
 		endOnBeta, startOnAlpha time.Time
 	)
-	servertest.WaitFor(t, 10*time.Second, "attempt 2's start in the ledger", func() bool {
+	testwait.For(t, 10*time.Second, "attempt 2's start in the ledger", func() bool {
 		entries = readLedger(t, ledger)
 		for _, e := range entries {
 			switch {
@@ -151,7 +153,7 @@ echo "end $NETMGR_MACHINE $NETMGR_ATTEMPT $(now)" >> ` + ledger
 func waitProvenPool(t *testing.T, c *servertest.Cluster, st *stub.Stub, size int) {
 	t.Helper()
 	sc := c.StubClient(st.HTTPAddr())
-	servertest.WaitFor(t, 15*time.Second, fmt.Sprintf("the leader knows the stub counts %d machines", size), func() bool {
+	testwait.For(t, 15*time.Second, fmt.Sprintf("the leader knows the stub counts %d machines", size), func() bool {
 		s, err := sc.OutageStatement(ctx(t))
 		return err == nil && s.ProvenPool == size
 	})
@@ -161,6 +163,7 @@ func waitProvenPool(t *testing.T, c *servertest.Cluster, st *stub.Stub, size int
 // while stubs keep renewing their leases, and a restartable job keeps its
 // first attempt throughout.
 func TestElectionDoesNotStopJobs(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("waits past a lease length; run without -short")
 	}
@@ -175,14 +178,13 @@ func TestElectionDoesNotStopJobs(t *testing.T) {
 	c.Isolate(old)
 	c.WaitLeader(old)
 	// Past a whole lease and its margin: nothing may have restarted.
-	deadline := time.Now().Add(5 * time.Second)
-	for time.Now().Before(deadline) {
+	testwait.Holds(t, 5*time.Second, "attempt 1 running", func() bool {
 		job, err := cl.Job(ctx(t), resp.Name)
 		if err == nil && (job.Instances[0].Attempt != 1 || job.Instances[0].State != client.InstanceRunning) {
 			t.Fatalf("after the election the instance is attempt %d %s, want attempt 1 running", job.Instances[0].Attempt, job.Instances[0].State)
 		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		return true
+	})
 	c.Heal()
 	if _, err := cl.Kill(ctx(t), resp.Name, client.KillRequest{}); err != nil {
 		t.Fatalf("kill: %v", err)

@@ -44,6 +44,7 @@ func TestJobTimeLimitWarnsThenKills(t *testing.T) {
 // TestJobLimitsRefusedAtSubmit: a time limit over the queue's, and a
 // warning with no time limit to come before, are refused with the reason.
 func TestJobLimitsRefusedAtSubmit(t *testing.T) {
+	t.Parallel()
 	_, cl := poolWithStubs(t, 1, "alpha")
 	setQueue(t, cl, client.Queue{Name: "short", MaxRunSeconds: 3600})
 	for _, tc := range []struct {
@@ -71,6 +72,7 @@ func TestJobLimitsRefusedAtSubmit(t *testing.T) {
 // TestJobMemoryIsItsLimit: memory=20 is what an instance needs and the
 // most it may use, in a queue without nq_maxmem.
 func TestJobMemoryIsItsLimit(t *testing.T) {
+	t.Parallel()
 	_, cl := poolWithStubs(t, 1, "alpha")
 	spec := shJob(`x=$(head -c 60000000 /dev/zero | tr "\0" a); sleep 60`, "")
 	spec.MemoryMB = 20
@@ -91,6 +93,7 @@ func TestJobMemoryIsItsLimit(t *testing.T) {
 // the TERM of its time limit is KILLed a second later, not after the
 // default 10 s.
 func TestQueueKillGrace(t *testing.T) {
+	t.Parallel()
 	_, cl := poolWithStubs(t, 1, "alpha")
 	if _, err := cl.LoadDatabase(ctx(t), client.DatabaseText{Filename: "grace.db",
 		Text: "machine alpha = {}\nadd_q quick = {nq_maxrun=60, kill_grace=1}\nallow_root_jobs\n"}); err != nil {

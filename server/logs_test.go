@@ -15,6 +15,7 @@ import (
 
 	"github.com/netmgr/netmgr/client"
 	"github.com/netmgr/netmgr/client/pki"
+	"github.com/netmgr/netmgr/internal/testwait"
 	"github.com/netmgr/netmgr/server/servertest"
 	"github.com/netmgr/netmgr/stub"
 )
@@ -52,6 +53,7 @@ func wantLogsError(t *testing.T, what string, err error, status int, parts ...st
 // follower as well as the leader; another user is refused, and an
 // unknown job or instance is named.
 func TestLogsOfAFinishedJob(t *testing.T) {
+	t.Parallel()
 	c, cl := poolWithStubs(t, 3, "alpha")
 	leader := c.WaitLeader()
 	follower := c.ClientAs(servertest.CurrentUser(t), (leader+1)%3)
@@ -92,6 +94,7 @@ func TestLogsOfAFinishedJob(t *testing.T) {
 // follower: each line arrives while the job waits, before it writes the
 // next, and the stream ends cleanly when the job ends.
 func TestLogsFollowSeesLinesAsWritten(t *testing.T) {
+	t.Parallel()
 	c, cl := poolWithStubs(t, 3, "alpha")
 	leader := c.WaitLeader()
 	follower := c.ClientAs(servertest.CurrentUser(t), (leader+2)%3)
@@ -171,7 +174,7 @@ func TestLogsFollowSeesLinesAsWritten(t *testing.T) {
 	}
 	fcancel()
 	fb.Close()
-	servertest.WaitFor(t, 10*time.Second, "the stub's stream ended after the follower went", func() bool { return stubLogStreams(t, c) == 0 })
+	testwait.For(t, 10*time.Second, "the stub's stream ended after the follower went", func() bool { return stubLogStreams(t, c) == 0 })
 }
 
 // stubLogStreams reads netmgr_stub_log_streams from the first stub's
@@ -205,11 +208,12 @@ func stubLogStreams(t *testing.T, c *servertest.Cluster) int {
 // stub removed the exec dir: afterwards the answer is 410 and says why.
 // The stub's log endpoint serves servers only.
 func TestLogsAfterExecRetention(t *testing.T) {
+	t.Parallel()
 	c := servertest.NewCluster(t, 1)
 	c.WaitLeader()
 	st := c.AddStubConfig("alpha", "", func(cfg *stub.Config) { cfg.ExecRetention = 2 * time.Second })
 	cl := c.Client()
-	servertest.WaitFor(t, 15*time.Second, "stub up", func() bool {
+	testwait.For(t, 15*time.Second, "stub up", func() bool {
 		ms, err := cl.Machines(ctx(t))
 		return err == nil && len(ms) == 1 && ms[0].State == client.MachineUp
 	})
@@ -237,7 +241,7 @@ func TestLogsAfterExecRetention(t *testing.T) {
 	}
 
 	var last error
-	servertest.WaitFor(t, 30*time.Second, "the output gone after the retention", func() bool {
+	testwait.For(t, 30*time.Second, "the output gone after the retention", func() bool {
 		_, last = readLog(t, cl, ref, client.LogsQuery{})
 		return last != nil
 	})

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/netmgr/netmgr/client"
+	"github.com/netmgr/netmgr/internal/testwait"
 	"github.com/netmgr/netmgr/server"
 	"github.com/netmgr/netmgr/server/mailer"
 	"github.com/netmgr/netmgr/server/mailer/smtptest"
@@ -29,7 +30,7 @@ func mailPool(t *testing.T, n int, relay *smtptest.Server, stubs ...string) (*se
 		c.AddStub(name)
 	}
 	cl := c.Client()
-	servertest.WaitFor(t, 15*time.Second, "stubs up", func() bool {
+	testwait.For(t, 15*time.Second, "stubs up", func() bool {
 		ms, err := cl.Machines(ctx(t))
 		up := 0
 		for _, m := range ms {
@@ -46,7 +47,7 @@ func mailPool(t *testing.T, n int, relay *smtptest.Server, stubs ...string) (*se
 // pending mail: each mail's MailSent committed and applied.
 func waitNoPendingMail(t *testing.T, c *servertest.Cluster, skip ...int) {
 	t.Helper()
-	servertest.WaitFor(t, 15*time.Second, "no pending mail", func() bool {
+	testwait.For(t, 15*time.Second, "no pending mail", func() bool {
 		for i, s := range c.Servers {
 			if !contains(skip, i) && s.PendingMail() != 0 {
 				return false
@@ -86,6 +87,7 @@ func eventsOf(t *testing.T, cl *client.Client, kind string) []client.Event {
 // given, saying where it ran, how it ended, its run time and resource
 // use; each is recorded sent.
 func TestMailToARealRelay(t *testing.T) {
+	t.Parallel()
 	relay := smtptest.Start(t, smtptest.Options{})
 	c, cl := mailPool(t, 1, relay, "alpha")
 	spec := shSpec(`sleep 0.1; exit 3`, 1)
@@ -133,6 +135,7 @@ func TestMailToARealRelay(t *testing.T) {
 // attempts: each failure is an event and a metric, and the third attempt
 // delivers it.
 func TestMailRetriedAfterARefusal(t *testing.T) {
+	t.Parallel()
 	var calls atomic.Int32
 	relay := smtptest.Start(t, smtptest.Options{OnData: func(smtptest.Message) error {
 		if calls.Add(1) <= 2 {
@@ -162,6 +165,7 @@ func TestMailRetriedAfterARefusal(t *testing.T) {
 // leader sends the mail again with the same Message-ID and records it, so
 // the relay holds at most one extra copy, never a different message.
 func TestMailLeaderKilledBetweenSendAndRecord(t *testing.T) {
+	t.Parallel()
 	held := make(chan struct{})
 	release := make(chan struct{})
 	var once sync.Once
@@ -206,6 +210,7 @@ func TestMailLeaderKilledBetweenSendAndRecord(t *testing.T) {
 // TestAdminMailOnMachineDown mails the database's admin_id when a
 // machine leaves the pool.
 func TestAdminMailOnMachineDown(t *testing.T) {
+	t.Parallel()
 	relay := smtptest.Start(t, smtptest.Options{})
 	c, cl := mailPool(t, 1, relay, "alpha", "beta")
 	if _, err := cl.LoadDatabase(ctx(t), client.DatabaseText{Filename: "admins.db", Text: "admin_id tclark\nallow_root_jobs\n"}); err != nil {

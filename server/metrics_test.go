@@ -10,6 +10,7 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/netmgr/netmgr/client"
+	"github.com/netmgr/netmgr/internal/testwait"
 	"github.com/netmgr/netmgr/server/servertest"
 )
 
@@ -61,6 +62,7 @@ func scrape(t *testing.T, c *servertest.Cluster, addr string) map[string]float64
 // TestMetricsAfterAJob runs one job through a three-server group and checks
 // what an operator reads from the servers' and the stub's /metrics.
 func TestMetricsAfterAJob(t *testing.T) {
+	t.Parallel()
 	c, cl := poolWithStubs(t, 3, "alpha")
 	resp, err := cl.Submit(ctx(t), client.SubmitRequest{Spec: client.JobSpec{
 		Binaries: map[string]string{client.AnyKey: "/bin/true"},
@@ -77,7 +79,7 @@ func TestMetricsAfterAJob(t *testing.T) {
 	// attempt's events (CHILD_REGISTER, CHILD_TERM).
 	stubAddr := c.Stubs[0].HTTPAddr()
 	var st map[string]float64
-	servertest.WaitFor(t, 10*time.Second, "the stub's event backlog to drain", func() bool {
+	testwait.For(t, 10*time.Second, "the stub's event backlog to drain", func() bool {
 		st = scrape(t, c, stubAddr)
 		return st["netmgr_stub_event_backlog"] == 0 && st["netmgr_stub_running_attempts"] == 0
 	})
@@ -103,7 +105,7 @@ func TestMetricsAfterAJob(t *testing.T) {
 	// Exactly one server says it leads, and it is the one Raft says leads.
 	// On a loaded machine leadership may move meanwhile, and a deposed
 	// leader says so only once it notices: look again until they agree.
-	servertest.WaitFor(t, 15*time.Second, "exactly one server reporting is_leader 1, the leader", func() bool {
+	testwait.For(t, 15*time.Second, "exactly one server reporting is_leader 1, the leader", func() bool {
 		leader = c.WaitLeader()
 		leaders, who := 0, -1
 		for i, s := range c.Servers {

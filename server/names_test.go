@@ -22,6 +22,7 @@ func wantAPIErrorParts(t *testing.T, err error, status int, parts ...string) {
 // every request that takes a job, and that a name means its one live job
 // once the others have ended.
 func TestJobNamesUnambiguous(t *testing.T) {
+	t.Parallel()
 	_, cl := poolWithStubs(t, 1, "alpha")
 
 	spec := shSpec("exec sleep 600", 1)
@@ -73,6 +74,7 @@ func TestJobNamesUnambiguous(t *testing.T) {
 // is queued with the reason in the answer, or with no_queue refused with
 // nothing created; a runnable one gets no reason.
 func TestSubmitUnrunnable(t *testing.T) {
+	t.Parallel()
 	_, cl := poolWithStubs(t, 1, "alpha", "beta")
 	spec := shSpec("true", 1)
 	resp, err := cl.Submit(ctx(t), client.SubmitRequest{Spec: spec, NoQueue: true})
@@ -106,6 +108,7 @@ func TestSubmitUnrunnable(t *testing.T) {
 // TestSubmitDir checks a job's working directory is kept and that a
 // relative one is refused.
 func TestSubmitDir(t *testing.T) {
+	t.Parallel()
 	_, cl := poolWithStubs(t, 1, "alpha")
 	dir := t.TempDir()
 	spec := shSpec("pwd", 1)

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/netmgr/netmgr/client"
+	"github.com/netmgr/netmgr/internal/testwait"
 	"github.com/netmgr/netmgr/server"
 	"github.com/netmgr/netmgr/server/servertest"
 	"github.com/netmgr/netmgr/stub"
@@ -44,7 +45,7 @@ func loadDB(t *testing.T, cl *client.Client, text string) {
 func runningPID(t *testing.T, cl *client.Client, name string) int {
 	t.Helper()
 	pid := 0
-	servertest.WaitFor(t, 15*time.Second, name+" running", func() bool {
+	testwait.For(t, 15*time.Second, name+" running", func() bool {
 		j, err := cl.Job(ctx(t), name)
 		if err != nil || j.Instances[0].State != client.InstanceRunning {
 			return false
@@ -63,6 +64,7 @@ func runningPID(t *testing.T, cl *client.Client, name string) int {
 // sleep_on_input the machine wakes and the job counts on. A database
 // without the setting turns the policy off again.
 func TestOwnerSettingsFromDatabase(t *testing.T) {
+	t.Parallel()
 	c := servertest.NewCluster(t, 1)
 	c.WaitLeader()
 	dev, use := ownerDevice(t)
@@ -70,7 +72,7 @@ func TestOwnerSettingsFromDatabase(t *testing.T) {
 		cfg.Owner = owner.Config{InputGlobs: []string{dev}, Interval: 50 * time.Millisecond}
 	})
 	cl := c.Client()
-	servertest.WaitFor(t, 15*time.Second, "alpha up", func() bool { return machineOf(t, cl, "alpha").State == client.MachineUp })
+	testwait.For(t, 15*time.Second, "alpha up", func() bool { return machineOf(t, cl, "alpha").State == client.MachineUp })
 	loadDB(t, cl, "mtype desk = {sleep_on_input=2s}\nmachine alpha = desk\n")
 
 	count := filepath.Join(t.TempDir(), "count")
@@ -80,17 +82,17 @@ func TestOwnerSettingsFromDatabase(t *testing.T) {
 	}
 	pid := runningPID(t, cl, job.Name)
 	read := counter(count)
-	servertest.WaitFor(t, 15*time.Second, "counting", func() bool { return read() > 5 })
+	testwait.For(t, 15*time.Second, "counting", func() bool { return read() > 5 })
 
 	// The database's setting arrives with a renewal (every second or so):
 	// use the device until the job stops.
 	used := time.Now()
-	servertest.WaitFor(t, 15*time.Second, "job stopped by the database's sleep_on_input", func() bool {
+	testwait.For(t, 15*time.Second, "job stopped by the database's sleep_on_input", func() bool {
 		use()
 		return groupStopped(pid)
 	})
 	t.Logf("database loaded to job suspended: %v", time.Since(used))
-	servertest.WaitFor(t, 10*time.Second, "alpha asleep", func() bool {
+	testwait.For(t, 10*time.Second, "alpha asleep", func() bool {
 		m := machineOf(t, cl, "alpha")
 		return m.State == client.MachineAsleep && m.Asleep != ""
 	})
@@ -101,20 +103,16 @@ func TestOwnerSettingsFromDatabase(t *testing.T) {
 	}
 
 	// Untouched for 2 s, the machine wakes and the job counts on.
-	servertest.WaitFor(t, 15*time.Second, "job resumed", func() bool { return !groupStopped(pid) && read() > held+3 })
-	servertest.WaitFor(t, 10*time.Second, "alpha awake", func() bool { return machineOf(t, cl, "alpha").State == client.MachineUp })
+	testwait.For(t, 15*time.Second, "job resumed", func() bool { return !groupStopped(pid) && read() > held+3 })
+	testwait.For(t, 10*time.Second, "alpha awake", func() bool { return machineOf(t, cl, "alpha").State == client.MachineUp })
 
 	// A database without the setting: using the device no longer matters.
 	loadDB(t, cl, "mtype desk = {mem=64}\nmachine alpha = desk\n")
 	time.Sleep(3 * server.LeaseRenewInterval) // past a renewal or two
 	use()
-	deadline := time.Now().Add(2 * time.Second)
-	for time.Now().Before(deadline) {
-		if groupStopped(pid) || machineOf(t, cl, "alpha").State == client.MachineAsleep {
-			t.Fatalf("the machine slept after the database dropped sleep_on_input")
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	testwait.Holds(t, 2*time.Second, "the machine awake after the database dropped sleep_on_input", func() bool {
+		return !groupStopped(pid) && machineOf(t, cl, "alpha").State != client.MachineAsleep
+	})
 	if _, err := cl.Kill(ctx(t), job.Name, client.KillRequest{}); err != nil {
 		t.Fatalf("kill: %v", err)
 	}
@@ -127,6 +125,7 @@ func TestOwnerSettingsFromDatabase(t *testing.T) {
 // KEEP's job and the default queue's stay stopped and running well past
 // KEEP's vacate_after; when the machine wakes, both continue.
 func TestOwnerQueuePolicy(t *testing.T) {
+	t.Parallel()
 	c := servertest.NewCluster(t, 1)
 	c.WaitLeader()
 	dev, use := ownerDevice(t)
@@ -134,7 +133,7 @@ func TestOwnerQueuePolicy(t *testing.T) {
 		cfg.Owner = owner.Config{InputGlobs: []string{dev}, Interval: 50 * time.Millisecond}
 	})
 	cl := c.Client()
-	servertest.WaitFor(t, 15*time.Second, "alpha up", func() bool { return machineOf(t, cl, "alpha").State == client.MachineUp })
+	testwait.For(t, 15*time.Second, "alpha up", func() bool { return machineOf(t, cl, "alpha").State == client.MachineUp })
 	loadDB(t, cl, "machine alpha = {nprocs=4, sleep_on_input=3s, vacate_after=10m}\n"+
 		"add_q KEEP = {vacate_after=1s, keep_suspended=yes}\nadd_q NOW = {suspend=no}\n")
 
@@ -150,12 +149,12 @@ func TestOwnerQueuePolicy(t *testing.T) {
 	}
 	// The jobs started after the load, so the machine's settings are in
 	// force once a renewal has come back; use the device until it sleeps.
-	servertest.WaitFor(t, 15*time.Second, "KEEP's job stopped", func() bool {
+	testwait.For(t, 15*time.Second, "KEEP's job stopped", func() bool {
 		use()
 		return groupStopped(pids["KEEP"])
 	})
 	asleep := time.Now()
-	servertest.WaitFor(t, 10*time.Second, "NOW's job killed", func() bool {
+	testwait.For(t, 10*time.Second, "NOW's job killed", func() bool {
 		use()
 		j, err := cl.Job(ctx(t), names["NOW"])
 		return err == nil && j.Instances[0].State == client.InstanceKilled
@@ -165,7 +164,7 @@ func TestOwnerQueuePolicy(t *testing.T) {
 	}
 	t.Logf("suspend=no job killed %v after the machine fell asleep", time.Since(asleep))
 	// Well past KEEP's vacate_after, the owner still at the keyboard.
-	servertest.WaitFor(t, 10*time.Second, "past KEEP's vacate_after", func() bool {
+	testwait.For(t, 10*time.Second, "past KEEP's vacate_after", func() bool {
 		use()
 		return time.Since(asleep) > 2500*time.Millisecond
 	})
@@ -179,7 +178,7 @@ func TestOwnerQueuePolicy(t *testing.T) {
 	}
 	// The owner leaves: both continue.
 	for _, q := range []string{"KEEP", ""} {
-		servertest.WaitFor(t, 15*time.Second, "queue "+q+" job continues", func() bool { return !groupStopped(pids[q]) })
+		testwait.For(t, 15*time.Second, "queue "+q+" job continues", func() bool { return !groupStopped(pids[q]) })
 		if _, err := cl.Kill(ctx(t), names[q], client.KillRequest{}); err != nil {
 			t.Fatalf("kill: %v", err)
 		}
@@ -192,6 +191,7 @@ func TestOwnerQueuePolicy(t *testing.T) {
 // with sleep_on_input=0 wins over the init file (flags < init file <
 // database): using the device no longer matters.
 func TestOwnerSettingsFromInitFile(t *testing.T) {
+	t.Parallel()
 	c := servertest.NewCluster(t, 1)
 	c.WaitLeader()
 	dev, use := ownerDevice(t)
@@ -199,28 +199,24 @@ func TestOwnerSettingsFromInitFile(t *testing.T) {
 		cfg.Owner = owner.Config{InputGlobs: []string{dev}, Interval: 50 * time.Millisecond}
 	})
 	cl := c.Client()
-	servertest.WaitFor(t, 15*time.Second, "alpha up", func() bool { return machineOf(t, cl, "alpha").State == client.MachineUp })
+	testwait.For(t, 15*time.Second, "alpha up", func() bool { return machineOf(t, cl, "alpha").State == client.MachineUp })
 	job, err := cl.Submit(ctx(t), client.SubmitRequest{Spec: shJob("while true; do sleep 0.05; done", "")})
 	if err != nil {
 		t.Fatalf("submit: %v", err)
 	}
 	pid := runningPID(t, cl, job.Name)
 	use()
-	servertest.WaitFor(t, 10*time.Second, "job stopped by the init file's sleep_on_input", func() bool { return groupStopped(pid) })
-	servertest.WaitFor(t, 15*time.Second, "job resumed", func() bool { return !groupStopped(pid) })
+	testwait.For(t, 10*time.Second, "job stopped by the init file's sleep_on_input", func() bool { return groupStopped(pid) })
+	testwait.For(t, 15*time.Second, "job resumed", func() bool { return !groupStopped(pid) })
 
 	// A declared machine's settings win over the init file's for what
 	// they name: sleep_on_input=0 turns the detector off.
 	loadDB(t, cl, "machine alpha = {sleep_on_input=0}\n")
 	time.Sleep(3 * server.LeaseRenewInterval)
 	use()
-	deadline := time.Now().Add(2 * time.Second)
-	for time.Now().Before(deadline) {
-		if groupStopped(pid) {
-			t.Fatalf("the job stopped though the database's sleep_on_input=0 wins over the init file's")
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	testwait.Holds(t, 2*time.Second, "the job running (the database's sleep_on_input=0 wins over the init file's)", func() bool {
+		return !groupStopped(pid)
+	})
 	if _, err := cl.Kill(ctx(t), job.Name, client.KillRequest{}); err != nil {
 		t.Fatalf("kill: %v", err)
 	}
@@ -231,20 +227,21 @@ func TestOwnerSettingsFromInitFile(t *testing.T) {
 // its own, to sleep ("outside window") with its next renewal; a database
 // without it wakes the machine.
 func TestOwnerWindowFromDatabase(t *testing.T) {
+	t.Parallel()
 	c := servertest.NewCluster(t, 1)
 	c.WaitLeader()
 	c.AddStubConfig("alpha", "", func(cfg *stub.Config) {
 		cfg.Owner = owner.Config{Interval: 50 * time.Millisecond}
 	})
 	cl := c.Client()
-	servertest.WaitFor(t, 15*time.Second, "alpha up", func() bool { return machineOf(t, cl, "alpha").State == client.MachineUp })
+	testwait.For(t, 15*time.Second, "alpha up", func() bool { return machineOf(t, cl, "alpha").State == client.MachineUp })
 	from := time.Now().Add(2 * time.Hour)
 	window := from.Format("15:04") + "-" + from.Add(time.Hour).Format("15:04")
 	loadDB(t, cl, "mtype desk = {available={\""+window+"\"}}\nmachine alpha = desk\n")
-	servertest.WaitFor(t, 10*time.Second, "alpha asleep outside its window "+window, func() bool {
+	testwait.For(t, 10*time.Second, "alpha asleep outside its window "+window, func() bool {
 		m := machineOf(t, cl, "alpha")
 		return m.State == client.MachineAsleep && m.Asleep == "outside window"
 	})
 	loadDB(t, cl, "mtype desk = {mem=64}\nmachine alpha = desk\n")
-	servertest.WaitFor(t, 10*time.Second, "alpha awake", func() bool { return machineOf(t, cl, "alpha").State == client.MachineUp })
+	testwait.For(t, 10*time.Second, "alpha awake", func() bool { return machineOf(t, cl, "alpha").State == client.MachineUp })
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/netmgr/netmgr/client"
+	"github.com/netmgr/netmgr/internal/testwait"
 	"github.com/netmgr/netmgr/server/servertest"
 	"github.com/netmgr/netmgr/stub"
 	"github.com/netmgr/netmgr/stub/owner"
@@ -107,6 +108,7 @@ func countScript(path string) string {
 // work off; the logout wakes it after --sleep-on-login, the job resumes
 // and new work runs.
 func TestOwnerLoginSleepsSuspendsAndWakes(t *testing.T) {
+	t.Parallel()
 	c := servertest.NewCluster(t, 1)
 	c.WaitLeader()
 	utmp := filepath.Join(t.TempDir(), "utmp")
@@ -115,7 +117,7 @@ func TestOwnerLoginSleepsSuspendsAndWakes(t *testing.T) {
 		cfg.Owner = owner.Config{SleepOnLogin: hold, Utmp: utmp, Interval: 50 * time.Millisecond}
 	})
 	cl := c.Client()
-	servertest.WaitFor(t, 15*time.Second, "alpha up", func() bool { return machineOf(t, cl, "alpha").State == client.MachineUp })
+	testwait.For(t, 15*time.Second, "alpha up", func() bool { return machineOf(t, cl, "alpha").State == client.MachineUp })
 
 	count := filepath.Join(t.TempDir(), "count")
 	job, err := cl.Submit(ctx(t), client.SubmitRequest{Spec: shJob(countScript(count), "")})
@@ -123,7 +125,7 @@ func TestOwnerLoginSleepsSuspendsAndWakes(t *testing.T) {
 		t.Fatalf("submit: %v", err)
 	}
 	read := counter(count)
-	servertest.WaitFor(t, 15*time.Second, "counting", func() bool { return read() > 5 })
+	testwait.For(t, 15*time.Second, "counting", func() bool { return read() > 5 })
 	j, err := cl.Job(ctx(t), job.Name)
 	if err != nil || j.Instances[0].PID == 0 {
 		t.Fatalf("job %+v (%v), want a pid", j, err)
@@ -133,9 +135,9 @@ func TestOwnerLoginSleepsSuspendsAndWakes(t *testing.T) {
 	// The owner logs in on the console.
 	login := time.Now()
 	writeAtomic(t, utmp, owner.MarshalUtmp(owner.UtmpRecord{Type: owner.UtmpUserProcess, PID: int32(os.Getpid()), Line: "tty1", User: "owner", Time: login}))
-	servertest.WaitFor(t, 10*time.Second, "job stopped", func() bool { return groupStopped(pid) })
+	testwait.For(t, 10*time.Second, "job stopped", func() bool { return groupStopped(pid) })
 	t.Logf("owner activity to job suspended: %v", time.Since(login))
-	servertest.WaitFor(t, 10*time.Second, "alpha asleep", func() bool {
+	testwait.For(t, 10*time.Second, "alpha asleep", func() bool {
 		m := machineOf(t, cl, "alpha")
 		return m.State == client.MachineAsleep && m.Asleep == "console login"
 	})
@@ -144,7 +146,7 @@ func TestOwnerLoginSleepsSuspendsAndWakes(t *testing.T) {
 	if err != nil {
 		t.Fatalf("submit while asleep: %v", err)
 	}
-	servertest.WaitFor(t, 10*time.Second, "why names the sleep", func() bool {
+	testwait.For(t, 10*time.Second, "why names the sleep", func() bool {
 		why, err := cl.Why(ctx(t), second.Name)
 		return err == nil && len(why) == 1 && why[0].Reason == "no matching machine is awake: 1 machine is asleep (console login)"
 	})
@@ -158,7 +160,7 @@ func TestOwnerLoginSleepsSuspendsAndWakes(t *testing.T) {
 	// The owner logs out: the machine wakes once hold has passed.
 	logout := time.Now()
 	writeAtomic(t, utmp, owner.MarshalUtmp(owner.UtmpRecord{Type: owner.UtmpDeadProcess, PID: int32(os.Getpid()), Line: "tty1", Time: logout}))
-	servertest.WaitFor(t, 10*time.Second, "count resumes", func() bool { return read() > stoppedAt+5 })
+	testwait.For(t, 10*time.Second, "count resumes", func() bool { return read() > stoppedAt+5 })
 	if since := time.Since(logout); since < hold {
 		t.Errorf("resumed %v after the logout, want no sooner than %v", since, hold)
 	}
@@ -168,7 +170,7 @@ func TestOwnerLoginSleepsSuspendsAndWakes(t *testing.T) {
 	if _, err := cl.WaitJob(ctx(t), second.Name, client.WaitDone); err != nil {
 		t.Errorf("the job submitted while asleep: %v", err)
 	}
-	servertest.WaitFor(t, 10*time.Second, "alpha awake", func() bool { return machineOf(t, cl, "alpha").State == client.MachineUp })
+	testwait.For(t, 10*time.Second, "alpha awake", func() bool { return machineOf(t, cl, "alpha").State == client.MachineUp })
 
 	evs, err := cl.Events(ctx(t), 0)
 	if err != nil {
@@ -211,6 +213,7 @@ func readOwnerLedger(t *testing.T, path string) []ownerLedgerLine {
 // its ledger showing no overlap, and the other is killed with the reason
 // "owner returned".
 func TestOwnerVacates(t *testing.T) {
+	t.Parallel()
 	c := servertest.NewCluster(t, 1)
 	c.WaitLeader()
 	dir := t.TempDir()
@@ -225,7 +228,7 @@ func TestOwnerVacates(t *testing.T) {
 		cfg.VacateAfter = time.Second
 	})
 	cl := c.Client()
-	servertest.WaitFor(t, 15*time.Second, "alpha up", func() bool { return machineOf(t, cl, "alpha").State == client.MachineUp })
+	testwait.For(t, 15*time.Second, "alpha up", func() bool { return machineOf(t, cl, "alpha").State == client.MachineUp })
 
 	ledger := filepath.Join(dir, "ledger")
 	spec := shJob(`while true; do echo "$NETMGR_ATTEMPT $NETMGR_MACHINE" >> `+ledger+`; sleep 0.02; done`, "")
@@ -239,7 +242,7 @@ func TestOwnerVacates(t *testing.T) {
 		t.Fatalf("submit: %v", err)
 	}
 	for _, name := range []string{restartable.Name, plain.Name} {
-		servertest.WaitFor(t, 15*time.Second, name+" running", func() bool {
+		testwait.For(t, 15*time.Second, name+" running", func() bool {
 			j, err := cl.Job(ctx(t), name)
 			return err == nil && j.Instances[0].State == client.InstanceRunning && j.Instances[0].PID != 0
 		})
@@ -247,23 +250,23 @@ func TestOwnerVacates(t *testing.T) {
 	c.AddStub("beta") // somewhere to go
 
 	writeAtomic(t, said, []byte("sleep owner at the desk\n"))
-	servertest.WaitFor(t, 10*time.Second, "alpha asleep", func() bool {
+	testwait.For(t, 10*time.Second, "alpha asleep", func() bool {
 		m := machineOf(t, cl, "alpha")
 		return m.State == client.MachineAsleep && m.Asleep == "owner at the desk"
 	})
-	servertest.WaitFor(t, 20*time.Second, "plain job killed", func() bool {
+	testwait.For(t, 20*time.Second, "plain job killed", func() bool {
 		j, err := cl.Job(ctx(t), plain.Name)
 		return err == nil && j.Instances[0].State == client.InstanceKilled
 	})
 	if j, _ := cl.Job(ctx(t), plain.Name); j.Instances[0].Reason != stub.ReasonOwnerReturned {
 		t.Errorf("plain job's reason %q, want %q", j.Instances[0].Reason, stub.ReasonOwnerReturned)
 	}
-	servertest.WaitFor(t, 20*time.Second, "restartable job runs again on beta", func() bool {
+	testwait.For(t, 20*time.Second, "restartable job runs again on beta", func() bool {
 		j, err := cl.Job(ctx(t), restartable.Name)
 		in := j.Instances[0]
 		return err == nil && in.State == client.InstanceRunning && in.Attempt == 2 && in.Machine == "beta" && in.Restarts == 0
 	})
-	servertest.WaitFor(t, 10*time.Second, "attempt 2 in the ledger", func() bool {
+	testwait.For(t, 10*time.Second, "attempt 2 in the ledger", func() bool {
 		lines := readOwnerLedger(t, ledger)
 		return len(lines) > 5 && lines[len(lines)-1].attempt == "2"
 	})
@@ -295,22 +298,22 @@ func TestOwnerVacates(t *testing.T) {
 func suspendsAndResumes(t *testing.T, c *servertest.Cluster, sleep, wake func(), reason string) {
 	t.Helper()
 	cl := c.Client()
-	servertest.WaitFor(t, 15*time.Second, "alpha up", func() bool { return machineOf(t, cl, "alpha").State == client.MachineUp })
+	testwait.For(t, 15*time.Second, "alpha up", func() bool { return machineOf(t, cl, "alpha").State == client.MachineUp })
 	count := filepath.Join(t.TempDir(), "count")
 	job, err := cl.Submit(ctx(t), client.SubmitRequest{Spec: shJob(countScript(count), "")})
 	if err != nil {
 		t.Fatalf("submit: %v", err)
 	}
 	read := counter(count)
-	servertest.WaitFor(t, 15*time.Second, "counting", func() bool { return read() > 5 })
+	testwait.For(t, 15*time.Second, "counting", func() bool { return read() > 5 })
 	j, err := cl.Job(ctx(t), job.Name)
 	if err != nil || j.Instances[0].PID == 0 {
 		t.Fatalf("job %+v (%v), want a pid", j, err)
 	}
 	pid := j.Instances[0].PID
 	sleep()
-	servertest.WaitFor(t, 10*time.Second, "job stopped", func() bool { return groupStopped(pid) })
-	servertest.WaitFor(t, 10*time.Second, "alpha asleep ("+reason+")", func() bool {
+	testwait.For(t, 10*time.Second, "job stopped", func() bool { return groupStopped(pid) })
+	testwait.For(t, 10*time.Second, "alpha asleep ("+reason+")", func() bool {
 		m := machineOf(t, cl, "alpha")
 		return m.State == client.MachineAsleep && m.Asleep == reason
 	})
@@ -319,17 +322,18 @@ func suspendsAndResumes(t *testing.T, c *servertest.Cluster, sleep, wake func(),
 		return
 	}
 	wake()
-	servertest.WaitFor(t, 10*time.Second, "count resumes", func() bool { return read() > stoppedAt+5 })
+	testwait.For(t, 10*time.Second, "count resumes", func() bool { return read() > stoppedAt+5 })
 	if st := procStateOf(pid); st == "T" || st == "" {
 		t.Errorf("job's state %q after waking, want it running (S, R or D)", st)
 	}
-	servertest.WaitFor(t, 10*time.Second, "alpha awake", func() bool { return machineOf(t, cl, "alpha").State == client.MachineUp })
+	testwait.For(t, 10*time.Second, "alpha awake", func() bool { return machineOf(t, cl, "alpha").State == client.MachineUp })
 }
 
 // TestOwnerDetectors puts a machine to sleep with each detector in turn,
 // with no real keyboard: a fake input device's access time, a load
 // average file above the threshold, a load-monitor script.
 func TestOwnerDetectors(t *testing.T) {
+	t.Parallel()
 	t.Run("input device used", func(t *testing.T) {
 		c := servertest.NewCluster(t, 1)
 		c.WaitLeader()
@@ -416,6 +420,7 @@ func TestOwnerDetectors(t *testing.T) {
 // --keep-suspended: asleep past --vacate-after, the other stays stopped
 // rather than killed, and waking continues it but not the user's.
 func TestOwnerKeepsSuspendedAndLeavesTheUsers(t *testing.T) {
+	t.Parallel()
 	c := servertest.NewCluster(t, 1)
 	c.WaitLeader()
 	dir := t.TempDir()
@@ -431,7 +436,7 @@ func TestOwnerKeepsSuspendedAndLeavesTheUsers(t *testing.T) {
 		cfg.VacateAfter, cfg.KeepSuspended = vacateAfter, true
 	})
 	cl := c.Client()
-	servertest.WaitFor(t, 15*time.Second, "alpha up", func() bool { return machineOf(t, cl, "alpha").State == client.MachineUp })
+	testwait.For(t, 15*time.Second, "alpha up", func() bool { return machineOf(t, cl, "alpha").State == client.MachineUp })
 	pids := map[string]int{}
 	var names []string
 	for range 2 {
@@ -440,7 +445,7 @@ func TestOwnerKeepsSuspendedAndLeavesTheUsers(t *testing.T) {
 			t.Fatalf("submit: %v", err)
 		}
 		names = append(names, job.Name)
-		servertest.WaitFor(t, 15*time.Second, job.Name+" running", func() bool {
+		testwait.For(t, 15*time.Second, job.Name+" running", func() bool {
 			j, err := cl.Job(ctx(t), job.Name)
 			pids[job.Name] = j.Instances[0].PID
 			return err == nil && j.Instances[0].State == client.InstanceRunning && j.Instances[0].PID != 0
@@ -450,13 +455,13 @@ func TestOwnerKeepsSuspendedAndLeavesTheUsers(t *testing.T) {
 	if _, err := cl.Suspend(ctx(t), users); err != nil {
 		t.Fatalf("suspend: %v", err)
 	}
-	servertest.WaitFor(t, 10*time.Second, "the user's job stopped", func() bool { return groupStopped(pids[users]) })
+	testwait.For(t, 10*time.Second, "the user's job stopped", func() bool { return groupStopped(pids[users]) })
 
 	asleep := time.Now()
 	writeAtomic(t, said, []byte("sleep\n"))
-	servertest.WaitFor(t, 10*time.Second, "the other job stopped", func() bool { return groupStopped(pids[plain]) })
+	testwait.For(t, 10*time.Second, "the other job stopped", func() bool { return groupStopped(pids[plain]) })
 	// Past --vacate-after (and a sweep), it is still there and stopped.
-	servertest.WaitFor(t, 10*time.Second, "vacate time passed", func() bool { return time.Since(asleep) > 3*vacateAfter })
+	testwait.For(t, 10*time.Second, "vacate time passed", func() bool { return time.Since(asleep) > 3*vacateAfter })
 	if !groupStopped(pids[plain]) {
 		t.Fatalf("kept job's state %q past --vacate-after, want it stopped", procStateOf(pids[plain]))
 	}
@@ -465,7 +470,7 @@ func TestOwnerKeepsSuspendedAndLeavesTheUsers(t *testing.T) {
 	}
 
 	writeAtomic(t, said, []byte("wake\n"))
-	servertest.WaitFor(t, 10*time.Second, "the other job continues", func() bool { return !groupStopped(pids[plain]) })
+	testwait.For(t, 10*time.Second, "the other job continues", func() bool { return !groupStopped(pids[plain]) })
 	if !groupStopped(pids[users]) {
 		t.Errorf("the user's job state %q after waking, want it stopped: only its user resumes it", procStateOf(pids[users]))
 	}
@@ -475,6 +480,7 @@ func TestOwnerKeepsSuspendedAndLeavesTheUsers(t *testing.T) {
 // the owner has been away that long; a machine whose stub does not watch
 // its owner lacks the attribute.
 func TestOwnerIdleRequirement(t *testing.T) {
+	t.Parallel()
 	c := servertest.NewCluster(t, 1)
 	c.WaitLeader()
 	dev := filepath.Join(t.TempDir(), "event0")
@@ -488,7 +494,7 @@ func TestOwnerIdleRequirement(t *testing.T) {
 	})
 	c.AddStub("beta")
 	cl := c.Client()
-	servertest.WaitFor(t, 15*time.Second, "alpha and beta up", func() bool {
+	testwait.For(t, 15*time.Second, "alpha and beta up", func() bool {
 		return machineOf(t, cl, "alpha").State == client.MachineUp && machineOf(t, cl, "beta").State == client.MachineUp
 	})
 	idle := func(minutes float64, script string) client.JobSpec {
@@ -508,7 +514,7 @@ func TestOwnerIdleRequirement(t *testing.T) {
 	if err != nil {
 		t.Fatalf("submit: %v", err)
 	}
-	servertest.WaitFor(t, 10*time.Second, "why: not idle long enough", func() bool {
+	testwait.For(t, 10*time.Second, "why: not idle long enough", func() bool {
 		why, err := cl.Why(ctx(t), long.Name)
 		return err == nil && len(why) == 1 && len(why[0].Rejections) == 2
 	})

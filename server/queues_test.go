@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/netmgr/netmgr/client"
+	"github.com/netmgr/netmgr/internal/testwait"
 	"github.com/netmgr/netmgr/server/servertest"
 )
 
@@ -31,6 +32,7 @@ func shJob(script string, queue string) client.JobSpec {
 // nq_maxactive=2 on machines with 4 slots in all, and reads the ledger the
 // jobs append to: never more than 2 ran at once, and all 200 ran.
 func TestMaxActiveHoldsUnderABurst(t *testing.T) {
+	t.Parallel()
 	_, cl := poolWithStubs(t, 1, "alpha", "beta")
 	setQueue(t, cl, client.Queue{Name: "narrow", MaxActive: 2})
 	ledger := filepath.Join(t.TempDir(), "ledger")
@@ -48,7 +50,7 @@ func TestMaxActiveHoldsUnderABurst(t *testing.T) {
 			t.Fatalf("submit: %v", err)
 		}
 	}
-	servertest.WaitFor(t, 60*time.Second, "200 jobs done", func() bool {
+	testwait.For(t, 60*time.Second, "200 jobs done", func() bool {
 		qs, err := cl.Queues(ctx(t))
 		if err != nil {
 			return false
@@ -88,6 +90,7 @@ func TestMaxActiveHoldsUnderABurst(t *testing.T) {
 // TestMaxRunWarnsThenKills gives a queue a 1 s run limit: a job that traps
 // SIGTERM records the warning, and its end says why.
 func TestMaxRunWarnsThenKills(t *testing.T) {
+	t.Parallel()
 	_, cl := poolWithStubs(t, 1, "alpha")
 	setQueue(t, cl, client.Queue{Name: "short", MaxRunSeconds: 1})
 	dir := t.TempDir()
@@ -112,6 +115,7 @@ func TestMaxRunWarnsThenKills(t *testing.T) {
 // TestMaxMemRefusesAndKills: a job asking more than nq_maxmem is refused
 // at submit; an instance that grows past it is killed by its stub.
 func TestMaxMemRefusesAndKills(t *testing.T) {
+	t.Parallel()
 	_, cl := poolWithStubs(t, 1, "alpha")
 	setQueue(t, cl, client.Queue{Name: "small", MaxMemMB: 20})
 	big := shJob("true", "small")
@@ -134,6 +138,7 @@ func TestMaxMemRefusesAndKills(t *testing.T) {
 }
 
 func TestMaxSizeRefusesSubmits(t *testing.T) {
+	t.Parallel()
 	c := servertest.NewCluster(t, 1)
 	c.WaitLeader()
 	cl := c.Client()
@@ -152,6 +157,7 @@ func TestMaxSizeRefusesSubmits(t *testing.T) {
 // TestReservationKeepsOthersOff reserves the only machine for the test's
 // user: another user's job waits, saying why, and runs after unreserve.
 func TestReservationKeepsOthersOff(t *testing.T) {
+	t.Parallel()
 	c, cl := poolWithStubs(t, 1, "alpha")
 	r, err := cl.Reserve(ctx(t), client.ReserveRequest{Machines: []string{"alpha"}, For: time.Hour})
 	if err != nil {
@@ -193,6 +199,7 @@ func TestReservationKeepsOthersOff(t *testing.T) {
 // TestSuspendResumeStopsAndContinues suspends a counting process: its
 // count stops while suspended and goes on after resume.
 func TestSuspendResumeStopsAndContinues(t *testing.T) {
+	t.Parallel()
 	_, cl := poolWithStubs(t, 1, "alpha")
 	count := filepath.Join(t.TempDir(), "count")
 	resp, err := cl.Submit(ctx(t), client.SubmitRequest{Spec: shJob(
@@ -205,13 +212,13 @@ func TestSuspendResumeStopsAndContinues(t *testing.T) {
 		n, _ := strconv.Atoi(strings.TrimSpace(string(data)))
 		return n
 	}
-	servertest.WaitFor(t, 10*time.Second, "counting", func() bool { return read() > 5 })
+	testwait.For(t, 10*time.Second, "counting", func() bool { return read() > 5 })
 	if r, err := cl.Suspend(ctx(t), resp.Name); err != nil || r.Affected != 1 {
 		t.Fatalf("suspend: %+v %v", r, err)
 	}
 	// Stopped: the count settles and then holds across several reads.
 	var stopped int
-	servertest.WaitFor(t, 10*time.Second, "count stops", func() bool {
+	testwait.For(t, 10*time.Second, "count stops", func() bool {
 		a := read()
 		time.Sleep(200 * time.Millisecond)
 		stopped = read()
@@ -224,13 +231,14 @@ func TestSuspendResumeStopsAndContinues(t *testing.T) {
 	if r, err := cl.Resume(ctx(t), resp.Name); err != nil || r.Affected != 1 {
 		t.Fatalf("resume: %+v %v", r, err)
 	}
-	servertest.WaitFor(t, 10*time.Second, "count resumes", func() bool { return read() > stopped+5 })
+	testwait.For(t, 10*time.Second, "count resumes", func() bool { return read() > stopped+5 })
 	if _, err := cl.Kill(ctx(t), resp.Name, client.KillRequest{}); err != nil {
 		t.Fatalf("kill: %v", err)
 	}
 }
 
 func TestOnlyOwnerOrAdminControlsAJob(t *testing.T) {
+	t.Parallel()
 	c, cl := poolWithStubs(t, 1, "alpha")
 	resp, err := cl.Submit(ctx(t), client.SubmitRequest{Spec: client.JobSpec{Binaries: map[string]string{client.AnyKey: "/bin/sleep"}, Args: []string{"600"}}})
 	if err != nil {
@@ -253,6 +261,7 @@ func TestOnlyOwnerOrAdminControlsAJob(t *testing.T) {
 }
 
 func TestRestartStartsANewAttempt(t *testing.T) {
+	t.Parallel()
 	_, cl := poolWithStubs(t, 1, "alpha")
 	resp, err := cl.Submit(ctx(t), client.SubmitRequest{Spec: client.JobSpec{Binaries: map[string]string{client.AnyKey: "/bin/sleep"}, Args: []string{"600"}}})
 	if err != nil {
@@ -262,7 +271,7 @@ func TestRestartStartsANewAttempt(t *testing.T) {
 	if r, err := cl.Restart(ctx(t), resp.Name); err != nil || r.Affected != 1 {
 		t.Fatalf("restart: %+v %v", r, err)
 	}
-	servertest.WaitFor(t, 20*time.Second, "attempt 2 running", func() bool {
+	testwait.For(t, 20*time.Second, "attempt 2 running", func() bool {
 		job, err := cl.Job(ctx(t), resp.Name)
 		return err == nil && job.Instances[0].Attempt == 2 && job.Instances[0].State == client.InstanceRunning
 	})

@@ -7,6 +7,7 @@ import (
 
 	"github.com/netmgr/netmgr/client"
 	"github.com/netmgr/netmgr/client/pki"
+	"github.com/netmgr/netmgr/internal/testwait"
 	"github.com/netmgr/netmgr/server/servertest"
 	"github.com/netmgr/netmgr/stub"
 )
@@ -18,6 +19,7 @@ import (
 // leader finds it from the database (the stub's API address), asks it for
 // its gossip address and joins it, and the machine is up again.
 func TestLeaderJoinsMachineGossipLacks(t *testing.T) {
+	t.Parallel()
 	c, cl := poolWithStubs(t, 3, "alpha")
 	old := c.Stubs[0]
 	addr := old.HTTPAddr()
@@ -36,7 +38,7 @@ func TestLeaderJoinsMachineGossipLacks(t *testing.T) {
 		}
 		return ""
 	}
-	servertest.WaitFor(t, 15*time.Second, "alpha down", func() bool { return state() == client.MachineDown })
+	testwait.For(t, 15*time.Second, "alpha down", func() bool { return state() == client.MachineDown })
 
 	dir := t.TempDir()
 	st, err := stub.New(stub.Config{
@@ -52,5 +54,5 @@ func TestLeaderJoinsMachineGossipLacks(t *testing.T) {
 		t.Fatalf("start alpha again: %v", err)
 	}
 	t.Cleanup(func() { _ = st.Shutdown() })
-	servertest.WaitFor(t, 30*time.Second, "alpha up again", func() bool { return state() == client.MachineUp })
+	testwait.For(t, 30*time.Second, "alpha up again", func() bool { return state() == client.MachineUp })
 }

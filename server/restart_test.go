@@ -8,6 +8,7 @@ import (
 	"github.com/hashicorp/raft"
 
 	"github.com/netmgr/netmgr/client"
+	"github.com/netmgr/netmgr/internal/testwait"
 	"github.com/netmgr/netmgr/server"
 	"github.com/netmgr/netmgr/server/servertest"
 )
@@ -48,7 +49,7 @@ func soloOnDataDir(t *testing.T) func() (*server.Server, *client.Client) {
 			t.Fatalf("start server: %v", err)
 		}
 		t.Cleanup(func() { _ = s.Shutdown() })
-		servertest.WaitFor(t, 10*time.Second, "leader", s.IsLeader)
+		testwait.For(t, 10*time.Second, "leader", s.IsLeader)
 		cl, err := client.New([]string{s.HTTPAddr()}, client.WithUser("tester"))
 		if err != nil {
 			t.Fatalf("client: %v", err)
@@ -62,6 +63,7 @@ func soloOnDataDir(t *testing.T) func() (*server.Server, *client.Client) {
 // starts it again on the same data dir: every job is still there and ids
 // continue where they stopped.
 func TestRestartOnDataDirKeepsDatabase(t *testing.T) {
+	t.Parallel()
 	start := soloOnDataDir(t)
 
 	s, cl := start()

@@ -9,6 +9,7 @@ import (
 
 	"github.com/netmgr/netmgr/client"
 	"github.com/netmgr/netmgr/fsm"
+	"github.com/netmgr/netmgr/internal/testwait"
 	"github.com/netmgr/netmgr/server"
 	"github.com/netmgr/netmgr/server/servertest"
 )
@@ -18,12 +19,13 @@ import (
 // same index, by one jobs-expired entry, while a running job stays; the
 // API then lists it no more and says it was removed when asked by id.
 func TestJobRetentionOnCluster(t *testing.T) {
+	t.Parallel()
 	const retention = 2 * time.Second
 	c := servertest.NewClusterConfig(t, 3, func(_ int, cfg *server.Config) { cfg.JobRetention = retention })
 	c.WaitLeader()
 	c.AddStub("alpha")
 	cl := c.Client()
-	servertest.WaitFor(t, 15*time.Second, "stub up", func() bool {
+	testwait.For(t, 15*time.Second, "stub up", func() bool {
 		ms, err := cl.Machines(ctx(t))
 		return err == nil && len(ms) == 1 && ms[0].State == client.MachineUp
 	})
@@ -35,13 +37,13 @@ func TestJobRetentionOnCluster(t *testing.T) {
 		t.Fatalf("quick job: %s %v, want done", done.State, err)
 	}
 	ended := time.Now()
-	servertest.WaitFor(t, 20*time.Second, "slow running", func() bool {
+	testwait.For(t, 20*time.Second, "slow running", func() bool {
 		j, err := cl.Job(ctx(t), strconv.FormatUint(slow, 10))
 		return err == nil && j.State == client.JobRunning
 	})
 
 	// Every server drops the finished job by the same entry.
-	servertest.WaitFor(t, 20*time.Second, "the finished job removed on every server", func() bool {
+	testwait.For(t, 20*time.Second, "the finished job removed on every server", func() bool {
 		for _, s := range c.Servers {
 			if _, ids := s.LocalJobs(); slices.Contains(ids, quick) {
 				return false

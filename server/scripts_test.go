@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/netmgr/netmgr/client"
+	"github.com/netmgr/netmgr/internal/testwait"
 	"github.com/netmgr/netmgr/server/servertest"
 	"github.com/netmgr/netmgr/stub"
 )
@@ -28,7 +29,7 @@ func writeScript(t *testing.T, dir, name, body string) string {
 func waitProblem(t *testing.T, cl *client.Client, name, want string) string {
 	t.Helper()
 	var problem string
-	servertest.WaitFor(t, 20*time.Second, name+" draining for "+want, func() bool {
+	testwait.For(t, 20*time.Second, name+" draining for "+want, func() bool {
 		ms, err := cl.Machines(ctx(t))
 		if err != nil {
 			return false
@@ -49,6 +50,7 @@ func waitProblem(t *testing.T, cl *client.Client, name, want string) string {
 // instance runs on another machine with no restart counted, although the
 // job has no restart policy. The prologue saw the job's identity.
 func TestFailingPrologueDrainsAndRequeues(t *testing.T) {
+	t.Parallel()
 	c := servertest.NewCluster(t, 1)
 	c.WaitLeader()
 	dir := t.TempDir()
@@ -58,7 +60,7 @@ exit 3
 `)
 	c.AddStubConfig("alpha", "", func(cfg *stub.Config) { cfg.Prologue = prologue })
 	cl := c.Client()
-	servertest.WaitFor(t, 15*time.Second, "alpha up", func() bool {
+	testwait.For(t, 15*time.Second, "alpha up", func() bool {
 		ms, err := cl.Machines(ctx(t))
 		return err == nil && len(ms) == 1 && ms[0].State == client.MachineUp
 	})
@@ -100,6 +102,7 @@ exit 3
 // the job's end stands as it was, and the machine drains with the
 // epilogue's reason. The epilogue saw how the attempt ended.
 func TestFailingEpilogueDrains(t *testing.T) {
+	t.Parallel()
 	c := servertest.NewCluster(t, 1)
 	c.WaitLeader()
 	dir := t.TempDir()
@@ -109,7 +112,7 @@ exit 1
 `)
 	c.AddStubConfig("alpha", "", func(cfg *stub.Config) { cfg.Epilogue = epilogue })
 	cl := c.Client()
-	servertest.WaitFor(t, 15*time.Second, "alpha up", func() bool {
+	testwait.For(t, 15*time.Second, "alpha up", func() bool {
 		ms, err := cl.Machines(ctx(t))
 		return err == nil && len(ms) == 1 && ms[0].State == client.MachineUp
 	})

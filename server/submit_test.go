@@ -11,6 +11,7 @@ import (
 // share one Raft index), as far as capacity goes; the rest waits for the
 // scheduler, and a job submitted behind it is placed by the scheduler.
 func TestSubmitPlacesAtOnce(t *testing.T) {
+	t.Parallel()
 	_, cl := poolWithStubs(t, 3, "alpha")
 	machines, err := cl.Machines(ctx(t))
 	if err != nil || len(machines) != 1 {

@@ -14,6 +14,7 @@ import (
 	"github.com/hashicorp/raft"
 
 	"github.com/netmgr/netmgr/client/pki"
+	"github.com/netmgr/netmgr/internal/testwait"
 )
 
 // logRecorder is a slog.Handler that keeps every record as one line of
@@ -157,16 +158,11 @@ func raftServers(t *testing.T, s *Server) []string {
 	return out
 }
 
-// waitFor polls cond every 10 ms until it holds or timeout passes.
+// waitFor is testwait.For, kept for the gossip and Raft tests of this
+// package, which other work is moving at the time of writing.
 func waitFor(t *testing.T, timeout time.Duration, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", timeout, what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	testwait.For(t, timeout, what, cond)
 }
 
 // waitLeader waits until exactly one of ss leads and returns it.

@@ -12,6 +12,7 @@ import (
 
 	"github.com/netmgr/netmgr/client"
 	"github.com/netmgr/netmgr/client/pki"
+	"github.com/netmgr/netmgr/internal/testwait"
 	"github.com/netmgr/netmgr/server"
 	"github.com/netmgr/netmgr/server/servertest"
 )
@@ -37,6 +38,7 @@ func eventDetails(t *testing.T, cl *client.Client, after uint64, kinds ...string
 // the write to the leader; every server then maps it to its user until it
 // expires (by the time asked, not by waiting) or is revoked.
 func TestTokenLifecycle(t *testing.T) {
+	t.Parallel()
 	c := servertest.NewCluster(t, 3)
 	leader := c.WaitLeader()
 	follower := (leader + 1) % 3
@@ -56,7 +58,7 @@ func TestTokenLifecycle(t *testing.T) {
 	}
 
 	for i, s := range c.Servers {
-		servertest.WaitFor(t, 5*time.Second, fmt.Sprintf("s%d maps the token to alice", i), func() bool {
+		testwait.For(t, 5*time.Second, fmt.Sprintf("s%d maps the token to alice", i), func() bool {
 			user, err := s.TokenUser(tok.Token, time.Now())
 			return err == nil && user == "alice"
 		})
@@ -112,7 +114,7 @@ func TestTokenLifecycle(t *testing.T) {
 		t.Fatalf("revoke: %v", err)
 	}
 	for i, s := range c.Servers {
-		servertest.WaitFor(t, 5*time.Second, fmt.Sprintf("s%d refuses the revoked token", i), func() bool {
+		testwait.For(t, 5*time.Second, fmt.Sprintf("s%d refuses the revoked token", i), func() bool {
 			_, err := s.TokenUser(tok.Token, time.Now())
 			return errors.Is(err, server.ErrTokenUnknown)
 		})
@@ -146,6 +148,7 @@ func TestTokenLifecycle(t *testing.T) {
 
 // TestTokenUserRefuses presents malformed, unknown and forged tokens.
 func TestTokenUserRefuses(t *testing.T) {
+	t.Parallel()
 	c := servertest.NewCluster(t, 1)
 	c.WaitLeader()
 	root := c.ClientAs("root")
@@ -213,6 +216,7 @@ func otherID(id string) string {
 // TestTokenRequestsRefused: only admins issue, list and revoke tokens,
 // and a request must name a user and a lifetime within bounds.
 func TestTokenRequestsRefused(t *testing.T) {
+	t.Parallel()
 	c := servertest.NewCluster(t, 1)
 	c.WaitLeader()
 	root := c.ClientAs("root")
@@ -265,6 +269,7 @@ func TestTokenRequestsRefused(t *testing.T) {
 // TestAdminActionsInEvents: database loads and queue changes appear in
 // the events with the admin who made them.
 func TestAdminActionsInEvents(t *testing.T) {
+	t.Parallel()
 	c := servertest.NewCluster(t, 1)
 	c.WaitLeader()
 	root := c.ClientAs("root")
@@ -301,6 +306,7 @@ func TestAdminActionsInEvents(t *testing.T) {
 // TestLeaderSweepsExpiredTokens: the leader revokes a token a day after
 // it expired, and no sooner.
 func TestLeaderSweepsExpiredTokens(t *testing.T) {
+	t.Parallel()
 	c := servertest.NewCluster(t, 1)
 	s := c.Servers[c.WaitLeader()]
 	root := c.ClientAs("root")

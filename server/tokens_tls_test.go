@@ -13,6 +13,7 @@ import (
 
 	"github.com/netmgr/netmgr/client"
 	"github.com/netmgr/netmgr/client/pki"
+	"github.com/netmgr/netmgr/internal/testwait"
 	"github.com/netmgr/netmgr/server"
 	"github.com/netmgr/netmgr/server/servertest"
 )
@@ -22,6 +23,7 @@ import (
 // token's user; a forged, expired or revoked token and no token at all
 // are refused with 401.
 func TestBearerTokenOverTLS(t *testing.T) {
+	t.Parallel()
 	s, certs, load := tlsServerWithAdmin(t)
 	srvID, adminID := tlsServerID, tlsAdminID
 
@@ -34,7 +36,7 @@ func TestBearerTokenOverTLS(t *testing.T) {
 		return cl
 	}
 	admin := newClient(client.WithTLS(load(certs[adminID])))
-	servertest.WaitFor(t, 10*time.Second, "the --database file loaded", func() bool {
+	testwait.For(t, 10*time.Second, "the --database file loaded", func() bool {
 		db, err := admin.Database(ctx(t))
 		return err == nil && strings.Contains(db.Text, "admin_id tclark")
 	})

@@ -14,6 +14,7 @@ import (
 	"github.com/netmgr/netmgr/client"
 	"github.com/netmgr/netmgr/client/files"
 	"github.com/netmgr/netmgr/client/pki"
+	"github.com/netmgr/netmgr/internal/testwait"
 	"github.com/netmgr/netmgr/server"
 	"github.com/netmgr/netmgr/server/servertest"
 )
@@ -65,6 +66,7 @@ func follower(c *servertest.Cluster, leader int) int { return (leader + 1) % len
 // forwards is counted there and not again at the leader; root on a pool
 // machine is exempt.
 func TestUserRateLimit(t *testing.T) {
+	t.Parallel()
 	const burst = 5
 	c := servertest.NewClusterConfig(t, 3, func(_ int, cfg *server.Config) {
 		cfg.UserRate, cfg.UserBurst = 0.001, burst
@@ -120,6 +122,7 @@ func TestUserRateLimit(t *testing.T) {
 // of 5 and 10 a second all succeed, the ones past the bucket after the
 // server's held 429 and its Retry-After.
 func TestUserRateLimitClientWaits(t *testing.T) {
+	t.Parallel()
 	c := servertest.NewClusterConfig(t, 3, func(_ int, cfg *server.Config) {
 		cfg.UserRate, cfg.UserBurst = 10, 5
 	})
@@ -137,6 +140,7 @@ func TestUserRateLimitClientWaits(t *testing.T) {
 // third (events or logs) is refused with 429 naming --user-streams, while
 // another user opens one; once a stream closes, its user may open another.
 func TestUserStreamLimit(t *testing.T) {
+	t.Parallel()
 	c := servertest.NewClusterConfig(t, 3, func(_ int, cfg *server.Config) { cfg.UserStreams = 2 })
 	leader := c.WaitLeader()
 	waitReady(t, c, leader)
@@ -173,7 +177,7 @@ func TestUserStreamLimit(t *testing.T) {
 		t.Errorf("bob's stream: %s, want 200", b.Status)
 	}
 	first.Body.Close()
-	servertest.WaitFor(t, 10*time.Second, "alice's stream to close at the server", func() bool {
+	testwait.For(t, 10*time.Second, "alice's stream to close at the server", func() bool {
 		resp := open(alice, "/v1/events?follow=1")
 		resp.Body.Close()
 		return resp.StatusCode == http.StatusOK
@@ -185,6 +189,12 @@ func TestUserStreamLimit(t *testing.T) {
 // another user's is kept, and a submit is checked again on the leader,
 // which counts the copy_in of alice's live jobs and what she uploaded to
 // it, whichever server took the upload.
+//
+// It stays out of the parallel tests: it needs the first leader to keep
+// its lead (which server holds which upload decides the answers), and
+// the CPU other clusters take made the in-memory Raft's 50 ms elections
+// move it: it failed in both parallel runs of the package, and once in
+// 9 runs on its own beside them ("jobs keep 600.0 KiB" at f2).
 func TestUserBlobQuota(t *testing.T) {
 	c := servertest.NewClusterConfig(t, 3, func(_ int, cfg *server.Config) { cfg.UserBlobQuota = 1 << 20 })
 	leader := c.WaitLeader()

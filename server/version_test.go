@@ -7,17 +7,19 @@ import (
 	"github.com/netmgr/netmgr/client"
 	"github.com/netmgr/netmgr/fsm"
 	"github.com/netmgr/netmgr/internal/buildinfo"
+	"github.com/netmgr/netmgr/internal/testwait"
 	"github.com/netmgr/netmgr/server/servertest"
 )
 
 // Every server of a group reports its build's version and command level
 // in GET /v1/servers, the leader's own and its peers' alike.
 func TestServersReportVersion(t *testing.T) {
+	t.Parallel()
 	c := servertest.NewCluster(t, 3)
 	c.WaitLeader()
 	cl := c.Client()
 	var servers []client.Server
-	servertest.WaitFor(t, 10*time.Second, "three servers answering", func() bool {
+	testwait.For(t, 10*time.Second, "three servers answering", func() bool {
 		var err error
 		servers, err = cl.Servers(ctx(t))
 		if err != nil || len(servers) != 3 {

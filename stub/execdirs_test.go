@@ -9,13 +9,14 @@ import (
 	"time"
 
 	"github.com/netmgr/netmgr/client"
+	"github.com/netmgr/netmgr/internal/testwait"
 )
 
 // waitSweeps waits until s has swept n more times than now.
 func waitSweeps(t *testing.T, s *Stub, n int64) {
 	t.Helper()
 	target := s.execs.sweeps.Load() + n
-	waitFor(t, "exec dir sweeps", func() bool { return s.execs.sweeps.Load() >= target })
+	testwait.For(t, waitTimeout, "exec dir sweeps", func() bool { return s.execs.sweeps.Load() >= target })
 }
 
 func gone(dir string) bool {
@@ -37,11 +38,11 @@ func TestExecDirRemovedAfterRetention(t *testing.T) {
 	if want := filepath.Join(s.cfg.ExecDir, insecureClusterID, "1.0.1"); dir != want {
 		t.Errorf("exec dir = %s, want %s", dir, want)
 	}
-	waitFor(t, "the TERM sent (and refused)", func() bool {
+	testwait.For(t, waitTimeout, "the TERM sent (and refused)", func() bool {
 		evs := srv.receivedOf(k)
 		return len(evs) > 0 && evs[len(evs)-1].Kind == client.ChildTerm
 	})
-	waitFor(t, "the retention past the end", func() bool {
+	testwait.For(t, waitTimeout, "the retention past the end", func() bool {
 		s.runner.mu.Lock()
 		defer s.runner.mu.Unlock()
 		a := s.runner.attempts[k]
@@ -62,8 +63,8 @@ func TestExecDirRemovedAfterRetention(t *testing.T) {
 	srv.status = 0
 	srv.mu.Unlock()
 	srv.waitTerm(t, k)
-	waitFor(t, "the exec dir removed once its end is committed", func() bool { return gone(dir) })
-	waitFor(t, "no exec dir kept", func() bool { return s.execs.kept.Load() == 0 })
+	testwait.For(t, waitTimeout, "the exec dir removed once its end is committed", func() bool { return gone(dir) })
+	testwait.For(t, waitTimeout, "no exec dir kept", func() bool { return s.execs.kept.Load() == 0 })
 }
 
 // TestExecDirNeverReused checks that a Start whose exec dir exists (an
@@ -89,7 +90,7 @@ func TestExecDirNeverReused(t *testing.T) {
 	if !term.MachineFault || !strings.Contains(term.Error, "exists already") {
 		t.Errorf("TERM = %+v, want a machine fault saying the exec dir exists", term)
 	}
-	waitFor(t, "the retention past the failed start", func() bool {
+	testwait.For(t, waitTimeout, "the retention past the failed start", func() bool {
 		s.runner.mu.Lock()
 		defer s.runner.mu.Unlock()
 		return time.Since(s.runner.attempts[k].rec.EndedAt) > 2*s.execs.retention
@@ -113,7 +114,7 @@ func TestExecDirNeverReused(t *testing.T) {
 		}
 		mustStart(t, c, other)
 		srv.waitTerm(t, keyOf(other))
-		waitFor(t, "the retention past the unknown owner's start", func() bool {
+		testwait.For(t, waitTimeout, "the retention past the unknown owner's start", func() bool {
 			s.runner.mu.Lock()
 			defer s.runner.mu.Unlock()
 			return time.Since(s.runner.attempts[keyOf(other)].rec.EndedAt) > 2*s.execs.retention
@@ -130,7 +131,7 @@ func TestExecDirNeverReused(t *testing.T) {
 	req.Attempt = 2
 	mustRun(t, c, req)
 	srv.waitTerm(t, keyOf(req))
-	waitFor(t, "attempt 2's exec dir removed", func() bool { return gone(attemptDirOf(s, keyOf(req))) })
+	testwait.For(t, waitTimeout, "attempt 2's exec dir removed", func() bool { return gone(attemptDirOf(s, keyOf(req))) })
 }
 
 // TestExecDirCleanupAcrossRestart checks that a stub goes on removing the
@@ -147,7 +148,7 @@ func TestExecDirCleanupAcrossRestart(t *testing.T) {
 	k := keyOf(req)
 	srv.waitTerm(t, k)
 	dir := r.execDir(k)
-	waitFor(t, "the TERM answered", func() bool { return !r.s.out.HasUnsent(k) })
+	testwait.For(t, waitTimeout, "the TERM answered", func() bool { return !r.s.out.HasUnsent(k) })
 	if gone(dir) {
 		t.Fatalf("exec dir removed within an hour's retention")
 	}
@@ -159,14 +160,14 @@ func TestExecDirCleanupAcrossRestart(t *testing.T) {
 	r.stop()
 	r.cfg.ExecRetention = 20 * time.Millisecond
 	r.start()
-	waitFor(t, "the earlier stub's exec dir removed", func() bool { return gone(dir) })
+	testwait.For(t, waitTimeout, "the earlier stub's exec dir removed", func() bool { return gone(dir) })
 	if gone(foreign) {
 		t.Errorf("another cluster's exec dir %s was removed", foreign)
 	}
 
 	// The removal is recorded: a third stub has nothing to do.
 	r.restart()
-	waitFor(t, "the new stub's first sweep", func() bool { return r.s.execs.sweeps.Load() >= 1 })
+	testwait.For(t, waitTimeout, "the new stub's first sweep", func() bool { return r.s.execs.sweeps.Load() >= 1 })
 	if got := r.s.execs.kept.Load(); got != 0 {
 		t.Errorf("kept exec dirs after restart = %d, want 0", got)
 	}

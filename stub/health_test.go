@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/netmgr/netmgr/client"
+	"github.com/netmgr/netmgr/internal/testwait"
 )
 
 func TestParseThreshold(t *testing.T) {
@@ -194,11 +195,11 @@ func TestHealthCheckDrainsAndUndrains(t *testing.T) {
 		}
 		return req.Problem
 	}
-	waitFor(t, "a healthy renewal", func() bool { return problem() == "" })
+	testwait.For(t, waitTimeout, "a healthy renewal", func() bool { return problem() == "" })
 	if err := os.WriteFile(flag, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "a renewal carrying the health check's reason", func() bool { return problem() == "health check: ERROR: GPU 0 lost" })
+	testwait.For(t, waitTimeout, "a renewal carrying the health check's reason", func() bool { return problem() == "health check: ERROR: GPU 0 lost" })
 
 	// A Start meanwhile fails as the machine's fault, starting nothing.
 	req := shJob(7, 0, "echo ran > ran")
@@ -214,7 +215,7 @@ func TestHealthCheckDrainsAndUndrains(t *testing.T) {
 	if err := os.Remove(flag); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "a healthy renewal again", func() bool { return problem() == "" })
+	testwait.For(t, waitTimeout, "a healthy renewal again", func() bool { return problem() == "" })
 }
 
 // TestJobFailingOnFullDiskIsMachineFault runs a job whose output cannot
@@ -299,5 +300,5 @@ func TestStartOutOfInodesIsMachineFault(t *testing.T) {
 	if err := os.RemoveAll(many); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the machine healthy again", func() bool { return s.health.problem() == "" })
+	testwait.For(t, waitTimeout, "the machine healthy again", func() bool { return s.health.problem() == "" })
 }

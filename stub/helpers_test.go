@@ -13,21 +13,17 @@ import (
 	"time"
 
 	"github.com/netmgr/netmgr/client"
+	"github.com/netmgr/netmgr/internal/testwait"
 )
 
 // waitTimeout bounds every polling wait of these tests.
 const waitTimeout = 15 * time.Second
 
-// waitFor polls cond until it holds, failing the test after waitTimeout.
+// waitFor is testwait.For with waitTimeout, kept for gossip_test.go,
+// which other work is moving at the time of writing.
 func waitFor(t testing.TB, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(waitTimeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond) // polling interval, not a wait for an outcome
-	}
+	testwait.For(t, waitTimeout, what, cond)
 }
 
 // fakeServer stands in for the netmgr server group: it records the child
@@ -48,8 +44,14 @@ type fakeServer struct {
 	refused   []int               // the events of each request refused as a whole
 	// grantLeases makes it answer POST /v1/lease as a leader does, and
 	// record each renewal in leases; otherwise that route is not found.
-	grantLeases bool
-	leases      []client.LeaseRequest
+	// As a server does, it refuses a renewal with a field it does not
+	// know (400), counting it in leaseRefused.
+	grantLeases  bool
+	leases       []client.LeaseRequest
+	leaseRefused int
+	// takesAsleep makes a granted renewal say the server takes the owner
+	// verdict and the stub's own load (TakesAsleep).
+	takesAsleep bool
 }
 
 func newFakeServer(t testing.TB, status int) *fakeServer {
@@ -92,19 +94,23 @@ func newFakeServer(t testing.TB, status int) *fakeServer {
 		_ = json.NewEncoder(w).Encode(resp)
 	})
 	mux.HandleFunc("POST /v1/lease", func(w http.ResponseWriter, r *http.Request) {
-		var req client.LeaseRequest
-		if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
-			http.Error(w, err.Error(), http.StatusBadRequest)
-			return
-		}
 		f.mu.Lock()
 		defer f.mu.Unlock()
 		if !f.grantLeases {
 			http.NotFound(w, r)
 			return
 		}
+		dec := json.NewDecoder(r.Body)
+		dec.DisallowUnknownFields()
+		var req client.LeaseRequest
+		if err := dec.Decode(&req); err != nil {
+			f.leaseRefused++
+			w.WriteHeader(http.StatusBadRequest)
+			_ = json.NewEncoder(w).Encode(client.ErrorResponse{Error: "read lease request: " + err.Error()})
+			return
+		}
 		f.leases = append(f.leases, req)
-		_ = json.NewEncoder(w).Encode(client.LeaseResponse{LeaseMS: 3000, RenewMS: 20, TakesLoad: true})
+		_ = json.NewEncoder(w).Encode(client.LeaseResponse{LeaseMS: 3000, RenewMS: 20, TakesLoad: true, TakesAsleep: f.takesAsleep})
 	})
 	f.srv = httptest.NewServer(mux)
 	t.Cleanup(f.srv.Close)
@@ -119,6 +125,19 @@ func (f *fakeServer) lastLease() (client.LeaseRequest, bool) {
 		return client.LeaseRequest{}, false
 	}
 	return f.leases[len(f.leases)-1], true
+}
+
+// leaseCounts returns how many renewals were granted, how many of them
+// carried the stub's load, and how many were refused.
+func (f *fakeServer) leaseCounts() (granted, withLoad, refused int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, req := range f.leases {
+		if req.Load != nil {
+			withLoad++
+		}
+	}
+	return len(f.leases), withLoad, f.leaseRefused
 }
 
 // addr returns the server's host:port.
@@ -153,7 +172,7 @@ func eventsOf(evs []client.ChildEvent, k client.AttemptRef) []client.ChildEvent 
 func (f *fakeServer) waitTerm(t testing.TB, k client.AttemptRef) []client.ChildEvent {
 	t.Helper()
 	var evs []client.ChildEvent
-	waitFor(t, "CHILD_TERM of "+k.String(), func() bool {
+	testwait.For(t, waitTimeout, "CHILD_TERM of "+k.String(), func() bool {
 		evs = f.events(k)
 		return len(evs) > 0 && evs[len(evs)-1].Kind == client.ChildTerm
 	})

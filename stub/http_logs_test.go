@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/netmgr/netmgr/client"
+	"github.com/netmgr/netmgr/internal/testwait"
 )
 
 // TestLogFollowsAnAttempt follows a running attempt's stdout: a line
@@ -85,7 +86,7 @@ func TestLogFollowsAnAttempt(t *testing.T) {
 	}
 	fcancel()
 	fb.Close()
-	waitFor(t, "the stream of a follower that went away ended", func() bool { return s.metrics.logStreams.Load() == 0 })
+	testwait.For(t, waitTimeout, "the stream of a follower that went away ended", func() bool { return s.metrics.logStreams.Load() == 0 })
 	if err := c.Signal(context.Background(), client.SignalRequest{JobID: 2, Instance: 0, Attempt: 1, Signal: "KILL"}); err != nil {
 		t.Fatalf("kill the waiter: %v", err)
 	}

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/netmgr/netmgr/internal/testwait"
 )
 
 // kitNames lists the directories made ahead under root.
@@ -33,7 +35,7 @@ func TestDirKits(t *testing.T) {
 	if k.take(filepath.Join(root, "a")) {
 		t.Fatalf("took a directory before any was made")
 	}
-	waitFor(t, "directories made ahead", func() bool { return len(kitNames(t, root)) == kitsAhead })
+	testwait.For(t, waitTimeout, "directories made ahead", func() bool { return len(kitNames(t, root)) == kitsAhead })
 
 	dst := filepath.Join(root, "1.0.1")
 	if !k.take(dst) {
@@ -44,7 +46,7 @@ func TestDirKits(t *testing.T) {
 			t.Errorf("%s: got %v, want an empty file", name, err)
 		}
 	}
-	waitFor(t, "the taken directory replaced", func() bool { return len(kitNames(t, root)) == kitsAhead })
+	testwait.For(t, waitTimeout, "the taken directory replaced", func() bool { return len(kitNames(t, root)) == kitsAhead })
 
 	// A taken directory's name must be free: an attempt's directory that
 	// exists with files in it is left alone.
@@ -64,7 +66,7 @@ func TestDirKits(t *testing.T) {
 
 	// Not even an empty one is replaced: rename(2) would, so take must
 	// not use it.
-	waitFor(t, "the directories made ahead again", func() bool { return len(kitNames(t, root)) == kitsAhead })
+	testwait.For(t, waitTimeout, "the directories made ahead again", func() bool { return len(kitNames(t, root)) == kitsAhead })
 	empty := filepath.Join(root, "4.0.1")
 	if err := os.Mkdir(empty, 0o700); err != nil {
 		t.Fatal(err)

@@ -11,6 +11,7 @@ import (
 	"github.com/prometheus/procfs"
 
 	"github.com/netmgr/netmgr/client"
+	"github.com/netmgr/netmgr/internal/testwait"
 	"github.com/netmgr/netmgr/internal/trapstamp"
 	"github.com/netmgr/netmgr/stub/supervisor"
 )
@@ -215,7 +216,7 @@ func stopGroup(t *testing.T, c *client.StubClient, req client.StartRequest, pid 
 	if err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the job to be stopped", func() bool {
+	testwait.For(t, waitTimeout, "the job to be stopped", func() bool {
 		p, err := fs.Proc(pid)
 		if err != nil {
 			t.Fatalf("the job ended before it was stopped: %v", err)

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/netmgr/netmgr/client"
+	"github.com/netmgr/netmgr/internal/testwait"
 )
 
 // TestMetricsEventBacklog checks the outbox metrics while no server takes
@@ -32,14 +33,14 @@ netmgr_stub_events_delivered_total ` + itoa(uint64(delivered)) + `
 netmgr_stub_running_attempts 0
 `
 	}
-	waitFor(t, "two undelivered events", func() bool {
+	testwait.For(t, waitTimeout, "two undelivered events", func() bool {
 		return metricsText(t, s, names...) == strings.TrimSpace(expect(2, 0))
 	})
 
 	srv.mu.Lock()
 	srv.status = http.StatusOK
 	srv.mu.Unlock()
-	waitFor(t, "the backlog to drain", func() bool {
+	testwait.For(t, waitTimeout, "the backlog to drain", func() bool {
 		return metricsText(t, s, names...) == strings.TrimSpace(expect(0, 2))
 	})
 	if h := histogramCount(t, s, "netmgr_stub_event_delivery_seconds"); h != 2 {

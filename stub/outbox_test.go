@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/netmgr/netmgr/client"
+	"github.com/netmgr/netmgr/internal/testwait"
 )
 
 // TestOutboxSurvivesRestart checks that events no server took stay in the
@@ -22,11 +23,11 @@ func TestOutboxSurvivesRestart(t *testing.T) {
 		reqs = append(reqs, req)
 		mustStart(t, c1, req)
 	}
-	waitFor(t, "six events in the outbox", func() bool {
+	testwait.For(t, waitTimeout, "six events in the outbox", func() bool {
 		es, err := s1.out.Pending(100)
 		return err == nil && len(es) == 6
 	})
-	waitFor(t, "a delivery attempt", func() bool { return len(down.receivedOf(keyOf(reqs[0]))) > 0 })
+	testwait.For(t, waitTimeout, "a delivery attempt", func() bool { return len(down.receivedOf(keyOf(reqs[0]))) > 0 })
 	if err := s1.Shutdown(); err != nil {
 		t.Fatalf("Shutdown: %v", err)
 	}
@@ -39,7 +40,7 @@ func TestOutboxSurvivesRestart(t *testing.T) {
 			t.Errorf("events of %s = %+v, want REGISTER then TERM", keyOf(req), evs)
 		}
 	}
-	waitFor(t, "an empty outbox", func() bool {
+	testwait.For(t, waitTimeout, "an empty outbox", func() bool {
 		es, err := s2.out.Pending(100)
 		return err == nil && len(es) == 0
 	})
@@ -78,8 +79,8 @@ func TestOutboxDefiniteAnswers(t *testing.T) {
 			s := newTestStub(t, Config{Servers: []string{srv.addr()}})
 			req := client.StartRequest{JobID: 1, Attempt: 1, Binary: "/bin/true"}
 			mustStart(t, stubClient(t, s), req)
-			waitFor(t, "both events sent", func() bool { return len(srv.receivedOf(keyOf(req))) == 2 })
-			waitFor(t, "an empty outbox", func() bool {
+			testwait.For(t, waitTimeout, "both events sent", func() bool { return len(srv.receivedOf(keyOf(req))) == 2 })
+			testwait.For(t, waitTimeout, "an empty outbox", func() bool {
 				es, err := s.out.Pending(100)
 				return err == nil && len(es) == 0
 			})

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/netmgr/netmgr/client"
+	"github.com/netmgr/netmgr/internal/testwait"
 	"github.com/netmgr/netmgr/stub/outbox"
 	"github.com/netmgr/netmgr/stub/supervisor"
 	"golang.org/x/sys/unix"
@@ -81,7 +82,7 @@ func (r *restartable) supDir(k client.AttemptRef) string {
 func waitRegister(t *testing.T, srv *fakeServer, k client.AttemptRef) int {
 	t.Helper()
 	var evs []client.ChildEvent
-	waitFor(t, "REGISTER of "+k.String(), func() bool { evs = srv.events(k); return len(evs) > 0 })
+	testwait.For(t, waitTimeout, "REGISTER of "+k.String(), func() bool { evs = srv.events(k); return len(evs) > 0 })
 	if evs[0].Kind != client.ChildRegister {
 		t.Fatalf("first event = %+v, want REGISTER", evs[0])
 	}
@@ -150,7 +151,7 @@ func TestEndWhileNoStubRuns(t *testing.T) {
 		if err := os.WriteFile(filepath.Join(r.execDir(k), "go"), nil, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		waitFor(t, "the supervisor's result", func() bool {
+		testwait.For(t, waitTimeout, "the supervisor's result", func() bool {
 			_, err := readResult(r.supDir(k))
 			return err == nil
 		})
@@ -178,7 +179,7 @@ func TestLimitsHoldWhileNoStubRuns(t *testing.T) {
 	k := keyOf(req)
 	killOnCleanup(t, mustRun(t, stubClient(t, r.s), req))
 	r.stop()
-	waitFor(t, "the supervisor's result", func() bool {
+	testwait.For(t, waitTimeout, "the supervisor's result", func() bool {
 		_, err := readResult(r.supDir(k))
 		return err == nil
 	})
@@ -211,9 +212,9 @@ func TestSignalAfterRestart(t *testing.T) {
 		stopped := func() bool { state, err := procState(pid); return err == nil && state == 'T' }
 
 		sig("STOP")
-		waitFor(t, "the job to be stopped", stopped)
+		testwait.For(t, waitTimeout, "the job to be stopped", stopped)
 		sig("CONT")
-		waitFor(t, "the job to run again", func() bool { return !stopped() })
+		testwait.For(t, waitTimeout, "the job to run again", func() bool { return !stopped() })
 		sig("TERM")
 		evs := srv.waitTerm(t, k)
 		if term := evs[len(evs)-1]; term.Signal != "TERM" || term.ExitCode != 128+15 {
@@ -337,6 +338,6 @@ func TestSupervisorKilled(t *testing.T) {
 		if term := evs[len(evs)-1]; term.Error != lostError || term.ExitCode == 0 {
 			t.Errorf("TERM = %+v, want error %q and a non-zero exit code", term, lostError)
 		}
-		waitFor(t, "the orphaned job to be killed", func() bool { return !alive(pid) })
+		testwait.For(t, waitTimeout, "the orphaned job to be killed", func() bool { return !alive(pid) })
 	})
 }

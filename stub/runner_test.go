@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/netmgr/netmgr/client"
+	"github.com/netmgr/netmgr/internal/testwait"
 	"github.com/netmgr/netmgr/stub/supervisor"
 	"golang.org/x/sys/unix"
 )
@@ -193,7 +194,7 @@ func TestSignal(t *testing.T) {
 		req := shJob(2, 0, `trap "" TERM; touch ready; while :; do sleep 0.05; done`)
 		mustStart(t, c, req)
 		ready := filepath.Join(attemptDirOf(s, keyOf(req)), "ready")
-		waitFor(t, "the job to trap TERM", func() bool { _, err := os.Stat(ready); return err == nil })
+		testwait.For(t, waitTimeout, "the job to trap TERM", func() bool { _, err := os.Stat(ready); return err == nil })
 		const grace = 300 * time.Millisecond
 		start := time.Now()
 		err := c.Signal(ctx, client.SignalRequest{JobID: 2, Attempt: 1, Signal: "SIGTERM", GraceMS: grace.Milliseconds()})
@@ -253,7 +254,7 @@ func TestNoOrphanSurvives(t *testing.T) {
 	if bg <= 0 {
 		t.Fatalf("background pid %q", b)
 	}
-	waitFor(t, "the job's process group to be empty", func() bool {
+	testwait.For(t, waitTimeout, "the job's process group to be empty", func() bool {
 		return errors.Is(unix.Kill(-pgid, 0), unix.ESRCH)
 	})
 	if err := unix.Kill(bg, 0); !errors.Is(err, unix.ESRCH) {

@@ -4,6 +4,8 @@ import (
 	"net/http"
 	"slices"
 	"testing"
+
+	"github.com/netmgr/netmgr/internal/testwait"
 )
 
 // Events go to the servers in batches, and each arrives once.
@@ -45,7 +47,7 @@ func TestSenderIsolatesARefusedEvent(t *testing.T) {
 	}
 	// While no server commits, the events wait in the outbox until one
 	// request carries them all.
-	waitFor(t, "one request with every attempt's events", func() bool {
+	testwait.For(t, waitTimeout, "one request with every attempt's events", func() bool {
 		srv.mu.Lock()
 		defer srv.mu.Unlock()
 		return slices.Contains(srv.batches, 2*len(jobs))
@@ -62,7 +64,7 @@ func TestSenderIsolatesARefusedEvent(t *testing.T) {
 			t.Errorf("job %d: events %+v, want REGISTER and TERM once each", j, evs)
 		}
 	}
-	waitFor(t, "an empty outbox", func() bool {
+	testwait.For(t, waitTimeout, "an empty outbox", func() bool {
 		n, err := s.out.Backlog()
 		return err == nil && n == 0
 	})

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/netmgr/netmgr/client"
+	"github.com/netmgr/netmgr/internal/testwait"
 	"github.com/netmgr/netmgr/stub/supervisor"
 	"golang.org/x/sys/unix"
 )
@@ -158,13 +159,13 @@ func TestSimulatedRestart(t *testing.T) {
 	if err := sim.Signal(t.Context(), dir(ending), unix.SIGKILL, 0); err != nil {
 		t.Fatalf("signal the simulated supervisor while no stub runs: %v", err)
 	}
-	waitFor(t, "result.json of "+keyOf(ending).String(), func() bool { _, err := readResult(dir(ending)); return err == nil })
+	testwait.For(t, waitTimeout, "result.json of "+keyOf(ending).String(), func() bool { _, err := readResult(dir(ending)); return err == nil })
 	t.Cleanup(func() {
 		_ = sim.Signal(context.Background(), dir(running), unix.SIGKILL, 0)
 		// The simulated supervisor writes result.json as the attempt
 		// ends; wait for it, or TempDir's removal races the write
 		// ("directory not empty", seen once in CI).
-		waitFor(t, "result.json of "+keyOf(running).String()+" after the cleanup's kill", func() bool {
+		testwait.For(t, waitTimeout, "result.json of "+keyOf(running).String()+" after the cleanup's kill", func() bool {
 			_, err := readResult(dir(running))
 			return err == nil
 		})

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/netmgr/netmgr/client"
+	"github.com/netmgr/netmgr/internal/testwait"
 	"github.com/netmgr/netmgr/stub/supervisor"
 	"golang.org/x/sys/unix"
 )
@@ -117,7 +118,7 @@ func TestSupervisorHostOrphansStayWithTheirJob(t *testing.T) {
 func readPID(t *testing.T, path string) int {
 	t.Helper()
 	var pid int
-	waitFor(t, path, func() bool {
+	testwait.For(t, waitTimeout, path, func() bool {
 		b, err := os.ReadFile(path)
 		if err != nil {
 			return false
@@ -156,7 +157,7 @@ func TestAttemptWithoutHost(t *testing.T) {
 	if term := srv.waitTerm(t, k); term[len(term)-1].Signal != "TERM" {
 		t.Errorf("TERM = %+v, want signal TERM", term[len(term)-1])
 	}
-	waitFor(t, "the attempt's supervisor to exit", func() bool { return !sup.runs() })
+	testwait.For(t, waitTimeout, "the attempt's supervisor to exit", func() bool { return !sup.runs() })
 }
 
 // A supervisor directory no outbox record names (the stub died between

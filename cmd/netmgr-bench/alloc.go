@@ -18,10 +18,6 @@ import (
 	"github.com/netmgr/netmgr/server/servertest"
 )
 
-func init() {
-	register(suite{name: "alloc", order: 17, run: allocSuite})
-}
-
 // The allocation suite's shape (issue 24 point 5): allocStubs stubs, a
 // job of N instances for each N of allocSizes, allocRuns times each
 // (quick: fewer), after allocWarmup untimed runs.

@@ -49,10 +49,6 @@ const opTimeout = 60 * time.Second
 // and the stubs' first fork are not in the figures.
 const warmup = 5
 
-func init() {
-	register(suite{name: "latency", order: 10, run: latencySuite})
-}
-
 // latencySuite measures submit->registered latency and throughput with
 // real forks on a process cluster.
 func latencySuite(ctx context.Context, cfg config) ([]figure, error) {
@@ -139,30 +135,15 @@ func bench(ctx context.Context, cfg config) (*results, error) {
 		return nil, err
 	}
 	defer cleanup()
-	job := trueBinary()
+	spec := clusterSpec{suite: "latency", servers: cfg.servers, stubs: cfg.stubs}
+	return withCluster(ctx, cfg, bin, dir, spec, func(c *servertest.ProcCluster, cl *client.Client) (*results, error) {
+		return benchOn(ctx, cfg, c, cl)
+	})
+}
 
-	fmt.Fprintf(os.Stderr, "starting %d servers and %d stubs ...\n", cfg.servers, cfg.stubs)
-	c, err := startCluster(cfg, bin, filepath.Join(dir, "cluster"), cfg.servers, cfg.stubs)
-	if err != nil {
-		return nil, err
-	}
-	defer c.Stop()
-	fail := func(err error) (*results, error) {
-		fmt.Fprintf(os.Stderr, "process logs:\n%s", c.Logs(4000))
-		return nil, err
-	}
-	if err := c.WaitLeader(60 * time.Second); err != nil {
-		return fail(err)
-	}
-	if err := c.WaitMachines(cfg.stubs, 60*time.Second); err != nil {
-		return fail(err)
-	}
-	// Jobs run as their owner when the stubs run as root, so the owner
-	// must be a real user: ours.
-	cl, err := userClient(c)
-	if err != nil {
-		return fail(err)
-	}
+// benchOn runs bench's phases on c, a ready cluster, through cl.
+func benchOn(ctx context.Context, cfg config, c *servertest.ProcCluster, cl *client.Client) (*results, error) {
+	job := trueBinary()
 
 	res := &results{
 		CPUs: runtime.NumCPU(), OS: runtime.GOOS, Arch: runtime.GOARCH,
@@ -171,7 +152,7 @@ func bench(ctx context.Context, cfg config) (*results, error) {
 	}
 	for range warmup {
 		if _, err := submitAndWait(ctx, cl, job, 1); err != nil {
-			return fail(fmt.Errorf("warm-up: %w", err))
+			return nil, fmt.Errorf("warm-up: %w", err)
 		}
 	}
 
@@ -197,11 +178,11 @@ func bench(ctx context.Context, cfg config) (*results, error) {
 
 	fmt.Fprintf(os.Stderr, "throughput: %d submitters for %v ...\n", cfg.concurrency, cfg.duration)
 	if err := liftSlots(ctx, cl, c); err != nil {
-		return fail(err)
+		return nil, err
 	}
 	tp, err := throughput(ctx, cl, job, cfg.concurrency, cfg.duration)
 	if err != nil {
-		return fail(err)
+		return nil, err
 	}
 	res.Loaded = summarize(ms(tp.latencies))
 	res.Windows = summarize(tp.windows)
@@ -215,7 +196,7 @@ func bench(ctx context.Context, cfg config) (*results, error) {
 		res.LastError = tp.lastErr
 	}
 	if len(seq) == 0 || res.Jobs == 0 {
-		return fail(fmt.Errorf("no job completed: %s", res.LastError))
+		return nil, fmt.Errorf("no job completed: %s", res.LastError)
 	}
 
 	// The submitted jobs must not run: forking hundreds of supervisors a
@@ -225,7 +206,7 @@ func bench(ctx context.Context, cfg config) (*results, error) {
 	_, err = cl.LoadDatabase(dctx, client.DatabaseText{Filename: "drain.db", Text: benchDatabase})
 	cancel()
 	if err != nil {
-		return fail(fmt.Errorf("drain the stubs before the submit rate: %w", err))
+		return nil, fmt.Errorf("drain the stubs before the submit rate: %w", err)
 	}
 	fmt.Fprintf(os.Stderr, "submit rate: %d clients for %v ...\n", submitClients, cfg.duration)
 	var errs int

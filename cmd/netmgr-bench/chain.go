@@ -9,11 +9,8 @@ import (
 	"time"
 
 	"github.com/netmgr/netmgr/client"
+	"github.com/netmgr/netmgr/server/servertest"
 )
-
-func init() {
-	register(suite{name: "chain", order: 20, run: chainSuite})
-}
 
 // chainLength is how many jobs the dependency chain has (10 quick).
 const (
@@ -32,28 +29,16 @@ func chainSuite(ctx context.Context, cfg config) ([]figure, error) {
 		return nil, err
 	}
 	defer cleanup()
-	fmt.Fprintf(os.Stderr, "chain: starting %d servers and %d stubs ...\n", cfg.servers, cfg.stubs)
-	c, err := startCluster(cfg, bin, filepath.Join(dir, "cluster"), cfg.servers, cfg.stubs)
-	if err != nil {
-		return nil, err
-	}
-	defer c.Stop()
-	fail := func(err error) ([]figure, error) {
-		fmt.Fprintf(os.Stderr, "process logs:\n%s", c.Logs(4000))
-		return nil, err
-	}
-	if err := c.WaitLeader(60 * time.Second); err != nil {
-		return fail(err)
-	}
-	if err := c.WaitMachines(cfg.stubs, 60*time.Second); err != nil {
-		return fail(err)
-	}
-	cl, err := userClient(c)
-	if err != nil {
-		return fail(err)
-	}
+	spec := clusterSpec{suite: "chain", servers: cfg.servers, stubs: cfg.stubs}
+	return withCluster(ctx, cfg, bin, dir, spec, func(c *servertest.ProcCluster, cl *client.Client) ([]figure, error) {
+		return chainOn(ctx, cfg, dir, c, cl)
+	})
+}
+
+// chainOn is chainSuite on c, a ready cluster, through cl.
+func chainOn(ctx context.Context, cfg config, dir string, c *servertest.ProcCluster, cl *client.Client) ([]figure, error) {
 	if err := liftSlots(ctx, cl, c); err != nil {
-		return fail(err)
+		return nil, err
 	}
 	n := chainLength
 	if cfg.quick {
@@ -61,7 +46,7 @@ func chainSuite(ctx context.Context, cfg config) ([]figure, error) {
 	}
 	gaps, err := runChain(ctx, cl, filepath.Join(dir, "gate"), n)
 	if err != nil {
-		return fail(fmt.Errorf("chain: %w", err))
+		return nil, fmt.Errorf("chain: %w", err)
 	}
 	return []figure{{
 		Name:   "dependency chain: gap from A's end to B's start",

@@ -11,11 +11,8 @@ import (
 	"time"
 
 	"github.com/netmgr/netmgr/client"
+	"github.com/netmgr/netmgr/server/servertest"
 )
-
-func init() {
-	register(suite{name: "clisubmit", order: 15, run: cliSubmitSuite})
-}
 
 // The CLI-submit suite's shape: cliShells shells at once, each running
 // netexec cliPerShell times in a loop, cliRounds times (quick: fewer).
@@ -58,18 +55,18 @@ func cliSubmitSuite(ctx context.Context, cfg config) ([]figure, error) {
 	if err := os.Symlink(bin, netexec); err != nil {
 		return nil, fmt.Errorf("clisubmit: %w", err)
 	}
+	spec := clusterSpec{suite: "clisubmit", servers: cfg.servers, stubs: 1, database: benchDB}
+	return withCluster(ctx, cfg, bin, dir, spec, func(c *servertest.ProcCluster, cl *client.Client) ([]figure, error) {
+		return cliSubmitOn(ctx, cfg, netexec, c, cl)
+	})
+}
+
+// cliSubmitOn is cliSubmitSuite on c, a ready cluster, through cl and
+// netexec, a link to the netmgr binary.
+func cliSubmitOn(ctx context.Context, cfg config, netexec string, c *servertest.ProcCluster, cl *client.Client) ([]figure, error) {
 	perShell, rounds := cliPerShell, cliRounds
 	if cfg.quick {
 		perShell, rounds = cliPerShellQuick, cliRoundsQuick
-	}
-	c, cl, err := oneStubCluster(ctx, cfg, bin, dir, "clisubmit", nil)
-	if err != nil {
-		return nil, err
-	}
-	defer c.Stop()
-	fail := func(err error) ([]figure, error) {
-		fmt.Fprintf(os.Stderr, "process logs:\n%s", c.Logs(4000))
-		return nil, err
 	}
 	env := append(os.Environ(), c.Env()...)
 	job := trueBinary()
@@ -89,7 +86,7 @@ func cliSubmitSuite(ctx context.Context, cfg config) ([]figure, error) {
 		fmt.Fprintf(os.Stderr, "clisubmit: round %d of %d: %d shells x %d netexec ...\n", r+1, rounds, cliShells, perShell)
 		el, cpu, err := runShells(ctx, netexec, loop, "", env)
 		if err != nil {
-			return fail(err)
+			return nil, err
 		}
 		n := float64(cliShells * perShell)
 		loopRate = append(loopRate, n/el.Seconds())
@@ -97,13 +94,13 @@ func cliSubmitSuite(ctx context.Context, cfg config) ([]figure, error) {
 
 		el, _, err = runShells(ctx, netexec, batch, lines, env)
 		if err != nil {
-			return fail(err)
+			return nil, err
 		}
 		batchRate = append(batchRate, n/el.Seconds())
 
 		start := time.Now()
 		if err := apiSubmits(ctx, cl, job, cliShells, perShell); err != nil {
-			return fail(err)
+			return nil, err
 		}
 		apiRate = append(apiRate, n/time.Since(start).Seconds())
 
@@ -111,7 +108,7 @@ func cliSubmitSuite(ctx context.Context, cfg config) ([]figure, error) {
 			el, cpu, err := runShells(ctx, sbatch, sbatchLoop, "", os.Environ())
 			cancelSbatchJobs(ctx)
 			if err != nil {
-				return fail(err)
+				return nil, err
 			}
 			sbatchRate = append(sbatchRate, n/el.Seconds())
 			sbatchCPU = append(sbatchCPU, float64(cpu)/float64(time.Millisecond)/n)

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/user"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/netmgr/netmgr/client"
@@ -60,15 +61,40 @@ func simTLSArgs(c *servertest.ProcCluster) []string {
 	return []string{"--ca-dir", filepath.Dir(c.CAFile()), "--gossip-keyring", c.GossipKeyring()}
 }
 
-// oneStubCluster starts cfg.servers servers (serverArgs added to their
-// command lines) and one stub under dir/cluster for the suite named
-// suite, waits for a leader and the stub's machine, and loads
-// benchDatabase, returning the cluster, which the caller stops, and a
-// client acting as the user running the bench. On failure it prints the
-// processes' logs and stops the cluster itself.
-func oneStubCluster(ctx context.Context, cfg config, bin, dir, suite string, serverArgs []string) (*servertest.ProcCluster, *client.Client, error) {
-	fmt.Fprintf(os.Stderr, "%s: starting %d servers and 1 stub %v ...\n", suite, cfg.servers, serverArgs)
-	c, err := startClusterArgs(cfg, bin, filepath.Join(dir, "cluster"), cfg.servers, 1, serverArgs)
+// clusterSpec is the process cluster a suite runs on: what withCluster
+// and readyCluster start and wait for.
+type clusterSpec struct {
+	// suite names the suite in the progress line and the errors.
+	suite string
+	// servers and stubs are the numbers of processes of each kind.
+	servers, stubs int
+	// serverArgs are added to every server's command line.
+	serverArgs []string
+	// settle bounds the wait for a leader and for the stubs' machines;
+	// 60 s when zero.
+	settle time.Duration
+	// database, when its Text is not empty, is loaded before the suite
+	// runs.
+	database client.DatabaseText
+}
+
+// readyCluster starts the cluster spec describes under dir/cluster,
+// waits for a leader and for spec.stubs machines, and loads
+// spec.database, returning the cluster, which the caller stops, and a
+// client acting as the user running the bench (jobs run as their owner
+// when the stubs run as root, so the owner must be a real user: ours). On
+// failure it prints the processes' logs and stops the cluster itself.
+func readyCluster(ctx context.Context, cfg config, bin, dir string, spec clusterSpec) (*servertest.ProcCluster, *client.Client, error) {
+	settle := spec.settle
+	if settle == 0 {
+		settle = 60 * time.Second
+	}
+	args := ""
+	if len(spec.serverArgs) > 0 {
+		args = " " + strings.Join(spec.serverArgs, " ")
+	}
+	fmt.Fprintf(os.Stderr, "%s: starting %d servers%s and %d stubs ...\n", spec.suite, spec.servers, args, spec.stubs)
+	c, err := startClusterArgs(cfg, bin, filepath.Join(dir, "cluster"), spec.servers, spec.stubs, spec.serverArgs)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -77,21 +103,47 @@ func oneStubCluster(ctx context.Context, cfg config, bin, dir, suite string, ser
 		c.Stop()
 		return nil, nil, err
 	}
-	if err := c.WaitLeader(60 * time.Second); err != nil {
+	if err := c.WaitLeader(settle); err != nil {
 		return fail(err)
 	}
-	if err := c.WaitMachines(1, 60*time.Second); err != nil {
+	if err := c.WaitMachines(spec.stubs, settle); err != nil {
 		return fail(err)
 	}
 	cl, err := userClient(c)
 	if err != nil {
 		return fail(err)
 	}
-	dctx, cancel := context.WithTimeout(ctx, opTimeout)
-	_, err = cl.LoadDatabase(dctx, client.DatabaseText{Filename: "bench.db", Text: benchDatabase})
-	cancel()
-	if err != nil {
-		return fail(fmt.Errorf("%s: load the database: %w", suite, err))
+	if spec.database.Text != "" {
+		dctx, cancel := context.WithTimeout(ctx, opTimeout)
+		_, err = cl.LoadDatabase(dctx, spec.database)
+		cancel()
+		if err != nil {
+			return fail(fmt.Errorf("%s: load the database: %w", spec.suite, err))
+		}
 	}
 	return c, cl, nil
 }
+
+// withCluster runs run on the cluster spec describes, started and made
+// ready by readyCluster, and stops the cluster when run returns. When run
+// fails (and ctx has not ended), it prints the processes' logs before
+// returning run's error. It is the one way a suite that needs a cluster
+// for its whole run gets one; a suite that hands its cluster on (startcpu)
+// calls readyCluster.
+func withCluster[T any](ctx context.Context, cfg config, bin, dir string, spec clusterSpec, run func(c *servertest.ProcCluster, cl *client.Client) (T, error)) (T, error) {
+	c, cl, err := readyCluster(ctx, cfg, bin, dir, spec)
+	if err != nil {
+		var zero T
+		return zero, err
+	}
+	defer c.Stop()
+	out, err := run(c, cl)
+	if err != nil && ctx.Err() == nil {
+		fmt.Fprintf(os.Stderr, "process logs:\n%s", c.Logs(4000))
+	}
+	return out, err
+}
+
+// benchDB is the database the suites that submit jobs load: benchDatabase
+// as bench.db.
+var benchDB = client.DatabaseText{Filename: "bench.db", Text: benchDatabase}

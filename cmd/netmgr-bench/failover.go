@@ -5,15 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"time"
 
+	"github.com/netmgr/netmgr/client"
 	"github.com/netmgr/netmgr/server"
+	"github.com/netmgr/netmgr/server/servertest"
 )
-
-func init() {
-	register(suite{name: "failover", order: 50, run: failoverSuite})
-}
 
 const (
 	// failoverStubs is the number of stubs of the failover cluster: a lost
@@ -53,47 +50,33 @@ func failoverSuite(ctx context.Context, cfg config) ([]figure, error) {
 		return nil, err
 	}
 	defer cleanup()
+	spec := clusterSpec{suite: "failover", servers: cfg.servers, stubs: failoverStubs, settle: settleTimeout}
+	return withCluster(ctx, cfg, bin, dir, spec, func(c *servertest.ProcCluster, cl *client.Client) ([]figure, error) {
+		// Jobs and their supervisors outlive a stopped stub: take every
+		// machine down whole before withCluster stops the cluster.
+		defer func() {
+			for i := range c.Stubs {
+				if _, err := c.KillStubMachine(i); err != nil {
+					fmt.Fprintf(os.Stderr, "failover: %v\n", err)
+				}
+			}
+		}()
+		return failoverOn(ctx, cfg, dir, c, cl)
+	})
+}
+
+// failoverOn is failoverSuite on c, a ready cluster, through cl.
+func failoverOn(ctx context.Context, cfg config, dir string, c *servertest.ProcCluster, cl *client.Client) ([]figure, error) {
 	rounds := failoverRounds
 	if cfg.quick {
 		rounds = failoverRoundsQuick
-	}
-
-	fmt.Fprintf(os.Stderr, "failover: starting %d servers and %d stubs ...\n", cfg.servers, failoverStubs)
-	c, err := startCluster(cfg, bin, filepath.Join(dir, "cluster"), cfg.servers, failoverStubs)
-	if err != nil {
-		return nil, err
-	}
-	// Jobs and their supervisors outlive a stopped stub: take every
-	// machine down whole first.
-	defer func() {
-		for i := range c.Stubs {
-			if _, err := c.KillStubMachine(i); err != nil {
-				fmt.Fprintf(os.Stderr, "failover: %v\n", err)
-			}
-		}
-		c.Stop()
-	}()
-	fail := func(err error) ([]figure, error) {
-		fmt.Fprintf(os.Stderr, "process logs:\n%s", c.Logs(4000))
-		return nil, err
-	}
-	if err := c.WaitLeader(settleTimeout); err != nil {
-		return fail(err)
-	}
-	if err := c.WaitMachines(failoverStubs, settleTimeout); err != nil {
-		return fail(err)
-	}
-	// Jobs run as their owner when the stubs run as root: ours.
-	cl, err := userClient(c)
-	if err != nil {
-		return fail(err)
 	}
 
 	var machine []machineRound
 	for r := range rounds {
 		res, err := machineLossRound(ctx, c, cl, dir, r)
 		if err != nil {
-			return fail(fmt.Errorf("machine loss round %d: %w", r+1, err))
+			return nil, fmt.Errorf("machine loss round %d: %w", r+1, err)
 		}
 		fmt.Fprintf(os.Stderr, "failover: machine loss %d/%d: %s\n", r+1, rounds, res)
 		machine = append(machine, res)
@@ -102,7 +85,7 @@ func failoverSuite(ctx context.Context, cfg config) ([]figure, error) {
 	for r := range rounds {
 		res, err := leaderKillRound(ctx, c)
 		if err != nil {
-			return fail(fmt.Errorf("leader kill round %d: %w", r+1, err))
+			return nil, fmt.Errorf("leader kill round %d: %w", r+1, err)
 		}
 		fmt.Fprintf(os.Stderr, "failover: leader kill %d/%d: %s\n", r+1, rounds, res)
 		leader = append(leader, res)

@@ -11,11 +11,8 @@ import (
 
 	"github.com/netmgr/netmgr/client"
 	"github.com/netmgr/netmgr/client/files"
+	"github.com/netmgr/netmgr/server/servertest"
 )
-
-func init() {
-	register(suite{name: "files", order: 25, run: filesSuite})
-}
 
 // filesInputSize is the copy_in of each measured job.
 const filesInputSize = 10 << 20
@@ -38,26 +35,14 @@ func filesSuite(ctx context.Context, cfg config) ([]figure, error) {
 		return nil, err
 	}
 	defer cleanup()
-	fmt.Fprintf(os.Stderr, "files: starting %d servers and %d stubs ...\n", cfg.servers, cfg.stubs)
-	c, err := startCluster(cfg, bin, filepath.Join(dir, "cluster"), cfg.servers, cfg.stubs)
-	if err != nil {
-		return nil, err
-	}
-	defer c.Stop()
-	fail := func(err error) ([]figure, error) {
-		fmt.Fprintf(os.Stderr, "process logs:\n%s", c.Logs(4000))
-		return nil, err
-	}
-	if err := c.WaitLeader(60 * time.Second); err != nil {
-		return fail(err)
-	}
-	if err := c.WaitMachines(cfg.stubs, 60*time.Second); err != nil {
-		return fail(err)
-	}
-	cl, err := userClient(c)
-	if err != nil {
-		return fail(err)
-	}
+	spec := clusterSpec{suite: "files", servers: cfg.servers, stubs: cfg.stubs}
+	return withCluster(ctx, cfg, bin, dir, spec, func(c *servertest.ProcCluster, cl *client.Client) ([]figure, error) {
+		return filesOn(ctx, cfg, dir, c, cl)
+	})
+}
+
+// filesOn is filesSuite on c, a ready cluster, through cl.
+func filesOn(ctx context.Context, cfg config, dir string, c *servertest.ProcCluster, cl *client.Client) ([]figure, error) {
 	n := filesSamples
 	if cfg.quick {
 		n = filesSamplesQuick
@@ -80,11 +65,11 @@ func filesSuite(ctx context.Context, cfg config) ([]figure, error) {
 		}
 		ms, err := timeToStart(ctx, cl, src, true)
 		if err != nil {
-			return fail(fmt.Errorf("files: job with copy_in: %w", err))
+			return nil, fmt.Errorf("files: job with copy_in: %w", err)
 		}
 		base, err := timeToStart(ctx, cl, src, false)
 		if err != nil {
-			return fail(fmt.Errorf("files: job without files: %w", err))
+			return nil, fmt.Errorf("files: job without files: %w", err)
 		}
 		if i >= 0 {
 			withFiles, without = append(withFiles, ms), append(without, base)

@@ -21,10 +21,6 @@ import (
 	"github.com/netmgr/netmgr/server/servertest"
 )
 
-func init() {
-	register(suite{name: "flood", order: 19, run: floodSuite})
-}
-
 // The flood suite's shape: floodRounds rounds, each floodJobs victim
 // jobs unloaded and as many while floodClients flood (quick: fewer).
 const (
@@ -123,23 +119,22 @@ type floodSamples struct {
 // floodCluster starts a cluster in dir whose servers get serverArgs,
 // measures the victim unloaded and flooded there, and stops it.
 func floodCluster(ctx context.Context, cfg config, bin, netexec, dir string, serverArgs []string) (floodSamples, error) {
+	spec := clusterSpec{suite: "flood", servers: cfg.servers, stubs: 1, serverArgs: serverArgs, database: benchDB}
+	return withCluster(ctx, cfg, bin, dir, spec, func(c *servertest.ProcCluster, _ *client.Client) (floodSamples, error) {
+		return floodOn(ctx, cfg, bin, netexec, dir, c)
+	})
+}
+
+// floodOn is floodCluster's measuring on c, a ready cluster.
+func floodOn(ctx context.Context, cfg config, bin, netexec, dir string, c *servertest.ProcCluster) (floodSamples, error) {
 	var out floodSamples
-	c, _, err := oneStubCluster(ctx, cfg, bin, dir, "flood", serverArgs)
-	if err != nil {
-		return out, err
-	}
-	defer c.Stop()
-	fail := func(err error) (floodSamples, error) {
-		fmt.Fprintf(os.Stderr, "process logs:\n%s", c.Logs(4000))
-		return out, err
-	}
 	leader, _ := c.Leader()
 	if leader < 0 {
-		return fail(fmt.Errorf("flood: no leader"))
+		return out, fmt.Errorf("flood: no leader")
 	}
 	fl, err := newFlooder(c, dir, c.Servers[leader].HTTPAddr)
 	if err != nil {
-		return fail(err)
+		return out, err
 	}
 	env := append(os.Environ(), c.Env()...)
 	victim := func(n int) ([]float64, error) {
@@ -158,7 +153,7 @@ func floodCluster(ctx context.Context, cfg config, bin, netexec, dir string, ser
 		fmt.Fprintf(os.Stderr, "flood: round %d of %d: %d jobs unloaded, %d under a flood from %d clients ...\n", r+1, rounds, jobs, jobs, floodClients)
 		xs, err := victim(jobs)
 		if err != nil {
-			return fail(err)
+			return out, err
 		}
 		out.unloaded = append(out.unloaded, xs...)
 		var cpu [2]map[string]float64
@@ -176,7 +171,7 @@ func floodCluster(ctx context.Context, cfg config, bin, netexec, dir string, ser
 			return err
 		}, mark)
 		if err != nil {
-			return fail(err)
+			return out, err
 		}
 		out.ok = append(out.ok, float64(ok)/el.Seconds())
 		out.refused = append(out.refused, float64(refused)/el.Seconds())

@@ -16,10 +16,6 @@ import (
 	"github.com/netmgr/netmgr/server/servertest"
 )
 
-func init() {
-	register(suite{name: "gossip", order: 60, run: gossipSuite})
-}
-
 // The gossip suite's setup: gossipSims `netmgr sim` processes of
 // gossipPerSim stubs each (half under BENCH_QUICK), memberlist's default
 // LAN settings as servers and stubs use them.

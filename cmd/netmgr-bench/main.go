@@ -85,7 +85,7 @@ func run() error {
 	return nil
 }
 
-// suiteNames lists the registered suites' names in run order.
+// suiteNames lists the suites' names in run order.
 func suiteNames() string {
 	names := make([]string, len(suites))
 	for i, s := range suites {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strconv"
 	"syscall"
 	"time"
@@ -13,10 +12,6 @@ import (
 	"github.com/netmgr/netmgr/fsm"
 	"github.com/netmgr/netmgr/server/servertest"
 )
-
-func init() {
-	register(suite{name: "outage", order: 55, run: outageSuite})
-}
 
 const (
 	// outageRounds is how often the full restart is measured (3 quick).
@@ -65,37 +60,24 @@ func outageSuite(ctx context.Context, cfg config) ([]figure, error) {
 		return nil, err
 	}
 	defer cleanup()
+	spec := clusterSpec{suite: "outage", servers: cfg.servers, stubs: cfg.stubs, settle: settleTimeout}
+	return withCluster(ctx, cfg, bin, dir, spec, func(c *servertest.ProcCluster, cl *client.Client) ([]figure, error) {
+		return outageOn(ctx, cfg, c, cl)
+	})
+}
+
+// outageOn is outageSuite on c, a ready cluster, through cl.
+func outageOn(ctx context.Context, cfg config, c *servertest.ProcCluster, cl *client.Client) ([]figure, error) {
 	rounds := outageRounds
 	if cfg.quick {
 		rounds = outageRoundsQuick
-	}
-
-	fmt.Fprintf(os.Stderr, "outage: starting %d servers and %d stubs ...\n", cfg.servers, cfg.stubs)
-	c, err := startCluster(cfg, bin, filepath.Join(dir, "cluster"), cfg.servers, cfg.stubs)
-	if err != nil {
-		return nil, err
-	}
-	defer c.Stop()
-	fail := func(err error) ([]figure, error) {
-		fmt.Fprintf(os.Stderr, "process logs:\n%s", c.Logs(4000))
-		return nil, err
-	}
-	if err := c.WaitLeader(settleTimeout); err != nil {
-		return fail(err)
-	}
-	if err := c.WaitMachines(cfg.stubs, settleTimeout); err != nil {
-		return fail(err)
-	}
-	cl, err := userClient(c)
-	if err != nil {
-		return fail(err)
 	}
 
 	var rs []outageRound
 	for r := range rounds {
 		res, err := outageRoundRun(ctx, c, cl)
 		if err != nil {
-			return fail(fmt.Errorf("full restart round %d: %w", r+1, err))
+			return nil, fmt.Errorf("full restart round %d: %w", r+1, err)
 		}
 		fmt.Fprintf(os.Stderr, "outage: full restart %d/%d: %s\n", r+1, rounds, res)
 		rs = append(rs, res)

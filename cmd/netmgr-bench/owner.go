@@ -13,10 +13,6 @@ import (
 	"github.com/netmgr/netmgr/server/servertest"
 )
 
-func init() {
-	register(suite{name: "owner", order: 30, run: ownerSuite})
-}
-
 // How many times the owner suite has the owner come back (quick: fewer),
 // and the stub's --sleep-on-input: the machine wakes that long after the
 // last touch, which paces the samples.

@@ -14,10 +14,6 @@ import (
 	"github.com/netmgr/netmgr/server/planner"
 )
 
-func init() {
-	register(suite{name: "pass", order: 60, run: passSuite})
-}
-
 // The pass suite's sizes: 100 jobs of 100 instances pending on 1,000
 // machines that have run a history of 20,000 jobs.
 const (

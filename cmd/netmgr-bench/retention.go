@@ -17,10 +17,6 @@ import (
 	"github.com/netmgr/netmgr/fsm/fsmscale"
 )
 
-func init() {
-	register(suite{name: "retention", order: 75, run: retentionSuite})
-}
-
 // The retention suite's sizes (issue 19): 2,000,000 jobs submitted and
 // finished with --job-retention-count 10000, measured every 100,000, and
 // the same run without retention as far as 500,000; a twentieth when

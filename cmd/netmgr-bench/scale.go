@@ -13,10 +13,6 @@ import (
 	"github.com/netmgr/netmgr/fsm/fsmscale"
 )
 
-func init() {
-	register(suite{name: "scale", order: 70, run: scaleSuite})
-}
-
 // The scale suite's sizes: the 10,000 machines and 1,000,000 job
 // records, a tenth of each when quick.
 const (

@@ -20,10 +20,6 @@ import (
 	"github.com/netmgr/netmgr/server/servertest"
 )
 
-func init() {
-	register(suite{name: "simstubs", order: 50, run: simStubsSuite})
-}
-
 // The simstubs suite's setup: 100 simulated stubs in simProcs processes, each
 // with simSlots slots, whose jobs run simRunTime; simClients submitters
 // each submit jobs of simJobSize instances and wait for them to start.

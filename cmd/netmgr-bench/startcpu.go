@@ -14,10 +14,6 @@ import (
 	"github.com/netmgr/netmgr/client"
 )
 
-func init() {
-	register(suite{name: "startcpu", order: 18, optIn: true, run: startCPUSuite})
-}
-
 // The start-cost suite's shape: startCPURounds rounds, each of
 // startCPUJobs jobs of 1 instance and startCPUJobs of allocStubs
 // instances, each round's two windows counted by perf.
@@ -145,31 +141,11 @@ func allocClusterIn(ctx context.Context, cfg config, bin, dir string) (allocRun,
 	if err := os.Symlink(bin, netexec); err != nil {
 		return allocRun{}, nil, fmt.Errorf("alloc cluster: %w", err)
 	}
-	fmt.Fprintf(os.Stderr, "starting %d servers and %d stubs ...\n", cfg.servers, allocStubs)
-	c, err := startCluster(cfg, bin, filepath.Join(dir, "cluster"), cfg.servers, allocStubs)
+	spec := clusterSpec{suite: "alloc", servers: cfg.servers, stubs: allocStubs,
+		database: client.DatabaseText{Filename: "alloc.db", Text: benchDatabase}}
+	c, cl, err := readyCluster(ctx, cfg, bin, dir, spec)
 	if err != nil {
 		return allocRun{}, nil, err
-	}
-	fail := func(err error) (allocRun, func(), error) {
-		fmt.Fprintf(os.Stderr, "process logs:\n%s", c.Logs(4000))
-		c.Stop()
-		return allocRun{}, nil, err
-	}
-	if err := c.WaitLeader(60 * time.Second); err != nil {
-		return fail(err)
-	}
-	if err := c.WaitMachines(allocStubs, 60*time.Second); err != nil {
-		return fail(err)
-	}
-	cl, err := userClient(c)
-	if err != nil {
-		return fail(err)
-	}
-	dctx, cancel := context.WithTimeout(ctx, opTimeout)
-	_, err = cl.LoadDatabase(dctx, client.DatabaseText{Filename: "alloc.db", Text: benchDatabase})
-	cancel()
-	if err != nil {
-		return fail(fmt.Errorf("alloc cluster: load the database: %w", err))
 	}
 	return allocRun{bin: bin, netexec: netexec, env: append(os.Environ(), c.Env()...), cl: cl, c: c}, c.Stop, nil
 }

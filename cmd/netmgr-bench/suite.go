@@ -29,22 +29,31 @@ type figure struct {
 type suite struct {
 	// name selects the suite with -only; lower case, no spaces.
 	name string
-	// order places the suite in the run and the table; lower runs first.
-	order int
 	// optIn keeps the suite out of a run that does not name it in -only.
 	optIn bool
 	// run measures and returns the suite's figures.
 	run func(ctx context.Context, cfg config) ([]figure, error)
 }
 
-// suites holds every registered suite; register adds one from an init
-// function in the suite's own file.
-var suites []suite
-
-// register adds s to the suites the benchmark runs.
-func register(s suite) {
-	suites = append(suites, s)
-	slices.SortStableFunc(suites, func(a, b suite) int { return a.order - b.order })
+// suites is every suite of the benchmark, in the order they run and
+// their figures print; each comment names the suite's file.
+var suites = []suite{
+	{name: "latency", run: latencySuite},                // bench.go
+	{name: "clisubmit", run: cliSubmitSuite},            // clisubmit.go
+	{name: "alloc", run: allocSuite},                    // alloc.go
+	{name: "startcpu", optIn: true, run: startCPUSuite}, // startcpu.go
+	{name: "flood", run: floodSuite},                    // flood.go
+	{name: "chain", run: chainSuite},                    // chain.go
+	{name: "files", run: filesSuite},                    // files.go
+	{name: "owner", run: ownerSuite},                    // owner.go
+	{name: "failover", run: failoverSuite},              // failover.go
+	{name: "simstubs", run: simStubsSuite},              // simstubs.go
+	{name: "outage", run: outageSuite},                  // outage.go
+	{name: "gossip", run: gossipSuite},                  // gossip.go
+	{name: "pass", run: passSuite},                      // pass.go
+	{name: "scale", run: scaleSuite},                    // scale.go
+	{name: "retention", run: retentionSuite},            // retention.go
+	{name: "ui", run: uiSuite},                          // ui.go
 }
 
 // selectSuites returns the suites named in only, a comma-separated list,

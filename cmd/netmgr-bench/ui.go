@@ -14,10 +14,6 @@ import (
 	"github.com/netmgr/netmgr/server/servertest"
 )
 
-func init() {
-	register(suite{name: "ui", order: 80, run: uiSuite})
-}
-
 // The ui suite's pool (issue 21 point 5): uiMachines machines, joined by
 // simulated stubs in waves of uiWave (one `netmgr sim` process each), of
 // which the last uiLive stay up: the others are SIGKILLed once they have

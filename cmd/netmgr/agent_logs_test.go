@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/netmgr/netmgr/internal/testwait"
 )
 
 // TestAgentDevLogsQuiet runs `netmgr agent --dev` as a process, waits for
@@ -103,17 +105,16 @@ func runDevAgentUntilReady(t *testing.T, bin string, args ...string) string {
 	}
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
-	deadline := time.Now().Add(time.Minute)
-	for !strings.Contains(stdout.String(), "export "+envCACert+"=") {
+	if !testwait.Poll(time.Minute, func() bool {
 		select {
 		case err := <-done:
 			t.Fatalf("agent exited before it was ready: %v\nstderr:\n%s", err, stderr.String())
-		case <-time.After(50 * time.Millisecond):
+		default:
 		}
-		if time.Now().After(deadline) {
-			_ = cmd.Process.Kill()
-			t.Fatalf("agent printed no export lines within a minute; stderr:\n%s", stderr.String())
-		}
+		return strings.Contains(stdout.String(), "export "+envCACert+"=")
+	}) {
+		_ = cmd.Process.Kill()
+		t.Fatalf("agent printed no export lines within a minute; stderr:\n%s", stderr.String())
 	}
 	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)

@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/netmgr/netmgr/internal/testwait"
 )
 
 // syncBuffer is a bytes.Buffer safe for one writer and one poller.
@@ -57,20 +59,15 @@ func TestAgentDev(t *testing.T) {
 
 	exportRE := regexp.MustCompile(`(?m)^export NETMGR_ADDR=(https://127\.0\.0\.1:\d+)\nexport NETMGR_SOCKET=(/\S+/stub\.sock)\nexport NETMGR_CACERT=(/\S+/ca\.pem)$`)
 	var m []string
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		if m = exportRE.FindStringSubmatch(stdout.String()); m != nil {
-			break
-		}
+	testwait.Until(t, 60*time.Second, "the agent's export lines", func() (bool, string) {
 		select {
 		case code := <-codeCh:
 			t.Fatalf("agent exited with %d before it was ready; stderr:\n%s", code, stderr.String())
-		case <-time.After(50 * time.Millisecond):
+		default:
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("agent printed no export line within 60s; stdout:\n%s\nstderr:\n%s", stdout.String(), stderr.String())
-		}
-	}
+		m = exportRE.FindStringSubmatch(stdout.String())
+		return m != nil, "stdout:\n" + stdout.String() + "\nstderr:\n" + stderr.String()
+	})
 	t.Setenv(envAddr, m[1])
 	t.Setenv(envSocket, m[2])
 	t.Setenv(envCACert, m[3])

@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/netmgr/netmgr/internal/testwait"
 	"github.com/netmgr/netmgr/server/servertest"
 )
 
@@ -119,25 +120,10 @@ func grepLines(text, sub string) string {
 // something on a slow machine.
 func watch(t *testing.T, timeout time.Duration, what string, progress func() (bool, string), never func()) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
+	testwait.Until(t, timeout, what, func() (bool, string) {
 		never()
-		done, last := progress()
-		if done {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s (last seen: %s)", timeout, what, last)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-}
-
-// waitUntil polls cond every 100 ms until it holds, failing the test at
-// timeout.
-func waitUntil(t *testing.T, timeout time.Duration, what string, cond func() bool) {
-	t.Helper()
-	watch(t, timeout, what, func() (bool, string) { return cond(), "not yet" }, func() {})
+		return progress()
+	})
 }
 
 // call sends one request with hc, JSON body in (nil for none) and headers

@@ -22,6 +22,7 @@ import (
 
 	"github.com/netmgr/netmgr/client"
 	"github.com/netmgr/netmgr/client/pki"
+	"github.com/netmgr/netmgr/internal/testwait"
 	"github.com/netmgr/netmgr/server/servertest"
 )
 
@@ -311,7 +312,7 @@ func (a *attack) forgedChildTerm(t *testing.T) {
 		t.Errorf("CHILD_TERM for the victim on %s from %s: %s (%v); want the event fenced (stale)", c.Stubs[0].Name, c.Stubs[0].Name, body, err)
 	}
 	t.Logf("CHILD_TERM for the victim's attempt naming %s, from %s: %d %s", c.Stubs[0].Name, c.Stubs[0].Name, code, body)
-	waitUntil(t, 10*time.Second, "the fenced event logged", func() bool {
+	testwait.For(t, 10*time.Second, "the fenced event logged", func() bool {
 		return len(logged(t, c.Servers, "fenced stale child event", "job="+a.ref(), "machine="+c.Stubs[0].Name)) > 0
 	})
 
@@ -362,7 +363,7 @@ func (a *attack) plaintextRaft(t *testing.T) {
 		t.Errorf("plaintext RequestVote to %s's raft port %s: answered %+v; want the connection refused", leader.Name, leader.RaftAddr, resp)
 	}
 	t.Logf("plaintext RequestVote to %s's raft port: %v", leader.Name, err)
-	waitUntil(t, 10*time.Second, "the refused raft connection counted as rogue_server", func() bool {
+	testwait.For(t, 10*time.Second, "the refused raft connection counted as rogue_server", func() bool {
 		return denied(t, c, c.Servers, "rogue_server") > before
 	})
 	if len(logged(t, []*servertest.Proc{leader}, "refused raft connection")) == 0 {
@@ -393,7 +394,7 @@ func (a *attack) deadTokens(t *testing.T) {
 	leader := a.leader(t)
 	var code int
 	var body string
-	waitUntil(t, 20*time.Second, "the 2s token to be refused", func() bool {
+	testwait.For(t, 20*time.Second, "the 2s token to be refused", func() bool {
 		code, body = call(t, hc, http.MethodGet, leader.URL()+"/v1/jobs", nil, bearer(short))
 		return code != http.StatusOK
 	})
@@ -412,7 +413,7 @@ func (a *attack) deadTokens(t *testing.T) {
 	long := a.token(t, "alice", "1h")
 	id := tokenPattern.FindStringSubmatch(long)[1]
 	for _, s := range c.Servers {
-		waitUntil(t, 10*time.Second, "the token to work on "+s.Name, func() bool {
+		testwait.For(t, 10*time.Second, "the token to work on "+s.Name, func() bool {
 			code, _ := call(t, hc, http.MethodGet, s.URL()+"/v1/jobs", nil, bearer(long))
 			return code == http.StatusOK
 		})
@@ -422,7 +423,7 @@ func (a *attack) deadTokens(t *testing.T) {
 	}
 	before = denied(t, c, c.Servers, "bad_token")
 	for _, s := range c.Servers {
-		waitUntil(t, 10*time.Second, "the revoked token refused by "+s.Name, func() bool {
+		testwait.For(t, 10*time.Second, "the revoked token refused by "+s.Name, func() bool {
 			code, body = call(t, hc, http.MethodGet, s.URL()+"/v1/jobs", nil, bearer(long))
 			return code != http.StatusOK
 		})
@@ -618,7 +619,7 @@ func (a *attack) rogueServers(t *testing.T) {
 	// rogue-nokey's own view: nobody let it in.
 	api := regexp.MustCompile(`server rogue-nokey api (http://\S+)`)
 	var url string
-	waitUntil(t, 10*time.Second, "rogue-nokey to print its API", func() bool {
+	testwait.For(t, 10*time.Second, "rogue-nokey to print its API", func() bool {
 		for _, l := range noKey.lines(t, "rogue-nokey api") {
 			if m := api.FindStringSubmatch(l); m != nil {
 				url = m[1]

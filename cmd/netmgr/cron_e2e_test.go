@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/netmgr/netmgr/client"
-	"github.com/netmgr/netmgr/server/servertest"
+	"github.com/netmgr/netmgr/internal/testwait"
 )
 
 // cronE2EWindow is how long TestE2ECronAcrossLeaderKills kills leaders.
@@ -53,7 +53,7 @@ func TestE2ECronAcrossLeaderKills(t *testing.T) {
 	job := func() client.Job {
 		t.Helper()
 		var j client.Job
-		servertest.WaitFor(t, 30*time.Second, "the cron job answered", func() bool {
+		testwait.For(t, 30*time.Second, "the cron job answered", func() bool {
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 			defer cancel()
 			var err error
@@ -62,7 +62,7 @@ func TestE2ECronAcrossLeaderKills(t *testing.T) {
 		})
 		return j
 	}
-	servertest.WaitFor(t, 30*time.Second, "the first run", func() bool { return len(job().Cron.Runs) > 0 })
+	testwait.For(t, 30*time.Second, "the first run", func() bool { return len(job().Cron.Runs) > 0 })
 	res := r.run(t, "netstatus", "-j")
 	res.wantCode(t, 0)
 	if !rowHas(res.stdout, "tick", `cron "@every 2s", next `) || !strings.Contains(res.stdout, "scheduled") {
@@ -100,7 +100,7 @@ func TestE2ECronAcrossLeaderKills(t *testing.T) {
 	}
 	// Two more firings under a stable leader, then end the schedule.
 	before := len(job().Cron.Runs)
-	servertest.WaitFor(t, 30*time.Second, "two firings after the kills", func() bool { return len(job().Cron.Runs) >= before+2 })
+	testwait.For(t, 30*time.Second, "two firings after the kills", func() bool { return len(job().Cron.Runs) >= before+2 })
 	r.run(t, "netkill", "tick").wantCode(t, 0)
 	final := job()
 	if !final.Cron.Ended || final.State != client.JobKilled {
@@ -228,14 +228,14 @@ func TestE2ECronCatchupAfterOutage(t *testing.T) {
 	job := func(name string) client.Job {
 		t.Helper()
 		var j client.Job
-		servertest.WaitFor(t, 30*time.Second, name+" answered", func() bool {
+		testwait.For(t, 30*time.Second, name+" answered", func() bool {
 			var err error
 			j, err = cl.Job(ctx, name)
 			return err == nil && j.Cron != nil
 		})
 		return j
 	}
-	servertest.WaitFor(t, 30*time.Second, "two runs of each", func() bool {
+	testwait.For(t, 30*time.Second, "two runs of each", func() bool {
 		return len(job("catchup-last").Cron.Runs) >= 2 && len(job("catchup-none").Cron.Runs) >= 2
 	})
 	// Pause just after a firing time, so the resume falls mid-period.
@@ -248,7 +248,7 @@ func TestE2ECronCatchupAfterOutage(t *testing.T) {
 	resumed := time.Now()
 	t.Logf("paused %s to %s", paused.Format("15:04:05.000"), resumed.Format("15:04:05.000"))
 	for _, name := range []string{"catchup-last", "catchup-none"} {
-		servertest.WaitFor(t, 30*time.Second, name+" firing on time again", func() bool {
+		testwait.For(t, 30*time.Second, name+" firing on time again", func() bool {
 			j := job(name)
 			return j.Cron.Through.After(resumed.Add(2 * time.Second))
 		})

@@ -19,6 +19,7 @@ import (
 
 	"github.com/netmgr/netmgr/client"
 	"github.com/netmgr/netmgr/client/pki"
+	"github.com/netmgr/netmgr/internal/testwait"
 	"github.com/netmgr/netmgr/server"
 	"github.com/netmgr/netmgr/server/servertest"
 	"github.com/netmgr/netmgr/stub"
@@ -209,7 +210,7 @@ func realDataDirs(t *testing.T) string {
 			t.Fatalf("wait for job %d: %v", sub.ID, err)
 		}
 	}
-	servertest.WaitFor(t, 30*time.Second, "a snapshot", func() bool {
+	testwait.For(t, 30*time.Second, "a snapshot", func() bool {
 		return newestSnapshotName(filepath.Join(dir, "server")) != ""
 	})
 	if err := st.Shutdown(); err != nil {

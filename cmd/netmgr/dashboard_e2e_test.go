@@ -19,6 +19,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/netmgr/netmgr/client"
+	"github.com/netmgr/netmgr/internal/testwait"
 	"github.com/netmgr/netmgr/server/servertest"
 	"github.com/netmgr/netmgr/server/ui"
 )
@@ -178,16 +179,13 @@ func (b *browserPage) run(what string, timeout time.Duration, steps ...chromedp.
 func (b *browserPage) click(what, sel string, timeout time.Duration) {
 	b.t.Helper()
 	expr := fmt.Sprintf(`(() => { const e = document.querySelector(%q); if (!e) return false; e.click(); return true })()`, sel)
-	deadline := time.Now().Add(timeout)
-	for {
-		ok, err := eval[bool](b, expr)
-		if err == nil && ok {
-			return
-		}
-		if time.Now().After(deadline) {
-			b.t.Fatalf("%s: no element matches %s after %v (last error: %v)", what, sel, timeout, err)
-		}
-		time.Sleep(50 * time.Millisecond)
+	var err error
+	if !testwait.Poll(timeout, func() bool {
+		var ok bool
+		ok, err = eval[bool](b, expr)
+		return err == nil && ok
+	}) {
+		b.t.Fatalf("%s: no element matches %s after %v (last error: %v)", what, sel, timeout, err)
 	}
 }
 
@@ -212,13 +210,12 @@ func (b *browserPage) text(sel string) string {
 // waitText polls until the text of sel matches re, and returns it.
 func (b *browserPage) waitText(sel string, re *regexp.Regexp, timeout time.Duration) string {
 	b.t.Helper()
-	deadline := time.Now().Add(timeout)
 	var last string
-	for time.Now().Before(deadline) {
-		if last = b.text(sel); re.MatchString(last) {
-			return last
-		}
-		time.Sleep(50 * time.Millisecond)
+	if testwait.Poll(timeout, func() bool {
+		last = b.text(sel)
+		return re.MatchString(last)
+	}) {
+		return last
 	}
 	b.t.Fatalf("%s never matched %s in %s; last text:\n%s\npage:\n%s\ntoast: %s", sel, re, timeout, last, b.text("main"), b.text("#toast"))
 	return ""
@@ -231,12 +228,8 @@ func (b *browserPage) waitText(sel string, re *regexp.Regexp, timeout time.Durat
 // the steps after it.
 func (b *browserPage) waitLive(sel string, re *regexp.Regexp, hash string) {
 	b.t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) {
-		if re.MatchString(b.text(sel)) {
-			return
-		}
-		time.Sleep(50 * time.Millisecond)
+	if testwait.Poll(10*time.Second, func() bool { return re.MatchString(b.text(sel)) }) {
+		return
 	}
 	b.t.Logf("live redraws did not show %s in %s within 10s; opening %s again", re, sel, hash)
 	if _, err := eval[string](b, fmt.Sprintf(`location.hash=%q`, hash+"?again")); err != nil {

@@ -24,6 +24,7 @@ func TestE2EDependencyChain(t *testing.T) {
 	if testing.Short() {
 		t.Skip("skipping end-to-end test under -short: it builds netmgr and runs 5 processes")
 	}
+	t.Parallel() // its own process cluster, ports and directories; it sets no environment
 	dir := t.TempDir()
 	bin := netmgrBinary(t)
 	links := commandLinks(t, dir, bin, "netexec", "netstatus")

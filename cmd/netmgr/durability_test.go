@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/netmgr/netmgr/client"
-	"github.com/netmgr/netmgr/server/servertest"
+	"github.com/netmgr/netmgr/internal/testwait"
 )
 
 // TestKillEveryServerLosesNothing SIGKILLs all three servers at once while
@@ -68,7 +68,7 @@ func TestKillEveryServerLosesNothing(t *testing.T) {
 	if err := os.WriteFile(gate, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	servertest.WaitFor(t, 30*time.Second, "the gated job to end", func() bool {
+	testwait.For(t, 30*time.Second, "the gated job to end", func() bool {
 		_, err := os.Stat(ended)
 		return err == nil
 	})

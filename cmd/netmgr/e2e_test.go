@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/netmgr/netmgr/client"
+	"github.com/netmgr/netmgr/internal/testwait"
 	"github.com/netmgr/netmgr/server/servertest"
 )
 
@@ -34,6 +35,7 @@ func TestE2EProcessCluster(t *testing.T) {
 	if testing.Short() {
 		t.Skip("skipping end-to-end test under -short: it builds netmgr and runs 5 processes")
 	}
+	t.Parallel() // its own process cluster, ports and directories; it sets no environment
 	dir := t.TempDir()
 	bin := netmgrBinary(t)
 	links := commandLinks(t, dir, bin, "netexec", "netstatus", "netkill")
@@ -254,7 +256,7 @@ func TestE2EProcessCluster(t *testing.T) {
 			t.Fatal(err)
 		}
 		var last e2eResult
-		ok := e2ePoll(60*time.Second, func() bool {
+		ok := testwait.Poll(60*time.Second, func() bool {
 			last = r.run(t, "netstatus", "-s", "--json")
 			if last.code != 0 {
 				return false
@@ -278,21 +280,6 @@ func TestE2EProcessCluster(t *testing.T) {
 			t.Errorf("restarted %s did not rejoin and catch up to index %d:\n%s", name, second.Index, last)
 		}
 	})
-}
-
-// e2ePoll calls cond every 100 ms until it returns true (true) or timeout
-// passes (false).
-func e2ePoll(timeout time.Duration, cond func() bool) bool {
-	deadline := time.Now().Add(timeout)
-	for {
-		if cond() {
-			return true
-		}
-		if time.Now().After(deadline) {
-			return false
-		}
-		<-time.After(100 * time.Millisecond)
-	}
 }
 
 // e2eRunner runs the CLI through its symlinks against one cluster.

@@ -22,6 +22,7 @@ func TestE2EHostileTextPrintedEscaped(t *testing.T) {
 	if testing.Short() {
 		t.Skip("skipping end-to-end test under -short: it builds netmgr and runs 2 processes")
 	}
+	t.Parallel() // its own process cluster, ports and directories; it sets no environment
 	const (
 		bad        = "\x1b[31m\r\n"
 		badEscaped = `\x1b[31m\r\n`

@@ -30,6 +30,7 @@ func TestE2EEverydayExec(t *testing.T) {
 	if testing.Short() {
 		t.Skip("skipping end-to-end test under -short: it builds netmgr and runs 3 processes")
 	}
+	t.Parallel() // its own process cluster, ports and directories; it sets no environment
 	dir := t.TempDir()
 	bin := netmgrBinary(t)
 	links := commandLinks(t, dir, bin, "netexec", "netstatus", "netkill")

@@ -19,6 +19,7 @@ func TestE2EBatchSubmit(t *testing.T) {
 	if testing.Short() {
 		t.Skip("skipping end-to-end test under -short: it builds netmgr and runs 2 processes")
 	}
+	t.Parallel() // its own process cluster, ports and directories; it sets no environment
 	dir := t.TempDir()
 	bin := netmgrBinary(t)
 	links := filepath.Join(dir, "links")

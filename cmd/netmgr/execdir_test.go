@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/netmgr/netmgr/server/servertest"
+	"github.com/netmgr/netmgr/internal/testwait"
 )
 
 // attemptDirIn is the exec dir of attempt name (JOB.INSTANCE.ATTEMPT)
@@ -47,24 +47,20 @@ func startDevAgent(t *testing.T, execDir string, extra ...string) {
 		}
 	})
 	exportRE := regexp.MustCompile(`(?m)^export NETMGR_ADDR=(https://127\.0\.0\.1:\d+)\nexport NETMGR_SOCKET=(/\S+/stub\.sock)\nexport NETMGR_CACERT=(/\S+/ca\.pem)$`)
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		if m := exportRE.FindStringSubmatch(stdout.String()); m != nil {
-			t.Setenv(envAddr, m[1])
-			t.Setenv(envSocket, m[2])
-			t.Setenv(envCACert, m[3])
-			t.Setenv(envToken, "")
-			return
-		}
+	var m []string
+	testwait.Until(t, 60*time.Second, "the agent's export lines", func() (bool, string) {
 		select {
 		case code := <-codeCh:
 			t.Fatalf("agent exited with %d before it was ready; stderr:\n%s", code, stderr.String())
-		case <-time.After(50 * time.Millisecond):
+		default:
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("agent printed no export line within 60s; stdout:\n%s\nstderr:\n%s", stdout.String(), stderr.String())
-		}
-	}
+		m = exportRE.FindStringSubmatch(stdout.String())
+		return m != nil, "stdout:\n" + stdout.String() + "\nstderr:\n" + stderr.String()
+	})
+	t.Setenv(envAddr, m[1])
+	t.Setenv(envSocket, m[2])
+	t.Setenv(envCACert, m[3])
+	t.Setenv(envToken, "")
 }
 
 // TestTwoDevClustersShareExecDir is the collision of issue 16: two
@@ -125,14 +121,14 @@ func TestDevClusterRemovesExecDirs(t *testing.T) {
 			t.Errorf("%s right after the job ended = %q, %v; want %q", name, b, err, want)
 		}
 	}
-	servertest.WaitFor(t, 30*time.Second, "netstatus -m reporting the exec dir's use", func() bool {
+	testwait.For(t, 30*time.Second, "netstatus -m reporting the exec dir's use", func() bool {
 		code, out, _ := runCLI(t, "netstatus", "-m", "--json")
 		var rows []struct {
 			Used int64 `json:"exec_used_bytes"`
 		}
 		return code == exitOK && json.Unmarshal([]byte(out), &rows) == nil && len(rows) == 1 && rows[0].Used > 0
 	})
-	servertest.WaitFor(t, 30*time.Second, "the exec dir removed after the retention", func() bool {
+	testwait.For(t, 30*time.Second, "the exec dir removed after the retention", func() bool {
 		_, err := os.Stat(dir)
 		return errors.Is(err, os.ErrNotExist)
 	})

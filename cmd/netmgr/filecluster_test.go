@@ -12,6 +12,7 @@ import (
 
 	"github.com/netmgr/netmgr/client"
 	"github.com/netmgr/netmgr/client/pki"
+	"github.com/netmgr/netmgr/internal/testwait"
 	"github.com/netmgr/netmgr/server/servertest"
 )
 
@@ -104,11 +105,11 @@ func (c *fileCluster) runJob(t *testing.T, user string, timeout time.Duration, b
 	cl := c.client(t, user)
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
-	servertest.WaitFor(t, timeout, "the server to lead", func() bool {
+	testwait.For(t, timeout, "the server to lead", func() bool {
 		srv, err := cl.Servers(ctx)
 		return err == nil && len(srv) == 1 && srv[0].Role == "leader"
 	})
-	servertest.WaitFor(t, timeout, "machine "+c.stubName+" to be up", func() bool {
+	testwait.For(t, timeout, "machine "+c.stubName+" to be up", func() bool {
 		ms, err := cl.Machines(ctx)
 		return err == nil && len(ms) == 1 && ms[0].Name == c.stubName && ms[0].State == client.MachineUp
 	})

@@ -18,6 +18,7 @@ import (
 
 	"github.com/netmgr/netmgr/client"
 	"github.com/netmgr/netmgr/client/files"
+	"github.com/netmgr/netmgr/internal/testwait"
 	"github.com/netmgr/netmgr/server/servertest"
 )
 
@@ -221,17 +222,11 @@ func TestCopyOutSurvivesStubRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	stubLog := c.Stubs[0].LogPath
-	deadline := time.Now().Add(60 * time.Second)
-	for {
+	// Once it has, it sends the outputs, to a server that does not answer.
+	testwait.For(t, 60*time.Second, "the stub to log the attempt's end", func() bool {
 		log, _ := os.ReadFile(stubLog)
-		if strings.Contains(string(log), "attempt ended") {
-			break // it now sends the outputs, to a server that does not answer
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the stub did not log the attempt's end within 60s")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return strings.Contains(string(log), "attempt ended")
+	})
 	if err := c.StopStub(0, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}

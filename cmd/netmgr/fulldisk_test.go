@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/netmgr/netmgr/client"
+	"github.com/netmgr/netmgr/internal/testwait"
 	"github.com/netmgr/netmgr/server/servertest"
 )
 
@@ -51,7 +52,7 @@ func TestFullExecDirDrainsMachine(t *testing.T) {
 		t.Fatalf("no machine %s in %+v", name, ms)
 		return client.Machine{}
 	}
-	servertest.WaitFor(t, 60*time.Second, full.Name+" up on its tmpfs", func() bool {
+	testwait.For(t, 60*time.Second, full.Name+" up on its tmpfs", func() bool {
 		m := machine(full.Name)
 		return m.State == client.MachineUp && m.Problem == ""
 	})
@@ -94,7 +95,7 @@ func TestFullExecDirDrainsMachine(t *testing.T) {
 	}
 	t.Logf("the eight: %d went back to the queue from %s uncounted", requeued, full.Name)
 
-	servertest.WaitFor(t, 30*time.Second, full.Name+" draining with the reason", func() bool {
+	testwait.For(t, 30*time.Second, full.Name+" draining with the reason", func() bool {
 		m := machine(full.Name)
 		return m.State == client.MachineDraining && m.Problem == "exec dir full: 0 B free"
 	})
@@ -112,7 +113,7 @@ func TestFullExecDirDrainsMachine(t *testing.T) {
 	if err := os.Remove(filepath.Join(attemptDirIn(t, full.ExecDir, fmt.Sprintf("%d.0.1", filler.ID)), "fill")); err != nil {
 		t.Fatal(err)
 	}
-	servertest.WaitFor(t, 30*time.Second, full.Name+" taking work again", func() bool {
+	testwait.For(t, 30*time.Second, full.Name+" taking work again", func() bool {
 		m := machine(full.Name)
 		return m.State == client.MachineUp && m.Problem == ""
 	})

@@ -16,6 +16,7 @@ func TestE2EGangReadmeExample(t *testing.T) {
 	if testing.Short() {
 		t.Skip("skipping end-to-end test under -short: it builds netmgr and runs 4 processes")
 	}
+	t.Parallel() // its own process cluster, ports and directories; it sets no environment
 	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
 	if err != nil {
 		t.Fatal(err)

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/netmgr/netmgr/client"
-	"github.com/netmgr/netmgr/server/servertest"
+	"github.com/netmgr/netmgr/internal/testwait"
 )
 
 // TestE2EHistoryAndEventsSurviveRestart runs jobs on a group of server
@@ -22,6 +22,7 @@ func TestE2EHistoryAndEventsSurviveRestart(t *testing.T) {
 	if testing.Short() {
 		t.Skip("skipping end-to-end test under -short: it builds netmgr and runs 4 processes")
 	}
+	t.Parallel() // its own process cluster, ports and directories; it sets no environment
 	dir := t.TempDir()
 	bin := netmgrBinary(t)
 	links := commandLinks(t, dir, bin, "netexec", "netmgr")
@@ -83,7 +84,7 @@ func TestE2EHistoryAndEventsSurviveRestart(t *testing.T) {
 	if err := c.WaitLeader(60 * time.Second); err != nil {
 		t.Fatal(err)
 	}
-	servertest.WaitFor(t, 30*time.Second, "the history back after the restart", func() bool {
+	testwait.For(t, 30*time.Second, "the history back after the restart", func() bool {
 		hs, err := cl.History(t.Context(), client.HistoryQuery{})
 		return err == nil && len(hs) == 2
 	})
@@ -119,6 +120,7 @@ func TestE2EStatusOfRemovedJobFromHistory(t *testing.T) {
 	if testing.Short() {
 		t.Skip("skipping end-to-end test under -short: it builds netmgr and runs 2 processes")
 	}
+	t.Parallel() // its own process cluster, ports and directories; it sets no environment
 	dir := t.TempDir()
 	bin := netmgrBinary(t)
 	links := commandLinks(t, dir, bin, "netexec", "netstatus", "netmgr")
@@ -132,7 +134,7 @@ func TestE2EStatusOfRemovedJobFromHistory(t *testing.T) {
 		t.Fatalf("history of the failed job = %+v, %v; want one attempt", hs, err)
 	}
 	id := strconv.FormatUint(hs[0].Job, 10)
-	servertest.WaitFor(t, 30*time.Second, "job "+id+" removed by the retention", func() bool {
+	testwait.For(t, 30*time.Second, "job "+id+" removed by the retention", func() bool {
 		_, err := cl.Job(t.Context(), id)
 		return errors.Is(err, client.ErrNotFound)
 	})

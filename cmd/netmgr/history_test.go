@@ -2,9 +2,6 @@ package main
 
 import (
 	"bytes"
-	"encoding/json"
-	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -101,15 +98,8 @@ func TestHistoryUsageErrors(t *testing.T) {
 // TestHistoryJob selects a job by id (sent to the servers, as --job) or by
 // name or name.owner (kept from the answer), the option after it or not.
 func TestHistoryJob(t *testing.T) {
-	var queries []string
-	mux := http.NewServeMux()
-	mux.HandleFunc("GET /v1/history", func(w http.ResponseWriter, r *http.Request) {
-		queries = append(queries, r.URL.RawQuery)
-		_ = json.NewEncoder(w).Encode(sampleHistory())
-	})
-	srv := httptest.NewServer(mux)
-	t.Cleanup(srv.Close)
-	t.Setenv(envAddr, srv.URL)
+	f := &fakeServer{history: sampleHistory()}
+	t.Setenv(envAddr, f.start(t))
 	tests := []struct {
 		name  string
 		args  []string
@@ -124,13 +114,13 @@ func TestHistoryJob(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			queries = nil
+			f.historyQueries = nil
 			code, stdout, stderr := runCLI(t, tt.args...)
 			if code != exitOK {
 				t.Fatalf("exit code = %d, want %d; stderr:\n%s", code, exitOK, stderr)
 			}
-			if len(queries) != 1 || queries[0] != tt.query {
-				t.Errorf("queries = %q, want [%q]", queries, tt.query)
+			if len(f.historyQueries) != 1 || f.historyQueries[0] != tt.query {
+				t.Errorf("queries = %q, want [%q]", f.historyQueries, tt.query)
 			}
 			var jobs []string
 			for _, line := range strings.Split(strings.TrimSpace(stdout), "\n")[1:] {

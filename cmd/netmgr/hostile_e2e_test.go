@@ -17,7 +17,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/netmgr/netmgr/server/servertest"
+	"github.com/netmgr/netmgr/internal/testwait"
 )
 
 // hostileAgent is a `netmgr agent --dev` machine (its stub and supervisors run
@@ -77,7 +77,7 @@ func TestHostileJobs(t *testing.T) {
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
-		servertest.WaitFor(t, 30*time.Second, "logs -f to show the job's first line", func() bool {
+		testwait.For(t, 30*time.Second, "logs -f to show the job's first line", func() bool {
 			return strings.Contains(out.String(), "before")
 		})
 		if err := os.WriteFile(gate, nil, 0o644); err != nil {
@@ -146,7 +146,7 @@ func TestHostileJobs(t *testing.T) {
 				"(setsid sleep 300 &); nohup sh -c 'exec -a innocent sleep 301' >/dev/null 2>&1 & "+
 					"perl -e 'fork and exit; setpgrp; exec {\"sleep\"} \"kworker\", 302' & sh -c 'sleep 303 &'; "+
 					"while [ ! -e "+gate+" ]; do sleep 0.05; done; exit 0")
-			servertest.WaitFor(t, 30*time.Second, "job "+id+"'s four escapes running", func() bool {
+			testwait.For(t, 30*time.Second, "job "+id+"'s four escapes running", func() bool {
 				n := 0
 				for _, p := range processesOf(h.user.uid) {
 					if strings.HasSuffix(p, " sleep") || strings.HasSuffix(p, " innocent") || strings.HasSuffix(p, " kworker") {
@@ -164,10 +164,10 @@ func TestHostileJobs(t *testing.T) {
 			} else if err := os.WriteFile(gate, nil, 0o644); err != nil {
 				t.Fatal(err)
 			}
-			servertest.WaitFor(t, 30*time.Second, "every process of "+h.user.name+" gone after job "+id+" ended", func() bool {
+			testwait.For(t, 30*time.Second, "every process of "+h.user.name+" gone after job "+id+" ended", func() bool {
 				return len(processesOf(h.user.uid)) == 0
 			})
-			servertest.WaitFor(t, 30*time.Second, "job "+id+" "+want, func() bool {
+			testwait.For(t, 30*time.Second, "job "+id+" "+want, func() bool {
 				code, out := h.run(t, "status", id)
 				return code == 0 && strings.Contains(out, want)
 			})
@@ -177,7 +177,7 @@ func TestHostileJobs(t *testing.T) {
 	t.Run("a job that chmods its own directory 000", func(t *testing.T) {
 		id := h.exec(t, "--wait", "done", "/bin/sh", "-c", "mkdir -p sub/deeper && chmod 000 sub/deeper sub . && exit 0")
 		dir := attemptDirIn(t, h.execDir, id+".0.1")
-		servertest.WaitFor(t, 30*time.Second, "the exec dir removed after the retention", func() bool {
+		testwait.For(t, 30*time.Second, "the exec dir removed after the retention", func() bool {
 			_, err := os.Lstat(dir)
 			return errors.Is(err, fs.ErrNotExist)
 		})

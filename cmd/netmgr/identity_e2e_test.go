@@ -24,6 +24,7 @@ import (
 
 	"github.com/netmgr/netmgr/client"
 	"github.com/netmgr/netmgr/client/pki"
+	"github.com/netmgr/netmgr/internal/testwait"
 	"github.com/netmgr/netmgr/server/servertest"
 )
 
@@ -164,7 +165,7 @@ func TestIdentityEndToEnd(t *testing.T) {
 	if job.Owner != a.name {
 		t.Fatalf("job %s is %q's, want %s's (who submitted it)", ref, job.Owner, a.name)
 	}
-	servertest.WaitFor(t, 30*time.Second, "the job to write its uid", func() bool {
+	testwait.For(t, 30*time.Second, "the job to write its uid", func() bool {
 		data, err := os.ReadFile(uidFile)
 		return err == nil && strings.HasSuffix(string(data), "\n")
 	})

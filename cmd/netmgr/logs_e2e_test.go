@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/netmgr/netmgr/server/servertest"
+	"github.com/netmgr/netmgr/internal/testwait"
 )
 
 // logsSubmit runs netexec with args and returns the id of the job it
@@ -135,7 +135,7 @@ func TestLogsRefusedAndRemoved(t *testing.T) {
 	t.Setenv(envToken, "")
 	t.Setenv(envSocket, socket)
 
-	servertest.WaitFor(t, 30*time.Second, "logs failing once the retention passed", func() bool {
+	testwait.For(t, 30*time.Second, "logs failing once the retention passed", func() bool {
 		code, _, errOut = runCLI(t, "netmgr", "logs", id)
 		return code != exitOK
 	})

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/netmgr/netmgr/client"
-	"github.com/netmgr/netmgr/server/servertest"
+	"github.com/netmgr/netmgr/internal/testwait"
 )
 
 // TestCrashedMachineGoesDown kills a whole machine (stub, supervisor and a
@@ -56,7 +56,7 @@ func TestCrashedMachineGoesDown(t *testing.T) {
 		return machine, job.Instances[0].State, job.Instances[0].Attempt
 	}
 	var sawUnknown bool
-	servertest.WaitFor(t, 60*time.Second, victim+" down and its instance lost", func() bool {
+	testwait.For(t, 60*time.Second, victim+" down and its instance lost", func() bool {
 		m, in, attempt := state()
 		if attempt != 1 {
 			t.Fatalf("the instance got attempt %d: work without a restart policy must never run again", attempt)

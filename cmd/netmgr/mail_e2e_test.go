@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/netmgr/netmgr/client"
+	"github.com/netmgr/netmgr/internal/testwait"
 	"github.com/netmgr/netmgr/server/mailer/smtptest"
 	"github.com/netmgr/netmgr/server/servertest"
 )
@@ -91,7 +92,7 @@ func TestE2EMailLeaderKilled(t *testing.T) {
 	// first delivery); then the killed leader's copy is let through.
 	relay.WaitMessages(t, 1, 60*time.Second)
 	close(release)
-	servertest.WaitFor(t, 30*time.Second, "the mail recorded sent", func() bool {
+	testwait.For(t, 30*time.Second, "the mail recorded sent", func() bool {
 		ec, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		evs, err := cl.Events(ec, 0)

@@ -296,6 +296,9 @@ type fakeServer struct {
 	ended        []client.Reservation // returned by POST /v1/reservations/end
 	unreserves   []client.UnreserveRequest
 	reservations []client.Reservation // returned by GET /v1/reservations
+
+	history        []client.HistoryAttempt // returned by GET /v1/history, whatever the query
+	historyQueries []string                // the raw query of each GET /v1/history
 }
 
 // notFound answers 404 with the API's error body.
@@ -407,6 +410,10 @@ func (f *fakeServer) start(t *testing.T) string {
 	})
 	mux.HandleFunc("GET /v1/reservations", func(w http.ResponseWriter, r *http.Request) {
 		_ = json.NewEncoder(w).Encode(f.reservations)
+	})
+	mux.HandleFunc("GET /v1/history", func(w http.ResponseWriter, r *http.Request) {
+		f.historyQueries = append(f.historyQueries, r.URL.RawQuery)
+		_ = json.NewEncoder(w).Encode(f.history)
 	})
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)

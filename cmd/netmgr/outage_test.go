@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/netmgr/netmgr/client"
+	"github.com/netmgr/netmgr/internal/testwait"
 	"github.com/netmgr/netmgr/server/servertest"
 )
 
@@ -109,7 +110,7 @@ while [ ! -e %s ]; do sleep 0.05; done`, ledger, finish)
 	if err != nil {
 		t.Fatalf("submit: %v", err)
 	}
-	servertest.WaitFor(t, 30*time.Second, "three starts in the ledger", func() bool {
+	testwait.For(t, 30*time.Second, "three starts in the ledger", func() bool {
 		return len(ledgerStarts(t, ledger)) == 3
 	})
 
@@ -119,7 +120,7 @@ while [ ! -e %s ]; do sleep 0.05; done`, ledger, finish)
 	fault(c)
 	// Past a lease and its margin after the servers came back: a leader
 	// that wrongly expired a lease has done so by now.
-	servertest.WaitFor(t, 30*time.Second, "every machine up and renewing", func() bool {
+	testwait.For(t, 30*time.Second, "every machine up and renewing", func() bool {
 		ms, err := cl.Machines(ctx)
 		if err != nil || len(ms) != 3 {
 			return false
@@ -131,23 +132,22 @@ while [ ! -e %s ]; do sleep 0.05; done`, ledger, finish)
 		}
 		return true
 	})
-	deadline := time.Now().Add(5 * time.Second)
-	for time.Now().Before(deadline) {
+	testwait.Holds(t, 5*time.Second, "every instance on its first attempt", func() bool {
 		job, err := cl.Job(ctx, resp.Name)
 		if err != nil {
-			continue
+			return true
 		}
 		for _, in := range job.Instances {
 			if in.Attempt != 1 {
 				t.Fatalf("instance %d is on attempt %d (%s) after the fault, want its first attempt", in.Index, in.Attempt, in.State)
 			}
 		}
-		time.Sleep(200 * time.Millisecond)
-	}
+		return true
+	})
 	if err := os.WriteFile(finish, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	servertest.WaitFor(t, 30*time.Second, "job done", func() bool {
+	testwait.For(t, 30*time.Second, "job done", func() bool {
 		job, err := cl.Job(ctx, resp.Name)
 		return err == nil && job.State == client.JobDone
 	})
@@ -209,7 +209,7 @@ func TestIsolatedStubStopsItsWork(t *testing.T) {
 		t.Fatalf("submit: %v", err)
 	}
 	var first []string
-	servertest.WaitFor(t, 30*time.Second, "first start in the ledger", func() bool {
+	testwait.For(t, 30*time.Second, "first start in the ledger", func() bool {
 		starts := ledgerStarts(t, ledger)
 		if len(starts) > 0 {
 			first = strings.Fields(starts[0])
@@ -228,7 +228,7 @@ func TestIsolatedStubStopsItsWork(t *testing.T) {
 	goneAt := watchGone(pid, 30*time.Second)
 
 	var second []string
-	servertest.WaitFor(t, 30*time.Second, "a second start elsewhere", func() bool {
+	testwait.For(t, 30*time.Second, "a second start elsewhere", func() bool {
 		starts := ledgerStarts(t, ledger)
 		if len(starts) > 1 {
 			second = strings.Fields(starts[1])
@@ -274,7 +274,7 @@ func waitKnowsPool(t *testing.T, ctx context.Context, c *servertest.ProcCluster,
 	if err != nil {
 		t.Fatal(err)
 	}
-	servertest.WaitFor(t, 30*time.Second, p.Name+" knows its place in the pool", func() bool {
+	testwait.For(t, 30*time.Second, p.Name+" knows its place in the pool", func() bool {
 		st, err := sc.OutageStatement(ctx)
 		return err == nil && st.Position > 0 && st.ProvenPool == size
 	})

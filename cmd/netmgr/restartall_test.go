@@ -13,6 +13,7 @@ import (
 
 	"github.com/netmgr/netmgr/client"
 	"github.com/netmgr/netmgr/fsm"
+	"github.com/netmgr/netmgr/internal/testwait"
 	"github.com/netmgr/netmgr/server/servertest"
 )
 
@@ -56,7 +57,7 @@ func TestServerGroupRestartHeals(t *testing.T) {
 			<-time.After(time.Until(killed.Add(10 * time.Second)))
 		}},
 		{"down until the stubs forget the servers", func(t *testing.T, killed time.Time) {
-			servertest.WaitFor(t, 60*time.Second, "every stub to hold every server dead", func() bool {
+			testwait.For(t, 60*time.Second, "every stub to hold every server dead", func() bool {
 				for _, p := range c.Stubs {
 					if n, err := stubGossipServers(c, p); err != nil || n != 0 {
 						return false

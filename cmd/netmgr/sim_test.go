@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/netmgr/netmgr/client"
+	"github.com/netmgr/netmgr/internal/testwait"
 	"github.com/netmgr/netmgr/server/servertest"
 )
 
@@ -58,7 +59,7 @@ func TestSim(t *testing.T) {
 	for i := range 5 {
 		names = append(names, "simtest-"+strconv.Itoa(i))
 	}
-	servertest.WaitFor(t, 60*time.Second, "5 simulated machines up", func() bool {
+	testwait.For(t, 60*time.Second, "5 simulated machines up", func() bool {
 		ms, err := cl.Machines(ctx)
 		if err != nil {
 			return false

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/netmgr/netmgr/client"
-	"github.com/netmgr/netmgr/server/servertest"
+	"github.com/netmgr/netmgr/internal/testwait"
 )
 
 // restartJob is a job of the stub restart tests: it appends its pid to a
@@ -43,7 +43,7 @@ func submitRestartJob(t *testing.T, cl *client.Client, dir, name, restart string
 	if _, err := cl.WaitJob(ctx, j.ref, client.WaitStarted); err != nil {
 		t.Fatalf("wait for %s to run: %v", name, err)
 	}
-	servertest.WaitFor(t, 30*time.Second, name+" wrote its pid", func() bool { return len(j.pids(t)) == 1 })
+	testwait.For(t, 30*time.Second, name+" wrote its pid", func() bool { return len(j.pids(t)) == 1 })
 	return j
 }
 
@@ -116,7 +116,7 @@ func TestStubRestartKeepsJobs(t *testing.T) {
 		t.Fatal(err)
 	}
 	stopped := time.Now()
-	servertest.WaitFor(t, 30*time.Second, victim+" restarting", func() bool {
+	testwait.For(t, 30*time.Second, victim+" restarting", func() bool {
 		m, _ := machineAndInstance(cl, victim, jobs[0].ref)
 		return m == client.MachineRestarting
 	})
@@ -127,7 +127,7 @@ func TestStubRestartKeepsJobs(t *testing.T) {
 	}
 	// Longer than the lease and its margin (3 s + 1 s), after which a
 	// machine that left would have had its jobs lost or restarted.
-	for time.Since(stopped) < 8*time.Second {
+	testwait.Holds(t, 8*time.Second-time.Since(stopped), "the restarting stub's jobs running", func() bool {
 		for i, j := range jobs {
 			m, in := machineAndInstance(cl, victim, j.ref)
 			if m != "" && m != client.MachineRestarting {
@@ -141,14 +141,14 @@ func TestStubRestartKeepsJobs(t *testing.T) {
 				t.Fatalf("the process of job %s (pid %d) is gone while the stub restarts", j.ref, pids[i])
 			}
 		}
-		time.Sleep(200 * time.Millisecond) // the observation's sampling period
-	}
+		return true
+	})
 
 	if err := c.RestartStub(0); err != nil {
 		t.Fatal(err)
 	}
 	restarted := time.Now()
-	servertest.WaitFor(t, 60*time.Second, victim+" up again", func() bool {
+	testwait.For(t, 60*time.Second, victim+" up again", func() bool {
 		m, _ := machineAndInstance(cl, victim, jobs[0].ref)
 		return m == client.MachineUp
 	})
@@ -226,12 +226,12 @@ func TestStubRestartNotBack(t *testing.T) {
 		t.Fatal(err)
 	}
 	stopped := time.Now()
-	servertest.WaitFor(t, 30*time.Second, name+" restarting", func() bool {
+	testwait.For(t, 30*time.Second, name+" restarting", func() bool {
 		m, _ := machineAndInstance(cl, name, plain.ref)
 		return m == client.MachineRestarting
 	})
 	var moved time.Duration
-	servertest.WaitFor(t, 60*time.Second, "the restartable job running again on "+c.Stubs[other].Name, func() bool {
+	testwait.For(t, 60*time.Second, "the restartable job running again on "+c.Stubs[other].Name, func() bool {
 		pids := restartable.pids(t)
 		if len(pids) > 1 && alive(first) {
 			t.Fatalf("attempt 2 of job %s started (pid %d) while attempt 1 (pid %d) still runs", restartable.ref, pids[1], first)
@@ -257,7 +257,7 @@ func TestStubRestartNotBack(t *testing.T) {
 	if code != 0 || !strings.Contains(out, lost) || !strings.Contains(out, current) || strings.Index(out, lost) > strings.Index(out, current) {
 		t.Errorf("netstatus %s: exit %d\n%s\nwant %q, then %q", restartable.ref, code, out, lost, current)
 	}
-	servertest.WaitFor(t, 60*time.Second, "the plain job lost and "+name+" down", func() bool {
+	testwait.For(t, 60*time.Second, "the plain job lost and "+name+" down", func() bool {
 		m, in := machineAndInstance(cl, name, plain.ref)
 		if in.Attempt > 1 {
 			t.Fatalf("job %s got attempt %d: work without a restart policy must never run again", plain.ref, in.Attempt)
@@ -285,7 +285,7 @@ func TestStubRestartAcrossElection(t *testing.T) {
 	if err := c.StopStub(0, syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
-	servertest.WaitFor(t, 30*time.Second, victim+" restarting", func() bool {
+	testwait.For(t, 30*time.Second, victim+" restarting", func() bool {
 		m, _ := machineAndInstance(cl, victim, job.ref)
 		return m == client.MachineRestarting
 	})
@@ -302,7 +302,7 @@ func TestStubRestartAcrossElection(t *testing.T) {
 	elected := time.Now()
 	_, newName := c.Leader()
 	t.Logf("killed leader %s; %s leads", name, newName)
-	for time.Since(elected) < 8*time.Second {
+	testwait.Holds(t, 8*time.Second-time.Since(elected), "the restarting stub's job running under the new leader", func() bool {
 		m, in := machineAndInstance(cl, victim, job.ref)
 		if m != "" && m != client.MachineRestarting {
 			t.Fatalf("%s is %s under the new leader, want restarting", victim, m)
@@ -313,12 +313,12 @@ func TestStubRestartAcrossElection(t *testing.T) {
 		if !alive(pid) {
 			t.Fatalf("the job's process (pid %d) is gone while the stub restarts", pid)
 		}
-		time.Sleep(200 * time.Millisecond) // the observation's sampling period
-	}
+		return true
+	})
 	if err := c.RestartStub(0); err != nil {
 		t.Fatal(err)
 	}
-	servertest.WaitFor(t, 60*time.Second, victim+" up again", func() bool {
+	testwait.For(t, 60*time.Second, victim+" up again", func() bool {
 		m, _ := machineAndInstance(cl, victim, job.ref)
 		return m == client.MachineUp
 	})

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/netmgr/netmgr/client"
-	"github.com/netmgr/netmgr/server/servertest"
+	"github.com/netmgr/netmgr/internal/testwait"
 )
 
 // TestFrozenStubIsSuspect freezes one stub process (SIGSTOP): it stops
@@ -49,7 +49,7 @@ func TestFrozenStubIsSuspect(t *testing.T) {
 	}
 	t.Cleanup(thaw)
 	stopped := time.Now()
-	servertest.WaitFor(t, 10*time.Second, frozen.Name+" suspect", func() bool {
+	testwait.For(t, 10*time.Second, frozen.Name+" suspect", func() bool {
 		return stateOf(frozen.Name) == client.MachineSuspect
 	})
 	t.Logf("frozen stub suspect after %v", time.Since(stopped).Round(10*time.Millisecond))
@@ -74,7 +74,7 @@ func TestFrozenStubIsSuspect(t *testing.T) {
 	}
 
 	thaw()
-	servertest.WaitFor(t, 15*time.Second, frozen.Name+" up again", func() bool {
+	testwait.For(t, 15*time.Second, frozen.Name+" up again", func() bool {
 		return stateOf(frozen.Name) == client.MachineUp
 	})
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/netmgr/netmgr/client/pki"
+	"github.com/netmgr/netmgr/internal/testwait"
 )
 
 // logLines collects a process's stderr line by line.
@@ -94,13 +95,7 @@ func TestSIGHUPReloadsTheGossipKeyring(t *testing.T) {
 			})
 			wait := func(what string, subs ...string) {
 				t.Helper()
-				deadline := time.Now().Add(20 * time.Second)
-				for !logs.has(subs...) {
-					if time.Now().After(deadline) {
-						t.Fatalf("timed out waiting for %s", what)
-					}
-					time.Sleep(20 * time.Millisecond)
-				}
+				testwait.For(t, 20*time.Second, what, func() bool { return logs.has(subs...) })
 			}
 			wait("the process to start", role+" started")
 

@@ -10,6 +10,7 @@ import (
 
 	"github.com/netmgr/netmgr/client"
 	"github.com/netmgr/netmgr/client/pki"
+	"github.com/netmgr/netmgr/internal/testwait"
 	"github.com/netmgr/netmgr/server/servertest"
 )
 
@@ -108,7 +109,7 @@ func TestTokenCommands(t *testing.T) {
 		t.Fatalf("token create --ttl 1ms: exit %d, stderr:\n%s", code, errOut)
 	}
 	var lines []string
-	servertest.WaitFor(t, 5*time.Second, "the short token listed as expired", func() bool {
+	testwait.For(t, 5*time.Second, "the short token listed as expired", func() bool {
 		code, out, errOut = runCLI(t, "netmgr", "token", "list")
 		if code != exitOK {
 			t.Fatalf("token list: exit %d, stderr:\n%s", code, errOut)

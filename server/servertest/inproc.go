@@ -16,6 +16,7 @@ import (
 
 	"github.com/netmgr/netmgr/client"
 	"github.com/netmgr/netmgr/client/pki"
+	"github.com/netmgr/netmgr/internal/testwait"
 	"github.com/netmgr/netmgr/server"
 	"github.com/netmgr/netmgr/stub"
 )
@@ -163,7 +164,7 @@ func (c *Cluster) connectAll() {
 func (c *Cluster) WaitLeader(skip ...int) int {
 	c.t.Helper()
 	var leader int
-	WaitFor(c.t, 10*time.Second, "one leader", func() bool {
+	testwait.For(c.t, 10*time.Second, "one leader", func() bool {
 		leader = -1
 		for i, s := range c.Servers {
 			if contains(skip, i) || !s.IsLeader() {
@@ -336,17 +337,13 @@ func CurrentUser(t testing.TB) string {
 	return u.Username
 }
 
-// WaitFor polls cond every 10 ms until it holds or timeout passes, then
-// fails the test naming what it waited for.
+// WaitFor is testwait.For, the module's one poll-until helper. It stays
+// for the tests other work is moving at the time of writing (the Raft
+// store's, the data directory's and the storage health's in server); new
+// code calls testwait.For.
 func WaitFor(t testing.TB, timeout time.Duration, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", timeout, what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	testwait.For(t, timeout, what, cond)
 }
 
 func contains(xs []int, x int) bool {

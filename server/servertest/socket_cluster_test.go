@@ -20,6 +20,7 @@ import (
 	"github.com/netmgr/netmgr/client"
 	"github.com/netmgr/netmgr/client/pki"
 	"github.com/netmgr/netmgr/internal/sockettest"
+	"github.com/netmgr/netmgr/internal/testwait"
 	"github.com/netmgr/netmgr/server"
 	"github.com/netmgr/netmgr/stub"
 )
@@ -108,7 +109,7 @@ func (g *tlsGroup) material(t *testing.T, role pki.Role, name string) *pki.Mater
 // entry, and a follower until gossip has told it the leader's address.
 func (g *tlsGroup) leader(t *testing.T) (leader *server.Server, followers []*server.Server) {
 	t.Helper()
-	waitFor(t, "one leader", func() bool {
+	testwait.For(t, 15*time.Second, "one leader", func() bool {
 		leader, followers = nil, nil
 		for _, s := range g.servers {
 			switch {
@@ -145,7 +146,7 @@ func (g *tlsGroup) leader(t *testing.T) (leader *server.Server, followers []*ser
 		resp.Body.Close()
 		return want(resp)
 	}
-	waitFor(t, "the group to serve consistent reads", func() bool {
+	testwait.For(t, 15*time.Second, "the group to serve consistent reads", func() bool {
 		if !answers(leader, func(r *http.Response) bool { return r.StatusCode == http.StatusOK }) {
 			return false
 		}
@@ -226,7 +227,7 @@ func TestUserSocketTLSJobRunsAsTheCaller(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "m1 up", func() bool {
+	testwait.For(t, 15*time.Second, "m1 up", func() bool {
 		ms, err := mine.Machines(testCtx(t))
 		return err == nil && len(ms) == 1 && ms[0].State == client.MachineUp
 	})

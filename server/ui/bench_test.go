@@ -9,6 +9,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/netmgr/netmgr/internal/testwait"
 )
 
 // BenchmarkHubFanOut100 is the cost of one event reaching 100 open
@@ -52,9 +54,7 @@ func BenchmarkHubFanOut100(b *testing.B) {
 		}()
 	}
 	ready.Wait()
-	for h.Subscribers() < pages {
-		time.Sleep(time.Millisecond)
-	}
+	testwait.For(b, 10*time.Second, "every page subscribed", func() bool { return h.Subscribers() >= pages })
 	b.ResetTimer()
 	for range b.N {
 		got.Add(pages)

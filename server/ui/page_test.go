@@ -15,6 +15,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/netmgr/netmgr/internal/testwait"
 	"github.com/netmgr/netmgr/server/servertest"
 	"github.com/netmgr/netmgr/server/ui"
 )
@@ -161,17 +162,14 @@ func evalJS[T any](ctx context.Context, expr string) (T, error) {
 // waitFor polls expr in the page until it is true.
 func waitFor(t *testing.T, ctx context.Context, what, expr string, timeout time.Duration) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		ok, err := evalJS[bool](ctx, expr)
-		if err == nil && ok {
-			return
-		}
-		if time.Now().After(deadline) {
-			main, _ := evalJS[string](ctx, `document.querySelector('main').innerText`)
-			t.Fatalf("%s: not within %v (last error %v); the page shows:\n%s", what, timeout, err, main)
-		}
-		time.Sleep(20 * time.Millisecond)
+	var err error
+	if !testwait.Poll(timeout, func() bool {
+		var ok bool
+		ok, err = evalJS[bool](ctx, expr)
+		return err == nil && ok
+	}) {
+		main, _ := evalJS[string](ctx, `document.querySelector('main').innerText`)
+		t.Fatalf("%s: not within %v (last error %v); the page shows:\n%s", what, timeout, err, main)
 	}
 }
 

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/netmgr/netmgr/internal/testwait"
 )
 
 // One hub feeds every stream: each sees every event published, in order,
@@ -38,10 +40,7 @@ func TestHubFansOutToEveryStream(t *testing.T) {
 			t.Fatalf("first message %q, want the hello", got)
 		}
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for h.Subscribers() < streams && time.Now().Before(deadline) {
-		time.Sleep(time.Millisecond)
-	}
+	testwait.For(t, 10*time.Second, "every stream subscribed", func() bool { return h.Subscribers() >= streams })
 	for i := 1; i <= 3; i++ {
 		h.Publish(Event{Key: fmt.Sprintf("k%d", i), Kind: "test", Text: fmt.Sprintf("event %d", i)})
 	}

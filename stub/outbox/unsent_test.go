@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/netmgr/netmgr/client"
+	"github.com/netmgr/netmgr/internal/testwait"
 	bolt "go.etcd.io/bbolt"
 )
 
@@ -124,12 +125,7 @@ func TestOutboxRemovalRidesOnTheNextRecord(t *testing.T) {
 	if err := out.Remove(first[1].Seq); err != nil {
 		t.Fatal(err)
 	}
-	for deadline := time.Now().Add(10 * time.Second); fileEvents(t, out) != 1; {
-		if time.Now().After(deadline) {
-			t.Fatal("timed out waiting for the removal without a record after it")
-		}
-		time.Sleep(10 * time.Millisecond) // polling interval, not a wait for an outcome
-	}
+	testwait.For(t, 10*time.Second, "the removal without a record after it", func() bool { return fileEvents(t, out) == 1 })
 
 	// One pending at close is written by close.
 	last, _ := out.Pending(10)

@@ -10,22 +10,12 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/netmgr/netmgr/internal/testwait"
 )
 
 // waitTimeout bounds every wait of these tests.
 const waitTimeout = 15 * time.Second
-
-// waitFor polls cond until it holds, failing the test after waitTimeout.
-func waitFor(t testing.TB, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(waitTimeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond) // polling interval, not a wait for an outcome
-	}
-}
 
 // newTestClient returns a client of a supervisor host on a fresh
 // attempts directory; at cleanup it closes the client and waits for the
@@ -172,7 +162,7 @@ func TestHostPushFallsBack(t *testing.T) {
 	second := startScript(t, c, "2.0.1", gated)
 	ll := held()
 	_ = ll.conn.Close() // broken behind the client's back
-	waitFor(t, "the lifeline to break", ll.isBroken)
+	testwait.For(t, waitTimeout, "the lifeline to break", ll.isBroken)
 	if _, ok := <-second.Ended; ok {
 		t.Fatal("a broken lifeline brought a result")
 	}
