@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"github.com/netmgr/netmgr/internal/testwait"
 	"os"
 	"path/filepath"
 	"testing"
@@ -10,7 +11,6 @@ import (
 
 	"github.com/netmgr/netmgr/client"
 	"github.com/netmgr/netmgr/server"
-	"github.com/netmgr/netmgr/server/servertest"
 )
 
 // TestDataDirMovedAsideRejoins follows the advice a server with a damaged
@@ -67,7 +67,7 @@ func TestDataDirMovedAsideRejoins(t *testing.T) {
 	}
 	servers[moved] = s
 	t.Cleanup(func() { _ = s.Shutdown() })
-	servertest.WaitFor(t, 30*time.Second, "the emptied server to have every job", func() bool {
+	testwait.For(t, 30*time.Second, "the emptied server to have every job", func() bool {
 		return len(staleJobs(t, nil, s.HTTPAddr())) == 8
 	})
 	snaps, err := os.ReadDir(filepath.Join(cfgs[moved].DataDir, "snapshots"))

@@ -2,6 +2,7 @@ package server
 
 import (
 	"fmt"
+	"github.com/netmgr/netmgr/internal/testwait"
 	"log"
 	"os"
 	"path/filepath"
@@ -250,11 +251,11 @@ func (p *keyPool) probe(name, addr string, keys ...[]byte) error {
 		return err
 	}
 	sees := func(v []string) bool { return slices.Contains(v, name) }
-	waitFor(p.t, 20*time.Second, "every member to see "+name, func() bool { return !slices.ContainsFunc(p.views(), func(v []string) bool { return !sees(v) }) })
+	testwait.For(p.t, 20*time.Second, "every member to see "+name, func() bool { return !slices.ContainsFunc(p.views(), func(v []string) bool { return !sees(v) }) })
 	if err := ml.Leave(5 * time.Second); err != nil {
 		p.t.Fatalf("%s leaves: %v", name, err)
 	}
-	waitFor(p.t, 20*time.Second, "no member to see "+name, func() bool { return !slices.ContainsFunc(p.views(), sees) })
+	testwait.For(p.t, 20*time.Second, "no member to see "+name, func() bool { return !slices.ContainsFunc(p.views(), sees) })
 	if err := ml.Shutdown(); err != nil {
 		p.t.Fatalf("stop %s: %v", name, err)
 	}
@@ -274,7 +275,7 @@ func (p *keyPool) probe(name, addr string, keys ...[]byte) error {
 func TestGossipKeyRotationWithoutDowntime(t *testing.T) {
 	a, b := pki.NewGossipKey(), pki.NewGossipKey()
 	p := newKeyPool(t, 3, 2, [][]byte{a})
-	waitFor(t, time.Minute, "every member to see every other", p.whole) // a bound, not a wait: 20 s ran out once in a loaded CI run
+	testwait.For(t, time.Minute, "every member to see every other", p.whole) // a bound, not a wait: 20 s ran out once in a loaded CI run
 
 	stop := make(chan struct{})
 	found := p.watch(stop)
@@ -307,7 +308,7 @@ func TestGossipKeyRotationWithoutDowntime(t *testing.T) {
 		// Let the pool gossip and probe under the new keys for a few
 		// probe intervals; the watcher checks every 10 ms meanwhile.
 		deadline := time.Now().Add(3 * time.Second)
-		waitFor(t, 10*time.Second, step.name+": the pool whole after the step's window", func() bool {
+		testwait.For(t, 10*time.Second, step.name+": the pool whole after the step's window", func() bool {
 			return time.Now().After(deadline) && p.whole()
 		})
 	}
@@ -315,7 +316,7 @@ func TestGossipKeyRotationWithoutDowntime(t *testing.T) {
 	// A stub that holds only A no longer gets in.
 	late := newLogRecorder()
 	startStub(t, "late", p.servers[0].GossipAddr(), writeKeyring(t, a), late)
-	waitFor(t, 10*time.Second, "the stub with only A to log its refusal", func() bool {
+	testwait.For(t, 10*time.Second, "the stub with only A to log its refusal", func() bool {
 		return len(late.matching("WARN gossip refused")) > 0
 	})
 	close(stop)
@@ -350,7 +351,7 @@ func TestGossipKeyRotationWithoutDowntime(t *testing.T) {
 func TestGossipNeedsTheKey(t *testing.T) {
 	key := pki.NewGossipKey()
 	p := newKeyPool(t, 1, 1, [][]byte{key})
-	waitFor(t, time.Minute, "the pool to form", p.whole)
+	testwait.For(t, time.Minute, "the pool to form", p.whole)
 	server := p.servers[0].GossipAddr()
 
 	for _, tt := range []struct {
@@ -362,7 +363,7 @@ func TestGossipNeedsTheKey(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			rec := newLogRecorder()
 			startStub(t, tt.name, server, tt.keyring, rec)
-			waitFor(t, 10*time.Second, "the stub to log why it cannot join", func() bool {
+			testwait.For(t, 10*time.Second, "the stub to log why it cannot join", func() bool {
 				return len(rec.matching("WARN gossip refused", tt.means)) > 0
 			})
 			// It keeps trying (every 0.5-4 s); watch a few of its tries.

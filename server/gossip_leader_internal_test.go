@@ -1,6 +1,7 @@
 package server
 
 import (
+	"github.com/netmgr/netmgr/internal/testwait"
 	"testing"
 	"time"
 
@@ -48,16 +49,16 @@ func TestGossipNamesTheLeader(t *testing.T) {
 		}
 	}
 	var first *Server
-	waitFor(t, 30*time.Second, "a leader", func() bool { first = raftLeader(p.servers); return first != nil })
-	waitFor(t, 20*time.Second, "every server's gossip to name the leader alone", namesOnly(first.cfg.Name))
+	testwait.For(t, 30*time.Second, "a leader", func() bool { first = raftLeader(p.servers); return first != nil })
+	testwait.For(t, 20*time.Second, "every server's gossip to name the leader alone", namesOnly(first.cfg.Name))
 
 	if err := first.raft.LeadershipTransfer().Error(); err != nil {
 		t.Fatalf("leadership transfer: %v", err)
 	}
 	var second *Server
-	waitFor(t, 30*time.Second, "a new leader", func() bool {
+	testwait.For(t, 30*time.Second, "a new leader", func() bool {
 		second = raftLeader(p.servers)
 		return second != nil && second != first
 	})
-	waitFor(t, 20*time.Second, "every server's gossip to name the new leader alone", namesOnly(second.cfg.Name))
+	testwait.For(t, 20*time.Second, "every server's gossip to name the new leader alone", namesOnly(second.cfg.Name))
 }

@@ -4,6 +4,7 @@ import (
 	"crypto/tls"
 	"encoding/json"
 	"fmt"
+	"github.com/netmgr/netmgr/internal/testwait"
 	"io"
 	"log"
 	"net"
@@ -126,7 +127,7 @@ func TestOnlyServerCertificatesJoinRaft(t *testing.T) {
 		{"rogue-insecure", "dial raft at"},
 	}
 	leader := waitLeader(t, ss)
-	waitFor(t, 15*time.Second, "the leader's gossip to see every would-be server", func() bool {
+	testwait.For(t, 15*time.Second, "the leader's gossip to see every would-be server", func() bool {
 		servers := leader.gossip.servers()
 		for _, r := range rogues {
 			if _, ok := servers[r.name]; !ok {
@@ -135,7 +136,7 @@ func TestOnlyServerCertificatesJoinRaft(t *testing.T) {
 		}
 		return true
 	})
-	waitFor(t, 15*time.Second, "s3 in the raft configuration", func() bool {
+	testwait.For(t, 15*time.Second, "s3 in the raft configuration", func() bool {
 		return slices.Contains(raftServers(t, leader), "s3")
 	})
 
@@ -188,14 +189,14 @@ func TestBootstrapCountsOnlyServerCertificates(t *testing.T) {
 	s0 := start("s0", nil)
 	s1 := start("s1", []string{s0.GossipAddr()})
 	rogueServer(t, "rogue", stubCertListener(t, p).Addr().String(), 3, s0.GossipAddr(), key[0])
-	waitFor(t, 15*time.Second, "both servers to refuse the rogue", func() bool {
+	testwait.For(t, 15*time.Second, "both servers to refuse the rogue", func() bool {
 		return len(rec.matching("WARN refused to add server rogue: ", "wrong certificate role", "server=s0")) == 1 &&
 			len(rec.matching("WARN refused to add server rogue: ", "wrong certificate role", "server=s1")) == 1
 	})
 	// Several bootstrap attempts (every 200 ms) see three would-be
 	// servers; none forms a group.
 	refused := s0.admission.Refused() + s1.admission.Refused()
-	waitFor(t, 15*time.Second, "more refusals", func() bool {
+	testwait.For(t, 15*time.Second, "more refusals", func() bool {
 		if got := s0.admission.Refused() + s1.admission.Refused(); got < refused+4 {
 			return false
 		}

@@ -3,6 +3,7 @@ package server_test
 import (
 	"errors"
 	"fmt"
+	"github.com/netmgr/netmgr/internal/testwait"
 	"net/http"
 	"slices"
 	"strings"
@@ -41,7 +42,7 @@ func TestServersReportContactAndHealth(t *testing.T) {
 	leader := c.WaitLeader()
 	cl := c.Client()
 	var servers []client.Server
-	servertest.WaitFor(t, 10*time.Second, "every server healthy", func() bool {
+	testwait.For(t, 10*time.Second, "every server healthy", func() bool {
 		var err error
 		servers, err = cl.Servers(ctx(t))
 		if err != nil || len(servers) != 3 {
@@ -104,7 +105,7 @@ func TestRemoveServer(t *testing.T) {
 	}
 	// Gossip reports the stopped server gone within a probe or two; until
 	// then the servers refuse it as alive.
-	servertest.WaitFor(t, 10*time.Second, "removal of the stopped follower", func() bool {
+	testwait.For(t, 10*time.Second, "removal of the stopped follower", func() bool {
 		err := cl.RemoveServer(ctx(t), followerName)
 		var apiErr *client.APIError
 		if errors.As(err, &apiErr) && apiErr.Status == http.StatusConflict {

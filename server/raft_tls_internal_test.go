@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"fmt"
+	"github.com/netmgr/netmgr/internal/testwait"
 	"testing"
 	"time"
 
@@ -27,7 +28,7 @@ func TestRaftOverTLSFormsAndReplicates(t *testing.T) {
 		ss = append(ss, startServer(t, cfg))
 	}
 	leader := waitLeader(t, ss)
-	waitFor(t, 15*time.Second, "the database on every server", func() bool {
+	testwait.For(t, 15*time.Second, "the database on every server", func() bool {
 		for _, s := range ss {
 			var idx uint64
 			s.fsm.Read(func(v fsm.View) { _, idx = v.Database() })

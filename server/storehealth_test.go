@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"github.com/netmgr/netmgr/internal/testwait"
 	"os"
 	"path/filepath"
 	"strings"
@@ -49,7 +50,7 @@ func startGroup(t *testing.T, dataDirs []string, tune func(*raft.Config)) ([]ser
 		t.Cleanup(func() { _ = servers[i].Shutdown() })
 	}
 	leader := -1
-	servertest.WaitFor(t, 20*time.Second, "a leader", func() bool {
+	testwait.For(t, 20*time.Second, "a leader", func() bool {
 		for i, s := range servers {
 			if s.IsLeader() {
 				leader = i
@@ -105,7 +106,7 @@ func TestFullLogDiskShowsUnhealthy(t *testing.T) {
 		t.Fatal(err)
 	}
 	name := cfgs[full].Name
-	servertest.WaitFor(t, 20*time.Second, name+" healthy on the tmpfs", func() bool {
+	testwait.For(t, 20*time.Second, name+" healthy on the tmpfs", func() bool {
 		return serverRow(t, cl, name).Healthy
 	})
 
@@ -115,7 +116,7 @@ func TestFullLogDiskShowsUnhealthy(t *testing.T) {
 	}
 	submitted := 0
 	var row client.Server
-	servertest.WaitFor(t, 30*time.Second, name+" unhealthy for its failing log writes", func() bool {
+	testwait.For(t, 30*time.Second, name+" unhealthy for its failing log writes", func() bool {
 		if _, err := cl.Submit(ctx(t), client.SubmitRequest{Spec: shSpec("true", 1)}); err != nil {
 			t.Fatalf("submit with one follower's disk full: %v", err)
 		}
@@ -142,7 +143,7 @@ func TestFullLogDiskShowsUnhealthy(t *testing.T) {
 	if err := os.Remove(filler); err != nil {
 		t.Fatal(err)
 	}
-	servertest.WaitFor(t, 30*time.Second, name+" healthy again", func() bool {
+	testwait.For(t, 30*time.Second, name+" healthy again", func() bool {
 		row = serverRow(t, cl, name)
 		return row.Healthy && row.Problem == ""
 	})

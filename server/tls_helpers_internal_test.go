@@ -158,18 +158,11 @@ func raftServers(t *testing.T, s *Server) []string {
 	return out
 }
 
-// waitFor is testwait.For, kept for the gossip and Raft tests of this
-// package, which other work is moving at the time of writing.
-func waitFor(t *testing.T, timeout time.Duration, what string, cond func() bool) {
-	t.Helper()
-	testwait.For(t, timeout, what, cond)
-}
-
 // waitLeader waits until exactly one of ss leads and returns it.
 func waitLeader(t *testing.T, ss []*Server) *Server {
 	t.Helper()
 	var leader *Server
-	waitFor(t, 15*time.Second, "one leader", func() bool {
+	testwait.For(t, 15*time.Second, "one leader", func() bool {
 		leader = nil
 		for _, s := range ss {
 			if s.raft.State() != raft.Leader {

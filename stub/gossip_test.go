@@ -2,6 +2,7 @@ package stub
 
 import (
 	"encoding/json"
+	"github.com/netmgr/netmgr/internal/testwait"
 	"io"
 	"log"
 	"slices"
@@ -58,12 +59,12 @@ func TestGossipLearnsServers(t *testing.T) {
 	node := newServerNode(t, "srv1", srv.addr())
 
 	s1 := newTestStub(t, Config{Name: "m1", Join: []string{gossipAddr(node)}})
-	waitFor(t, "m1 to learn the server from gossip", func() bool {
+	testwait.For(t, waitTimeout, "m1 to learn the server from gossip", func() bool {
 		return slices.Contains(s1.servers.addrs(), srv.addr())
 	})
 	// A stub that joins through another stub learns it too.
 	s2 := newTestStub(t, Config{Name: "m2", Join: []string{s1.gossip.addr}})
-	waitFor(t, "m2 to learn the server from gossip", func() bool {
+	testwait.For(t, waitTimeout, "m2 to learn the server from gossip", func() bool {
 		return slices.Contains(s2.servers.addrs(), srv.addr())
 	})
 
@@ -75,7 +76,7 @@ func TestGossipLearnsServers(t *testing.T) {
 	}
 
 	// The server sees each stub's metadata.
-	waitFor(t, "the server to see both stubs", func() bool {
+	testwait.For(t, waitTimeout, "the server to see both stubs", func() bool {
 		seen := 0
 		for _, m := range node.Members() {
 			var meta client.NodeMeta
@@ -93,7 +94,7 @@ func TestGossipLearnsServers(t *testing.T) {
 	if err := node.Leave(leaveTimeout); err != nil {
 		t.Fatalf("Leave: %v", err)
 	}
-	waitFor(t, "m1 to forget the server", func() bool { return len(s1.servers.addrs()) == 0 })
+	testwait.For(t, waitTimeout, "m1 to forget the server", func() bool { return len(s1.servers.addrs()) == 0 })
 }
 
 // TestGossipJoinsAgainWhenNoServerIsLeft takes the only server away and
@@ -109,7 +110,7 @@ func TestGossipJoinsAgainWhenNoServerIsLeft(t *testing.T) {
 
 	s1 := newTestStub(t, Config{Name: "m1", Join: []string{gossipAddr(node)}})
 	s2 := newTestStub(t, Config{Name: "m2", Join: []string{s1.gossip.addr}})
-	waitFor(t, "m2 to learn the server from gossip", func() bool {
+	testwait.For(t, waitTimeout, "m2 to learn the server from gossip", func() bool {
 		return s2.gossip.liveServers() == 1 && slices.Contains(s2.servers.addrs(), srv.addr())
 	})
 
@@ -122,15 +123,15 @@ func TestGossipJoinsAgainWhenNoServerIsLeft(t *testing.T) {
 	if err := node.Shutdown(); err != nil {
 		t.Fatalf("Shutdown: %v", err)
 	}
-	waitFor(t, "m2 to hold no server", func() bool {
+	testwait.For(t, waitTimeout, "m2 to hold no server", func() bool {
 		return s2.gossip.liveServers() == 0 && len(s2.servers.addrs()) == 0
 	})
 
 	back := newServerNodeAt(t, "srv1", srv.addr(), port)
-	waitFor(t, "m2 to join the server again", func() bool {
+	testwait.For(t, waitTimeout, "m2 to join the server again", func() bool {
 		return s2.gossip.liveServers() == 1 && slices.Contains(s2.servers.addrs(), srv.addr())
 	})
-	waitFor(t, "the server to see m2", func() bool {
+	testwait.For(t, waitTimeout, "the server to see m2", func() bool {
 		for _, m := range back.Members() {
 			if m.Name == "m2" {
 				return true

@@ -19,13 +19,6 @@ import (
 // waitTimeout bounds every polling wait of these tests.
 const waitTimeout = 15 * time.Second
 
-// waitFor is testwait.For with waitTimeout, kept for gossip_test.go,
-// which other work is moving at the time of writing.
-func waitFor(t testing.TB, what string, cond func() bool) {
-	t.Helper()
-	testwait.For(t, waitTimeout, what, cond)
-}
-
 // fakeServer stands in for the netmgr server group: it records the child
 // events POSTed to it.
 type fakeServer struct {

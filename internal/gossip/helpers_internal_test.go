@@ -190,19 +190,6 @@ func writeKeyring(t *testing.T, keys ...[]byte) string {
 	return path
 }
 
-// waitFor polls cond every 10 ms until it holds, failing the test after
-// limit (a bound, not a wait).
-func waitFor(t *testing.T, limit time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(limit)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", limit, what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
 // sees reports whether every node holds every other alive.
 func sees(nodes ...*testNode) bool {
 	for _, a := range nodes {

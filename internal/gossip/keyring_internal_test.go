@@ -2,6 +2,7 @@ package gossip
 
 import (
 	"fmt"
+	"github.com/netmgr/netmgr/internal/testwait"
 	"os"
 	"slices"
 	"testing"
@@ -35,7 +36,7 @@ func gossipRound(t *testing.T, nodes []*testNode, round string) {
 			t.Fatalf("%s: publish %s's metadata: %v", round, n.name, err)
 		}
 	}
-	waitFor(t, 20*time.Second, round+": every node to hear every other's metadata", func() bool {
+	testwait.For(t, 20*time.Second, round+": every node to hear every other's metadata", func() bool {
 		for _, a := range nodes {
 			for _, b := range nodes {
 				if a != b && a.events.metaOf(b.name) != b.name+"/"+round {
@@ -64,7 +65,7 @@ func TestKeyRotationWithoutDowntime(t *testing.T) {
 			t.Fatalf("%s joins: %v", n.name, err)
 		}
 	}
-	waitFor(t, 20*time.Second, "the pool to form", func() bool { return sees(nodes...) })
+	testwait.For(t, 20*time.Second, "the pool to form", func() bool { return sees(nodes...) })
 	gossipRound(t, nodes, "formed")
 
 	for _, step := range []struct {

@@ -2,6 +2,7 @@ package gossip
 
 import (
 	"bytes"
+	"github.com/netmgr/netmgr/internal/testwait"
 	"slices"
 	"testing"
 	"time"
@@ -17,7 +18,7 @@ func TestJoinMetadataAndLeave(t *testing.T) {
 	if n, err := b.Join([]string{a.Addr()}); n != 1 || err != nil {
 		t.Fatalf("join: %d, %v", n, err)
 	}
-	waitFor(t, 10*time.Second, "each to see the other", func() bool { return sees(a, b) })
+	testwait.For(t, 10*time.Second, "each to see the other", func() bool { return sees(a, b) })
 	if got := a.events.metaOf("b"); got != "b/0" {
 		t.Fatalf("a heard b's metadata %q, want its first", got)
 	}
@@ -29,12 +30,12 @@ func TestJoinMetadataAndLeave(t *testing.T) {
 	if err := b.PublishMeta(5 * time.Second); err != nil {
 		t.Fatalf("publish: %v", err)
 	}
-	waitFor(t, 10*time.Second, "a to hear b's new metadata", func() bool { return a.events.metaOf("b") == "b/1" })
+	testwait.For(t, 10*time.Second, "a to hear b's new metadata", func() bool { return a.events.metaOf("b") == "b/1" })
 
 	if err := b.Leave(5 * time.Second); err != nil {
 		t.Fatalf("leave: %v", err)
 	}
-	waitFor(t, 10*time.Second, "a to hear b leave", func() bool {
+	testwait.For(t, 10*time.Second, "a to hear b leave", func() bool {
 		return slices.Equal(a.events.left(), []string{"b"}) && !slices.Contains(a.Members(), "b")
 	})
 	if got := a.log.matching("as failed"); len(got) > 0 {

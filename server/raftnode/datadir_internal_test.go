@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"github.com/netmgr/netmgr/internal/testwait"
 	"hash/crc64"
 	"io/fs"
 	"log/slog"
@@ -66,7 +67,7 @@ func writtenDataDir(t *testing.T) (dir, snap string) {
 	if err := r.BootstrapCluster(boot).Error(); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 10*time.Second, "the node to lead", func() bool { return r.State() == raft.Leader })
+	testwait.For(t, 10*time.Second, "the node to lead", func() bool { return r.State() == raft.Leader })
 	for i := range 6 {
 		if err := r.Apply(leaderElected(t, uint64(i+1)), 5*time.Second).Error(); err != nil {
 			t.Fatalf("apply: %v", err)

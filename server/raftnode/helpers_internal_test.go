@@ -113,15 +113,3 @@ func stubListener(t *testing.T, p *tlsPKI) string {
 	}()
 	return ln.Addr().String()
 }
-
-// waitFor polls cond every 10 ms until it holds or timeout passes.
-func waitFor(t *testing.T, timeout time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", timeout, what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}

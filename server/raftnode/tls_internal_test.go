@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"errors"
+	"github.com/netmgr/netmgr/internal/testwait"
 	"net"
 	"strings"
 	"sync/atomic"
@@ -85,7 +86,7 @@ func TestTLSStreamLayerRefusesAllButServers(t *testing.T) {
 			if err == nil || errors.Is(err, context.DeadlineExceeded) || isTimeout(err) {
 				t.Fatalf("got read error %v, want the connection refused", err)
 			}
-			waitFor(t, 10*time.Second, "the refusal to be counted", func() bool { return l.refused.Load() == int64(i+1) })
+			testwait.For(t, 10*time.Second, "the refusal to be counted", func() bool { return l.refused.Load() == int64(i+1) })
 		})
 	}
 	// Every refusal came from the loopback address: the first is logged,

@@ -337,15 +337,6 @@ func CurrentUser(t testing.TB) string {
 	return u.Username
 }
 
-// WaitFor is testwait.For, the module's one poll-until helper. It stays
-// for the tests other work is moving at the time of writing (the Raft
-// store's, the data directory's and the storage health's in server); new
-// code calls testwait.For.
-func WaitFor(t testing.TB, timeout time.Duration, what string, cond func() bool) {
-	t.Helper()
-	testwait.For(t, timeout, what, cond)
-}
-
 func contains(xs []int, x int) bool {
 	for _, v := range xs {
 		if v == x {
