@@ -106,12 +106,15 @@ lint: $(STATICCHECK)
 
 # test installs what the tests need first (tools: staticcheck and a headless
 # Chromium), and says in one line what it will skip when that failed. The
-# browser names are servertest.FindBrowser's.
+# browser names are servertest.FindBrowser's. -parallel 4: the cluster
+# tests that call t.Parallel mostly wait (elections, leases, outages), so
+# four at a time on two cores keep them busy; the default, GOMAXPROCS,
+# ran two.
 test: tools lint
 	@for b in $${NETMGR_TEST_BROWSER:-chromium-headless-shell chromium chromium-browser headless_shell google-chrome}; do \
 		command -v $$b >/dev/null 2>&1 && exit 0; done; \
 	echo "make test: no headless Chromium (make tools could not install one): the dashboard test will skip"
-	$(GO) test -race -count=1 -timeout 20m ./...
+	$(GO) test -race -count=1 -parallel 4 -timeout 20m ./...
 	$(MAKE) fuzz
 
 # One go test per target: -fuzz takes a single target. One worker

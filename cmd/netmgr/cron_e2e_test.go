@@ -34,6 +34,9 @@ func TestE2ECronAcrossLeaderKills(t *testing.T) {
 	if testing.Short() {
 		t.Skip("kills the leader for a minute; run without -short")
 	}
+	// It waits out outages and firings more than it computes, on a
+	// cluster of its own.
+	t.Parallel()
 	dir := t.TempDir()
 	c, cl := procCluster(t, dir, 3, 2)
 	links := commandLinks(t, dir, netmgrBinary(t), "netexec", "netstatus", "netkill")
@@ -201,6 +204,9 @@ func TestE2ECronCatchupAfterOutage(t *testing.T) {
 	if testing.Short() {
 		t.Skip("pauses the server group for 7 s; run without -short")
 	}
+	// It waits out outages and firings more than it computes, on a
+	// cluster of its own.
+	t.Parallel()
 	dir := t.TempDir()
 	c, cl := procCluster(t, dir, 3, 1)
 	out := filepath.Join(dir, "out")

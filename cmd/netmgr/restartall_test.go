@@ -43,6 +43,9 @@ func TestServerGroupRestartHeals(t *testing.T) {
 	if testing.Short() {
 		t.Skip("skipping end-to-end test under -short: it builds netmgr and keeps a server group down for about a minute")
 	}
+	// It waits out outages and firings more than it computes, on a
+	// cluster of its own.
+	t.Parallel()
 	c, cl := procCluster(t, t.TempDir(), 3, 2)
 	stubPIDs := make([]int, len(c.Stubs))
 	for i, p := range c.Stubs {

@@ -765,9 +765,36 @@ func freePorts(n int) ([]int, error) {
 			continue
 		}
 		closers = append(closers, func() { u.Close() })
+		if !handOut(port) {
+			continue // given to another test of this process, maybe not bound yet
+		}
 		ports = append(ports, port)
 	}
 	return ports, nil
+}
+
+// handedOut is every port freePorts has returned in this process: tests
+// that run in parallel draw from the same range, and a port handed to one
+// is free until its process binds it, so a second draw could return it
+// again.
+var handedOut struct {
+	sync.Mutex
+	ports map[int]bool
+}
+
+// handOut records port as handed out and reports whether it was not
+// already.
+func handOut(port int) bool {
+	handedOut.Lock()
+	defer handedOut.Unlock()
+	if handedOut.ports[port] {
+		return false
+	}
+	if handedOut.ports == nil {
+		handedOut.ports = map[int]bool{}
+	}
+	handedOut.ports[port] = true
+	return true
 }
 
 // fixedPortRange is [lo, hi): the ports freePorts draws from, 10000 up to
