@@ -85,12 +85,22 @@ func (s *Server) handleLease(w http.ResponseWriter, r *http.Request) {
 	}
 	if unreachable {
 		c := fsm.LeaseRestored{At: time.Now().UTC(), Machine: req.Machine, Running: attemptsFromWire(req.Running)}
-		res, err := s.apply(fsm.LeaseRestoredType, c)
+		_, err := s.apply(fsm.LeaseRestoredType, c)
 		if err != nil {
 			s.writeApplyError(w, err)
 			return
 		}
-		machineIndex = max(machineIndex, res.Index)
+		// The machine's index as the database now has it, not the
+		// entry's: a StubJoin that membership committed just before
+		// brought the machine back, and this LeaseRestored then changed
+		// nothing. Reporting its index would hold the stub above every
+		// Start the leader builds (from the machine's ModifyIndex), so it
+		// would refuse them all until the machine changed again.
+		s.fsm.Read(func(v fsm.View) {
+			if m, ok := v.Machine(req.Machine); ok {
+				machineIndex = max(machineIndex, m.ModifyIndex)
+			}
+		})
 		s.log.Info("machine reachable again", "machine", req.Machine)
 	}
 	if known && req.Problem != recorded {
