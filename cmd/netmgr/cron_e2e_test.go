@@ -204,9 +204,6 @@ func TestE2ECronCatchupAfterOutage(t *testing.T) {
 	if testing.Short() {
 		t.Skip("pauses the server group for 7 s; run without -short")
 	}
-	// It waits out outages and firings more than it computes, on a
-	// cluster of its own.
-	t.Parallel()
 	dir := t.TempDir()
 	c, cl := procCluster(t, dir, 3, 1)
 	out := filepath.Join(dir, "out")
