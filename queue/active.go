@@ -67,6 +67,12 @@ func (a *Active) TakeUser(queue, user string) {
 	a.users[QueueUser{queue, user}]++
 }
 
+// UserRunning is the number of queue's instances user has placed,
+// running or suspended, including those taken in this pass.
+func (a *Active) UserRunning(queue, user string) int {
+	return a.users[QueueUser{queue, user}]
+}
+
 // Running is the number of queue's instances placed, running or suspended,
 // including those taken in this pass.
 func (a *Active) Running(queue string) int {
