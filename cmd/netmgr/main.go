@@ -110,7 +110,7 @@ func newApp(base string, rest []string) (*cli.App, string) {
 		Commands: []*cli.Command{
 			execCommand(), killCommand(), statusCommand(),
 			reserveCommand(), unreserveCommand(),
-			suspendCommand(), resumeCommand(), restartCommand(), logsCommand(), fetchCommand(), eventsCommand(), historyCommand(), tlsCommand(),
+			suspendCommand(), resumeCommand(), restartCommand(), logsCommand(), fetchCommand(), eventsCommand(), historyCommand(), shareCommand(), tlsCommand(),
 			serverCommand(), stubCommand(), simCommand(), agentCommand(), adminCommand(), superviseCommand(),
 			tokenCommand(), versionCommand(), completionCommand(), manCommand(),
 		},
