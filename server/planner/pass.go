@@ -198,18 +198,15 @@ func (p *Pass) Run(visit func(it queue.Item, in *fsm.Instance, res matcher.Resul
 			}
 		}
 		if res.Machine < 0 {
+			var h *Held // fair share's reason, when asked for and it is one
 			if p.explain && waitsForCapacity(res) {
-				if h := p.behindShares(items, k); h != nil {
-					stuck[j.ID] = func(in *fsm.Instance) { visit(it, in, res, h) }
-					visit(it, in, res, h)
-					continue
-				}
+				h = p.behindShares(items, k)
 			}
-			stuck[j.ID] = func(in *fsm.Instance) { visit(it, in, res, nil) }
+			stuck[j.ID] = func(in *fsm.Instance) { visit(it, in, res, h) }
 			if p.head == nil && waitsForCapacity(res) && p.mayLead(j.Queue) {
 				p.head = p.newHead(j, req, p.waitingFrom(j, it.Instance))
 			}
-			visit(it, in, res, nil)
+			visit(it, in, res, h)
 			continue
 		}
 		p.pool.Take(res.Machine, req)
