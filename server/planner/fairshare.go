@@ -41,34 +41,64 @@ func (p *Pass) order() []queue.Item {
 	queued := p.v.Queued()
 	items := make([]queue.Item, 0, len(queued))
 	var owners []string
-	seen := map[string]bool{}
+	slot := map[string]int{}
 	var last *fsm.Job
+	owner := 0
 	for _, ref := range queued {
-		j := last
-		if j == nil || j.ID != ref.JobID { // a job's instances are consecutive
-			j, _, _ = p.v.Instance(ref)
-			last = j
-			if !seen[j.Owner] {
-				seen[j.Owner] = true
-				owners = append(owners, j.Owner)
+		if last == nil || last.ID != ref.JobID { // a job's instances are consecutive
+			last, _, _ = p.v.Instance(ref)
+			n, ok := slot[last.Owner]
+			if !ok {
+				n = len(owners)
+				slot[last.Owner] = n
+				owners = append(owners, last.Owner)
 			}
+			owner = n
 		}
 		items = append(items, queue.Item{
-			JobID: ref.JobID, Instance: ref.Instance, SubmitIndex: j.CreateIndex,
-			Priority: p.limits[j.Queue].Priority,
+			JobID: ref.JobID, Instance: ref.Instance, SubmitIndex: last.CreateIndex,
+			Priority: p.limits[last.Queue].Priority, Share: owner, // the owner's slot until ranked
 		})
 	}
-	if p.share = newShares(p.v, owners); p.share != nil && len(owners) > 1 {
-		last = nil
+	p.share = newShares(p.v, owners)
+	if p.share == nil || len(owners) < 2 {
 		for i := range items {
-			if last == nil || last.ID != items[i].JobID {
-				last, _ = p.v.Job(items[i].JobID)
-			}
-			items[i].Share = p.share.rank[last.Owner]
+			items[i].Share = 0
 		}
+		queue.Order(items)
+		return items
 	}
+	ranks := make([]int, len(owners))
+	for i, o := range owners {
+		ranks[i] = p.share.rank[o]
+	}
+	for i := range items {
+		items[i].Share = ranks[items[i].Share]
+	}
+	// The queued refs come in job order, which is submit order: a stable
+	// counting sort by rank leaves them in queue.Compare's order whenever
+	// the priorities are equal, and Order, which must still sort by
+	// priority, then finds them sorted and is done in one scan.
+	items = byRank(items, len(owners))
 	queue.Order(items)
 	return items
+}
+
+// byRank is items stably sorted by Share, a rank below n.
+func byRank(items []queue.Item, n int) []queue.Item {
+	start := make([]int, n+1)
+	for _, it := range items {
+		start[it.Share+1]++
+	}
+	for r := 1; r <= n; r++ {
+		start[r] += start[r-1]
+	}
+	out := make([]queue.Item, len(items))
+	for _, it := range items {
+		out[start[it.Share]] = it
+		start[it.Share]++
+	}
+	return out
 }
 
 // Explain makes Run say, for an instance left waiting for capacity, when
