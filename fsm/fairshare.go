@@ -1,6 +1,7 @@
 package fsm
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"time"
@@ -59,18 +60,8 @@ func named(m map[string]queue.Usage) []namedUsage {
 	for n, u := range m {
 		out = append(out, namedUsage{n, u})
 	}
-	slices.SortFunc(out, func(a, b namedUsage) int { return compareStrings(a.Name, b.Name) })
+	slices.SortFunc(out, func(a, b namedUsage) int { return cmp.Compare(a.Name, b.Name) })
 	return out
-}
-
-func compareStrings(a, b string) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // restore sets f from a snapshot's record (nil: off).
