@@ -28,13 +28,19 @@ type Matcher struct {
 //  8. awake: it is not asleep (its rejections counted per reason);
 //  9. slot: it runs fewer instances than it has slots;
 //  10. per-machine: it runs fewer than max_per_machine instances of the job;
-//  11. memory: it has the instance's memory free.
+//  11. gpus: it has the instance's GPUs free (of its type), when it asks;
+//  12. cpus: it has the instance's CPUs free, when it asks for more than one;
+//  13. memory: it has the instance's memory free;
+//  14. gres: it has each generic resource the instance asks for free;
+//  15. disk: it has the instance's disk unclaimed, when it asks.
 //
 // Each filter narrows a bitset of candidate machines and counts what it
 // removed from the change in its size. Most are word operations against
 // bitsets the Pool keeps (binary, keys, mounts, machines, reservation, up,
-// awake, slot); attrs and memory visit only the machines still in the set,
-// per-machine only those running the job.
+// awake, slot); attrs, cpus, memory, gres and disk visit only the machines
+// still in the set, gpus only those with a free GPU, per-machine only those
+// running the job. A filter for a resource the request does not ask for
+// is not run at all.
 //
 // Scorers then rank the survivors by the sum of their costs, lower first:
 //
@@ -59,7 +65,11 @@ func New() *Matcher {
 			awakeFilter{},
 			slotFilter{},
 			perMachineFilter{},
+			gpuFilter{},
+			cpuFilter{},
 			memoryFilter{},
+			gresFilter{},
+			diskFilter{},
 		},
 		[]scorer{
 			loadScorer{},
@@ -103,6 +113,9 @@ type query struct {
 	binIDs, keyIDs, mountIDs []int32
 	// attrs are the Pool's columns of the attributes of req.Requirements.
 	attrs []attrColumn
+	// gpuFree is the Pool's column of free GPUs of req.GPUType, when
+	// the request names a type and asks for GPUs.
+	gpuFree []int32
 	// seed is the tie-break hash state after JobID and Instance.
 	seed uint64
 }
@@ -131,6 +144,10 @@ func (q *query) reset(req Request, p *Pool) {
 	q.attrs = q.attrs[:0]
 	for _, r := range req.Requirements {
 		q.attrs = append(q.attrs, p.attr(r.Attr))
+	}
+	q.gpuFree = nil
+	if req.GPUs > 0 && req.GPUType != "" {
+		q.gpuFree = p.gpuTypeFree(req.GPUType)
 	}
 	q.seed = tieSeed(req)
 }

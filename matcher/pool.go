@@ -45,6 +45,17 @@ type Pool struct {
 	memFree      []int64   // MemoryMB - UsedMemoryMB; 0 when MemoryMB is unknown
 	load         []float64 // effectiveLoad
 	rating       []float64 // normRating(Rating)
+	// Resource columns (resources.go): free CPUs, free GPUs of any type
+	// and whether there is one, unclaimed disk; ownedRes[i] when machine
+	// i's GPUs and UsedGres are the Pool's own copies.
+	cpuFree  []int32
+	gpuFree  []int32
+	gpuAny   bitset
+	// gpuTypes holds, per GPU type a request named, each machine's free
+	// GPUs of that type; built on first use.
+	gpuTypes map[string][]int32
+	diskFree []int64
+	ownedRes []bool
 
 	// Scratch space reused by every MatchPool call.
 	q      query
@@ -72,6 +83,11 @@ func NewPool(machines []MachineView) *Pool {
 		memFree:  make([]int64, n),
 		load:     make([]float64, n),
 		rating:   make([]float64, n),
+		cpuFree:  make([]int32, n),
+		gpuFree:  make([]int32, n),
+		gpuAny:   make(bitset, w),
+		diskFree: make([]int64, n),
+		ownedRes: make([]bool, n),
 		cand:     make(bitset, w),
 		tmp:      make(bitset, w),
 		jc:       make([]int32, n),
@@ -123,10 +139,12 @@ func (p *Pool) indexSleep() {
 	}
 }
 
-// update recomputes what Take changes of machine i: full, memFree, load.
+// update recomputes what Take changes of machine i: full, memFree, load
+// and the resource columns.
 func (p *Pool) update(i int) {
 	m := &p.machines[i]
-	if m.Running >= m.Slots {
+	p.updateResources(i)
+	if slotsUsed(m) >= m.Slots {
 		p.full.set(i)
 	}
 	if m.MemoryMB > 0 {
@@ -144,15 +162,18 @@ func (p *Pool) Len() int { return len(p.machines) }
 func (p *Pool) Machine(i int) MachineView { return p.machines[i] }
 
 // Take records that one instance of req was placed on machine i, so later
-// matches in this round see it: Running grows by one, ImposedLoad by
-// req.Load (1 when req.Load is 0), UsedMemoryMB by req.MemoryMB, and
-// JobCounts[req.JobID] by one. The caller's JobCounts map is copied before
+// matches in this round see it: Running grows by one, UsedCPUs by its
+// CPUs, ImposedLoad by req.Load (1 when req.Load is 0), UsedMemoryMB by
+// req.MemoryMB, UsedDiskMB by req.DiskMB, UsedGres by its generic
+// resources, the lowest free GPUs of its type are marked used, and
+// JobCounts[req.JobID] grows by one. The caller's JobCounts map is copied before
 // its first change, never written. It panics if i is out of range.
 func (p *Pool) Take(i int, req Request) {
 	m := &p.machines[i]
-	m.Running++
 	m.ImposedLoad += instanceLoad(req)
 	m.UsedMemoryMB += req.MemoryMB
+	p.takeResources(i, req)
+	m.Running++
 	p.update(i)
 	if !p.owned[i] {
 		m.JobCounts = maps.Clone(m.JobCounts)
@@ -226,7 +247,8 @@ func (p *Pool) Release(i int, req Request) {
 	m.Running--
 	m.ImposedLoad -= instanceLoad(req)
 	m.UsedMemoryMB -= req.MemoryMB
-	if m.Running < m.Slots {
+	p.releaseResources(i, req)
+	if slotsUsed(m) < m.Slots {
 		p.full.unset(i)
 	}
 	p.update(i)
