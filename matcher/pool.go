@@ -48,9 +48,9 @@ type Pool struct {
 	// Resource columns (resources.go): free CPUs, free GPUs of any type
 	// and whether there is one, unclaimed disk; ownedRes[i] when machine
 	// i's GPUs and UsedGres are the Pool's own copies.
-	cpuFree  []int32
-	gpuFree  []int32
-	gpuAny   bitset
+	cpuFree []int32
+	gpuFree []int32
+	gpuAny  bitset
 	// gpuTypes holds, per GPU type a request named, each machine's free
 	// GPUs of that type; built on first use.
 	gpuTypes map[string][]int32
