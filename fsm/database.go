@@ -17,6 +17,10 @@ type Database struct {
 	// AllowRootJobs lets root on a machine of the pool run jobs as root
 	// (the allow_root_jobs declaration); nobody else ever may.
 	AllowRootJobs bool `json:"allow_root_jobs,omitempty"`
+	// Licenses are the pool-wide licences (license NAME = N); a database
+	// that declares any is loaded only when every server applies
+	// SubmitResourcesType.
+	Licenses []DeclaredLicense `json:"licenses,omitempty"`
 }
 
 // DeclaredKey is a `key NAME /* comment */` declaration.
@@ -95,6 +99,12 @@ func (db *Database) check() error {
 			return fmt.Errorf("%w: machine %q has unknown mtype %q", ErrInvalidDatabase, m.Name, m.MType)
 		}
 		seen["machine "+m.Name] = true
+	}
+	for _, l := range db.Licenses {
+		if l.Name == "" || l.Count < 1 || seen["license "+l.Name] {
+			return fmt.Errorf("%w: license %q empty, below 1 or declared twice", ErrInvalidDatabase, l.Name)
+		}
+		seen["license "+l.Name] = true
 	}
 	for _, q := range db.Queues {
 		if q.Name == "" || seen["queue "+q.Name] {
@@ -187,6 +197,11 @@ type Effective struct {
 	Rating   float64
 	MemoryMB int64
 	Declared bool
+	// GPUs, Gres and DiskMB are the machine's countable resources
+	// (resources.go, effectiveResources).
+	GPUs   []GPU
+	Gres   map[string]int
+	DiskMB int64
 }
 
 // effective computes a machine's Effective attributes.
@@ -231,6 +246,7 @@ func (db *Database) effective(f *MachineFacts) Effective {
 		e.Rating = 1
 	}
 	e.MemoryMB = int64(clamp(e.Attrs["mem"], 0, maxMemoryMB))
+	effectiveResources(&e, f)
 	return e
 }
 

@@ -27,10 +27,18 @@ import (
 // limit and warning (TimeLimitSeconds, WarnSignal, WarnLeadSeconds) to its
 // record and a queue's kill grace to the database line; 11 adds the spec's
 // Gang (SubmitGang) to the job's record; 12 adds the job's copy_in and
-// copy_out options and its kept outputs (OutputsKept) to its record. This
-// build writes 12 and reads 4 to 12; a future version must keep a reader
-// for them all.
-const SnapshotVersion = 12
+// copy_out options and its kept outputs (OutputsKept) to its record; 14
+// adds the machine's detected GPUs and disk and the job's resource
+// requests and its instances' GPUs to their records, and the licences to
+// the database line (13 is fair share's, built on another branch and
+// merged separately). This build writes 14 and reads 4 to 12 and 14; a
+// future version must keep a reader for them all.
+const SnapshotVersion = 14
+
+// fairShareSnapshotVersion was assigned to fair share, built on another
+// branch; until the two are merged this build refuses it rather than read
+// its records as version 14's.
+const fairShareSnapshotVersion = 13
 
 // oldestSnapshotVersion is the oldest version Restore reads, 1.0's.
 const oldestSnapshotVersion = 4
@@ -210,6 +218,8 @@ func checkHeader(h *snapshotHeader) error {
 			ErrSnapshotFormat, h.Version, oldestSnapshotVersion, SnapshotVersion)
 	case h.Version < oldestSnapshotVersion:
 		return fmt.Errorf("%w: snapshot version %d, this build reads versions %d to %d", ErrSnapshotFormat, h.Version, oldestSnapshotVersion, SnapshotVersion)
+	case h.Version == fairShareSnapshotVersion:
+		return fmt.Errorf("%w: snapshot version %d is fair share's, which this build lacks: run a build that reads it", ErrSnapshotFormat, h.Version)
 	}
 	return nil
 }

@@ -211,6 +211,16 @@ func richCommands() []command {
 		command{fsm.SubmitFilesType, fsm.Submit{At: at(230), Owner: "lena", Spec: withFiles(spec("staged", 1))}},
 		command{fsm.OutputsKeptType, fsm.OutputsKept{At: at(231), JobID: 23, Instance: 0, Attempt: 1, Machine: "m2",
 			Blob: strings.Repeat("ab", 32), Size: 10240, Files: []string{"out.txt", "plots/a.png"}, Lost: []string{"big.dat: over the copy_out limit"}}},
+		// Since version 14 (richSinceV12 counts them): m7 with detected
+		// GPUs, disk and an fpga; licences in the database; job 24 asking
+		// for CPUs, GPUs, an fpga, disk and a licence, whose instance 0
+		// gets GPUs 0 and 1 and whose instance 1 finds no a100 left.
+		command{fsm.StubJoinType, fsm.StubJoin{At: at(232), Machine: gpuFacts("m7")}},
+		command{fsm.LoadDatabaseType, fsm.LoadDatabase{At: at(233), Source: "isis.db", By: "tclark",
+			Database: withLicenses(withKillGrace(withOwnerSettings(withQueue(richDatabase("m2"), batchQueue)), 45))}},
+		command{fsm.SubmitResourcesType, fsm.Submit{At: at(234), Owner: "lena", Spec: withResources(spec("trainer", 2))}},
+		command{fsm.PlaceType, fsm.Place{At: at(235), PlannedAtIndex: 92, Assignments: []fsm.Assignment{x(24, 0, "m7", "*"), x(24, 1, "m7", "*")}}},
+		command{fsm.ChildRegisterType, fsm.ChildRegister{At: at(236), JobID: 24, Instance: 0, Attempt: 1, Machine: "m7", PID: 2400}},
 	)
 	return cmds
 }
@@ -221,10 +231,39 @@ func withFiles(s fsm.JobSpec) fsm.JobSpec {
 	return s
 }
 
+// richSinceV12 is how many of richCommands' last commands a version 12
+// snapshot cannot hold: the rich state of testdata/snapshot_v12.golden
+// lacks them.
+const richSinceV12 = 5
+
+// gpuFacts is an 8-CPU machine with two a100 GPUs and a t4 detected,
+// 50 GB of free disk and two fpga declared in its init file.
+func gpuFacts(name string) fsm.MachineFacts {
+	f := facts(name, "x86_64", 8)
+	f.GPUs = []fsm.GPU{{Index: 0, Type: "a100", MemoryMB: 40960}, {Index: 1, Type: "a100", MemoryMB: 40960}, {Index: 2, Type: "t4", MemoryMB: 16384}}
+	f.DiskMB = 50000
+	f.Attrs = map[string]float64{"gres.fpga": 2}
+	return f
+}
+
+// withLicenses declares the licences matlab (2) and sas (1) in db.
+func withLicenses(db fsm.Database) fsm.Database {
+	db.Licenses = []fsm.DeclaredLicense{{Name: "matlab", Count: 2}, {Name: "sas", Count: 1}}
+	return db
+}
+
+// withResources returns s asking, per instance, for 2 CPUs, 2 a100
+// GPUs, an fpga, 1000 MB of disk and a matlab licence.
+func withResources(s fsm.JobSpec) fsm.JobSpec {
+	s.CPUs, s.GPUs, s.GPUType, s.DiskMB = 2, 2, "a100", 1000
+	s.Gres, s.Licenses = map[string]int{"fpga": 1}, map[string]int{"matlab": 1}
+	return s
+}
+
 // richSinceV11 is how many of richCommands' last commands a version 11
 // snapshot cannot hold: the rich state of testdata/snapshot_v11.golden
 // lacks them.
-const richSinceV11 = 2
+const richSinceV11 = 2 + richSinceV12
 
 // withMail returns s mailing to, for the mail types given.
 func withMail(s fsm.JobSpec, to string, types ...string) fsm.JobSpec {
@@ -581,8 +620,8 @@ func TestSnapshotRoundTrip(t *testing.T) {
 			}},
 		{"next job id continues", command{fsm.SubmitType, fsm.Submit{At: at(104), Owner: "erin", Spec: spec("", 1)}},
 			func(t *testing.T, res *fsm.Result) {
-				if res.JobID != 24 || res.Existing {
-					t.Errorf("got JobID %d Existing %v, want 24 and false", res.JobID, res.Existing)
+				if res.JobID != 25 || res.Existing {
+					t.Errorf("got JobID %d Existing %v, want 25 and false", res.JobID, res.Existing)
 				}
 			}},
 		{"term of a lost instance", command{fsm.ChildTermType, fsm.ChildTerm{At: at(105), JobID: 4, Instance: 0, Attempt: 1, Machine: "m3"}},
@@ -828,7 +867,7 @@ func TestRestoreOldVersionSaysWhatToDo(t *testing.T) {
 	if !errors.Is(err, fsm.ErrSnapshotFormat) {
 		t.Fatalf("got %v, want an error wrapping ErrSnapshotFormat", err)
 	}
-	for _, want := range []string{"snapshot version 3", "pre-release", "reads versions 4 to 12", "move the data directory aside"} {
+	for _, want := range []string{"snapshot version 3", "pre-release", "reads versions 4 to 14", "move the data directory aside"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("got %q, want it to contain %q", err, want)
 		}
@@ -890,7 +929,7 @@ func TestRestoreOldVersions(t *testing.T) {
 	for _, tc := range []struct {
 		version int
 		since   int // richCommands' last commands the version cannot hold
-	}{{4, richSince1_0}, {5, richSinceV5}, {6, richSinceV6}, {7, richSinceV7}, {8, richSinceV8}, {9, richSinceV9}, {10, richSinceV10}, {11, richSinceV11}} {
+	}{{4, richSince1_0}, {5, richSinceV5}, {6, richSinceV6}, {7, richSinceV7}, {8, richSinceV8}, {9, richSinceV9}, {10, richSinceV10}, {11, richSinceV11}, {12, richSinceV12}} {
 		t.Run(fmt.Sprintf("version %d", tc.version), func(t *testing.T) {
 			file := fmt.Sprintf("snapshot_v%d.golden", tc.version)
 			old, err := os.ReadFile(filepath.Join("testdata", file))
