@@ -47,6 +47,7 @@ type Pass struct {
 	limits   map[string]queue.Limits
 	head     *head
 	owners   *owners // for dedicated queues; nil when there are none
+	licenses licenses
 	// free reports that some machine is up, awake and has a free slot.
 	// Without one no instance can be placed, and the scheduler, which runs
 	// after every commit, skips the pass (a full pool with a long queue
@@ -76,7 +77,8 @@ func New(v fsm.View, live map[string]Liveness, now time.Time) *Pass {
 		v: v, now: now, machines: machines, free: free,
 		pool: matcher.NewPool(views), matcher: matcher.New(),
 		active: queue.NewActive(limits, running), limits: limits,
-		owners: newOwners(v, machines, limits),
+		owners:   newOwners(v, machines, limits),
+		licenses: newLicenses(v),
 	}
 }
 
@@ -164,6 +166,11 @@ func (p *Pass) Run(visit func(it queue.Item, in *fsm.Instance, res matcher.Resul
 			visit(it, in, waiting, h)
 			continue
 		}
+		if h := p.licenses.held(j, 1); h != nil {
+			stuck[j.ID] = func(in *fsm.Instance) { visit(it, in, waiting, h) }
+			visit(it, in, waiting, h)
+			continue
+		}
 		req, ok := p.restrict(j, matchRequest(j, in))
 		if !ok {
 			h := &Held{Reason: p.dedicatedReason(j)}
@@ -193,6 +200,7 @@ func (p *Pass) Run(visit func(it queue.Item, in *fsm.Instance, res matcher.Resul
 		p.pool.Take(res.Machine, req)
 		p.owners.take(res.Machine, j, p.limits, 1)
 		p.active.Take(j.Queue)
+		p.licenses.take(j, 1)
 		visit(it, in, res, nil)
 	}
 }
