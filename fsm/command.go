@@ -181,6 +181,10 @@ type MachineFacts struct {
 	// every server applies command level 40.
 	GPUs   []GPU `json:"gpus,omitempty"`
 	DiskMB int64 `json:"disk_mb,omitempty"`
+	// Unenforced is what the stub cannot enforce on the machine, one
+	// line each ("cpus: no cpu controller"), for netstatus -m; since
+	// snapshot version 14.
+	Unenforced []string `json:"unenforced,omitempty"`
 }
 
 // StubJoin commits a machine to the pool, or brings a known one back up
@@ -284,8 +288,11 @@ type JobSpec struct {
 	// (HasResources) is proposed as a SubmitResourcesType entry, which
 	// an older replica refuses (it stops) rather than place the job
 	// without counting them.
-	CPUs     int            `json:"cpus,omitempty"`
-	GPUs     int            `json:"gpus,omitempty"`
+	CPUs int `json:"cpus,omitempty"`
+	// ExclusiveCPUs (--exclusive-cpus) gives each instance a cpuset of
+	// its CPUs rather than a share of the machine's time.
+	ExclusiveCPUs bool           `json:"exclusive_cpus,omitempty"`
+	GPUs          int            `json:"gpus,omitempty"`
 	GPUType  string         `json:"gpu_type,omitempty"`
 	Gres     map[string]int `json:"gres,omitempty"`
 	DiskMB   int64          `json:"disk_mb,omitempty"`

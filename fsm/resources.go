@@ -58,7 +58,7 @@ const maxResource = 1 << 20
 // command level 40 counts: more than one CPU, GPUs, generic resources,
 // disk or licences.
 func (s *JobSpec) HasResources() bool {
-	return s.CPUs > 1 || s.GPUs > 0 || s.GPUType != "" || len(s.Gres) > 0 || s.DiskMB > 0 || len(s.Licenses) > 0
+	return s.CPUs > 1 || s.ExclusiveCPUs || s.GPUs > 0 || s.GPUType != "" || len(s.Gres) > 0 || s.DiskMB > 0 || len(s.Licenses) > 0
 }
 
 // CPUsPerInstance is how many of a machine's CPUs (slots) one instance

@@ -50,6 +50,7 @@ func (e *encoder) machine(m *Machine) {
 		e.int(g.MemoryMB)
 	}
 	e.int(f.DiskMB)
+	e.strs(f.Unenforced)
 	e.endRecord()
 }
 
@@ -84,6 +85,7 @@ func (d *decoder) machine(m *Machine) {
 			g.MemoryMB = d.int()
 		})
 		f.DiskMB = d.int()
+		f.Unenforced = d.strs()
 	}
 	d.flushRaw()
 }
@@ -204,6 +206,7 @@ func (d *decoder) files(j *Job) {
 func (e *encoder) resources(j *Job) {
 	s := &j.Spec
 	e.int(int64(s.CPUs))
+	e.bool(s.ExclusiveCPUs)
 	e.int(int64(s.GPUs))
 	e.sym(s.GPUType)
 	e.counts(s.Gres)
@@ -231,6 +234,7 @@ func (e *encoder) resources(j *Job) {
 func (d *decoder) resources(j *Job) {
 	s := &j.Spec
 	s.CPUs = int(d.int())
+	s.ExclusiveCPUs = d.bool()
 	s.GPUs = int(d.int())
 	s.GPUType = d.sym()
 	s.Gres = d.counts()

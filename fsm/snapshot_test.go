@@ -242,6 +242,7 @@ func gpuFacts(name string) fsm.MachineFacts {
 	f := facts(name, "x86_64", 8)
 	f.GPUs = []fsm.GPU{{Index: 0, Type: "a100", MemoryMB: 40960}, {Index: 1, Type: "a100", MemoryMB: 40960}, {Index: 2, Type: "t4", MemoryMB: 16384}}
 	f.DiskMB = 50000
+	f.Unenforced = []string{"gpus: no device control (cgroup v2 needs an eBPF program)"}
 	f.Attrs = map[string]float64{"gres.fpga": 2}
 	return f
 }
@@ -255,7 +256,7 @@ func withLicenses(db fsm.Database) fsm.Database {
 // withResources returns s asking, per instance, for 2 CPUs, 2 a100
 // GPUs, an fpga, 1000 MB of disk and a matlab licence.
 func withResources(s fsm.JobSpec) fsm.JobSpec {
-	s.CPUs, s.GPUs, s.GPUType, s.DiskMB = 2, 2, "a100", 1000
+	s.CPUs, s.ExclusiveCPUs, s.GPUs, s.GPUType, s.DiskMB = 2, true, 2, "a100", 1000
 	s.Gres, s.Licenses = map[string]int{"fpga": 1}, map[string]int{"matlab": 1}
 	return s
 }

@@ -80,6 +80,9 @@ func databaseToLog(db *dblang.Database) fsm.Database {
 	}
 	out.Admins = clone(db.Admins)
 	out.AllowRootJobs = db.AllowRootJobs
+	for _, l := range db.Licenses {
+		out.Licenses = append(out.Licenses, fsm.DeclaredLicense{Name: l.Name, Count: l.Count})
+	}
 	return out
 }
 
@@ -107,6 +110,9 @@ func databaseFromLog(db *fsm.Database) *dblang.Database {
 	}
 	out.Admins = clone(db.Admins)
 	out.AllowRootJobs = db.AllowRootJobs
+	for _, l := range db.Licenses {
+		out.Licenses = append(out.Licenses, dblang.License{Name: l.Name, Count: l.Count})
+	}
 	return out
 }
 
@@ -164,6 +170,16 @@ func checkPolicy(db fsm.Database, applies func(fsm.MessageType) bool) error {
 		if q.Policy != "" && !applies(fsm.FeatureQueuePolicy.Level) {
 			return fmt.Errorf("load a database with policy=%s on queue %s: %w", q.Policy, q.Name, errUpgradeFirst)
 		}
+	}
+	return nil
+}
+
+// checkLicenses refuses db when it declares licences and the group does
+// not all apply fsm.FeatureLicenses' level: an older replica would load
+// the database without them and place licensed jobs without counting.
+func checkLicenses(db fsm.Database, applies func(fsm.MessageType) bool) error {
+	if len(db.Licenses) > 0 && !applies(fsm.FeatureLicenses.Level) {
+		return fmt.Errorf("load a database with license %s: %w", db.Licenses[0].Name, errUpgradeFirst)
 	}
 	return nil
 }

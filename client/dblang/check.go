@@ -27,7 +27,7 @@ func check(decls []decl, errs *errorSink) *Database {
 		first: map[string]map[string]Pos{},
 		seen:  map[string]map[string]Pos{},
 	}
-	for _, kind := range []string{declKey, declMType, declMachine, declQueue, declAdmin, declRoot} {
+	for _, kind := range []string{declKey, declMType, declMachine, declQueue, declAdmin, declRoot, declLicense} {
 		c.first[kind] = map[string]Pos{}
 		c.seen[kind] = map[string]Pos{}
 	}
@@ -53,6 +53,8 @@ func check(decls []decl, errs *errorSink) *Database {
 			c.db.Admins = append(c.db.Admins, d.name.text)
 		case declRoot:
 			c.db.AllowRootJobs = true
+		case declLicense:
+			c.license(d)
 		}
 	}
 	return c.db
@@ -135,6 +137,15 @@ func (c *checker) body(d decl, machine bool) body {
 	for _, it := range d.val.items {
 		if it.assign {
 			name := it.name.text
+			if isResourceList(name, it.val) {
+				if first, dup := attrAt[name]; dup {
+					c.errs.add(it.name.pos, "%s is given twice in %s (first at %d:%d); merge the two lists", name, owner, first.Line, first.Col)
+					continue
+				}
+				attrAt[name] = it.name.pos
+				b.attrs = resourceList(c.errs, it, owner, b.attrs)
+				continue
+			}
 			if name == "mounts" {
 				if mountsSeen {
 					c.errs.add(it.name.pos, "mounts is given twice in %s; merge the two lists", owner)

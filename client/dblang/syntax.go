@@ -65,10 +65,11 @@ const (
 	declQueue   = "add_q"
 	declAdmin   = "admin_id"
 	declRoot    = "allow_root_jobs"
+	declLicense = "license"
 )
 
 // declWords lists the declaration words for error messages.
-const declWords = "key, mtype, machine, add_q, admin_id or allow_root_jobs"
+const declWords = "key, mtype, machine, add_q, license, admin_id or allow_root_jobs"
 
 // parser holds the tokens of one file.
 type parser struct {
@@ -153,7 +154,7 @@ func (p *parser) decls() []decl {
 // isDeclWord reports whether w starts a declaration.
 func isDeclWord(w string) bool {
 	switch w {
-	case declKey, declMType, declMachine, declQueue, declAdmin, declRoot:
+	case declKey, declMType, declMachine, declQueue, declAdmin, declRoot, declLicense:
 		return true
 	}
 	return false
@@ -190,7 +191,7 @@ func (p *parser) decl() (decl, bool) {
 		return d, p.fail(kw, "expected a declaration (%s), found %s", declWords, kw.describe())
 	}
 	switch kw.text {
-	case declKey, declMType, declMachine, declQueue:
+	case declKey, declMType, declMachine, declQueue, declLicense:
 		t := p.peek()
 		if t.kind != tWord {
 			return d, p.fail(t, "expected a name after %s, found %s%s", kw.text, t.describe(), nameHint(t))

@@ -32,6 +32,18 @@ type Database struct {
 	// submitting from a machine of the pool, may run jobs as root. It is
 	// false, refusing every root job, unless the file says so.
 	AllowRootJobs bool
+	// Licenses are the pool-wide licences (license NAME = N), in file
+	// order.
+	Licenses []License
+}
+
+// License is a `license NAME = N` declaration: at most N of NAME are
+// held at once across the pool (netexec --license NAME:K holds K per
+// instance from its start to its end).
+type License struct {
+	Name  string
+	Count int
+	Pos   Pos
 }
 
 // Key is a `key NAME /* COMMENT */` declaration.
