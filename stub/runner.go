@@ -57,6 +57,8 @@ type attempt struct {
 	// for its machine's owner: its CHILD_TERM is the machine's fault, so
 	// the servers start it elsewhere without counting a restart.
 	vacated bool
+	// cpus are the CPUs of an exclusive attempt's cpuset (pickCPUs).
+	cpus []int
 }
 
 // running reports whether a supervisor runs a and its end is not recorded
