@@ -31,6 +31,7 @@ func statusHeaders(t *testing.T) map[string][]string {
 		"-s": func(b *bytes.Buffer) error { return renderServers(b, nil) },
 		"-q": func(b *bytes.Buffer) error { return renderQueues(b, nil) },
 		"-r": func(b *bytes.Buffer) error { return renderReservations(b, nil, now) },
+		"--licenses": func(b *bytes.Buffer) error { return renderLicenses(b, nil) },
 	} {
 		var b bytes.Buffer
 		if err := render(&b); err != nil {
