@@ -48,14 +48,21 @@ type Pool struct {
 	// Resource columns (resources.go): free CPUs, free GPUs of any type
 	// and whether there is one, unclaimed disk; ownedRes[i] when machine
 	// i's GPUs and UsedGres are the Pool's own copies.
-	cpuFree []int32
-	gpuFree []int32
+	cpuFree []int64
+	gpuFree []int64
 	gpuAny  bitset
-	// gpuTypes holds, per GPU type a request named, each machine's free
-	// GPUs of that type; built on first use.
-	gpuTypes map[string][]int32
-	diskFree []int64
-	ownedRes []bool
+	// gpuTypes and gresFree hold, per GPU type and per generic resource
+	// a request named, each machine's free count of it; built on first
+	// use and kept current by Take.
+	gpuTypes map[string][]int64
+	gresFree map[string][]int64
+	// thresholds are, per (column, need) a request has asked for, the
+	// machines with at least need free: the capacity filter narrows by
+	// them in word operations. Built on first use, at most maxThresholds,
+	// and kept current by update.
+	thresholds []*threshold
+	diskFree   []int64
+	ownedRes   []bool
 
 	// Scratch space reused by every MatchPool call.
 	q      query
@@ -83,8 +90,8 @@ func NewPool(machines []MachineView) *Pool {
 		memFree:  make([]int64, n),
 		load:     make([]float64, n),
 		rating:   make([]float64, n),
-		cpuFree:  make([]int32, n),
-		gpuFree:  make([]int32, n),
+		cpuFree:  make([]int64, n),
+		gpuFree:  make([]int64, n),
 		gpuAny:   make(bitset, w),
 		diskFree: make([]int64, n),
 		ownedRes: make([]bool, n),
@@ -151,6 +158,13 @@ func (p *Pool) update(i int) {
 		p.memFree[i] = m.MemoryMB - m.UsedMemoryMB
 	}
 	p.load[i] = effectiveLoad(m)
+	for _, t := range p.thresholds {
+		if t.col[i] >= t.need {
+			t.set.set(i)
+		} else {
+			t.set.unset(i)
+		}
+	}
 }
 
 // Len returns the number of machines in the Pool.

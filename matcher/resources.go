@@ -7,19 +7,19 @@ import (
 	"strconv"
 )
 
-// Countable resources: CPUs, GPUs, generic resources and local disk. Each
-// has a filter that visits the surviving candidates only when the request
-// asks for the resource (a request that asks for none pays nothing), and
-// the Pool keeps per-machine columns of what is free so that a visit is an
-// array read. The GPU filter first drops, in word operations, the
-// machines with no free GPU at all, so a GPU request visits only the GPU
-// machines.
+// Countable resources: CPUs, GPUs, generic resources, memory and local
+// disk. One filter, capacity, checks all a request asks for (a request
+// that asks for none pays nothing). The Pool keeps per-machine columns of
+// what is free and, per (column, amount) a request has asked for, the set
+// of machines with at least that much free, kept current by Take: a check
+// is then one AND of bitsets, a few word operations per 64 machines, as
+// the key filters are. A round with more distinct requests than the Pool
+// keeps sets for checks the rest in one visit of the candidates, reading
+// the columns.
 
 var (
-	_ filter = gpuFilter{}
-	_ filter = cpuFilter{}
-	_ filter = gresFilter{}
-	_ filter = diskFilter{}
+	_ filter     = capacityFilter{}
+	_ causeNamer = capacityFilter{}
 )
 
 // requestCPUs is how many CPUs one instance of req takes: req.CPUs, or 1.
@@ -43,11 +43,14 @@ func freeGPUs(m *MachineView, typ string) int {
 // updateResources recomputes the resource columns of machine i.
 func (p *Pool) updateResources(i int) {
 	m := &p.machines[i]
-	p.cpuFree[i] = int32(m.Slots - slotsUsed(m))
+	p.cpuFree[i] = int64(m.Slots - slotsUsed(m))
 	g := freeGPUs(m, "")
-	p.gpuFree[i] = int32(g)
+	p.gpuFree[i] = int64(g)
 	for typ, col := range p.gpuTypes { // order does not matter: each column is its own
-		col[i] = int32(freeGPUs(m, typ))
+		col[i] = int64(freeGPUs(m, typ))
+	}
+	for name, col := range p.gresFree {
+		col[i] = int64(m.Gres[name] - m.UsedGres[name])
 	}
 	if g > 0 {
 		p.gpuAny.set(i)
@@ -63,17 +66,17 @@ func (p *Pool) updateResources(i int) {
 
 // gpuTypeFree returns the column of each machine's free GPUs of type typ,
 // built on first use and kept current by updateResources.
-func (p *Pool) gpuTypeFree(typ string) []int32 {
+func (p *Pool) gpuTypeFree(typ string) []int64 {
 	if col, ok := p.gpuTypes[typ]; ok {
 		return col
 	}
 	if p.gpuTypes == nil {
-		p.gpuTypes = make(map[string][]int32)
+		p.gpuTypes = make(map[string][]int64)
 	}
-	col := make([]int32, len(p.machines))
+	col := make([]int64, len(p.machines))
 	for i := range p.machines {
 		if p.gpuFree[i] > 0 {
-			col[i] = int32(freeGPUs(&p.machines[i], typ))
+			col[i] = int64(freeGPUs(&p.machines[i], typ))
 		}
 	}
 	p.gpuTypes[typ] = col
@@ -141,98 +144,180 @@ func (p *Pool) ownResources(i int) {
 	p.ownedRes[i] = true
 }
 
-// gpuFilter keeps machines with the request's GPUs free (of its type,
-// when it names one).
-type gpuFilter struct{}
-
-func (gpuFilter) name() string { return FilterGPUs }
-
-func (gpuFilter) causes(q *query) int {
-	if q.req.GPUs > 0 {
-		return 1
-	}
-	return 0
+// threshold is the machines whose col holds at least need.
+type threshold struct {
+	col  []int64
+	need int64
+	set  bitset
 }
 
-func (gpuFilter) narrow(q *query, counts []int) {
-	p := q.pool
-	counts[0] = p.cand.and(p.gpuAny)
-	need, free := int32(q.req.GPUs), p.gpuFree
-	if q.req.GPUType != "" {
-		free = q.gpuFree
-	}
-	for w, word := range p.cand {
-		for rest := word; rest != 0; rest &= rest - 1 {
-			b := bits.TrailingZeros64(rest)
-			if free[w*64+b] < need {
-				word &^= 1 << uint(b)
-				counts[0]++
-			}
+// maxThresholds bounds the thresholds a Pool keeps: a round with more
+// distinct requests than this checks the rest machine by machine.
+const maxThresholds = 64
+
+// atLeast returns the set of machines whose col holds at least need,
+// built on first use; nil when the Pool keeps maxThresholds already.
+func (p *Pool) atLeast(col []int64, need int64) bitset {
+	for _, t := range p.thresholds {
+		if &t.col[0] == &col[0] && t.need == need {
+			return t.set
 		}
-		p.cand[w] = word
 	}
-}
-
-func (gpuFilter) reason(q *query, _, n int) string {
-	what := " free GPUs"
-	if q.req.GPUs == 1 {
-		what = " free GPU"
+	if len(p.thresholds) >= maxThresholds {
+		return nil
 	}
-	if q.req.GPUType != "" {
-		what = " free " + q.req.GPUType + what[len(" free"):]
-	}
-	return plural(n, "has fewer than ", "have fewer than ") + strconv.Itoa(q.req.GPUs) + what
-}
-
-// cpuFilter keeps machines with the request's CPUs free, when it asks
-// for more than one (the slot filter has already kept those with one).
-type cpuFilter struct{}
-
-func (cpuFilter) name() string { return FilterCPUs }
-
-func (cpuFilter) causes(q *query) int {
-	if q.req.CPUs > 1 {
-		return 1
-	}
-	return 0
-}
-
-func (cpuFilter) narrow(q *query, counts []int) {
-	p := q.pool
-	need := int32(q.req.CPUs)
-	for w, word := range p.cand {
-		for rest := word; rest != 0; rest &= rest - 1 {
-			b := bits.TrailingZeros64(rest)
-			if p.cpuFree[w*64+b] < need {
-				word &^= 1 << uint(b)
-				counts[0]++
-			}
+	t := &threshold{col: col, need: need, set: make(bitset, words(len(col)))}
+	for i, v := range col {
+		if v >= need {
+			t.set.set(i)
 		}
-		p.cand[w] = word
+	}
+	p.thresholds = append(p.thresholds, t)
+	return t.set
+}
+
+// capKind names what one capacity check counts.
+type capKind uint8
+
+const (
+	capGPUs capKind = iota
+	capCPUs
+	capMemory
+	capGres
+	capDisk
+)
+
+// capCheck is one check of the capacity filter: the machine's free
+// amount in col must be at least need. gres indexes req.Gres for capGres.
+type capCheck struct {
+	kind capKind
+	gres int
+	col  []int64
+	need int64
+	// set is the Pool's threshold of col at need, nil when it keeps
+	// too many already.
+	set bitset
+}
+
+// causeNamer is a filter whose causes are reported as filters of their
+// own (capacity's: gpus, cpus, memory, gres, disk).
+type causeNamer interface {
+	causeName(q *query, cause int) string
+}
+
+// resetCaps lists the capacity checks of q.req, in cause order, with the
+// Pool's columns they read.
+func (q *query) resetCaps() {
+	p, req := q.pool, q.req
+	q.caps = q.caps[:0]
+	if req.GPUs > 0 {
+		col := p.gpuFree
+		if req.GPUType != "" {
+			col = p.gpuTypeFree(req.GPUType)
+		}
+		q.caps = append(q.caps, capCheck{kind: capGPUs, col: col, need: int64(req.GPUs)})
+	}
+	if req.CPUs > 1 {
+		q.caps = append(q.caps, capCheck{kind: capCPUs, col: p.cpuFree, need: int64(req.CPUs)})
+	}
+	if req.MemoryMB > 0 {
+		q.caps = append(q.caps, capCheck{kind: capMemory, col: p.memFree, need: req.MemoryMB})
+	}
+	for j, g := range req.Gres {
+		q.caps = append(q.caps, capCheck{kind: capGres, gres: j, col: p.gresColumn(g.Name), need: int64(g.Count)})
+	}
+	if req.DiskMB > 0 {
+		q.caps = append(q.caps, capCheck{kind: capDisk, col: p.diskFree, need: req.DiskMB})
+	}
+	if len(p.machines) == 0 {
+		return
+	}
+	for c := range q.caps {
+		q.caps[c].set = p.atLeast(q.caps[c].col, q.caps[c].need)
 	}
 }
 
-func (cpuFilter) reason(q *query, _, n int) string {
-	return plural(n, "has fewer than ", "have fewer than ") + strconv.Itoa(q.req.CPUs) + " free CPUs"
+// gresColumn returns each machine's free count of generic resource name,
+// built on first use and kept current by updateResources.
+func (p *Pool) gresColumn(name string) []int64 {
+	if col, ok := p.gresFree[name]; ok {
+		return col
+	}
+	if p.gresFree == nil {
+		p.gresFree = make(map[string][]int64)
+	}
+	col := make([]int64, len(p.machines))
+	for i := range p.machines {
+		m := &p.machines[i]
+		col[i] = int64(m.Gres[name] - m.UsedGres[name])
+	}
+	p.gresFree[name] = col
+	return col
 }
 
-// gresFilter keeps machines with every requested generic resource free; a
-// machine is counted against the first, in request order, it lacks.
-type gresFilter struct{}
+// capacityFilter keeps machines with free what the request asks for: its
+// GPUs (of its type), CPUs (when more than one; the slot filter has
+// checked one), memory, each generic resource and disk. One visit of each
+// candidate checks them all, in that order; a machine is counted against
+// the first it lacks, reported as a filter of that resource's name. A
+// GPU request first drops, in word operations, the machines with no free
+// GPU at all. A machine of unknown memory or disk has none free.
+type capacityFilter struct{}
 
-func (gresFilter) name() string        { return FilterGres }
-func (gresFilter) causes(q *query) int { return len(q.req.Gres) }
+func (capacityFilter) name() string        { return FilterMemory }
+func (capacityFilter) causes(q *query) int { return len(q.caps) }
 
-func (gresFilter) narrow(q *query, counts []int) {
-	p := q.pool
-	for w, word := range p.cand {
-		for rest := word; rest != 0; rest &= rest - 1 {
-			b := bits.TrailingZeros64(rest)
-			m := &p.machines[w*64+b]
-			for j, g := range q.req.Gres {
-				if m.Gres[g.Name]-m.UsedGres[g.Name] < g.Count {
+func (capacityFilter) causeName(q *query, cause int) string {
+	switch q.caps[cause].kind {
+	case capGPUs:
+		return FilterGPUs
+	case capCPUs:
+		return FilterCPUs
+	case capGres:
+		return FilterGres
+	case capDisk:
+		return FilterDisk
+	}
+	return FilterMemory
+}
+
+func (capacityFilter) narrow(q *query, counts []int) {
+	p, caps := q.pool, q.caps
+	fast := true
+	for c := range caps {
+		fast = fast && caps[c].set != nil
+	}
+	if fast { // every check is a threshold the Pool keeps: word operations only
+		for c := range caps {
+			counts[c] = p.cand.and(caps[c].set)
+		}
+		return
+	}
+	if caps[0].kind == capGPUs {
+		counts[0] = p.cand.and(p.gpuAny)
+	}
+	if len(caps) == 1 { // memory alone: no inner loop
+		col, need := caps[0].col, caps[0].need
+		for w, word := range p.cand {
+			for rest := word; rest != 0; rest &= rest - 1 {
+				b := bits.TrailingZeros64(rest)
+				if col[w*64+b] < need {
 					word &^= 1 << uint(b)
-					counts[j]++
+					counts[0]++
+				}
+			}
+			p.cand[w] = word
+		}
+		return
+	}
+	for w, word := range p.cand {
+		for rest := word; rest != 0; rest &= rest - 1 {
+			b := bits.TrailingZeros64(rest)
+			i := w*64 + b
+			for c := range caps {
+				if caps[c].col[i] < caps[c].need {
+					word &^= 1 << uint(b)
+					counts[c]++
 					break
 				}
 			}
@@ -241,39 +326,25 @@ func (gresFilter) narrow(q *query, counts []int) {
 	}
 }
 
-func (gresFilter) reason(q *query, cause, n int) string {
-	g := q.req.Gres[cause]
-	return plural(n, "has fewer than ", "have fewer than ") + strconv.Itoa(g.Count) + " free " + g.Name
-}
-
-// diskFilter keeps machines with the request's disk unclaimed: DiskMB
-// minus UsedDiskMB at least the request's DiskMB. A machine whose disk is
-// unknown has none.
-type diskFilter struct{}
-
-func (diskFilter) name() string { return FilterDisk }
-
-func (diskFilter) causes(q *query) int {
-	if q.req.DiskMB > 0 {
-		return 1
-	}
-	return 0
-}
-
-func (diskFilter) narrow(q *query, counts []int) {
-	p := q.pool
-	for w, word := range p.cand {
-		for rest := word; rest != 0; rest &= rest - 1 {
-			b := bits.TrailingZeros64(rest)
-			if p.diskFree[w*64+b] < q.req.DiskMB {
-				word &^= 1 << uint(b)
-				counts[0]++
-			}
+func (capacityFilter) reason(q *query, cause, n int) string {
+	c := q.caps[cause]
+	switch c.kind {
+	case capGPUs:
+		what := " free GPUs"
+		if q.req.GPUs == 1 {
+			what = " free GPU"
 		}
-		p.cand[w] = word
+		if q.req.GPUType != "" {
+			what = " free " + q.req.GPUType + what[len(" free"):]
+		}
+		return plural(n, "has fewer than ", "have fewer than ") + strconv.Itoa(q.req.GPUs) + what
+	case capCPUs:
+		return plural(n, "has fewer than ", "have fewer than ") + strconv.Itoa(q.req.CPUs) + " free CPUs"
+	case capGres:
+		g := q.req.Gres[c.gres]
+		return plural(n, "has fewer than ", "have fewer than ") + strconv.Itoa(g.Count) + " free " + g.Name
+	case capDisk:
+		return plural(n, "lacks ", "lack ") + strconv.FormatInt(q.req.DiskMB, 10) + " MB free disk"
 	}
-}
-
-func (diskFilter) reason(q *query, _, n int) string {
-	return plural(n, "lacks ", "lack ") + strconv.FormatInt(q.req.DiskMB, 10) + " MB free disk"
+	return plural(n, "lacks ", "lack ") + strconv.FormatInt(q.req.MemoryMB, 10) + " MB free memory"
 }
