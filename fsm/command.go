@@ -293,10 +293,10 @@ type JobSpec struct {
 	// its CPUs rather than a share of the machine's time.
 	ExclusiveCPUs bool           `json:"exclusive_cpus,omitempty"`
 	GPUs          int            `json:"gpus,omitempty"`
-	GPUType  string         `json:"gpu_type,omitempty"`
-	Gres     map[string]int `json:"gres,omitempty"`
-	DiskMB   int64          `json:"disk_mb,omitempty"`
-	Licenses map[string]int `json:"licenses,omitempty"`
+	GPUType       string         `json:"gpu_type,omitempty"`
+	Gres          map[string]int `json:"gres,omitempty"`
+	DiskMB        int64          `json:"disk_mb,omitempty"`
+	Licenses      map[string]int `json:"licenses,omitempty"`
 }
 
 // HasFiles reports whether the job moves files (copy_in or copy_out),

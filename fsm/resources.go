@@ -132,10 +132,10 @@ func effectiveResources(e *Effective, f *MachineFacts) {
 
 // usage is what the active instances on one machine hold.
 type usage struct {
-	cpus   int
-	gpus   uint64 // bit i: the GPU of index i
-	disk   int64
-	gres   map[string]int
+	cpus int
+	gpus uint64 // bit i: the GPU of index i
+	disk int64
+	gres map[string]int
 }
 
 // hold adds (sign 1) or removes (sign -1) what active instance in of j
@@ -248,7 +248,7 @@ func (d *db) resourcesFit(j *Job, m *Machine, t *taken) bool {
 // takenRes is what a gang's earlier assignments take of one machine.
 type takenRes struct {
 	cpus, gpus, count int
-	disk                    int64
+	disk              int64
 }
 
 // take counts one more instance of j on machine in t.

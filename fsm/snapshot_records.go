@@ -41,8 +41,8 @@ func (e *encoder) machine(m *Machine) {
 	e.str(m.LeaveReason)
 	e.uint(m.CreateIndex)
 	e.uint(m.ModifyIndex)
-	e.str(m.Unhealthy) // since version 5
-	e.str(m.Asleep)    // since version 8
+	e.str(m.Unhealthy)          // since version 5
+	e.str(m.Asleep)             // since version 8
 	e.uint(uint64(len(f.GPUs))) // since version 14
 	for _, g := range f.GPUs {
 		e.int(int64(g.Index))

@@ -25,10 +25,10 @@ func stampScript(secs int) string {
 
 // stamp is what stampScript printed for one instance.
 type stamp struct {
-	start, end     float64
-	gpus, cpuMax   string
-	job, instance  string
-	machine, state string
+	start, end    float64
+	gpus, cpuMax  string
+	job, instance string
+	machine       string
 }
 
 // stamps waits until every instance of jobs is done and returns what each
@@ -169,6 +169,38 @@ func TestE2EGPUsFromNvidiaSMI(t *testing.T) {
 	res.wantCode(t, 0)
 	if !strings.Contains(res.stdout, "2/2 a100") {
 		t.Errorf("netstatus -m does not show the two free a100 GPUs:\n%s", res.stdout)
+	}
+
+	// The README's MPI-style example, taken from the README, as a gang
+	// of two ranks of one GPU each.
+	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, rest, ok := strings.Cut(string(readme), "cat > train.sh <<'EOF'\n")
+	script, _, ok2 := strings.Cut(rest, "\nEOF\n")
+	if !ok || !ok2 {
+		t.Fatal("README has no train.sh example in its Resources section")
+	}
+	work := filepath.Join(dir, "work")
+	if err := os.Mkdir(work, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(work, "train.sh"), []byte(script+"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	r.dir = work
+	r.run(t, "netexec", "--name", "mpi", "--gang", "-n", "2", "--gpus", "a100:1", "--wait", "done", "./train.sh").wantCode(t, 0)
+	var seen []string
+	for i := range 2 {
+		out := r.run(t, "netmgr", "logs", "--instance", strconv.Itoa(i), "mpi")
+		out.wantCode(t, 0)
+		prefix := "rank " + strconv.Itoa(i) + " of 2 on " + c.Stubs[0].Name + " uses GPUs "
+		g, ok := strings.CutPrefix(strings.TrimSpace(out.stdout), prefix)
+		if !ok || (g != "0" && g != "1") || slices.Contains(seen, g) {
+			t.Errorf("rank %d printed %q, want %q and a GPU of its own", i, out.stdout, prefix+"0|1")
+		}
+		seen = append(seen, g)
 	}
 }
 
