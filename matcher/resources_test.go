@@ -162,3 +162,22 @@ func TestRandomResourcePlacementNeverOvercommits(t *testing.T) {
 	}
 	t.Logf("placed %d of 400", placed)
 }
+
+// TestMatchResourcesOnReservedMachines: a reserved GPU machine is its
+// holder's; another user's GPU request is turned down for the
+// reservation, not for the GPUs, and the holder's takes it.
+func TestMatchResourcesOnReservedMachines(t *testing.T) {
+	ms := []MachineView{
+		with(mv("r", "x86_64"), gpus("a100"), reservedBy("alice")),
+		with(mv("s", "x86_64"), gpus("a100"), full),
+	}
+	req := Request{JobID: 1, Owner: "bob", BinaryKeys: []string{"x86_64"}, GPUs: 1}
+	r := match(t, req, ms)
+	if r.Machine >= 0 || r.Why() != "1 machine is reserved by another user; 1 has no free slot" {
+		t.Fatalf("bob: machine %d, %q", r.Machine, r.Why())
+	}
+	req.Owner = "alice"
+	if r := match(t, req, ms); name(r, ms) != "r" {
+		t.Fatalf("alice: chose %q (%s), want r", name(r, ms), r.Why())
+	}
+}
