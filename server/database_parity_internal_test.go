@@ -17,6 +17,7 @@ var declPositions = map[string]string{
 	"MTypes[].Pos":   "as Keys[].Pos",
 	"Machines[].Pos": "as Keys[].Pos",
 	"Queues[].Pos":   "as Keys[].Pos",
+	"Licenses[].Pos": "as Keys[].Pos",
 }
 
 func TestDatabaseToLogParity(t *testing.T) {
