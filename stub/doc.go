@@ -358,7 +358,8 @@
 //     otherwise says so (log and netstatus -m: "cpus: the cgroup v2 tree
 //     offers no cpu controller"); --cpus is then counted at placement only.
 //   - GPUs: CUDA_VISIBLE_DEVICES and NETMGR_GPUS name exactly the given
-//     indices (a value the job set is replaced). Device access is not
+//     indices (a value the job set is replaced), and on a machine with
+//     GPUs a job given none gets both empty. Device access is not
 //     fenced: cgroup v2 device control needs an eBPF program, which the
 //     stub does not load, and says so for a machine with GPUs.
 //   - Disk: the supervisor measures the exec dir each second (lstat of

@@ -167,10 +167,11 @@ func readControllers(base string) []string {
 }
 
 // gpuEnviron replaces, in env, CUDA_VISIBLE_DEVICES and NETMGR_GPUS by the
-// GPUs of the Start: exactly those indices, comma-separated. A job that
-// was given none keeps what it set.
-func gpuEnviron(env []string, gpus []int) []string {
-	if len(gpus) == 0 {
+// GPUs of the Start: exactly those indices, comma-separated. On a machine
+// with GPUs (hasGPUs) a job given none gets both empty, which CUDA reads
+// as no device; elsewhere it keeps what it set.
+func gpuEnviron(env []string, gpus []int, hasGPUs bool) []string {
+	if len(gpus) == 0 && !hasGPUs {
 		return env
 	}
 	env = slices.DeleteFunc(env, func(kv string) bool {

@@ -24,12 +24,16 @@ func TestParseNvidiaSMI(t *testing.T) {
 
 func TestGPUEnviron(t *testing.T) {
 	env := []string{"A=1", "CUDA_VISIBLE_DEVICES=5", "NETMGR_GPUS=9"}
-	got := gpuEnviron(slices.Clone(env), []int{2, 0})
+	got := gpuEnviron(slices.Clone(env), []int{2, 0}, true)
 	want := []string{"A=1", "CUDA_VISIBLE_DEVICES=2,0", "NETMGR_GPUS=2,0"}
 	if !slices.Equal(got, want) {
 		t.Errorf("got %v, want %v", got, want)
 	}
-	if got := gpuEnviron(slices.Clone(env), nil); !slices.Equal(got, env) {
-		t.Errorf("a job given no GPUs: got %v, want its own %v", got, env)
+	if got := gpuEnviron(slices.Clone(env), nil, false); !slices.Equal(got, env) {
+		t.Errorf("a job given no GPUs on a machine without: got %v, want its own %v", got, env)
+	}
+	want = []string{"A=1", "CUDA_VISIBLE_DEVICES=", "NETMGR_GPUS="}
+	if got := gpuEnviron(slices.Clone(env), nil, true); !slices.Equal(got, want) {
+		t.Errorf("a job given no GPUs on a GPU machine: got %v, want %v", got, want)
 	}
 }

@@ -91,6 +91,9 @@ type runner struct {
 	// servers reach the server group for the files jobs move (files.go);
 	// nil in tests without one.
 	servers *serverList
+	// hasGPUs is set when the machine has GPUs (found or declared in the
+	// init file): a job given none is then told it has none.
+	hasGPUs bool
 
 	ctx      context.Context // canceled by close
 	cancel   context.CancelFunc

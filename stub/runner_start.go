@@ -223,7 +223,7 @@ func (r *runner) spec(k client.AttemptRef, dir string, req client.StartRequest) 
 	if err != nil {
 		return supervisor.Spec{}, true, fmt.Errorf("%w: %w", errMachineFault, err)
 	}
-	env = gpuEnviron(append(env, gang...), req.GPUs)
+	env = gpuEnviron(append(env, gang...), req.GPUs, r.hasGPUs)
 	path := req.Binary
 	if req.CopyInBlob != "" && strings.Contains(path, "/") && !filepath.IsAbs(path) {
 		path = filepath.Join(dir, path) // sent with the job: in the exec dir, whatever --chdir says

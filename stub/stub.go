@@ -142,6 +142,7 @@ func New(cfg Config) (*Stub, error) {
 	s.log.Info("watching the machine's health", s.health.describe()...)
 	s.runner = newRunner(cfg.Name, cfg.ExecDir, cfg.clusterID(), cfg.DataDir, cgroups, cfg.Simulate, s.out, s.health, s.log)
 	s.runner.servers = s.servers
+	s.runner.hasGPUs = len(s.facts.gpus) > 0 || s.facts.init != nil && hasGPUs(s.facts.init.Attrs)
 	if cfg.Prologue != "" || cfg.Epilogue != "" {
 		s.runner.scripts = &siteScripts{prologue: cfg.Prologue, epilogue: cfg.Epilogue, timeout: cfg.ScriptTimeout, log: s.log}
 		s.log.Info("site scripts", "prologue", cfg.Prologue, "epilogue", cfg.Epilogue, "timeout", cmpOr(cfg.ScriptTimeout, DefaultScriptTimeout))
