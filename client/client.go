@@ -364,6 +364,13 @@ func (c *Client) Share(ctx context.Context) (ShareReport, error) {
 	return out, err
 }
 
+// Licenses lists the pool's licences with how many are held.
+func (c *Client) Licenses(ctx context.Context) ([]License, error) {
+	var ls []License
+	err := c.do(ctx, http.MethodGet, "/v1/licenses", nil, &ls)
+	return ls, err
+}
+
 // SetQueue creates a queue or replaces the limits of one (admins only).
 func (c *Client) SetQueue(ctx context.Context, q Queue) (Queue, error) {
 	var out Queue

@@ -50,6 +50,29 @@ type JobSpec struct {
 	// also the instance's memory limit: the supervisor kills an instance
 	// whose resident memory grows past it (reason "memory: ...").
 	MemoryMB int64 `json:"memory_mb,omitempty"`
+	// CPUs is how many of a machine's CPUs one instance takes (cpus=N,
+	// netexec --cpus); 0 means 1, one slot as before. It is enforced with
+	// the cgroup's cpu.max, or a cpuset with ExclusiveCPUs.
+	CPUs int `json:"cpus,omitempty"`
+	// ExclusiveCPUs gives each instance CPUs of its own (a cpuset) rather
+	// than a share of the machine's time (netexec --exclusive-cpus).
+	ExclusiveCPUs bool `json:"exclusive_cpus,omitempty"`
+	// GPUs is how many GPUs one instance needs (gpus=N or gpus=TYPE:N,
+	// netexec --gpus), of GPUType when set. The instance sees exactly
+	// those given it (CUDA_VISIBLE_DEVICES, NETMGR_GPUS).
+	GPUs    int    `json:"gpus,omitempty"`
+	GPUType string `json:"gpu_type,omitempty"`
+	// Gres are the generic resources one instance needs, by name
+	// (gres=NAME:N, netexec --gres), declared per machine (gres={fpga=2}).
+	Gres map[string]int `json:"gres,omitempty"`
+	// DiskMB is the local disk under its exec dir one instance claims
+	// (disk=SIZE, netexec --disk); an instance that writes more is killed
+	// with reason "disk: ...".
+	DiskMB int64 `json:"disk_mb,omitempty"`
+	// Licenses are the pool-wide licences one instance holds from start
+	// to end (license=NAME:N, netexec --license), declared in the
+	// database (license matlab = 10).
+	Licenses map[string]int `json:"licenses,omitempty"`
 	// TimeLimitS is the instance's time limit (time=, netexec --time), in
 	// seconds; 0 means the queue's run limit only. It must not exceed the
 	// queue's. An attempt that runs past it gets SIGTERM, then SIGKILL
@@ -306,6 +329,8 @@ type Instance struct {
 	Attempt uint64 `json:"attempt"`
 	State   string `json:"state"`
 	Machine string `json:"machine,omitempty"`
+	// GPUs are the indices of the GPUs of Machine the attempt holds.
+	GPUs []int `json:"gpus,omitempty"`
 	// Binary is the path chosen for Machine's key, once placed.
 	Binary    string    `json:"binary,omitempty"`
 	PID       int       `json:"pid,omitempty"`

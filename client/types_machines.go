@@ -50,6 +50,41 @@ type Machine struct {
 	// login", "load 3.2 > 2", "outside window"); State is then asleep
 	// unless it drains too. Empty while it is awake.
 	Asleep string `json:"asleep,omitempty"`
+	// Resources are the machine's countable resources and what its
+	// instances hold of them; nil for a machine without any beyond CPUs.
+	Resources *MachineResources `json:"resources,omitempty"`
+}
+
+// GPU is one GPU of a machine: its index (CUDA_VISIBLE_DEVICES), model
+// and memory in MB (0 when unknown).
+type GPU struct {
+	Index    int    `json:"index"`
+	Type     string `json:"type,omitempty"`
+	MemoryMB int64  `json:"memory_mb,omitempty"`
+	// Used reports, in a Machine, that an instance holds it.
+	Used bool `json:"used,omitempty"`
+}
+
+// MachineResources is what netstatus -m shows of a machine's countable
+// resources: each one's total and what the active instances hold.
+type MachineResources struct {
+	CPUsUsed   int            `json:"cpus_used"`
+	GPUs       []GPU          `json:"gpus,omitempty"`
+	Gres       map[string]int `json:"gres,omitempty"`
+	GresUsed   map[string]int `json:"gres_used,omitempty"`
+	DiskMB     int64          `json:"disk_mb,omitempty"`
+	DiskUsedMB int64          `json:"disk_used_mb,omitempty"`
+	// Unenforced is what the machine's stub cannot enforce (no cgroup
+	// controller, no device control), as it reported at start.
+	Unenforced []string `json:"unenforced,omitempty"`
+}
+
+// License is a pool-wide licence, as GET /v1/licenses returns it: how
+// many the database declares and how many running instances hold.
+type License struct {
+	Name  string `json:"name"`
+	Count int    `json:"count"`
+	Used  int    `json:"used"`
 }
 
 // DatabaseText is the body of POST /v1/admin/database and the answer of
@@ -142,6 +177,13 @@ type Facts struct {
 	Load  float64            `json:"load"`
 	// HTTPAddr is the stub's API address, host:port.
 	HTTPAddr string `json:"http_addr"`
+	// GPUs are the GPUs the stub detected with nvidia-smi (none when it
+	// is not installed); DiskMB is the free disk under its exec dir;
+	// Unenforced says, one line each, what it cannot enforce on this
+	// machine ("cpus: no cpu controller in the cgroup tree").
+	GPUs       []GPU    `json:"gpus,omitempty"`
+	DiskMB     int64    `json:"disk_mb,omitempty"`
+	Unenforced []string `json:"unenforced,omitempty"`
 	// GossipAddr is the address the stub's gossip node advertises,
 	// host:port; empty when the stub does not gossip. A leader that does
 	// not see the machine in its gossip pool joins it there.

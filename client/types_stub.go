@@ -74,6 +74,18 @@ type StartRequest struct {
 	// (NETMGR_GANG_HOSTFILE). Nil for other jobs; a stub that predates it
 	// ignores it.
 	GangHosts []string `json:"gang_hosts,omitempty"`
+	// CPUs, when above 1, is how many CPUs the attempt may use: its
+	// cgroup's cpu.max, or with ExclusiveCPUs a cpuset of that many.
+	// GPUs are the indices of the machine's GPUs it holds: its
+	// CUDA_VISIBLE_DEVICES and NETMGR_GPUS name exactly them, and the
+	// stub lets it open no other GPU device where it can. DiskMB, when
+	// positive, is the exec-dir space it may use: past it the stub kills
+	// it with reason "disk: ...". A stub that predates them ignores them;
+	// the leader sends them only once every server applies level 40.
+	CPUs          int   `json:"cpus,omitempty"`
+	ExclusiveCPUs bool  `json:"exclusive_cpus,omitempty"`
+	GPUs          []int `json:"gpus,omitempty"`
+	DiskMB        int64 `json:"disk_mb,omitempty"`
 }
 
 // StartBatchRequest asks a stub to start several attempts in one request,

@@ -49,16 +49,17 @@ const (
 	StubRestartingType MessageType = 34 // since command level 34; see StubRestarting
 	SubmitGangType     MessageType = 35 // since command level 35; see JobSpec.Gang
 	// 36 was never assigned (two branches built in parallel).
-	SubmitFilesType    MessageType = 37 // since command level 37; see JobSpec.CopyInBlob
-	OutputsKeptType    MessageType = 38 // since command level 38; see OutputsKept
-	FairShareStartType MessageType = 39 // since command level 39; see FairShareStart
+	SubmitFilesType     MessageType = 37 // since command level 37; see JobSpec.CopyInBlob
+	OutputsKeptType     MessageType = 38 // since command level 38; see OutputsKept
+	FairShareStartType  MessageType = 39 // since command level 39; see FairShareStart
+	SubmitResourcesType MessageType = 40 // since command level 40; see JobSpec.CPUs
 )
 
 // CommandLevel is the highest command type this build applies. Servers
 // gossip it, and the leader proposes a command newer than every voter's
 // level only when all of them have it: a replica that meets an unknown
 // type must stop.
-const CommandLevel = FairShareStartType
+const CommandLevel = SubmitResourcesType
 
 // IgnoreUnknownFlag marks a command that a server which does not know its
 // type may skip instead of stopping. Commands whose loss would make replicas
@@ -144,6 +145,8 @@ func (t MessageType) String() string {
 		return "OutputsKept"
 	case FairShareStartType:
 		return "FairShareStart"
+	case SubmitResourcesType:
+		return "SubmitResources"
 	}
 	return fmt.Sprintf("MessageType(%d)", uint8(t))
 }
@@ -172,6 +175,18 @@ type MachineFacts struct {
 	MType    string             `json:"mtype,omitempty"`
 	Attrs    map[string]float64 `json:"attrs,omitempty"`
 	Addr     string             `json:"addr"`
+	// GPUs are the GPUs the stub detected (nvidia-smi), in index order;
+	// GPUs declared as attributes replace them (effectiveResources).
+	// DiskMB is the free disk under its exec dir when it joined, what
+	// instances may claim with --disk. Both since snapshot version 14;
+	// an older replica ignores them, and no job asks for them before
+	// every server applies command level 40.
+	GPUs   []GPU `json:"gpus,omitempty"`
+	DiskMB int64 `json:"disk_mb,omitempty"`
+	// Unenforced is what the stub cannot enforce on the machine, one
+	// line each ("cpus: no cpu controller"), for netstatus -m; since
+	// snapshot version 14.
+	Unenforced []string `json:"unenforced,omitempty"`
 }
 
 // StubJoin commits a machine to the pool, or brings a known one back up
@@ -266,6 +281,24 @@ type JobSpec struct {
 	CopyInBlob string   `json:"copy_in_blob,omitempty"`
 	CopyInSize int64    `json:"copy_in_size,omitempty"`
 	CopyOut    []string `json:"copy_out,omitempty"`
+	// CPUs is how many of a machine's CPUs (slots) each instance takes
+	// (netexec --cpus; 0 means 1); GPUs how many GPUs, of GPUType when
+	// set (--gpus [TYPE:]N); Gres the generic resources by name (--gres
+	// NAME:N); DiskMB the local disk claimed (--disk); Licenses the
+	// pool-wide licences held from start to end (--license NAME:N).
+	// Since command level 40: a Submit that asks for any of them
+	// (HasResources) is proposed as a SubmitResourcesType entry, which
+	// an older replica refuses (it stops) rather than place the job
+	// without counting them.
+	CPUs int `json:"cpus,omitempty"`
+	// ExclusiveCPUs (--exclusive-cpus) gives each instance a cpuset of
+	// its CPUs rather than a share of the machine's time.
+	ExclusiveCPUs bool           `json:"exclusive_cpus,omitempty"`
+	GPUs          int            `json:"gpus,omitempty"`
+	GPUType       string         `json:"gpu_type,omitempty"`
+	Gres          map[string]int `json:"gres,omitempty"`
+	DiskMB        int64          `json:"disk_mb,omitempty"`
+	Licenses      map[string]int `json:"licenses,omitempty"`
 }
 
 // HasFiles reports whether the job moves files (copy_in or copy_out),

@@ -27,6 +27,10 @@ type Database struct {
 	Accounts        []DeclaredAccount `json:"accounts,omitempty"`
 	Shares          []DeclaredShare   `json:"shares,omitempty"`
 	HalfLifeSeconds int64             `json:"halflife_seconds,omitempty"`
+	// Licenses are the pool-wide licences (license NAME = N); a database
+	// that declares any is loaded only when every server applies
+	// SubmitResourcesType.
+	Licenses []DeclaredLicense `json:"licenses,omitempty"`
 }
 
 // DeclaredAccount is an `account NAME = {share=N, users={...}}`
@@ -128,6 +132,12 @@ func (db *Database) check() error {
 		}
 		seen["machine "+m.Name] = true
 	}
+	for _, l := range db.Licenses {
+		if l.Name == "" || l.Count < 1 || seen["license "+l.Name] {
+			return fmt.Errorf("%w: license %q empty, below 1 or declared twice", ErrInvalidDatabase, l.Name)
+		}
+		seen["license "+l.Name] = true
+	}
 	for _, q := range db.Queues {
 		if q.Name == "" || seen["queue "+q.Name] {
 			return fmt.Errorf("%w: queue %q empty or declared twice", ErrInvalidDatabase, q.Name)
@@ -222,6 +232,11 @@ type Effective struct {
 	Rating   float64
 	MemoryMB int64
 	Declared bool
+	// GPUs, Gres and DiskMB are the machine's countable resources
+	// (resources.go, effectiveResources).
+	GPUs   []GPU
+	Gres   map[string]int
+	DiskMB int64
 }
 
 // effective computes a machine's Effective attributes.
@@ -266,6 +281,7 @@ func (db *Database) effective(f *MachineFacts) Effective {
 		e.Rating = 1
 	}
 	e.MemoryMB = int64(clamp(e.Attrs["mem"], 0, maxMemoryMB))
+	effectiveResources(&e, f)
 	return e
 }
 

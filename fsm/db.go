@@ -34,6 +34,8 @@ type db struct {
 	active        map[InstanceRef]string    // placed or running -> machine
 	running       map[string]int            // machine -> active instances
 	usedMemory    map[string]int64          // machine -> memory_mb of active instances
+	usage         map[string]*usage         // machine -> CPUs, GPUs, disk, gres of active instances
+	usedLicenses  map[string]int            // licence -> held by active instances
 	perJob        map[string]map[uint64]int // machine -> job -> active instances
 	queues        map[string]*queueCounts   // queue -> what it holds
 	users         map[QueueUser]*UserCounts // (queue, owner) -> what the owner holds there
@@ -105,6 +107,8 @@ func (d *db) reindex() {
 	d.active = make(map[InstanceRef]string)
 	d.running = make(map[string]int)
 	d.usedMemory = make(map[string]int64)
+	d.usage = make(map[string]*usage)
+	d.usedLicenses = make(map[string]int)
 	d.perJob = make(map[string]map[uint64]int)
 	d.queues = make(map[string]*queueCounts)
 	d.users = make(map[QueueUser]*UserCounts)
@@ -208,6 +212,7 @@ func (d *db) setIndexes(jobID uint64, in *Instance) {
 		if j.Spec.MemoryMB > 0 {
 			d.usedMemory[in.Machine] += j.Spec.MemoryMB
 		}
+		d.hold(j, in, 1)
 	}
 }
 
@@ -231,6 +236,7 @@ func (d *db) unsetIndexes(jobID uint64, in *Instance) {
 		if j.Spec.MemoryMB > 0 {
 			decrement(d.usedMemory, in.Machine, j.Spec.MemoryMB)
 		}
+		d.hold(j, in, -1)
 	}
 }
 

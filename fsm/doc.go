@@ -222,4 +222,53 @@
 // jobs. What still grows with the rate of work is the Raft log between two
 // snapshots (hashicorp/raft's defaults: a look every 120-240 s), which
 // raft.db keeps and a restart replays.
+//
+// # Resources
+//
+// Issue 39's countable resources (command level 40, SubmitResources;
+// snapshot version 14): a job asks per instance for CPUs (JobSpec.CPUs,
+// slots: 0 is 1, today's one slot), GPUs (GPUs, of GPUType when set),
+// generic resources by name (Gres), disk (DiskMB) and pool-wide licences
+// (Licenses). A job asking for any (HasResources) is a SubmitResources
+// entry, which an older replica refuses (it stops) rather than place it
+// without counting; a database with `license NAME = N` is loaded only once
+// every server applies level 40 (FeatureLicenses).
+//
+// *What a machine has* is Effective (effectiveResources): its slots
+// (nprocs, by default the detected CPUs), its GPUs, declared as attributes
+// (gpus=N, gpus.TYPE=N, written gpus={a100=4} in the languages, gpu_mem=MB)
+// or else those its stub found with nvidia-smi (MachineFacts.GPUs), its
+// generic resources (gres.NAME=N, gres={fpga=2}) and its disk (the free
+// disk under the exec dir its stub reported when it joined, or disk=MB).
+// Declaring them as attributes merges them as attributes do (machine over
+// mtype over init file over detection) and lets a requirement name them.
+// Joining reports the disk once: it is a budget for claims, not a live
+// reading, and the stub enforces each claim (stub/doc.go).
+//
+// *What is held* is derived, never persisted: an active instance (placed,
+// running, suspended, unknown) holds its CPUs, GPUs, gres and disk on its
+// machine (db.usage) and its licences in the pool (db.usedLicenses), from
+// its placement to its end; setIndexes and unsetIndexes keep both with
+// the other per-machine counts, and reindex rebuilds them on restore.
+//
+// *Placement.* The leader's matcher places an instance only where all
+// are free (package matcher, the capacity filter) and holds it back while
+// its licences are in use (server/planner, licenses.go: `waiting for
+// licence matlab: 10 of 10 in use, needs 2`). Apply checks every one
+// again (placeable, resourcesFit), a gang's earlier assignments counted
+// as taken (taken.take), so a stale or duplicated Place can neither
+// overcommit a machine's CPUs, GPUs, gres or disk nor the pool's licences.
+//
+// *Which GPUs.* place gives the instance the lowest free indices of its
+// type (pickGPUs) and records them in Instance.GPUs: Apply decides, so
+// every replica, and any leader after a change, agrees, and two active
+// instances never hold one GPU. The leader sends them with the Start; the
+// stub sets CUDA_VISIBLE_DEVICES and NETMGR_GPUS to exactly them. At most
+// MaxGPUs (64) per machine are counted, held as one word.
+//
+// *Tests.* fsm/resources_test.go: every resource with gangs, reservations
+// and licences across machines, and a randomized run of joins, submits,
+// places and ends over three GPU machines that checks after every entry
+// that no GPU is shared and no machine or licence is overcommitted, with
+// a snapshot and restore midway whose replica must end in the same state.
 package fsm

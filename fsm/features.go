@@ -31,6 +31,8 @@ var (
 	// Files are their own entry type (37); their outputs are kept by
 	// OutputsKept (38).
 	FeatureFiles = Feature{"a job with copy_in or copy_out", OutputsKeptType, SubmitFilesType}
+	// Resources: --cpus above 1, --gpus, --gres, --disk, --license.
+	FeatureResources = Feature{"a job asking for CPUs, GPUs, generic resources, disk or licences", SubmitResourcesType, SubmitResourcesType}
 
 	// Owner-policy settings came with MailSent (31), in LoadDatabase
 	// fields an older replica ignores.
@@ -40,6 +42,7 @@ var (
 	// Fair share and per-user limits came with FairShareStart (39), in
 	// LoadDatabase fields an older replica ignores.
 	FeatureFairShare = Feature{"a database with fair share or per-user limits", FairShareStartType, 0}
+	FeatureLicenses  = Feature{"a database with licences", SubmitResourcesType, 0}
 )
 
 // jobFeatures is every feature a job spec may ask for, with the test of
@@ -49,6 +52,7 @@ var jobFeatures = []struct {
 	Feature
 	asks func(*JobSpec) bool
 }{
+	{FeatureResources, (*JobSpec).HasResources},
 	{FeatureFiles, (*JobSpec).HasFiles},
 	{FeatureGang, func(s *JobSpec) bool { return s.Gang }},
 	{FeatureLimits, (*JobSpec).HasLimits},

@@ -151,7 +151,7 @@ func (f *FSM) applyCommand(index uint64, data []byte) *Result {
 		var c StubLeave
 		decode(index, t, body, &c)
 		return d.applyStubLeave(index, &c)
-	case SubmitType, SubmitAfterType, SubmitDirType, SubmitCronType, SubmitLimitsType, SubmitGangType, SubmitFilesType:
+	case SubmitType, SubmitAfterType, SubmitDirType, SubmitCronType, SubmitLimitsType, SubmitGangType, SubmitFilesType, SubmitResourcesType:
 		var c Submit
 		decode(index, t, body, &c)
 		return d.applySubmit(index, &c)

@@ -53,6 +53,7 @@ func (d *db) gangPlaceable(j *Job, as []Assignment, at time.Time) bool {
 		t.running[a.Machine]++
 		t.memory[a.Machine] += j.Spec.MemoryMB
 		t.active++
+		t.take(j, a.Machine)
 	}
 	return true
 }

@@ -123,6 +123,9 @@ func validateSpec(s *JobSpec) error {
 	if s.MaxRestarts < 0 || s.MaxPerMachine < 0 || s.MemoryMB < 0 || s.Load < 0 {
 		return fmt.Errorf("%w: max_restarts, max_per_machine, memory and load must not be negative", ErrInvalidSpec)
 	}
+	if err := s.checkResources(); err != nil {
+		return err
+	}
 	for _, t := range s.MailTypes {
 		if !ValidMailType(t) {
 			return fmt.Errorf("%w: mail_type: %q is not begin, end, fail, requeue or all", ErrInvalidSpec, t)

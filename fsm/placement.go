@@ -6,7 +6,8 @@ import "time"
 // applies only those that still hold: the job is not being killed, the
 // instance is queued at that attempt, the machine is up and not draining,
 // has a free slot, room under the job's per-machine bound and enough
-// memory, and has the binary's key. The rest are dropped, so a stale or
+// memory, CPUs, GPUs, generic resources and disk (resources.go), the
+// job's licences are free across the pool, and it has the binary's key. The rest are dropped, so a stale or
 // duplicated plan can neither overcommit a machine nor start an instance
 // twice. It also enforces the job's queue's nq_maxactive and
 // nq_maxuser_active and the
@@ -40,6 +41,7 @@ func (d *db) place(index uint64, at time.Time, a Assignment) {
 	in.Machine = a.Machine
 	in.Key = a.Key
 	in.PlacedAt = at
+	in.GPUs = d.pickGPUs(d.machines[a.Machine], j)
 	d.setState(j.ID, in, InstancePlaced, index)
 	d.event(index, at, EventInstancePlaced, j.ID, in.Index, in.Attempt, a.Machine, "key="+a.Key)
 	j.ModifyIndex = index
@@ -53,6 +55,10 @@ type taken struct {
 	running map[string]int
 	memory  map[string]int64
 	active  int
+	// res is what they take of each machine's countable resources,
+	// licenses how many instances hold the job's licences.
+	res      map[string]takenRes
+	licenses int
 }
 
 func (d *db) placeable(a Assignment, at time.Time, t *taken) bool {
@@ -69,7 +75,7 @@ func (d *db) placeable(a Assignment, at time.Time, t *taken) bool {
 		running, memory, active = t.running[a.Machine], t.memory[a.Machine], t.active
 	}
 	m, ok := d.machines[a.Machine]
-	if !ok || !m.Accepts() || d.running[m.Name]+running >= m.Slots() {
+	if !ok || !m.Accepts() || d.running[m.Name]+running >= m.Slots() || !d.resourcesFit(j, m, t) {
 		return false
 	}
 	if limit := j.Spec.PerMachineLimit(); limit > 0 && d.perJob[m.Name][j.ID]+running >= limit {

@@ -30,9 +30,11 @@ import (
 // copy_out options and its kept outputs (OutputsKept) to its record; 13
 // adds the fair-share usage (FairShareStart) to the header and the
 // accounts, shares, half-life and per-user queue limits to the database
-// line. This build writes 13 and reads 4 to 13; a future version must
-// keep a reader for them all.
-const SnapshotVersion = 13
+// line; 14 adds the machine's detected GPUs and disk and the job's
+// resource requests and its instances' GPUs to their records, and the
+// licences to the database line. This build writes 14 and reads 4 to 14;
+// a future version must keep a reader for them all.
+const SnapshotVersion = 14
 
 // oldestSnapshotVersion is the oldest version Restore reads, 1.0's.
 const oldestSnapshotVersion = 4

@@ -1,6 +1,12 @@
 package fsm
 
-// The version 11 record layouts: each write function and its read function
+import (
+	"fmt"
+	"maps"
+	"slices"
+)
+
+// The version 14 record layouts: each write function and its read function
 // list the same fields in the same order. A field added to a record needs
 // a new snapshot version that writes it, and the reader reads it only from
 // that version on; TestRecordsRoundTrip fails until it is written. Version
@@ -12,7 +18,10 @@ package fsm
 // versions 4 to 8 hold no mail records; versions 4 to 9 lack the spec's
 // TimeLimitSeconds, WarnSignal and WarnLeadSeconds; versions 4 to 10 the
 // spec's Gang; versions 4 to 11 the spec's copy_in and copy_out fields
-// and the job's Outputs, its last fields.
+// and the job's Outputs; versions 4 to 13 the machine's GPUs and DiskMB
+// and the job's resource requests and its instances' GPUs, the last
+// fields of their records (13 added fair share's usage to the header,
+// not to the records).
 
 func (e *encoder) machine(m *Machine) {
 	f := &m.MachineFacts
@@ -32,8 +41,16 @@ func (e *encoder) machine(m *Machine) {
 	e.str(m.LeaveReason)
 	e.uint(m.CreateIndex)
 	e.uint(m.ModifyIndex)
-	e.str(m.Unhealthy) // since version 5
-	e.str(m.Asleep)    // since version 8
+	e.str(m.Unhealthy)          // since version 5
+	e.str(m.Asleep)             // since version 8
+	e.uint(uint64(len(f.GPUs))) // since version 14
+	for _, g := range f.GPUs {
+		e.int(int64(g.Index))
+		e.sym(g.Type)
+		e.int(g.MemoryMB)
+	}
+	e.int(f.DiskMB)
+	e.strs(f.Unenforced)
 	e.endRecord()
 }
 
@@ -60,6 +77,15 @@ func (d *decoder) machine(m *Machine) {
 	}
 	if d.version >= 8 {
 		d.str(&m.Asleep)
+	}
+	if d.version >= 14 {
+		f.GPUs = list(d, func(g *GPU) {
+			g.Index = int(d.int())
+			g.Type = d.sym()
+			g.MemoryMB = d.int()
+		})
+		f.DiskMB = d.int()
+		f.Unenforced = d.strs()
 	}
 	d.flushRaw()
 }
@@ -93,6 +119,7 @@ func (e *encoder) job(j *Job) {
 	e.uint(uint64(j.Spec.WarnLeadSeconds))
 	e.bool(j.Spec.Gang) // since version 11
 	e.files(j)          // since version 12
+	e.resources(j)      // since version 14
 	e.endRecord()
 }
 
@@ -132,6 +159,9 @@ func (d *decoder) job(j *Job) {
 	if d.version >= 12 {
 		d.files(j)
 	}
+	if d.version >= 14 {
+		d.resources(j)
+	}
 	d.flushRaw()
 }
 
@@ -169,6 +199,86 @@ func (d *decoder) files(j *Job) {
 		o.Files = d.strs()
 		o.Lost = d.strs()
 	})
+}
+
+// resources writes a job's resource requests and the GPUs each of its
+// instances holds (since version 14).
+func (e *encoder) resources(j *Job) {
+	s := &j.Spec
+	e.int(int64(s.CPUs))
+	e.bool(s.ExclusiveCPUs)
+	e.int(int64(s.GPUs))
+	e.sym(s.GPUType)
+	e.counts(s.Gres)
+	e.int(s.DiskMB)
+	e.counts(s.Licenses)
+	n := 0
+	for i := range j.Instances {
+		if len(j.Instances[i].GPUs) > 0 {
+			n++
+		}
+	}
+	e.uint(uint64(n))
+	for i := range j.Instances {
+		if in := &j.Instances[i]; len(in.GPUs) > 0 {
+			e.int(int64(i))
+			e.uint(uint64(len(in.GPUs)))
+			for _, g := range in.GPUs {
+				e.int(int64(g))
+			}
+		}
+	}
+}
+
+// resources reads what encoder.resources wrote.
+func (d *decoder) resources(j *Job) {
+	s := &j.Spec
+	s.CPUs = int(d.int())
+	s.ExclusiveCPUs = d.bool()
+	s.GPUs = int(d.int())
+	s.GPUType = d.sym()
+	s.Gres = d.counts()
+	s.DiskMB = d.int()
+	s.Licenses = d.counts()
+	n := d.count()
+	for range n {
+		i := int(d.int())
+		gpus := list(d, func(g *int) { *g = int(d.int()) })
+		if d.err != nil {
+			return
+		}
+		if i < 0 || i >= len(j.Instances) {
+			d.fail(fmt.Errorf("%w: GPUs of instance %d of job %d, which has %d", errCorrupt, i, j.ID, len(j.Instances)))
+			return
+		}
+		j.Instances[i].GPUs = gpus
+	}
+}
+
+// counts writes a map of names to counts, in name order.
+func (e *encoder) counts(m map[string]int) {
+	e.uint(uint64(len(m)))
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		e.sym(k)
+		e.int(int64(m[k]))
+	}
+}
+
+// counts reads what encoder.counts wrote; nil when empty.
+func (d *decoder) counts() map[string]int {
+	n := d.count()
+	if n == 0 {
+		return nil
+	}
+	m := make(map[string]int, min(n, presize))
+	for range n {
+		k := d.sym()
+		m[k] = int(d.int())
+		if d.err != nil {
+			return nil
+		}
+	}
+	return m
 }
 
 // cron writes a job's cron options and state, and its place among a cron

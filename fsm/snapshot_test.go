@@ -220,6 +220,16 @@ func richCommands() []command {
 		command{fsm.PlaceType, fsm.Place{At: at(235), Assignments: []fsm.Assignment{x(24, 0, "m2", "*")}}},
 		command{fsm.ChildRegisterType, fsm.ChildRegister{At: at(236), JobID: 24, Instance: 0, Attempt: 1, Machine: "m2", PID: 2400}},
 		command{fsm.ChildTermType, fsm.ChildTerm{At: at(246), JobID: 24, Instance: 0, Attempt: 1, Machine: "m2"}},
+		// Since version 14 (richSinceV13 counts them): m7 with detected
+		// GPUs, disk and an fpga; licences in the database; job 25 asking
+		// for CPUs, GPUs, an fpga, disk and a licence, whose instance 0
+		// gets GPUs 0 and 1 and whose instance 1 finds no a100 left.
+		command{fsm.StubJoinType, fsm.StubJoin{At: at(247), Machine: gpuFacts("m7")}},
+		command{fsm.LoadDatabaseType, fsm.LoadDatabase{At: at(248), Source: "isis.db", By: "tclark",
+			Database: withLicenses(withShares(withKillGrace(withOwnerSettings(withQueue(richDatabase("m2"), batchQueue)), 45)))}},
+		command{fsm.SubmitResourcesType, fsm.Submit{At: at(249), Owner: "lena", Spec: withResources(spec("trainer", 2))}},
+		command{fsm.PlaceType, fsm.Place{At: at(250), PlannedAtIndex: 98, Assignments: []fsm.Assignment{x(25, 0, "m7", "*"), x(25, 1, "m7", "*")}}},
+		command{fsm.ChildRegisterType, fsm.ChildRegister{At: at(251), JobID: 25, Instance: 0, Attempt: 1, Machine: "m7", PID: 2400}},
 	)
 	return cmds
 }
@@ -238,11 +248,41 @@ func withShares(db fsm.Database) fsm.Database {
 // richSinceV12 is how many of richCommands' last commands a version 12
 // snapshot cannot hold: the rich state of testdata/snapshot_v12.golden
 // lacks them.
-const richSinceV12 = 6
+const richSinceV12 = 6 + richSinceV13
 
 // withFiles returns s with copy_in and copy_out.
 func withFiles(s fsm.JobSpec) fsm.JobSpec {
 	s.CopyIn, s.CopyInBlob, s.CopyInSize, s.CopyOut = []string{"sim", "input.dat"}, strings.Repeat("cd", 32), 4096, []string{"out.txt", "plots/*.png"}
+	return s
+}
+
+// richSinceV13 is how many of richCommands' last commands a version 13
+// snapshot cannot hold: the rich state of testdata/snapshot_v13.golden
+// lacks them.
+const richSinceV13 = 5
+
+// gpuFacts is an 8-CPU machine with two a100 GPUs and a t4 detected,
+// 50 GB of free disk and two fpga declared in its init file.
+func gpuFacts(name string) fsm.MachineFacts {
+	f := facts(name, "x86_64", 8)
+	f.GPUs = []fsm.GPU{{Index: 0, Type: "a100", MemoryMB: 40960}, {Index: 1, Type: "a100", MemoryMB: 40960}, {Index: 2, Type: "t4", MemoryMB: 16384}}
+	f.DiskMB = 50000
+	f.Unenforced = []string{"gpus: no device control (cgroup v2 needs an eBPF program)"}
+	f.Attrs = map[string]float64{"gres.fpga": 2}
+	return f
+}
+
+// withLicenses declares the licences matlab (2) and sas (1) in db.
+func withLicenses(db fsm.Database) fsm.Database {
+	db.Licenses = []fsm.DeclaredLicense{{Name: "matlab", Count: 2}, {Name: "sas", Count: 1}}
+	return db
+}
+
+// withResources returns s asking, per instance, for 2 CPUs, 2 a100
+// GPUs, an fpga, 1000 MB of disk and a matlab licence.
+func withResources(s fsm.JobSpec) fsm.JobSpec {
+	s.CPUs, s.ExclusiveCPUs, s.GPUs, s.GPUType, s.DiskMB = 2, true, 2, "a100", 1000
+	s.Gres, s.Licenses = map[string]int{"fpga": 1}, map[string]int{"matlab": 1}
 	return s
 }
 
@@ -606,8 +646,8 @@ func TestSnapshotRoundTrip(t *testing.T) {
 			}},
 		{"next job id continues", command{fsm.SubmitType, fsm.Submit{At: at(104), Owner: "erin", Spec: spec("", 1)}},
 			func(t *testing.T, res *fsm.Result) {
-				if res.JobID != 25 || res.Existing {
-					t.Errorf("got JobID %d Existing %v, want 25 and false", res.JobID, res.Existing)
+				if res.JobID != 26 || res.Existing {
+					t.Errorf("got JobID %d Existing %v, want 26 and false", res.JobID, res.Existing)
 				}
 			}},
 		{"term of a lost instance", command{fsm.ChildTermType, fsm.ChildTerm{At: at(105), JobID: 4, Instance: 0, Attempt: 1, Machine: "m3"}},
@@ -804,7 +844,7 @@ func TestRestoreRejects(t *testing.T) {
 		wantFormat bool // the error wraps ErrSnapshotFormat
 	}{
 		{"unknown format", `{"format":"other-db","version":1,"index":5,"next_job_id":1,"machines":0,"jobs":0}` + "\n", true},
-		{"newer version", `{"format":"netmgr-fsm","version":14,"index":5,"next_job_id":1,"machines":0,"jobs":0}` + "\n", true},
+		{"newer version", `{"format":"netmgr-fsm","version":15,"index":5,"next_job_id":1,"machines":0,"jobs":0}` + "\n", true},
 		{"version zero", `{"format":"netmgr-fsm","version":0,"index":5,"next_job_id":1,"machines":0,"jobs":0}` + "\n", true},
 		{"no format", `{"version":1,"index":5}` + "\n", true},
 		{"empty", "", false},
@@ -854,7 +894,7 @@ func TestRestoreOldVersionSaysWhatToDo(t *testing.T) {
 	if !errors.Is(err, fsm.ErrSnapshotFormat) {
 		t.Fatalf("got %v, want an error wrapping ErrSnapshotFormat", err)
 	}
-	for _, want := range []string{"snapshot version 3", "pre-release", "reads versions 4 to 13", "move the data directory aside"} {
+	for _, want := range []string{"snapshot version 3", "pre-release", "reads versions 4 to 14", "move the data directory aside"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("got %q, want it to contain %q", err, want)
 		}
@@ -916,7 +956,7 @@ func TestRestoreOldVersions(t *testing.T) {
 	for _, tc := range []struct {
 		version int
 		since   int // richCommands' last commands the version cannot hold
-	}{{4, richSince1_0}, {5, richSinceV5}, {6, richSinceV6}, {7, richSinceV7}, {8, richSinceV8}, {9, richSinceV9}, {10, richSinceV10}, {11, richSinceV11}, {12, richSinceV12}} {
+	}{{4, richSince1_0}, {5, richSinceV5}, {6, richSinceV6}, {7, richSinceV7}, {8, richSinceV8}, {9, richSinceV9}, {10, richSinceV10}, {11, richSinceV11}, {12, richSinceV12}, {13, richSinceV13}} {
 		t.Run(fmt.Sprintf("version %d", tc.version), func(t *testing.T) {
 			file := fmt.Sprintf("snapshot_v%d.golden", tc.version)
 			old, err := os.ReadFile(filepath.Join("testdata", file))

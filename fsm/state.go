@@ -139,6 +139,10 @@ type Instance struct {
 	// no longer current (fenced).
 	StaleEvents int    `json:"stale_events,omitempty"`
 	ModifyIndex uint64 `json:"modify_index"`
+	// GPUs are the indices of the GPUs of its machine the attempt holds,
+	// chosen by Apply when it was placed (the lowest free of the job's
+	// type); since snapshot version 14.
+	GPUs []int `json:"gpus,omitempty"`
 }
 
 // Finished reports whether the instance has ended for good.

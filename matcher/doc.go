@@ -8,7 +8,9 @@
 // scorers (see New). Filters remove machines that cannot take the instance
 // (requirement filters: binary key, required keys, numeric attributes,
 // mounts, named machines; state filters: reservation, up, awake, free slot,
-// max_per_machine, free memory) and count, per filter and cause, how many
+// max_per_machine, and capacity: free GPUs, CPUs, memory, generic
+// resources and disk, each counted as its own cause, resources.go) and
+// count, per filter and cause, how many
 // they removed; Result.Why turns the counts into the line netstatus --why
 // prints. Scorers rank the survivors by effective load and by how many
 // instances of the same job they already run; a deterministic hash of (job,
@@ -21,7 +23,10 @@
 // survive: one match among 10,000 machines takes tens of microseconds (see
 // BenchmarkMatch10kClasses). The scheduler places a whole batch through one
 // Pool, calling Take after each placement so the next match sees the
-// machine's new load, memory and instance counts.
+// machine's new load, memory, resources and instance counts. A match with
+// resources costs about what one without does: the capacity filter ANDs
+// bitsets of the machines with enough free that the Pool keeps per
+// amount asked (BenchmarkMatch10kResources; netmgr-bench -only resources).
 //
 // What it is not: matcher keeps no state between rounds, reads no clock,
 // draws no random numbers, does not depend on map order and imports nothing

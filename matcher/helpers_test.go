@@ -55,6 +55,9 @@ func cloneViews(ms []MachineView) []MachineView {
 		out[i].Mounts = slices.Clone(out[i].Mounts)
 		out[i].Attrs = maps.Clone(out[i].Attrs)
 		out[i].JobCounts = maps.Clone(out[i].JobCounts)
+		out[i].GPUs = slices.Clone(out[i].GPUs)
+		out[i].Gres = maps.Clone(out[i].Gres)
+		out[i].UsedGres = maps.Clone(out[i].UsedGres)
 	}
 	return out
 }
@@ -95,7 +98,8 @@ func reference(req Request, ms []MachineView) (int, []refCount, int) {
 		stage, cause int
 	}
 	names := []string{FilterBinary, FilterKeys, FilterAttrs, FilterMounts, FilterMachines,
-		FilterReservation, FilterUp, FilterAwake, FilterSlot, FilterPerMachine, FilterMemory}
+		FilterReservation, FilterUp, FilterAwake, FilterSlot, FilterPerMachine,
+		FilterGPUs, FilterCPUs, FilterMemory, FilterGres, FilterDisk}
 	counts := map[cause]int{}
 	var sleepReasons []string
 	for _, m := range ms {
@@ -138,17 +142,41 @@ func reference(req Request, ms []MachineView) (int, []refCount, int) {
 			return cause{6, 0}, true
 		case !m.Awake:
 			return cause{7, slices.Index(sleepReasons, m.AsleepReason)}, true
-		case m.Running >= m.Slots:
+		case max(m.Running, m.UsedCPUs) >= m.Slots:
 			return cause{8, 0}, true
 		case req.MaxPerMachine > 0 && m.JobCounts[req.JobID] >= req.MaxPerMachine:
 			return cause{9, 0}, true
+		}
+		gpus := 0
+		for _, g := range m.GPUs {
+			if !g.Used && (req.GPUType == "" || g.Type == req.GPUType) {
+				gpus++
+			}
+		}
+		if req.GPUs > 0 && gpus < req.GPUs {
+			return cause{10, 0}, true
+		}
+		if req.CPUs > 1 && m.Slots-max(m.Running, m.UsedCPUs) < req.CPUs {
+			return cause{11, 0}, true
 		}
 		free := int64(0)
 		if m.MemoryMB > 0 {
 			free = m.MemoryMB - m.UsedMemoryMB
 		}
 		if req.MemoryMB > 0 && free < req.MemoryMB {
-			return cause{10, 0}, true
+			return cause{12, 0}, true
+		}
+		for j, g := range req.Gres {
+			if m.Gres[g.Name]-m.UsedGres[g.Name] < g.Count {
+				return cause{13, j}, true
+			}
+		}
+		disk := int64(0)
+		if m.DiskMB > 0 {
+			disk = m.DiskMB - m.UsedDiskMB
+		}
+		if req.DiskMB > 0 && disk < req.DiskMB {
+			return cause{14, 0}, true
 		}
 		return cause{}, false
 	}

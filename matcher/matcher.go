@@ -28,13 +28,18 @@ type Matcher struct {
 //  8. awake: it is not asleep (its rejections counted per reason);
 //  9. slot: it runs fewer instances than it has slots;
 //  10. per-machine: it runs fewer than max_per_machine instances of the job;
-//  11. memory: it has the instance's memory free.
+//  11. capacity: it has free what the instance asks for, checked in this
+//     order and each counted as its own filter in Rejections: gpus (of
+//     its type), cpus (when more than one), memory, each gres, disk.
 //
 // Each filter narrows a bitset of candidate machines and counts what it
 // removed from the change in its size. Most are word operations against
 // bitsets the Pool keeps (binary, keys, mounts, machines, reservation, up,
-// awake, slot); attrs and memory visit only the machines still in the set,
-// per-machine only those running the job.
+// awake, slot); attrs and capacity visit only the machines still in the
+// set (capacity, when the request asks for GPUs, only those with a free
+// GPU), per-machine only those running the job. Capacity checks every
+// resource the request asks for in one visit of each machine, reading
+// columns the Pool keeps, and is not run when it asks for none.
 //
 // Scorers then rank the survivors by the sum of their costs, lower first:
 //
@@ -59,7 +64,7 @@ func New() *Matcher {
 			awakeFilter{},
 			slotFilter{},
 			perMachineFilter{},
-			memoryFilter{},
+			capacityFilter{},
 		},
 		[]scorer{
 			loadScorer{},
@@ -103,6 +108,9 @@ type query struct {
 	binIDs, keyIDs, mountIDs []int32
 	// attrs are the Pool's columns of the attributes of req.Requirements.
 	attrs []attrColumn
+	// caps are the capacity filter's checks for this request, one per
+	// resource it asks for, in cause order (resources.go).
+	caps []capCheck
 	// seed is the tie-break hash state after JobID and Instance.
 	seed uint64
 }
@@ -132,6 +140,7 @@ func (q *query) reset(req Request, p *Pool) {
 	for _, r := range req.Requirements {
 		q.attrs = append(q.attrs, p.attr(r.Attr))
 	}
+	q.resetCaps()
 	q.seed = tieSeed(req)
 }
 
@@ -227,9 +236,14 @@ func (m *Matcher) rejections(q *query, counts []int) []Rejection {
 	off := 0
 	for _, f := range m.filters {
 		c := f.causes(q)
+		named, perCause := f.(causeNamer)
 		for cause, k := range counts[off : off+c] {
 			if k > 0 {
-				out = append(out, Rejection{Filter: f.name(), Count: k, Reason: f.reason(q, cause, k)})
+				name := f.name()
+				if perCause {
+					name = named.causeName(q, cause)
+				}
+				out = append(out, Rejection{Filter: name, Count: k, Reason: f.reason(q, cause, k)})
 			}
 		}
 		off += c

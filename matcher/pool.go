@@ -45,6 +45,24 @@ type Pool struct {
 	memFree      []int64   // MemoryMB - UsedMemoryMB; 0 when MemoryMB is unknown
 	load         []float64 // effectiveLoad
 	rating       []float64 // normRating(Rating)
+	// Resource columns (resources.go): free CPUs, free GPUs of any type
+	// and whether there is one, unclaimed disk; ownedRes[i] when machine
+	// i's GPUs and UsedGres are the Pool's own copies.
+	cpuFree []int64
+	gpuFree []int64
+	gpuAny  bitset
+	// gpuTypes and gresFree hold, per GPU type and per generic resource
+	// a request named, each machine's free count of it; built on first
+	// use and kept current by Take.
+	gpuTypes map[string][]int64
+	gresFree map[string][]int64
+	// thresholds are, per (column, need) a request has asked for, the
+	// machines with at least need free: the capacity filter narrows by
+	// them in word operations. Built on first use, at most maxThresholds,
+	// and kept current by update.
+	thresholds []*threshold
+	diskFree   []int64
+	ownedRes   []bool
 
 	// Scratch space reused by every MatchPool call.
 	q      query
@@ -72,6 +90,11 @@ func NewPool(machines []MachineView) *Pool {
 		memFree:  make([]int64, n),
 		load:     make([]float64, n),
 		rating:   make([]float64, n),
+		cpuFree:  make([]int64, n),
+		gpuFree:  make([]int64, n),
+		gpuAny:   make(bitset, w),
+		diskFree: make([]int64, n),
+		ownedRes: make([]bool, n),
 		cand:     make(bitset, w),
 		tmp:      make(bitset, w),
 		jc:       make([]int32, n),
@@ -123,16 +146,25 @@ func (p *Pool) indexSleep() {
 	}
 }
 
-// update recomputes what Take changes of machine i: full, memFree, load.
+// update recomputes what Take changes of machine i: full, memFree, load
+// and the resource columns.
 func (p *Pool) update(i int) {
 	m := &p.machines[i]
-	if m.Running >= m.Slots {
+	p.updateResources(i)
+	if slotsUsed(m) >= m.Slots {
 		p.full.set(i)
 	}
 	if m.MemoryMB > 0 {
 		p.memFree[i] = m.MemoryMB - m.UsedMemoryMB
 	}
 	p.load[i] = effectiveLoad(m)
+	for _, t := range p.thresholds {
+		if t.col[i] >= t.need {
+			t.set.set(i)
+		} else {
+			t.set.unset(i)
+		}
+	}
 }
 
 // Len returns the number of machines in the Pool.
@@ -144,15 +176,18 @@ func (p *Pool) Len() int { return len(p.machines) }
 func (p *Pool) Machine(i int) MachineView { return p.machines[i] }
 
 // Take records that one instance of req was placed on machine i, so later
-// matches in this round see it: Running grows by one, ImposedLoad by
-// req.Load (1 when req.Load is 0), UsedMemoryMB by req.MemoryMB, and
-// JobCounts[req.JobID] by one. The caller's JobCounts map is copied before
+// matches in this round see it: Running grows by one, UsedCPUs by its
+// CPUs, ImposedLoad by req.Load (1 when req.Load is 0), UsedMemoryMB by
+// req.MemoryMB, UsedDiskMB by req.DiskMB, UsedGres by its generic
+// resources, the lowest free GPUs of its type are marked used, and
+// JobCounts[req.JobID] grows by one. The caller's JobCounts map is copied before
 // its first change, never written. It panics if i is out of range.
 func (p *Pool) Take(i int, req Request) {
 	m := &p.machines[i]
-	m.Running++
 	m.ImposedLoad += instanceLoad(req)
 	m.UsedMemoryMB += req.MemoryMB
+	p.takeResources(i, req)
+	m.Running++
 	p.update(i)
 	if !p.owned[i] {
 		m.JobCounts = maps.Clone(m.JobCounts)
@@ -226,7 +261,8 @@ func (p *Pool) Release(i int, req Request) {
 	m.Running--
 	m.ImposedLoad -= instanceLoad(req)
 	m.UsedMemoryMB -= req.MemoryMB
-	if m.Running < m.Slots {
+	p.releaseResources(i, req)
+	if slotsUsed(m) < m.Slots {
 		p.full.unset(i)
 	}
 	p.update(i)

@@ -2,7 +2,6 @@ package matcher
 
 import (
 	"math/bits"
-	"strconv"
 )
 
 // State filters: they turn down machines for what they are doing now, not
@@ -15,7 +14,6 @@ var (
 	_ filter = awakeFilter{}
 	_ filter = slotFilter{}
 	_ filter = perMachineFilter{}
-	_ filter = memoryFilter{}
 )
 
 // reservationFilter keeps machines that are not reserved, or reserved by the
@@ -121,36 +119,4 @@ func (perMachineFilter) narrow(q *query, counts []int) {
 func (perMachineFilter) reason(_ *query, _, n int) string {
 	return plural(n, "already runs max_per_machine instances of this job",
 		"already run max_per_machine instances of this job")
-}
-
-// memoryFilter keeps machines with the instance's memory free: MemoryMB
-// minus UsedMemoryMB at least the request's MemoryMB. A machine whose
-// memory is unknown (MemoryMB 0) has none free.
-type memoryFilter struct{}
-
-func (memoryFilter) name() string { return FilterMemory }
-
-func (memoryFilter) causes(q *query) int {
-	if q.req.MemoryMB > 0 {
-		return 1
-	}
-	return 0
-}
-
-func (memoryFilter) narrow(q *query, counts []int) {
-	p := q.pool
-	for w, word := range p.cand {
-		for rest := word; rest != 0; rest &= rest - 1 {
-			b := bits.TrailingZeros64(rest)
-			if p.memFree[w*64+b] < q.req.MemoryMB {
-				word &^= 1 << uint(b)
-				counts[0]++
-			}
-		}
-		p.cand[w] = word
-	}
-}
-
-func (memoryFilter) reason(q *query, _, n int) string {
-	return plural(n, "lacks ", "lack ") + strconv.FormatInt(q.req.MemoryMB, 10) + " MB free memory"
 }

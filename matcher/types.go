@@ -39,6 +39,10 @@ type MachineView struct {
 	Slots int
 	// Running is the number of instances placed or running on it now.
 	Running int
+	// UsedCPUs is the CPUs (slots) those instances claim: one each, or
+	// their --cpus. The slots in use are the larger of Running and
+	// UsedCPUs, so a caller that counts only instances loses nothing.
+	UsedCPUs int
 	// Load is the 1-minute load average; negative or NaN counts as 0.
 	Load float64
 	// Rating is the machine's relative speed; 0, negative or NaN means 1.
@@ -55,6 +59,36 @@ type MachineView struct {
 	// JobCounts is how many instances of each job (by id) are placed or
 	// running on it. The matcher never writes to the caller's map.
 	JobCounts map[uint64]int
+	// GPUs are the machine's GPUs in index order, each with its type and
+	// whether an instance placed or running there holds it. The matcher
+	// counts the free ones; which GPU an instance gets is the FSM's to
+	// decide (the lowest free indices of the type), and Take marks them
+	// the same way in the Pool's copy.
+	GPUs []GPU
+	// Gres is the count of each named generic resource the machine has
+	// (gres={fpga=2}), UsedGres what its instances hold of them. The
+	// matcher never writes to the caller's maps.
+	Gres, UsedGres map[string]int
+	// DiskMB is the local disk under the exec dir that instances may
+	// claim with --disk; 0 means unknown, and a machine of unknown disk
+	// takes no instance that asks for disk. UsedDiskMB is what its
+	// instances claim.
+	DiskMB, UsedDiskMB int64
+}
+
+// GPU is one GPU of a machine.
+type GPU struct {
+	// Type is the GPU's model as the machine names it ("a100"); "" when
+	// it was declared without one.
+	Type string
+	// Used reports that an instance holds it.
+	Used bool
+}
+
+// GresRequest asks for Count of the generic resource Name.
+type GresRequest struct {
+	Name  string
+	Count int
 }
 
 // Requirement is one comparison on a numeric machine attribute, such as
@@ -99,6 +133,18 @@ type Request struct {
 	// Load is the load each instance imposes on its machine (load=F);
 	// 0, negative or NaN means 1.
 	Load float64
+	// CPUs is how many of a machine's CPUs (slots) each instance takes;
+	// 0 means 1.
+	CPUs int
+	// GPUs is how many free GPUs each instance needs, of type GPUType
+	// when that is not "".
+	GPUs    int
+	GPUType string
+	// Gres are the generic resources each instance needs, at most one
+	// request per name.
+	Gres []GresRequest
+	// DiskMB is the local disk each instance claims; 0 claims none.
+	DiskMB int64
 }
 
 // Wildcard is the binary key that matches every machine.
@@ -117,6 +163,10 @@ const (
 	FilterSlot        = "slot"
 	FilterPerMachine  = "per-machine"
 	FilterMemory      = "memory"
+	FilterGPUs        = "gpus"
+	FilterCPUs        = "cpus"
+	FilterGres        = "gres"
+	FilterDisk        = "disk"
 )
 
 // Result is the matcher's answer for one Request.

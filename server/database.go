@@ -87,6 +87,9 @@ func databaseToLog(db *dblang.Database) fsm.Database {
 		out.Shares = append(out.Shares, fsm.DeclaredShare{User: sh.User, Share: sh.Share})
 	}
 	out.HalfLifeSeconds = db.HalfLifeSeconds
+	for _, l := range db.Licenses {
+		out.Licenses = append(out.Licenses, fsm.DeclaredLicense{Name: l.Name, Count: l.Count})
+	}
 	return out
 }
 
@@ -121,6 +124,9 @@ func databaseFromLog(db *fsm.Database) *dblang.Database {
 		out.Shares = append(out.Shares, dblang.Share{User: sh.User, Share: sh.Share})
 	}
 	out.HalfLifeSeconds = db.HalfLifeSeconds
+	for _, l := range db.Licenses {
+		out.Licenses = append(out.Licenses, dblang.License{Name: l.Name, Count: l.Count})
+	}
 	return out
 }
 
@@ -193,6 +199,16 @@ func checkPolicy(db fsm.Database, applies func(fsm.MessageType) bool) error {
 		if q.Policy != "" && !applies(fsm.FeatureQueuePolicy.Level) {
 			return fmt.Errorf("load a database with policy=%s on queue %s: %w", q.Policy, q.Name, errUpgradeFirst)
 		}
+	}
+	return nil
+}
+
+// checkLicenses refuses db when it declares licences and the group does
+// not all apply fsm.FeatureLicenses' level: an older replica would load
+// the database without them and place licensed jobs without counting.
+func checkLicenses(db fsm.Database, applies func(fsm.MessageType) bool) error {
+	if len(db.Licenses) > 0 && !applies(fsm.FeatureLicenses.Level) {
+		return fmt.Errorf("load a database with license %s: %w", db.Licenses[0].Name, errUpgradeFirst)
 	}
 	return nil
 }

@@ -19,6 +19,7 @@ var declPositions = map[string]string{
 	"Queues[].Pos":   "as Keys[].Pos",
 	"Accounts[].Pos": "as Keys[].Pos",
 	"Shares[].Pos":   "as Keys[].Pos",
+	"Licenses[].Pos": "as Keys[].Pos",
 }
 
 func TestDatabaseToLogParity(t *testing.T) {

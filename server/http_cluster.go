@@ -24,6 +24,7 @@ func (s *Server) handleMachines(w http.ResponseWriter, r *http.Request) {
 		for _, m := range ms {
 			wm := machineToWire(m, v.Running(m.Name), pool[m.Name].Meta.Load, pool[m.Name].Suspect)
 			wm.ExecUsedBytes = pool[m.Name].Meta.ExecUsed
+			wm.Resources = resourcesToWire(v, m)
 			for _, r := range v.Reservations() {
 				if r.InForce(now) && slices.Contains(r.Machines, m.Name) {
 					wm.ReservedBy, wm.ReservedUntil = r.Owner, r.Until

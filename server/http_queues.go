@@ -21,6 +21,18 @@ func (s *Server) handleQueues(w http.ResponseWriter, r *http.Request) {
 	s.writeJSON(w, http.StatusOK, out)
 }
 
+// handleLicenses lists the pool's licences with how many running
+// instances hold, in declaration order.
+func (s *Server) handleLicenses(w http.ResponseWriter, r *http.Request) {
+	out := []client.License{}
+	s.fsm.Read(func(v fsm.View) {
+		for _, l := range v.Licenses() {
+			out = append(out, client.License{Name: l.Name, Count: l.Count, Used: l.Used})
+		}
+	})
+	s.writeJSON(w, http.StatusOK, out)
+}
+
 // handleSetQueue declares a queue or changes its limits (admins only).
 func (s *Server) handleSetQueue(w http.ResponseWriter, r *http.Request) {
 	name := r.PathValue("name")

@@ -2,6 +2,7 @@ package server
 
 import (
 	"maps"
+	"slices"
 
 	"github.com/netmgr/netmgr/client"
 	"github.com/netmgr/netmgr/fsm"
@@ -48,6 +49,14 @@ func specFromWire(s client.JobSpec) fsm.JobSpec {
 		CopyInBlob: s.CopyInBlob,
 		CopyInSize: s.CopyInSize,
 		CopyOut:    clone(s.CopyOut),
+
+		CPUs:          s.CPUs,
+		ExclusiveCPUs: s.ExclusiveCPUs,
+		GPUs:          s.GPUs,
+		GPUType:       s.GPUType,
+		Gres:          maps.Clone(s.Gres),
+		DiskMB:        s.DiskMB,
+		Licenses:      maps.Clone(s.Licenses),
 	}
 	for _, r := range s.Requirements {
 		out.Requirements = append(out.Requirements, fsm.Requirement{Attr: r.Attr, Op: r.Op, Value: r.Value})
@@ -90,6 +99,13 @@ func specToWire(s fsm.JobSpec) client.JobSpec {
 		CopyInBlob:    s.CopyInBlob,
 		CopyInSize:    s.CopyInSize,
 		CopyOut:       clone(s.CopyOut),
+		CPUs:          s.CPUs,
+		ExclusiveCPUs: s.ExclusiveCPUs,
+		GPUs:          s.GPUs,
+		GPUType:       s.GPUType,
+		Gres:          maps.Clone(s.Gres),
+		DiskMB:        s.DiskMB,
+		Licenses:      maps.Clone(s.Licenses),
 	}
 	for _, r := range s.Requirements {
 		out.Requirements = append(out.Requirements, client.Requirement{Attr: r.Attr, Op: r.Op, Value: r.Value})
@@ -127,6 +143,7 @@ func jobToWire(v fsm.View, j *fsm.Job) client.Job {
 			Attempt:       in.Attempt,
 			State:         in.State,
 			Machine:       in.Machine,
+			GPUs:          slices.Clone(in.GPUs),
 			Binary:        j.Spec.Binaries[in.Key],
 			PID:           in.PID,
 			ExitCode:      in.ExitCode,
@@ -176,7 +193,39 @@ func factsFromWire(f client.Facts) fsm.MachineFacts {
 		MType:    f.MType,
 		Attrs:    maps.Clone(f.Attrs),
 		Addr:     f.HTTPAddr,
+
+		GPUs:       gpusFromWire(f.GPUs),
+		DiskMB:     f.DiskMB,
+		Unenforced: clone(f.Unenforced),
 	}
+}
+
+// gpusFromWire converts the GPUs a stub detected.
+func gpusFromWire(gs []client.GPU) []fsm.GPU {
+	var out []fsm.GPU
+	for _, g := range gs {
+		out = append(out, fsm.GPU{Index: g.Index, Type: g.Type, MemoryMB: g.MemoryMB})
+	}
+	return out
+}
+
+// resourcesToWire is what netstatus -m shows of machine m's countable
+// resources, from its effective ones and what v's active instances
+// hold; nil when it has none beyond CPUs and nothing is unenforced.
+func resourcesToWire(v fsm.View, m *fsm.Machine) *client.MachineResources {
+	e := m.Effective()
+	cpus, gpus, disk, gres := v.MachineUsage(m.Name)
+	if len(e.GPUs) == 0 && len(e.Gres) == 0 && e.DiskMB == 0 && len(m.Unenforced) == 0 && cpus <= v.Running(m.Name) {
+		return nil
+	}
+	out := &client.MachineResources{
+		CPUsUsed: cpus, Gres: maps.Clone(e.Gres), GresUsed: maps.Clone(gres),
+		DiskMB: e.DiskMB, DiskUsedMB: disk, Unenforced: clone(m.Unenforced),
+	}
+	for _, g := range e.GPUs {
+		out.GPUs = append(out.GPUs, client.GPU{Index: g.Index, Type: g.Type, MemoryMB: g.MemoryMB, Used: gpus&(1<<uint(g.Index)) != 0})
+	}
+	return out
 }
 
 // machineToWire reports a machine with its effective attributes (what the

@@ -147,8 +147,9 @@ func TestFactsFromWireParity(t *testing.T) {
 	checkParity(t, src, factsFromWire(src), crossing{
 		renamed: map[string]string{"HTTPAddr": "Addr"},
 		dropped: map[string]string{
-			"Load":       "changes by the second: the leader keeps it in the pool (pool.go), outside the log",
-			"GossipAddr": "the stub's gossip address, for rejoin; the log keeps the API address (Addr)",
+			"Load":        "changes by the second: the leader keeps it in the pool (pool.go), outside the log",
+			"GossipAddr":  "the stub's gossip address, for rejoin; the log keeps the API address (Addr)",
+			"GPUs[].Used": "a stub reports what it has; which GPUs are held the FSM derives from its instances",
 		},
 	})
 }
@@ -175,8 +176,12 @@ func TestMachineToWireParity(t *testing.T) {
 			"LeaveReason": "as JoinedAt; the machine-left event says why",
 			"CreateIndex": "the log's bookkeeping",
 			"ModifyIndex": "the log's bookkeeping",
+			"GPUs":        "shown in Resources, the effective GPUs with their use (resourcesToWire, set by the handler)",
+			"DiskMB":      "shown in Resources, as GPUs",
+			"Unenforced":  "shown in Resources, as GPUs",
 		},
 		derived: map[string]string{
+			"Resources":     "resourcesToWire, from the effective resources and what the instances hold, set by the handler",
 			"MType":         "Effective().MType",
 			"MemoryMB":      "Effective().MemoryMB",
 			"Keys":          "Effective().Keys",

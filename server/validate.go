@@ -2,7 +2,9 @@ package server
 
 import (
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/netmgr/netmgr/client"
@@ -55,6 +57,14 @@ func validateSpec(s *client.JobSpec) error {
 		return fmt.Errorf("load=%v: must be a positive number", s.Load)
 	case s.MemoryMB < 0:
 		return fmt.Errorf("memory=%d: must not be negative", s.MemoryMB)
+	case s.CPUs < 0 || s.GPUs < 0 || s.DiskMB < 0:
+		return fmt.Errorf("cpus=%d, gpus=%d, disk=%d: must not be negative", s.CPUs, s.GPUs, s.DiskMB)
+	case s.GPUType != "" && s.GPUs == 0:
+		return fmt.Errorf("gpus=%s:0: a GPU type needs a count of at least 1", s.GPUType)
+	case badCounts(s.Gres) != "":
+		return fmt.Errorf("gres=%s: needs a name and a count of at least 1", badCounts(s.Gres))
+	case badCounts(s.Licenses) != "":
+		return fmt.Errorf("license=%s: needs a name and a count of at least 1", badCounts(s.Licenses))
 	case s.Unique && s.MaxPerMachine > 1:
 		return fmt.Errorf("unique and max_per_machine=%d contradict each other", s.MaxPerMachine)
 	case client.IsAutomaticName(s.Name):
@@ -63,6 +73,17 @@ func validateSpec(s *client.JobSpec) error {
 		return fmt.Errorf("dir %q: must be an absolute path", s.Dir)
 	}
 	return nil
+}
+
+// badCounts returns the first name of m, in name order, that is empty or
+// has a count below 1, or "".
+func badCounts(m map[string]int) string {
+	for _, name := range slices.Sorted(maps.Keys(m)) {
+		if name == "" || m[name] < 1 {
+			return fmt.Sprintf("%q:%d", name, m[name])
+		}
+	}
+	return ""
 }
 
 // validateLimits checks the job's own time limit and warning (time=,

@@ -340,4 +340,32 @@
 // 1 s round; the third server still gets 350 ms. Learning another server
 // from gossip keeps the preferred one (client.Client.SetAddrs) rather than
 // starting over at the first.
+//
+// # Resources on the machine
+//
+// At start the stub finds its GPUs with `nvidia-smi --query-gpu=index,
+// name,memory.total` when it is on PATH (resources.go; the type is the
+// model's short name, "NVIDIA A100-SXM4-40GB" is a100) and reports them,
+// the free disk under its exec dir and what it cannot enforce with its
+// facts. Each attempt's Start carries what the committed placement gave
+// it, and the supervisor enforces it so that it holds while no stub runs:
+//
+//   - CPUs: the attempt's cgroup gets cpu.max of CPUs × 100 ms per 100 ms
+//     (stub/supervisor/resources.go); with --exclusive-cpus, a cpuset of
+//     CPUs no other running exclusive attempt of this stub holds. Both
+//     need the cpu (cpuset) controller in the cgroup v2 tree: the stub
+//     enables it under its cgroup where the parents offer it, and
+//     otherwise says so (log and netstatus -m: "cpus: the cgroup v2 tree
+//     offers no cpu controller"); --cpus is then counted at placement only.
+//   - GPUs: CUDA_VISIBLE_DEVICES and NETMGR_GPUS name exactly the given
+//     indices (a value the job set is replaced), and on a machine with
+//     GPUs a job given none gets both empty. Device access is not
+//     fenced: cgroup v2 device control needs an eBPF program, which the
+//     stub does not load, and says so for a machine with GPUs.
+//   - Disk: the supervisor measures the exec dir each second (lstat of
+//     every entry, no link followed, no file opened, at most 2^20
+//     entries) and SIGKILLs the attempt past its claim, reason "disk:
+//     disk limit of N MB exceeded (exec dir M MB)", as memory is.
+//
+// Licences are the servers' alone: the stub never sees them.
 package stub

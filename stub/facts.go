@@ -31,6 +31,12 @@ type factSource struct {
 	fs   procinfo.FS
 	err  error        // from opening /proc; every read then fails with it
 	init *dblang.Init // nil without --init
+	// gpus are the GPUs nvidia-smi found at start; execDir is where the
+	// free disk is measured ("" for none); unenforced is what the stub
+	// cannot enforce (resources.go). Set before the stub serves.
+	gpus       []client.GPU
+	execDir    string
+	unenforced []string
 }
 
 func newFactSource() *factSource {
@@ -77,6 +83,15 @@ func (f *factSource) facts(name, httpAddr string) (client.Facts, error) {
 		Mounts:   mounts,
 		Load:     load,
 		HTTPAddr: httpAddr,
+
+		GPUs:       slices.Clone(f.gpus),
+		Unenforced: slices.Clone(f.unenforced),
+	}
+	if f.execDir != "" {
+		facts.DiskMB = freeDiskMB(f.execDir)
+	}
+	if len(f.gpus) > 0 || f.init != nil && hasGPUs(f.init.Attrs) {
+		facts.Unenforced = append(facts.Unenforced, unenforcedGPUs)
 	}
 	if f.init != nil {
 		facts.MType = f.init.MType

@@ -136,6 +136,26 @@ func TestLimits(t *testing.T) {
 			},
 		},
 		{
+			name:       "disk limit KILLs a writer",
+			req:        withDisk(shJob(7, 0, `head -c 8000000 /dev/zero > big; sleep 60`), 2),
+			wantCode:   128 + 9,
+			wantSignal: "KILL",
+			wantReason: "disk: disk limit of 2 MB exceeded (exec dir ",
+		},
+		{
+			// The job's own CUDA_VISIBLE_DEVICES gives way to the GPUs
+			// the Start gives it.
+			name: "the GPUs given are exactly the job's CUDA_VISIBLE_DEVICES and NETMGR_GPUS",
+			req: withGPUs(shJob(8, 0, `echo "$CUDA_VISIBLE_DEVICES $NETMGR_GPUS" > gpus`),
+				[]string{"CUDA_VISIBLE_DEVICES=7"}, 1, 3),
+			check: func(t *testing.T, dir string, _ client.ChildEvent) {
+				got, _ := os.ReadFile(filepath.Join(dir, "gpus"))
+				if string(got) != "1,3 1,3\n" {
+					t.Errorf("the job saw GPUs %q, want %q", got, "1,3 1,3\n")
+				}
+			},
+		},
+		{
 			name: "a job within its limits is not touched",
 			req:  withLimits(shJob(4, 0, `sleep 1; echo ok`), 30, 200, 0),
 			check: func(t *testing.T, dir string, _ client.ChildEvent) {
@@ -192,6 +212,18 @@ func TestLimits(t *testing.T) {
 // MB and a grace in milliseconds.
 func withLimits(req client.StartRequest, runSeconds, memMB, graceMS int64) client.StartRequest {
 	req.MaxRunSeconds, req.MaxMemMB, req.GraceMS = runSeconds, memMB, graceMS
+	return req
+}
+
+// withDisk returns req with a disk limit of diskMB.
+func withDisk(req client.StartRequest, diskMB int64) client.StartRequest {
+	req.DiskMB = diskMB
+	return req
+}
+
+// withGPUs returns req with env and the GPUs of the given indices.
+func withGPUs(req client.StartRequest, env []string, gpus ...int) client.StartRequest {
+	req.Env, req.GPUs = env, gpus
 	return req
 }
 

@@ -57,6 +57,8 @@ type attempt struct {
 	// for its machine's owner: its CHILD_TERM is the machine's fault, so
 	// the servers start it elsewhere without counting a restart.
 	vacated bool
+	// cpus are the CPUs of an exclusive attempt's cpuset (pickCPUs).
+	cpus []int
 }
 
 // running reports whether a supervisor runs a and its end is not recorded
@@ -89,6 +91,9 @@ type runner struct {
 	// servers reach the server group for the files jobs move (files.go);
 	// nil in tests without one.
 	servers *serverList
+	// hasGPUs is set when the machine has GPUs (found or declared in the
+	// init file): a job given none is then told it has none.
+	hasGPUs bool
 
 	ctx      context.Context // canceled by close
 	cancel   context.CancelFunc

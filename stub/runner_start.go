@@ -55,6 +55,9 @@ func (r *runner) start(req client.StartRequest) (bool, *client.ChildEvent, error
 		return false, reg, err
 	}
 	a := &attempt{ready: make(chan struct{}), dir: r.supDir(k), restartable: req.Restartable, ownerPolicy: req.OwnerPolicy}
+	if req.ExclusiveCPUs && req.CPUs > 0 {
+		a.cpus = r.pickCPUs(req.CPUs)
+	}
 	r.attempts[k] = a
 	r.mu.Unlock()
 	defer close(a.ready)
@@ -67,6 +70,7 @@ func (r *runner) start(req client.StartRequest) (bool, *client.ChildEvent, error
 	}
 	execDir := r.attemptDir(k)
 	spec, made, err := r.spec(k, execDir, req)
+	spec.CPUSet = cpuList(a.cpus)
 	if err != nil {
 		fault := errors.Is(err, errMachineFault)
 		if fault && !errors.Is(err, errExecDirExists) {
@@ -219,7 +223,7 @@ func (r *runner) spec(k client.AttemptRef, dir string, req client.StartRequest) 
 	if err != nil {
 		return supervisor.Spec{}, true, fmt.Errorf("%w: %w", errMachineFault, err)
 	}
-	env = append(env, gang...)
+	env = gpuEnviron(append(env, gang...), req.GPUs, r.hasGPUs)
 	path := req.Binary
 	if req.CopyInBlob != "" && strings.Contains(path, "/") && !filepath.IsAbs(path) {
 		path = filepath.Join(dir, path) // sent with the job: in the exec dir, whatever --chdir says
@@ -269,6 +273,12 @@ func setLimits(spec *supervisor.Spec, req client.StartRequest) {
 	}
 	if req.MaxMemMB > 0 {
 		spec.MemKB = req.MaxMemMB * 1024
+	}
+	if req.CPUs > 0 {
+		spec.CPUs = req.CPUs
+	}
+	if req.DiskMB > 0 {
+		spec.DiskKB = req.DiskMB * 1024
 	}
 	if req.WarnSignal != "" && spec.RunMS > 0 && req.WarnLeadMS > 0 {
 		// The server checked the name; one this stub does not know

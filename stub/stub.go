@@ -123,10 +123,26 @@ func New(cfg Config) (*Stub, error) {
 	} else {
 		s.log.Info("jobs run in process groups, not cgroups", "why", why)
 	}
+	s.facts.execDir = cfg.ExecDir
+	s.facts.unenforced = enforcement(cgroups, why)
+	for _, u := range s.facts.unenforced {
+		s.log.Info("not enforced on this machine", "what", u)
+	}
+	if cfg.Simulate == nil {
+		gpus, err := detectGPUs(ctx)
+		if err != nil {
+			s.log.Warn("no GPUs counted", "err", err)
+		}
+		s.facts.gpus = gpus
+		if len(gpus) > 0 {
+			s.log.Info("GPUs found with nvidia-smi", "count", len(gpus), "first", gpus[0].Type)
+		}
+	}
 	s.health = newHealthWatch(cfg, s.log)
 	s.log.Info("watching the machine's health", s.health.describe()...)
 	s.runner = newRunner(cfg.Name, cfg.ExecDir, cfg.clusterID(), cfg.DataDir, cgroups, cfg.Simulate, s.out, s.health, s.log)
 	s.runner.servers = s.servers
+	s.runner.hasGPUs = len(s.facts.gpus) > 0 || s.facts.init != nil && hasGPUs(s.facts.init.Attrs)
 	if cfg.Prologue != "" || cfg.Epilogue != "" {
 		s.runner.scripts = &siteScripts{prologue: cfg.Prologue, epilogue: cfg.Epilogue, timeout: cfg.ScriptTimeout, log: s.log}
 		s.log.Info("site scripts", "prologue", cfg.Prologue, "epilogue", cfg.Epilogue, "timeout", cmpOr(cfg.ScriptTimeout, DefaultScriptTimeout))

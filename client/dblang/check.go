@@ -30,7 +30,7 @@ func check(decls []decl, errs *errorSink) *Database {
 		seen:   map[string]map[string]Pos{},
 		member: map[string]string{},
 	}
-	for _, kind := range []string{declKey, declMType, declMachine, declQueue, declAdmin, declRoot, declAccount, declShare, declHalf} {
+	for _, kind := range []string{declKey, declMType, declMachine, declQueue, declAdmin, declRoot, declAccount, declShare, declHalf, declLicense} {
 		c.first[kind] = map[string]Pos{}
 		c.seen[kind] = map[string]Pos{}
 	}
@@ -62,6 +62,8 @@ func check(decls []decl, errs *errorSink) *Database {
 			c.share(d)
 		case declHalf:
 			c.halfLife(d)
+		case declLicense:
+			c.license(d)
 		}
 	}
 	return c.db
@@ -147,6 +149,15 @@ func (c *checker) body(d decl, machine bool) body {
 	for _, it := range d.val.items {
 		if it.assign {
 			name := it.name.text
+			if isResourceList(name, it.val) {
+				if first, dup := attrAt[name]; dup {
+					c.errs.add(it.name.pos, "%s is given twice in %s (first at %d:%d); merge the two lists", name, owner, first.Line, first.Col)
+					continue
+				}
+				attrAt[name] = it.name.pos
+				b.attrs = resourceList(c.errs, it, owner, b.attrs)
+				continue
+			}
 			if name == "mounts" {
 				if mountsSeen {
 					c.errs.add(it.name.pos, "mounts is given twice in %s; merge the two lists", owner)

@@ -15,8 +15,13 @@ func (db *Database) Equal(o *Database) bool {
 	}
 	if len(db.Keys) != len(o.Keys) || len(db.MTypes) != len(o.MTypes) ||
 		len(db.Machines) != len(o.Machines) || len(db.Queues) != len(o.Queues) ||
-		!sliceEqual(db.Admins, o.Admins) || db.AllowRootJobs != o.AllowRootJobs {
+		!sliceEqual(db.Admins, o.Admins) || db.AllowRootJobs != o.AllowRootJobs || len(db.Licenses) != len(o.Licenses) {
 		return false
+	}
+	for i, l := range db.Licenses {
+		if l.Name != o.Licenses[i].Name || l.Count != o.Licenses[i].Count {
+			return false
+		}
 	}
 	for i, k := range db.Keys {
 		if k.Name != o.Keys[i].Name || k.Comment != o.Keys[i].Comment {

@@ -74,6 +74,10 @@ func Format(db *Database) []byte {
 		items = append(items, formatOwner(q.Owner, QueueOwnerSettings)...)
 		b.WriteString(declQueue + " " + q.Name + " = {" + strings.Join(items, ", ") + "}\n")
 	}
+	section(len(db.Licenses))
+	for _, l := range db.Licenses {
+		b.WriteString(declLicense + " " + l.Name + " = " + strconv.Itoa(l.Count) + "\n")
+	}
 	section(len(db.Admins))
 	for _, a := range db.Admins {
 		b.WriteString(declAdmin + " " + formatWord(a) + "\n")

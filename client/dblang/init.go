@@ -120,8 +120,12 @@ func initItem(errs *errorSink, in *Init, it item) {
 		}
 		in.Owner[name] = val
 	default:
+		if isResourceList(name, v) {
+			in.Attrs = resourceList(errs, it, "the init file", in.Attrs)
+			return
+		}
 		if v.kind == vList {
-			errs.add(v.pos, "attribute %s wants a number, not a list (only keys and mounts take lists)", name)
+			errs.add(v.pos, "attribute %s wants a number, not a list (only keys, mounts, gpus and gres take lists)", name)
 			return
 		}
 		f, msg := parseFloat(v, "attribute "+name)

@@ -74,7 +74,7 @@ func TestParseInitErrors(t *testing.T) {
 	}{
 		{"bad number", "mem=lots", `init:1:5: bad number "lots" for attribute mem; write a number such as 16 or 8.5`},
 		{"number out of range", "mem=1e400", "init:1:5: number 1e400 for attribute mem is out of range"},
-		{"attribute given a list", "mem={1}", "init:1:5: attribute mem wants a number, not a list (only keys and mounts take lists)"},
+		{"attribute given a list", "mem={1}", "init:1:5: attribute mem wants a number, not a list (only keys, mounts, gpus and gres take lists)"},
 		{"mtype wants a name", "mtype={sparc2}", "init:1:7: mtype wants an mtype name, found a {...} list"},
 		{"keys wants a list", "keys=fpu", `init:1:6: keys wants a {key, ...} list, found "fpu"`},
 		{"keys holds names", "keys={fpu, /x}", "init:1:12: keys holds names, found path /x; write keys={fpu, mathlab}"},

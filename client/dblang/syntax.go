@@ -68,10 +68,11 @@ const (
 	declAccount = "account"
 	declShare   = "share"
 	declHalf    = "fairshare_halflife"
+	declLicense = "license"
 )
 
 // declWords lists the declaration words for error messages.
-const declWords = "key, mtype, machine, add_q, admin_id, allow_root_jobs, account, share or fairshare_halflife"
+const declWords = "key, mtype, machine, add_q, license, admin_id, allow_root_jobs, account, share or fairshare_halflife"
 
 // parser holds the tokens of one file.
 type parser struct {
@@ -156,7 +157,7 @@ func (p *parser) decls() []decl {
 // isDeclWord reports whether w starts a declaration.
 func isDeclWord(w string) bool {
 	switch w {
-	case declKey, declMType, declMachine, declQueue, declAdmin, declRoot, declAccount, declShare, declHalf:
+	case declKey, declMType, declMachine, declQueue, declAdmin, declRoot, declAccount, declShare, declHalf, declLicense:
 		return true
 	}
 	return false
@@ -202,7 +203,7 @@ func (p *parser) decl() (decl, bool) {
 		v, ok := p.value()
 		d.val = v
 		return d, ok
-	case declKey, declMType, declMachine, declQueue, declAccount, declShare:
+	case declKey, declMType, declMachine, declQueue, declAccount, declShare, declLicense:
 		t := p.peek()
 		if t.kind != tWord {
 			return d, p.fail(t, "expected a name after %s, found %s%s", kw.text, t.describe(), nameHint(t))

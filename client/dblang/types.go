@@ -38,6 +38,9 @@ type Database struct {
 	Accounts        []Account
 	Shares          []Share
 	HalfLifeSeconds int64
+	// Licenses are the pool-wide licences (license NAME = N), in file
+	// order.
+	Licenses []License
 }
 
 // Account is an `account NAME = {share=N, users={USER, ...}}`
@@ -55,6 +58,15 @@ type Account struct {
 type Share struct {
 	User  string
 	Share int64
+	Pos   Pos
+}
+
+// License is a `license NAME = N` declaration: at most N of NAME are
+// held at once across the pool (netexec --license NAME:K holds K per
+// instance from its start to its end).
+type License struct {
+	Name  string
+	Count int
 	Pos   Pos
 }
 

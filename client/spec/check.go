@@ -189,6 +189,9 @@ func validatePlacement(s client.JobSpec) error {
 	case s.MaxRestarts < 0:
 		return fmt.Errorf("option %s: %s", optMaxRestarts, notPositive(strconv.Itoa(s.MaxRestarts)))
 	}
+	if err := checkResources(s); err != nil {
+		return err
+	}
 	if s.Queue != "" {
 		if msg := checkWord(s.Queue, "queue name"); msg != "" {
 			return fmt.Errorf("option %s: %s", optQueue, msg)

@@ -11,8 +11,8 @@ import (
 // Format prints s in the spec language, options in a fixed order: what to
 // run (binaries, min, symb_name, args, env), what a machine must have
 // (keys, comparisons in their order, mounts, machines), how instances are
-// placed and limited (unique, max_per_machine, load, memory, time, signal,
-// queue), restarts, then
+// placed and limited (unique, max_per_machine, load, memory, the resources
+// of resources.go, time, signal, queue), restarts, then
 // mail, mail_type, cron, after, afterok, afternotok, copy_in and copy_out. Binaries are sorted by key;
 // other lists keep their order. Empty options are left out. Values are bare
 // words when that is unambiguous and quoted otherwise, so Parse(Format(s))
@@ -68,6 +68,7 @@ func Format(s client.JobSpec) string {
 		add(optLoad, formatNumber(s.Load))
 	}
 	addInt(optMemory, s.MemoryMB)
+	formatResources(s, add, func(opt string) { parts = append(parts, opt) })
 	if s.TimeLimitS > 0 {
 		add(optTime, FormatTimeLimit(s.TimeLimitS))
 	}

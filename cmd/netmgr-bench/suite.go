@@ -51,6 +51,7 @@ var suites = []suite{
 	{name: "outage", run: outageSuite},                  // outage.go
 	{name: "gossip", run: gossipSuite},                  // gossip.go
 	{name: "pass", run: passSuite},                      // pass.go
+	{name: "resources", run: resourcesSuite},            // resources.go
 	{name: "scale", run: scaleSuite},                    // scale.go
 	{name: "retention", run: retentionSuite},            // retention.go
 	{name: "ui", run: uiSuite},                          // ui.go

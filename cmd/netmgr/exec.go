@@ -147,6 +147,12 @@ func jobFlags() []cli.Flag {
 		&cli.IntFlag{Name: "max-per-machine", DefaultText: "no limit", Usage: "run at most `N` instances on one machine (max_per_machine=)"},
 		&cli.Float64Flag{Name: "load", DefaultText: "1.0, one busy CPU", Usage: "the load `F` one instance imposes on its machine (load=)"},
 		&cli.Int64Flag{Name: "memory", DefaultText: "not checked", Usage: "memory one instance needs, in `MB`, and may use: more kills it, reason memory (memory=)"},
+		&cli.IntFlag{Name: "cpus", DefaultText: "1, one slot, not limited", Usage: "CPUs one instance takes of its machine's, and may use: its cgroup's cpu.max where the kernel allows (cpus=)"},
+		&cli.BoolFlag{Name: "exclusive-cpus", Usage: "give each instance its --cpus CPUs for itself, a cpuset, rather than a share of the machine's time (exclusive_cpus)"},
+		&cli.StringFlag{Name: "gpus", Usage: "`N` GPUs per instance, or TYPE:N of one type (a100:2); the instance sees exactly them in CUDA_VISIBLE_DEVICES and NETMGR_GPUS (gpus=)"},
+		&cli.StringSliceFlag{Name: "gres", Usage: "`NAME:N` of a machine's generic resource per instance, e.g. fpga:1 (repeatable; gres=)"},
+		&cli.StringFlag{Name: "disk", Usage: "local disk `SIZE` one instance claims under its execution directory: MB, or 500M, 20G; more kills it, reason disk (disk=)"},
+		&cli.StringSliceFlag{Name: "license", Usage: "hold `NAME:N` of the pool's licences (NAME alone: 1) from start to end, whatever machine runs it (repeatable; license=)"},
 		&cli.StringFlag{Name: "time", DefaultText: "the queue's nq_maxrun", Usage: "time `LIMIT` of each instance: minutes (90) or 90s, 30m, 2h, within the queue's; then TERM, KILL after the queue's kill grace, reason timeout (time=)"},
 		&cli.StringFlag{Name: "signal", Usage: "send `SIG@LEAD` LEAD seconds (default 60) before the time limit, e.g. USR1@120, so the job can checkpoint (signal=)"},
 		&cli.StringFlag{Name: "queue", Usage: "wait in batch queue `NAME` (queue=)"},
@@ -194,6 +200,13 @@ type execArgs struct {
 	LoadSet          bool
 	MemoryMB         int64
 	MemorySet        bool
+	CPUs             int
+	CPUsSet          bool
+	ExclusiveCPUs    bool
+	GPUs             string
+	Gres             []string
+	Disk             string
+	Licenses         []string
 	Time             string
 	Signal           string
 	Queue            string
@@ -350,6 +363,49 @@ func execFlags(a execArgs, js client.JobSpec) []execFlag {
 			js.MemoryMB = a.MemoryMB
 			return nil
 		}},
+		{"--cpus", "cpus=", "the CPUs per instance", a.CPUsSet, js.CPUs != 0, func(js *client.JobSpec) error {
+			if a.CPUs < 1 {
+				return usagef("--cpus must be at least 1, got %d", a.CPUs)
+			}
+			js.CPUs = a.CPUs
+			return nil
+		}},
+		{"--exclusive-cpus", "exclusive_cpus", "exclusive CPUs", a.ExclusiveCPUs, js.ExclusiveCPUs, func(js *client.JobSpec) error {
+			js.ExclusiveCPUs = true
+			return nil
+		}},
+		{"--gpus", "gpus=", "the GPUs per instance", a.GPUs != "", js.GPUs != 0, func(js *client.JobSpec) error {
+			typ, n, err := spec.ParseGPUs(a.GPUs)
+			if err != nil {
+				return usagef("--gpus: %w", err)
+			}
+			js.GPUType, js.GPUs = typ, n
+			return nil
+		}},
+		{"--gres", "gres=", "the generic resources", len(a.Gres) > 0, len(js.Gres) > 0, func(js *client.JobSpec) error {
+			m, err := countFlags(a.Gres, false)
+			if err != nil {
+				return usagef("--gres: %w", err)
+			}
+			js.Gres = m
+			return nil
+		}},
+		{"--disk", "disk=", "the disk per instance", a.Disk != "", js.DiskMB != 0, func(js *client.JobSpec) error {
+			mb, err := spec.ParseDisk(a.Disk)
+			if err != nil {
+				return usagef("--disk: %w", err)
+			}
+			js.DiskMB = mb
+			return nil
+		}},
+		{"--license", "license=", "the licences", len(a.Licenses) > 0, len(js.Licenses) > 0, func(js *client.JobSpec) error {
+			m, err := countFlags(a.Licenses, true)
+			if err != nil {
+				return usagef("--license: %w", err)
+			}
+			js.Licenses = m
+			return nil
+		}},
 		{"--time", "time=", "the time limit", a.Time != "", js.TimeLimitS != 0, func(js *client.JobSpec) error {
 			secs, err := spec.ParseTimeLimit(a.Time)
 			if err != nil {
@@ -489,6 +545,13 @@ func jobRequest(cCtx *cli.Context, cwd string) (client.SubmitRequest, error) {
 		LoadSet:          cCtx.IsSet("load"),
 		MemoryMB:         cCtx.Int64("memory"),
 		MemorySet:        cCtx.IsSet("memory"),
+		CPUs:             cCtx.Int("cpus"),
+		CPUsSet:          cCtx.IsSet("cpus"),
+		ExclusiveCPUs:    cCtx.Bool("exclusive-cpus"),
+		GPUs:             cCtx.String("gpus"),
+		Gres:             cCtx.StringSlice("gres"),
+		Disk:             cCtx.String("disk"),
+		Licenses:         cCtx.StringSlice("license"),
 		Time:             cCtx.String("time"),
 		Signal:           cCtx.String("signal"),
 		Queue:            cCtx.String("queue"),
@@ -587,4 +650,22 @@ func orDash(s string) string {
 		return "-"
 	}
 	return s
+}
+
+// countFlags reads repeated NAME:N values (--gres, --license; bare allows
+// NAME alone for 1), each NAME once; a value may also hold several,
+// comma-separated.
+func countFlags(vals []string, bare bool) (map[string]int, error) {
+	m := map[string]int{}
+	for _, v := range splitList(vals) {
+		name, n, err := spec.ParseCount(v, bare)
+		if err != nil {
+			return nil, err
+		}
+		if _, dup := m[name]; dup {
+			return nil, fmt.Errorf("%s given twice", name)
+		}
+		m[name] = n
+	}
+	return m, nil
 }

@@ -325,7 +325,10 @@ func renderMachines(w io.Writer, ms []client.Machine, now time.Time) error {
 			printable(orDash(m.MType)), m.CPUs, formatMemory(m.MemoryMB), formatRating(m.Rating), m.Load, m.Running,
 			formatDiskUse(m.ExecUsedBytes), printable(machineStateColumn(m)), printable(reservedColumn(m, now)))
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	return renderResources(w, ms)
 }
 
 // machineStateColumn is the STATE column of netstatus -m: the state, with
@@ -401,6 +404,9 @@ type machineRow struct {
 	Problem string `json:"problem,omitempty"`
 	// Asleep is why its owner policy put it to sleep, when it did.
 	Asleep string `json:"asleep,omitempty"`
+	// Resources are its GPUs, generic resources and disk, each's total
+	// and what is held, when it has any (client.MachineResources).
+	Resources *client.MachineResources `json:"resources,omitempty"`
 }
 
 // renderMachinesJSON writes netstatus -m --json.
@@ -412,7 +418,7 @@ func renderMachinesJSON(w io.Writer, ms []client.Machine) error {
 			Rating: m.Rating, Load: m.Load, Running: m.Running, ExecUsedBytes: m.ExecUsedBytes, State: m.State,
 			Keys: append([]string{}, m.Keys...), Attrs: map[string]float64{}, Mounts: append([]string{}, m.Mounts...),
 			Declared: m.Declared, ReservedBy: m.ReservedBy, ReservedUntil: optionalTime(m.ReservedUntil),
-			Problem: m.Problem, Asleep: m.Asleep,
+			Problem: m.Problem, Asleep: m.Asleep, Resources: m.Resources,
 		}
 		for k, v := range m.Attrs {
 			row.Attrs[k] = v

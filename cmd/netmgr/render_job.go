@@ -51,6 +51,8 @@ func renderJobDetail(w io.Writer, job client.Job, now time.Time) error {
 	line(kv("Keys", strings.Join(s.Keys, ",")), kv("Machines", strings.Join(s.Machines, ",")), kv("Mounts", strings.Join(s.Mounts, ",")),
 		kv("MemoryMB", nonZero64(s.MemoryMB)), kv("Unique", yes(s.Unique)), kv("MaxPerMachine", nonZero(s.MaxPerMachine)),
 		kv("Gang", yes(s.Gang)))
+	line(kv("CPUs", nonZero(s.CPUs)), kv("ExclusiveCPUs", yes(s.ExclusiveCPUs)), kv("GPUs", gpuRequest(s)),
+		kv("Gres", formatCounts(s.Gres)), kv("DiskMB", nonZero64(s.DiskMB)), kv("Licenses", formatCounts(s.Licenses)))
 	var deps []string
 	for _, d := range job.Dependencies {
 		name := fmt.Sprint(d.JobID)
@@ -83,7 +85,7 @@ func renderJobDetail(w io.Writer, job client.Job, now time.Time) error {
 			line(kv("Error", quoteIf(h.Error)), kv("Reason", quoteIf(h.Reason)))
 		}
 		line("Instance="+fmt.Sprint(in.Index), kv("Attempt", fmt.Sprint(in.Attempt)), kv("State", endState(in)),
-			kv("Machine", in.Machine), kv("PID", nonZero(in.PID)), kv("Restarts", nonZero(in.Restarts)))
+			kv("Machine", in.Machine), kv("GPUs", intList(in.GPUs)), kv("PID", nonZero(in.PID)), kv("Restarts", nonZero(in.Restarts)))
 		line(kv("Placed", formatStamp(in.PlacedAt, now)), kv("Started", formatStamp(in.StartedAt, now)), kv("Ended", formatStamp(in.EndedAt, now)),
 			kv("Elapsed", elapsed(in, now)))
 		if in.Finished() {

@@ -87,7 +87,7 @@ func TestStatusFilterUsage(t *testing.T) {
 	}{
 		{[]string{"netstatus", "--state", "bogus"}, `--state "bogus": not a job or instance state`},
 		{[]string{"netstatus", "-m", "--user", "alice"}, "--name, --user, --state and --queue select jobs: give them with -j"},
-		{[]string{"netstatus", "-m", "sim"}, "give only one of -j, -m, -s, -q, -r, --why and a JOB"},
+		{[]string{"netstatus", "-m", "sim"}, "give only one of -j, -m, -s, -q, -r, --licenses, --why and a JOB"},
 		{[]string{"netstatus", "sim", "other"}, `unexpected argument "other"`},
 	}
 	for _, tt := range tests {

@@ -16,8 +16,8 @@ import (
 func statusCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "status",
-		Usage: "show jobs (-j, the default), machines (-m), servers (-s), queues (-q), reservations (-r), or why a job waits (--why)",
-		UsageText: "netstatus [-j|-m|-s|-q|-r] [--json]\n" +
+		Usage: "show jobs (-j, the default), machines (-m), servers (-s), queues (-q), reservations (-r), licences (--licenses), or why a job waits (--why)",
+		UsageText: "netstatus [-j|-m|-s|-q|-r|--licenses] [--json]\n" +
 			"netstatus [-j] [--name JOB]... [--user USER] [--state STATE]... [--queue QUEUE] [--json]\n" +
 			"netstatus JOB [--json]\n" +
 			"netstatus --why JOB [--json]\n" +
@@ -49,7 +49,10 @@ func statusCommand() *cli.Command {
 			"                  started again: its jobs run on, no new work) or unreachable (its\n" +
 			"                  lease expired: restartable work runs elsewhere); RESERVED is who\n" +
 			"                  holds it and until when: 'tclark until 16:00', 'tclark' until\n" +
-			"                  unreserved, '-' when not reserved\n" +
+			"                  unreserved, '-' when not reserved; then, for machines with\n" +
+			"                  GPUs, generic resources or disk, or that cannot enforce\n" +
+			"                  something, a RESOURCES table of FREE/TOTAL each: CPUS, GPUS\n" +
+			"                  (with their types), GRES, DISK, and NOT ENFORCED\n" +
 			"   netstatus -s   servers: NAME, ADDRESS, ROLE (leader, follower, candidate,\n" +
 			"                  shutdown, unknown), TERM, LAST INDEX, LAST CONTACT (with the\n" +
 			"                  leader: 'leader', 'never' or how long ago), LEADER, VERSION (the\n" +
@@ -60,7 +63,8 @@ func statusCommand() *cli.Command {
 			"                  MAXACTIVE, MAXRUN (200m, 90s), MAXMEM (20M), JOBS, WAITING,\n" +
 			"                  RUNNING; '-' is no limit\n" +
 			"   netstatus -r   reservations: ID, OWNER, MACHINES, FROM, UNTIL ('-' until\n" +
-			"                  unreserved); times are local, with the date when not today\n\n" +
+			"                  unreserved); times are local, with the date when not today\n" +
+			"   netstatus --licenses   the pool's licences: LICENSE, COUNT, USED, FREE\n\n" +
 			"netstatus -j lists only the jobs --name (name, name.owner or id, repeated),\n" +
 			"--user, --queue and --state select; with --state, a job whose own state is not\n" +
 			"named shows only its instances in the states named:\n\n" +
@@ -87,6 +91,7 @@ func statusCommand() *cli.Command {
 			&cli.BoolFlag{Name: "servers", Aliases: []string{"s"}, Usage: "show the server group"},
 			&cli.BoolFlag{Name: "queues", Aliases: []string{"q"}, Usage: "show the batch queues"},
 			&cli.BoolFlag{Name: "reservations", Aliases: []string{"r"}, Usage: "show the reservations in force or yet to start"},
+			&cli.BoolFlag{Name: "licenses", Usage: "show the pool's licences (license NAME = N) and how many running jobs hold"},
 			&cli.StringFlag{Name: "why", Usage: "explain why the queued instances of `JOB` (name or id) wait"},
 			&cli.StringSliceFlag{Name: "name", Usage: "with -j, list only the job `JOB` (name, name.owner or id); repeat for more"},
 			&cli.StringFlag{Name: "user", Usage: "with -j, list only the jobs of `USER`"},
@@ -111,7 +116,7 @@ func runStatus(cCtx *cli.Context) error {
 	filtered := len(filter.names) > 0 || filter.user != "" || len(filter.states) > 0 || filter.queue != ""
 	view := "jobs"
 	n := 0
-	for _, v := range []string{"jobs", "machines", "servers", "queues", "reservations"} {
+	for _, v := range []string{"jobs", "machines", "servers", "queues", "reservations", "licenses"} {
 		if cCtx.Bool(v) {
 			view = v
 			n++
@@ -131,7 +136,7 @@ func runStatus(cCtx *cli.Context) error {
 		n++
 	}
 	if n > 1 {
-		return usagef("give only one of -j, -m, -s, -q, -r, --why and a JOB")
+		return usagef("give only one of -j, -m, -s, -q, -r, --licenses, --why and a JOB")
 	}
 	if filtered && view != "jobs" {
 		return usagef("--name, --user, --state and --queue select jobs: give them with -j")
@@ -161,6 +166,15 @@ func runStatus(cCtx *cli.Context) error {
 			return renderQueuesJSON(w, qs)
 		}
 		return renderQueues(w, qs)
+	case "licenses":
+		ls, err := c.Licenses(cCtx.Context)
+		if err != nil {
+			return fmt.Errorf("list licences: %w", err)
+		}
+		if asJSON {
+			return writeJSON(w, ls)
+		}
+		return renderLicenses(w, ls)
 	case "reservations":
 		rs, err := c.Reservations(cCtx.Context)
 		if err != nil {

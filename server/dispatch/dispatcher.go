@@ -481,7 +481,21 @@ func startRequest(j *fsm.Job, in *fsm.Instance, q fsm.QueueView, servers []strin
 		CopyOut:       append([]string(nil), j.Spec.CopyOut...),
 		Servers:       servers,
 		GangHosts:     gangHosts(j),
+		CPUs:          cpusToSend(&j.Spec),
+		ExclusiveCPUs: j.Spec.ExclusiveCPUs,
+		GPUs:          append([]int(nil), in.GPUs...),
+		DiskMB:        j.Spec.DiskMB,
 	}
+}
+
+// cpusToSend is the CPU limit a Start carries: the job's --cpus when it
+// asked for any (one CPU is asked with --cpus 1 too, and limited), 0
+// for a job that did not, which runs unlimited as before.
+func cpusToSend(s *fsm.JobSpec) int {
+	if s.CPUs > 0 || s.ExclusiveCPUs {
+		return s.CPUsPerInstance()
+	}
+	return 0
 }
 
 // gangHosts is the machine of every instance of gang job j in instance

@@ -125,4 +125,15 @@
 //
 // What it costs: nothing for a pool without dedicated queues; with one, a
 // map per machine built per pass and an O(machines) narrowing per match.
+//
+// # Licences
+//
+// A job asking for licences (JobSpec.Licenses, `--license matlab:2`)
+// waits while the pool's declared count (`license matlab = 10`) less what
+// active instances hold is short: the pass holds it with the reason
+// `waiting for licence matlab: 10 of 10 in use, needs 2`, which `netstatus
+// --why` prints, and counts what it places in the same pass (licenses.go);
+// a gang needs its instances' licences all at once. A job no declared
+// count could ever run is refused at submit (unrunnable). The FSM counts
+// them again on Apply (fsm/doc.go, *Resources*).
 package planner

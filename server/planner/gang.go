@@ -43,6 +43,10 @@ func (p *Pass) gang(j *fsm.Job, items []queue.Item, visit func(queue.Item, *fsm.
 		wait("restarting after a backoff until " + due.UTC().Format(time.RFC3339))
 		return
 	}
+	if h := p.licenses.held(j, n); h != nil {
+		wait(h.Reason)
+		return
+	}
 	if limit := p.limits[j.Queue].MaxActive; limit > 0 && int64(p.active.Running(j.Queue)+n) > limit {
 		wait(fmt.Sprintf("queue %s runs %d of at most %d instances (nq_maxactive), too few left for all at once",
 			j.Queue, p.active.Running(j.Queue), limit))
@@ -84,6 +88,7 @@ func (p *Pass) gang(j *fsm.Job, items []queue.Item, visit func(queue.Item, *fsm.
 		placed = append(placed, res)
 	}
 	if len(placed) == n {
+		p.licenses.take(j, n)
 		for k, it := range items {
 			p.owners.take(placed[k].Machine, j, p.limits, 1)
 			_, in, _ := p.v.Instance(fsm.InstanceRef{JobID: it.JobID, Instance: it.Instance})
@@ -123,12 +128,13 @@ func (p *Pass) gang(j *fsm.Job, items []queue.Item, visit func(queue.Item, *fsm.
 }
 
 // capacity is how many instances of j the machines that meet req's
-// requirements could hold at once were they empty: their slots, each
-// within the job's per-machine bound.
+// requirements could hold at once were they empty: their slots (and
+// CPUs, GPUs, gres and disk, instancesFit), each within the job's
+// per-machine bound.
 func (p *Pass) capacity(j *fsm.Job, req matcher.Request) int {
 	total := 0
 	for _, i := range p.matcher.Candidates(req, p.pool) {
-		n := p.pool.Machine(i).Slots
+		n := instancesFit(p.pool.Machine(i), req)
 		if limit := j.Spec.PerMachineLimit(); limit > 0 {
 			n = min(n, limit)
 		}

@@ -55,7 +55,8 @@ type Pass struct {
 	share *shares
 	// explain asks Run for the fair-share reason of instances left
 	// waiting (netstatus --why; Explain).
-	explain bool
+	explain  bool
+	licenses licenses
 	// free reports that some machine is up, awake and has a free slot.
 	// Without one no instance can be placed, and the scheduler, which runs
 	// after every commit, skips the pass (a full pool with a long queue
@@ -85,8 +86,9 @@ func New(v fsm.View, live map[string]Liveness, now time.Time) *Pass {
 		v: v, now: now, machines: machines, free: free,
 		pool: matcher.NewPool(views), matcher: matcher.New(),
 		active: queue.NewActive(limits, running), limits: limits,
-		owners: newOwners(v, machines, limits),
-		users:  map[queue.QueueUser]bool{},
+		owners:   newOwners(v, machines, limits),
+		users:    map[queue.QueueUser]bool{},
+		licenses: newLicenses(v),
 	}
 }
 
@@ -179,6 +181,11 @@ func (p *Pass) Run(visit func(it queue.Item, in *fsm.Instance, res matcher.Resul
 			visit(it, in, waiting, h)
 			continue
 		}
+		if h := p.licenses.held(j, 1); h != nil {
+			stuck[j.ID] = func(in *fsm.Instance) { visit(it, in, waiting, h) }
+			visit(it, in, waiting, h)
+			continue
+		}
 		req, ok := p.restrict(j, matchRequest(j, in))
 		if !ok {
 			h := &Held{Reason: p.dedicatedReason(j)}
@@ -212,6 +219,7 @@ func (p *Pass) Run(visit func(it queue.Item, in *fsm.Instance, res matcher.Resul
 		p.pool.Take(res.Machine, req)
 		p.owners.take(res.Machine, j, p.limits, 1)
 		p.active.TakeUser(j.Queue, j.Owner)
+		p.licenses.take(j, 1)
 		visit(it, in, res, nil)
 	}
 }

@@ -21,7 +21,8 @@ func Reservable(v fsm.View, live map[string]Liveness, owner string, spec fsm.Job
 	for i, m := range ms {
 		views[i] = machineView(v, m, live[m.Name], from)
 		// A reservation needs the machine, not a free slot now.
-		views[i].Running = 0
+		views[i].Running, views[i].UsedCPUs, views[i].UsedGres, views[i].UsedDiskMB = 0, 0, nil, 0
+		views[i].GPUs = gpuViews(m.Effective().GPUs, 0)
 		views[i].ReservedBy = ""
 		if taken[m.Name] {
 			views[i].ReservedBy = "another user"

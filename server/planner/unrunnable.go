@@ -3,6 +3,7 @@ package planner
 import (
 	"fmt"
 	"maps"
+	"slices"
 
 	"github.com/netmgr/netmgr/fsm"
 	"github.com/netmgr/netmgr/matcher"
@@ -20,6 +21,9 @@ import (
 // (within the job's per-machine bound) are fewer than its instances, it
 // says so.
 func unrunnable(v fsm.View, live map[string]Liveness, c fsm.Submit) string {
+	if why := licensesUnrunnable(v, &c.Spec); why != "" {
+		return why
+	}
 	if c.Spec.Gang && c.Spec.Min > 1 {
 		return gangUnrunnable(v, live, c)
 	}
@@ -32,10 +36,38 @@ func unrunnable(v fsm.View, live map[string]Liveness, c fsm.Submit) string {
 		views[i] = requirementView(m, live[m.Name])
 	}
 	res := matcher.New().Match(matchRequest(&fsm.Job{Owner: c.Owner, Spec: c.Spec}, &fsm.Instance{}), views)
-	if res.Matching > 0 {
+	// An idle machine that still lacks the CPUs, GPUs, gres or disk asked
+	// for never has them: the job can never run.
+	if res.Matching > 0 && (res.Machine >= 0 || !c.Spec.HasResources()) {
 		return ""
 	}
 	return res.Why()
+}
+
+// licensesUnrunnable says why the pool's licences can never run the job
+// (one it asks for is not declared, or fewer are declared than one
+// instance, or a whole gang, holds), or "".
+func licensesUnrunnable(v fsm.View, s *fsm.JobSpec) string {
+	if len(s.Licenses) == 0 {
+		return ""
+	}
+	declared := map[string]int{}
+	for _, l := range v.Licenses() {
+		declared[l.Name] = l.Count
+	}
+	for _, name := range slices.Sorted(maps.Keys(s.Licenses)) {
+		need := s.Licenses[name]
+		if s.Gang {
+			need *= max(s.Min, 1)
+		}
+		switch n, ok := declared[name]; {
+		case !ok || n == 0:
+			return fmt.Sprintf("no licence %s is declared (the database declares licences with license NAME = N)", name)
+		case n < need:
+			return fmt.Sprintf("licence %s: the database declares %d, the job holds %d at once", name, n, need)
+		}
+	}
+	return ""
 }
 
 // gangUnrunnable is unrunnable for a gang: the matcher's reason when no
@@ -56,7 +88,7 @@ func gangUnrunnable(v fsm.View, live map[string]Liveness, c fsm.Submit) string {
 	slots := 0
 	candidates := mt.Candidates(req, pool)
 	for _, i := range candidates {
-		n := views[i].Slots
+		n := instancesFit(views[i], req)
 		if limit := c.Spec.PerMachineLimit(); limit > 0 {
 			n = min(n, limit)
 		}
@@ -91,6 +123,9 @@ func requirementView(m *fsm.Machine, l Liveness) matcher.MachineView {
 		Slots:    max(m.Slots(), 1),
 		Rating:   e.Rating,
 		MemoryMB: e.MemoryMB,
+		GPUs:     gpuViews(e.GPUs, 0),
+		Gres:     e.Gres,
+		DiskMB:   e.DiskMB,
 	}
 }
 
@@ -104,7 +139,8 @@ func unconstrained(s *fsm.JobSpec) bool {
 			return false
 		}
 	}
-	return len(s.Keys) == 0 && len(s.Mounts) == 0 && len(s.Machines) == 0 && s.MemoryMB == 0 && len(s.Requirements) == 0
+	return len(s.Keys) == 0 && len(s.Mounts) == 0 && len(s.Machines) == 0 && s.MemoryMB == 0 && len(s.Requirements) == 0 &&
+		!s.HasResources()
 }
 
 // needsLiveness reports whether unrunnable reads the liveness map for

@@ -22,6 +22,13 @@ func matchRequest(j *fsm.Job, in *fsm.Instance) matcher.Request {
 		MaxPerMachine: j.Spec.PerMachineLimit(),
 		MemoryMB:      j.Spec.MemoryMB,
 		Load:          j.Spec.Load,
+		CPUs:          j.Spec.CPUs,
+		GPUs:          j.Spec.GPUs,
+		GPUType:       j.Spec.GPUType,
+		DiskMB:        j.Spec.DiskMB,
+	}
+	for _, name := range slices.Sorted(maps.Keys(j.Spec.Gres)) {
+		req.Gres = append(req.Gres, matcher.GresRequest{Name: name, Count: j.Spec.Gres[name]})
 	}
 	for _, r := range j.Spec.Requirements {
 		req.Requirements = append(req.Requirements, matcher.Requirement{Attr: r.Attr, Op: r.Op, Value: r.Value})
@@ -42,6 +49,7 @@ func machineView(v fsm.View, m *fsm.Machine, l Liveness, now time.Time) matcher.
 		}
 	}
 	reservedBy, _ := v.ReservedBy(m.Name, now)
+	cpus, gpus, disk, gres := v.MachineUsage(m.Name)
 	attrs := e.Attrs
 	if l.HasIdle {
 		attrs = maps.Clone(attrs)
@@ -67,7 +75,27 @@ func machineView(v fsm.View, m *fsm.Machine, l Liveness, now time.Time) matcher.
 		UsedMemoryMB: v.UsedMemoryMB(m.Name),
 		ImposedLoad:  imposed,
 		JobCounts:    counts,
+		UsedCPUs:     cpus,
+		GPUs:         gpuViews(e.GPUs, gpus),
+		Gres:         e.Gres,
+		UsedGres:     gres,
+		DiskMB:       e.DiskMB,
+		UsedDiskMB:   disk,
 	}
+}
+
+// gpuViews is what the matcher sees of a machine's GPUs: each one's type
+// and whether an active instance holds it (bit Index of used); nil for a
+// machine without GPUs.
+func gpuViews(gpus []fsm.GPU, used uint64) []matcher.GPU {
+	if len(gpus) == 0 {
+		return nil
+	}
+	out := make([]matcher.GPU, len(gpus))
+	for i, g := range gpus {
+		out[i] = matcher.GPU{Type: g.Type, Used: used&(1<<uint(g.Index)) != 0}
+	}
+	return out
 }
 
 // loadOf is the load one instance of the job imposes: its load= factor,

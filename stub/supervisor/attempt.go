@@ -178,6 +178,9 @@ func (s *attempt) startJob() error {
 		} else {
 			defer fd.Close()
 			s.cg = cg
+			if err := cg.limitCPUs(s.spec.CPUs, s.spec.CPUSet); err != nil {
+				s.log.Warn("the job's CPUs are not enforced", "err", err)
+			}
 			s.cmd.SysProcAttr.UseCgroupFD = true
 			s.cmd.SysProcAttr.CgroupFD = int(fd.Fd())
 		}

@@ -146,6 +146,9 @@ func (s *attempt) armLimits() {
 	if s.lim.memKB > 0 {
 		s.wg.Go(s.enforceMemLimit)
 	}
+	if s.lim.diskKB > 0 {
+		s.wg.Go(s.enforceDiskLimit)
+	}
 	if s.spec.LeaseFile != "" {
 		s.wg.Go(s.enforceLease)
 	}

@@ -39,6 +39,13 @@ type Spec struct {
 	RunMS   int64 `json:"run_ms,omitempty"`
 	GraceMS int64 `json:"grace_ms,omitempty"`
 	MemKB   int64 `json:"mem_kb,omitempty"`
+	// CPUs, when positive, is the job's CPU limit, written to its
+	// cgroup's cpu.max; CPUSet, when set, the CPUs it runs on alone
+	// (cpuset.cpus). DiskKB, when positive, is the space its exec dir
+	// may take: past it the job is SIGKILLed with reason "disk: ...".
+	CPUs   int    `json:"cpus,omitempty"`
+	CPUSet string `json:"cpuset,omitempty"`
+	DiskKB int64  `json:"disk_kb,omitempty"`
 	// WarnSignal, when not 0, is sent to the job WarnLeadMS before RunMS
 	// passes (signal=SIG@LEAD): a warning the job may trap to checkpoint.
 	WarnSignal int   `json:"warn_signal,omitempty"`
@@ -65,11 +72,12 @@ type Cred struct {
 // limits returns the spec's queue limits.
 func (s Spec) limits() limits {
 	return limits{
-		run:   time.Duration(s.RunMS) * time.Millisecond,
-		grace: time.Duration(s.GraceMS) * time.Millisecond,
-		memKB: s.MemKB,
-		warn:  unix.Signal(s.WarnSignal),
-		lead:  time.Duration(s.WarnLeadMS) * time.Millisecond,
+		run:    time.Duration(s.RunMS) * time.Millisecond,
+		grace:  time.Duration(s.GraceMS) * time.Millisecond,
+		memKB:  s.MemKB,
+		diskKB: s.DiskKB,
+		warn:   unix.Signal(s.WarnSignal),
+		lead:   time.Duration(s.WarnLeadMS) * time.Millisecond,
 	}
 }
 

@@ -25,6 +25,9 @@ type limits struct {
 	// memKB is the group's resident memory (sum of RSS) above which it is
 	// SIGKILLed at once; 0 means no memory limit.
 	memKB int64
+	// diskKB is the space the exec dir may take (its files' blocks)
+	// above which the group is SIGKILLed; 0 means no disk limit.
+	diskKB int64
 	// warn, when not 0, is the signal the group gets lead before the run
 	// limit passes (signal=SIG@LEAD); a lead longer than the run limit
 	// sends it at the start.
@@ -37,6 +40,7 @@ type limits struct {
 const (
 	ReasonTimeout = "timeout"
 	ReasonMemory  = "memory"
+	ReasonDisk    = "disk"
 )
 
 // runLimitReason is the CHILD_TERM Reason of an attempt ended by its run
