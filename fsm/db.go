@@ -14,6 +14,9 @@ type db struct {
 	machines  map[string]*Machine
 	jobs      map[uint64]*Job
 	database  Database
+	// declIdx indexes database's declarations by name (database_index.go);
+	// derived, rebuilt with it.
+	declIdx declIndex
 	// databaseIndex is the index of the last LoadDatabase; 0 = never loaded.
 	databaseIndex     uint64
 	reservations      map[uint64]*Reservation
@@ -104,8 +107,9 @@ func (d *db) reindex() {
 	d.dependents = make(map[uint64][]uint64)
 	d.crons = make(map[uint64]struct{})
 	d.indexTokens()
+	d.declIdx = indexDeclarations(&d.database)
 	for _, m := range d.machines {
-		m.eff = d.database.effective(&m.MachineFacts)
+		m.eff = d.decl().effective(&m.MachineFacts)
 	}
 	ids := make([]uint64, 0, len(d.jobs))
 	for id := range d.jobs {

@@ -23,7 +23,7 @@ func (d *db) applyStubJoin(index uint64, c *StubJoin) *Result {
 		d.machines[f.Name] = m
 	}
 	m.MachineFacts = f
-	m.eff = d.database.effective(&m.MachineFacts)
+	m.eff = d.decl().effective(&m.MachineFacts)
 	if m.State != MachineUp {
 		m.JoinedAt = c.At
 		// A new stub reports its own health and owner verdict with its
@@ -94,13 +94,15 @@ func (d *db) applyLoadDatabase(index uint64, c *LoadDatabase) *Result {
 				name, d.queues[name].Jobs, ErrQueueInUse)}
 		}
 	}
-	old := d.database
+	oldDB, oldIdx := d.database, d.declIdx
+	old := indexedDB{db: &oldDB, x: &oldIdx}
 	d.database = c.Database
+	d.declIdx = indexDeclarations(&d.database)
 	d.databaseIndex = index
 	res := &Result{Index: index}
 	for _, m := range sortedMachines(d.machines) {
 		_, wasDeclared := old.machine(m.Name)
-		_, declared := d.database.machine(m.Name)
+		_, declared := d.decl().machine(m.Name)
 		switch {
 		case wasDeclared && !declared && !m.Draining:
 			m.Draining = true
@@ -108,7 +110,7 @@ func (d *db) applyLoadDatabase(index uint64, c *LoadDatabase) *Result {
 		case declared && m.Draining:
 			m.Draining = false
 		}
-		m.eff = d.database.effective(&m.MachineFacts)
+		m.eff = d.decl().effective(&m.MachineFacts)
 		m.ModifyIndex = index
 	}
 	d.event(index, c.At, EventDatabaseLoaded, 0, -1, 0, "", loadDetail(c, res.Draining))
