@@ -14,6 +14,11 @@ type db struct {
 	machines  map[string]*Machine
 	jobs      map[uint64]*Job
 	database  Database
+	// watchMachines is set while an FSM's MachineObserver watches;
+	// touched are the machines the entries applied since it was last told
+	// changed (observe.go). Neither is state.
+	watchMachines bool
+	touched       []*Machine
 	// declIdx indexes database's declarations by name (database_index.go);
 	// derived, rebuilt with it.
 	declIdx declIndex

@@ -36,7 +36,7 @@ func (d *db) applyStubJoin(index uint64, c *StubJoin) *Result {
 	m.State = MachineUp
 	m.LeftAt = time.Time{}
 	m.LeaveReason = ""
-	m.ModifyIndex = index
+	d.touchMachine(m, index)
 	return &Result{Index: index}
 }
 
@@ -53,7 +53,7 @@ func (d *db) applyStubLeave(index uint64, c *StubLeave) *Result {
 	m.State = MachineDown
 	m.LeftAt = c.At
 	m.LeaveReason = c.Reason
-	m.ModifyIndex = index
+	d.touchMachine(m, index)
 	d.event(index, c.At, EventMachineLeft, 0, -1, 0, c.Machine, c.Reason)
 	d.notes.machines = append(d.notes.machines, c.Machine)
 	d.notes.down = append(d.notes.down, fmt.Sprintf("%s: %s", c.Machine, c.Reason))
@@ -111,7 +111,7 @@ func (d *db) applyLoadDatabase(index uint64, c *LoadDatabase) *Result {
 			m.Draining = false
 		}
 		m.eff = d.decl().effective(&m.MachineFacts)
-		m.ModifyIndex = index
+		d.touchMachine(m, index)
 	}
 	d.event(index, c.At, EventDatabaseLoaded, 0, -1, 0, "", loadDetail(c, res.Draining))
 	return res
@@ -130,7 +130,7 @@ func (d *db) applyMachineHealth(index uint64, c *MachineHealth) *Result {
 		return &Result{Index: index}
 	}
 	m.Unhealthy = c.Problem
-	m.ModifyIndex = index
+	d.touchMachine(m, index)
 	if c.Problem == "" {
 		d.event(index, c.At, EventMachineHealthy, 0, -1, 0, c.Machine, "takes new work again")
 	} else {
@@ -153,7 +153,7 @@ func (d *db) applyMachineAsleep(index uint64, c *MachineAsleep) *Result {
 		return &Result{Index: index}
 	}
 	m.Asleep = c.Reason
-	m.ModifyIndex = index
+	d.touchMachine(m, index)
 	if c.Reason == "" {
 		d.event(index, c.At, EventMachineAwake, 0, -1, 0, c.Machine, "awake: takes new work again")
 	} else {
