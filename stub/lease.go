@@ -103,6 +103,11 @@ type leaseKeeper struct {
 	// nothing writes the lease file after it.
 	final bool
 
+	// starting counts the restartable Starts being admitted and started
+	// (startOne): while one is, renewals write the lease file although no
+	// restartable attempt runs yet (publish).
+	starting atomic.Int32
+
 	// halt, closed by stopRenewing, ends run, which closes done.
 	halt, done chan struct{}
 	// halted is set once stopRenewing began: no restartable Start is
@@ -274,8 +279,17 @@ func (k *leaseKeeper) nearOutage(now time.Duration) bool {
 
 // publish writes to the lease file the later of the lease's deadline and
 // the outage cover's, so that supervisors stop restartable attempts when
-// both have run out, even if this stub is dead by then.
+// both have run out, even if this stub is dead by then. Only the
+// supervisors of restartable attempts read the file, so while none runs
+// or is being started it writes nothing: an idle stub renews without a
+// file written (and its directory changed) twice a second, and a
+// restartable Start publishes before its supervisor starts (startOne).
+// The file then holds a deadline no later than the lease's, which only
+// makes a supervisor stop sooner.
 func (k *leaseKeeper) publish() {
+	if k.starting.Load() == 0 && k.runner != nil && !k.runner.hasRestartable() {
+		return
+	}
 	until := time.Duration(k.deadline.Load())
 	if k.outage != nil {
 		covered := time.Duration(k.outage.coveredUntil.Load())
