@@ -55,7 +55,12 @@ func (s *Server) handleLease(w http.ResponseWriter, r *http.Request) {
 	if wantFacts && st.facts.has(req.Machine) {
 		wantFacts = false
 	}
-	st.leases.SetOwnLoad(req.Machine, req.OwnLoad)
+	if req.Load != nil {
+		// A stub sends its load only when it moved (stub's loadMoved):
+		// without one, the table keeps the last it was sent, and the own
+		// load that came with it.
+		st.leases.SetOwnLoad(req.Machine, req.OwnLoad)
+	}
 	var idleSince *time.Time
 	if req.IdleS != nil {
 		t := arrival.Add(-time.Duration(*req.IdleS) * time.Second)
