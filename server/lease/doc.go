@@ -218,10 +218,14 @@
 //     silence, and an election must fit in the lease; Raft's heartbeats
 //     (HeartbeatTimeout/10, every 50-100 ms per follower) are the price
 //     of an election within 0.5-1.5 s. On 3 TLS servers and 2 stubs at
-//     rest (netmgr-bench -only idle, CPU from /proc, a shared 2-core box)
-//     the leader went from 37 to about 21 ms of CPU a second, each
-//     follower from 10 to 7, each stub from 8.8 to 5.5; most of what is
-//     left is those heartbeats and the Go runtime's wake-ups around them,
-//     so the 3 and 1 ms/s need longer Raft timeouts, which would
-//     slow failover, and are not met.
+//     rest (netmgr-bench -only idle: CPU from /proc over 60 s windows, on
+//     a shared 2-core box under a load average near 20; medians and
+//     ranges of 9 windows before and 6 after) the leader went from 34
+//     (28-38) to 21.5 (18.5-23.5) ms of CPU a second, each follower from
+//     9.9 (8.8-11.2) to 7.2 (5.3-9.8), each stub from 8.4 (6.8-9.0) to
+//     5.7 (4.5-6.0). With no stub at all the servers use 14-18 (leader)
+//     and 6-7 (followers): the floor is Raft's heartbeats, gossip's
+//     probes and the Go runtime's wake-ups around them, so the 3
+//     and 1 ms/s are not met; they need longer Raft timeouts, which would
+//     slow failover.
 package lease
