@@ -189,14 +189,19 @@ func (db *Database) Queue(name string) (*DeclaredQueue, bool) {
 // the stub, as its attributes win over that mtype's here). Nil when the
 // database gives none.
 func (db *Database) OwnerSettings(f *MachineFacts) (settings map[string]string, declared bool) {
-	if decl, ok := db.machine(f.Name); ok {
+	return indexedDB{db: db}.ownerSettings(f)
+}
+
+// ownerSettings is OwnerSettings through d's index.
+func (d indexedDB) ownerSettings(f *MachineFacts) (settings map[string]string, isDeclared bool) {
+	if decl, ok := d.machine(f.Name); ok {
 		var fromType map[string]string
-		if t, ok := db.mtype(decl.MType); ok {
+		if t, ok := d.mtype(decl.MType); ok {
 			fromType = t.Owner
 		}
 		return mergeOwner(fromType, decl.Owner), true
 	}
-	if t, ok := db.mtype(f.MType); ok {
+	if t, ok := d.mtype(f.MType); ok {
 		return mergeOwner(t.Owner, nil), false
 	}
 	return nil, false
@@ -245,7 +250,7 @@ type Effective struct {
 // declaration is the site's policy (a workstation lent with one slot though
 // it has eight CPUs), the init file is the machine owner's claim, and
 // detection knows only the hardware.
-func (db *Database) effective(f *MachineFacts) Effective {
+func (db indexedDB) effective(f *MachineFacts) Effective {
 	e := Effective{
 		MType: f.MType,
 		Attrs: map[string]float64{"mem": float64(f.MemoryMB), "nprocs": float64(max(f.CPUs, 1)), "rating": 1},

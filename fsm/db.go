@@ -14,6 +14,14 @@ type db struct {
 	machines  map[string]*Machine
 	jobs      map[uint64]*Job
 	database  Database
+	// watchMachines is set while an FSM's MachineObserver watches;
+	// touched are the machines the entries applied since it was last told
+	// changed (observe.go). Neither is state.
+	watchMachines bool
+	touched       []*Machine
+	// declIdx indexes database's declarations by name (database_index.go);
+	// derived, rebuilt with it.
+	declIdx declIndex
 	// databaseIndex is the index of the last LoadDatabase; 0 = never loaded.
 	databaseIndex     uint64
 	reservations      map[uint64]*Reservation
@@ -116,8 +124,9 @@ func (d *db) reindex() {
 	d.dependents = make(map[uint64][]uint64)
 	d.crons = make(map[uint64]struct{})
 	d.indexTokens()
+	d.declIdx = indexDeclarations(&d.database)
 	for _, m := range d.machines {
-		m.eff = d.database.effective(&m.MachineFacts)
+		m.eff = d.decl().effective(&m.MachineFacts)
 	}
 	ids := make([]uint64, 0, len(d.jobs))
 	for id := range d.jobs {

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"sync"
+	"sync/atomic"
 
 	"github.com/hashicorp/raft"
 )
@@ -47,8 +48,12 @@ type Result struct {
 type FSM struct {
 	mu    sync.RWMutex // guards d and watch
 	d     *db
-	watch chan struct{} // closed and replaced after every Apply and Restore
-	rec   Recorder      // set once before Raft starts; nil: nobody records
+	watch chan struct{}   // closed and replaced after every Apply and Restore
+	rec   Recorder        // set once before Raft starts; nil: nobody records
+	obs   MachineObserver // nil: nobody observes (observe.go)
+	// applied mirrors d.index for readers that take no lock
+	// (AppliedIndex).
+	applied atomic.Uint64
 }
 
 var _ raft.BatchingFSM = (*FSM)(nil)
@@ -91,6 +96,8 @@ func (f *FSM) applyOne(l *raft.Log) (*Result, []Applied) {
 	defer f.mu.Unlock()
 	res := f.apply(l.Index, l.Data)
 	f.d.index = l.Index
+	f.applied.Store(l.Index)
+	f.tellObserver()
 	close(f.watch)
 	f.watch = make(chan struct{})
 	return res, f.d.takeRecord()
@@ -118,6 +125,8 @@ func (f *FSM) ApplyBatch(logs []*raft.Log) []any {
 	if !applied {
 		return out
 	}
+	f.applied.Store(f.d.index)
+	f.tellObserver()
 	close(f.watch)
 	f.watch = make(chan struct{})
 	rec = f.d.takeRecord()

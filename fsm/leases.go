@@ -14,7 +14,7 @@ func (d *db) applyLeaseExpired(index uint64, c *LeaseExpired) *Result {
 	}
 	if m.State == MachineUp || m.State == MachineRestarting {
 		m.State = MachineUnreachable
-		m.ModifyIndex = index
+		d.touchMachine(m, index)
 		d.event(index, c.At, EventMachineUnreachable, 0, -1, 0, c.Machine, "lease expired")
 	}
 	res := &Result{Index: index}
@@ -60,7 +60,7 @@ func (d *db) applyLeaseRestored(index uint64, c *LeaseRestored) *Result {
 		return &Result{Index: index}
 	}
 	m.State = MachineUp
-	m.ModifyIndex = index
+	d.touchMachine(m, index)
 	d.event(index, c.At, EventMachineBack, 0, -1, 0, c.Machine, "lease renewed")
 	running := make(map[AttemptRef]bool, len(c.Running))
 	for _, a := range c.Running {

@@ -23,7 +23,7 @@ func (d *db) applyStubJoin(index uint64, c *StubJoin) *Result {
 		d.machines[f.Name] = m
 	}
 	m.MachineFacts = f
-	m.eff = d.database.effective(&m.MachineFacts)
+	m.eff = d.decl().effective(&m.MachineFacts)
 	if m.State != MachineUp {
 		m.JoinedAt = c.At
 		// A new stub reports its own health and owner verdict with its
@@ -36,7 +36,7 @@ func (d *db) applyStubJoin(index uint64, c *StubJoin) *Result {
 	m.State = MachineUp
 	m.LeftAt = time.Time{}
 	m.LeaveReason = ""
-	m.ModifyIndex = index
+	d.touchMachine(m, index)
 	return &Result{Index: index}
 }
 
@@ -53,7 +53,7 @@ func (d *db) applyStubLeave(index uint64, c *StubLeave) *Result {
 	m.State = MachineDown
 	m.LeftAt = c.At
 	m.LeaveReason = c.Reason
-	m.ModifyIndex = index
+	d.touchMachine(m, index)
 	d.event(index, c.At, EventMachineLeft, 0, -1, 0, c.Machine, c.Reason)
 	d.notes.machines = append(d.notes.machines, c.Machine)
 	d.notes.down = append(d.notes.down, fmt.Sprintf("%s: %s", c.Machine, c.Reason))
@@ -94,14 +94,16 @@ func (d *db) applyLoadDatabase(index uint64, c *LoadDatabase) *Result {
 				name, d.queues[name].Jobs, ErrQueueInUse)}
 		}
 	}
-	old := d.database
+	oldDB, oldIdx := d.database, d.declIdx
+	old := indexedDB{db: &oldDB, x: &oldIdx}
 	d.database = c.Database
+	d.declIdx = indexDeclarations(&d.database)
 	d.databaseIndex = index
 	d.indexAccounts()
 	res := &Result{Index: index}
 	for _, m := range sortedMachines(d.machines) {
 		_, wasDeclared := old.machine(m.Name)
-		_, declared := d.database.machine(m.Name)
+		_, declared := d.decl().machine(m.Name)
 		switch {
 		case wasDeclared && !declared && !m.Draining:
 			m.Draining = true
@@ -109,8 +111,8 @@ func (d *db) applyLoadDatabase(index uint64, c *LoadDatabase) *Result {
 		case declared && m.Draining:
 			m.Draining = false
 		}
-		m.eff = d.database.effective(&m.MachineFacts)
-		m.ModifyIndex = index
+		m.eff = d.decl().effective(&m.MachineFacts)
+		d.touchMachine(m, index)
 	}
 	d.event(index, c.At, EventDatabaseLoaded, 0, -1, 0, "", loadDetail(c, res.Draining))
 	return res
@@ -129,7 +131,7 @@ func (d *db) applyMachineHealth(index uint64, c *MachineHealth) *Result {
 		return &Result{Index: index}
 	}
 	m.Unhealthy = c.Problem
-	m.ModifyIndex = index
+	d.touchMachine(m, index)
 	if c.Problem == "" {
 		d.event(index, c.At, EventMachineHealthy, 0, -1, 0, c.Machine, "takes new work again")
 	} else {
@@ -152,7 +154,7 @@ func (d *db) applyMachineAsleep(index uint64, c *MachineAsleep) *Result {
 		return &Result{Index: index}
 	}
 	m.Asleep = c.Reason
-	m.ModifyIndex = index
+	d.touchMachine(m, index)
 	if c.Reason == "" {
 		d.event(index, c.At, EventMachineAwake, 0, -1, 0, c.Machine, "awake: takes new work again")
 	} else {

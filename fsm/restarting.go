@@ -22,7 +22,7 @@ func (d *db) applyStubRestarting(index uint64, c *StubRestarting) *Result {
 		return &Result{Index: index, Err: fmt.Errorf("machine restarting of %s, which is %s: %w", c.Machine, m.State, ErrNotUp)}
 	}
 	m.State = MachineRestarting
-	m.ModifyIndex = index
+	d.touchMachine(m, index)
 	d.event(index, c.At, EventMachineRestarting, 0, -1, 0, c.Machine, "stub restarting; its jobs run on")
 	return &Result{Index: index}
 }

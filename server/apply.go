@@ -61,5 +61,8 @@ func (s *Server) applyAll(cmds []command) ([]*fsm.Result, error) {
 		}
 		results[i] = res
 	}
+	if st := s.leader.Load(); st != nil && st.nudge != nil && len(futures) > 0 {
+		st.nudge.applied(futures[len(futures)-1].Index())
+	}
 	return results, nil
 }

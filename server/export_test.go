@@ -1,6 +1,7 @@
 package server
 
 import (
+	"strconv"
 	"time"
 
 	"github.com/netmgr/netmgr/fsm"
@@ -91,4 +92,34 @@ func (s *Server) LocalUsage(user string) queue.Usage {
 	var u queue.Usage
 	s.fsm.Read(func(v fsm.View) { u = v.UserUsage(user) })
 	return u
+}
+
+// HoldFSMRead holds a read lock on the server's database until release
+// is closed, and returns once it holds it: with a write queued behind it,
+// every other reader of the database waits too.
+func (s *Server) HoldFSMRead(release <-chan struct{}) {
+	held := make(chan struct{})
+	go s.fsm.Read(func(fsm.View) {
+		close(held)
+		<-release
+	})
+	<-held
+}
+
+// FSMReadWaits reports whether Raft has committed an entry past index
+// and a new read of the server's database is still waiting after d: a
+// write is queued behind a held read. The read goes on in the background
+// and ends when the database is free.
+func (s *Server) FSMReadWaits(index uint64, d time.Duration) bool {
+	if commit, _ := strconv.ParseUint(s.raft.Stats()["commit_index"], 10, 64); commit <= index {
+		return false
+	}
+	done := make(chan struct{})
+	go s.fsm.Read(func(fsm.View) { close(done) })
+	select {
+	case <-done:
+		return false
+	case <-time.After(d):
+		return true
+	}
 }

@@ -63,6 +63,13 @@ func (s *Server) routes() http.Handler {
 // writeJSON answers with v as JSON and the applied index.
 func (s *Server) writeJSON(w http.ResponseWriter, status int, v any) {
 	idx, _ := s.fsm.Watch()
+	s.writeJSONAt(w, status, v, idx)
+}
+
+// writeJSONAt is writeJSON naming index as the applied index: for
+// answers that must not wait for the FSM's lock (lease renewals), with
+// fsm.FSM.AppliedIndex.
+func (s *Server) writeJSONAt(w http.ResponseWriter, status int, v any, idx uint64) {
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set(client.IndexHeader, strconv.FormatUint(idx, 10))
 	w.WriteHeader(status)

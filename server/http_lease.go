@@ -8,7 +8,6 @@ import (
 
 	"github.com/netmgr/netmgr/client"
 	"github.com/netmgr/netmgr/fsm"
-	"github.com/netmgr/netmgr/server/lease"
 )
 
 // handleLease grants a stub's lease renewal, on the leader.
@@ -33,33 +32,20 @@ func (s *Server) handleLease(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, http.StatusServiceUnavailable, err)
 		return
 	}
-	var (
-		known, unreachable bool
-		up                 bool   // the database holds the machine up
-		upAddr             string // at this API address
-		machineIndex       uint64
-		recorded           string // the machine's health as the database has it
-		recordedAsleep     string // and its owner verdict
-		pool               *lease.PoolOrder
-		ownerSettings      *client.OwnerSettings
-	)
-	s.fsm.Read(func(v fsm.View) {
-		m, ok := v.Machine(req.Machine)
-		known = ok
-		unreachable = ok && m.State == fsm.MachineUnreachable
-		if ok && m.State == fsm.MachineUp {
-			up, upAddr = true, m.Addr
-		}
-		if ok {
-			machineIndex, recorded, recordedAsleep = m.ModifyIndex, m.Unhealthy, m.Asleep
-			db, _ := v.Database()
-			settings, declared := db.OwnerSettings(&m.MachineFacts)
-			ownerSettings = &client.OwnerSettings{Settings: settings, Declared: declared}
-		}
-		pool = st.leases.Pool(v)
-	})
+	// What the database holds of the machine, from the lease book, which
+	// the FSM keeps as it applies entries (lease.Book): no FSM lock on
+	// this path, so a snapshot or a long read never holds up a renewal.
+	e, known := s.book.Machine(req.Machine)
+	unreachable := known && e.State == fsm.MachineUnreachable
+	up := known && e.State == fsm.MachineUp // at API address e.Addr
+	machineIndex := e.ModifyIndex
+	var ownerSettings *client.OwnerSettings
+	if known {
+		ownerSettings = &client.OwnerSettings{Settings: e.Owner.Settings, Declared: e.Owner.Declared}
+	}
+	pool := s.book.Pool()
 	wantFacts := st.facts != nil && !up
-	if req.Facts != nil && st.facts != nil && (!up || req.Facts.HTTPAddr != upAddr) {
+	if req.Facts != nil && st.facts != nil && (!up || req.Facts.HTTPAddr != e.Addr) {
 		// The certificate check above proved the sender is the machine's
 		// stub, as the fetch the join would otherwise make proves it.
 		f := *req.Facts
@@ -69,7 +55,12 @@ func (s *Server) handleLease(w http.ResponseWriter, r *http.Request) {
 	if wantFacts && st.facts.has(req.Machine) {
 		wantFacts = false
 	}
-	st.leases.SetOwnLoad(req.Machine, req.OwnLoad)
+	if req.Load != nil {
+		// A stub sends its load only when it moved (stub's loadMoved):
+		// without one, the table keeps the last it was sent, and the own
+		// load that came with it.
+		st.leases.SetOwnLoad(req.Machine, req.OwnLoad)
+	}
 	var idleSince *time.Time
 	if req.IdleS != nil {
 		t := arrival.Add(-time.Duration(*req.IdleS) * time.Second)
@@ -96,24 +87,22 @@ func (s *Server) handleLease(w http.ResponseWriter, r *http.Request) {
 		// nothing. Reporting its index would hold the stub above every
 		// Start the leader builds (from the machine's ModifyIndex), so it
 		// would refuse them all until the machine changed again.
-		s.fsm.Read(func(v fsm.View) {
-			if m, ok := v.Machine(req.Machine); ok {
-				machineIndex = max(machineIndex, m.ModifyIndex)
-			}
-		})
+		if now, ok := s.book.Machine(req.Machine); ok {
+			machineIndex = max(machineIndex, now.ModifyIndex)
+		}
 		s.log.Info("machine reachable again", "machine", req.Machine)
 	}
-	if known && req.Problem != recorded {
+	if known && req.Problem != e.Unhealthy {
 		s.recordHealth(req.Machine, req.Problem)
 	}
 	takesAsleep := s.groupApplies(fsm.MachineAsleepType)
-	if known && takesAsleep && req.Asleep != nil && *req.Asleep != recordedAsleep {
+	if known && takesAsleep && req.Asleep != nil && *req.Asleep != e.Asleep {
 		s.recordAsleep(req.Machine, *req.Asleep)
 	}
-	s.writeJSON(w, http.StatusOK, client.LeaseResponse{
+	s.writeJSONAt(w, http.StatusOK, client.LeaseResponse{
 		LeaseMS: LeaseDuration.Milliseconds(), RenewMS: LeaseRenewInterval.Milliseconds(), TakesLoad: true, TakesAsleep: takesAsleep,
 		MachineIndex: machineIndex, Token: token,
 		PoolSize: pool.Size(), Position: pool.Position(req.Machine), OutageGraceMS: s.cfg.OutageGrace.Milliseconds(),
 		Owner: ownerSettings, WantFacts: wantFacts,
-	})
+	}, s.fsm.AppliedIndex())
 }

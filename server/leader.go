@@ -78,6 +78,9 @@ const leaderTick = 250 * time.Millisecond
 //   - announceLeadership (leader.go): a LeaderElected event.
 //   - mail.Sender.Run (server/mail), in its own goroutine: sends the pending
 //     mail and commits MailSent for each outcome.
+//   - commitNudge.run (commit_nudge.go), in its own goroutine: a Raft
+//     barrier after the leader's last write, so followers learn its
+//     commit without CommitTimeout's empty appends.
 //   - leaderCheck.run (lease.go), in its own goroutine: confirms
 //     leadership for lease renewals; with a fresh lease.Table (server/lease) it
 //     is published in s.leader, where handleLease (http_lease.go) finds it.
@@ -128,9 +131,20 @@ func (s *Server) leaderLoop(ctx context.Context) {
 		check.run(ctx)
 	}()
 	defer func() { <-checkDone }()
-	leases := lease.NewTable(time.Now())
+	nudge := newCommitNudge(s.raft.LastIndex, func() error { return s.raft.Barrier(s.cfg.ApplyTimeout).Error() })
+	nudgeDone := make(chan struct{})
+	go func() {
+		defer close(nudgeDone)
+		nudge.run(ctx)
+	}()
+	defer func() { <-nudgeDone }()
+	// The whole state again: a snapshot this server restored as a
+	// follower re-arms the observer only at the next entry (fsm's
+	// SetMachineObserver).
+	s.fsm.SetMachineObserver(s.book.Observe)
+	leases := lease.NewTable(time.Now(), s.book)
 	facts := newJoinFacts()
-	s.leader.Store(&leaderState{check: check, leases: leases, facts: facts})
+	s.leader.Store(&leaderState{check: check, leases: leases, facts: facts, nudge: nudge})
 	defer s.leader.Store(nil)
 	d := s.newDispatcher()
 	defer d.Wait()

@@ -54,3 +54,34 @@ func TestLeaderCheckRounds(t *testing.T) {
 		t.Errorf("since with failing rounds: %v, want errNotLeader", err)
 	}
 }
+
+// Renewals that ask one after the other, each after the one before it
+// arrived, share the round a gathering check begins once the first asked:
+// one heartbeat round for all, each still answered by a round begun after
+// it arrived.
+func TestLeaderCheckGathers(t *testing.T) {
+	var rounds atomic.Int32
+	c := newLeaderCheck(func() error { rounds.Add(1); return nil })
+	c.gather = time.Second // every waiter below asks well within it
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		c.run(ctx)
+	}()
+	defer func() { cancel(); <-done }()
+
+	var wg sync.WaitGroup
+	for range 20 {
+		asked := time.Now()
+		wg.Go(func() {
+			if err := c.since(ctx, asked); err != nil {
+				t.Errorf("since: %v", err)
+			}
+		})
+	}
+	wg.Wait()
+	if n := rounds.Load(); n != 1 {
+		t.Errorf("20 waiters asking one after the other took %d rounds, want 1", n)
+	}
+}

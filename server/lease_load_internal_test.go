@@ -20,7 +20,7 @@ func TestPoolTakesLoadFromRenewals(t *testing.T) {
 		"alpha": stubAt(0.5), "beta": stubAt(1.5), "gamma": stubAt(2.5),
 		"s0": {Alive: true, Meta: client.NodeMeta{Role: client.RoleServer}},
 	}}}
-	leases := lease.NewTable(now.Add(-time.Minute))
+	leases := lease.NewTable(now.Add(-time.Minute), nil)
 	s.leader.Store(&leaderState{leases: leases})
 	load := 7.25
 	leases.Renew("alpha", now, &load, nil, 0, 0, 0)
@@ -56,7 +56,7 @@ func TestLivenessTakesOwnLoadOff(t *testing.T) {
 		"beta":  {Alive: true, Meta: client.NodeMeta{Role: client.RoleStub}},
 		"gamma": {Alive: true, Meta: client.NodeMeta{Role: client.RoleStub}},
 	}}}
-	leases := lease.NewTable(now.Add(-time.Minute))
+	leases := lease.NewTable(now.Add(-time.Minute), nil)
 	s.leader.Store(&leaderState{leases: leases})
 	for name, l := range map[string][2]float64{"alpha": {3, 2}, "beta": {1, 1.5}, "gamma": {2.5, -1}} {
 		load := l[0]

@@ -19,6 +19,7 @@ import (
 	"github.com/netmgr/netmgr/client/pki"
 	"github.com/netmgr/netmgr/fsm"
 	"github.com/netmgr/netmgr/server/blobstore"
+	"github.com/netmgr/netmgr/server/lease"
 	"github.com/netmgr/netmgr/server/mailer"
 	"github.com/netmgr/netmgr/server/raftnode"
 	"github.com/netmgr/netmgr/server/ui"
@@ -50,6 +51,10 @@ type Server struct {
 	// leader holds the lease table and leadership check while this
 	// server leads; nil otherwise.
 	leader atomic.Pointer[leaderState]
+	// book is what lease renewals need of the database, kept by the FSM
+	// as it applies entries (lease.Book; its Observe is the FSM's machine
+	// observer), so a renewal takes no FSM lock.
+	book *lease.Book
 	// groupLevel is the highest command type every server applies, as
 	// the leader last read it (refreshGroupLevel); 1.0's (oldestLevel)
 	// until it has.
@@ -97,16 +102,18 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{
-		cfg: cfg,
-		log: cfg.Logger.With("server", cfg.Name),
-		fsm: fsm.New(),
-		hc:  &http.Client{Timeout: 70 * time.Second, Transport: newTransport(cfg.TLS)},
+		cfg:  cfg,
+		log:  cfg.Logger.With("server", cfg.Name),
+		fsm:  fsm.New(),
+		book: lease.NewBook(),
+		hc:   &http.Client{Timeout: 70 * time.Second, Transport: newTransport(cfg.TLS)},
 
 		admission: raftnode.NewAdmission(),
 		hub:       ui.NewHub(cfg.Name),
 		limits:    newUserLimits(cfg),
 	}
 	s.groupLevel.Store(uint32(oldestLevel))
+	s.fsm.SetMachineObserver(s.book.Observe)
 	s.metrics = newMetrics(s)
 	if cfg.DatabaseFile != "" {
 		db, err := readDatabaseFile(cfg.DatabaseFile)

@@ -46,9 +46,17 @@ func (s *Stub) startOne(received time.Time, req client.StartRequest) client.Star
 		return client.StartResult{Status: http.StatusBadRequest, Error: "start: no binary"}
 	}
 	s.servers.setHint(req.Servers)
-	if req.Restartable && !s.lease.admits(req.MachineIndex) {
-		err := fmt.Errorf("start attempt %d of %d/%d: %w", req.Attempt, req.JobID, req.Instance, ErrLeaseExpired)
-		return client.StartResult{Status: http.StatusConflict, Error: err.Error()}
+	if req.Restartable {
+		s.lease.starting.Add(1)
+		defer s.lease.starting.Add(-1)
+		if !s.lease.admits(req.MachineIndex) {
+			err := fmt.Errorf("start attempt %d of %d/%d: %w", req.Attempt, req.JobID, req.Instance, ErrLeaseExpired)
+			return client.StartResult{Status: http.StatusConflict, Error: err.Error()}
+		}
+		// The lease file follows the lease only while restartable work
+		// runs: bring it up to date before this attempt's supervisor
+		// reads it.
+		s.lease.publish()
 	}
 	started, reg, err := s.runner.start(req)
 	s.metrics.startAnswered(received, started, err)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"math"
 	"net/http"
 	"sync"
 	"sync/atomic"
@@ -97,11 +98,22 @@ type leaseKeeper struct {
 	// provenPool is the Pool of the token echoed in the last renewal the
 	// leader answered (see client.OutageStatement.ProvenPool).
 	provenPool int
+	// loadSent is the load (and own load) the last answered renewal
+	// carried, and loadTo the leadership that answered it; loadSentOK
+	// says there was one (loadMoved).
+	loadSent, ownSent float64
+	loadTo            uint64
+	loadSentOK        bool
 	// published is the deadline last written to the lease file.
 	published time.Duration
 	// final is set once the restart lease is written (lease_restart.go):
 	// nothing writes the lease file after it.
 	final bool
+
+	// starting counts the restartable Starts being admitted and started
+	// (startOne): while one is, renewals write the lease file although no
+	// restartable attempt runs yet (publish).
+	starting atomic.Int32
 
 	// halt, closed by stopRenewing, ends run, which closes done.
 	halt, done chan struct{}
@@ -274,8 +286,17 @@ func (k *leaseKeeper) nearOutage(now time.Duration) bool {
 
 // publish writes to the lease file the later of the lease's deadline and
 // the outage cover's, so that supervisors stop restartable attempts when
-// both have run out, even if this stub is dead by then.
+// both have run out, even if this stub is dead by then. Only the
+// supervisors of restartable attempts read the file, so while none runs
+// or is being started it writes nothing: an idle stub renews without a
+// file written (and its directory changed) twice a second, and a
+// restartable Start publishes before its supervisor starts (startOne).
+// The file then holds a deadline no later than the lease's, which only
+// makes a supervisor stop sooner.
 func (k *leaseKeeper) publish() {
+	if k.starting.Load() == 0 && k.runner != nil && !k.runner.hasRestartable() {
+		return
+	}
 	until := time.Duration(k.deadline.Load())
 	if k.outage != nil {
 		covered := time.Duration(k.outage.coveredUntil.Load())
@@ -306,6 +327,24 @@ func (k *leaseKeeper) raiseMachineIndex(i uint64) {
 	}
 }
 
+// loadStep is how far the load (or the share the stub's own jobs cause)
+// moves before a renewal carries it again: the leader keeps the last
+// one it was sent (lease.Table), so an idle machine's renewals carry
+// none.
+const loadStep = 0.05
+
+// loadMoved reports whether a renewal should carry the load l and own
+// load own: they moved by loadStep or more since the last answered
+// renewal that carried them, or that renewal's leadership is not the one
+// that answered last (a new leader holds no load), or the server gives
+// no tokens to tell leaderships apart.
+func (k *leaseKeeper) loadMoved(l, own float64) bool {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return !k.loadSentOK || k.token == nil || k.token.Leadership != k.loadTo ||
+		math.Abs(l-k.loadSent) >= loadStep || math.Abs(own-k.ownSent) >= loadStep
+}
+
 func (k *leaseKeeper) renew(ctx context.Context) (client.LeaseResponse, bool) {
 	c := k.servers.leaseClient()
 	if c == nil {
@@ -331,15 +370,16 @@ func (k *leaseKeeper) renew(ctx context.Context) (client.LeaseResponse, bool) {
 			req.IdleS = &s
 		}
 	}
-	if k.loadByLease.Load() {
-		if l, err := k.facts.load(); err == nil {
-			req.Load = &l
-		}
-	}
+	own, hasOwn := 0.0, k.ownLoad != nil && k.takesAsleep.Load()
 	if k.ownLoad != nil {
-		own := k.ownLoad() // measured every renewal, sent or not, to keep its average
-		if req.Load != nil && k.takesAsleep.Load() {
-			req.OwnLoad = &own
+		own = k.ownLoad() // measured every renewal, sent or not, to keep its average
+	}
+	if k.loadByLease.Load() {
+		if l, err := k.facts.load(); err == nil && k.loadMoved(l, own) {
+			req.Load = &l
+			if hasOwn {
+				req.OwnLoad = &own
+			}
 		}
 	}
 	if k.factsOf != nil && !k.factsKept.Load() {
@@ -366,6 +406,14 @@ func (k *leaseKeeper) renew(ctx context.Context) (client.LeaseResponse, bool) {
 	k.loadByLease.Store(resp.TakesLoad)
 	k.takesAsleep.Store(resp.TakesAsleep)
 	k.factsKept.Store(!resp.WantFacts)
+	if req.Load != nil && resp.Token != nil {
+		k.mu.Lock()
+		k.loadSent, k.loadTo, k.loadSentOK = *req.Load, resp.Token.Leadership, true
+		if req.OwnLoad != nil {
+			k.ownSent = *req.OwnLoad
+		}
+		k.mu.Unlock()
+	}
 	if req.Token != nil && resp.Token != nil && req.Token.Leadership == resp.Token.Leadership {
 		k.mu.Lock()
 		k.provenPool = req.Token.Pool

@@ -3,6 +3,8 @@ package stub
 import (
 	"testing"
 
+	"github.com/netmgr/netmgr/client"
+
 	"github.com/netmgr/netmgr/internal/testwait"
 )
 
@@ -40,5 +42,40 @@ func TestAsleepRidesOnRenewalsOnlyWhenTaken(t *testing.T) {
 		if takes && *req.Asleep != "" {
 			t.Errorf("a stub without an owner policy says asleep %q", *req.Asleep)
 		}
+	}
+}
+
+// A renewal carries the load only when it moved by loadStep since the
+// renewal that last carried it, when its own jobs' share did, or when a
+// new leadership answered since (it holds no load yet).
+func TestLoadSentWhenItMoves(t *testing.T) {
+	k := &leaseKeeper{}
+	if !k.loadMoved(0.5, 0) {
+		t.Errorf("nothing sent yet: want the load sent")
+	}
+	k.token = &client.LeaseToken{Leadership: 7}
+	k.loadSent, k.ownSent, k.loadTo, k.loadSentOK = 0.5, 0.1, 7, true
+	for _, c := range []struct {
+		name      string
+		load, own float64
+		want      bool
+	}{
+		{"unchanged", 0.5, 0.1, false},
+		{"a little", 0.52, 0.11, false},
+		{"load moved", 0.56, 0.1, true},
+		{"load fell", 0.44, 0.1, true},
+		{"own load moved", 0.5, 0.2, true},
+	} {
+		if got := k.loadMoved(c.load, c.own); got != c.want {
+			t.Errorf("%s: loadMoved(%v, %v) = %v, want %v", c.name, c.load, c.own, got, c.want)
+		}
+	}
+	k.token = &client.LeaseToken{Leadership: 8}
+	if !k.loadMoved(0.5, 0.1) {
+		t.Errorf("a new leadership answered: want the load sent")
+	}
+	k.token = nil
+	if !k.loadMoved(0.5, 0.1) {
+		t.Errorf("a server without tokens: want the load sent every renewal")
 	}
 }

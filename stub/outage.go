@@ -76,20 +76,24 @@ func (o *outage) covers(now time.Duration) bool { return now < time.Duration(o.c
 // run asks for cover every outageAskEvery while the stub may need it: its
 // lease runs out soon or ran out less than the grace ago, and it runs
 // restartable work. Asks overlap, so one slow witness does not let the
-// cover lapse.
+// cover lapse. Otherwise it sleeps until the lease could come within
+// client.OutageVouchWithin of its end (a renewal only moves that later),
+// so a stub at rest wakes for it once per lease, not ten times a second.
 func (o *outage) run(ctx context.Context) {
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	inFlight := make(chan struct{}, 2)
-	tick := time.NewTicker(outageAskEvery)
-	defer tick.Stop()
+	t := time.NewTimer(outageAskEvery)
+	defer t.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return
-		case <-tick.C:
+		case <-t.C:
 		}
-		if !o.keeper.nearOutage(supervisor.BootNow()) || !o.keeper.runner.hasRestartable() {
+		now := supervisor.BootNow()
+		t.Reset(o.nextAsk(now))
+		if !o.keeper.nearOutage(now) || !o.keeper.runner.hasRestartable() {
 			continue
 		}
 		select {
@@ -101,6 +105,16 @@ func (o *outage) run(ctx context.Context) {
 		default:
 		}
 	}
+}
+
+// nextAsk is how long run waits, at boot time now, before it looks
+// again: outageAskEvery while the stub is near an outage, else until the
+// lease comes within client.OutageVouchWithin of its end.
+func (o *outage) nextAsk(now time.Duration) time.Duration {
+	if o.keeper.nearOutage(now) {
+		return outageAskEvery
+	}
+	return max(time.Duration(o.keeper.deadline.Load())-client.OutageVouchWithin-now, outageAskEvery)
 }
 
 // ask runs one witness round and extends the cover when more than half

@@ -53,6 +53,12 @@
 //     (--input-devices, --sleep-on-input 1s); the benchmark touches the
 //     device and times until the running job's process is stopped (state
 //     T), 20 times (5 under BENCH_QUICK; target: median <= 1 s).
+//   - idle: 3 servers and 2 stubs as processes at rest, no job (issue
+//     36 item 2): each process's CPU from /proc over 3 windows of 60 s
+//     (20 s under BENCH_QUICK), 15 s after the machines are up, in ms of
+//     CPU per s, for the leader, each follower and each stub (targets: 3
+//     ms/s a server, 1 a stub). A window in which the leader changed is
+//     measured again.
 //   - simstubs: 3 servers and 100 simulated stubs (`netmgr sim`, no
 //     fork): instances started per second.
 //   - failover: 3 servers and 3 stubs; machine loss (stub, supervisor host

@@ -46,6 +46,7 @@ var suites = []suite{
 	{name: "chain", run: chainSuite},                    // chain.go
 	{name: "files", run: filesSuite},                    // files.go
 	{name: "owner", run: ownerSuite},                    // owner.go
+	{name: "idle", run: idleSuite},                      // idle.go
 	{name: "failover", run: failoverSuite},              // failover.go
 	{name: "simstubs", run: simStubsSuite},              // simstubs.go
 	{name: "outage", run: outageSuite},                  // outage.go

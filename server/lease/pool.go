@@ -15,7 +15,10 @@ import (
 // machines of the pool are the same set for every reader.
 type PoolOrder struct {
 	names []string       // position-1 -> name
-	pos   map[string]int // name -> position, from 1
+	pos   map[string]int // name -> position, from 1; nil when book is set
+	// book, when set, holds the positions (Book.Pool): names is a prefix
+	// of its order.
+	book *Book
 }
 
 // NewPoolOrder orders the machines of v.
@@ -36,7 +39,15 @@ func NewPoolOrder(v fsm.View) *PoolOrder {
 func (o *PoolOrder) Size() int { return len(o.names) }
 
 // Position is the machine's place, from 1; 0 when the order lacks it.
-func (o *PoolOrder) Position(name string) int { return o.pos[name] }
+func (o *PoolOrder) Position(name string) int {
+	if o.book == nil {
+		return o.pos[name]
+	}
+	if p := o.book.position(name); p <= len(o.names) {
+		return p
+	}
+	return 0
+}
 
 // QuorumFrom returns, for each n in 1..size, whether every first-k
 // prefix with k >= n holds at least half its machines in support. The

@@ -10,7 +10,7 @@ import (
 // the stopping stub may still hold, prove nothing.
 func TestRestartHoldBack(t *testing.T) {
 	since := time.Now().Add(-time.Minute)
-	lt := NewTable(since)
+	lt := NewTable(since, nil)
 	old := lt.Renew("m1", since.Add(time.Second), nil, nil, 0, 1, 0)
 	committed := time.Now()
 	lt.Hold("m1", committed, 30*time.Second)
@@ -34,7 +34,7 @@ func TestRestartHoldBack(t *testing.T) {
 // after the restart.
 func TestRestartHoldNewLeader(t *testing.T) {
 	since := time.Now()
-	lt := NewTable(since)
+	lt := NewTable(since, nil)
 	if got := lt.RestartGrace("m1"); got != MaxRestartGrace {
 		t.Errorf("restart grace %v, want MaxRestartGrace", got)
 	}

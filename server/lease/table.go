@@ -28,8 +28,12 @@ type Table struct {
 	// reported (LeaseRequest.IdleS); absent when it did not.
 	idle  map[string]time.Time
 	proof map[string][]leaseProof // oldest first, at most proofsKept
-	// order is the pool's join order, rebuilt when a machine is added.
+	// order is the pool's join order, rebuilt when a machine is added;
+	// unused when book is set.
 	order *PoolOrder
+	// book, when set, is the server's lease book, which keeps the join
+	// order as machines are created.
+	book *Book
 	// holds are the restart leases this leadership granted (restart.go: Hold),
 	// by machine; nil until the first.
 	holds map[string]restartHold
@@ -55,10 +59,12 @@ type leaseProof struct {
 // every LeaseRenewInterval, a few seconds' worth.
 const proofsKept = 8
 
-// NewTable returns the table of a leadership that began at since.
-func NewTable(since time.Time) *Table {
+// NewTable returns the table of a leadership that began at since, which
+// takes the pool's join order from book (nil: from the view Pool is
+// given).
+func NewTable(since time.Time, book *Book) *Table {
 	return &Table{
-		since: since, id: rand.Uint64() | 1,
+		since: since, id: rand.Uint64() | 1, book: book,
 		last: make(map[string]time.Time), load: make(map[string]float64), own: make(map[string]float64), idle: make(map[string]time.Time), proof: make(map[string][]leaseProof),
 	}
 }
@@ -102,9 +108,13 @@ func (t *Table) Touch(machine string, at time.Time) {
 	t.mu.Unlock()
 }
 
-// Pool returns the pool's join order, rebuilt when v holds more machines
-// than the cached order (machines are never forgotten).
+// Pool returns the pool's join order: the book's, or without one rebuilt
+// when v holds more machines than the cached order (machines are never
+// forgotten).
 func (t *Table) Pool(v fsm.View) *PoolOrder {
+	if t.book != nil {
+		return t.book.Pool()
+	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.order == nil || t.order.Size() != v.MachineCount() {

@@ -42,7 +42,7 @@ func TestQuorumFromChecksEveryLongerPrefix(t *testing.T) {
 
 func TestLeaseTableProvesAHeldLeaseFromEchoedTokens(t *testing.T) {
 	since := time.Now()
-	tab := NewTable(since)
+	tab := NewTable(since, nil)
 	at := func(d time.Duration) time.Time { return since.Add(d) }
 
 	// A token of another leadership proves nothing.

@@ -92,7 +92,7 @@ func TestMembershipJoinsLiveStubs(t *testing.T) {
 	renewed := stubAt(t, client.Facts{Arch: "arm64", CPUs: 2}, &asked)
 	h := dutytest.New()
 	cfg := config(map[string]Member{"a": stub(fetched), "b": stub(renewed)})
-	cfg.Leases = lease.NewTable(time.Now().Add(-time.Hour))
+	cfg.Leases = lease.NewTable(time.Now().Add(-time.Hour), nil)
 	cfg.RenewalFacts = func(_ context.Context, machine, addr string) (client.Facts, bool) {
 		if machine == "b" && addr == renewed {
 			return client.Facts{Arch: "arm64", CPUs: 8}, true

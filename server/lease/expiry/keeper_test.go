@@ -18,7 +18,7 @@ func TestKeeperExpiresASilentMachine(t *testing.T) {
 	h := dutytest.New()
 	t0 := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	h.MustApply(t, fsm.StubJoinType, fsm.StubJoin{At: t0, Machine: fsm.MachineFacts{Name: "m1", Arch: "x86_64", CPUs: 2, MemoryMB: 1024, Addr: "127.0.0.1:1"}})
-	table := lease.NewTable(t0)
+	table := lease.NewTable(t0, nil)
 	count := promtext.NewCounter("expired", "help")
 	k := New(h, count)
 

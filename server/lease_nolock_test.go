@@ -1,0 +1,77 @@
+package server_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/netmgr/netmgr/client"
+	"github.com/netmgr/netmgr/client/pki"
+	"github.com/netmgr/netmgr/internal/testwait"
+)
+
+// TestRenewalTakesNoFSMLock holds the leader's database under a long
+// read with a write queued behind it, which makes every other reader of
+// the database wait (a snapshot of a large state does the same), and
+// renews a machine's lease meanwhile: the renewal is answered, with the
+// machine's index and join position, while the write still waits, since
+// it reads the lease book (server/lease.Book) and not the database.
+func TestRenewalTakesNoFSMLock(t *testing.T) {
+	t.Parallel()
+	c, cl := poolWithStubs(t, 3, "alpha")
+	li := c.WaitLeader()
+	leader := c.Servers[li]
+	// alpha's stub, speaking to the leader only.
+	stub, err := client.New(c.Addrs(li), client.WithTLS(c.Material(pki.Identity{Role: pki.RoleStub, Name: "alpha"})))
+	if err != nil {
+		t.Fatal(err)
+	}
+	release := make(chan struct{})
+	released := false
+	defer func() {
+		if !released {
+			close(release)
+		}
+	}()
+	held, _ := leader.LocalJobs()
+	leader.HoldFSMRead(release)
+	submitted := make(chan error, 1)
+	go func() {
+		_, err := cl.Submit(context.Background(), client.SubmitRequest{Spec: client.JobSpec{
+			Binaries: map[string]string{client.AnyKey: "/bin/true"}}})
+		submitted <- err
+	}()
+	// The write is committed, reaches the FSM and waits for the lock;
+	// from then on every new read of the database waits behind it.
+	testwait.For(t, 30*time.Second, "a read of the database waiting behind the queued write", func() bool {
+		return leader.FSMReadWaits(held, 200*time.Millisecond)
+	})
+	var resp client.LeaseResponse
+	testwait.For(t, 30*time.Second, "a renewal answered while the database is held", func() bool {
+		rctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		r, err := stub.RenewLease(rctx, client.LeaseRequest{Machine: "alpha"})
+		if err != nil {
+			t.Logf("renewal: %v", err)
+			return false
+		}
+		resp = r
+		return true
+	})
+	if now := c.WaitLeader(); now != li {
+		t.Fatalf("leadership moved from server %d to %d while the database was held: the renewal proves nothing", li, now)
+	}
+	select {
+	case err := <-submitted:
+		t.Fatalf("the submit returned (%v) while the database was held: the lock was never contended", err)
+	default:
+	}
+	if resp.LeaseMS <= 0 || resp.MachineIndex == 0 || resp.Position != 1 || resp.PoolSize != 1 {
+		t.Errorf("renewal answered %+v; want a lease, alpha's index, position 1 of 1", resp)
+	}
+	close(release)
+	released = true
+	if err := <-submitted; err != nil {
+		t.Errorf("submit after the database was released: %v", err)
+	}
+}
