@@ -87,14 +87,10 @@ func (d *db) applyFairShareStart(index uint64, c *FairShareStart) *Result {
 	return &Result{Index: index}
 }
 
-// slotWidth is how many slots one instance holds while it runs: one, as
-// the placement counts it (Machine.Slots). A job's width is its number of
-// instances, each charged on its own.
-const slotWidth = 1
-
 // charge adds the run of in's attempt that just ended to its owner's and
-// the owner's account's usage, when fair share is on: slotWidth × the
-// milliseconds from StartedAt to EndedAt, both committed times, charged
+// the owner's account's usage, when fair share is on: the slots (CPUs) one
+// instance holds (JobSpec.CPUsPerInstance, as the placement counts them) ×
+// the milliseconds from StartedAt to EndedAt, both committed times, charged
 // at EndedAt. An attempt that never started costs nothing.
 func (d *db) charge(j *Job, in *Instance) {
 	if d.share.StartIndex == 0 || j == nil || in.StartedAt.IsZero() || in.EndedAt.IsZero() {
@@ -106,7 +102,7 @@ func (d *db) charge(j *Job, in *Instance) {
 	}
 	at := in.EndedAt.UnixMilli()
 	hl := d.halfLife()
-	amount := uint64(ms) * slotWidth
+	amount := uint64(ms) * uint64(j.Spec.CPUsPerInstance())
 	d.share.users[j.Owner] = d.share.users[j.Owner].Charge(amount, at, hl)
 	acct := d.accountOf(j.Owner)
 	d.share.accounts[acct] = d.share.accounts[acct].Charge(amount, at, hl)

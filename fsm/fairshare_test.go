@@ -157,3 +157,25 @@ func TestDatabaseSharesChecked(t *testing.T) {
 		t.Errorf("got %v, want ErrInvalidDatabase", res.Err)
 	}
 }
+
+// TestFairShareChargesCPUs charges an instance that holds two CPUs twice
+// what a one-CPU instance of the same run costs: usage counts slots.
+func TestFairShareChargesCPUs(t *testing.T) {
+	a := newApplier(t)
+	a.join("m1", "x86_64", 4)
+	a.mustOK(fsm.FairShareStartType, fsm.FairShareStart{At: at(0)})
+	s := spec("wide", 1)
+	s.CPUs = 2
+	id := a.mustOK(fsm.SubmitResourcesType, fsm.Submit{At: at(0), Owner: "dave", Spec: s}).JobID
+	if res := a.mustOK(fsm.PlaceType, fsm.Place{At: at(0), Assignments: []fsm.Assignment{asg(id, 0, "m1")}}); len(res.Accepted) != 1 {
+		t.Fatalf("job %d not placed", id)
+	}
+	a.mustOK(fsm.ChildRegisterType, fsm.ChildRegister{At: at(0), JobID: id, Instance: 0, Attempt: 1, Machine: "m1", PID: 100})
+	a.mustOK(fsm.ChildTermType, fsm.ChildTerm{At: at(10), JobID: id, Instance: 0, Attempt: 1, Machine: "m1"})
+	a.runFor("erin", "m1", 0, 10)
+	a.f.Read(func(v fsm.View) {
+		if got, want := v.UserUsage("dave").Value, 2*v.UserUsage("erin").Value; got != want || want != 20000 {
+			t.Errorf("dave (2 CPUs, 10 s) charged %d, want %d (twice erin's 1 CPU, 10 s)", got, want)
+		}
+	})
+}

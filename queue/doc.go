@@ -30,8 +30,8 @@
 //
 // Usage. Each attempt that ran is charged, when its end is applied, to
 // its owner and to the owner's account (fsm/fairshare.go): slot-
-// milliseconds, one per instance (an instance holds one slot) per
-// millisecond from its committed StartedAt to its committed EndedAt, so
+// milliseconds, one per slot an instance holds (its --cpus, at least
+// one) per millisecond from its committed StartedAt to its committed EndedAt, so
 // a job of N instances costs N times one. A Usage is a value at a time;
 // Charge decays the value to the end's time with the half-life
 // (fairshare_halflife, DefaultHalfLife a week) and adds the charge. An
