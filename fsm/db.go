@@ -53,6 +53,9 @@ type db struct {
 	// notes is what the entry being applied noted for mail; flushMail
 	// empties it at the end of every entry.
 	notes mailNotes
+	// snaps are the snapshots being persisted, whose jobs edit copies
+	// before they change (snapshot_capture.go); never snapshotted.
+	snaps []*capture
 	// out gathers the events and ended attempts of the entries applied,
 	// for FSM.SetRecorder's recorder; nil when nobody records. Derived,
 	// never snapshotted, and nothing in the state depends on it.

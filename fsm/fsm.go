@@ -49,6 +49,11 @@ type FSM struct {
 	d     *db
 	watch chan struct{} // closed and replaced after every Apply and Restore
 	rec   Recorder      // set once before Raft starts; nil: nobody records
+	// persistHook, when set (by tests), is called by Persist between two
+	// chunks of jobs, without the lock, with the jobs written so far;
+	// persistChunk, when positive, replaces persistChunkJobs.
+	persistHook  func(jobs int)
+	persistChunk int
 }
 
 var _ raft.BatchingFSM = (*FSM)(nil)
