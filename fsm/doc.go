@@ -172,8 +172,9 @@
 // --job-retention D` (default 24h; 0 keeps finished jobs) is how long a job
 // stays after it ended (its last instance's end time; the submit time for a
 // job none of whose instances recorded one), and `--job-retention-count N`
-// (default 0, no limit) how many finished jobs stay at most, the earliest
-// ended going first. Both are per server; give every server the same (the
+// (default 100,000, server.DefaultJobRetentionCount, which says why; 0, no
+// limit) how many finished jobs stay at most, the earliest ended going
+// first. Both are per server; give every server the same (the
 // leader's settings decide).
 //
 // *Decided by one entry.* The leader looks every retention/4 (at most every
