@@ -65,6 +65,14 @@ func SetPersistHook(f *FSM, chunk int, hook func(jobs int)) {
 	f.persistChunk, f.persistHook = chunk, hook
 }
 
+// SetChunkHook makes f's Persist call hook while it holds the FSM's write
+// mutex in the middle of its chunks of jobs (nil: no hook).
+func SetChunkHook(f *FSM, hook func()) {
+	f.write.Lock()
+	defer f.write.Unlock()
+	f.chunkHook = hook
+}
+
 // SnapshotCopies returns how many jobs snap's capture copied because an
 // Apply changed them while it ran.
 func SnapshotCopies(snap raft.FSMSnapshot) int {

@@ -66,6 +66,7 @@ func (f *FSM) Restore(rc io.ReadCloser) error {
 	if err != nil {
 		return fmt.Errorf("restore snapshot: %w", err)
 	}
+	f.write.Lock()
 	f.mu.Lock()
 	d.owedSends = f.d.owedSends + 1 // a new state may owe anything
 	var out []Applied
@@ -77,6 +78,7 @@ func (f *FSM) Restore(rc io.ReadCloser) error {
 	close(f.watch)
 	f.watch = make(chan struct{})
 	f.mu.Unlock()
+	f.write.Unlock()
 	f.record(out)
 	return nil
 }

@@ -16,16 +16,17 @@ import (
 // Snapshot copies, under the lock, what is small (the header, the
 // database, the machines, reservations, tokens and pending mail) and
 // registers a capture; Persist then encodes the jobs a chunk at a time
-// under the read lock, Applies running between the chunks. A job an Apply
+// holding FSM.write (not the read-write lock reads take), Applies running
+// between the chunks. A job an Apply
 // is about to change or remove while a capture runs is first copied into
 // the capture (db.edit), so the encoder writes every job as it was at the
 // snapshot's index: the bytes are those the whole state encoded at that
 // index would give.
 
 // Persist encodes at most persistChunkJobs jobs, or looks at
-// persistChunkIDs job ids, per hold of the read lock: about a millisecond
-// of encoding, the longest an Apply (and the reads queued behind a
-// waiting Apply) waits for a running Persist.
+// persistChunkIDs job ids, per hold of FSM.write: about a millisecond of
+// encoding, the longest an Apply waits for a running Persist. A waiting
+// Apply holds no lock that reads take, so reads never wait for Persist.
 const (
 	persistChunkJobs = 256
 	persistChunkIDs  = 4096
@@ -36,9 +37,8 @@ const (
 var errSnapshotDone = errors.New("snapshot already persisted or released")
 
 // capture is a snapshot being taken: which jobs it holds, and the copies
-// of those changed since its index. Its fields are changed under the
-// FSM's lock (through, by the encoder, under the read lock: only the
-// encoder reads it outside the write lock).
+// of those changed since its index. Its fields are read and changed
+// holding FSM.write.
 type capture struct {
 	index     uint64
 	nextJobID uint64 // the jobs it holds have ids below this
@@ -129,6 +129,8 @@ type snapshot struct {
 // under the lock, in time proportional to the machines and not to the
 // jobs; Persist encodes and writes it (snapshot_capture.go).
 func (f *FSM) Snapshot() (raft.FSMSnapshot, error) {
+	f.write.Lock()
+	defer f.write.Unlock()
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.d.capture(f), nil
@@ -177,6 +179,8 @@ func (d *db) capture(f *FSM) *snapshot {
 // end stops the capture: Applies copy nothing more for it.
 func (s *snapshot) end() {
 	s.once.Do(func() {
+		s.f.write.Lock()
+		defer s.f.write.Unlock()
 		s.f.mu.Lock()
 		defer s.f.mu.Unlock()
 		s.d.snaps = slices.DeleteFunc(s.d.snaps, func(c *capture) bool { return c == s.c })
@@ -250,18 +254,21 @@ func (s *snapshot) write(w io.Writer) error {
 
 // live reports whether the capture still runs.
 func (s *snapshot) live() bool {
-	s.f.mu.RLock()
-	defer s.f.mu.RUnlock()
+	s.f.write.Lock()
+	defer s.f.write.Unlock()
 	return s.c.before != nil
 }
 
-// encodeJobs encodes, under the read lock, the jobs of the snapshot from
-// id on, up to a chunk's worth, and returns how many it wrote and the id
-// to go on from. A job changed since the snapshot's index is written from
-// its copy.
+// encodeJobs encodes, holding the FSM's write mutex (Applies wait; reads
+// do not), the jobs of the snapshot from id on, up to a chunk's worth,
+// and returns how many it wrote and the id to go on from. A job changed
+// since the snapshot's index is written from its copy.
 func (s *snapshot) encodeJobs(e *encoder, id uint64) (int, uint64, error) {
-	s.f.mu.RLock()
-	defer s.f.mu.RUnlock()
+	s.f.write.Lock()
+	defer s.f.write.Unlock()
+	if hook := s.f.chunkHook; hook != nil {
+		defer hook()
+	}
 	n, most := 0, persistChunkJobs
 	if s.f.persistChunk > 0 {
 		most = s.f.persistChunk

@@ -3,6 +3,8 @@ package fsm_test
 import (
 	"bytes"
 	"fmt"
+	"runtime"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -179,10 +181,10 @@ func TestSnapshotCopiesChangedJobs(t *testing.T) {
 	}
 }
 
-// TestPersistDoesNotBlockReads: while Persist is midway through the jobs
-// (its hook), an Apply takes the write lock and a read queued behind it
-// both complete. Before snapshots were captured, Persist's read lock was
-// held throughout: the Apply waited for it, and Go's RWMutex made every
+// TestPersistDoesNotBlockReads: while Persist holds its lock in the
+// middle of a chunk of jobs (its hook) and an Apply waits for it, a read
+// completes. Before snapshots were captured, the read lock was held for
+// the whole encoding: an Apply waited for it, and Go's RWMutex made every
 // new read wait behind the Apply.
 func TestPersistDoesNotBlockReads(t *testing.T) {
 	t.Parallel()
@@ -190,35 +192,34 @@ func TestPersistDoesNotBlockReads(t *testing.T) {
 	for range 600 {
 		g.next()
 	}
+	f := g.a.f
 	var jobs int
-	g.a.f.Read(func(v fsm.View) { jobs = len(v.Jobs()) })
+	f.Read(func(v fsm.View) { jobs = len(v.Jobs()) })
 	if jobs < 20 {
 		t.Fatalf("the generated state holds %d jobs, too few to persist in several chunks", jobs)
 	}
 	submit := g.cmd(fsm.SubmitType, fsm.Submit{At: at(700), Owner: "u", Spec: fsm.JobSpec{Binaries: map[string]string{fsm.AnyKey: "/bin/true"}}})
-	index, _ := g.a.f.Watch()
+	index, _ := f.Watch()
+	applied := make(chan struct{})
 	checked := false
-	_, _ = persistWhile(t, g.a.f, 4, func(written int) {
-		if checked || written < 8 {
+	fsm.SetChunkHook(f, func() {
+		if checked {
 			return
 		}
 		checked = true
-		applied, read := make(chan struct{}), make(chan struct{})
 		go func() {
 			defer close(applied)
-			g.a.f.Apply(&raft.Log{Type: raft.LogCommand, Index: index + 1, Data: submit})
+			f.Apply(&raft.Log{Type: raft.LogCommand, Index: index + 1, Data: submit})
 		}()
+		testwait.For(t, 30*time.Second, "the Apply waiting for Persist's chunk", func() bool {
+			return applyWaiting(t)
+		})
+		read := make(chan struct{})
 		go func() {
 			defer close(read)
-			// Queued behind the Apply, unless it went first.
-			g.a.f.Read(func(v fsm.View) { _ = v.MachineCount() })
+			f.Read(func(v fsm.View) { _ = v.MachineCount() })
 		}()
-		testwait.For(t, 30*time.Second, "an Apply and a read while Persist is midway", func() bool {
-			select {
-			case <-applied:
-			default:
-				return false
-			}
+		testwait.For(t, 30*time.Second, "a read while Persist holds a chunk and an Apply waits", func() bool {
 			select {
 			case <-read:
 				return true
@@ -226,13 +227,41 @@ func TestPersistDoesNotBlockReads(t *testing.T) {
 				return false
 			}
 		})
+		select {
+		case <-applied:
+			t.Fatalf("the Apply went through while Persist held its chunk")
+		default:
+		}
 	})
+	defer fsm.SetChunkHook(f, nil)
+	persistWhile(t, f, 4, nil)
 	if !checked {
-		t.Fatalf("Persist never reached its hook with 8 jobs written")
+		t.Fatalf("Persist never called its chunk hook")
 	}
-	if now, _ := g.a.f.Watch(); now != index+1 {
+	testwait.For(t, 30*time.Second, "the Apply once Persist let go", func() bool {
+		select {
+		case <-applied:
+			return true
+		default:
+			return false
+		}
+	})
+	if now, _ := f.Watch(); now != index+1 {
 		t.Errorf("applied index %d after the Apply during Persist, want %d", now, index+1)
 	}
+}
+
+// applyWaiting reports whether a goroutine is blocked in FSM.Apply on a
+// mutex, as the runtime's stack dump shows it.
+func applyWaiting(t *testing.T) bool {
+	buf := make([]byte, 1<<20)
+	buf = buf[:runtime.Stack(buf, true)]
+	for _, gr := range strings.Split(string(buf), "\n\n") {
+		if (strings.Contains(gr, "[sync.Mutex.Lock") || strings.Contains(gr, "[sync.RWMutex.Lock")) && strings.Contains(gr, "fsm.(*FSM).applyOne") {
+			return true
+		}
+	}
+	return false
 }
 
 // TestSnapshotWhileApplyingEveryKind changes, while Persist is past the
