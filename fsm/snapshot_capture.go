@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime"
 	"slices"
 	"sync"
 
@@ -229,6 +230,7 @@ func (s *snapshot) write(w io.Writer) error {
 		if hook := s.f.persistHook; hook != nil {
 			hook(written)
 		}
+		runtime.Gosched() // an Apply woken by the unlock goes before the next chunk
 		if err := e.drain(bw); err != nil {
 			return err
 		}

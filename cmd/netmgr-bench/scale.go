@@ -107,6 +107,8 @@ func scaleSuite(ctx context.Context, cfg config) ([]figure, error) {
 		{Name: "job read during a snapshot, p99, " + size, Unit: "ms", Sample: summarize(b.stall.read), Target: "<= 50 ms"},
 		{Name: "submit applied during a snapshot, p99, " + size, Unit: "ms", Sample: summarize(b.stall.submit), Target: "<= 50 ms"},
 		{Name: "slowest request during a snapshot, " + size, Unit: "ms", Sample: summarize(b.stall.worst)},
+		{Name: "lease renewal (fsm.Read), p99, the same traffic without a snapshot, " + size, Unit: "ms", Sample: summarize(b.stall.baseRenew)},
+		{Name: "submit applied, p99, the same traffic without a snapshot, " + size, Unit: "ms", Sample: summarize(b.stall.baseSubmit)},
 		{Name: "snapshot under traffic (Snapshot+Persist), " + size, Unit: "s", Sample: summarize(b.stall.total)},
 		{Name: "restore (Open+Restore), " + size, Unit: "s", Sample: summarize(restoreTimes)},
 		{Name: "server restart->serving, " + size, Unit: "s", Sample: summarize(serving), Target: "<= 10 s"},
@@ -131,6 +133,9 @@ type built struct {
 // request of any kind, and the snapshot's own time in s.
 type stallRounds struct {
 	renew, read, submit, worst, total []float64
+	// baseRenew and baseSubmit are the p99s of the same traffic without
+	// a snapshot, right after each.
+	baseRenew, baseSubmit []float64
 }
 
 // buildAndSnapshot applies the commands of a database of p's size to a
@@ -194,15 +199,24 @@ func stallSnapshots(ctx context.Context, f *fsm.FSM, data *dataDir, b *built, ro
 			return ctx.Err()
 		}
 		runtime.GC() // the previous round's garbage is not this one's cost
-		st, next, err := snapshotUnderLoad(f, data, machines, jobs, firstLive, index)
+		st, next, err := snapshotUnderLoad(f, data, machines, jobs, firstLive, index, 0)
+		if err != nil {
+			return err
+		}
+		// The same traffic as long without a snapshot: what the machine's
+		// load (other work on a shared box) costs it alone.
+		base, next, err := snapshotUnderLoad(f, data, machines, jobs, firstLive, next, st.snap.total)
 		if err != nil {
 			return err
 		}
 		index = next
 		worst := max(summarize(st.renew).Max, summarize(st.read).Max, summarize(st.submit).Max)
-		fmt.Fprintf(os.Stderr, "scale: snapshot under traffic %d: %.2f s (%.3f s in Snapshot); p99 renewal %.1f ms (%d), read %.1f ms (%d), submit %.1f ms (%d); slowest %.1f ms\n",
+		fmt.Fprintf(os.Stderr, "scale: snapshot under traffic %d: %.2f s (%.3f s in Snapshot); p99 renewal %.1f ms (%d), read %.1f ms (%d), submit %.1f ms (%d); slowest %.1f ms; "+
+			"without a snapshot: p99 renewal %.1f ms, read %.1f ms, submit %.1f ms; load %s\n",
 			i+1, st.snap.total.Seconds(), st.snap.locked.Seconds(), p99(st.renew), len(st.renew), p99(st.read), len(st.read),
-			p99(st.submit), len(st.submit), worst)
+			p99(st.submit), len(st.submit), worst, p99(base.renew), p99(base.read), p99(base.submit), loadAverage())
+		b.stall.baseRenew = append(b.stall.baseRenew, p99(base.renew))
+		b.stall.baseSubmit = append(b.stall.baseSubmit, p99(base.submit))
 		b.stall.renew = append(b.stall.renew, p99(st.renew))
 		b.stall.read = append(b.stall.read, p99(st.read))
 		b.stall.submit = append(b.stall.submit, p99(st.submit))

@@ -48,10 +48,13 @@ type stallRequest struct {
 // snapshotUnderLoad takes f's snapshot into data while lease renewals,
 // job reads, submits and kills run against f, and returns their
 // latencies over the snapshot (from its request to its persisted end).
+// With baseline positive it takes no snapshot: the same traffic runs for
+// that long, and the latencies are those of the machine as loaded as it
+// is, without a snapshot.
 // machines and jobs name what exists; the jobs from firstLive on are
 // unfinished. index is f's applied index; the commands applied here go
 // on from it, and the new index is returned.
-func snapshotUnderLoad(f *fsm.FSM, data *dataDir, machines []string, jobs, firstLive, index uint64) (stallTimes, uint64, error) {
+func snapshotUnderLoad(f *fsm.FSM, data *dataDir, machines []string, jobs, firstLive, index uint64, baseline time.Duration) (stallTimes, uint64, error) {
 	var (
 		mu             sync.Mutex
 		from, to       time.Time // the snapshot's window; zero until known
@@ -167,13 +170,17 @@ func snapshotUnderLoad(f *fsm.FSM, data *dataDir, machines []string, jobs, first
 	mu.Lock()
 	from = start
 	mu.Unlock()
-	taken := make(chan struct{})
-	reqs <- stallRequest{due: start, done: taken}
-	<-taken
 	var perr error
-	if snapErr == nil {
-		perr = persistAt(data, snap, snapshotIndex, &st.snap)
-		snap.Release()
+	if baseline > 0 {
+		time.Sleep(baseline)
+	} else {
+		taken := make(chan struct{})
+		reqs <- stallRequest{due: start, done: taken}
+		<-taken
+		if snapErr == nil {
+			perr = persistAt(data, snap, snapshotIndex, &st.snap)
+			snap.Release()
+		}
 	}
 	st.snap.total = time.Since(start)
 	mu.Lock()
