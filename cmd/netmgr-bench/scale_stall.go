@@ -26,6 +26,9 @@ const (
 	// stallMargin is how long the traffic runs before the snapshot is
 	// asked for and after it is persisted.
 	stallMargin = 300 * time.Millisecond
+	// stallBatch is the most commands applied together, raft's
+	// MaxAppendEntries default.
+	stallBatch = 64
 )
 
 // stallTimes is what one snapshot under traffic measured: the latency of
@@ -142,11 +145,23 @@ func snapshotUnderLoad(f *fsm.FSM, data *dataDir, machines []string, jobs, first
 		}
 		reqs <- stallRequest{due: due, cmd: cmd}
 	})
-	// The applying goroutine: commands and the snapshot, in order.
+	// The applying goroutine: commands and the snapshot, in order, the
+	// commands that wait applied together (ApplyBatch) as raft hands a
+	// BatchingFSM what committed meanwhile.
 	applied := make(chan struct{})
 	go func() {
 		defer close(applied)
-		for r := range reqs {
+		var pending *stallRequest
+		for {
+			var r stallRequest
+			if pending != nil {
+				r, pending = *pending, nil
+			} else {
+				var ok bool
+				if r, ok = <-reqs; !ok {
+					return
+				}
+			}
 			if r.cmd == nil {
 				start := time.Now()
 				snap, snapErr = f.Snapshot()
@@ -155,12 +170,35 @@ func snapshotUnderLoad(f *fsm.FSM, data *dataDir, machines []string, jobs, first
 				close(r.done)
 				continue
 			}
-			lastApplyIndex++
-			if res := f.Apply(&raft.Log{Type: raft.LogCommand, Index: lastApplyIndex, Data: r.cmd}).(*fsm.Result); res.Err != nil && applyErr == nil && r.done != nil {
-				applyErr = res.Err // a kill may find its job ended; a submit may not fail
+			batch := []stallRequest{r}
+		fill:
+			for len(batch) < stallBatch {
+				select {
+				case next, ok := <-reqs:
+					if !ok {
+						break fill
+					}
+					if next.cmd == nil {
+						pending = &next
+						break fill
+					}
+					batch = append(batch, next)
+				default:
+					break fill
+				}
 			}
-			if r.done != nil {
-				close(r.done)
+			logs := make([]*raft.Log, len(batch))
+			for i := range batch {
+				lastApplyIndex++
+				logs[i] = &raft.Log{Type: raft.LogCommand, Index: lastApplyIndex, Data: batch[i].cmd}
+			}
+			for i, out := range f.ApplyBatch(logs) {
+				if res := out.(*fsm.Result); res.Err != nil && applyErr == nil && batch[i].done != nil {
+					applyErr = res.Err // a kill may find its job ended; a submit may not fail
+				}
+				if batch[i].done != nil {
+					close(batch[i].done)
+				}
 			}
 		}
 	}()
