@@ -41,7 +41,8 @@
 // and to register a capture. Persist, on raft's snapshot goroutine, writes
 // the jobs in id order, 256 at a time, each chunk holding FSM.write (the
 // mutex Applies take before the read-write lock, which Persist never
-// takes), and Applies run between chunks. Before an Apply changes or removes a job that
+// takes), and Applies run between chunks; after each chunk it sleeps as
+// long as the chunk took, so that it uses at most half a core. Before an Apply changes or removes a job that
 // existed at the snapshot's index and that the encoder has not written
 // yet, db.edit copies it into the capture, once (cloneJob: everything but
 // the spec, which never changes); the encoder writes the copy if there is
