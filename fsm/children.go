@@ -15,6 +15,7 @@ func (d *db) current(index uint64, jobID uint64, idx int, attempt uint64, machin
 	if err != nil {
 		return nil, nil, &Result{Index: index, Stale: true, Err: err}
 	}
+	d.edit(j)
 	if in.Attempt != attempt || in.Machine != machine || in.State == InstanceQueued {
 		in.StaleEvents++
 		in.ModifyIndex = index

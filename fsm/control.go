@@ -57,6 +57,7 @@ func (d *db) control(index uint64, c *JobControl, what string, fn func(*Job, *In
 	if j.KillRequested {
 		return &Result{Index: index, JobID: j.ID, Err: fmt.Errorf("%s job %d: it is being killed: %w", what, j.ID, ErrJobFinished)}
 	}
+	d.edit(j)
 	res := &Result{Index: index, JobID: j.ID}
 	for i := range j.Instances {
 		if fn(j, &j.Instances[i]) {

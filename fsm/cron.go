@@ -153,6 +153,7 @@ func (d *db) applyCronFire(index uint64, c *CronFire) *Result {
 	if cs.Ended || !c.Scheduled.After(cs.Through) {
 		return &Result{Index: index, Stale: true}
 	}
+	d.edit(j)
 	j.ModifyIndex = index
 	missed := "missed: no leader at its time (catchup=" + j.Spec.CatchupPolicy() + ")"
 	for _, t := range c.Missed {

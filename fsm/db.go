@@ -69,6 +69,9 @@ type db struct {
 	share fairShare
 	// shares is derived from the database's accounts and shares.
 	shares shareIndex
+	// snaps are the snapshots being persisted, whose jobs edit copies
+	// before they change (snapshot_capture.go); never snapshotted.
+	snaps []*capture
 	// out gathers the events and ended attempts of the entries applied,
 	// for FSM.SetRecorder's recorder; nil when nobody records. Derived,
 	// never snapshotted, and nothing in the state depends on it.

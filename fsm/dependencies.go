@@ -147,6 +147,7 @@ func (d *db) decide(j *Job, index uint64, at time.Time) {
 	if waiting {
 		return
 	}
+	d.edit(j)
 	for i := range j.Instances {
 		if in := &j.Instances[i]; in.State == InstanceHeld {
 			d.setState(j.ID, in, InstanceQueued, index)
@@ -158,6 +159,7 @@ func (d *db) decide(j *Job, index uint64, at time.Time) {
 
 // cancelHeld ends held job j: its instances never run.
 func (d *db) cancelHeld(j *Job, index uint64, at time.Time, reason string) {
+	d.edit(j)
 	j.ModifyIndex = index
 	d.event(index, at, EventJobCancelled, j.ID, -1, 0, "", reason)
 	for i := range j.Instances {

@@ -168,6 +168,7 @@ func (d *db) applyJobsExpire(index uint64, c *JobsExpire) *Result {
 // removeJob takes a finished job out of the records and every index that
 // names it.
 func (d *db) removeJob(j *Job) {
+	d.edit(j) // a snapshot being written still holds it
 	for i := range j.Instances {
 		d.unsetIndexes(j.ID, &j.Instances[i])
 	}

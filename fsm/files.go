@@ -51,6 +51,7 @@ func (d *db) applyOutputsKept(index uint64, c *OutputsKept) *Result {
 	if c.Instance < 0 || c.Instance >= len(j.Instances) {
 		return &Result{Index: index, JobID: j.ID, Err: fmt.Errorf("outputs of job %d instance %d: %w", c.JobID, c.Instance, ErrNoSuchJob)}
 	}
+	d.edit(j)
 	o := Output{Instance: c.Instance, Attempt: c.Attempt, Machine: c.Machine, Blob: c.Blob, Size: c.Size,
 		Files: append([]string(nil), c.Files...), Lost: append([]string(nil), c.Lost...)}
 	for i := range j.Outputs {

@@ -46,6 +46,11 @@ type Result struct {
 // FSM is the raft.FSM holding the database. Apply, Snapshot and Restore are
 // called by Raft; Read and Watch by everyone else. Safe for concurrent use.
 type FSM struct {
+	// write is held, before mu, by whatever changes the records (Apply,
+	// and a snapshot starting or ending its capture), and by Persist while
+	// it encodes a chunk of jobs: Persist reads the records without mu,
+	// so an Apply waiting for a chunk holds no lock a read waits for.
+	write sync.Mutex
 	mu    sync.RWMutex // guards d and watch
 	d     *db
 	watch chan struct{}   // closed and replaced after every Apply and Restore
@@ -54,6 +59,14 @@ type FSM struct {
 	// applied mirrors d.index for readers that take no lock
 	// (AppliedIndex).
 	applied atomic.Uint64
+	// persistHook, when set (by tests), is called by Persist between two
+	// chunks of jobs, without the lock, with the jobs written so far;
+	// persistChunk, when positive, replaces persistChunkJobs.
+	persistHook  func(jobs int)
+	persistChunk int
+	// chunkHook, when set (by tests), is called by Persist while it holds
+	// write in the middle of a chunk.
+	chunkHook func()
 }
 
 var _ raft.BatchingFSM = (*FSM)(nil)
@@ -92,6 +105,8 @@ func (f *FSM) Apply(l *raft.Log) any {
 // applyOne applies l under the lock and returns, with the result, what it
 // produced for the recorder.
 func (f *FSM) applyOne(l *raft.Log) (*Result, []Applied) {
+	f.write.Lock()
+	defer f.write.Unlock()
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	res := f.apply(l.Index, l.Data)
@@ -110,6 +125,8 @@ func (f *FSM) ApplyBatch(logs []*raft.Log) []any {
 	out := make([]any, len(logs))
 	var rec []Applied
 	defer func() { f.record(rec) }() // after the unlock below
+	f.write.Lock()
+	defer f.write.Unlock()
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	applied := false

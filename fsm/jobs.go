@@ -155,6 +155,7 @@ func (d *db) applyKill(index uint64, c *Kill) *Result {
 	if !ok {
 		return &Result{Index: index, Err: fmt.Errorf("kill job %d: %w", c.JobID, ErrNoSuchJob)}
 	}
+	d.edit(j)
 	if j.Cron != nil {
 		return d.killCron(index, j, c)
 	}

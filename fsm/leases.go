@@ -23,6 +23,7 @@ func (d *db) applyLeaseExpired(index uint64, c *LeaseExpired) *Result {
 			continue
 		}
 		j, in, _ := d.instance(ref.JobID, ref.Instance)
+		d.edit(j)
 		switch {
 		case j.KillRequested:
 			// Being killed: its end is the stub's to report, or lost.
@@ -74,6 +75,7 @@ func (d *db) applyLeaseRestored(index uint64, c *LeaseRestored) *Result {
 		if in.State != InstanceUnknown {
 			continue
 		}
+		d.edit(j)
 		switch {
 		case running[AttemptRef{JobID: j.ID, Instance: in.Index, Attempt: in.Attempt}]:
 			d.setState(j.ID, in, InstanceRunning, index)

@@ -66,6 +66,7 @@ func (d *db) applyStubLeave(index uint64, c *StubLeave) *Result {
 		if j.Spec.Restartable() && !j.KillRequested && in.State != InstanceUnknown {
 			continue
 		}
+		d.edit(j)
 		in.EndedAt = c.At
 		in.Error = "machine " + c.Machine + " left the pool: " + c.Reason
 		d.setState(ref.JobID, in, InstanceLost, index)

@@ -38,6 +38,7 @@ func (d *db) applyPlace(index uint64, c *Place) *Result {
 // place records one checked assignment.
 func (d *db) place(index uint64, at time.Time, a Assignment) {
 	j, in, _ := d.instance(a.JobID, a.Instance)
+	d.edit(j)
 	in.Machine = a.Machine
 	in.Key = a.Key
 	in.PlacedAt = at

@@ -6,9 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"slices"
-
-	"github.com/hashicorp/raft"
 )
 
 // SnapshotVersion is the snapshot format version: a JSON header line and
@@ -69,94 +66,6 @@ const snapshotFormat = "netmgr-fsm"
 // ErrSnapshotFormat means a snapshot is not one this version can restore.
 var ErrSnapshotFormat = errors.New("unrecognised snapshot")
 
-// snapshot is a point-in-time copy of the state, written by Persist: the
-// records already encoded, and the database, which LoadDatabase replaces
-// whole and never changes in place, so it is shared with the live state.
-type snapshot struct {
-	header   snapshotHeader
-	database Database
-	records  [][]byte
-}
-
-// Snapshot encodes the records under the read lock (Apply waits; reads
-// do not); Persist does the I/O.
-func (f *FSM) Snapshot() (raft.FSMSnapshot, error) {
-	f.mu.RLock()
-	defer f.mu.RUnlock()
-	return f.d.encodeRecords(), nil
-}
-
-func (d *db) encodeRecords() *snapshot {
-	s := &snapshot{database: d.database, header: snapshotHeader{
-		Format:    snapshotFormat,
-		Version:   SnapshotVersion,
-		Index:     d.index,
-		NextJobID: d.nextJobID,
-		Machines:  len(d.machines),
-		Jobs:      len(d.jobs),
-
-		DatabaseIndex:     d.databaseIndex,
-		Reservations:      len(d.reservations),
-		NextReservationID: d.nextReservationID,
-		Tokens:            len(d.tokens),
-		Mails:             len(d.mails),
-		FairShare:         d.share.record(),
-	}}
-	e := newEncoder()
-	for _, m := range sortedMachines(d.machines) {
-		e.machine(m)
-	}
-	ids := make([]uint64, 0, len(d.jobs))
-	for id := range d.jobs {
-		ids = append(ids, id)
-	}
-	slices.Sort(ids)
-	for _, id := range ids {
-		e.job(d.jobs[id])
-	}
-	for _, r := range d.sortedReservations() {
-		e.reservation(r)
-	}
-	for _, t := range d.sortedTokens() {
-		e.token(t)
-	}
-	for _, m := range d.sortedMails() {
-		e.mail(m)
-	}
-	s.records = e.finish()
-	return s
-}
-
-// Persist writes the header and the database as JSON lines, then the
-// binary records.
-func (s *snapshot) Persist(sink raft.SnapshotSink) error {
-	if err := s.write(sink); err != nil {
-		_ = sink.Cancel()
-		return fmt.Errorf("persist snapshot: %w", err)
-	}
-	return sink.Close()
-}
-
-func (s *snapshot) write(w io.Writer) error {
-	bw := bufio.NewWriterSize(w, 1<<16)
-	enc := json.NewEncoder(bw)
-	if err := enc.Encode(s.header); err != nil {
-		return err
-	}
-	if err := enc.Encode(&s.database); err != nil {
-		return err
-	}
-	for _, c := range s.records {
-		if _, err := bw.Write(c); err != nil {
-			return err
-		}
-	}
-	return bw.Flush()
-}
-
-// Release drops the encoded records.
-func (s *snapshot) Release() { s.records = nil }
-
 // Restore replaces the whole database with the snapshot's.
 func (f *FSM) Restore(rc io.ReadCloser) error {
 	defer rc.Close()
@@ -164,6 +73,7 @@ func (f *FSM) Restore(rc io.ReadCloser) error {
 	if err != nil {
 		return fmt.Errorf("restore snapshot: %w", err)
 	}
+	f.write.Lock()
 	f.mu.Lock()
 	d.owedSends = f.d.owedSends + 1 // a new state may owe anything
 	var out []Applied
@@ -175,6 +85,7 @@ func (f *FSM) Restore(rc io.ReadCloser) error {
 	close(f.watch)
 	f.watch = make(chan struct{})
 	f.mu.Unlock()
+	f.write.Unlock()
 	f.record(out)
 	return nil
 }

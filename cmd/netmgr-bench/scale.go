@@ -30,7 +30,9 @@ const (
 
 // scaleSuite builds a database of 10,000 machines and 1,000,000 jobs
 // through the real FSM, persists its snapshot into a server data
-// directory through raft's file snapshot store, restores it in process,
+// directory through raft's file snapshot store, takes it again under the
+// traffic of a serving leader (snapshotUnderLoad: how long renewals,
+// reads and submits wait while it runs), restores it in process,
 // then starts a real `netmgr server` on that directory and measures the
 // time to its first consistent read and its memory.
 func scaleSuite(ctx context.Context, cfg config) ([]figure, error) {
@@ -51,7 +53,7 @@ func scaleSuite(ctx context.Context, cfg config) ([]figure, error) {
 	// The built jobs ended in 2025: under the default retention the
 	// server, once leader, would remove nearly all of them while it is
 	// measured.
-	srv.extra = []string{"--job-retention", "0"}
+	srv.extra = []string{"--job-retention", "0", "--job-retention-count", "0"}
 	data, err := newDataDir(srv.dataDir, srv.name, srv.raft)
 	if err != nil {
 		return nil, err
@@ -101,6 +103,13 @@ func scaleSuite(ctx context.Context, cfg config) ([]figure, error) {
 		{Name: "snapshot size, " + size, Unit: "MiB", Sample: sample(float64(b.bytes) / (1 << 20))},
 		{Name: "snapshot (Snapshot+Persist), " + size, Unit: "s", Sample: summarize(b.snapshots)},
 		{Name: "snapshot under lock (Snapshot), " + size, Unit: "s", Sample: summarize(b.locked)},
+		{Name: "lease renewal (fsm.Read) during a snapshot, p99, " + size, Unit: "ms", Sample: summarize(b.stall.renew), Target: "<= 50 ms"},
+		{Name: "job read during a snapshot, p99, " + size, Unit: "ms", Sample: summarize(b.stall.read), Target: "<= 50 ms"},
+		{Name: "submit applied during a snapshot, p99, " + size, Unit: "ms", Sample: summarize(b.stall.submit), Target: "<= 50 ms"},
+		{Name: "slowest request during a snapshot, " + size, Unit: "ms", Sample: summarize(b.stall.worst)},
+		{Name: "lease renewal (fsm.Read), p99, the same traffic without a snapshot, " + size, Unit: "ms", Sample: summarize(b.stall.baseRenew)},
+		{Name: "submit applied, p99, the same traffic without a snapshot, " + size, Unit: "ms", Sample: summarize(b.stall.baseSubmit)},
+		{Name: "snapshot under traffic (Snapshot+Persist), " + size, Unit: "s", Sample: summarize(b.stall.total)},
 		{Name: "restore (Open+Restore), " + size, Unit: "s", Sample: summarize(restoreTimes)},
 		{Name: "server restart->serving, " + size, Unit: "s", Sample: summarize(serving), Target: "<= 10 s"},
 		{Name: "server RSS serving, " + size, Unit: "MiB", Sample: summarize(rss), Target: "<= 4096 MiB"},
@@ -116,6 +125,17 @@ type built struct {
 	snapshots []float64     // seconds per Snapshot+Persist
 	locked    []float64     // seconds per Snapshot, under the FSM's lock
 	bytes     int64         // size of the snapshot file
+	stall     stallRounds   // the snapshots taken under traffic
+}
+
+// stallRounds is what the snapshots under traffic measured, a value per
+// round: each kind of request's p99 over the snapshot in ms, the slowest
+// request of any kind, and the snapshot's own time in s.
+type stallRounds struct {
+	renew, read, submit, worst, total []float64
+	// baseRenew and baseSubmit are the p99s of the same traffic without
+	// a snapshot, right after each.
+	baseRenew, baseSubmit []float64
 }
 
 // buildAndSnapshot applies the commands of a database of p's size to a
@@ -148,7 +168,62 @@ func buildAndSnapshot(ctx context.Context, data *dataDir, p fsmscale.Params, rou
 		b.locked = append(b.locked, st.locked.Seconds())
 		b.bytes = st.bytes
 	}
+	if err := stallSnapshots(ctx, f, data, &b, rounds); err != nil {
+		return built{}, err
+	}
 	return b, nil
+}
+
+// stallSnapshots takes rounds snapshots of f under traffic
+// (snapshotUnderLoad) and records what they measured in b.
+func stallSnapshots(ctx context.Context, f *fsm.FSM, data *dataDir, b *built, rounds int) error {
+	var machines []string
+	var firstLive uint64
+	jobs := uint64(b.stats.Jobs)
+	f.Read(func(v fsm.View) {
+		for _, m := range v.Machines() {
+			machines = append(machines, m.Name)
+		}
+		firstLive = jobs
+		for firstLive > 1 {
+			if j, ok := v.Job(firstLive - 1); !ok || j.State() != fsm.JobRunning && j.State() != fsm.JobQueued {
+				break
+			}
+			firstLive--
+		}
+	})
+	index := b.stats.Index
+	p99 := func(xs []float64) float64 { return summarize(xs).P99 }
+	for i := range rounds {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		runtime.GC() // the previous round's garbage is not this one's cost
+		st, next, err := snapshotUnderLoad(f, data, machines, jobs, firstLive, index, 0)
+		if err != nil {
+			return err
+		}
+		// The same traffic as long without a snapshot: what the machine's
+		// load (other work on a shared box) costs it alone.
+		base, next, err := snapshotUnderLoad(f, data, machines, jobs, firstLive, next, st.snap.total)
+		if err != nil {
+			return err
+		}
+		index = next
+		worst := max(summarize(st.renew).Max, summarize(st.read).Max, summarize(st.submit).Max)
+		fmt.Fprintf(os.Stderr, "scale: snapshot under traffic %d: %.2f s (%.3f s in Snapshot); p99 renewal %.1f ms (%d), read %.1f ms (%d), submit %.1f ms (%d); slowest %.1f ms; "+
+			"without a snapshot: p99 renewal %.1f ms, read %.1f ms, submit %.1f ms; load %s\n",
+			i+1, st.snap.total.Seconds(), st.snap.locked.Seconds(), p99(st.renew), len(st.renew), p99(st.read), len(st.read),
+			p99(st.submit), len(st.submit), worst, p99(base.renew), p99(base.read), p99(base.submit), loadAverage())
+		b.stall.baseRenew = append(b.stall.baseRenew, p99(base.renew))
+		b.stall.baseSubmit = append(b.stall.baseSubmit, p99(base.submit))
+		b.stall.renew = append(b.stall.renew, p99(st.renew))
+		b.stall.read = append(b.stall.read, p99(st.read))
+		b.stall.submit = append(b.stall.submit, p99(st.submit))
+		b.stall.worst = append(b.stall.worst, worst)
+		b.stall.total = append(b.stall.total, st.snap.total.Seconds())
+	}
+	return nil
 }
 
 // count prints n as 100k or 1M, or whole when it is not thousands.

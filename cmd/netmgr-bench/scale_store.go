@@ -77,12 +77,17 @@ func (d *dataDir) snapshot(f *fsm.FSM) (snapshotTimes, error) {
 		return st, fmt.Errorf("persist snapshot: %w", err)
 	}
 	st.total = time.Since(start)
-	info, err := os.Stat(filepath.Join(d.path, "snapshots", sink.ID(), "state.bin"))
+	st.bytes, err = d.size(sink.ID())
+	return st, err
+}
+
+// size is the size of the state file of snapshot id.
+func (d *dataDir) size(id string) (int64, error) {
+	info, err := os.Stat(filepath.Join(d.path, "snapshots", id, "state.bin"))
 	if err != nil {
-		return st, fmt.Errorf("snapshot size: %w", err)
+		return 0, fmt.Errorf("snapshot size: %w", err)
 	}
-	st.bytes = info.Size()
-	return st, nil
+	return info.Size(), nil
 }
 
 // restore opens the newest snapshot and restores it into a new FSM as
