@@ -50,14 +50,14 @@ type Link struct {
 	// recv is the length of the peer's log received; inbuf the received
 	// bytes not yet parsed into frames, queue the parsed frames not yet
 	// taken, took the offset just past the last frame taken.
-	recv     uint64
-	inbuf    []byte
-	queue    []Frame
-	took     uint64
-	ackSent  uint64 // the last consumed offset sent to the peer
-	cur      io.Closer
-	curGen   uint64
-	closed   bool
+	recv    uint64
+	inbuf   []byte
+	queue   []Frame
+	took    uint64
+	ackSent uint64 // the last consumed offset sent to the peer
+	cur     io.Closer
+	curGen  uint64
+	closed  bool
 }
 
 // NewLink returns a Link whose log holds up to buffer unacknowledged bytes
@@ -241,9 +241,7 @@ func (l *Link) Serve(conn io.ReadWriteCloser) error {
 	}
 	l.cond.Broadcast()
 	l.mu.Unlock()
-	if serr := <-done; err == nil {
-		err = serr
-	}
+	<-done // the reading's error says why: the sending's follows from it
 	return err
 }
 

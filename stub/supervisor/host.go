@@ -108,7 +108,7 @@ func (h *host) begin(dir, sock string, spec *Spec, log *slog.Logger) (*attempt, 
 		s.ln = ln
 	}
 	log.Info("job started", "pid", s.pgid, "path", s.spec.Path, "cgroup", s.spec.Cgroup)
-	return s, startStatus{PID: s.pgid}, nil
+	return s, startStatus{PID: s.pgid, Stdio: s.spec.Stdio != nil}, nil
 }
 
 // forget drops s, whose job has ended and been cleaned up, from the

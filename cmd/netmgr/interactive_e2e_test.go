@@ -1,0 +1,228 @@
+package main
+
+import (
+	"bytes"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/creack/pty"
+	"github.com/netmgr/netmgr/internal/testwait"
+	"github.com/netmgr/netmgr/server/servertest"
+	"golang.org/x/sys/unix"
+)
+
+// ptyUser starts a secure cluster of servers and one stub and makes an OS
+// user to run the client commands as, over the stub's user socket, as a
+// user of a pool machine does. It skips, saying why, unless the test runs
+// as root (which making users needs).
+func ptyUser(t *testing.T, servers int) (*servertest.ProcCluster, osUser) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("needs root: the test makes an OS user to run interactive jobs as")
+	}
+	dir := t.TempDir()
+	openToEveryone(t, dir)
+	openToEveryone(t, filepath.Dir(netmgrBinary(t)))
+	c, _ := procCluster(t, dir, servers, 1)
+	u := newOSUser(t, "pty")
+	return c, u
+}
+
+// userCmd is the netmgr binary run as u with args, pointed at c.
+func userCmd(t *testing.T, c *servertest.ProcCluster, u osUser, args ...string) *exec.Cmd {
+	t.Helper()
+	cmd := exec.Command(netmgrBinary(t), args...)
+	cmd.Env = append([]string{"PATH=/usr/bin:/bin", "HOME=" + u.home, "USER=" + u.name, "TERM=xterm", "NETMGR_RETRY_FOR=20s"}, c.Env()...)
+	cmd.Dir = "/"
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(u.uid), Gid: uint32(u.gid)}}
+	return cmd
+}
+
+// screen collects what a terminal shows.
+type screen struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (s *screen) Write(b []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.buf.Write(b)
+}
+
+func (s *screen) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.buf.String()
+}
+
+// waitFor waits until the screen shows want after position from, and
+// returns the position just past it.
+func (s *screen) waitFor(t *testing.T, from int, want string) int {
+	t.Helper()
+	pos := -1
+	testwait.Until(t, 30*time.Second, fmt.Sprintf("the terminal shows %q", want), func() (bool, string) {
+		out := s.String()
+		if i := strings.Index(out[min(from, len(out)):], want); i >= 0 {
+			pos = from + i + len(want)
+			return true, ""
+		}
+		return false, fmt.Sprintf("%q", out[min(from, len(out)):])
+	})
+	return pos
+}
+
+// startOnTerminal starts cmd on a new pseudo-terminal of rows by cols,
+// as a login session's process, and returns the terminal's master and
+// slave and what it shows.
+func startOnTerminal(t *testing.T, cmd *exec.Cmd, rows, cols uint16) (*os.File, *os.File, *screen) {
+	t.Helper()
+	ptmx, tty, err := pty.Open()
+	if err != nil {
+		t.Fatalf("open a pseudo-terminal: %v", err)
+	}
+	t.Cleanup(func() { _ = ptmx.Close(); _ = tty.Close() })
+	if err := pty.Setsize(ptmx, &pty.Winsize{Rows: rows, Cols: cols}); err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = tty, tty, tty
+	cmd.SysProcAttr.Setsid, cmd.SysProcAttr.Setctty = true, true
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("start %v: %v", cmd.Args, err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill() })
+	scr := &screen{}
+	go func() { _, _ = io.Copy(scr, ptmx) }()
+	return ptmx, tty, scr
+}
+
+// exitCode waits for cmd and returns its exit code.
+func exitCode(t *testing.T, cmd *exec.Cmd) int {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			return ee.ExitCode()
+		}
+		if err != nil {
+			t.Fatalf("wait for %v: %v", cmd.Args, err)
+		}
+		return 0
+	case <-time.After(60 * time.Second):
+		_ = cmd.Process.Kill()
+		t.Fatalf("%v did not exit within a minute", cmd.Args)
+		return -1
+	}
+}
+
+// TestPtyE2E runs a shell under netexec --pty on a real terminal: typing,
+// the window size at start and after a resize, Ctrl-C of a running
+// sleep, the exit status, and the terminal restored afterwards.
+func TestPtyE2E(t *testing.T) {
+	t.Parallel()
+	c, u := ptyUser(t, 3)
+	cmd := userCmd(t, c, u, "exec", "--pty", "/bin/sh")
+	ptmx, tty, scr := startOnTerminal(t, cmd, 30, 100)
+	before, err := unix.IoctlGetTermios(int(tty.Fd()), unix.TCGETS)
+	if err != nil {
+		t.Fatal(err)
+	}
+	typeIn := func(s string) {
+		t.Helper()
+		if _, err := ptmx.Write([]byte(s)); err != nil {
+			t.Fatalf("type %q: %v", s, err)
+		}
+	}
+	pos := scr.waitFor(t, 0, "$ ")
+	typeIn("stty size\r")
+	pos = scr.waitFor(t, pos, "30 100")
+	if err := pty.Setsize(ptmx, &pty.Winsize{Rows: 41, Cols: 123}); err != nil {
+		t.Fatal(err)
+	}
+	// The resize reaches the job after netexec's SIGWINCH: ask until it has.
+	testwait.Until(t, 30*time.Second, "stty size says 41 123", func() (bool, string) {
+		typeIn("stty size\r")
+		ok := strings.Contains(scr.String()[pos:], "41 123")
+		return ok, scr.String()[pos:]
+	})
+	pos = len(scr.String())
+	typeIn("echo typed-$((6*7))\r")
+	pos = scr.waitFor(t, pos, "typed-42")
+	typeIn("sleep 300; echo slept\r")
+	pos = scr.waitFor(t, pos, "slept\r\n")
+	typeIn("\x03") // Ctrl-C, through the job's line discipline
+	pos = scr.waitFor(t, pos, "$ ")
+	typeIn("echo after-$((1+1))\r")
+	pos = scr.waitFor(t, pos, "after-2")
+	if strings.Contains(scr.String(), "\nslept") {
+		t.Fatalf("the sleep ran to its end: Ctrl-C did not reach it:\n%s", scr.String())
+	}
+	typeIn("exit 7\r")
+	if code := exitCode(t, cmd); code != 7 {
+		t.Fatalf("netexec --pty exited %d, want the job's 7; the terminal showed:\n%s", code, scr.String())
+	}
+	after, err := unix.IoctlGetTermios(int(tty.Fd()), unix.TCGETS)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after.Lflag != before.Lflag || after.Iflag != before.Iflag || after.Oflag != before.Oflag {
+		t.Fatalf("terminal not restored: lflag %#x iflag %#x oflag %#x, was %#x %#x %#x",
+			after.Lflag, after.Iflag, after.Oflag, before.Lflag, before.Iflag, before.Oflag)
+	}
+}
+
+// TestInteractivePipesE2E passes binary data through netexec -i cat and
+// checks every byte, the end of input, stderr and the exit status.
+func TestInteractivePipesE2E(t *testing.T) {
+	t.Parallel()
+	c, u := ptyUser(t, 3)
+	data := make([]byte, 3<<20)
+	_, _ = rand.Read(data)
+	for i := range 256 {
+		data[i] = byte(i) // every byte value, NUL and ^D and ^C included
+	}
+	cmd := userCmd(t, c, u, "exec", "-i", "/bin/cat")
+	cmd.Stdin = bytes.NewReader(data)
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	if code := exitCode(t, cmd); code != 0 {
+		t.Fatalf("netexec -i cat exited %d: %s", code, errOut.String())
+	}
+	if !bytes.Equal(out.Bytes(), data) {
+		t.Fatalf("netexec -i cat gave %d bytes, not the %d sent (equal: %v); stderr: %s", out.Len(), len(data), bytes.Equal(out.Bytes(), data), errOut.String())
+	}
+
+	cmd = userCmd(t, c, u, "exec", "-i", "/bin/sh", "-c", "wc -c; echo to-stderr >&2; exit 3")
+	cmd.Stdin = strings.NewReader("12345")
+	out.Reset()
+	errOut.Reset()
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	if code := exitCode(t, cmd); code != 3 {
+		t.Fatalf("netexec -i exited %d, want the job's 3: %s", code, errOut.String())
+	}
+	if got := strings.TrimSpace(out.String()); got != "5" {
+		t.Fatalf("stdout = %q, want wc's 5", got)
+	}
+	if !strings.Contains(errOut.String(), "to-stderr") {
+		t.Fatalf("stderr = %q, want the job's to-stderr", errOut.String())
+	}
+}
