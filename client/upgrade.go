@@ -170,7 +170,10 @@ type SessionQuery struct {
 	// Shell, when set, runs a command in the instance (netmgr shell):
 	// Command (empty for the owner's login shell), with a terminal of
 	// Rows by Cols when TTY is set.
-	Shell      bool
+	Shell bool
+	// ID names the shell's session, chosen by the client, so that a
+	// reconnection attaches to the same shell rather than start another.
+	ID         string
 	Command    []string
 	TTY        bool
 	Rows, Cols uint16
@@ -184,6 +187,7 @@ func (q SessionQuery) query() string {
 	}
 	if q.Shell {
 		v.Set("shell", "1")
+		v.Set("sid", q.ID)
 		for _, a := range q.Command {
 			v.Add("cmd", a)
 		}

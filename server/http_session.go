@@ -5,10 +5,44 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"time"
 
 	"github.com/netmgr/netmgr/client"
 	"github.com/netmgr/netmgr/client/pki"
+	"github.com/netmgr/netmgr/fsm"
 )
+
+// sessionViewWait bounds how long a server whose view lags waits for a
+// job, or its instance's start, that the client has seen already (a
+// follower a few entries behind the leader that answered it).
+const sessionViewWait = 5 * time.Second
+
+// awaitStarted waits, for at most sessionViewWait, until this server's
+// view knows job ref's instance with a machine; the checks that follow
+// answer whatever it then sees.
+func (s *Server) awaitStarted(r *http.Request, ref string, instance int) {
+	deadline := time.NewTimer(sessionViewWait)
+	defer deadline.Stop()
+	for {
+		_, changed := s.fsm.Watch()
+		known := false
+		s.fsm.Read(func(v fsm.View) {
+			j, err := lookupJob(v, ref)
+			known = err == nil && instance < len(j.Instances) && j.Instances[instance].Machine != "" &&
+				j.Instances[instance].State != fsm.InstancePlaced
+		})
+		if known {
+			return
+		}
+		select {
+		case <-changed:
+		case <-deadline.C:
+			return
+		case <-r.Context().Done():
+			return
+		}
+	}
+}
 
 // Sessions: GET /v1/jobs/{ref}/session?instance=N[&attempt=A] relays a
 // client to the interactive session of an instance (package
@@ -36,6 +70,7 @@ func (s *Server) handleSession(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	s.awaitStarted(r, r.PathValue("ref"), instance)
 	shell := q.Get("shell") == "1"
 	action := "attach to"
 	if shell {
@@ -66,6 +101,7 @@ func (s *Server) handleSession(w http.ResponseWriter, r *http.Request) {
 			v.Add("cmd", a)
 		}
 		v.Set("tty", q.Get("tty"))
+		v.Set("sid", q.Get("sid"))
 	}
 	scheme := "http://"
 	var expect *pki.Identity

@@ -376,7 +376,7 @@ func (r *runner) finish(k client.AttemptRef, a *attempt, res supervisor.Result) 
 	r.mu.Unlock()
 	r.log.Info("attempt ended", "attempt", k, "exit_code", ev.ExitCode, "signal", ev.Signal, "reason", ev.Reason,
 		"machine_fault", ev.MachineFault)
-	if js := r.sessions.get(k); js != nil {
+	if js := r.sessions.get(k, ""); js != nil {
 		js.ended(session.Exit{Code: ev.ExitCode, Signal: ev.Signal, Error: ev.Error, Reason: ev.Reason})
 	}
 	if !r.outputs(k, a) {
@@ -414,7 +414,7 @@ func (r *runner) lost(k client.AttemptRef, a *attempt, why error) {
 	ev.ExitCode, ev.Error = lostExitCode, lostError
 	ev.Leftovers = wireLeftovers(left)
 	r.machineFault(&ev)
-	if js := r.sessions.get(k); js != nil {
+	if js := r.sessions.get(k, ""); js != nil {
 		js.ended(session.Exit{Code: ev.ExitCode, Error: ev.Error})
 	}
 	if !r.outputs(k, a) {

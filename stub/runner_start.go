@@ -167,7 +167,7 @@ func (r *runner) openSession(k client.AttemptRef, dir string, req client.StartRe
 	if err != nil {
 		return nil, fmt.Errorf("start an interactive job: %w", err)
 	}
-	js, stdio, err := r.sessions.open(k, dir, req.Owner, mode, spec.Cred)
+	js, stdio, err := r.sessions.open(k, "", dir, req.Owner, mode, spec.Cred)
 	if err != nil {
 		return nil, err
 	}

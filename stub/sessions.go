@@ -35,22 +35,34 @@ import (
 // client to take its last bytes and its exit.
 const sessionLinger = 10 * time.Minute
 
+// launchWait bounds how long a shell waits for its attempt's Start.
+const launchWait = 30 * time.Second
+
 // sessions is the stub's registry of interactive sessions by attempt.
 type sessions struct {
 	log    *slog.Logger
 	signal func(ctx context.Context, k client.AttemptRef, sig unix.Signal, grace time.Duration) error
 
 	mu   sync.Mutex // guards byID
-	byID map[client.AttemptRef]*jobSession
+	byID map[sessionKey]*jobSession
+}
+
+// sessionKey names a session: an attempt's own (shell "") or a shell's in
+// it, by the id its client chose.
+type sessionKey struct {
+	k     client.AttemptRef
+	shell string
 }
 
 func newSessions(log *slog.Logger, signal func(context.Context, client.AttemptRef, unix.Signal, time.Duration) error) *sessions {
-	return &sessions{log: log, signal: signal, byID: make(map[client.AttemptRef]*jobSession)}
+	return &sessions{log: log, signal: signal, byID: make(map[sessionKey]*jobSession)}
 }
 
 // jobSession is the stub's end of one job's session.
 type jobSession struct {
 	k     client.AttemptRef
+	shell string // the shell's id, "" for the job's own session
+	pid   int    // a shell's process (and group); 0 for the job's own
 	mode  session.Mode
 	owner string
 	link  *session.Link
@@ -75,8 +87,8 @@ type jobSession struct {
 // open makes the session of attempt k in supervisor directory dir for a
 // job run by cred (nil: the stub's own user) and returns it, with the
 // Stdio the supervisor connects the job to.
-func (ss *sessions) open(k client.AttemptRef, dir, owner string, mode session.Mode, cred *supervisor.Cred) (*jobSession, *supervisor.Stdio, error) {
-	js := &jobSession{k: k, mode: mode, owner: owner, link: session.NewLink(0), reg: ss, log: ss.log.With("attempt", k.String())}
+func (ss *sessions) open(k client.AttemptRef, shell, dir, owner string, mode session.Mode, cred *supervisor.Cred) (*jobSession, *supervisor.Stdio, error) {
+	js := &jobSession{k: k, shell: shell, mode: mode, owner: owner, link: session.NewLink(0), reg: ss, log: ss.log.With("attempt", k.String(), "shell", shell)}
 	var stdio supervisor.Stdio
 	if mode.TTY {
 		master, slave, err := pty.Open()
@@ -104,6 +116,9 @@ func (ss *sessions) open(k client.AttemptRef, dir, owner string, mode session.Mo
 		}
 		var files [3]*os.File
 		for i, name := range []string{"stdin", "stdout", "stderr"} {
+			if shell != "" {
+				name = "shell-" + shell + "." + name
+			}
 			p := filepath.Join(dir, name)
 			_ = os.Remove(p)
 			if err := unix.Mkfifo(p, 0o600); err != nil {
@@ -125,7 +140,7 @@ func (ss *sessions) open(k client.AttemptRef, dir, owner string, mode session.Mo
 		stdio.Stdin, stdio.Stdout, stdio.Stderr = js.stdin.Name(), js.stdout.Name(), js.stderr.Name()
 	}
 	ss.mu.Lock()
-	ss.byID[k] = js
+	ss.byID[sessionKey{k, shell}] = js
 	ss.mu.Unlock()
 	return js, &stdio, nil
 }
@@ -218,7 +233,7 @@ func (js *jobSession) input() {
 			}
 		case session.FrameSignal:
 			if sig, err := parseSignal(string(f.Data)); err == nil {
-				_ = js.reg.signal(context.Background(), js.k, sig, 0)
+				js.signal(sig)
 			}
 		}
 	}
@@ -285,8 +300,19 @@ func (js *jobSession) hangUp() {
 		return
 	}
 	js.log.Info("no client came back within the grace: hang-up", "grace", js.mode.Grace)
-	if err := js.reg.signal(context.Background(), js.k, unix.SIGHUP, 0); err != nil {
-		js.log.Warn("hang up the session's job", "err", err)
+	js.signal(unix.SIGHUP)
+}
+
+// signal sends sig to the session's job, or to its shell's process group.
+func (js *jobSession) signal(sig unix.Signal) {
+	var err error
+	if js.shell != "" {
+		err = unix.Kill(-js.pid, sig)
+	} else {
+		err = js.reg.signal(context.Background(), js.k, sig, 0)
+	}
+	if err != nil {
+		js.log.Warn("signal the session's job", "signal", sig, "err", err)
 	}
 }
 
@@ -315,19 +341,19 @@ func (js *jobSession) attach(conn net.Conn, who string) {
 	}
 }
 
-// get returns the session of attempt k, nil if none.
-func (ss *sessions) get(k client.AttemptRef) *jobSession {
+// get returns the session of attempt k, or of its shell, nil if none.
+func (ss *sessions) get(k client.AttemptRef, shell string) *jobSession {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
-	return ss.byID[k]
+	return ss.byID[sessionKey{k, shell}]
 }
 
 // forget drops js from the registry.
 func (ss *sessions) forget(js *jobSession) {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
-	if ss.byID[js.k] == js {
-		delete(ss.byID, js.k)
+	if key := (sessionKey{js.k, js.shell}); ss.byID[key] == js {
+		delete(ss.byID, key)
 	}
 }
 
@@ -368,7 +394,7 @@ func (s *Stub) handleSession(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, fmt.Errorf("session: want Upgrade: %s", SessionUpgrade))
 		return
 	}
-	js := s.runner.sessions.get(k)
+	js := s.runner.sessions.get(k, "")
 	if js == nil {
 		writeError(w, http.StatusNotFound, fmt.Errorf("attempt %s on %s has no interactive session (not interactive, ended and taken, or this stub restarted since)", k, s.cfg.Name))
 		return
@@ -379,4 +405,101 @@ func (s *Stub) handleSession(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	js.attach(conn, q.Get("by"))
+}
+
+// handleShell serves GET
+// /v1/shell?job=&instance=&attempt=&by=&sid=&cmd=...&tty=ROWSxCOLS: a
+// server relays a client (netmgr shell) to a command run inside the
+// attempt's running job, as the job's user, in its directory, environment
+// and cgroup. The first request of a shell id starts the command; later
+// ones attach to its session again, as GET /v1/session does.
+func (s *Stub) handleShell(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	var k client.AttemptRef
+	var err1, err2, err3 error
+	k.JobID, err1 = strconv.ParseUint(q.Get("job"), 10, 64)
+	k.Instance, err2 = strconv.Atoi(q.Get("instance"))
+	k.Attempt, err3 = strconv.ParseUint(q.Get("attempt"), 10, 64)
+	sid := q.Get("sid")
+	if err := errors.Join(err1, err2, err3); err != nil || sid == "" || len(sid) > 64 || strings.ContainsAny(sid, "/.") {
+		writeError(w, http.StatusBadRequest, fmt.Errorf("shell: job, instance and attempt must be numbers and sid a plain id: %w", err))
+		return
+	}
+	if !strings.EqualFold(r.Header.Get("Upgrade"), SessionUpgrade) {
+		writeError(w, http.StatusBadRequest, fmt.Errorf("shell: want Upgrade: %s", SessionUpgrade))
+		return
+	}
+	js := s.runner.sessions.get(k, sid)
+	if js == nil {
+		var status int
+		var err error
+		js, status, err = s.runner.startShell(k, sid, q["cmd"], q.Get("tty"))
+		if err != nil {
+			writeError(w, status, err)
+			return
+		}
+	}
+	conn, err := client.AcceptUpgrade(w)
+	if err != nil {
+		s.log.Warn("shell upgrade", "attempt", k, "err", err)
+		return
+	}
+	js.attach(conn, q.Get("by"))
+}
+
+// startShell starts command (the login shell when empty) inside attempt
+// k's running job, connected to a new session of id sid, with a terminal
+// of tty's size ("ROWSxCOLS") unless tty is empty.
+func (r *runner) startShell(k client.AttemptRef, sid string, command []string, tty string) (*jobSession, int, error) {
+	r.mu.Lock()
+	a, ok := r.attempts[k]
+	r.mu.Unlock()
+	if ok {
+		select { // its Start may still be on its way
+		case <-a.ready:
+		case <-time.After(launchWait):
+		}
+	}
+	r.mu.Lock()
+	running := ok && a.running()
+	var cred *supervisor.Cred
+	r.mu.Unlock()
+	if !running {
+		return nil, http.StatusConflict, fmt.Errorf("shell: attempt %s does not run on %s", k, r.machine)
+	}
+	mode := session.Mode{Grace: session.DefaultGrace}
+	if tty != "" {
+		m, err := session.ParseMode("tty " + tty + " 0s")
+		if err != nil {
+			return nil, http.StatusBadRequest, fmt.Errorf("shell: %w", err)
+		}
+		mode.TTY, mode.Rows, mode.Cols = true, m.Rows, m.Cols
+	}
+	if c, err := credential(a.rec.Owner); err == nil && c != nil {
+		cred = &supervisor.Cred{UID: c.Uid, GID: c.Gid, Groups: c.Groups}
+	}
+	js, stdio, err := r.sessions.open(k, sid, a.dir, a.rec.Owner, mode, cred)
+	if err != nil {
+		return nil, http.StatusInternalServerError, err
+	}
+	e := supervisor.Exec{Stdio: stdio}
+	if len(command) > 0 {
+		e.Path, e.Args = command[0], command[1:]
+	}
+	pid, ended, err := r.sup.Exec(r.ctx, a.dir, e)
+	if err != nil {
+		js.abort()
+		return nil, http.StatusConflict, fmt.Errorf("shell in attempt %s: %w", k, err)
+	}
+	js.pid = pid
+	js.started()
+	go func() {
+		res, ok := <-ended
+		if !ok {
+			res = supervisor.Result{ExitCode: lostExitCode, Error: "the job's supervisor went"}
+		}
+		js.ended(session.Exit{Code: res.ExitCode, Signal: res.Signal, Error: res.Error})
+	}()
+	r.log.Info("shell started in the job", "attempt", k, "pid", pid, "command", command)
+	return js, 0, nil
 }

@@ -193,7 +193,6 @@ func connectLoop(ctx context.Context, c *client.Client, ref string, q client.Ses
 			continue
 		}
 		failingSince, backoff = time.Time{}, 50*time.Millisecond
-		q.Shell = false // a shell's session, once open, is attached to like any other
 		if err := link.Serve(conn); errors.Is(err, session.ErrClosed) {
 			return nil
 		}

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"syscall"
@@ -225,4 +226,94 @@ func TestInteractivePipesE2E(t *testing.T) {
 	if !strings.Contains(errOut.String(), "to-stderr") {
 		t.Fatalf("stderr = %q, want the job's to-stderr", errOut.String())
 	}
+}
+
+// jobIDIn reads the job id from netexec's "job NAME.OWNER id N
+// submitted" line.
+func jobIDIn(t *testing.T, out string) string {
+	t.Helper()
+	m := regexp.MustCompile(`id (\d+) submitted`).FindStringSubmatch(out)
+	if m == nil {
+		t.Fatalf("no job id in netexec's output %q", out)
+	}
+	return m[1]
+}
+
+// runningAs waits until job id runs, as u sees it with netstatus.
+func runningAs(t *testing.T, c *servertest.ProcCluster, u osUser, id string) {
+	t.Helper()
+	testwait.Until(t, 60*time.Second, "job "+id+" runs", func() (bool, string) {
+		_, out := runAs(t, c, u, "status", id)
+		return strings.Contains(out, "running"), out
+	})
+}
+
+// TestShellE2E enters a running job with netmgr shell: a command with
+// plain streams sees the job's environment, user, directory and cgroup; a
+// login shell on a terminal takes typing and exits with its status;
+// another user is refused; a shell is killed with its instance.
+func TestShellE2E(t *testing.T) {
+	t.Parallel()
+	c, u := ptyUser(t, 3)
+	other := newOSUser(t, "ptyo")
+	code, out := runAs(t, c, u, "exec", "--env", "MARK=in-the-job", "/bin/sleep", "600")
+	if code != 0 {
+		t.Fatalf("netexec: %d %s", code, out)
+	}
+	id := jobIDIn(t, out)
+	runningAs(t, c, u, id)
+
+	code, out = runAs(t, c, u, "shell", id, "--", "/bin/sh", "-c", `echo "mark=$MARK user=$(id -un) dir=$(pwd)"; cat /proc/self/cgroup; exit 4`)
+	if code != 4 {
+		t.Fatalf("netmgr shell exited %d, want the command's 4: %s", code, out)
+	}
+	want := "mark=in-the-job user=" + u.name + " dir="
+	if !strings.Contains(out, want) || !strings.Contains(out, "/"+id+".0.1") {
+		t.Fatalf("netmgr shell's command printed %q; want %q and the job's directory %s.0.1", out, want, id)
+	}
+	if jobCgroup := regexp.MustCompile(`netmgr/[^/\s]+/` + id + `\.0\.1`); cgroupsWork(t) && !jobCgroup.MatchString(out) {
+		t.Fatalf("the command is not in the job's cgroup: %s", out)
+	}
+
+	code, out = runAs(t, c, other, "shell", id, "--", "/bin/true")
+	if code == 0 || !strings.Contains(out, "only its owner or an admin") {
+		t.Fatalf("another user's netmgr shell: exit %d, %q; want a refusal naming the owner rule", code, out)
+	}
+
+	cmd := userCmd(t, c, u, "shell", id)
+	ptmx, _, scr := startOnTerminal(t, cmd, 24, 80)
+	pos := scr.waitFor(t, 0, "$ ")
+	_, _ = ptmx.Write([]byte("echo who=$(id -un) tty=$(tty)\r"))
+	pos = scr.waitFor(t, pos, "who="+u.name+" tty=/dev/pts/")
+	_, _ = ptmx.Write([]byte("exit 5\r"))
+	if code := exitCode(t, cmd); code != 5 {
+		t.Fatalf("netmgr shell on a terminal exited %d, want 5:\n%s", code, scr.String())
+	}
+
+	shell := userCmd(t, c, u, "shell", id, "--", "/bin/sleep", "600")
+	var shellOut bytes.Buffer
+	shell.Stdout, shell.Stderr = &shellOut, &shellOut
+	if err := shell.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = shell.Process.Kill() })
+	// Killing the job once the shell's sleep runs in it ends the shell.
+	testwait.Until(t, 30*time.Second, "the shell's sleep runs", func() (bool, string) {
+		b, _ := exec.Command("pgrep", "-u", u.name, "-f", "^/bin/sleep 600$").Output()
+		return len(strings.Fields(string(b))) >= 2, string(b)
+	})
+	if code, out := runAs(t, c, u, "kill", id); code != 0 {
+		t.Fatalf("netkill: %d %s", code, out)
+	}
+	if code := exitCode(t, shell); code != 128+9 && code != 128+15 {
+		t.Fatalf("netmgr shell exited %d after its job was killed, want 137 or 143: %s", code, shellOut.String())
+	}
+}
+
+// cgroupsWork reports whether the stubs here put jobs in cgroups: a
+// writable cgroup v2 tree.
+func cgroupsWork(t *testing.T) bool {
+	t.Helper()
+	var st unix.Statfs_t
+	return unix.Statfs("/sys/fs/cgroup", &st) == nil && st.Type == unix.CGROUP2_SUPER_MAGIC && unix.Access("/sys/fs/cgroup", unix.W_OK) == nil
 }

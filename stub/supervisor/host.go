@@ -43,6 +43,9 @@ type host struct {
 	// process group to it until its result is written.
 	leaders map[int]*attempt
 	groups  map[int]*attempt
+	// execs maps each command run inside a job (exec.go) to where its
+	// exit status goes, until it is reaped.
+	execs   map[int]chan leaderExit
 	reaping bool // the reaper runs
 }
 
@@ -56,6 +59,7 @@ func newHost(root string, single bool, log *slog.Logger) *host {
 		self:    sync.OnceValues(func() (procIdentity, error) { return identify(os.Getpid()) }),
 		leaders: make(map[int]*attempt),
 		groups:  make(map[int]*attempt),
+		execs:   make(map[int]chan leaderExit),
 	}
 	h.fs, h.fsErr = procinfo.NewDefaultFS()
 	signal.Ignore(unix.SIGHUP, unix.SIGPIPE)
@@ -181,6 +185,18 @@ func (h *host) reapEnded() {
 // the job whose group it was in.
 func (h *host) reapChild(pid int) {
 	h.forkMu.Lock()
+	if done := h.execs[pid]; done != nil {
+		delete(h.execs, pid)
+		var ws unix.WaitStatus
+		var ru unix.Rusage
+		_, err := unix.Wait4(pid, &ws, 0, &ru)
+		for errors.Is(err, unix.EINTR) {
+			_, err = unix.Wait4(pid, &ws, 0, &ru)
+		}
+		h.forkMu.Unlock()
+		done <- leaderExit{status: ws, usage: ru, at: time.Now()}
+		return
+	}
 	leader := h.leaders[pid]
 	var owner *attempt
 	if leader != nil {
