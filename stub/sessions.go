@@ -88,7 +88,7 @@ type jobSession struct {
 // job run by cred (nil: the stub's own user) and returns it, with the
 // Stdio the supervisor connects the job to.
 func (ss *sessions) open(k client.AttemptRef, shell, dir, owner string, mode session.Mode, cred *supervisor.Cred) (*jobSession, *supervisor.Stdio, error) {
-	js := &jobSession{k: k, shell: shell, mode: mode, owner: owner, link: session.NewLink(0), reg: ss, log: ss.log.With("attempt", k.String(), "shell", shell)}
+	js := &jobSession{k: k, shell: shell, mode: mode, owner: owner, link: session.NewAcceptorLink(0), reg: ss, log: ss.log.With("attempt", k.String(), "shell", shell)}
 	var stdio supervisor.Stdio
 	if mode.TTY {
 		master, slave, err := pty.Open()

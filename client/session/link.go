@@ -11,7 +11,7 @@ import (
 
 // Wire messages, each a type byte then fixed fields.
 const (
-	msgHello = 'H' // recv u64, consumed u64: where the sender of it stands in the peer's log
+	msgHello = 'H' // flags u8, recv u64, took u64, base u64: where the sender stands (type hello)
 	msgData  = 'D' // offset u64, length u32, bytes: a piece of the sender's log
 	msgAck   = 'A' // consumed u64: how much of the peer's log the sender's application took
 )
@@ -58,16 +58,85 @@ type Link struct {
 	cur     io.Closer
 	curGen  uint64
 	closed  bool
+	// acceptor is set on the end that accepts connections (the stub):
+	// it hears the dialer's hello before it sends its own.
+	acceptor bool
+	greeted  bool // a hello has been exchanged once
 }
 
-// NewLink returns a Link whose log holds up to buffer unacknowledged bytes
-// (DefaultBuffer when buffer is 0) before Send blocks.
+// hello is where one end stands: how much of the peer's log it received
+// and took, and the first byte of its own log it still holds. fresh marks
+// a dialer that never greeted: it takes the session as the acceptor has
+// it.
+type hello struct {
+	fresh            bool
+	recv, took, base uint64
+}
+
+const helloSize = 26
+
+func (h hello) encode() []byte {
+	b := make([]byte, helloSize)
+	b[0] = msgHello
+	if h.fresh {
+		b[1] = 1
+	}
+	binary.BigEndian.PutUint64(b[2:], h.recv)
+	binary.BigEndian.PutUint64(b[10:], h.took)
+	binary.BigEndian.PutUint64(b[18:], h.base)
+	return b
+}
+
+// readHello reads the peer's hello.
+func readHello(r io.Reader) (hello, error) {
+	var b [helloSize]byte
+	if _, err := io.ReadFull(r, b[:]); err != nil {
+		return hello{}, err
+	}
+	if b[0] != msgHello {
+		return hello{}, fmt.Errorf("%w: message %q", ErrProtocol, b[0])
+	}
+	return hello{
+		fresh: b[1]&1 != 0,
+		recv:  binary.BigEndian.Uint64(b[2:]),
+		took:  binary.BigEndian.Uint64(b[10:]),
+		base:  binary.BigEndian.Uint64(b[18:]),
+	}, nil
+}
+
+// greet returns this end's hello; an acceptor greeting a fresh dialer
+// first drops the part of a frame its last dialer left unfinished, so the
+// new one's log starts on a frame.
+func (l *Link) greet(peer hello) hello {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.acceptor && peer.fresh {
+		l.recv -= uint64(len(l.inbuf))
+		l.inbuf = nil
+	}
+	l.ackSent = l.took
+	return hello{fresh: !l.acceptor && !l.greeted, recv: l.recv, took: l.took, base: l.outBase}
+}
+
+// NewLink returns the dialing end of a session (the client) whose log
+// holds up to buffer unacknowledged bytes (DefaultBuffer when buffer is
+// 0) before Send blocks. Its first Serve takes the session as the
+// acceptor has it, so a new client can attach to a session another
+// client left (netmgr attach).
 func NewLink(buffer int) *Link {
 	if buffer <= 0 {
 		buffer = DefaultBuffer
 	}
 	l := &Link{bufMax: buffer}
 	l.cond = sync.NewCond(&l.mu)
+	return l
+}
+
+// NewAcceptorLink returns the accepting end of a session (the stub's), as
+// NewLink does the dialing end.
+func NewAcceptorLink(buffer int) *Link {
+	l := NewLink(buffer)
+	l.acceptor = true
 	return l
 }
 
@@ -182,11 +251,6 @@ func (l *Link) Serve(conn io.ReadWriteCloser) error {
 	l.cur = conn
 	l.curGen++
 	gen := l.curGen
-	hello := make([]byte, 17)
-	hello[0] = msgHello
-	binary.BigEndian.PutUint64(hello[1:], l.recv)
-	binary.BigEndian.PutUint64(hello[9:], l.took)
-	l.ackSent = l.took
 	l.mu.Unlock()
 	defer func() {
 		l.mu.Lock()
@@ -198,36 +262,41 @@ func (l *Link) Serve(conn io.ReadWriteCloser) error {
 		_ = conn.Close()
 	}()
 
-	// Both ends write first: a connection without a buffer (net.Pipe)
-	// needs the reading to go on meanwhile.
-	wrote := make(chan error, 1)
-	go func() {
-		_, err := conn.Write(hello)
-		wrote <- err
-	}()
 	r := bufio.NewReaderSize(conn, maxChunk+32)
-	var peer [17]byte
-	_, err := io.ReadFull(r, peer[:])
-	if err != nil {
-		_ = conn.Close()
-	}
-	if werr := <-wrote; err == nil && werr != nil {
-		err = werr
+	var peer hello
+	var err error
+	if l.acceptor {
+		// The dialer speaks first, so that a dialer that comes fresh
+		// (netmgr attach) is known before this end says where it stands.
+		if peer, err = readHello(r); err == nil {
+			_, err = conn.Write(l.greet(peer).encode())
+		}
+	} else {
+		if _, err = conn.Write(l.greet(hello{}).encode()); err == nil {
+			peer, err = readHello(r)
+		}
 	}
 	if err != nil {
 		return fmt.Errorf("session hello: %w", err)
 	}
-	if peer[0] != msgHello {
-		return fmt.Errorf("session hello: %w: message %q", ErrProtocol, peer[0])
-	}
-	peerRecv := binary.BigEndian.Uint64(peer[1:])
-	peerTook := binary.BigEndian.Uint64(peer[9:])
 	l.mu.Lock()
+	if !l.acceptor && !l.greeted {
+		// A fresh dialer takes the session as the acceptor has it: its
+		// log goes on from what the acceptor received, and it reads the
+		// acceptor's from the first byte still held there.
+		l.recv, l.took, l.ackSent = peer.base, peer.base, peer.base
+		l.outBase, l.peerTook = peer.recv, peer.recv
+	}
+	peerRecv, peerTook := peer.recv, peer.took
+	if peer.fresh {
+		peerRecv, peerTook = l.outBase, l.outBase
+	}
 	end := l.outBase + uint64(len(l.out))
 	if peerRecv < l.outBase || peerRecv > end || peerTook > peerRecv {
 		l.mu.Unlock()
 		return fmt.Errorf("session hello: %w: the peer has %d of a log of %d whose first %d were acknowledged", ErrProtocol, peerRecv, end, l.outBase)
 	}
+	l.greeted = true
 	l.ackedTo(peerTook)
 	l.mu.Unlock()
 

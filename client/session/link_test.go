@@ -56,7 +56,7 @@ func collect(t *testing.T, l *Link) []byte {
 // arrives once and in order.
 func TestLinkResumesAcrossConnections(t *testing.T) {
 	t.Parallel()
-	a, b := NewLink(256<<10), NewLink(256<<10)
+	a, b := NewLink(256<<10), NewAcceptorLink(256<<10)
 	up := make([]byte, 8<<20)
 	down := make([]byte, 8<<20)
 	_, _ = rand.Read(up)

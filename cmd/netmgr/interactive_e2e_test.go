@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"crypto/rand"
 	"errors"
 	"fmt"
@@ -17,6 +18,7 @@ import (
 	"time"
 
 	"github.com/creack/pty"
+	"github.com/netmgr/netmgr/client"
 	"github.com/netmgr/netmgr/internal/testwait"
 	"github.com/netmgr/netmgr/server/servertest"
 	"golang.org/x/sys/unix"
@@ -27,6 +29,13 @@ import (
 // user of a pool machine does. It skips, saying why, unless the test runs
 // as root (which making users needs).
 func ptyUser(t *testing.T, servers int) (*servertest.ProcCluster, osUser) {
+	c, u, _ := ptyUserClient(t, servers)
+	return c, u
+}
+
+// ptyUserClient is ptyUser with a client acting as root on the pool,
+// which may read every job.
+func ptyUserClient(t *testing.T, servers int) (*servertest.ProcCluster, osUser, *client.Client) {
 	t.Helper()
 	if os.Geteuid() != 0 {
 		t.Skip("needs root: the test makes an OS user to run interactive jobs as")
@@ -34,9 +43,9 @@ func ptyUser(t *testing.T, servers int) (*servertest.ProcCluster, osUser) {
 	dir := t.TempDir()
 	openToEveryone(t, dir)
 	openToEveryone(t, filepath.Dir(netmgrBinary(t)))
-	c, _ := procCluster(t, dir, servers, 1)
+	c, cl := procCluster(t, dir, servers, 1)
 	u := newOSUser(t, "pty")
-	return c, u
+	return c, u, cl
 }
 
 // userCmd is the netmgr binary run as u with args, pointed at c.
@@ -284,7 +293,7 @@ func TestShellE2E(t *testing.T) {
 	ptmx, _, scr := startOnTerminal(t, cmd, 24, 80)
 	pos := scr.waitFor(t, 0, "$ ")
 	_, _ = ptmx.Write([]byte("echo who=$(id -un) tty=$(tty)\r"))
-	pos = scr.waitFor(t, pos, "who="+u.name+" tty=/dev/pts/")
+	scr.waitFor(t, pos, "who="+u.name+" tty=/dev/pts/")
 	_, _ = ptmx.Write([]byte("exit 5\r"))
 	if code := exitCode(t, cmd); code != 5 {
 		t.Fatalf("netmgr shell on a terminal exited %d, want 5:\n%s", code, scr.String())
@@ -316,4 +325,151 @@ func cgroupsWork(t *testing.T) bool {
 	t.Helper()
 	var st unix.Statfs_t
 	return unix.Statfs("/sys/fs/cgroup", &st) == nil && st.Type == unix.CGROUP2_SUPER_MAGIC && unix.Access("/sys/fs/cgroup", unix.W_OK) == nil
+}
+
+// relayedBy returns the indexes of the servers whose logs say they
+// relayed a session.
+func relayedBy(t *testing.T, c *servertest.ProcCluster) []int {
+	t.Helper()
+	var out []int
+	for i, p := range c.Servers {
+		b, err := os.ReadFile(p.LogPath)
+		if err == nil && bytes.Contains(b, []byte(`msg="session relayed"`)) {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+// TestSessionSurvivesServerKillE2E streams 6 MB each way through
+// netexec -i cat and SIGKILLs the server the session goes through in the
+// middle: the client goes on through another server and every byte comes
+// back once, in order.
+func TestSessionSurvivesServerKillE2E(t *testing.T) {
+	t.Parallel()
+	c, u := ptyUser(t, 3)
+	data := make([]byte, 6<<20)
+	_, _ = rand.Read(data)
+	cmd := userCmd(t, c, u, "exec", "-i", "/bin/cat")
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var errOut bytes.Buffer
+	cmd.Stderr = &errOut
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill() })
+	var mu sync.Mutex
+	var got []byte
+	readDone := make(chan error, 1)
+	go func() {
+		buf := make([]byte, 64<<10)
+		for {
+			n, err := stdout.Read(buf)
+			mu.Lock()
+			got = append(got, buf[:n]...)
+			mu.Unlock()
+			if err != nil {
+				readDone <- err
+				return
+			}
+		}
+	}()
+	received := func() int { mu.Lock(); defer mu.Unlock(); return len(got) }
+	half := len(data) / 2
+	if _, err := stdin.Write(data[:half]); err != nil {
+		t.Fatalf("write the first half: %v (%s)", err, errOut.String())
+	}
+	// Bytes flow both ways: the first half is on its way back.
+	testwait.Until(t, 60*time.Second, "a first MB comes back", func() (bool, string) {
+		return received() >= 1<<20, fmt.Sprint(received())
+	})
+	relays := relayedBy(t, c)
+	if len(relays) != 1 {
+		t.Fatalf("servers that relayed the session: %v, want exactly one", relays)
+	}
+	if err := c.KillServer(relays[0], syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := stdin.Write(data[half:]); err != nil {
+		t.Fatalf("write the second half after the kill: %v (%s)", err, errOut.String())
+	}
+	_ = stdin.Close()
+	if code := exitCode(t, cmd); code != 0 {
+		t.Fatalf("netexec -i cat exited %d after its server was killed: %s", code, errOut.String())
+	}
+	<-readDone
+	mu.Lock()
+	defer mu.Unlock()
+	if !bytes.Equal(got, data) {
+		n := 0
+		for n < min(len(got), len(data)) && got[n] == data[n] {
+			n++
+		}
+		t.Fatalf("got %d bytes back of %d; the first difference at %d", len(got), len(data), n)
+	}
+	if now := relayedBy(t, c); len(now) < 2 {
+		t.Fatalf("servers that relayed the session: %v; want another after server %d was killed", now, relays[0])
+	}
+}
+
+// TestDetachAttachE2E loses netexec -i in the middle of a job's session,
+// takes the session back with netmgr attach, and lets another job's grace
+// pass with no client, after which the job gets SIGHUP.
+func TestDetachAttachE2E(t *testing.T) {
+	t.Parallel()
+	c, u, cl := ptyUserClient(t, 3)
+	cmd := userCmd(t, c, u, "exec", "-i", "--detach-grace", "60s", "/bin/sh", "-c", "read a; echo got-$a; read b; echo second-$b; exit 6")
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := &screen{}
+	cmd.Stdout, cmd.Stderr = out, out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	_, _ = io.WriteString(stdin, "first\n")
+	out.waitFor(t, 0, "got-first")
+	_ = cmd.Process.Kill() // the laptop's lid closes
+	_ = cmd.Wait()
+
+	attach := userCmd(t, c, u, "attach", "1")
+	attach.Stdin = strings.NewReader("again\n")
+	again := &screen{}
+	attach.Stdout, attach.Stderr = again, again
+	if err := attach.Start(); err != nil {
+		t.Fatal(err)
+	}
+	if code := exitCode(t, attach); code != 6 {
+		t.Fatalf("netmgr attach exited %d, want the job's 6: %s", code, again.String())
+	}
+	if !strings.Contains(again.String(), "second-again") {
+		t.Fatalf("netmgr attach printed %q, want the job's answer to what it sent", again.String())
+	}
+
+	hup := userCmd(t, c, u, "exec", "-i", "--detach-grace", "1s", "/bin/sh", "-c", "trap 'exit 9' HUP; echo ready; while :; do sleep 0.2; done")
+	hup.Stdin = strings.NewReader("")
+	hupOut := &screen{}
+	hup.Stdout, hup.Stderr = hupOut, hupOut
+	if err := hup.Start(); err != nil {
+		t.Fatal(err)
+	}
+	hupOut.waitFor(t, 0, "ready")
+	_ = hup.Process.Kill()
+	_ = hup.Wait()
+	testwait.Until(t, 30*time.Second, "job 2 ends by its SIGHUP trap, exit 9", func() (bool, string) {
+		j, err := cl.Job(context.Background(), "2")
+		if err != nil || len(j.Instances) == 0 {
+			return false, fmt.Sprint(err)
+		}
+		in := j.Instances[0]
+		return in.State != client.InstanceRunning && in.ExitCode == 9, fmt.Sprintf("%s exit %d", in.State, in.ExitCode)
+	})
 }

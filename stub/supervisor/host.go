@@ -62,7 +62,16 @@ func newHost(root string, single bool, log *slog.Logger) *host {
 		execs:   make(map[int]chan leaderExit),
 	}
 	h.fs, h.fsErr = procinfo.NewDefaultFS()
-	signal.Ignore(unix.SIGHUP, unix.SIGPIPE)
+	// Caught, not ignored: an ignored signal stays ignored in the
+	// children exec'd, and a job must get SIGHUP (an interactive job's
+	// hang-up, which a shell cannot even trap once it starts ignoring it)
+	// and SIGPIPE (`yes | head`) as any process does.
+	discard := make(chan os.Signal, 1)
+	signal.Notify(discard, unix.SIGHUP, unix.SIGPIPE)
+	go func() {
+		for range discard {
+		}
+	}()
 	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
 		log.Warn("cannot become child subreaper; orphans of jobs go to init", "err", err)
 	}
