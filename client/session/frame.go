@@ -20,7 +20,7 @@ const (
 
 // MaxData is the most bytes one data frame carries; senders split larger
 // writes.
-const MaxData = 32 << 10
+const MaxData = 64 << 10
 
 // maxFrame bounds a frame's payload on decoding.
 const maxFrame = 1 << 20

@@ -20,9 +20,9 @@ const (
 const (
 	// Window is how many bytes of its log a Link sends beyond what the
 	// peer's application has taken: the most the peer queues unread.
-	Window = 1 << 20
+	Window = 4 << 20
 	// maxChunk bounds the bytes of one data message.
-	maxChunk = 64 << 10
+	maxChunk = 256 << 10
 	// DefaultBuffer is how many unacknowledged bytes a Link's log holds
 	// before Send blocks.
 	DefaultBuffer = 4 << 20
