@@ -112,3 +112,50 @@ func TestLinkResumesAcrossConnections(t *testing.T) {
 		cuts++
 	}
 }
+
+// TestFreshDialerTakesOverSession leaves a session with one client and
+// attaches another that knows nothing of it (netmgr attach): it reads
+// what the first did not take, and its input reaches the acceptor.
+func TestFreshDialerTakesOverSession(t *testing.T) {
+	t.Parallel()
+	first, stub := NewLink(0), NewAcceptorLink(0)
+	ca, cb := net.Pipe()
+	go func() { _ = first.Serve(ca) }()
+	go func() { _ = stub.Serve(cb) }()
+	if err := first.Send(Frame{Type: FrameStdin, Data: []byte("hello")}); err != nil {
+		t.Fatal(err)
+	}
+	if err := stub.Send(Frame{Type: FrameStdout, Data: []byte("one")}); err != nil {
+		t.Fatal(err)
+	}
+	if f, err := first.Recv(); err != nil || string(f.Data) != "one" {
+		t.Fatalf("first client got %q, %v; want one", f.Data, err)
+	}
+	if f, err := stub.Recv(); err != nil || string(f.Data) != "hello" {
+		t.Fatalf("stub got %q, %v; want hello", f.Data, err)
+	}
+	if !first.WaitAcked() {
+		t.Fatal("the first client's acknowledgement did not go")
+	}
+	testwait.For(t, 5*time.Second, "the stub's log drained", stub.Drained)
+	first.Close()
+	if err := stub.Send(Frame{Type: FrameStdout, Data: []byte("two")}); err != nil {
+		t.Fatal(err)
+	}
+
+	second := NewLink(0)
+	ca, cb = net.Pipe()
+	go func() { _ = second.Serve(ca) }()
+	go func() { _ = stub.Serve(cb) }()
+	if f, err := second.Recv(); err != nil || string(f.Data) != "two" {
+		t.Fatalf("second client got %q, %v; want two (and not one, which the first took)", f.Data, err)
+	}
+	if err := second.Send(Frame{Type: FrameStdin, Data: []byte("again")}); err != nil {
+		t.Fatal(err)
+	}
+	if f, err := stub.Recv(); err != nil || string(f.Data) != "again" {
+		t.Fatalf("stub got %q, %v from the second client; want again", f.Data, err)
+	}
+	second.Close()
+	stub.Close()
+}
