@@ -357,6 +357,13 @@ func (c *Client) Queues(ctx context.Context) ([]Queue, error) {
 	return qs, err
 }
 
+// Share returns the fair-share accounts and users (GET /v1/share).
+func (c *Client) Share(ctx context.Context) (ShareReport, error) {
+	var out ShareReport
+	err := c.do(ctx, http.MethodGet, "/v1/share", nil, &out)
+	return out, err
+}
+
 // SetQueue creates a queue or replaces the limits of one (admins only).
 func (c *Client) SetQueue(ctx context.Context, q Queue) (Queue, error) {
 	var out Queue

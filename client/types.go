@@ -379,6 +379,12 @@ type Queue struct {
 	// default, backfill, or gang, dedicated, spread. Only the database
 	// file sets it; netmgr admin queue keeps it.
 	Policy string `json:"policy,omitempty"`
+	// MaxUserActive and MaxUserQueued are nq_maxuser_active and
+	// nq_maxuser_queued: one user's instances running at once and
+	// unfinished jobs in the queue; 0 for no limit. Only the database
+	// file sets them; netmgr admin queue keeps them.
+	MaxUserActive int64 `json:"max_user_active,omitempty"`
+	MaxUserQueued int64 `json:"max_user_queued,omitempty"`
 }
 
 // ReserveRequest asks to set machines aside for the requesting user: the

@@ -49,15 +49,16 @@ const (
 	StubRestartingType MessageType = 34 // since command level 34; see StubRestarting
 	SubmitGangType     MessageType = 35 // since command level 35; see JobSpec.Gang
 	// 36 was never assigned (two branches built in parallel).
-	SubmitFilesType MessageType = 37 // since command level 37; see JobSpec.CopyInBlob
-	OutputsKeptType MessageType = 38 // since command level 38; see OutputsKept
+	SubmitFilesType    MessageType = 37 // since command level 37; see JobSpec.CopyInBlob
+	OutputsKeptType    MessageType = 38 // since command level 38; see OutputsKept
+	FairShareStartType MessageType = 39 // since command level 39; see FairShareStart
 )
 
 // CommandLevel is the highest command type this build applies. Servers
 // gossip it, and the leader proposes a command newer than every voter's
 // level only when all of them have it: a replica that meets an unknown
 // type must stop.
-const CommandLevel = OutputsKeptType
+const CommandLevel = FairShareStartType
 
 // IgnoreUnknownFlag marks a command that a server which does not know its
 // type may skip instead of stopping. Commands whose loss would make replicas
@@ -141,6 +142,8 @@ func (t MessageType) String() string {
 		return "SubmitFiles"
 	case OutputsKeptType:
 		return "OutputsKept"
+	case FairShareStartType:
+		return "FairShareStart"
 	}
 	return fmt.Sprintf("MessageType(%d)", uint8(t))
 }

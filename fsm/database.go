@@ -17,6 +17,31 @@ type Database struct {
 	// AllowRootJobs lets root on a machine of the pool run jobs as root
 	// (the allow_root_jobs declaration); nobody else ever may.
 	AllowRootJobs bool `json:"allow_root_jobs,omitempty"`
+	// Accounts are the fair-share accounts (`account NAME = {share=N,
+	// users={...}}`); a user in none is in queue.DefaultAccount. Shares
+	// are the users' own shares within their accounts (`share USER = N`,
+	// 1 when not declared). HalfLifeSeconds is fairshare_halflife, 0 for
+	// queue.DefaultHalfLife. All three since snapshot version 13; a
+	// database that sets any is loaded only when every server applies
+	// FairShareStartType (fairshare.go).
+	Accounts        []DeclaredAccount `json:"accounts,omitempty"`
+	Shares          []DeclaredShare   `json:"shares,omitempty"`
+	HalfLifeSeconds int64             `json:"halflife_seconds,omitempty"`
+}
+
+// DeclaredAccount is an `account NAME = {share=N, users={...}}`
+// declaration: a group of users whose usage is charged, and whose work is
+// ordered, together.
+type DeclaredAccount struct {
+	Name  string   `json:"name"`
+	Share int64    `json:"share,omitempty"` // 0 means 1
+	Users []string `json:"users,omitempty"`
+}
+
+// DeclaredShare is a `share USER = N` declaration.
+type DeclaredShare struct {
+	User  string `json:"user"`
+	Share int64  `json:"share"`
 }
 
 // DeclaredKey is a `key NAME /* comment */` declaration.
@@ -65,6 +90,13 @@ type DeclaredQueue struct {
 	// "" is backfill). Since snapshot version 11; a database that sets it
 	// is loaded only when every server applies SubmitGangType.
 	Policy string `json:"policy,omitempty"`
+	// MaxUserActive and MaxUserQueued are nq_maxuser_active and
+	// nq_maxuser_queued: one user's most instances active at once and
+	// unfinished jobs in the queue. Since snapshot version 13; a database
+	// that sets them is loaded only when every server applies
+	// FairShareStartType.
+	MaxUserActive int64 `json:"max_user_active,omitempty"`
+	MaxUserQueued int64 `json:"max_user_queued,omitempty"`
 	// Owner is the queue's desktop policy (dblang.QueueOwnerSettings),
 	// overriding the machine's for its jobs; since snapshot version 9.
 	Owner map[string]string `json:"owner,omitempty"`
@@ -103,9 +135,12 @@ func (db *Database) check() error {
 		if !validPolicy(q.Policy) {
 			return fmt.Errorf("%w: queue %q has unknown policy %q", ErrInvalidDatabase, q.Name, q.Policy)
 		}
+		if q.MaxUserActive < 0 || q.MaxUserQueued < 0 {
+			return fmt.Errorf("%w: queue %q has a negative per-user limit", ErrInvalidDatabase, q.Name)
+		}
 		seen["queue "+q.Name] = true
 	}
-	return nil
+	return db.checkShares(seen)
 }
 
 func (db *Database) mtype(name string) (*DeclaredMType, bool) {

@@ -36,6 +36,7 @@ type db struct {
 	usedMemory    map[string]int64          // machine -> memory_mb of active instances
 	perJob        map[string]map[uint64]int // machine -> job -> active instances
 	queues        map[string]*queueCounts   // queue -> what it holds
+	users         map[QueueUser]*UserCounts // (queue, owner) -> what the owner holds there
 	tokenByHash   map[string]string         // token hash -> token ID
 	// dependents lists, for each job that held jobs wait for, their ids
 	// in ascending order (held jobs only; a listed job that has since been
@@ -53,6 +54,11 @@ type db struct {
 	// notes is what the entry being applied noted for mail; flushMail
 	// empties it at the end of every entry.
 	notes mailNotes
+	// share is the fair-share usage (fairshare.go); snapshotted since
+	// version 13.
+	share fairShare
+	// shares is derived from the database's accounts and shares.
+	shares shareIndex
 	// out gathers the events and ended attempts of the entries applied,
 	// for FSM.SetRecorder's recorder; nil when nobody records. Derived,
 	// never snapshotted, and nothing in the state depends on it.
@@ -101,6 +107,8 @@ func (d *db) reindex() {
 	d.usedMemory = make(map[string]int64)
 	d.perJob = make(map[string]map[uint64]int)
 	d.queues = make(map[string]*queueCounts)
+	d.users = make(map[QueueUser]*UserCounts)
+	d.indexAccounts()
 	d.dependents = make(map[uint64][]uint64)
 	d.crons = make(map[uint64]struct{})
 	d.indexTokens()
@@ -125,6 +133,7 @@ func (d *db) indexJob(j *Job) {
 	j.done = j.allFinished()
 	if !j.done {
 		d.counts(j.Queue).Jobs++
+		d.addUser(j, 1, 0, 0)
 	}
 	for i := range j.Instances {
 		d.setIndexes(j.ID, &j.Instances[i])
@@ -146,8 +155,10 @@ func (d *db) refreshDone(j *Job, index uint64) {
 	switch {
 	case ended:
 		d.counts(j.Queue).Jobs--
+		d.addUser(j, -1, 0, 0)
 	case !done && j.done:
 		d.counts(j.Queue).Jobs++
+		d.addUser(j, 1, 0, 0)
 	}
 	j.done = done
 	if ended {
@@ -184,8 +195,10 @@ func (d *db) setIndexes(jobID uint64, in *Instance) {
 	case in.State == InstanceQueued:
 		d.queued[ref] = struct{}{}
 		d.counts(j.Queue).Waiting++
+		d.addUser(j, 0, 1, 0)
 	case in.Active():
 		d.counts(j.Queue).Active++
+		d.addUser(j, 0, 0, 1)
 		d.active[ref] = in.Machine
 		d.running[in.Machine]++
 		if d.perJob[in.Machine] == nil {
@@ -206,8 +219,10 @@ func (d *db) unsetIndexes(jobID uint64, in *Instance) {
 	case in.State == InstanceQueued:
 		delete(d.queued, ref)
 		d.counts(j.Queue).Waiting--
+		d.addUser(j, 0, -1, 0)
 	case in.Active():
 		d.counts(j.Queue).Active--
+		d.addUser(j, 0, 0, -1)
 		delete(d.active, ref)
 		decrement(d.running, in.Machine, 1)
 		if decrement(d.perJob[in.Machine], jobID, 1); len(d.perJob[in.Machine]) == 0 {
@@ -229,6 +244,7 @@ func decrement[K comparable, V int | int64](m map[K]V, k K, by V) {
 
 // setState moves an instance to a new state, keeping the indexes true.
 func (d *db) setState(jobID uint64, in *Instance, state string, index uint64) {
+	wasFinished := in.Finished()
 	d.unsetIndexes(jobID, in)
 	// Owed a Start, or (started after a kill or restart was asked while
 	// it was placed) owed that signal now.
@@ -240,6 +256,9 @@ func (d *db) setState(jobID uint64, in *Instance, state string, index uint64) {
 	d.setIndexes(jobID, in)
 	if in.Finished() {
 		d.noteFinished(jobID, in)
+		if !wasFinished {
+			d.charge(d.jobs[jobID], in)
+		}
 	}
 	d.refreshDone(d.jobs[jobID], index)
 }

@@ -60,7 +60,9 @@ var genDatabases = []fsm.Database{
 			{Name: "m1", MType: "small"}, {Name: "m4", MType: "big", Attrs: map[string]float64{"nprocs": 2}},
 			{Name: "m3", Attrs: map[string]float64{"mem": 600}},
 		},
-		Queues: []fsm.DeclaredQueue{{Name: "q", MaxActive: 3}},
+		Queues:          []fsm.DeclaredQueue{{Name: "q", MaxActive: 3}},
+		Accounts:        []fsm.DeclaredAccount{{Name: "ops", Share: 3, Users: []string{"gen"}}},
+		HalfLifeSeconds: 600,
 	},
 	{},
 	{Machines: []fsm.DeclaredMachine{{Name: "m0"}, {Name: "m0"}}},
@@ -111,6 +113,11 @@ func (g *generator) next() {
 	g.step++
 	g.placed = nil
 	now := at(g.step)
+	if g.step == 1 {
+		// Fair share on from the start, so every end is charged and
+		// every replica must agree on the usage (in the snapshot).
+		g.emit(g.cmd(fsm.FairShareStartType, fsm.FairShareStart{At: now}))
+	}
 	if g.step%7 == 0 {
 		g.emit(g.tokenCommand(now))
 	}
@@ -717,6 +724,9 @@ func TestDeterminism(t *testing.T) {
 		g.next()
 	}
 	want := snapshotBytes(t, g.a.f)
+	if !bytes.Contains(want, []byte(`"fair_share":{"start_index":1,"latest":`)) {
+		t.Fatalf("the generated log charged no usage: the replicas' agreement on it would prove nothing")
+	}
 
 	// describe is what a replica's result must agree on. Error texts are
 	// for the proposer's user and may differ; everything else must not.

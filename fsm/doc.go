@@ -30,6 +30,14 @@
 // servers keep it in their history. It is derived from the entry alone
 // and never read back, so it is not state.
 //
+// Fair share (fairshare.go; the design is package queue's, *Fair
+// share*): from a FairShareStart entry on, every attempt end that ran
+// charges its owner and the owner's account in integer slot-milliseconds
+// from committed times (setState, when an instance first finishes), and
+// the database's accounts, shares, half-life and per-user queue limits
+// (nq_maxuser_queued at submit, nq_maxuser_active at place) are enforced
+// in Apply. The usage is in the snapshot's header since version 13.
+//
 // It is not the wire format (package client) and does no networking.
 //
 // # Dependent jobs

@@ -173,6 +173,7 @@ func (d *db) removeJob(j *Job) {
 	}
 	if !j.done {
 		d.counts(j.Queue).Jobs--
+		d.addUser(j, -1, 0, 0)
 	}
 	if c, ok := d.queues[j.Queue]; ok && *c == (queueCounts{}) {
 		delete(d.queues, j.Queue)

@@ -37,6 +37,9 @@ var (
 	FeatureOwnerSettings  = Feature{"a database with owner-policy settings", MailSentType, 0}
 	FeatureQueueKillGrace = Feature{"a database with kill_grace on a queue", SubmitLimitsType, 0}
 	FeatureQueuePolicy    = Feature{"a database with a placement policy on a queue", SubmitGangType, 0}
+	// Fair share and per-user limits came with FairShareStart (39), in
+	// LoadDatabase fields an older replica ignores.
+	FeatureFairShare = Feature{"a database with fair share or per-user limits", FairShareStartType, 0}
 )
 
 // jobFeatures is every feature a job spec may ask for, with the test of

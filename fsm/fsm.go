@@ -267,6 +267,10 @@ func (f *FSM) applyCommand(index uint64, data []byte) *Result {
 		var c JobsExpire
 		decode(index, t, body, &c)
 		return d.applyJobsExpire(index, &c)
+	case FairShareStartType:
+		var c FairShareStart
+		decode(index, t, body, &c)
+		return d.applyFairShareStart(index, &c)
 	}
 	if ignorable {
 		return &Result{Index: index}

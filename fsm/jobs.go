@@ -25,7 +25,7 @@ func (d *db) applySubmit(index uint64, c *Submit) *Result {
 	if err := d.validateDependencies(d.nextJobID, &c.Spec); err != nil {
 		return &Result{Index: index, Err: err}
 	}
-	queueName, err := d.admit(&c.Spec)
+	queueName, err := d.admit(&c.Spec, c.Owner)
 	if err != nil {
 		return &Result{Index: index, Err: err}
 	}

@@ -97,6 +97,7 @@ func (d *db) applyLoadDatabase(index uint64, c *LoadDatabase) *Result {
 	old := d.database
 	d.database = c.Database
 	d.databaseIndex = index
+	d.indexAccounts()
 	res := &Result{Index: index}
 	for _, m := range sortedMachines(d.machines) {
 		_, wasDeclared := old.machine(m.Name)

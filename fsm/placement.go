@@ -8,7 +8,8 @@ import "time"
 // has a free slot, room under the job's per-machine bound and enough
 // memory, and has the binary's key. The rest are dropped, so a stale or
 // duplicated plan can neither overcommit a machine nor start an instance
-// twice. It also enforces the job's queue's nq_maxactive and the
+// twice. It also enforces the job's queue's nq_maxactive and
+// nq_maxuser_active and the
 // reservations in force at the command's time. Matching requirements (keys, attributes, mounts) is the leader's
 // job and is not re-checked. A gang job's assignments are applied all
 // or none (placeGang).
@@ -78,6 +79,9 @@ func (d *db) placeable(a Assignment, at time.Time, t *taken) bool {
 		return false
 	}
 	if q, ok := d.queueLimits(j.Queue); ok && q.MaxActive > 0 && int64(d.counts(j.Queue).Active+active) >= q.MaxActive {
+		return false
+	}
+	if q, ok := d.queueLimits(j.Queue); ok && q.MaxUserActive > 0 && int64(d.userCounts(j.Queue, j.Owner).Active+active) >= q.MaxUserActive {
 		return false
 	}
 	if owner, ok := d.reservedBy(m.Name, at); ok && owner != j.Owner {

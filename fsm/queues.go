@@ -28,12 +28,12 @@ func (q DeclaredQueue) Limits() queue.Limits {
 	return queue.Limits{
 		Priority: q.Priority, MaxSize: q.MaxSize, MaxActive: q.MaxActive,
 		MaxRunSeconds: q.MaxRunSeconds, MaxMemMB: q.MaxMemMB, KillGraceSeconds: q.KillGraceSeconds,
-		Policy: q.Policy,
+		Policy: q.Policy, MaxUserActive: q.MaxUserActive, MaxUserQueued: q.MaxUserQueued,
 	}
 }
 
 // admit checks that the job's queue exists and can take it.
-func (d *db) admit(s *JobSpec) (string, error) {
+func (d *db) admit(s *JobSpec, owner string) (string, error) {
 	name := s.QueueName()
 	q, ok := d.queueLimits(name)
 	if !ok {
@@ -46,6 +46,9 @@ func (d *db) admit(s *JobSpec) (string, error) {
 	if err := queue.CheckSubmit(name, q.Limits(), held, s.MemoryMB); err != nil {
 		return "", err
 	}
+	if err := queue.CheckUser(name, q.Limits(), owner, d.userCounts(name, owner).Jobs); err != nil {
+		return "", err
+	}
 	if err := queue.CheckTime(name, q.Limits(), s.TimeLimitSeconds, s.WarnLeadSeconds); err != nil {
 		return "", err
 	}
@@ -54,7 +57,8 @@ func (d *db) admit(s *JobSpec) (string, error) {
 
 func (d *db) applySetQueue(index uint64, c *SetQueue) *Result {
 	q := c.Queue
-	if q.Name == "" || q.MaxSize < 0 || q.MaxActive < 0 || q.MaxRunSeconds < 0 || q.MaxMemMB < 0 || q.KillGraceSeconds < 0 {
+	if q.Name == "" || q.MaxSize < 0 || q.MaxActive < 0 || q.MaxRunSeconds < 0 || q.MaxMemMB < 0 || q.KillGraceSeconds < 0 ||
+		q.MaxUserActive < 0 || q.MaxUserQueued < 0 {
 		return &Result{Index: index, Err: fmt.Errorf("%w: queue %q: a name and non-negative limits are required", ErrInvalidDatabase, q.Name)}
 	}
 	if !validPolicy(q.Policy) {

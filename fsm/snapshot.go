@@ -27,10 +27,12 @@ import (
 // limit and warning (TimeLimitSeconds, WarnSignal, WarnLeadSeconds) to its
 // record and a queue's kill grace to the database line; 11 adds the spec's
 // Gang (SubmitGang) to the job's record; 12 adds the job's copy_in and
-// copy_out options and its kept outputs (OutputsKept) to its record. This
-// build writes 12 and reads 4 to 12; a future version must keep a reader
-// for them all.
-const SnapshotVersion = 12
+// copy_out options and its kept outputs (OutputsKept) to its record; 13
+// adds the fair-share usage (FairShareStart) to the header and the
+// accounts, shares, half-life and per-user queue limits to the database
+// line. This build writes 13 and reads 4 to 13; a future version must
+// keep a reader for them all.
+const SnapshotVersion = 13
 
 // oldestSnapshotVersion is the oldest version Restore reads, 1.0's.
 const oldestSnapshotVersion = 4
@@ -55,6 +57,9 @@ type snapshotHeader struct {
 	// Mails is the number of pending mail records after the tokens;
 	// since version 9.
 	Mails int `json:"mails,omitempty"`
+	// FairShare is the fair-share usage (fairshare.go), absent while fair
+	// share is off; since version 13.
+	FairShare *fairShareRecord `json:"fair_share,omitempty"`
 }
 
 const snapshotFormat = "netmgr-fsm"
@@ -93,6 +98,7 @@ func (d *db) encodeRecords() *snapshot {
 		NextReservationID: d.nextReservationID,
 		Tokens:            len(d.tokens),
 		Mails:             len(d.mails),
+		FairShare:         d.share.record(),
 	}}
 	e := newEncoder()
 	for _, m := range sortedMachines(d.machines) {
@@ -186,6 +192,10 @@ func readSnapshot(r io.Reader) (*db, error) {
 		return nil, fmt.Errorf("read database: %w", err)
 	}
 	d.databaseIndex = h.DatabaseIndex
+	if h.FairShare != nil && h.Version < 13 {
+		return nil, fmt.Errorf("read header: %w: version %d snapshot holds fair-share usage", errCorrupt, h.Version)
+	}
+	d.share.restore(h.FairShare)
 	d.nextReservationID = max(h.NextReservationID, 1)
 	dec := newDecoder(br)
 	dec.version = h.Version

@@ -211,9 +211,34 @@ func richCommands() []command {
 		command{fsm.SubmitFilesType, fsm.Submit{At: at(230), Owner: "lena", Spec: withFiles(spec("staged", 1))}},
 		command{fsm.OutputsKeptType, fsm.OutputsKept{At: at(231), JobID: 23, Instance: 0, Attempt: 1, Machine: "m2",
 			Blob: strings.Repeat("ab", 32), Size: 10240, Files: []string{"out.txt", "plots/a.png"}, Lost: []string{"big.dat: over the copy_out limit"}}},
+		// Since version 13 (richSinceV12 counts them): fair share on,
+		// a database with accounts, shares, a half-life and per-user
+		// limits, and job 24 of zoe (account physics) run for 10 s.
+		command{fsm.FairShareStartType, fsm.FairShareStart{At: at(232)}},
+		command{fsm.LoadDatabaseType, fsm.LoadDatabase{At: at(233), Source: "isis.db", By: "tclark", Database: withShares(withKillGrace(withOwnerSettings(withQueue(richDatabase("m2"), batchQueue)), 45))}},
+		command{fsm.SubmitType, fsm.Submit{At: at(234), Owner: "zoe", Spec: spec("shared", 1)}},
+		command{fsm.PlaceType, fsm.Place{At: at(235), Assignments: []fsm.Assignment{x(24, 0, "m2", "*")}}},
+		command{fsm.ChildRegisterType, fsm.ChildRegister{At: at(236), JobID: 24, Instance: 0, Attempt: 1, Machine: "m2", PID: 2400}},
+		command{fsm.ChildTermType, fsm.ChildTerm{At: at(246), JobID: 24, Instance: 0, Attempt: 1, Machine: "m2"}},
 	)
 	return cmds
 }
+
+// withShares gives db two accounts, a user's share, a half-life of a
+// day and per-user limits on its first queue.
+func withShares(db fsm.Database) fsm.Database {
+	db.Accounts = []fsm.DeclaredAccount{{Name: "physics", Share: 10, Users: []string{"zoe", "yan"}}, {Name: "chem", Users: []string{"xi"}}}
+	db.Shares = []fsm.DeclaredShare{{User: "zoe", Share: 2}}
+	db.HalfLifeSeconds = 86400
+	db.Queues = slices.Clone(db.Queues)
+	db.Queues[0].MaxUserActive, db.Queues[0].MaxUserQueued = 3, 7
+	return db
+}
+
+// richSinceV12 is how many of richCommands' last commands a version 12
+// snapshot cannot hold: the rich state of testdata/snapshot_v12.golden
+// lacks them.
+const richSinceV12 = 6
 
 // withFiles returns s with copy_in and copy_out.
 func withFiles(s fsm.JobSpec) fsm.JobSpec {
@@ -224,7 +249,7 @@ func withFiles(s fsm.JobSpec) fsm.JobSpec {
 // richSinceV11 is how many of richCommands' last commands a version 11
 // snapshot cannot hold: the rich state of testdata/snapshot_v11.golden
 // lacks them.
-const richSinceV11 = 2
+const richSinceV11 = 2 + richSinceV12
 
 // withMail returns s mailing to, for the mail types given.
 func withMail(s fsm.JobSpec, to string, types ...string) fsm.JobSpec {
@@ -581,8 +606,8 @@ func TestSnapshotRoundTrip(t *testing.T) {
 			}},
 		{"next job id continues", command{fsm.SubmitType, fsm.Submit{At: at(104), Owner: "erin", Spec: spec("", 1)}},
 			func(t *testing.T, res *fsm.Result) {
-				if res.JobID != 24 || res.Existing {
-					t.Errorf("got JobID %d Existing %v, want 24 and false", res.JobID, res.Existing)
+				if res.JobID != 25 || res.Existing {
+					t.Errorf("got JobID %d Existing %v, want 25 and false", res.JobID, res.Existing)
 				}
 			}},
 		{"term of a lost instance", command{fsm.ChildTermType, fsm.ChildTerm{At: at(105), JobID: 4, Instance: 0, Attempt: 1, Machine: "m3"}},
@@ -779,7 +804,7 @@ func TestRestoreRejects(t *testing.T) {
 		wantFormat bool // the error wraps ErrSnapshotFormat
 	}{
 		{"unknown format", `{"format":"other-db","version":1,"index":5,"next_job_id":1,"machines":0,"jobs":0}` + "\n", true},
-		{"newer version", `{"format":"netmgr-fsm","version":13,"index":5,"next_job_id":1,"machines":0,"jobs":0}` + "\n", true},
+		{"newer version", `{"format":"netmgr-fsm","version":14,"index":5,"next_job_id":1,"machines":0,"jobs":0}` + "\n", true},
 		{"version zero", `{"format":"netmgr-fsm","version":0,"index":5,"next_job_id":1,"machines":0,"jobs":0}` + "\n", true},
 		{"no format", `{"version":1,"index":5}` + "\n", true},
 		{"empty", "", false},
@@ -795,6 +820,7 @@ func TestRestoreRejects(t *testing.T) {
 		{"version 4 huge list", v4Header(1, 0) + "{}\n" + "\x04m1\x02a\x02\x02\xff\xff\xff\xff\x0f", false},
 		{"version 5 announcing tokens", `{"format":"netmgr-fsm","version":5,"index":5,"next_job_id":1,"machines":0,"jobs":0,"tokens":1}` + "\n{}\n" + "\x00", false},
 		{"version 6 truncated token", `{"format":"netmgr-fsm","version":6,"index":5,"next_job_id":1,"machines":0,"jobs":0,"tokens":1}` + "\n{}\n" + "\x08abcd", false},
+		{"version 12 holding fair share", `{"format":"netmgr-fsm","version":12,"index":5,"next_job_id":1,"machines":0,"jobs":0,"fair_share":{"start_index":3}}` + "\n{}\n", false},
 		{"version 6 negative token count", `{"format":"netmgr-fsm","version":6,"index":5,"next_job_id":1,"machines":0,"jobs":0,"tokens":-1}` + "\n{}\n", false},
 	}
 	for _, tc := range tests {
@@ -828,7 +854,7 @@ func TestRestoreOldVersionSaysWhatToDo(t *testing.T) {
 	if !errors.Is(err, fsm.ErrSnapshotFormat) {
 		t.Fatalf("got %v, want an error wrapping ErrSnapshotFormat", err)
 	}
-	for _, want := range []string{"snapshot version 3", "pre-release", "reads versions 4 to 12", "move the data directory aside"} {
+	for _, want := range []string{"snapshot version 3", "pre-release", "reads versions 4 to 13", "move the data directory aside"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("got %q, want it to contain %q", err, want)
 		}
@@ -890,7 +916,7 @@ func TestRestoreOldVersions(t *testing.T) {
 	for _, tc := range []struct {
 		version int
 		since   int // richCommands' last commands the version cannot hold
-	}{{4, richSince1_0}, {5, richSinceV5}, {6, richSinceV6}, {7, richSinceV7}, {8, richSinceV8}, {9, richSinceV9}, {10, richSinceV10}, {11, richSinceV11}} {
+	}{{4, richSince1_0}, {5, richSinceV5}, {6, richSinceV6}, {7, richSinceV7}, {8, richSinceV8}, {9, richSinceV9}, {10, richSinceV10}, {11, richSinceV11}, {12, richSinceV12}} {
 		t.Run(fmt.Sprintf("version %d", tc.version), func(t *testing.T) {
 			file := fmt.Sprintf("snapshot_v%d.golden", tc.version)
 			old, err := os.ReadFile(filepath.Join("testdata", file))

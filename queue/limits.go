@@ -17,6 +17,9 @@ var (
 	// ErrTimeOverLimit means a job's time limit (time=) is over its
 	// queue's nq_maxrun.
 	ErrTimeOverLimit = errors.New("time limit over queue limit")
+	// ErrUserQueueFull means the submitting user already holds
+	// nq_maxuser_queued unfinished jobs in the queue.
+	ErrUserQueueFull = errors.New("user's share of the queue full")
 	// ErrNoTimeLimit means a job asks a warning before its time limit
 	// (signal=SIG@LEAD) but neither it nor its queue sets one, or the
 	// warning would come before the job starts.
@@ -43,6 +46,12 @@ type Limits struct {
 	// one of the queue's instances to the SIGKILL; 0 for the caller's
 	// default.
 	KillGraceSeconds int64
+	// MaxUserActive is nq_maxuser_active: the most of the queue's
+	// instances one user has placed, running or suspended at once.
+	MaxUserActive int64
+	// MaxUserQueued is nq_maxuser_queued: the most unfinished jobs one
+	// user holds in the queue.
+	MaxUserQueued int64
 	// Policy is the queue's placement policy: "" or "backfill", "gang",
 	// "dedicated" or "spread" (the database language's policy=). The
 	// planner reads it; the limits here do not depend on it.
@@ -108,6 +117,24 @@ func CheckSubmit(name string, l Limits, held int, memMB int64) error {
 			msg: fmt.Sprintf("queue %s is full: it holds %d %s (nq_maxsize=%d); wait for some to finish or use another queue",
 				name, held, plural(held, "job", "jobs"), l.MaxSize),
 			err: ErrQueueFull,
+		}
+	}
+	return nil
+}
+
+// CheckUser refuses a job of user that queue name cannot take under its
+// per-user limit, and returns nil when it can. held is the number of
+// unfinished jobs user already holds in the queue. The rule:
+//   - l.MaxUserQueued > 0 and held >= l.MaxUserQueued: ErrUserQueueFull,
+//     message `user alice already holds 20 unfinished jobs in queue
+//     NEW_Q (nq_maxuser_queued=20); wait for some to finish or use
+//     another queue`
+func CheckUser(name string, l Limits, user string, held int) error {
+	if l.MaxUserQueued > 0 && int64(held) >= l.MaxUserQueued {
+		return &limitError{
+			msg: fmt.Sprintf("user %s already holds %d unfinished %s in queue %s (nq_maxuser_queued=%d); wait for some to finish or use another queue",
+				user, held, plural(held, "job", "jobs"), name, l.MaxUserQueued),
+			err: ErrUserQueueFull,
 		}
 	}
 	return nil

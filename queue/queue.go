@@ -17,6 +17,10 @@ type Item struct {
 	// SubmitIndex is the Raft index of the job's Submit command: earlier
 	// first among equal priorities.
 	SubmitIndex uint64
+	// Share is the rank of the job's owner in fair-share order
+	// (ShareRanks): lower first among equal priorities, before submit
+	// order. 0 for everyone when fair share is off.
+	Share int
 	// Queue names the job's queue (client.DefaultQueue when it names none);
 	// Active admits by it. It is not an ordering key: (JobID, Instance)
 	// already tells items apart.
@@ -25,12 +29,15 @@ type Item struct {
 
 // Compare returns a negative number when a runs before b, a positive number
 // when b runs before a, and zero when they are equal in every key: Priority
-// descending, then SubmitIndex, JobID and Instance ascending. It suits
+// descending, then Share, SubmitIndex, JobID and Instance ascending. It suits
 // slices.SortFunc and slices.BinarySearchFunc.
 func Compare(a, b Item) int {
 	// Early returns rather than cmp.Or, which would evaluate every key.
 	if a.Priority != b.Priority {
 		return cmp.Compare(b.Priority, a.Priority)
+	}
+	if a.Share != b.Share {
+		return cmp.Compare(a.Share, b.Share)
 	}
 	if a.SubmitIndex != b.SubmitIndex {
 		return cmp.Compare(a.SubmitIndex, b.SubmitIndex)

@@ -75,11 +75,18 @@ func databaseToLog(db *dblang.Database) fsm.Database {
 		out.Queues = append(out.Queues, fsm.DeclaredQueue{
 			Name: q.Name, Priority: q.Priority, MaxSize: q.MaxSize, MaxActive: q.MaxActive,
 			MaxRunSeconds: q.MaxRunSeconds, MaxMemMB: q.MaxMemMB, KillGraceSeconds: q.KillGraceSeconds, Owner: maps.Clone(q.Owner),
-			Policy: q.Policy,
+			Policy: q.Policy, MaxUserActive: q.MaxUserActive, MaxUserQueued: q.MaxUserQueued,
 		})
 	}
 	out.Admins = clone(db.Admins)
 	out.AllowRootJobs = db.AllowRootJobs
+	for _, a := range db.Accounts {
+		out.Accounts = append(out.Accounts, fsm.DeclaredAccount{Name: a.Name, Share: a.Share, Users: clone(a.Users)})
+	}
+	for _, sh := range db.Shares {
+		out.Shares = append(out.Shares, fsm.DeclaredShare{User: sh.User, Share: sh.Share})
+	}
+	out.HalfLifeSeconds = db.HalfLifeSeconds
 	return out
 }
 
@@ -102,12 +109,34 @@ func databaseFromLog(db *fsm.Database) *dblang.Database {
 		out.Queues = append(out.Queues, dblang.Queue{
 			Name: q.Name, Priority: q.Priority, MaxSize: q.MaxSize, MaxActive: q.MaxActive,
 			MaxRunSeconds: q.MaxRunSeconds, MaxMemMB: q.MaxMemMB, KillGraceSeconds: q.KillGraceSeconds, Owner: maps.Clone(q.Owner),
-			Policy: q.Policy,
+			Policy: q.Policy, MaxUserActive: q.MaxUserActive, MaxUserQueued: q.MaxUserQueued,
 		})
 	}
 	out.Admins = clone(db.Admins)
 	out.AllowRootJobs = db.AllowRootJobs
+	for _, a := range db.Accounts {
+		out.Accounts = append(out.Accounts, dblang.Account{Name: a.Name, Share: a.Share, Users: clone(a.Users)})
+	}
+	for _, sh := range db.Shares {
+		out.Shares = append(out.Shares, dblang.Share{User: sh.User, Share: sh.Share})
+	}
+	out.HalfLifeSeconds = db.HalfLifeSeconds
 	return out
+}
+
+// checkShares refuses db when it declares fair share (accounts, shares,
+// a half-life) or per-user queue limits and the group does not all apply
+// fsm.FeatureFairShare's level: an older replica would load it without
+// them, and enforce no per-user limit.
+func checkShares(db fsm.Database, applies func(fsm.MessageType) bool) error {
+	uses := len(db.Accounts) > 0 || len(db.Shares) > 0 || db.HalfLifeSeconds != 0
+	for _, q := range db.Queues {
+		uses = uses || q.MaxUserActive != 0 || q.MaxUserQueued != 0
+	}
+	if uses && !applies(fsm.FeatureFairShare.Level) {
+		return fmt.Errorf("load a database with fair share or per-user limits: %w", errUpgradeFirst)
+	}
+	return nil
 }
 
 // hasOwnerSettings reports whether db sets an owner policy anywhere.

@@ -17,6 +17,8 @@ var declPositions = map[string]string{
 	"MTypes[].Pos":   "as Keys[].Pos",
 	"Machines[].Pos": "as Keys[].Pos",
 	"Queues[].Pos":   "as Keys[].Pos",
+	"Accounts[].Pos": "as Keys[].Pos",
+	"Shares[].Pos":   "as Keys[].Pos",
 }
 
 func TestDatabaseToLogParity(t *testing.T) {

@@ -4,6 +4,9 @@ import (
 	"time"
 
 	"github.com/netmgr/netmgr/fsm"
+	"github.com/netmgr/netmgr/matcher"
+	"github.com/netmgr/netmgr/queue"
+	"github.com/netmgr/netmgr/server/planner"
 )
 
 // What the external tests (package server_test) reach of the server's
@@ -70,3 +73,22 @@ func (s *Server) HasBlob(sum string) bool { return s.blobs.Has(sum) }
 // DropBlob removes sum from this server's blob store, as a server that
 // was down during its upload lacks it.
 func (s *Server) DropBlob(sum string) error { return s.blobs.Remove(sum) }
+
+// LocalOrder is the order a scheduling pass over this server's copy of
+// the state takes the waiting work in: job ids, one per instance.
+func (s *Server) LocalOrder() []uint64 {
+	var out []uint64
+	s.fsm.Read(func(v fsm.View) {
+		planner.New(v, nil, time.Now()).Run(func(it queue.Item, _ *fsm.Instance, _ matcher.Result, _ *planner.Held) {
+			out = append(out, it.JobID)
+		})
+	})
+	return out
+}
+
+// LocalUsage is user's usage record in this server's copy of the state.
+func (s *Server) LocalUsage(user string) queue.Usage {
+	var u queue.Usage
+	s.fsm.Read(func(v fsm.View) { u = v.UserUsage(user) })
+	return u
+}

@@ -29,6 +29,7 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("POST /v1/jobs/{ref}/resume", s.forUser(s.leaderWrite(s.handleControl(fsm.ResumeType, "resume"))))
 	mux.HandleFunc("POST /v1/jobs/{ref}/restart", s.forUser(s.leaderWrite(s.handleControl(fsm.RestartJobType, "restart"))))
 	mux.HandleFunc("GET /v1/queues", s.forUser(s.leaderRead(s.handleQueues)))
+	mux.HandleFunc("GET /v1/share", s.forUser(s.leaderRead(s.handleShare)))
 	mux.HandleFunc("PUT /v1/queues/{name}", s.forUser(s.leaderWrite(s.handleSetQueue)))
 	mux.HandleFunc("DELETE /v1/queues/{name}", s.forUser(s.leaderWrite(s.handleRemoveQueue)))
 	mux.HandleFunc("GET /v1/reservations", s.forUser(s.leaderRead(s.handleReservations)))

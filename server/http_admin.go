@@ -32,7 +32,7 @@ func (s *Server) handleLoadDatabase(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if err := errors.Join(checkOwnerSettings(db, s.groupAppliesNow), checkKillGrace(db, s.groupAppliesNow),
-		checkPolicy(db, s.groupAppliesNow)); err != nil {
+		checkPolicy(db, s.groupAppliesNow), checkShares(db, s.groupAppliesNow)); err != nil {
 		s.writeError(w, http.StatusConflict, err)
 		return
 	}

@@ -42,6 +42,7 @@ func (s *Server) handleSetQueue(w http.ResponseWriter, r *http.Request) {
 			decl.Owner = maps.Clone(old.Owner)
 			decl.KillGraceSeconds = old.KillGraceSeconds
 			decl.Policy = old.Policy
+			decl.MaxUserActive, decl.MaxUserQueued = old.MaxUserActive, old.MaxUserQueued
 		}
 	})
 	res, err := s.apply(fsm.SetQueueType, fsm.SetQueue{At: time.Now().UTC(), By: user, Queue: decl})

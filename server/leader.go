@@ -87,6 +87,8 @@ const leaderTick = 250 * time.Millisecond
 //     and, in the background, joining machines gossip lacks (server/rejoin).
 //   - refreshGroupLevel (command_level.go): the newest command every
 //     server applies.
+//   - startFairShare (fairshare.go): FairShareStart, once every server
+//     applies it.
 //   - expireReservations (reservations.go): Unreserve past windows.
 //   - sweepTokens (tokens.go): TokenRevoke of tokens expired a day ago.
 //   - expiry.Keeper.Expire (server/lease/expiry): LeaseExpired for
@@ -149,6 +151,7 @@ func (s *Server) leaderLoop(ctx context.Context) {
 		if reconcile {
 			m.Reconcile(ctx)
 			s.refreshGroupLevel()
+			s.startFairShare()
 			s.expireReservations(time.Now())
 			s.sweepTokens(time.Now())
 			leaseExpiry.Expire(leases, time.Now())

@@ -241,17 +241,21 @@ func TestQueueFromWireParity(t *testing.T) {
 	dst := queueFromWire("q1", src)
 	checkParity(t, src, dst, crossing{
 		dropped: map[string]string{
-			"Name":    "the name comes from the request's path (checked below)",
-			"Jobs":    "a count the server reports, not a limit to set",
-			"Waiting": "as Jobs",
-			"Running": "as Jobs",
-			"Policy":  "the database file's; PUT /v1/queues/{name} keeps the queue's (http_queues.go)",
+			"Name":          "the name comes from the request's path (checked below)",
+			"Jobs":          "a count the server reports, not a limit to set",
+			"Waiting":       "as Jobs",
+			"Running":       "as Jobs",
+			"Policy":        "the database file's; PUT /v1/queues/{name} keeps the queue's (http_queues.go)",
+			"MaxUserActive": "as Policy",
+			"MaxUserQueued": "as Policy",
 		},
 		derived: map[string]string{
 			"Name":             "the request's path",
 			"KillGraceSeconds": "the database file's; kept by the handler",
 			"Owner":            "the database file's; kept by the handler",
 			"Policy":           "the database file's; kept by the handler",
+			"MaxUserActive":    "the database file's; kept by the handler",
+			"MaxUserQueued":    "the database file's; kept by the handler",
 		},
 	})
 	if dst.Name != "q1" {

@@ -18,16 +18,19 @@ type checker struct {
 	first map[string]map[string]Pos
 	// seen is what has been declared so far, by kind.
 	seen map[string]map[string]Pos
+	// member is the account of each user an account lists.
+	member map[string]string
 }
 
 func check(decls []decl, errs *errorSink) *Database {
 	c := &checker{
-		errs:  errs,
-		db:    &Database{},
-		first: map[string]map[string]Pos{},
-		seen:  map[string]map[string]Pos{},
+		errs:   errs,
+		db:     &Database{},
+		first:  map[string]map[string]Pos{},
+		seen:   map[string]map[string]Pos{},
+		member: map[string]string{},
 	}
-	for _, kind := range []string{declKey, declMType, declMachine, declQueue, declAdmin, declRoot} {
+	for _, kind := range []string{declKey, declMType, declMachine, declQueue, declAdmin, declRoot, declAccount, declShare, declHalf} {
 		c.first[kind] = map[string]Pos{}
 		c.seen[kind] = map[string]Pos{}
 	}
@@ -53,6 +56,12 @@ func check(decls []decl, errs *errorSink) *Database {
 			c.db.Admins = append(c.db.Admins, d.name.text)
 		case declRoot:
 			c.db.AllowRootJobs = true
+		case declAccount:
+			c.account(d)
+		case declShare:
+			c.share(d)
+		case declHalf:
+			c.halfLife(d)
 		}
 	}
 	return c.db
@@ -62,8 +71,11 @@ func check(decls []decl, errs *errorSink) *Database {
 func (c *checker) declare(d decl) bool {
 	if first, dup := c.seen[d.kind][d.name.text]; dup {
 		switch d.kind {
-		case declRoot:
-			c.errs.add(d.pos, "allow_root_jobs is given twice (first at line %d); remove one", first.Line)
+		case declRoot, declHalf:
+			c.errs.add(d.pos, "%s is given twice (first at line %d); remove one", d.kind, first.Line)
+			return false
+		case declShare:
+			c.errs.add(d.name.pos, "share %s is given twice (first at line %d); remove one", d.name.text, first.Line)
 			return false
 		case declAdmin:
 			c.errs.add(d.name.pos, "admin_id %s is given twice (first at line %d); remove one", d.name.text, first.Line)

@@ -29,6 +29,9 @@
 //	         | "add_q" NAME "=" list
 //	         | "admin_id" ( NAME | STRING )
 //	         | "allow_root_jobs"
+//	         | "account" NAME "=" list
+//	         | "share" NAME "=" NAME
+//	         | "fairshare_halflife" "=" NAME
 //	list     = "{" [ item { "," item } ] "}"
 //	item     = value [ "=" value ]
 //	value    = NAME | PATH | STRING | list
@@ -71,6 +74,13 @@
 //     and init file (flags < init file < database). The windows' own
 //     syntax is window.go's (ParseWindow, Window.Contains): the server
 //     checks it at load time, the stub (stub/owner) follows the windows.
+//
+// Fair share (shares.go): `account NAME = {share=N, users={USER, ...}}`
+// groups users (a user in none is in the account default), `share USER =
+// N` gives a user's share within its account (1 by default), and
+// `fairshare_halflife = 7d` says how fast past usage is forgotten. An
+// add_q may also limit each user: nq_maxuser_active (instances running at
+// once) and nq_maxuser_queued (unfinished jobs).
 //
 // allow_root_jobs takes no arguments and is given at most once. It sets
 // Database.AllowRootJobs: root, submitting from a machine of the pool, may

@@ -43,11 +43,11 @@ func (db *Database) Equal(o *Database) bool {
 		}
 		if q.Name != r.Name || q.Priority != r.Priority || q.MaxSize != r.MaxSize || q.MaxActive != r.MaxActive ||
 			q.MaxRunSeconds != r.MaxRunSeconds || q.MaxMemMB != r.MaxMemMB || q.KillGraceSeconds != r.KillGraceSeconds ||
-			q.Policy != r.Policy {
+			q.Policy != r.Policy || q.MaxUserActive != r.MaxUserActive || q.MaxUserQueued != r.MaxUserQueued {
 			return false
 		}
 	}
-	return true
+	return sharesEqual(db, o)
 }
 
 // Equal reports whether in and o say the same things; Keys and Mounts

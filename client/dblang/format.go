@@ -56,6 +56,7 @@ func Format(db *Database) []byte {
 		}{
 			{qMaxSize, q.MaxSize}, {qMaxActive, q.MaxActive}, {qMaxRun, q.MaxRunSeconds},
 			{qMaxMem, q.MaxMemMB}, {qPriority, int64(q.Priority)}, {qKillGrace, q.KillGraceSeconds},
+			{qMaxUserA, q.MaxUserActive}, {qMaxUserQ, q.MaxUserQueued},
 		} {
 			switch {
 			case p.n == 0:
@@ -81,6 +82,7 @@ func Format(db *Database) []byte {
 		section(1)
 		b.WriteString(declRoot + "\n")
 	}
+	formatShares(&b, db, section)
 	return b.Bytes()
 }
 

@@ -14,9 +14,11 @@ const (
 	qPriority  = "priority"
 	qKillGrace = "kill_grace"
 	qPolicy    = "policy"
+	qMaxUserA  = "nq_maxuser_active"
+	qMaxUserQ  = "nq_maxuser_queued"
 )
 
-var queueParams = []string{qMaxSize, qMaxActive, qMaxRun, qMaxMem, qPriority, qKillGrace, qPolicy}
+var queueParams = []string{qMaxSize, qMaxActive, qMaxRun, qMaxMem, qPriority, qKillGrace, qPolicy, qMaxUserA, qMaxUserQ}
 
 // The placement policies of a queue (policy=), Octopus's policies side by
 // side in one pool.
@@ -121,6 +123,10 @@ func (c *checker) queue(d decl) {
 			q.MaxActive = n
 		case qMaxMem:
 			q.MaxMemMB = n
+		case qMaxUserA:
+			q.MaxUserActive = n
+		case qMaxUserQ:
+			q.MaxUserQueued = n
 		case qPriority:
 			if int64(int(n)) != n {
 				c.errs.add(it.val.pos, "number %d for priority in %s is out of range", n, owner)

@@ -65,10 +65,13 @@ const (
 	declQueue   = "add_q"
 	declAdmin   = "admin_id"
 	declRoot    = "allow_root_jobs"
+	declAccount = "account"
+	declShare   = "share"
+	declHalf    = "fairshare_halflife"
 )
 
 // declWords lists the declaration words for error messages.
-const declWords = "key, mtype, machine, add_q, admin_id or allow_root_jobs"
+const declWords = "key, mtype, machine, add_q, admin_id, allow_root_jobs, account, share or fairshare_halflife"
 
 // parser holds the tokens of one file.
 type parser struct {
@@ -153,7 +156,7 @@ func (p *parser) decls() []decl {
 // isDeclWord reports whether w starts a declaration.
 func isDeclWord(w string) bool {
 	switch w {
-	case declKey, declMType, declMachine, declQueue, declAdmin, declRoot:
+	case declKey, declMType, declMachine, declQueue, declAdmin, declRoot, declAccount, declShare, declHalf:
 		return true
 	}
 	return false
@@ -190,7 +193,16 @@ func (p *parser) decl() (decl, bool) {
 		return d, p.fail(kw, "expected a declaration (%s), found %s", declWords, kw.describe())
 	}
 	switch kw.text {
-	case declKey, declMType, declMachine, declQueue:
+	case declHalf:
+		// fairshare_halflife = DURATION: no name of its own.
+		if eq := p.peek(); eq.kind != tEquals {
+			return d, p.fail(eq, "expected '=' after %s, found %s%s", kw.text, eq.describe(), newlineHint(eq))
+		}
+		p.next()
+		v, ok := p.value()
+		d.val = v
+		return d, ok
+	case declKey, declMType, declMachine, declQueue, declAccount, declShare:
 		t := p.peek()
 		if t.kind != tWord {
 			return d, p.fail(t, "expected a name after %s, found %s%s", kw.text, t.describe(), nameHint(t))

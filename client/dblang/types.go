@@ -32,6 +32,30 @@ type Database struct {
 	// submitting from a machine of the pool, may run jobs as root. It is
 	// false, refusing every root job, unless the file says so.
 	AllowRootJobs bool
+	// Accounts are the fair-share accounts, in file order; Shares the
+	// users' own shares (`share alice = 2`); HalfLifeSeconds is
+	// fairshare_halflife, 0 when not given (the server's default, 7 days).
+	Accounts        []Account
+	Shares          []Share
+	HalfLifeSeconds int64
+}
+
+// Account is an `account NAME = {share=N, users={USER, ...}}`
+// declaration: users whose usage is charged together and whose work is
+// ordered together by fair share.
+type Account struct {
+	Name  string
+	Share int64 // 0 when not given: 1
+	Users []string
+	Pos   Pos
+}
+
+// Share is a `share USER = N` declaration: the user's share within its
+// account (1 when not declared).
+type Share struct {
+	User  string
+	Share int64
+	Pos   Pos
 }
 
 // Key is a `key NAME /* COMMENT */` declaration.
@@ -90,6 +114,11 @@ type Queue struct {
 	// one of its jobs (a time limit, netkill) to the SIGKILL; 0 means the
 	// default of 10 seconds.
 	KillGraceSeconds int64
+	// MaxUserActive is nq_maxuser_active, the most of its instances one
+	// user runs at once; MaxUserQueued is nq_maxuser_queued, the most
+	// unfinished jobs one user holds in it.
+	MaxUserActive int64
+	MaxUserQueued int64
 	// Policy is the queue's placement policy (policy=): PolicyBackfill
 	// (also ""), PolicyGang, PolicyDedicated or PolicySpread.
 	Policy string

@@ -114,7 +114,7 @@ func newApp(base string, rest []string) (*cli.App, string) {
 		Commands: []*cli.Command{
 			execCommand(), killCommand(), statusCommand(),
 			reserveCommand(), unreserveCommand(),
-			suspendCommand(), resumeCommand(), restartCommand(), logsCommand(), attachCommand(), shellCommand(), fetchCommand(), eventsCommand(), historyCommand(), tlsCommand(),
+			suspendCommand(), resumeCommand(), restartCommand(), logsCommand(), attachCommand(), shellCommand(), fetchCommand(), eventsCommand(), historyCommand(), shareCommand(), tlsCommand(),
 			serverCommand(), stubCommand(), simCommand(), agentCommand(), adminCommand(), superviseCommand(),
 			tokenCommand(), versionCommand(), completionCommand(), manCommand(),
 		},

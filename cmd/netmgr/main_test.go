@@ -256,6 +256,8 @@ func TestHelp(t *testing.T) {
 		{[]string{"netmgr", "server", "--help"}, []string{"netmgr server --name s1", "--bootstrap-expect", "--log-level", "--database FILE", "whole group was down"}},
 		{[]string{"netmgr", "stub", "--help"}, []string{"netmgr stub --name flute", "--exec-dir", "--init FILE", "mtype=sparc1+", "sees no server"}},
 		{[]string{"netmgr", "agent", "--help"}, []string{"netmgr agent --dev", "export NETMGR_ADDR="}},
+		{[]string{"netmgr", "share", "--help"}, []string{"ACCOUNT  USER   SHARE  USAGE  FACTOR  RUNNING  WAITING", "account physics = {share=10, users={alice, bob}}",
+			"share alice = 2", "fairshare_halflife = 7d", "--json", "slot-seconds"}},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {

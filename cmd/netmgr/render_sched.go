@@ -105,6 +105,8 @@ type queueRow struct {
 	Waiting       int    `json:"waiting"`
 	Running       int    `json:"running"`
 	Policy        string `json:"policy,omitempty"`
+	MaxUserActive int64  `json:"max_user_active,omitempty"`
+	MaxUserQueued int64  `json:"max_user_queued,omitempty"`
 }
 
 // renderQueuesJSON writes netstatus -q --json.

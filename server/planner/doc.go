@@ -4,8 +4,10 @@
 // proposes in a single Raft entry.
 //
 // A Pass is one scheduling pass over a consistent fsm.View: the queued
-// instances in queue order (queue priority, then submit order), admitted
-// under each queue's nq_maxactive, matched one by one against a
+// instances in queue order (queue priority, then the owners' fair-share
+// ranks, then submit order; fairshare.go, and package queue's doc, *Fair
+// share*), admitted under each queue's nq_maxactive and each owner's
+// nq_maxuser_active, matched one by one against a
 // matcher.Pool whose counts grow as it assigns, with EASY backfill around
 // the head job (the first that waits for capacity). A gang job's
 // instances are matched together and placed all or none (gang.go), and

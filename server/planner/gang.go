@@ -48,6 +48,11 @@ func (p *Pass) gang(j *fsm.Job, items []queue.Item, visit func(queue.Item, *fsm.
 			j.Queue, p.active.Running(j.Queue), limit))
 		return
 	}
+	if limit := p.limits[j.Queue].MaxUserActive; limit > 0 && !p.admit(j) || limit > 0 && int64(p.active.UserRunning(j.Queue, j.Owner)+n) > limit {
+		wait(fmt.Sprintf("user %s runs %d of at most %d instances in queue %s (nq_maxuser_active), too few left for all at once",
+			j.Owner, p.active.UserRunning(j.Queue, j.Owner), limit, j.Queue))
+		return
+	}
 	var (
 		reqs   []matcher.Request
 		placed []matcher.Result
@@ -82,7 +87,7 @@ func (p *Pass) gang(j *fsm.Job, items []queue.Item, visit func(queue.Item, *fsm.
 		for k, it := range items {
 			p.owners.take(placed[k].Machine, j, p.limits, 1)
 			_, in, _ := p.v.Instance(fsm.InstanceRef{JobID: it.JobID, Instance: it.Instance})
-			p.active.Take(j.Queue)
+			p.active.TakeUser(j.Queue, j.Owner)
 			visit(it, in, placed[k], nil)
 		}
 		return

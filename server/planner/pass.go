@@ -47,6 +47,15 @@ type Pass struct {
 	limits   map[string]queue.Limits
 	head     *head
 	owners   *owners // for dedicated queues; nil when there are none
+	// users notes the (queue, owner) pairs whose running count Active
+	// has been given, for nq_maxuser_active (admit).
+	users map[queue.QueueUser]bool
+	// share ranks the owners of waiting work in fair-share order for
+	// this pass (fairshare.go); nil while fair share is off.
+	share *shares
+	// explain asks Run for the fair-share reason of instances left
+	// waiting (netstatus --why; Explain).
+	explain bool
 	// free reports that some machine is up, awake and has a free slot.
 	// Without one no instance can be placed, and the scheduler, which runs
 	// after every commit, skips the pass (a full pool with a long queue
@@ -77,7 +86,22 @@ func New(v fsm.View, live map[string]Liveness, now time.Time) *Pass {
 		pool: matcher.NewPool(views), matcher: matcher.New(),
 		active: queue.NewActive(limits, running), limits: limits,
 		owners: newOwners(v, machines, limits),
+		users:  map[queue.QueueUser]bool{},
 	}
+}
+
+// admit reports whether the queue's nq_maxactive and the owner's
+// nq_maxuser_active let another instance of j start, giving Active the
+// owner's running count the first time it is asked.
+func (p *Pass) admit(j *fsm.Job) bool {
+	if p.limits[j.Queue].MaxUserActive > 0 {
+		k := queue.QueueUser{Queue: j.Queue, User: j.Owner}
+		if !p.users[k] {
+			p.users[k] = true
+			p.active.SetUserRunning(j.Queue, j.Owner, p.v.QueueUserCounts(j.Queue, j.Owner).Active)
+		}
+	}
+	return p.active.AdmitUser(j.Queue, j.Owner)
 }
 
 // Place runs the pass and returns what it places as one Place, planned at
@@ -122,16 +146,7 @@ var waiting = matcher.Result{Machine: -1}
 // a placed instance is taken from the pool before the next is matched.
 // visit must not keep in or res beyond the call's fsm.Read.
 func (p *Pass) Run(visit func(it queue.Item, in *fsm.Instance, res matcher.Result, held *Held)) {
-	queued := p.v.Queued()
-	items := make([]queue.Item, 0, len(queued))
-	for _, ref := range queued {
-		j, _, _ := p.v.Instance(ref)
-		items = append(items, queue.Item{
-			JobID: ref.JobID, Instance: ref.Instance, SubmitIndex: j.CreateIndex,
-			Priority: p.limits[j.Queue].Priority,
-		})
-	}
-	queue.Order(items)
+	items := p.order()
 	// Within one pass capacity only shrinks, so once an instance of a job
 	// finds no machine, its later instances find none either: reuse the
 	// answer instead of matching them all again.
@@ -158,8 +173,8 @@ func (p *Pass) Run(visit func(it queue.Item, in *fsm.Instance, res matcher.Resul
 			again(in)
 			continue
 		}
-		if !p.active.Admit(j.Queue) {
-			h := &Held{Reason: p.active.Reason(j.Queue)}
+		if !p.admit(j) {
+			h := &Held{Reason: p.active.ReasonUser(j.Queue, j.Owner)}
 			stuck[j.ID] = func(in *fsm.Instance) { visit(it, in, waiting, h) }
 			visit(it, in, waiting, h)
 			continue
@@ -183,16 +198,20 @@ func (p *Pass) Run(visit func(it queue.Item, in *fsm.Instance, res matcher.Resul
 			}
 		}
 		if res.Machine < 0 {
-			stuck[j.ID] = func(in *fsm.Instance) { visit(it, in, res, nil) }
+			var h *Held // fair share's reason, when asked for and it is one
+			if p.explain && waitsForCapacity(res) {
+				h = p.behindShares(items, k)
+			}
+			stuck[j.ID] = func(in *fsm.Instance) { visit(it, in, res, h) }
 			if p.head == nil && waitsForCapacity(res) && p.mayLead(j.Queue) {
 				p.head = p.newHead(j, req, p.waitingFrom(j, it.Instance))
 			}
-			visit(it, in, res, nil)
+			visit(it, in, res, h)
 			continue
 		}
 		p.pool.Take(res.Machine, req)
 		p.owners.take(res.Machine, j, p.limits, 1)
-		p.active.Take(j.Queue)
+		p.active.TakeUser(j.Queue, j.Owner)
 		visit(it, in, res, nil)
 	}
 }

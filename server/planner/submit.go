@@ -65,7 +65,7 @@ func (p *Pass) placeSubmit(c fsm.Submit) (uint64, []fsm.Assignment) {
 	j := &fsm.Job{Owner: c.Owner, Queue: c.Spec.QueueName(), Spec: c.Spec}
 	for i := range max(c.Spec.Min, 1) {
 		in := &fsm.Instance{Index: i, Attempt: 1, State: fsm.InstanceQueued}
-		if !p.active.Admit(j.Queue) {
+		if !p.admit(j) {
 			break
 		}
 		req, ok := p.restrict(j, matchRequest(j, in))
@@ -78,7 +78,7 @@ func (p *Pass) placeSubmit(c fsm.Submit) (uint64, []fsm.Assignment) {
 		}
 		p.pool.Take(res.Machine, req)
 		p.owners.take(res.Machine, j, p.limits, 1)
-		p.active.Take(j.Queue)
+		p.active.TakeUser(j.Queue, j.Owner)
 		out = append(out, p.assignment(0, i, 1, res))
 	}
 	return p.v.Index(), out
