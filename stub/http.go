@@ -25,6 +25,8 @@ func (s *Stub) routes() http.Handler {
 	mux.HandleFunc("POST /v1/starts", s.only(s.handleStarts, pki.RoleServer))
 	mux.HandleFunc("POST /v1/signal", s.only(s.handleSignal, pki.RoleServer))
 	mux.HandleFunc("GET /v1/logs", s.only(s.handleLog, pki.RoleServer))
+	mux.HandleFunc("GET /v1/session", s.only(s.handleSession, pki.RoleServer))
+	mux.HandleFunc("GET /v1/shell", s.only(s.handleShell, pki.RoleServer))
 	mux.HandleFunc("GET /v1/facts", s.handleFacts)
 	mux.HandleFunc("GET /v1/health", s.handleHealth)
 	mux.HandleFunc("GET /v1/outage", s.only(s.handleOutageStatement, pki.RoleStub, pki.RoleServer))

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/netmgr/netmgr/client"
+	"github.com/netmgr/netmgr/client/session"
 	"github.com/netmgr/netmgr/stub/outbox"
 	"github.com/netmgr/netmgr/stub/supervisor"
 	"golang.org/x/sys/unix"
@@ -94,6 +95,9 @@ type runner struct {
 	// hasGPUs is set when the machine has GPUs (found or declared in the
 	// init file): a job given none is then told it has none.
 	hasGPUs bool
+	// sessions holds the interactive sessions of its attempts
+	// (sessions.go).
+	sessions *sessions
 
 	ctx      context.Context // canceled by close
 	cancel   context.CancelFunc
@@ -126,6 +130,7 @@ func newRunner(machine, execDir, clusterID, dataDir, cgroups string, sim *Simula
 		cancel:     cancel,
 		attempts:   make(map[client.AttemptRef]*attempt),
 	}
+	r.sessions = newSessions(log, r.signal)
 	if sim != nil {
 		r.sup = supervisor.NewSimulator(sim.RunTime, log)
 	} else {
@@ -376,6 +381,9 @@ func (r *runner) finish(k client.AttemptRef, a *attempt, res supervisor.Result) 
 	r.mu.Unlock()
 	r.log.Info("attempt ended", "attempt", k, "exit_code", ev.ExitCode, "signal", ev.Signal, "reason", ev.Reason,
 		"machine_fault", ev.MachineFault)
+	if js := r.sessions.get(k, ""); js != nil {
+		js.ended(session.Exit{Code: ev.ExitCode, Signal: ev.Signal, Error: ev.Error, Reason: ev.Reason})
+	}
 	if !r.outputs(k, a) {
 		return
 	}
@@ -411,6 +419,9 @@ func (r *runner) lost(k client.AttemptRef, a *attempt, why error) {
 	ev.ExitCode, ev.Error = lostExitCode, lostError
 	ev.Leftovers = wireLeftovers(left)
 	r.machineFault(&ev)
+	if js := r.sessions.get(k, ""); js != nil {
+		js.ended(session.Exit{Code: ev.ExitCode, Error: ev.Error})
+	}
 	if !r.outputs(k, a) {
 		return
 	}
@@ -511,6 +522,7 @@ func (r *runner) close() {
 	r.closed = true
 	r.mu.Unlock()
 	r.sup.Close()
+	r.sessions.closeAll() // their jobs see their terminal hang up
 	r.execKits.close()
 	r.supKits.close()
 	r.cancel()

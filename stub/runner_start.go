@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/netmgr/netmgr/client"
+	"github.com/netmgr/netmgr/client/session"
 	"github.com/netmgr/netmgr/internal/beneath"
 	"github.com/netmgr/netmgr/stub/outbox"
 	"github.com/netmgr/netmgr/stub/supervisor"
@@ -97,7 +98,15 @@ func (r *runner) start(req client.StartRequest) (bool, *client.ChildEvent, error
 		started, err := r.recordExecFailure(k, a, at, execDir, err, true)
 		return started, nil, err
 	}
+	js, err := r.openSession(k, a.dir, req, &spec)
+	if err != nil {
+		started, err := r.recordExecFailure(k, a, at, execDir, err, errors.Is(err, errMachineFault))
+		return started, nil, err
+	}
 	st, err := r.sup.Start(a.dir, spec)
+	if js != nil && (err != nil || st.Error != "") {
+		js.abort()
+	}
 	if errors.Is(err, supervisor.ErrFiles) {
 		// Its supervisor directory could not be made: nothing runs.
 		_ = os.RemoveAll(a.dir)
@@ -139,8 +148,35 @@ func (r *runner) start(req client.StartRequest) (bool, *client.ChildEvent, error
 	a.rec, a.supervised, a.pgid, a.ended = rec, true, st.PID, st.Ended
 	r.mu.Unlock()
 	r.log.Info("attempt started", "attempt", k, "binary", req.Binary, "pid", st.PID)
+	if js != nil {
+		if st.Stdio {
+			js.started()
+		} else {
+			r.log.Warn("the supervisor host predates sessions: the job runs without its terminal", "attempt", k)
+			js.abort()
+		}
+	}
 	r.watch(k, a)
 	return true, &reg, nil
+}
+
+// openSession makes the session of attempt k when req asks for an
+// interactive job (session.EnvVar) and connects spec to it; nil when it
+// does not.
+func (r *runner) openSession(k client.AttemptRef, dir string, req client.StartRequest, spec *supervisor.Spec) (*jobSession, error) {
+	mode, _, ok, err := session.FromEnv(req.Env)
+	if !ok {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("start an interactive job: %w", err)
+	}
+	js, stdio, err := r.sessions.open(k, "", dir, req.Owner, mode, spec.Cred)
+	if err != nil {
+		return nil, err
+	}
+	spec.Stdio = stdio
+	return js, nil
 }
 
 // registerOf returns the CHILD_REGISTER of attempt a, known already, once
@@ -294,7 +330,8 @@ func setLimits(spec *supervisor.Spec, req client.StartRequest) {
 // SHELL of acct, the account the job runs as, for each the request does
 // not set.
 func (r *runner) environ(k client.AttemptRef, req client.StartRequest, acct userAccount) []string {
-	env := append([]string(nil), req.Env...)
+	_, env, _, _ := session.FromEnv(req.Env) // the session's settings are the stub's
+	env = append([]string(nil), env...)
 	set := make(map[string]bool, len(env))
 	for _, kv := range env {
 		name, _, _ := strings.Cut(kv, "=")

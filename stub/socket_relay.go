@@ -111,6 +111,10 @@ func (r *relay) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		r.refuse(w, req, caller, http.StatusForbidden, "unnamed_uid", fmt.Errorf("uid %d has no user name on machine %s, and the servers know users by name: %w", caller.uid, r.machine, err))
 		return
 	}
+	if strings.EqualFold(req.Header.Get("Upgrade"), client.SessionUpgrade) {
+		r.relaySession(w, req, name)
+		return
+	}
 	limit := int64(maxBody)
 	if req.Method == http.MethodPut && strings.HasPrefix(req.URL.Path, "/v1/blobs/") {
 		limit = maxRelayBlob // a job's files: the servers enforce their own limit
@@ -150,6 +154,41 @@ func (r *relay) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		return
 	}
 	r.log.Warn("user socket: no server answered", "user", name, "method", req.Method, "path", req.URL.Path, "tried", addrs, "err", last)
+	writeError(w, http.StatusBadGateway, fmt.Errorf("no server answered machine %s (tried %s): %w", r.machine, strings.Join(addrs, ", "), last))
+}
+
+// relaySession passes an interactive session's upgrade on to the first
+// server that answers, as user name, and copies the connection's bytes
+// both ways once both hops are upgraded.
+func (r *relay) relaySession(w http.ResponseWriter, req *http.Request, name string) {
+	var last error
+	addrs := r.order(r.servers.addrs())
+	for _, addr := range addrs {
+		out, err := r.outgoing(req, addr, name, nil)
+		if err != nil {
+			writeError(w, http.StatusBadRequest, err)
+			return
+		}
+		t, _ := r.hc.Transport.(*http.Transport)
+		up, err := client.DialUpgrade(req.Context(), t, out.URL.String(), out.Header, nil)
+		var apiErr *client.APIError
+		if errors.As(err, &apiErr) {
+			writeError(w, apiErr.Status, errors.New(apiErr.Message))
+			return
+		}
+		if err != nil {
+			last = err
+			continue
+		}
+		r.setPreferred(addr)
+		conn, err := client.AcceptUpgrade(w)
+		if err != nil {
+			_ = up.Close()
+			return
+		}
+		client.Splice(conn, up)
+		return
+	}
 	writeError(w, http.StatusBadGateway, fmt.Errorf("no server answered machine %s (tried %s): %w", r.machine, strings.Join(addrs, ", "), last))
 }
 

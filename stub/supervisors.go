@@ -30,6 +30,9 @@ type supervisors interface {
 	// KillLeftovers kills what may be left of the job of an attempt whose
 	// supervisor is gone, and returns what it killed.
 	KillLeftovers(dir string) []supervisor.Leftover
+	// Exec runs a command inside the attempt's running job (netmgr
+	// shell) and returns its pid and where its result comes.
+	Exec(ctx context.Context, dir string, e supervisor.Exec) (int, <-chan supervisor.Result, error)
 	// Close lets go of the supervisors; their jobs run on.
 	Close()
 }

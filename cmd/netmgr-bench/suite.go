@@ -45,6 +45,7 @@ var suites = []suite{
 	{name: "flood", run: floodSuite},                    // flood.go
 	{name: "chain", run: chainSuite},                    // chain.go
 	{name: "files", run: filesSuite},                    // files.go
+	{name: "interactive", run: interactiveSuite},        // interactive.go
 	{name: "owner", run: ownerSuite},                    // owner.go
 	{name: "idle", run: idleSuite},                      // idle.go
 	{name: "failover", run: failoverSuite},              // failover.go

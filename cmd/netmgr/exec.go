@@ -122,11 +122,11 @@ func execCommand() *cli.Command {
 			"--wait started prints how each instance started, as it starts (where it\n" +
 			"runs and its pid, even if it has ended since), and after a second one line\n" +
 			"on stderr each time what the others wait for changes; --wait done prints how\n" +
-			"each ended and exits 1 if any did not exit 0.\n\n" + batchHelp + "\n\n" + retryNote,
+			"each ended and exits 1 if any did not exit 0.\n\n" + interactiveHelp + "\n\n" + batchHelp + "\n\n" + retryNote,
 		Flags: append(append(jobFlags(),
 			&cli.StringFlag{Name: "wait", Usage: "wait until the instances have started or are done (`WHEN`: started|done) and report them"},
 			&cli.StringFlag{Name: "batch", Usage: "submit the jobs of `FILE`, one netexec command line per line ('-' reads standard input), in one request"},
-		), clientFlags()...),
+		), append(interactiveFlags(), clientFlags()...)...),
 		Action: runExec,
 	}
 }
@@ -468,6 +468,9 @@ func execFlags(a execArgs, js client.JobSpec) []execFlag {
 func runExec(cCtx *cli.Context) error {
 	if cCtx.IsSet("batch") {
 		return runBatch(cCtx)
+	}
+	if cCtx.Bool("interactive") || cCtx.Bool("pty") {
+		return runInteractive(cCtx)
 	}
 	wait := cCtx.String("wait")
 	if wait != "" && wait != client.WaitStarted && wait != client.WaitDone {

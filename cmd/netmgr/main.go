@@ -66,6 +66,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err == nil {
 		return exitOK
 	}
+	var st *exitStatus
+	if errors.As(err, &st) {
+		return st.code // the job's own, as netexec -i and --pty exit with it
+	}
 	// The message quotes what users chose (job names, arguments, paths,
 	// reasons), the servers' answers included: escaped, lines kept.
 	fmt.Fprintf(stderr, "%s: %s\n", prefix, printableLines(err.Error()))
@@ -110,7 +114,7 @@ func newApp(base string, rest []string) (*cli.App, string) {
 		Commands: []*cli.Command{
 			execCommand(), killCommand(), statusCommand(),
 			reserveCommand(), unreserveCommand(),
-			suspendCommand(), resumeCommand(), restartCommand(), logsCommand(), fetchCommand(), eventsCommand(), historyCommand(), shareCommand(), tlsCommand(),
+			suspendCommand(), resumeCommand(), restartCommand(), logsCommand(), attachCommand(), shellCommand(), fetchCommand(), eventsCommand(), historyCommand(), shareCommand(), tlsCommand(),
 			serverCommand(), stubCommand(), simCommand(), agentCommand(), adminCommand(), superviseCommand(),
 			tokenCommand(), versionCommand(), completionCommand(), manCommand(),
 		},

@@ -171,6 +171,13 @@ func (s *attempt) startJob() error {
 			s.cmd.Stderr = f
 		}
 	}
+	if s.spec.Stdio != nil {
+		files, err := s.spec.Stdio.connect(s.cmd, s.dir)
+		if err != nil {
+			return err
+		}
+		defer closeAll(files)
+	}
 	if s.spec.Cgroup != "" {
 		cg, fd, err := createCgroup(s.spec.Cgroup)
 		if err != nil {

@@ -36,6 +36,8 @@ type request struct {
 	// Spec is what a start asks the host to run: no spec.json is written
 	// for it (each new file costs the machine about a millisecond here).
 	Spec *Spec `json:"spec,omitempty"`
+	// Exec is what an exec runs in the attempt (exec.go).
+	Exec *Exec `json:"exec,omitempty"`
 }
 
 // response answers a request.
@@ -70,6 +72,10 @@ func (s *attempt) handle(conn *net.UnixConn) {
 func (s *attempt) answer(conn *net.UnixConn, req request) {
 	var resp response
 	switch req.Op {
+	case opExec:
+		_ = conn.SetReadDeadline(time.Time{})
+		s.exec(conn, req.Exec)
+		return
 	case opSignal:
 		if err := s.signal(unix.Signal(req.Signal), time.Duration(req.GraceMS)*time.Millisecond); err != nil {
 			resp.Error = err.Error()

@@ -65,7 +65,7 @@ func (c *Client) Start(dir string, spec Spec) (Started, error) {
 	st, ended, err := c.startInHost(dir, spec)
 	switch {
 	case err == nil:
-		return Started{PID: st.PID, Error: st.Error, Fault: st.Fault, Ended: ended, Settle: func() { c.awaitEnd(dir) }}, nil
+		return Started{PID: st.PID, Error: st.Error, Fault: st.Fault, Stdio: st.Stdio, Ended: ended, Settle: func() { c.awaitEnd(dir) }}, nil
 	case errors.Is(err, ErrClosed):
 		return Started{}, err
 	case !errors.Is(err, errHostGone):
@@ -82,7 +82,7 @@ func (c *Client) Start(dir string, spec Spec) (Started, error) {
 		return Started{}, fmt.Errorf("launch supervisor: %w", err)
 	}
 	st, err = c.awaitStart(dir, pr, proc, reaped)
-	return Started{PID: st.PID, Error: st.Error, Fault: st.Fault, Settle: func() { <-reaped }}, err
+	return Started{PID: st.PID, Error: st.Error, Fault: st.Fault, Stdio: st.Stdio, Settle: func() { <-reaped }}, err
 }
 
 // awaitEnd waits, for at most launchTimeout, until the attempt of dir has

@@ -60,6 +60,9 @@ type Spec struct {
 	// lease; the supervisor stops the job when that lease runs out, even
 	// with no stub alive (lease.go).
 	LeaseFile string `json:"lease_file,omitempty"`
+	// Stdio, when set, connects the job to its stub for an interactive
+	// session (stdio.go) instead of /dev/null and the files.
+	Stdio *Stdio `json:"stdio,omitempty"`
 }
 
 // Cred is the job's user.
@@ -136,6 +139,9 @@ type Started struct {
 	// files could not be made (ErrFiles): the machine's fault, not the
 	// job's.
 	Fault bool
+	// Stdio is set when the job's stdio is connected as Spec.Stdio asked
+	// (a supervisor of an older build ignores it).
+	Stdio bool
 	// Ended brings the job's result when the supervisor pushes it; it is
 	// closed without one when the push cannot come any more, and nil when
 	// no push comes (ask with Wait).
@@ -152,6 +158,9 @@ type startStatus struct {
 	Error string `json:"error,omitempty"`
 	// Fault is Started.Fault; a host of an older build never sets it.
 	Fault bool `json:"fault,omitempty"`
+	// Stdio is set when the job's stdio is connected as Spec.Stdio
+	// asked; a host of an older build never sets it.
+	Stdio bool `json:"stdio,omitempty"`
 }
 
 // writeJSONFile writes v to path atomically and durably: a temporary file

@@ -43,6 +43,9 @@ type host struct {
 	// process group to it until its result is written.
 	leaders map[int]*attempt
 	groups  map[int]*attempt
+	// execs maps each command run inside a job (exec.go) to where its
+	// exit status goes, until it is reaped.
+	execs   map[int]chan leaderExit
 	reaping bool // the reaper runs
 }
 
@@ -56,9 +59,19 @@ func newHost(root string, single bool, log *slog.Logger) *host {
 		self:    sync.OnceValues(func() (procIdentity, error) { return identify(os.Getpid()) }),
 		leaders: make(map[int]*attempt),
 		groups:  make(map[int]*attempt),
+		execs:   make(map[int]chan leaderExit),
 	}
 	h.fs, h.fsErr = procinfo.NewDefaultFS()
-	signal.Ignore(unix.SIGHUP, unix.SIGPIPE)
+	// Caught, not ignored: an ignored signal stays ignored in the
+	// children exec'd, and a job must get SIGHUP (an interactive job's
+	// hang-up, which a shell cannot even trap once it starts ignoring it)
+	// and SIGPIPE (`yes | head`) as any process does.
+	discard := make(chan os.Signal, 1)
+	signal.Notify(discard, unix.SIGHUP, unix.SIGPIPE)
+	go func() {
+		for range discard {
+		}
+	}()
 	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
 		log.Warn("cannot become child subreaper; orphans of jobs go to init", "err", err)
 	}
@@ -108,7 +121,7 @@ func (h *host) begin(dir, sock string, spec *Spec, log *slog.Logger) (*attempt, 
 		s.ln = ln
 	}
 	log.Info("job started", "pid", s.pgid, "path", s.spec.Path, "cgroup", s.spec.Cgroup)
-	return s, startStatus{PID: s.pgid}, nil
+	return s, startStatus{PID: s.pgid, Stdio: s.spec.Stdio != nil}, nil
 }
 
 // forget drops s, whose job has ended and been cleaned up, from the
@@ -181,6 +194,18 @@ func (h *host) reapEnded() {
 // the job whose group it was in.
 func (h *host) reapChild(pid int) {
 	h.forkMu.Lock()
+	if done := h.execs[pid]; done != nil {
+		delete(h.execs, pid)
+		var ws unix.WaitStatus
+		var ru unix.Rusage
+		_, err := unix.Wait4(pid, &ws, 0, &ru)
+		for errors.Is(err, unix.EINTR) {
+			_, err = unix.Wait4(pid, &ws, 0, &ru)
+		}
+		h.forkMu.Unlock()
+		done <- leaderExit{status: ws, usage: ru, at: time.Now()}
+		return
+	}
 	leader := h.leaders[pid]
 	var owner *attempt
 	if leader != nil {

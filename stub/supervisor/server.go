@@ -150,7 +150,7 @@ func (h *server) handle(conn *net.UnixConn, wg *sync.WaitGroup) {
 	}
 	_ = conn.SetReadDeadline(time.Time{})
 	switch req.Op {
-	case opSignal, opWait:
+	case opSignal, opWait, opExec:
 		h.mu.Lock()
 		s := h.attempts[req.Dir]
 		h.mu.Unlock()

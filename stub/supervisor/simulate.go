@@ -3,6 +3,7 @@ package supervisor
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -269,4 +270,9 @@ func (j *simJob) finish() {
 		j.log.Warn("simulated result not written", "err", err)
 	}
 	j.result <- res
+}
+
+// Exec refuses: a simulated job has no processes to enter.
+func (s *Simulator) Exec(context.Context, string, Exec) (int, <-chan Result, error) {
+	return 0, nil, errors.New("exec: a simulated job has no processes to enter")
 }
