@@ -1,0 +1,129 @@
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"log/slog"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/urfave/cli/v2"
+	"golang.org/x/sys/unix"
+
+	"github.com/netmgr/netmgr/client/pki"
+	"github.com/netmgr/netmgr/stub"
+	"github.com/netmgr/netmgr/stub/simpool"
+)
+
+// simFDsPerMachine is about how many descriptors a simulated machine
+// holds: its API listener, its gossip TCP listener and UDP socket, its
+// connection to the leader, one to a follower now and then, and one the
+// leader opens to it for Starts.
+const simFDsPerMachine = 6
+
+// runSimPool runs the shared simulator (package stub/simpool) until the
+// command's context ends.
+func runSimPool(cCtx *cli.Context, logger *slog.Logger, ca *pki.CA, sim stub.Simulation, join, httpAddrs, gossipAddrs []string) error {
+	n := len(httpAddrs)
+	if err := raiseFileLimit(uint64(n*simFDsPerMachine + 1024)); err != nil {
+		return err
+	}
+	facts, err := stub.SimulatedFacts(cCtx.String("init"), sim)
+	if err != nil {
+		return err
+	}
+	cfg := simpool.Config{
+		Join:        join,
+		Facts:       facts,
+		RunTime:     sim.RunTime,
+		Logger:      logger,
+		HTTPAddrs:   httpAddrs,
+		GossipAddrs: gossipAddrs,
+	}
+	for i := range n {
+		cfg.Names = append(cfg.Names, fmt.Sprintf("%s-%d", cCtx.String("prefix"), i))
+	}
+	if ca != nil {
+		dataDir := cCtx.String("data-dir")
+		cfg.TLS = func(name string) (*pki.Material, error) {
+			return simCertificate(ca, filepath.Join(dataDir, name, "tls"), name)
+		}
+	}
+	if path := cCtx.String("gossip-keyring"); path != "" {
+		if cfg.Keys, err = pki.ReadKeyring(path); err != nil {
+			return err
+		}
+	}
+	began := time.Now()
+	p, err := simpool.Start(cCtx.Context, cfg)
+	if err != nil {
+		return err
+	}
+	defer p.Close()
+	sch := "http://"
+	if ca != nil {
+		sch = "https://"
+	}
+	out := bufio.NewWriter(cCtx.App.Writer)
+	for _, m := range p.Machines() {
+		fmt.Fprintf(out, "stub %s api %s%s\n", m.Name(), sch, m.HTTPAddr())
+	}
+	fmt.Fprintf(out, "joined %d machines in %v\n", n, time.Since(began).Round(time.Millisecond))
+	if err := out.Flush(); err != nil {
+		return fmt.Errorf("sim: write: %w", err)
+	}
+	if cCtx.Bool("commands") {
+		go simCommands(cCtx.App.Reader, cCtx.App.Writer, p, logger)
+	}
+	<-cCtx.Context.Done()
+	logger.Info("shutting down", "machines", n)
+	return nil
+}
+
+// simCommands reads commands from r, one a line, until it ends: "kill
+// NAME" kills machine NAME. It answers each on w.
+func simCommands(r io.Reader, w io.Writer, p *simpool.Pool, logger *slog.Logger) {
+	sc := bufio.NewScanner(r)
+	for sc.Scan() {
+		f := strings.Fields(sc.Text())
+		switch {
+		case len(f) == 0:
+		case f[0] == "kill" && len(f) == 2:
+			if err := p.Kill(f[1]); err != nil {
+				fmt.Fprintf(w, "error: %v\n", err)
+				continue
+			}
+			logger.Warn("simulated machine killed", "machine", f[1])
+			fmt.Fprintf(w, "killed %s\n", f[1])
+		default:
+			fmt.Fprintf(w, "error: unknown command %q (want: kill NAME)\n", sc.Text())
+		}
+	}
+}
+
+// raiseFileLimit raises the process's open-file limit to at least want,
+// the hard limit too when it is lower and the process may (root).
+func raiseFileLimit(want uint64) error {
+	var lim unix.Rlimit
+	if err := unix.Getrlimit(unix.RLIMIT_NOFILE, &lim); err != nil {
+		return fmt.Errorf("sim: open-file limit: %w", err)
+	}
+	if lim.Cur >= want {
+		return nil
+	}
+	next := lim
+	next.Cur = want
+	if next.Max < want {
+		next.Max = want
+	}
+	if err := unix.Setrlimit(unix.RLIMIT_NOFILE, &next); err != nil {
+		if lim.Max > lim.Cur {
+			lim.Cur = lim.Max
+			_ = unix.Setrlimit(unix.RLIMIT_NOFILE, &lim)
+		}
+		return fmt.Errorf("sim: %d machines need about %d open files, and the limit is %d (raise it with ulimit -n): %w", want/simFDsPerMachine, want, lim.Cur, err)
+	}
+	return nil
+}
