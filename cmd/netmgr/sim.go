@@ -52,7 +52,9 @@ func simCommand() *cli.Command {
 			"It prints 'stub NAME api https://HOST:PORT' for each machine once all listen,\n" +
 			"then 'joined N machines in DURATION'. With --commands it reads commands from\n" +
 			"standard input, one a line: 'kill NAME' cuts machine NAME off as a power cut\n" +
-			"would (it answers nothing more, and its jobs vanish), printing 'killed NAME'.",
+			"would (it answers nothing more, and its jobs vanish), printing 'killed NAME';\n" +
+			"'stats' prints 'stats machines=N killed=K refuted=R', R the suspicions of its\n" +
+			"machines they refuted (a server suspected a machine that was answering).",
 		Flags: []cli.Flag{
 			&cli.IntFlag{Name: "count", Value: 10, Usage: "number `N` of simulated stubs"},
 			&cli.StringFlag{Name: "prefix", Value: "sim", Usage: "machine names are `PREFIX`-0, PREFIX-1, ..."},
@@ -69,7 +71,7 @@ func simCommand() *cli.Command {
 			&cli.StringFlag{Name: "gossip-keyring", Usage: "gossip encryption keyring `FILE`"},
 			&cli.BoolFlag{Name: "insecure", Usage: "run the stubs without TLS (for a group started with --insecure)"},
 			&cli.BoolFlag{Name: "whole-stubs", Usage: "run a whole stub per machine (outbox, exec dirs, member list) instead of the shared simulator"},
-			&cli.BoolFlag{Name: "commands", Usage: "read commands from standard input, one a line: 'kill NAME'"},
+			&cli.BoolFlag{Name: "commands", Usage: "read commands from standard input, one a line: 'kill NAME' or 'stats'"},
 			logLevelFlag(), logFormatFlag(),
 		},
 		Action: runSim,

@@ -27,9 +27,9 @@
 //     memberlist.Memberlist with netmgr's configuration would
 //     (internal/gossip: DefaultLANConfig, no compression, no label, the
 //     keyring's first key encrypting with GossipVerifyIncoming and
-//     Outgoing). It joins with a push/pull of its own state (Join set),
-//     answers pings (UDP, and TCP, memberlist's fallback) with acks,
-//     carries out indirect probes for others (ping the target, forward
+//     Outgoing). It joins as memberlist's Join does, with a push/pull of
+//     its own state (Join set) to every join address, answers pings
+//     (UDP, and TCP, memberlist's fallback) with acks, carries out indirect probes for others (ping the target, forward
 //     its ack, or a nack after the probe timeout), answers a push/pull
 //     with its own state, and refutes a suspect or dead message about
 //     itself with an alive message of a higher incarnation, as
@@ -47,8 +47,15 @@
 //     O(N²) in all); the servers' failure detection does not need it.
 //     Where memberlist would broadcast a refutation to the pool, the
 //     member sends it to its accuser and to the join addresses (the
-//     servers), which spread it. The servers' probes and gossip find the
-//     member among their own; indirect probes they ask of it are real.
+//     servers). News about other members that a machine hears (alive,
+//     suspect, dead) the pool relays to the servers, once per news for the
+//     whole pool: in a real pool every member passes gossip on to random
+//     members, and without the relay the simulated members would swallow
+//     what the servers gossip to them, leaving the servers' views to
+//     converge by chance; one hop to the servers stands in for the
+//     epidemic (faster than a real pool's few rounds). The servers' probes
+//     and gossip find the member among their own; indirect probes they
+//     ask of it are real.
 //   - The servers' addresses are learned once for the pool: the first
 //     join decodes the state the server sends back and keeps the members
 //     whose metadata says server; alive messages any machine hears

@@ -92,13 +92,21 @@ func (m *Machine) handle(msg []byte, from *net.UDPAddr, depth int) {
 		}
 	case suspectMsg:
 		var s suspect
-		if decode(body, &s) == nil && s.Node == m.name {
+		switch {
+		case decode(body, &s) != nil:
+		case s.Node == m.name:
 			m.refute(s.Incarnation, from)
+		default:
+			m.pool.relay(m, t, s.Node, s.Incarnation, msg, from)
 		}
 	case deadMsg:
 		var d dead
-		if decode(body, &d) == nil && d.Node == m.name && d.From != m.name {
+		switch {
+		case decode(body, &d) != nil:
+		case d.Node == m.name && d.From != m.name:
 			m.refute(d.Incarnation, from)
+		case d.Node != m.name:
+			m.pool.relay(m, t, d.Node, d.Incarnation, msg, from)
 		}
 	case aliveMsg:
 		var a alive
@@ -115,6 +123,7 @@ func (m *Machine) handle(msg []byte, from *net.UDPAddr, depth int) {
 			return
 		}
 		m.pool.learnServer(a.Node, a.Meta, false)
+		m.pool.relay(m, t, a.Node, a.Incarnation, msg, from)
 	case nackRespMsg, userMsg:
 	default:
 		m.log.Debug("gossip message type not handled", "type", t, "from", from)
@@ -274,23 +283,27 @@ func (m *Machine) stream(c net.Conn) error {
 	return err
 }
 
-// join joins the pool through one of the join addresses, chosen at
-// random, with a push/pull of the machine's own state, as memberlist's
-// Join does. learn decodes the state the server sends back, to learn the
-// servers from it; otherwise it is only read to its end (the server
-// merges the machine's state after it has sent its own).
+// join joins the pool as memberlist's Join does: a push/pull of the
+// machine's own state (Join set) with every join address, in turn from
+// one chosen at random; it fails only when none answered. learn decodes
+// the state a server sends back, to learn the servers from it; otherwise
+// it is only read to its end (the server merges the machine's state after
+// it has sent its own).
 func (m *Machine) join(learn bool) error {
 	join := m.pool.cfg.Join
 	var errs []error
 	for i, k := 0, rand.IntN(len(join)); i < len(join); i++ {
 		addr := join[(k+i)%len(join)]
-		err := m.pushPull(addr, learn)
-		if err == nil {
-			return nil
+		if err := m.pushPull(addr, learn); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", addr, err))
+			continue
 		}
-		errs = append(errs, fmt.Errorf("%s: %w", addr, err))
+		learn = false
 	}
-	return fmt.Errorf("join gossip pool: %w", errors.Join(errs...))
+	if len(errs) == len(join) {
+		return fmt.Errorf("join gossip pool: %w", errors.Join(errs...))
+	}
+	return nil
 }
 
 // keepJoining joins again every few seconds until a join works or the
@@ -392,4 +405,51 @@ func (p *Pool) joinUDP() []*net.UDPAddr {
 		}
 	}
 	return p.udp
+}
+
+// relayKeep is how long the pool remembers news it relayed.
+const relayKeep = time.Minute
+
+// relayKey names one piece of gossip news: a message type, the member it
+// is about, and its incarnation.
+type relayKey struct {
+	t    msgType
+	node string
+	inc  uint32
+}
+
+// relay passes news about another member (alive, suspect, dead) that a
+// machine heard on to the servers (the join addresses), once per news
+// for the whole pool. In a real pool every member passes what it hears
+// to random members, and news spreads to all in a few rounds; a
+// simulated member keeps no list to pick from, and without the relay it
+// would swallow what the servers gossip to it, leaving the servers'
+// views to converge by chance. The pool's one hop to the servers stands
+// in for the epidemic.
+func (p *Pool) relay(via *Machine, t msgType, node string, inc uint32, msg []byte, from *net.UDPAddr) {
+	k := relayKey{t, node, inc}
+	now := time.Now()
+	p.mu.Lock()
+	if p.relayed == nil {
+		p.relayed = make(map[relayKey]time.Time)
+	}
+	if _, seen := p.relayed[k]; seen {
+		p.mu.Unlock()
+		return
+	}
+	p.relayed[k] = now
+	if now.Sub(p.pruned) > relayKeep {
+		for k, at := range p.relayed {
+			if now.Sub(at) > relayKeep {
+				delete(p.relayed, k)
+			}
+		}
+		p.pruned = now
+	}
+	p.mu.Unlock()
+	for _, a := range p.joinUDP() {
+		if from == nil || !a.IP.Equal(from.IP) || a.Port != from.Port {
+			via.send(a, msg)
+		}
+	}
 }

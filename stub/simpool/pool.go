@@ -74,6 +74,10 @@ type Pool struct {
 	leader string
 	// udp are the join addresses' UDP addresses, resolved once.
 	udp []*net.UDPAddr
+	// relayed is the news relayed to the servers (gossip.go), pruned
+	// when it is older than relayKeep, last at pruned.
+	relayed map[relayKey]time.Time
+	pruned  time.Time
 }
 
 // pidBase is above the kernel's largest pid (PID_MAX_LIMIT, 2^22): a
