@@ -31,12 +31,6 @@ const (
 	scalePoolPoll = time.Second
 	// scalePoolJoinWait bounds the wait for the pool to converge.
 	scalePoolJoinWait = 15 * time.Minute
-	// scalePoolHTTPPort and scalePoolGossipPort are the first API and
-	// gossip ports of the simulated machines, each size on a loopback
-	// host of its own (127.77.ROUND.1), below the ephemeral range so that
-	// 20,000 listeners take no port an outgoing connection needs.
-	scalePoolHTTPPort   = 10000
-	scalePoolGossipPort = 20000
 )
 
 // scalePoolSizes returns the pool sizes to measure: -scale-pool's, or the
@@ -346,11 +340,12 @@ type poolSim struct {
 	in io.WriteCloser
 }
 
-// startPoolSim starts `netmgr sim` with n machines named prefix-0 ...
-// on their own loopback host, and returns once they have joined.
+// startPoolSim starts `netmgr sim` with n machines named prefix-0 ...,
+// each on a loopback address of its own (--own-address: 127.(77+ROUND).0.1
+// and up, each size's range its own), and returns once they have joined.
 func startPoolSim(c *servertest.ProcCluster, bin, dir, prefix string, round, n int) (*poolSim, error) {
 	data := filepath.Join(simDataRoot(dir), prefix)
-	host := fmt.Sprintf("127.77.%d.1", round)
+	host := fmt.Sprintf("127.%d.0.1", 77+round)
 	p := &poolSim{simProc: &simProc{log: filepath.Join(dir, "sim-"+prefix+".log"), done: make(chan struct{})}}
 	logf, err := os.Create(p.log)
 	if err != nil {
@@ -358,7 +353,7 @@ func startPoolSim(c *servertest.ProcCluster, bin, dir, prefix string, round, n i
 	}
 	args := append([]string{"sim", "--count", strconv.Itoa(n), "--prefix", prefix, "--data-dir", data,
 		"--join", strings.Join(gossipAddrs(c), ","), "--log-level", "warn", "--commands",
-		"--http", fmt.Sprintf("%s:%d", host, scalePoolHTTPPort), "--gossip", fmt.Sprintf("%s:%d", host, scalePoolGossipPort)},
+		"--own-address", "--http", host + ":0", "--gossip", host + ":0"},
 		simTLSArgs(c)...)
 	p.cmd = exec.Command(bin, args...)
 	p.cmd.Stdout, p.cmd.Stderr = logf, logf

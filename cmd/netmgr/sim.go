@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"net"
@@ -22,7 +23,7 @@ func simCommand() *cli.Command {
 		Usage: "run many simulated stubs in one process, for tests and benchmarks at scale",
 		UsageText: "netmgr sim --data-dir DIR --join GOSSIP_ADDR,... [--count N] [--prefix PREFIX]\n" +
 			"    [--http ADDR] [--gossip ADDR] [--run-time DURATION] [--slots N] [--mem MB]\n" +
-			"    [--init FILE] [--whole-stubs [--exec-dir DIR]] [--commands] [--log-level LEVEL]",
+			"    [--init FILE] [--own-address | --whole-stubs [--exec-dir DIR]] [--commands] [--log-level LEVEL]",
 		Description: "Runs --count simulated machines named PREFIX-0 ... PREFIX-(N-1) in this process\n" +
 			"until SIGINT or SIGTERM, to try the servers with many machines without as many\n" +
 			"hosts. Each speaks to the servers as a real stub does: its own certificate and\n" +
@@ -37,10 +38,14 @@ func simCommand() *cli.Command {
 			"   netmgr sim --count 100 --slots 4 --run-time 2s --data-dir /tmp/sim \\\n" +
 			"       --http 127.1.0.1:20000 --gossip 127.1.0.1:30000 --join 127.0.0.1:17648\n\n" +
 			"Machine i listens on the port of --http plus i and gossips on the port of\n" +
-			"--gossip plus i (port 0: each picks a free port); a host of its own (any of\n" +
-			"127.0.0.0/8) keeps many machines off the ports others use. A job's binary must\n" +
-			"exist here, as on a real machine. --slots and --mem are the machines' nprocs\n" +
-			"and mem claims, as an init file makes them.\n\n" +
+			"--gossip plus i (port 0: each picks a free port). With --own-address it has a\n" +
+			"host of its own instead, the host of --http plus i (127.77.0.1, 127.77.0.2,\n" +
+			"...; any of 127.0.0.0/8 is this host), on the ports of --http and --gossip,\n" +
+			"which one socket each, bound to every address, serves for all machines: that\n" +
+			"keeps 10,000 machines within 20,000 open files and off the ports others use\n" +
+			"(port 0 picks one port for all). A job's binary must exist here, as on a real\n" +
+			"machine. --slots and --mem are the machines' nprocs and mem claims, as an init\n" +
+			"file makes them.\n\n" +
 			"--whole-stubs runs a whole stub per machine instead (its outbox in DIR/NAME/data,\n" +
 			"its jobs' directories in DIR/NAME/exec or EXEC_DIR/NAME, a member list of its\n" +
 			"own): every part of the stub above the fork, at a cost that grows with the\n" +
@@ -71,6 +76,7 @@ func simCommand() *cli.Command {
 			&cli.StringFlag{Name: "gossip-keyring", Usage: "gossip encryption keyring `FILE`"},
 			&cli.BoolFlag{Name: "insecure", Usage: "run the stubs without TLS (for a group started with --insecure)"},
 			&cli.BoolFlag{Name: "whole-stubs", Usage: "run a whole stub per machine (outbox, exec dirs, member list) instead of the shared simulator"},
+			&cli.BoolFlag{Name: "own-address", Usage: "give machine i the host of --http and --gossip plus i (an IPv4 in 127.0.0.0/8) on their ports, all served by one socket each"},
 			&cli.BoolFlag{Name: "commands", Usage: "read commands from standard input, one a line: 'kill NAME' or 'stats'"},
 			logLevelFlag(), logFormatFlag(),
 		},
@@ -96,11 +102,18 @@ func runSim(cCtx *cli.Context) error {
 	if cCtx.Duration("run-time") < 0 || cCtx.Int("slots") < 0 || cCtx.Int64("mem") < 0 {
 		return usagef("--run-time, --slots and --mem must not be negative")
 	}
-	httpAddrs, err := countUp(cCtx.String("http"), n)
+	spread := countUp
+	if cCtx.Bool("own-address") {
+		if cCtx.Bool("whole-stubs") {
+			return usagef("--own-address works without --whole-stubs only")
+		}
+		spread = hostsUp
+	}
+	httpAddrs, err := spread(cCtx.String("http"), n)
 	if err != nil {
 		return usagef("--http: %v", err)
 	}
-	gossipAddrs, err := countUp(cCtx.String("gossip"), n)
+	gossipAddrs, err := spread(cCtx.String("gossip"), n)
 	if err != nil {
 		return usagef("--gossip: %v", err)
 	}
@@ -219,6 +232,31 @@ func countUp(addr string, n int) ([]string, error) {
 			p += i
 		}
 		out[i] = net.JoinHostPort(host, strconv.Itoa(p))
+	}
+	return out, nil
+}
+
+// hostsUp returns n addresses: addr, then addr's host plus 1, 2, ... on
+// the same port; the hosts must stay within 127.0.0.0/8, every one of
+// which is this host's.
+func hostsUp(addr string, n int) ([]string, error) {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return nil, err
+	}
+	ip := net.ParseIP(host).To4()
+	if ip == nil || ip[0] != 127 {
+		return nil, fmt.Errorf("%q is not an IPv4 address in 127.0.0.0/8 (loopback)", host)
+	}
+	first := binary.BigEndian.Uint32(ip)
+	if uint64(first)+uint64(n)-1 > 0x7fffffff-1 {
+		return nil, fmt.Errorf("%d hosts from %s run past 127.255.255.254", n, host)
+	}
+	out := make([]string, n)
+	for i := range out {
+		var b [4]byte
+		binary.BigEndian.PutUint32(b[:], first+uint32(i))
+		out[i] = net.JoinHostPort(net.IP(b[:]).String(), port)
 	}
 	return out, nil
 }

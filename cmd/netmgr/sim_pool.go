@@ -27,8 +27,18 @@ const simFDsPerMachine = 6
 // command's context ends.
 func runSimPool(cCtx *cli.Context, logger *slog.Logger, ca *pki.CA, sim stub.Simulation, join, httpAddrs, gossipAddrs []string) error {
 	n := len(httpAddrs)
-	if err := raiseFileLimit(uint64(n*simFDsPerMachine + 1024)); err != nil {
+	perMachine := simFDsPerMachine
+	if cCtx.Bool("own-address") {
+		perMachine -= 3 // the listeners and socket are shared
+	}
+	want := uint64(n*perMachine + 1024)
+	got, err := raiseFileLimit(want)
+	if err != nil {
 		return err
+	}
+	if got < want {
+		logger.Warn("the open-file limit may be too low for this many machines (raise it with ulimit -n, or use --own-address)",
+			"machines", n, "limit", got, "want", want)
 	}
 	facts, err := stub.SimulatedFacts(cCtx.String("init"), sim)
 	if err != nil {
@@ -41,6 +51,7 @@ func runSimPool(cCtx *cli.Context, logger *slog.Logger, ca *pki.CA, sim stub.Sim
 		Logger:      logger,
 		HTTPAddrs:   httpAddrs,
 		GossipAddrs: gossipAddrs,
+		Shared:      cCtx.Bool("own-address"),
 	}
 	for i := range n {
 		cfg.Names = append(cfg.Names, fmt.Sprintf("%s-%d", cCtx.String("prefix"), i))
@@ -108,26 +119,23 @@ func simCommands(r io.Reader, w io.Writer, p *simpool.Pool, logger *slog.Logger)
 }
 
 // raiseFileLimit raises the process's open-file limit to at least want,
-// the hard limit too when it is lower and the process may (root).
-func raiseFileLimit(want uint64) error {
+// the hard limit too when it is lower and the process may; it returns the
+// limit it got.
+func raiseFileLimit(want uint64) (uint64, error) {
 	var lim unix.Rlimit
 	if err := unix.Getrlimit(unix.RLIMIT_NOFILE, &lim); err != nil {
-		return fmt.Errorf("sim: open-file limit: %w", err)
+		return 0, fmt.Errorf("sim: open-file limit: %w", err)
 	}
 	if lim.Cur >= want {
-		return nil
+		return lim.Cur, nil
 	}
-	next := lim
-	next.Cur = want
-	if next.Max < want {
-		next.Max = want
+	next := unix.Rlimit{Cur: want, Max: max(lim.Max, want)}
+	if err := unix.Setrlimit(unix.RLIMIT_NOFILE, &next); err == nil {
+		return want, nil
 	}
-	if err := unix.Setrlimit(unix.RLIMIT_NOFILE, &next); err != nil {
-		if lim.Max > lim.Cur {
-			lim.Cur = lim.Max
-			_ = unix.Setrlimit(unix.RLIMIT_NOFILE, &lim)
-		}
-		return fmt.Errorf("sim: %d machines need about %d open files, and the limit is %d (raise it with ulimit -n): %w", want/simFDsPerMachine, want, lim.Cur, err)
+	lim.Cur = lim.Max
+	if err := unix.Setrlimit(unix.RLIMIT_NOFILE, &lim); err != nil {
+		return 0, fmt.Errorf("sim: open-file limit: %w", err)
 	}
-	return nil
+	return lim.Cur, nil
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-msgpack/v2/codec"
+	"golang.org/x/net/ipv4"
 
 	"github.com/netmgr/netmgr/client"
 )
@@ -22,8 +23,8 @@ const (
 	udpBuffer    = 65536
 )
 
-// readPackets answers the gossip packets that reach the machine until
-// it is killed.
+// readPackets answers the gossip packets that reach the machine's own
+// socket until it is killed.
 func (m *Machine) readPackets() {
 	buf := make([]byte, udpBuffer)
 	for {
@@ -34,18 +35,23 @@ func (m *Machine) readPackets() {
 			}
 			continue
 		}
-		if m.mute.Load() {
-			m.dropped.Add(1)
-			continue
-		}
-		msg, err := m.pool.keys.unpacket(buf[:n])
-		if err != nil {
-			m.log.Debug("gossip packet refused", "from", from, "err", err)
-			continue
-		}
-		// The handlers keep nothing of buf past their return.
-		m.handle(msg, from, 0)
+		m.packet(buf[:n], from)
 	}
+}
+
+// packet answers one gossip packet; the handlers keep nothing of buf
+// past their return.
+func (m *Machine) packet(buf []byte, from *net.UDPAddr) {
+	if m.mute.Load() {
+		m.dropped.Add(1)
+		return
+	}
+	msg, err := m.pool.keys.unpacket(buf)
+	if err != nil {
+		m.log.Debug("gossip packet refused", "from", from, "err", err)
+		return
+	}
+	m.handle(msg, from, 0)
 }
 
 // handle acts on one gossip message from from, as a memberlist member
@@ -145,7 +151,12 @@ func (m *Machine) send(addr *net.UDPAddr, msg []byte) {
 		return
 	}
 	pkt, err := m.pool.keys.packet(msg)
-	if err == nil {
+	switch {
+	case err != nil:
+	case m.pool.shared != nil:
+		// From the machine's own address, out of the shared socket.
+		_, err = m.pool.shared.pc.WriteTo(pkt, &ipv4.ControlMessage{Src: m.gossipIP}, addr)
+	default:
 		_, err = m.udp.WriteToUDP(pkt, addr)
 	}
 	if err != nil && !m.dead.Load() {
@@ -232,17 +243,22 @@ func (m *Machine) acceptStreams() {
 			}
 			continue
 		}
-		if m.mute.Load() {
-			_ = c.Close()
-			continue
-		}
-		m.pool.wg.Go(func() {
-			defer c.Close()
-			if err := m.stream(c); err != nil && !errors.Is(err, io.EOF) {
-				m.log.Debug("gossip stream", "from", c.RemoteAddr(), "err", err)
-			}
-		})
+		m.serveStream(c)
 	}
+}
+
+// serveStream answers gossip stream c in a goroutine of its own.
+func (m *Machine) serveStream(c net.Conn) {
+	if m.mute.Load() {
+		_ = c.Close()
+		return
+	}
+	m.pool.wg.Go(func() {
+		defer c.Close()
+		if err := m.stream(c); err != nil && !errors.Is(err, io.EOF) {
+			m.log.Debug("gossip stream", "from", c.RemoteAddr(), "err", err)
+		}
+	})
 }
 
 // stream answers one gossip stream: a TCP ping (memberlist's fallback
@@ -322,7 +338,12 @@ func (m *Machine) keepJoining() {
 }
 
 func (m *Machine) pushPull(addr string, learn bool) error {
-	c, err := net.DialTimeout("tcp", addr, tcpTimeout)
+	d := net.Dialer{Timeout: tcpTimeout}
+	if m.pool.shared != nil {
+		// From the machine's own address, as its member is known by.
+		d.LocalAddr = &net.TCPAddr{IP: m.gossipIP}
+	}
+	c, err := d.Dial("tcp", addr)
 	if err != nil {
 		return err
 	}

@@ -107,14 +107,19 @@ func startServerNode(t *testing.T, name string, keys [][]byte) *serverNode {
 	return s
 }
 
-// startPool starts n simulated machines, without TLS, joining addr.
-func startPool(t *testing.T, n int, addr string, keys [][]byte) *Pool {
+// startPool starts n simulated machines, without TLS, joining addr; when
+// shared, on shared sockets, machine i at 127.88.0.(i+1).
+func startPool(t *testing.T, n int, addr string, keys [][]byte, shared bool) *Pool {
 	t.Helper()
-	cfg := Config{Join: []string{addr}, Keys: keys, RunTime: time.Hour, Facts: client.Facts{Arch: "x86_64", CPUs: 1}}
+	cfg := Config{Join: []string{addr}, Keys: keys, RunTime: time.Hour, Facts: client.Facts{Arch: "x86_64", CPUs: 1}, Shared: shared}
 	for i := range n {
 		cfg.Names = append(cfg.Names, "sim-"+strconv.Itoa(i))
-		cfg.HTTPAddrs = append(cfg.HTTPAddrs, "127.0.0.1:0")
-		cfg.GossipAddrs = append(cfg.GossipAddrs, "127.0.0.1:0")
+		host := "127.0.0.1"
+		if shared {
+			host = "127.88.0." + strconv.Itoa(i+1)
+		}
+		cfg.HTTPAddrs = append(cfg.HTTPAddrs, host+":0")
+		cfg.GossipAddrs = append(cfg.GossipAddrs, host+":0")
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -131,16 +136,18 @@ var testKey = [][]byte{[]byte("0123456789abcdef")}
 // TestMemberProbed has a real memberlist node probe simulated members: it
 // sees them join and stay alive; a member that stops answering is
 // suspected, refutes the suspicion once it answers again, and is declared
-// dead once killed. In the clear and encrypted.
+// dead once killed. In the clear and encrypted, on sockets of their own
+// and on shared ones.
 func TestMemberProbed(t *testing.T) {
 	for _, tt := range []struct {
-		name string
-		keys [][]byte
-	}{{"clear", nil}, {"encrypted", testKey}} {
+		name   string
+		keys   [][]byte
+		shared bool
+	}{{"clear", nil, false}, {"encrypted", testKey, false}, {"shared sockets, encrypted", testKey, true}} {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			srv := startServerNode(t, "server-a", tt.keys)
-			p := startPool(t, 3, srv.ml.LocalNode().Address(), tt.keys)
+			p := startPool(t, 3, srv.ml.LocalNode().Address(), tt.keys, tt.shared)
 			testwait.For(t, 10*time.Second, "the node to hold 3 simulated members", func() bool {
 				return srv.ml.NumMembers() == 4
 			})
@@ -195,13 +202,14 @@ func TestMemberProbed(t *testing.T) {
 // member's own state.
 func TestMemberPushPull(t *testing.T) {
 	for _, tt := range []struct {
-		name string
-		keys [][]byte
-	}{{"clear", nil}, {"encrypted", testKey}} {
+		name   string
+		keys   [][]byte
+		shared bool
+	}{{"clear", nil, false}, {"encrypted", testKey, false}, {"shared sockets", nil, true}} {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			srv := startServerNode(t, "server-a", tt.keys)
-			p := startPool(t, 1, srv.ml.LocalNode().Address(), tt.keys)
+			p := startPool(t, 1, srv.ml.LocalNode().Address(), tt.keys, tt.shared)
 			other := startServerNode(t, "server-b", tt.keys)
 			n, err := other.ml.Join([]string{p.Machine("sim-0").GossipAddr()})
 			if err != nil || n != 1 {
@@ -220,7 +228,7 @@ func TestMemberPushPull(t *testing.T) {
 func TestIndirectProbe(t *testing.T) {
 	t.Parallel()
 	srv := startServerNode(t, "server-a", nil)
-	p := startPool(t, 1, srv.ml.LocalNode().Address(), nil)
+	p := startPool(t, 1, srv.ml.LocalNode().Address(), nil, true)
 	m := p.Machine("sim-0")
 	asker, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
 	if err != nil {

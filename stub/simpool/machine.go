@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -23,6 +24,9 @@ const (
 	reportTryTimeout    = time.Second
 	leaseHedgeAfter     = 150 * time.Millisecond
 	leaseLeaderPatience = renewTimeout / 2
+	// idleConnTimeout closes a machine's idle connection to a server,
+	// and an idle API connection of a server to a machine.
+	idleConnTimeout = 5 * time.Second
 )
 
 // Machine is one simulated machine: its own name, certificate, API
@@ -32,6 +36,8 @@ type Machine struct {
 	name string
 	log  *slog.Logger
 	tls  *pki.Material // nil without TLS
+	// tlsConfig is its API's TLS configuration, from tls.
+	tlsConfig *tls.Config
 	// httpAddr and gossipAddr are the addresses it listens on.
 	httpAddr, gossipAddr string
 	gossipIP             net.IP
@@ -79,10 +85,9 @@ func (p *Pool) newMachine(name, httpAddr, gossipAddr string) (m *Machine, err er
 			return nil, fmt.Errorf("simulated machine %s: %w", name, err)
 		}
 	}
-	if m.api, err = listen(httpAddr); err != nil {
-		return nil, fmt.Errorf("simulated machine %s: %w", name, err)
+	if m.tls != nil {
+		m.tlsConfig = m.tls.ServerConfig(true)
 	}
-	m.httpAddr = m.api.Addr().String()
 	ua, err := net.ResolveUDPAddr("udp", gossipAddr)
 	if err != nil {
 		return nil, fmt.Errorf("simulated machine %s: gossip address %q: %w", name, gossipAddr, err)
@@ -90,6 +95,25 @@ func (p *Pool) newMachine(name, httpAddr, gossipAddr string) (m *Machine, err er
 	if ua.IP == nil || ua.IP.IsUnspecified() {
 		return nil, fmt.Errorf("simulated machine %s: gossip address %q must name the host to advertise", name, gossipAddr)
 	}
+	if s := p.shared; s != nil {
+		ip4 := ua.IP.To4()
+		if ip4 == nil {
+			return nil, fmt.Errorf("simulated machine %s: gossip address %q: shared sockets need IPv4", name, gossipAddr)
+		}
+		if s.byIP[[4]byte(ip4)] != nil {
+			return nil, fmt.Errorf("simulated machine %s: address %s taken by another machine", name, ip4)
+		}
+		hp, gp := s.ports()
+		m.httpAddr = net.JoinHostPort(ip4.String(), strconv.Itoa(hp))
+		m.gossipAddr = net.JoinHostPort(ip4.String(), strconv.Itoa(gp))
+		m.gossipIP, m.gossipPort = ip4, uint16(gp)
+		s.byIP[[4]byte(ip4)] = m
+		return m, m.finishSetup()
+	}
+	if m.api, err = listen(httpAddr); err != nil {
+		return nil, fmt.Errorf("simulated machine %s: %w", name, err)
+	}
+	m.httpAddr = m.api.Addr().String()
 	// TCP first, then UDP on its port, as memberlist's transport does;
 	// a port picked for TCP may be taken for UDP, and is picked again.
 	for try := 0; ; try++ {
@@ -112,26 +136,38 @@ func (p *Pool) newMachine(name, httpAddr, gossipAddr string) (m *Machine, err er
 	if ip4 := m.gossipIP.To4(); ip4 != nil {
 		m.gossipIP = ip4
 	}
+	return m, m.finishSetup()
+}
+
+// finishSetup makes the machine's metadata and clients once its
+// addresses are known.
+func (m *Machine) finishSetup() (err error) {
+	p, name := m.pool, m.name
 	if m.meta, err = json.Marshal(client.NodeMeta{Role: client.RoleStub, HTTP: m.httpAddr, Load: p.cfg.Facts.Load}); err != nil {
-		return nil, fmt.Errorf("simulated machine %s: encode gossip metadata: %w", name, err)
+		return fmt.Errorf("simulated machine %s: encode gossip metadata: %w", name, err)
 	}
 	var opts []client.Option
 	if m.tls != nil {
 		// One transport for both clients, as the stub shares its
 		// connection to each server between reports and renewals.
-		hc := &http.Client{Timeout: 70 * time.Second, Transport: client.NewTLSTransport(m.tls, pki.RoleServer)}
+		tr := client.NewTLSTransport(m.tls, pki.RoleServer)
+		// The renewals keep the connection to the leader busy; one to a
+		// follower (a hedged renewal) is closed soon after, as each is an
+		// open file and 10,000 machines share one process's limit.
+		tr.IdleConnTimeout = idleConnTimeout
+		hc := &http.Client{Timeout: 70 * time.Second, Transport: tr}
 		opts = []client.Option{client.WithHTTPClient(hc), client.WithHTTPS()}
 	}
 	// The first join fills in the servers; until then the join
 	// addresses stand in (no request goes out before it).
 	if m.rc, err = client.New(p.cfg.Join, append(opts, client.WithRetryFor(reportRetryFor), client.WithTryTimeout(reportTryTimeout))...); err != nil {
-		return nil, fmt.Errorf("simulated machine %s: %w", name, err)
+		return fmt.Errorf("simulated machine %s: %w", name, err)
 	}
 	if m.lc, err = client.New(p.cfg.Join, append(opts, client.WithRetryFor(0), client.WithHedge(leaseHedgeAfter), client.WithLeaderPatience(leaseLeaderPatience))...); err != nil {
-		return nil, fmt.Errorf("simulated machine %s: %w", name, err)
+		return fmt.Errorf("simulated machine %s: %w", name, err)
 	}
 	m.incarnation = 1
-	return m, nil
+	return nil
 }
 
 // Name returns the machine's name.
@@ -148,9 +184,12 @@ func (m *Machine) Dead() bool { return m.dead.Load() }
 
 // serve starts the machine's API and gossip listeners.
 func (m *Machine) serve() {
+	if m.pool.shared != nil {
+		return // Pool.serveShared serves them all
+	}
 	var ln net.Listener = &machineListener{Listener: m.api, m: m}
 	if m.tls != nil {
-		ln = tls.NewListener(ln, m.tls.ServerConfig(true))
+		ln = tls.NewListener(ln, m.tlsConfig)
 	}
 	m.pool.wg.Go(func() { _ = m.pool.srv.Serve(ln) })
 	m.pool.wg.Go(m.readPackets)
@@ -224,16 +263,25 @@ func (l *machineListener) Accept() (net.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	mc := &machineConn{Conn: c, m: l.m}
-	l.m.mu.Lock()
-	if l.m.dead.Load() {
-		l.m.mu.Unlock()
-		_ = c.Close()
+	mc := l.m.track(c)
+	if mc == nil {
 		return nil, net.ErrClosed
 	}
-	l.m.conns[mc] = true
-	l.m.mu.Unlock()
 	return mc, nil
+}
+
+// track marks c as an API connection of m, or closes it and returns nil
+// when m is dead.
+func (m *Machine) track(c net.Conn) *machineConn {
+	mc := &machineConn{Conn: c, m: m}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.dead.Load() {
+		_ = c.Close()
+		return nil
+	}
+	m.conns[mc] = true
+	return mc
 }
 
 type machineConn struct {

@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -43,6 +44,15 @@ type Config struct {
 	Facts client.Facts
 	// RunTime is how long every simulated job runs before it exits 0.
 	RunTime time.Duration
+	// Shared makes the machines share one API listener, one gossip
+	// listener and one gossip UDP socket, bound to every address (0.0.0.0)
+	// on the ports of the first machine's addresses, each machine's
+	// traffic told apart by the address it was sent to: each machine's
+	// addresses must then have a host (IPv4) of its own and the same
+	// ports. A pool of 10,000 machines needs it to fit a limit of 20,000
+	// open files; connections and packets to an address no machine holds
+	// are dropped.
+	Shared bool
 	// JoinParallel bounds the joins in flight at once; 0 means 16.
 	JoinParallel int
 	// Logger takes the pool's lines; nil discards them.
@@ -55,9 +65,11 @@ type Pool struct {
 	log  *slog.Logger
 	keys keyring
 	srv  *http.Server
-	ms   []*Machine
-	byN  map[string]*Machine
-	pid  atomic.Int64 // the last simulated pid handed out
+	// shared are the sockets the machines share (Config.Shared), or nil.
+	shared *shared
+	ms     []*Machine
+	byN    map[string]*Machine
+	pid    atomic.Int64 // the last simulated pid handed out
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -105,8 +117,18 @@ func Start(ctx context.Context, cfg Config) (*Pool, error) {
 	p.srv = &http.Server{
 		Handler:           p.routes(),
 		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       idleConnTimeout,
 		ConnContext:       connMachine,
 		ErrorLog:          slog.NewLogLogger(l.Handler(), slog.LevelDebug),
+	}
+	if cfg.Shared && len(cfg.Names) > 0 {
+		hp, gp, err := sharedPorts(cfg.HTTPAddrs, cfg.GossipAddrs)
+		if err != nil {
+			return nil, err
+		}
+		if p.shared, err = openShared(hp, gp); err != nil {
+			return nil, fmt.Errorf("simulated pool: %w", err)
+		}
 	}
 	for i, name := range cfg.Names {
 		m, err := p.newMachine(name, cfg.HTTPAddrs[i], cfg.GossipAddrs[i])
@@ -119,6 +141,9 @@ func Start(ctx context.Context, cfg Config) (*Pool, error) {
 	}
 	for _, m := range p.ms {
 		m.serve()
+	}
+	if p.shared != nil {
+		p.serveShared()
 	}
 	if err := p.join(ctx); err != nil {
 		p.Close()
@@ -236,7 +261,37 @@ func (p *Pool) Close() {
 	wg.Wait()
 	p.cancel()
 	_ = p.srv.Close()
+	if p.shared != nil {
+		p.shared.close()
+	}
 	p.wg.Wait()
+}
+
+// sharedPorts returns the one API and one gossip port of the addresses,
+// which must all have them.
+func sharedPorts(httpAddrs, gossipAddrs []string) (httpPort, gossipPort int, err error) {
+	port := func(addrs []string) (int, error) {
+		ports := make(map[string]bool)
+		for _, a := range addrs {
+			_, p, err := net.SplitHostPort(a)
+			if err != nil {
+				return 0, fmt.Errorf("simulated pool: %w", err)
+			}
+			ports[p] = true
+		}
+		if len(ports) != 1 {
+			return 0, fmt.Errorf("simulated pool: shared sockets need one port for every machine, got %d", len(ports))
+		}
+		for p := range ports {
+			return strconv.Atoi(p)
+		}
+		return 0, nil
+	}
+	if httpPort, err = port(httpAddrs); err != nil {
+		return 0, 0, err
+	}
+	gossipPort, err = port(gossipAddrs)
+	return httpPort, gossipPort, err
 }
 
 // learnServer records what gossip said of member name: a server's
