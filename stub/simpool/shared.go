@@ -109,6 +109,10 @@ func (p *Pool) serveShared() {
 			if !ok || mc.m.tlsConfig == nil {
 				return nil, errors.New("connection reached no simulated machine with TLS")
 			}
+			// pki's configuration picks its certificate per handshake.
+			if get := mc.m.tlsConfig.GetConfigForClient; get != nil {
+				return get(h)
+			}
 			return mc.m.tlsConfig, nil
 		}})
 	}
