@@ -155,6 +155,11 @@ func (m *Machine) finishSetup() (err error) {
 		// follower (a hedged renewal) is closed soon after, as each is an
 		// open file and 10,000 machines share one process's limit.
 		tr.IdleConnTimeout = idleConnTimeout
+		// One connection per server, as the stub means to hold (HTTP/2
+		// carries its concurrent requests): a real stub's transport dials
+		// again for each renewal while a slow server's handshake hangs,
+		// and 10,000 machines doing so piled up 17 handshakes each.
+		tr.MaxConnsPerHost = 1
 		hc := &http.Client{Timeout: 70 * time.Second, Transport: tr}
 		opts = []client.Option{client.WithHTTPClient(hc), client.WithHTTPS()}
 	}
