@@ -62,9 +62,22 @@
 //     update them (a new leader's metadata). The other machines' joins
 //     read the answer without decoding it.
 //   - One process: one Go runtime and its timers, one http.Server whose
-//     handler finds the machine by the connection (one listener each),
-//     the host's facts (stub.SimulatedFacts) for every machine, the
-//     executable check of a job's binary cached per binary.
+//     handler finds the machine by the connection, the host's facts
+//     (stub.SimulatedFacts) for every machine, the executable check of a
+//     job's binary cached per binary. Each machine listens on sockets of
+//     its own, or (Config.Shared, `netmgr sim --own-address`) all share
+//     one API listener, one gossip listener and one gossip UDP socket
+//     bound to every address (shared.go), each machine on a loopback
+//     address of its own, its traffic told apart by the address it was
+//     sent to (IP_PKTINFO for UDP, which also sends from the machine's
+//     address): 10,000 machines with sockets of their own need 30,000
+//     open files, and a container's limit (20,000 here, which even root
+//     cannot raise) does not allow it.
+//   - A machine holds at most one connection to each server (HTTP/2
+//     carries its concurrent requests), closed after 5 s idle; a real
+//     stub means to, but its transport dials again for every renewal
+//     while a slow server's handshake hangs, which for 10,000 machines
+//     in one process piled up thousands of pending handshakes.
 //   - Jobs are timers: a job gets a unique fake pid above the kernel's
 //     largest, runs for Config.RunTime (or its run limit: TERM with the
 //     limit's Reason) and exits 0. A signal that kills ends it with
