@@ -27,8 +27,9 @@
 //     memberlist.Memberlist with netmgr's configuration would
 //     (internal/gossip: DefaultLANConfig, no compression, no label, the
 //     keyring's first key encrypting with GossipVerifyIncoming and
-//     Outgoing). It joins as memberlist's Join does, with a push/pull of
-//     its own state (Join set) to every join address, answers pings
+//     Outgoing). It joins with a push/pull of its own state (Join set)
+//     with one join address (memberlist's Join push/pulls with every one:
+//     see Machine.join for why not), answers pings
 //     (UDP, and TCP, memberlist's fallback) with acks, carries out indirect probes for others (ping the target, forward
 //     its ack, or a nack after the probe timeout), answers a push/pull
 //     with its own state, and refutes a suspect or dead message about
