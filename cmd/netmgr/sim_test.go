@@ -239,3 +239,29 @@ func testSimPoolKill(t *testing.T, shared bool) {
 		t.Errorf("pool stats = %+v, want 2 machines and 1 killed", st)
 	}
 }
+
+func TestHostsUp(t *testing.T) {
+	tests := []struct {
+		name, addr string
+		n          int
+		want       []string
+		wantErr    bool
+	}{
+		{"hosts count up", "127.77.0.254:0", 3, []string{"127.77.0.254:0", "127.77.0.255:0", "127.77.1.0:0"}, false},
+		{"one port for all", "127.1.2.3:7000", 2, []string{"127.1.2.3:7000", "127.1.2.4:7000"}, false},
+		{"not loopback", "10.0.0.1:0", 1, nil, true},
+		{"past the loopback range", "127.255.255.250:0", 10, nil, true},
+		{"IPv6", "[::1]:0", 1, nil, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := hostsUp(tt.addr, tt.n)
+			if (err != nil) != tt.wantErr {
+				t.Fatalf("hostsUp(%q, %d) error = %v, want error %v", tt.addr, tt.n, err, tt.wantErr)
+			}
+			if !slices.Equal(got, tt.want) {
+				t.Errorf("hostsUp(%q, %d) = %v, want %v", tt.addr, tt.n, got, tt.want)
+			}
+		})
+	}
+}
