@@ -375,7 +375,7 @@ func startPoolSim(c *servertest.ProcCluster, bin, dir, prefix string, round, n i
 	}()
 	if err := p.await(regexp.MustCompile(`(?m)^joined \d+ machines in `), 0, scalePoolJoinWait); err != nil {
 		p.kill()
-		return nil, err
+		return nil, fmt.Errorf("%w; its log ends:\n%s", err, simLogs([]*simProc{p.simProc}, 3000))
 	}
 	return p, nil
 }
