@@ -231,9 +231,10 @@ func testSimPoolKill(t *testing.T, shared bool) {
 		t.Fatal(err)
 	}
 	testwait.For(t, 60*time.Second, first.Machine+" not up after the kill", func() bool { return !up()[first.Machine] })
-	testwait.For(t, 60*time.Second, "the instance running again on another simulated machine", func() bool {
+	testwait.Until(t, 90*time.Second, "the instance running again on another simulated machine", func() (bool, string) {
 		in, ok := running()
-		return ok && in.Machine != first.Machine && in.Attempt > first.Attempt
+		return ok && in.Machine != first.Machine && in.Attempt > first.Attempt,
+			fmt.Sprintf("attempt %d %s on %s, reason %q", in.Attempt, in.State, in.Machine, in.Reason)
 	})
 	if st := p.Stats(); st.Killed != 1 || st.Machines != 2 {
 		t.Errorf("pool stats = %+v, want 2 machines and 1 killed", st)
