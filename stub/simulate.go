@@ -4,6 +4,7 @@ import (
 	"maps"
 	"time"
 
+	"github.com/netmgr/netmgr/client"
 	"github.com/netmgr/netmgr/client/dblang"
 )
 
@@ -56,20 +57,45 @@ func (s *Stub) simulate(sim *Simulation) {
 	if sim == nil || (sim.Slots <= 0 && sim.MemoryMB <= 0) {
 		return
 	}
-	init := &dblang.Init{}
-	if s.facts.init != nil {
-		c := *s.facts.init
-		init = &c
+	s.facts.init = sim.claims(s.facts.init)
+}
+
+// claims returns init (nil without an init file) with sim's claims made,
+// leaving init unchanged.
+func (sim *Simulation) claims(init *dblang.Init) *dblang.Init {
+	out := &dblang.Init{}
+	if init != nil {
+		c := *init
+		out = &c
 	}
-	init.Attrs = maps.Clone(init.Attrs)
-	if init.Attrs == nil {
-		init.Attrs = make(map[string]float64)
+	out.Attrs = maps.Clone(out.Attrs)
+	if out.Attrs == nil {
+		out.Attrs = make(map[string]float64)
 	}
 	if sim.Slots > 0 {
-		init.Attrs["nprocs"] = float64(sim.Slots)
+		out.Attrs["nprocs"] = float64(sim.Slots)
 	}
 	if sim.MemoryMB > 0 {
-		init.Attrs["mem"] = float64(sim.MemoryMB)
+		out.Attrs["mem"] = float64(sim.MemoryMB)
 	}
-	s.facts.init = init
+	return out
+}
+
+// SimulatedFacts returns the facts a simulated machine of this host
+// reports, its name and addresses left empty: the host's, with the init
+// file's (initFile, "" for none) and sim's claims, as a simulated stub
+// reports them. package stub/simpool's machines share them.
+func SimulatedFacts(initFile string, sim Simulation) (client.Facts, error) {
+	f := newFactSource()
+	if initFile != "" {
+		init, err := readInit(initFile)
+		if err != nil {
+			return client.Facts{}, err
+		}
+		f.init = init
+	}
+	if sim.Slots > 0 || sim.MemoryMB > 0 {
+		f.init = sim.claims(f.init)
+	}
+	return f.facts("", "")
 }

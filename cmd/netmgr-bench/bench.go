@@ -26,10 +26,12 @@ type config struct {
 	duration    time.Duration
 	json        bool
 	keep        bool
-	quick       bool   // BENCH_QUICK: shorter runs, fewer samples
-	only        string // comma-separated suite names; "" runs all
-	insecure    bool   // every cluster runs without TLS (-insecure)
-	allocRounds int    // rounds of the alloc suite; 0 is its default
+	quick       bool          // BENCH_QUICK: shorter runs, fewer samples
+	only        string        // comma-separated suite names; "" runs all
+	insecure    bool          // every cluster runs without TLS (-insecure)
+	allocRounds int           // rounds of the alloc suite; 0 is its default
+	scalePool   string        // the scale suite's pool sizes (-scale-pool); "" is its default
+	scaleSteady time.Duration // the scale suite's steady window (-scale-steady); 0 is its default
 }
 
 // defaultConfig returns the defaults, shortened when quick.

@@ -31,6 +31,9 @@ func run() error {
 	flag.BoolVar(&cfg.keep, "keep", false, "keep the clusters' data and logs directories")
 	flag.StringVar(&cfg.only, "only", "", "run only these suites (comma-separated: "+suiteNames()+")")
 	flag.IntVar(&cfg.allocRounds, "alloc-rounds", 0, "rounds of the alloc suite, each timing every size once (0: 11, 5 under BENCH_QUICK)")
+	flag.StringVar(&cfg.scalePool, "scale-pool", "", "`SIZES` of the scale suite's simulated pools, comma-separated machine counts (default: "+
+		scalePoolDefault+" with -only scale, "+scalePoolQuick+" under BENCH_QUICK, none otherwise)")
+	flag.DurationVar(&cfg.scaleSteady, "scale-steady", 0, "how long the scale suite watches each simulated pool at rest (default: 60s, 10s under BENCH_QUICK)")
 	flag.BoolVar(&cfg.insecure, "insecure", false, "run every cluster without TLS (--insecure), for comparison with the default, secure clusters")
 	compare := flag.String("compare", "", "measure nothing: compare the secure and insecure runs in these -json `FILES` (comma-separated), figure by figure")
 	flag.Parse()

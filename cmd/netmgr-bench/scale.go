@@ -28,7 +28,9 @@ const (
 	scaleServerName = "scale1"
 )
 
-// scaleSuite builds a database of 10,000 machines and 1,000,000 jobs
+// scaleSuite measures a simulated pool of thousands of machines
+// (scale_pool.go), then a database of 10,000 machines and 1,000,000 jobs.
+// The database part builds a database of 10,000 machines and 1,000,000 jobs
 // through the real FSM, persists its snapshot into a server data
 // directory through raft's file snapshot store, takes it again under the
 // traffic of a serving leader (snapshotUnderLoad: how long renewals,
@@ -36,6 +38,16 @@ const (
 // then starts a real `netmgr server` on that directory and measures the
 // time to its first consistent read and its memory.
 func scaleSuite(ctx context.Context, cfg config) ([]figure, error) {
+	pool, err := scalePoolSuite(ctx, cfg) // scale_pool.go
+	if err != nil {
+		return nil, err
+	}
+	figs, err := scaleStoreSuite(ctx, cfg)
+	return append(pool, figs...), err
+}
+
+// scaleStoreSuite is the scale suite's database part.
+func scaleStoreSuite(ctx context.Context, cfg config) ([]figure, error) {
 	machines, jobs, rounds := scaleMachines, scaleJobs, scaleRounds
 	if cfg.quick {
 		machines, jobs, rounds = scaleMachinesQuick, scaleJobsQuick, scaleRoundsQuick

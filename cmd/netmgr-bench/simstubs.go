@@ -308,7 +308,8 @@ func startSim(c *servertest.ProcCluster, bin, dir, prefix string, count int, ext
 		return nil, fmt.Errorf("start sim %s: %w", prefix, err)
 	}
 	sec := simTLSArgs(c)
-	args := append([]string{"sim", "--count", strconv.Itoa(count), "--prefix", prefix,
+	// Whole stubs: the suites that use them measure the stub as it runs.
+	args := append([]string{"sim", "--whole-stubs", "--count", strconv.Itoa(count), "--prefix", prefix,
 		"--data-dir", data, "--join", strings.Join(gossipAddrs(c), ","), "--log-level", "warn"}, sec...)
 	args = append(args, extra...)
 	p.cmd = exec.Command(bin, args...)

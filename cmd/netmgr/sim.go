@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"net"
@@ -22,25 +23,43 @@ func simCommand() *cli.Command {
 		Usage: "run many simulated stubs in one process, for tests and benchmarks at scale",
 		UsageText: "netmgr sim --data-dir DIR --join GOSSIP_ADDR,... [--count N] [--prefix PREFIX]\n" +
 			"    [--http ADDR] [--gossip ADDR] [--run-time DURATION] [--slots N] [--mem MB]\n" +
-			"    [--exec-dir DIR] [--init FILE] [--log-level LEVEL]",
-		Description: "Runs --count stubs named PREFIX-0 ... PREFIX-(N-1) in this process until SIGINT or\n" +
-			"SIGTERM, to try the servers with many machines without as many hosts. Each is a\n" +
-			"real stub (its API, outbox, lease, gossip and facts) whose jobs are simulated: no\n" +
-			"process is forked; a job gets a fake pid, runs for --run-time and exits 0, and a\n" +
-			"signal (netkill, suspend, resume) acts on it as on a process. For example, 100\n" +
-			"machines of 4 slots each whose jobs run 2 s:\n\n" +
+			"    [--init FILE] [--own-address | --whole-stubs [--exec-dir DIR]] [--commands] [--log-level LEVEL]",
+		Description: "Runs --count simulated machines named PREFIX-0 ... PREFIX-(N-1) in this process\n" +
+			"until SIGINT or SIGTERM, to try the servers with many machines without as many\n" +
+			"hosts. Each speaks to the servers as a real stub does: its own certificate and\n" +
+			"name, lease renewals, Starts and Signals on its API, CHILD_REGISTER and\n" +
+			"CHILD_TERM reported until a server answers, and a gossip member of its own that\n" +
+			"the servers probe, suspect and declare dead. The machines share what a real\n" +
+			"pool would not need to share: one process, its timers, the host's facts, and no\n" +
+			"member list (a simulated member answers probes and refutes suspicion but\n" +
+			"gossips nothing on its own), so that 10,000 fit on one small host. A job gets a\n" +
+			"fake pid, runs for --run-time and exits 0; a signal that kills ends it. For\n" +
+			"example, 100 machines of 4 slots each whose jobs run 2 s:\n\n" +
 			"   netmgr sim --count 100 --slots 4 --run-time 2s --data-dir /tmp/sim \\\n" +
-			"       --http 127.0.0.1:20000 --gossip 127.0.0.1:30000 --join 127.0.0.1:17648\n\n" +
-			"Stub i listens on the port of --http plus i and gossips on the port of --gossip\n" +
-			"plus i (port 0: each picks a free port). Its outbox lives in DIR/NAME/data and\n" +
-			"its jobs' directories in DIR/NAME/exec (or EXEC_DIR/NAME). A job's binary must\n" +
-			"exist here, as on a real machine. --slots and --mem are the machines' nprocs and\n" +
-			"mem claims, as an init file makes them.\n\n" +
-			"The stubs are secure as real ones: --ca-dir names the directory of the cluster's\n" +
-			"CA (ca.pem and ca-key.pem, as `netmgr tls ca create` writes them) and each\n" +
-			"simulated machine gets a stub certificate of its name, made at start and kept\n" +
-			"in DIR/NAME/tls. --insecure runs them without TLS, for an --insecure group.\n\n" +
-			"It prints 'stub NAME api https://HOST:PORT' for each stub once all listen.",
+			"       --http 127.1.0.1:20000 --gossip 127.1.0.1:30000 --join 127.0.0.1:17648\n\n" +
+			"Machine i listens on the port of --http plus i and gossips on the port of\n" +
+			"--gossip plus i (port 0: each picks a free port). With --own-address it has a\n" +
+			"host of its own instead, the host of --http plus i (127.77.0.1, 127.77.0.2,\n" +
+			"...; any of 127.0.0.0/8 is this host), on the ports of --http and --gossip,\n" +
+			"which one socket each, bound to every address, serves for all machines: that\n" +
+			"keeps 10,000 machines within 20,000 open files and off the ports others use\n" +
+			"(port 0 picks one port for all). A job's binary must exist here, as on a real\n" +
+			"machine. --slots and --mem are the machines' nprocs and mem claims, as an init\n" +
+			"file makes them.\n\n" +
+			"--whole-stubs runs a whole stub per machine instead (its outbox in DIR/NAME/data,\n" +
+			"its jobs' directories in DIR/NAME/exec or EXEC_DIR/NAME, a member list of its\n" +
+			"own): every part of the stub above the fork, at a cost that grows with the\n" +
+			"square of the count.\n\n" +
+			"The machines are secure as real ones: --ca-dir names the directory of the\n" +
+			"cluster's CA (ca.pem and ca-key.pem, as `netmgr tls ca create` writes them) and\n" +
+			"each simulated machine gets a stub certificate of its name, made at start and\n" +
+			"kept in DIR/NAME/tls. --insecure runs them without TLS, for an --insecure group.\n\n" +
+			"It prints 'stub NAME api https://HOST:PORT' for each machine once all listen,\n" +
+			"then 'joined N machines in DURATION'. With --commands it reads commands from\n" +
+			"standard input, one a line: 'kill NAME' cuts machine NAME off as a power cut\n" +
+			"would (it answers nothing more, and its jobs vanish), printing 'killed NAME';\n" +
+			"'stats' prints 'stats machines=N killed=K refuted=R', R the suspicions of its\n" +
+			"machines they refuted (a server suspected a machine that was answering).",
 		Flags: []cli.Flag{
 			&cli.IntFlag{Name: "count", Value: 10, Usage: "number `N` of simulated stubs"},
 			&cli.StringFlag{Name: "prefix", Value: "sim", Usage: "machine names are `PREFIX`-0, PREFIX-1, ..."},
@@ -51,11 +70,14 @@ func simCommand() *cli.Command {
 			&cli.DurationFlag{Name: "run-time", Value: time.Second, Usage: "`DURATION` each simulated job runs before it exits 0"},
 			&cli.IntFlag{Name: "slots", Usage: "instances (`N`) each machine runs at once, its nprocs claim; 0 keeps the host's CPUs"},
 			&cli.Int64Flag{Name: "mem", Usage: "memory `MB` each machine claims; 0 keeps the host's"},
-			&cli.StringFlag{Name: "exec-dir", Usage: "`DIR` holding the jobs' directories of each stub (default: DIR/NAME/exec)"},
+			&cli.StringFlag{Name: "exec-dir", Usage: "`DIR` holding the jobs' directories of each stub, with --whole-stubs (default: DIR/NAME/exec)"},
 			&cli.StringFlag{Name: "init", Usage: "machine init `FILE` every stub reads: mtype, mem, rating, nprocs, keys and mounts"},
 			&cli.StringFlag{Name: "ca-dir", Usage: "`DIR` of the cluster CA (ca.pem, ca-key.pem): each stub gets a certificate of its machine"},
 			&cli.StringFlag{Name: "gossip-keyring", Usage: "gossip encryption keyring `FILE`"},
 			&cli.BoolFlag{Name: "insecure", Usage: "run the stubs without TLS (for a group started with --insecure)"},
+			&cli.BoolFlag{Name: "whole-stubs", Usage: "run a whole stub per machine (outbox, exec dirs, member list) instead of the shared simulator"},
+			&cli.BoolFlag{Name: "own-address", Usage: "give machine i the host of --http and --gossip plus i (an IPv4 in 127.0.0.0/8) on their ports, all served by one socket each"},
+			&cli.BoolFlag{Name: "commands", Usage: "read commands from standard input, one a line: 'kill NAME' or 'stats'"},
 			logLevelFlag(), logFormatFlag(),
 		},
 		Action: runSim,
@@ -80,11 +102,18 @@ func runSim(cCtx *cli.Context) error {
 	if cCtx.Duration("run-time") < 0 || cCtx.Int("slots") < 0 || cCtx.Int64("mem") < 0 {
 		return usagef("--run-time, --slots and --mem must not be negative")
 	}
-	httpAddrs, err := countUp(cCtx.String("http"), n)
+	spread := countUp
+	if cCtx.Bool("own-address") {
+		if cCtx.Bool("whole-stubs") {
+			return usagef("--own-address works without --whole-stubs only")
+		}
+		spread = hostsUp
+	}
+	httpAddrs, err := spread(cCtx.String("http"), n)
 	if err != nil {
 		return usagef("--http: %v", err)
 	}
-	gossipAddrs, err := countUp(cCtx.String("gossip"), n)
+	gossipAddrs, err := spread(cCtx.String("gossip"), n)
 	if err != nil {
 		return usagef("--gossip: %v", err)
 	}
@@ -106,6 +135,15 @@ func runSim(cCtx *cli.Context) error {
 		}
 	}
 	sim := stub.Simulation{RunTime: cCtx.Duration("run-time"), Slots: cCtx.Int("slots"), MemoryMB: cCtx.Int64("mem")}
+	if !cCtx.Bool("whole-stubs") {
+		if cCtx.String("exec-dir") != "" {
+			return usagef("--exec-dir needs --whole-stubs: the shared simulator makes no exec dirs")
+		}
+		return runSimPool(cCtx, logger, ca, sim, join, httpAddrs, gossipAddrs)
+	}
+	if cCtx.Bool("commands") {
+		return usagef("--commands works without --whole-stubs only")
+	}
 	dataDir, execDir := cCtx.String("data-dir"), cCtx.String("exec-dir")
 
 	var stubs []*stub.Stub
@@ -194,6 +232,31 @@ func countUp(addr string, n int) ([]string, error) {
 			p += i
 		}
 		out[i] = net.JoinHostPort(host, strconv.Itoa(p))
+	}
+	return out, nil
+}
+
+// hostsUp returns n addresses: addr, then addr's host plus 1, 2, ... on
+// the same port; the hosts must stay within 127.0.0.0/8, every one of
+// which is this host's.
+func hostsUp(addr string, n int) ([]string, error) {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return nil, err
+	}
+	ip := net.ParseIP(host).To4()
+	if ip == nil || ip[0] != 127 {
+		return nil, fmt.Errorf("%q is not an IPv4 address in 127.0.0.0/8 (loopback)", host)
+	}
+	first := binary.BigEndian.Uint32(ip)
+	if uint64(first)+uint64(n)-1 > 0x7fffffff-1 {
+		return nil, fmt.Errorf("%d hosts from %s run past 127.255.255.254", n, host)
+	}
+	out := make([]string, n)
+	for i := range out {
+		var b [4]byte
+		binary.BigEndian.PutUint32(b[:], first+uint32(i))
+		out[i] = net.JoinHostPort(net.IP(b[:]).String(), port)
 	}
 	return out, nil
 }

@@ -2,6 +2,9 @@ package main
 
 import (
 	"context"
+	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -9,8 +12,11 @@ import (
 	"time"
 
 	"github.com/netmgr/netmgr/client"
+	"github.com/netmgr/netmgr/client/pki"
 	"github.com/netmgr/netmgr/internal/testwait"
 	"github.com/netmgr/netmgr/server/servertest"
+	"github.com/netmgr/netmgr/stub"
+	"github.com/netmgr/netmgr/stub/simpool"
 )
 
 // TestSim runs `netmgr sim` with 5 simulated stubs in this process against
@@ -122,6 +128,140 @@ func TestCountUp(t *testing.T) {
 			}
 			if !slices.Equal(got, tt.want) {
 				t.Errorf("countUp(%q, %d) = %v, want %v", tt.addr, tt.n, got, tt.want)
+			}
+		})
+	}
+}
+
+// TestSimPoolKill runs 3 simulated machines against 3 in-process servers,
+// starts a restartable job of one long instance, and kills the machine it
+// runs on: the servers notice the machine gone and run the instance again
+// on another simulated machine, whose PID is a simulated one. On sockets
+// of each machine's own, and on shared ones (each machine its own
+// loopback address).
+func TestSimPoolKill(t *testing.T) {
+	if testing.Short() {
+		t.Skip("skipping: starts 3 servers and a simulated pool")
+	}
+	t.Parallel()
+	for _, shared := range []bool{false, true} {
+		t.Run("shared="+strconv.FormatBool(shared), func(t *testing.T) {
+			t.Parallel()
+			testSimPoolKill(t, shared)
+		})
+	}
+}
+
+func testSimPoolKill(t *testing.T, shared bool) {
+	c := servertest.NewCluster(t, 3)
+	c.WaitLeader()
+	var join []string
+	for _, s := range c.Servers {
+		join = append(join, s.GossipAddr())
+	}
+	ca, err := pki.LoadCA(c.CADir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	facts, err := stub.SimulatedFacts("", stub.Simulation{Slots: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	cfg := simpool.Config{Join: join, RunTime: time.Hour, Shared: shared, Facts: facts,
+		TLS: func(name string) (*pki.Material, error) {
+			return simCertificate(ca, filepath.Join(dir, name, "tls"), name)
+		}}
+	for i := range 3 {
+		cfg.Names = append(cfg.Names, "simkill-"+strconv.Itoa(i))
+		host := "127.0.0.1"
+		if shared {
+			// An address range of this test process's own.
+			host = fmt.Sprintf("127.89.%d.%d", os.Getpid()%250, i+1)
+		}
+		cfg.HTTPAddrs = append(cfg.HTTPAddrs, host+":0")
+		cfg.GossipAddrs = append(cfg.GossipAddrs, host+":0")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	p, err := simpool.Start(ctx, cfg)
+	if err != nil {
+		t.Fatalf("start the simulated pool: %v", err)
+	}
+	defer p.Close()
+
+	cl := c.Client()
+	up := func() map[string]bool {
+		out := make(map[string]bool)
+		ms, err := cl.Machines(ctx)
+		if err != nil {
+			return out
+		}
+		for _, m := range ms {
+			if m.State == client.MachineUp {
+				out[m.Name] = true
+			}
+		}
+		return out
+	}
+	testwait.For(t, 60*time.Second, "3 simulated machines up", func() bool { return len(up()) == 3 })
+
+	sub, err := cl.Submit(ctx, client.SubmitRequest{Spec: client.JobSpec{
+		Binaries: map[string]string{client.AnyKey: "/bin/true"}, Min: 1, Restart: client.RestartAlways,
+	}})
+	if err != nil {
+		t.Fatalf("submit: %v", err)
+	}
+	ref := strconv.FormatUint(sub.ID, 10)
+	running := func() (client.Instance, bool) {
+		job, err := cl.Job(ctx, ref)
+		if err != nil || len(job.Instances) != 1 {
+			return client.Instance{}, false
+		}
+		in := job.Instances[0]
+		return in, in.State == client.InstanceRunning && in.PID > 1<<22
+	}
+	var first client.Instance
+	testwait.Until(t, 60*time.Second, "the instance running on a simulated machine", func() (bool, string) {
+		var ok bool
+		first, ok = running()
+		return ok, fmt.Sprintf("instance %+v", first)
+	})
+	if err := p.Kill(first.Machine); err != nil {
+		t.Fatal(err)
+	}
+	testwait.For(t, 60*time.Second, first.Machine+" not up after the kill", func() bool { return !up()[first.Machine] })
+	testwait.Until(t, 90*time.Second, "the instance running again on another simulated machine", func() (bool, string) {
+		in, ok := running()
+		return ok && in.Machine != first.Machine && in.Attempt > first.Attempt,
+			fmt.Sprintf("attempt %d %s on %s, reason %q", in.Attempt, in.State, in.Machine, in.Reason)
+	})
+	if st := p.Stats(); st.Killed != 1 || st.Machines != 2 {
+		t.Errorf("pool stats = %+v, want 2 machines and 1 killed", st)
+	}
+}
+
+func TestHostsUp(t *testing.T) {
+	tests := []struct {
+		name, addr string
+		n          int
+		want       []string
+		wantErr    bool
+	}{
+		{"hosts count up", "127.77.0.254:0", 3, []string{"127.77.0.254:0", "127.77.0.255:0", "127.77.1.0:0"}, false},
+		{"one port for all", "127.1.2.3:7000", 2, []string{"127.1.2.3:7000", "127.1.2.4:7000"}, false},
+		{"not loopback", "10.0.0.1:0", 1, nil, true},
+		{"past the loopback range", "127.255.255.250:0", 10, nil, true},
+		{"IPv6", "[::1]:0", 1, nil, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := hostsUp(tt.addr, tt.n)
+			if (err != nil) != tt.wantErr {
+				t.Fatalf("hostsUp(%q, %d) error = %v, want error %v", tt.addr, tt.n, err, tt.wantErr)
+			}
+			if !slices.Equal(got, tt.want) {
+				t.Errorf("hostsUp(%q, %d) = %v, want %v", tt.addr, tt.n, got, tt.want)
 			}
 		})
 	}

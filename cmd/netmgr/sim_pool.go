@@ -1,0 +1,141 @@
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"log/slog"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/urfave/cli/v2"
+	"golang.org/x/sys/unix"
+
+	"github.com/netmgr/netmgr/client/pki"
+	"github.com/netmgr/netmgr/stub"
+	"github.com/netmgr/netmgr/stub/simpool"
+)
+
+// simFDsPerMachine is about how many descriptors a simulated machine
+// holds: its API listener, its gossip TCP listener and UDP socket, its
+// connection to the leader, one to a follower now and then, and one the
+// leader opens to it for Starts.
+const simFDsPerMachine = 6
+
+// runSimPool runs the shared simulator (package stub/simpool) until the
+// command's context ends.
+func runSimPool(cCtx *cli.Context, logger *slog.Logger, ca *pki.CA, sim stub.Simulation, join, httpAddrs, gossipAddrs []string) error {
+	n := len(httpAddrs)
+	perMachine := simFDsPerMachine
+	if cCtx.Bool("own-address") {
+		perMachine -= 3 // the listeners and socket are shared
+	}
+	want := uint64(n*perMachine + 1024)
+	got, err := raiseFileLimit(want)
+	if err != nil {
+		return err
+	}
+	if got < want {
+		logger.Warn("the open-file limit may be too low for this many machines (raise it with ulimit -n, or use --own-address)",
+			"machines", n, "limit", got, "want", want)
+	}
+	facts, err := stub.SimulatedFacts(cCtx.String("init"), sim)
+	if err != nil {
+		return err
+	}
+	cfg := simpool.Config{
+		Join:        join,
+		Facts:       facts,
+		RunTime:     sim.RunTime,
+		Logger:      logger,
+		HTTPAddrs:   httpAddrs,
+		GossipAddrs: gossipAddrs,
+		Shared:      cCtx.Bool("own-address"),
+	}
+	for i := range n {
+		cfg.Names = append(cfg.Names, fmt.Sprintf("%s-%d", cCtx.String("prefix"), i))
+	}
+	if ca != nil {
+		dataDir := cCtx.String("data-dir")
+		cfg.TLS = func(name string) (*pki.Material, error) {
+			return simCertificate(ca, filepath.Join(dataDir, name, "tls"), name)
+		}
+	}
+	if path := cCtx.String("gossip-keyring"); path != "" {
+		if cfg.Keys, err = pki.ReadKeyring(path); err != nil {
+			return err
+		}
+	}
+	began := time.Now()
+	p, err := simpool.Start(cCtx.Context, cfg)
+	if err != nil {
+		return err
+	}
+	defer p.Close()
+	sch := "http://"
+	if ca != nil {
+		sch = "https://"
+	}
+	out := bufio.NewWriter(cCtx.App.Writer)
+	for _, m := range p.Machines() {
+		fmt.Fprintf(out, "stub %s api %s%s\n", m.Name(), sch, m.HTTPAddr())
+	}
+	fmt.Fprintf(out, "joined %d machines in %v\n", n, time.Since(began).Round(time.Millisecond))
+	if err := out.Flush(); err != nil {
+		return fmt.Errorf("sim: write: %w", err)
+	}
+	if cCtx.Bool("commands") {
+		go simCommands(cCtx.App.Reader, cCtx.App.Writer, p, logger)
+	}
+	<-cCtx.Context.Done()
+	logger.Info("shutting down", "machines", n)
+	return nil
+}
+
+// simCommands reads commands from r, one a line, until it ends: "kill
+// NAME" kills machine NAME, "stats" prints the pool's counts (machines
+// running and killed, suspicions refuted). It answers each on w.
+func simCommands(r io.Reader, w io.Writer, p *simpool.Pool, logger *slog.Logger) {
+	sc := bufio.NewScanner(r)
+	for sc.Scan() {
+		f := strings.Fields(sc.Text())
+		switch {
+		case len(f) == 0:
+		case f[0] == "kill" && len(f) == 2:
+			if err := p.Kill(f[1]); err != nil {
+				fmt.Fprintf(w, "error: %v\n", err)
+				continue
+			}
+			logger.Warn("simulated machine killed", "machine", f[1])
+			fmt.Fprintf(w, "killed %s\n", f[1])
+		case f[0] == "stats" && len(f) == 1:
+			st := p.Stats()
+			fmt.Fprintf(w, "stats machines=%d killed=%d refuted=%d\n", st.Machines, st.Killed, st.Refuted)
+		default:
+			fmt.Fprintf(w, "error: unknown command %q (want: kill NAME, or stats)\n", sc.Text())
+		}
+	}
+}
+
+// raiseFileLimit raises the process's open-file limit to at least want,
+// the hard limit too when it is lower and the process may; it returns the
+// limit it got.
+func raiseFileLimit(want uint64) (uint64, error) {
+	var lim unix.Rlimit
+	if err := unix.Getrlimit(unix.RLIMIT_NOFILE, &lim); err != nil {
+		return 0, fmt.Errorf("sim: open-file limit: %w", err)
+	}
+	if lim.Cur >= want {
+		return lim.Cur, nil
+	}
+	next := unix.Rlimit{Cur: want, Max: max(lim.Max, want)}
+	if err := unix.Setrlimit(unix.RLIMIT_NOFILE, &next); err == nil {
+		return want, nil
+	}
+	lim.Cur = lim.Max
+	if err := unix.Setrlimit(unix.RLIMIT_NOFILE, &lim); err != nil {
+		return 0, fmt.Errorf("sim: open-file limit: %w", err)
+	}
+	return lim.Cur, nil
+}

@@ -1,0 +1,126 @@
+package simpool
+
+import (
+	"context"
+	"errors"
+	"math/rand/v2"
+	"net/http"
+	"sync/atomic"
+	"time"
+
+	"github.com/netmgr/netmgr/client"
+)
+
+// Lease timing the machine assumes until a server tells it otherwise, as
+// the stub's (stub/lease.go).
+const (
+	defaultLease      = 3 * time.Second
+	defaultRenewEvery = 500 * time.Millisecond
+	renewTimeout      = time.Second
+)
+
+// epoch is the monotonic origin of leaseState's deadlines.
+var epoch = time.Now()
+
+// leaseState is the machine's lease as its keeper holds it.
+type leaseState struct {
+	// deadline is when the lease runs out, in ns since epoch.
+	deadline atomic.Int64
+	// machineIndex is the highest machine index a renewal reported.
+	machineIndex atomic.Uint64
+}
+
+// admits reports whether a restartable Start sent at machineIndex may
+// start, as the stub's leaseKeeper.admits does.
+func (m *Machine) admits(machineIndex uint64) bool {
+	return time.Since(epoch) < time.Duration(m.lease.deadline.Load()) && machineIndex >= m.lease.machineIndex.Load()
+}
+
+// startLease starts the machine's lease keeper, once.
+func (m *Machine) startLease() {
+	if m.started.Swap(true) {
+		return
+	}
+	m.lease.deadline.Store(int64(time.Since(epoch) + defaultLease))
+	m.pool.wg.Go(m.keepLease)
+}
+
+// keepLease renews the lease until the machine dies, as the stub's
+// leaseKeeper.run does, less the outage ride-out: a renewal every RenewMS
+// (the first at a random point of the first period, so that a pool
+// started at once does not renew in step), the facts with the first and
+// whenever an answer asks for them, the answer's token echoed; a lease
+// that runs out stops the restartable attempts.
+func (m *Machine) keepLease() {
+	every := defaultRenewEvery
+	wait := rand.N(every)
+	var (
+		token     *client.LeaseToken
+		tokenAt   time.Time
+		factsKept bool
+		takesLoad bool
+		stopped   bool
+	)
+	for {
+		select {
+		case <-m.ctx.Done():
+			return
+		case <-time.After(wait):
+		}
+		sent := time.Now()
+		req := client.LeaseRequest{Machine: m.name, Running: m.running()}
+		if token != nil {
+			req.Token, req.TokenAgeMS = token, time.Since(tokenAt).Milliseconds()
+		}
+		if takesLoad {
+			l := m.pool.cfg.Facts.Load
+			req.Load = &l
+		}
+		if !factsKept {
+			f := m.facts()
+			req.Facts = &f
+		}
+		ctx, cancel := context.WithTimeout(m.ctx, renewTimeout)
+		resp, err := m.lc.RenewLease(ctx, req)
+		cancel()
+		factsAsked := false
+		switch {
+		case err == nil && resp.LeaseMS > 0:
+			every = time.Duration(resp.RenewMS) * time.Millisecond
+			if every <= 0 {
+				every = defaultRenewEvery
+			}
+			for cur := m.lease.machineIndex.Load(); resp.MachineIndex > cur; cur = m.lease.machineIndex.Load() {
+				if m.lease.machineIndex.CompareAndSwap(cur, resp.MachineIndex) {
+					break
+				}
+			}
+			m.lease.deadline.Store(int64(sent.Sub(epoch) + time.Duration(resp.LeaseMS)*time.Millisecond))
+			token, tokenAt = resp.Token, time.Now()
+			takesLoad = resp.TakesLoad
+			factsAsked = resp.WantFacts && req.Facts == nil
+			factsKept = !resp.WantFacts
+			if stopped {
+				m.log.Info("lease renewed again")
+				stopped = false
+			}
+		default:
+			var refused *client.APIError
+			if req.Facts != nil && errors.As(err, &refused) && refused.Status == http.StatusBadRequest {
+				factsKept = true
+			}
+			if m.ctx.Err() == nil {
+				m.log.Debug("lease renewal failed", "err", err)
+			}
+		}
+		if !stopped && time.Since(epoch) >= time.Duration(m.lease.deadline.Load()) && m.ctx.Err() == nil {
+			stopped = true
+			n := m.stopRestartable()
+			m.log.Warn("lease expired: stopped restartable attempts", "stopped", n)
+		}
+		wait = max(every-time.Since(sent), 0)
+		if factsAsked {
+			wait = 0
+		}
+	}
+}

@@ -1,0 +1,341 @@
+package simpool
+
+import (
+	"context"
+	"crypto/tls"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/netmgr/netmgr/client"
+	"github.com/netmgr/netmgr/client/pki"
+)
+
+// Client timing, as the real stub's (stub/servers.go).
+const (
+	reportRetryFor      = 2 * time.Second
+	reportTryTimeout    = time.Second
+	leaseHedgeAfter     = 150 * time.Millisecond
+	leaseLeaderPatience = renewTimeout / 2
+	// idleConnTimeout closes a machine's idle connection to a server,
+	// and an idle API connection of a server to a machine.
+	idleConnTimeout = 5 * time.Second
+)
+
+// Machine is one simulated machine: its own name, certificate, API
+// listener, gossip socket and lease, sharing the pool's runtime.
+type Machine struct {
+	pool *Pool
+	name string
+	log  *slog.Logger
+	tls  *pki.Material // nil without TLS
+	// tlsConfig is its API's TLS configuration, from tls.
+	tlsConfig *tls.Config
+	// httpAddr and gossipAddr are the addresses it listens on.
+	httpAddr, gossipAddr string
+	gossipIP             net.IP
+	gossipPort           uint16
+
+	api    net.Listener // the API's TCP listener, before TLS
+	udp    *net.UDPConn
+	tcp    net.Listener // gossip streams
+	rc, lc *client.Client
+	meta   []byte // the gossiped client.NodeMeta
+	dead   atomic.Bool
+	// mute drops the machine's gossip, in and out, as a partition
+	// would, while it is set (tests).
+	mute atomic.Bool
+	// dropped counts the gossip packets dropped while mute; refuted the
+	// suspicions (and deaths) of this machine it refuted.
+	dropped, refuted atomic.Int64
+	ctx              context.Context
+	cancel           context.CancelFunc
+	started          atomic.Bool // the lease keeper runs
+	lease            leaseState
+
+	mu sync.Mutex // guards the fields below
+	// incarnation is the member's memberlist incarnation.
+	incarnation uint32
+	conns       map[net.Conn]bool // open API connections
+	attempts    map[client.AttemptRef]*attempt
+	outbox      []client.ChildEvent // events no server has answered, in order
+	sending     bool                // a sender goroutine runs
+	seq         uint32              // the last gossip sequence number used
+	acks        map[uint32]func()   // indirect probes waiting for an ack
+}
+
+func (p *Pool) newMachine(name, httpAddr, gossipAddr string) (m *Machine, err error) {
+	m = &Machine{pool: p, name: name, log: p.log.With("machine", name), conns: make(map[net.Conn]bool),
+		attempts: make(map[client.AttemptRef]*attempt)}
+	m.ctx, m.cancel = context.WithCancel(p.ctx)
+	defer func() {
+		if err != nil {
+			m.kill()
+		}
+	}()
+	if p.cfg.TLS != nil {
+		if m.tls, err = p.cfg.TLS(name); err != nil {
+			return nil, fmt.Errorf("simulated machine %s: %w", name, err)
+		}
+	}
+	if m.tls != nil {
+		m.tlsConfig = m.tls.ServerConfig(true)
+	}
+	ua, err := net.ResolveUDPAddr("udp", gossipAddr)
+	if err != nil {
+		return nil, fmt.Errorf("simulated machine %s: gossip address %q: %w", name, gossipAddr, err)
+	}
+	if ua.IP == nil || ua.IP.IsUnspecified() {
+		return nil, fmt.Errorf("simulated machine %s: gossip address %q must name the host to advertise", name, gossipAddr)
+	}
+	if s := p.shared; s != nil {
+		ip4 := ua.IP.To4()
+		if ip4 == nil {
+			return nil, fmt.Errorf("simulated machine %s: gossip address %q: shared sockets need IPv4", name, gossipAddr)
+		}
+		if s.byIP[[4]byte(ip4)] != nil {
+			return nil, fmt.Errorf("simulated machine %s: address %s taken by another machine", name, ip4)
+		}
+		hp, gp := s.ports()
+		m.httpAddr = net.JoinHostPort(ip4.String(), strconv.Itoa(hp))
+		m.gossipAddr = net.JoinHostPort(ip4.String(), strconv.Itoa(gp))
+		m.gossipIP, m.gossipPort = ip4, uint16(gp)
+		s.byIP[[4]byte(ip4)] = m
+		return m, m.finishSetup()
+	}
+	if m.api, err = listen(httpAddr); err != nil {
+		return nil, fmt.Errorf("simulated machine %s: %w", name, err)
+	}
+	m.httpAddr = m.api.Addr().String()
+	// TCP first, then UDP on its port, as memberlist's transport does;
+	// a port picked for TCP may be taken for UDP, and is picked again.
+	for try := 0; ; try++ {
+		if m.tcp, err = listen(gossipAddr); err != nil {
+			return nil, fmt.Errorf("simulated machine %s: gossip: %w", name, err)
+		}
+		ta := m.tcp.Addr().(*net.TCPAddr)
+		if m.udp, err = net.ListenUDP("udp", &net.UDPAddr{IP: ta.IP, Port: ta.Port}); err == nil {
+			break
+		}
+		_ = m.tcp.Close()
+		if ua.Port != 0 || try == 9 {
+			m.tcp = nil
+			return nil, fmt.Errorf("simulated machine %s: gossip: %w", name, err)
+		}
+	}
+	ta := m.tcp.Addr().(*net.TCPAddr)
+	m.gossipAddr = ta.String()
+	m.gossipIP, m.gossipPort = ta.IP, uint16(ta.Port)
+	if ip4 := m.gossipIP.To4(); ip4 != nil {
+		m.gossipIP = ip4
+	}
+	return m, m.finishSetup()
+}
+
+// finishSetup makes the machine's metadata and clients once its
+// addresses are known.
+func (m *Machine) finishSetup() (err error) {
+	p, name := m.pool, m.name
+	if m.meta, err = json.Marshal(client.NodeMeta{Role: client.RoleStub, HTTP: m.httpAddr, Load: p.cfg.Facts.Load}); err != nil {
+		return fmt.Errorf("simulated machine %s: encode gossip metadata: %w", name, err)
+	}
+	var opts []client.Option
+	if m.tls != nil {
+		// One transport for both clients, as the stub shares its
+		// connection to each server between reports and renewals.
+		tr := client.NewTLSTransport(m.tls, pki.RoleServer)
+		// The renewals keep the connection to the leader busy; one to a
+		// follower (a hedged renewal) is closed soon after, as each is an
+		// open file and 10,000 machines share one process's limit.
+		tr.IdleConnTimeout = idleConnTimeout
+		// One connection per server, as the stub means to hold (HTTP/2
+		// carries its concurrent requests): a real stub's transport dials
+		// again for each renewal while a slow server's handshake hangs,
+		// and 10,000 machines doing so piled up 17 handshakes each.
+		tr.MaxConnsPerHost = 1
+		hc := &http.Client{Timeout: 70 * time.Second, Transport: tr}
+		opts = []client.Option{client.WithHTTPClient(hc), client.WithHTTPS()}
+	}
+	// The first join fills in the servers; until then the join
+	// addresses stand in (no request goes out before it).
+	if m.rc, err = client.New(p.cfg.Join, append(opts, client.WithRetryFor(reportRetryFor), client.WithTryTimeout(reportTryTimeout))...); err != nil {
+		return fmt.Errorf("simulated machine %s: %w", name, err)
+	}
+	if m.lc, err = client.New(p.cfg.Join, append(opts, client.WithRetryFor(0), client.WithHedge(leaseHedgeAfter), client.WithLeaderPatience(leaseLeaderPatience))...); err != nil {
+		return fmt.Errorf("simulated machine %s: %w", name, err)
+	}
+	m.incarnation = 1
+	return nil
+}
+
+// Name returns the machine's name.
+func (m *Machine) Name() string { return m.name }
+
+// HTTPAddr returns the address its API listens on.
+func (m *Machine) HTTPAddr() string { return m.httpAddr }
+
+// GossipAddr returns its gossip address.
+func (m *Machine) GossipAddr() string { return m.gossipAddr }
+
+// Dead reports whether the machine was killed.
+func (m *Machine) Dead() bool { return m.dead.Load() }
+
+// serve starts the machine's API and gossip listeners.
+func (m *Machine) serve() {
+	if m.pool.shared != nil {
+		return // Pool.serveShared serves them all
+	}
+	var ln net.Listener = &machineListener{Listener: m.api, m: m}
+	if m.tls != nil {
+		ln = tls.NewListener(ln, m.tlsConfig)
+	}
+	m.pool.wg.Go(func() { _ = m.pool.srv.Serve(ln) })
+	m.pool.wg.Go(m.readPackets)
+	m.pool.wg.Go(m.acceptStreams)
+}
+
+// setServers gives the machine's clients the servers' addresses (when
+// changed) and the leader (when known).
+func (m *Machine) setServers(addrs []string, changed bool, leader string) {
+	if changed && len(addrs) > 0 {
+		if err := m.lc.SetAddrs(addrs); err != nil {
+			m.log.Warn("server addresses", "err", err)
+		}
+		if err := m.rc.SetAddrs(addrs); err != nil {
+			m.log.Warn("server addresses", "err", err)
+		}
+	}
+	if leader != "" {
+		m.lc.SetLeader(leader)
+		m.rc.SetLeader(leader)
+	}
+}
+
+// kill stops the machine at once: its listeners and connections close,
+// its jobs' timers stop, and nothing more goes out.
+func (m *Machine) kill() {
+	if m.dead.Swap(true) {
+		return
+	}
+	m.cancel()
+	for _, c := range []interface{ Close() error }{m.api, m.tcp, m.udp} {
+		if c != nil && !isNil(c) {
+			_ = c.Close()
+		}
+	}
+	m.mu.Lock()
+	conns := make([]net.Conn, 0, len(m.conns))
+	for c := range m.conns {
+		conns = append(conns, c)
+	}
+	for _, a := range m.attempts {
+		a.stopTimers()
+	}
+	m.outbox = nil
+	m.mu.Unlock()
+	for _, c := range conns { // outside m.mu: Close takes it
+		_ = c.Close()
+	}
+}
+
+// isNil reports whether c is a typed nil (a listener never opened).
+func isNil(c interface{ Close() error }) bool {
+	switch v := c.(type) {
+	case net.Listener:
+		return v == nil
+	case *net.UDPConn:
+		return v == nil
+	}
+	return false
+}
+
+// machineListener notes which machine an API connection reached, and
+// tracks the machine's open connections so that kill can cut them.
+type machineListener struct {
+	net.Listener
+	m *Machine
+}
+
+func (l *machineListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	mc := l.m.track(c)
+	if mc == nil {
+		return nil, net.ErrClosed
+	}
+	return mc, nil
+}
+
+// track marks c as an API connection of m, or closes it and returns nil
+// when m is dead.
+func (m *Machine) track(c net.Conn) *machineConn {
+	mc := &machineConn{Conn: c, m: m}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.dead.Load() {
+		_ = c.Close()
+		return nil
+	}
+	m.conns[mc] = true
+	return mc
+}
+
+type machineConn struct {
+	net.Conn
+	m    *Machine
+	once sync.Once
+}
+
+func (c *machineConn) Close() error {
+	c.once.Do(func() {
+		c.m.mu.Lock()
+		delete(c.m.conns, c)
+		c.m.mu.Unlock()
+	})
+	return c.Conn.Close()
+}
+
+type machineKey struct{}
+
+// connMachine puts the machine a connection reached in its requests'
+// context (http.Server.ConnContext).
+func connMachine(ctx context.Context, c net.Conn) context.Context {
+	if tc, ok := c.(*tls.Conn); ok {
+		c = tc.NetConn()
+	}
+	if mc, ok := c.(*machineConn); ok {
+		return context.WithValue(ctx, machineKey{}, mc.m)
+	}
+	return ctx
+}
+
+// machineOf returns the machine r reached.
+func machineOf(r *http.Request) (*Machine, error) {
+	m, _ := r.Context().Value(machineKey{}).(*Machine)
+	if m == nil {
+		return nil, errors.New("request reached no simulated machine")
+	}
+	return m, nil
+}
+
+// facts returns what the machine reports of itself.
+func (m *Machine) facts() client.Facts {
+	f := m.pool.cfg.Facts
+	f.Name, f.HTTPAddr, f.GossipAddr = m.name, m.httpAddr, m.gossipAddr
+	return f
+}
+
+// self returns the machine's member state, as it gossips it.
+func (m *Machine) selfLocked() pushNodeState {
+	return pushNodeState{Name: m.name, Addr: m.gossipIP, Port: m.gossipPort, Meta: m.meta,
+		Incarnation: m.incarnation, Vsn: memberVsn}
+}
