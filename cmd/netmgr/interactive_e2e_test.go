@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -453,6 +454,11 @@ func TestDetachAttachE2E(t *testing.T) {
 	if !strings.Contains(again.String(), "second-again") {
 		t.Fatalf("netmgr attach printed %q, want the job's answer to what it sent", again.String())
 	}
+	waitSessionEvents(t, cl, 1, []string{
+		"session-opened session opened by " + u.name,
+		"session-attached session attached by " + u.name,
+		"session-closed session closed by " + u.name,
+	})
 
 	hup := userCmd(t, c, u, "exec", "-i", "--detach-grace", "1s", "/bin/sh", "-c", "trap 'exit 9' HUP; echo ready; while :; do sleep 0.2; done")
 	hup.Stdin = strings.NewReader("")
@@ -471,5 +477,24 @@ func TestDetachAttachE2E(t *testing.T) {
 		}
 		in := j.Instances[0]
 		return in.State != client.InstanceRunning && in.ExitCode == 9, fmt.Sprintf("%s exit %d", in.State, in.ExitCode)
+	})
+}
+
+// waitSessionEvents waits until the events of job show its session's
+// events as want ("KIND DETAIL"), in that order and no others.
+func waitSessionEvents(t *testing.T, cl *client.Client, job uint64, want []string) {
+	t.Helper()
+	testwait.Until(t, 30*time.Second, fmt.Sprintf("the events of job %d show %q", job, want), func() (bool, string) {
+		evs, err := cl.Events(context.Background(), 0)
+		if err != nil {
+			return false, err.Error()
+		}
+		var got []string
+		for _, e := range evs {
+			if e.Job == job && strings.HasPrefix(e.Kind, "session-") {
+				got = append(got, e.Kind+" "+e.Detail)
+			}
+		}
+		return slices.Equal(got, want), fmt.Sprintf("%q", got)
 	})
 }
