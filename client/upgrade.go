@@ -177,6 +177,11 @@ type SessionQuery struct {
 	Command    []string
 	TTY        bool
 	Rows, Cols uint16
+	// Event, on a client's first connection only, says what the server
+	// records of it in the events: "opened" (netexec's session, a new
+	// shell) or "attached" (netmgr attach); a reconnection leaves it
+	// empty.
+	Event string
 }
 
 func (q SessionQuery) query() string {
@@ -184,6 +189,9 @@ func (q SessionQuery) query() string {
 	v.Set("instance", strconv.Itoa(q.Instance))
 	if q.Attempt > 0 {
 		v.Set("attempt", strconv.FormatUint(q.Attempt, 10))
+	}
+	if q.Event != "" {
+		v.Set("event", q.Event)
 	}
 	if q.Shell {
 		v.Set("shell", "1")

@@ -53,13 +53,14 @@ const (
 	OutputsKeptType     MessageType = 38 // since command level 38; see OutputsKept
 	FairShareStartType  MessageType = 39 // since command level 39; see FairShareStart
 	SubmitResourcesType MessageType = 40 // since command level 40; see JobSpec.CPUs
+	SessionEventType    MessageType = 41 // proposed with IgnoreUnknownFlag: informational; see SessionEvent
 )
 
 // CommandLevel is the highest command type this build applies. Servers
 // gossip it, and the leader proposes a command newer than every voter's
 // level only when all of them have it: a replica that meets an unknown
 // type must stop.
-const CommandLevel = SubmitResourcesType
+const CommandLevel = SessionEventType
 
 // IgnoreUnknownFlag marks a command that a server which does not know its
 // type may skip instead of stopping. Commands whose loss would make replicas
@@ -147,6 +148,8 @@ func (t MessageType) String() string {
 		return "FairShareStart"
 	case SubmitResourcesType:
 		return "SubmitResources"
+	case SessionEventType:
+		return "SessionEvent"
 	}
 	return fmt.Sprintf("MessageType(%d)", uint8(t))
 }
@@ -663,4 +666,29 @@ type CronFire struct {
 	Missed     []time.Time `json:"missed,omitempty"`
 	MissedMore int         `json:"missed_more,omitempty"`
 	Skip       bool        `json:"skip,omitempty"`
+}
+
+// Session event kinds (SessionEvent.Kind).
+const (
+	SessionOpened   = "opened"
+	SessionAttached = "attached"
+	SessionClosed   = "closed"
+)
+
+// SessionEvent records that user By opened, attached to (took back) or
+// closed the interactive session of attempt Attempt of instance Instance
+// of job JobID on Machine (package client/session); Shell is set for a
+// netmgr shell's session. The server that relays the session proposes it,
+// having verified By, and only once every server applies command level
+// 41; applying it changes nothing but the event ring. It is proposed with
+// IgnoreUnknownFlag, so an older replica skips it.
+type SessionEvent struct {
+	At       time.Time `json:"at"`
+	Kind     string    `json:"kind"`
+	By       string    `json:"by"`
+	JobID    uint64    `json:"job_id"`
+	Instance int       `json:"instance"`
+	Attempt  uint64    `json:"attempt"`
+	Machine  string    `json:"machine"`
+	Shell    bool      `json:"shell,omitempty"`
 }

@@ -702,7 +702,7 @@ func TestGeneratedLogCoverage(t *testing.T) {
 	for _, want := range []string{
 		"StubJoin", "StubJoin error", "StubLeave", "Submit", "Submit error", "Place", "ChildRegister",
 		"ChildTerm", "ChildEvents", "stale in a batch", "SubmitPlace", "placed at submit", "Submits", "existing in a batch", "Kill", "Kill error", "MessageType(228)", "stale", "existing", "accepted", "dropped",
-		"LoadDatabase", "LoadDatabase error", "draining", "TokenIssue", "TokenIssue error", "TokenRevoke", "TokenRevoke error", "ServerRemoved", "SubmitCron", "CronFire", "CronFire error", "JobsExpire", "jobs expired", "restarted", "per-machine limit reached", "slots full", "memory nearly full",
+		"LoadDatabase", "LoadDatabase error", "draining", "TokenIssue", "TokenIssue error", "TokenRevoke", "TokenRevoke error", "ServerRemoved", "SessionEvent", "SubmitCron", "CronFire", "CronFire error", "JobsExpire", "jobs expired", "restarted", "per-machine limit reached", "slots full", "memory nearly full",
 		fsm.InstanceQueued, fsm.InstancePlaced, fsm.InstanceRunning, fsm.InstanceExited, fsm.InstanceFailed, fsm.InstanceSignaled,
 		fsm.InstanceKilled, fsm.InstanceLost,
 	} {

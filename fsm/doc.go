@@ -303,4 +303,14 @@
 // places and ends over three GPU machines that checks after every entry
 // that no GPU is shared and no machine or licence is overcommitted, with
 // a snapshot and restore midway whose replica must end in the same state.
+//
+// # Informational entries
+//
+// LeaderElected, ServerRemoved and SessionEvent (command level 41: who
+// opened, took back or closed an interactive session, proposed by the
+// server that relays it, server/session_events.go) change nothing but
+// the event ring (events.go), which is derived and never snapshotted.
+// They are proposed with IgnoreUnknownFlag, so a replica that predates
+// the type skips it; SessionEvent is proposed only once every server
+// applies it all the same, so that every replica's ring has it.
 package fsm

@@ -43,6 +43,9 @@ const (
 	EventTokenIssued        = "token-issued"
 	EventTokenRevoked       = "token-revoked"
 	EventGangBroken         = "gang-broken"
+	EventSessionOpened      = "session-opened"
+	EventSessionAttached    = "session-attached"
+	EventSessionClosed      = "session-closed"
 )
 
 // Event is one committed state change, derived from a command as it is
@@ -110,5 +113,22 @@ func (v View) EventsSince(index uint64) []Event { return v.d.events.since(index)
 // applyLeaderElected only records the event.
 func (d *db) applyLeaderElected(index uint64, c *LeaderElected) *Result {
 	d.event(index, c.At, EventLeaderElected, 0, -1, 0, "", fmt.Sprintf("server %s, term %d", c.Name, c.Term))
+	return &Result{Index: index}
+}
+
+// applySessionEvent only records the event, naming who and, for a shell,
+// that it was one.
+func (d *db) applySessionEvent(index uint64, c *SessionEvent) *Result {
+	kind := "session-" + c.Kind
+	switch c.Kind {
+	case SessionOpened, SessionAttached, SessionClosed:
+	default:
+		return &Result{Index: index, Err: fmt.Errorf("session event %q: not opened, attached or closed", c.Kind)}
+	}
+	what := "session"
+	if c.Shell {
+		what = "shell"
+	}
+	d.event(index, c.At, kind, c.JobID, c.Instance, c.Attempt, c.Machine, fmt.Sprintf("%s %s by %s", what, c.Kind, c.By))
 	return &Result{Index: index}
 }

@@ -124,6 +124,43 @@ func TestEvents(t *testing.T) {
 	}
 }
 
+// Session events record who opened, took back and closed a session, on
+// its instance and machine; an unknown kind is refused and records
+// nothing.
+func TestSessionEvents(t *testing.T) {
+	a := newApplier(t)
+	a.join("m1", "x86_64", 2)
+	id := a.submit("j", 1)
+	a.place(asg(id, 0, "m1"))
+	a.register(id, 0, "m1", 42)
+	last := a.events(0)
+	after := last[len(last)-1].Index
+	se := func(kind, by string, shell bool) fsm.SessionEvent {
+		return fsm.SessionEvent{At: at(9), Kind: kind, By: by, JobID: id, Instance: 0, Attempt: 1, Machine: "m1", Shell: shell}
+	}
+	a.mustOK(fsm.SessionEventType|fsm.IgnoreUnknownFlag, se(fsm.SessionOpened, "alice", false))
+	a.mustOK(fsm.SessionEventType|fsm.IgnoreUnknownFlag, se(fsm.SessionAttached, "root", false))
+	a.mustOK(fsm.SessionEventType, se(fsm.SessionClosed, "alice", true))
+	if res := a.apply(fsm.SessionEventType|fsm.IgnoreUnknownFlag, se("detonated", "alice", false)); res.Err == nil {
+		t.Errorf("session event of kind detonated: got no error, want one")
+	}
+	evs := a.events(after)
+	want := []struct{ kind, detail string }{
+		{fsm.EventSessionOpened, "session opened by alice"},
+		{fsm.EventSessionAttached, "session attached by root"},
+		{fsm.EventSessionClosed, "shell closed by alice"},
+	}
+	if len(evs) != len(want) {
+		t.Fatalf("got events %v, want %d session events", kinds(evs), len(want))
+	}
+	for i, w := range want {
+		e := evs[i]
+		if e.Kind != w.kind || e.Detail != w.detail || e.Job != id || e.Instance != 0 || e.Attempt != 1 || e.Machine != "m1" || !e.At.Equal(at(9)) {
+			t.Errorf("event %d: got %+v, want %s %q on job %d instance 0 attempt 1 on m1", i, e, w.kind, w.detail, id)
+		}
+	}
+}
+
 func TestEventsRingIsBounded(t *testing.T) {
 	a := newApplier(t)
 	n := fsm.EventCapacity + 10

@@ -297,6 +297,10 @@ func (f *FSM) applyCommand(index uint64, data []byte) *Result {
 		var c FairShareStart
 		decode(index, t, body, &c)
 		return d.applyFairShareStart(index, &c)
+	case SessionEventType:
+		var c SessionEvent
+		decode(index, t, body, &c)
+		return d.applySessionEvent(index, &c)
 	}
 	if ignorable {
 		return &Result{Index: index}

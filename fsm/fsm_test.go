@@ -265,6 +265,7 @@ func TestMessageTypeString(t *testing.T) {
 		{fsm.ChildEventsType, "ChildEvents"},
 		{fsm.SubmitPlaceType, "SubmitPlace"},
 		{fsm.SubmitsType, "Submits"},
+		{fsm.SessionEventType | fsm.IgnoreUnknownFlag, "SessionEvent"},
 		{fsm.KillType | fsm.IgnoreUnknownFlag, "Kill"},
 		{99, "MessageType(99)"},
 	}

@@ -77,9 +77,9 @@ func (g *generator) queueCommand(now time.Time) []byte {
 	return g.cmd(typ, fsm.JobControl{At: now, JobID: g.controlTarget(typ), By: "gen"})
 }
 
-// tokenCommand builds a TokenIssue, a TokenRevoke or a ServerRemoved
-// from g.tok: IDs and hashes from small sets, so that some issues clash
-// and some revokes find nothing; some lifetimes are empty.
+// tokenCommand builds a TokenIssue, a TokenRevoke, a ServerRemoved or a
+// SessionEvent from g.tok: IDs and hashes from small sets, so that some
+// issues clash and some revokes find nothing; some lifetimes are empty.
 func (g *generator) tokenCommand(now time.Time) []byte {
 	id := fmt.Sprintf("%08x", g.tok.IntN(6))
 	switch p := g.tok.IntN(10); {
@@ -90,6 +90,9 @@ func (g *generator) tokenCommand(now time.Time) []byte {
 		})
 	case p < 9:
 		return g.cmd(fsm.TokenRevokeType, fsm.TokenRevoke{At: now, ID: id, By: "gen"})
+	case id[7]%2 == 1: // no further draw, so the rest of the log is as before
+		kind := []string{fsm.SessionOpened, fsm.SessionAttached, fsm.SessionClosed}[int(id[7]-'0')/2]
+		return g.cmd(fsm.SessionEventType|fsm.IgnoreUnknownFlag, fsm.SessionEvent{At: now, Kind: kind, By: "gen", JobID: 1, Machine: "m1"})
 	}
 	return g.cmd(fsm.ServerRemovedType|fsm.IgnoreUnknownFlag, fsm.ServerRemoved{At: now, Name: "s2", By: "gen"})
 }

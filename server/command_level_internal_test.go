@@ -29,7 +29,7 @@ func TestGroupLevel(t *testing.T) {
 		{"one at ChildEvents", map[string]member{"s0": at(now), "s1": at(19), "s2": at(now)}, fsm.ChildEventsType},
 		{"one without a level counts as 1.0", map[string]member{"s0": at(now), "s1": at(0), "s2": at(now)}, oldestLevel},
 		{"one never heard from counts as 1.0", map[string]member{"s0": at(now), "s1": at(now)}, oldestLevel},
-		{"newer builds", map[string]member{"s0": at(now), "s1": at(40), "s2": at(300)}, fsm.CommandLevel},
+		{"newer builds", map[string]member{"s0": at(now), "s1": at(now + 1), "s2": at(300)}, fsm.CommandLevel},
 		{"a dead server keeps its level", map[string]member{"s0": at(now), "s1": at(now), "s2": {Alive: false, Meta: client.NodeMeta{Level: now}}}, fsm.CommandLevel},
 	}
 	for _, tc := range tests {

@@ -56,6 +56,8 @@ func (s *Server) awaitStarted(r *http.Request, ref string, instance int) {
 // stub for a new command in the running instance instead (netmgr shell,
 // the stub's GET /v1/shell). The relay holds no state: when this server
 // goes, the client reconnects through another and the two ends resume.
+// event=opened or attached (the client's first connection) and the
+// session's close are recorded as events (session_events.go).
 func (s *Server) handleSession(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	instance, err := strconv.Atoi(q.Get("instance"))
@@ -126,5 +128,11 @@ func (s *Server) handleSession(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.log.Info("session relayed", "job", id, "instance", instance, "attempt", t.ref.Attempt, "machine", t.machine, "by", user, "shell", shell)
+	ev := fsm.SessionEvent{By: user, JobID: id, Instance: instance, Attempt: t.ref.Attempt, Machine: t.machine, Shell: shell}
+	if kind := q.Get("event"); kind == fsm.SessionOpened || kind == fsm.SessionAttached {
+		ev.Kind = kind
+		s.noteSession(ev)
+	}
 	client.Splice(conn, stubConn)
+	s.watchSessionEnd(ev, scheme+t.addr+path+v.Encode()+"&probe=1")
 }

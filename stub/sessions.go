@@ -378,7 +378,8 @@ const SessionUpgrade = client.SessionUpgrade
 // handleSession serves GET /v1/session?job=&instance=&attempt=&by=: a
 // server relays a client to the session of that attempt. The answer is
 // 101 Switching Protocols, after which the connection carries the
-// session's link.
+// session's link. With probe=1 it only says whether the session lives
+// (probeSession).
 func (s *Stub) handleSession(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	var k client.AttemptRef
@@ -388,6 +389,10 @@ func (s *Stub) handleSession(w http.ResponseWriter, r *http.Request) {
 	k.Attempt, err3 = strconv.ParseUint(q.Get("attempt"), 10, 64)
 	if err := errors.Join(err1, err2, err3); err != nil {
 		writeError(w, http.StatusBadRequest, fmt.Errorf("session: job, instance and attempt must be numbers: %w", err))
+		return
+	}
+	if q.Get("probe") == "1" {
+		s.probeSession(w, k, "")
 		return
 	}
 	if !strings.EqualFold(r.Header.Get("Upgrade"), SessionUpgrade) {
@@ -407,6 +412,18 @@ func (s *Stub) handleSession(w http.ResponseWriter, r *http.Request) {
 	js.attach(conn, q.Get("by"))
 }
 
+// probeSession answers a relaying server's probe=1 (after its relayed
+// connection ended, to tell a closed session from a detached one): 204
+// while the session of attempt k (or its shell sid) lives, 404 once it
+// has closed. It starts nothing.
+func (s *Stub) probeSession(w http.ResponseWriter, k client.AttemptRef, sid string) {
+	if s.runner.sessions.get(k, sid) == nil {
+		writeError(w, http.StatusNotFound, fmt.Errorf("attempt %s on %s has no interactive session", k, s.cfg.Name))
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
 // handleShell serves GET
 // /v1/shell?job=&instance=&attempt=&by=&sid=&cmd=...&tty=ROWSxCOLS: a
 // server relays a client (netmgr shell) to a command run inside the
@@ -423,6 +440,10 @@ func (s *Stub) handleShell(w http.ResponseWriter, r *http.Request) {
 	sid := q.Get("sid")
 	if err := errors.Join(err1, err2, err3); err != nil || sid == "" || len(sid) > 64 || strings.ContainsAny(sid, "/.") {
 		writeError(w, http.StatusBadRequest, fmt.Errorf("shell: job, instance and attempt must be numbers and sid a plain id: %w", err))
+		return
+	}
+	if q.Get("probe") == "1" {
+		s.probeSession(w, k, sid)
 		return
 	}
 	if !strings.EqualFold(r.Header.Get("Upgrade"), SessionUpgrade) {

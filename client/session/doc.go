@@ -77,7 +77,14 @@
 // The session lives in the stub's memory: a stub restart ends it (the job
 // sees its terminal hang up; pipes see EOF). An old supervisor host that
 // ignores Spec.Stdio is detected (Started.Stdio) and the session
-// refused. Sessions are logged by the stub and the relaying servers
-// (opened, attached, closed, by whom), not yet in netmgr events, which
-// would need a command of their own.
+// refused. Sessions are logged by the stub and the relaying servers,
+// and the relaying server records in netmgr events who opened, took back
+// (netmgr attach) and closed each one (fsm.SessionEvent, command level
+// 41; server/session_events.go): the client's first connection says
+// which of the first two it is, and a relay whose connection ended asks
+// the stub for a few seconds whether the session has closed. A session
+// that closes within those seconds of two relays' connections ending
+// may be recorded closed twice; one that ends with its stub, or at the
+// hang-up after its grace, is not recorded closed (its instance's end
+// is).
 package session

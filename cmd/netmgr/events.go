@@ -40,7 +40,9 @@ func eventsCommand() *cli.Command {
 			"(netkill ended the schedule);\n" +
 			"mail-sent, mail-failed (a send the leader retries, with the relay's answer),\n" +
 			"mail-dropped (given up after 12 attempts, or pushed out by more than 1000\n" +
-			"pending); and\n" +
+			"pending);\n" +
+			"session-opened, session-attached, session-closed (an interactive session or a\n" +
+			"netmgr shell, with the user who opened, took back or closed it); and\n" +
 			"the changes admins make, each with\n" +
 			"the admin's name: database-loaded, queue-added, queue-changed,\n" +
 			"queue-removed, server-removed, token-issued, token-revoked:\n\n" +

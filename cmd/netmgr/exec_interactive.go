@@ -97,7 +97,7 @@ func runInteractive(cCtx *cli.Context) error {
 	if err != nil {
 		return fmt.Errorf("wait for job %d: %w", resp.ID, err)
 	}
-	q := client.SessionQuery{}
+	q := client.SessionQuery{Event: "opened"}
 	for _, in := range job.Instances {
 		if in.Index == 0 {
 			if in.State != client.InstanceRunning {
@@ -163,7 +163,7 @@ func runAttach(cCtx *cli.Context) error {
 		return err
 	}
 	ref := cCtx.Args().First()
-	return runSession(cCtx.Context, c, ref, client.SessionQuery{Instance: cCtx.Int("instance")}, sessionEnds{
+	return runSession(cCtx.Context, c, ref, client.SessionQuery{Instance: cCtx.Int("instance"), Event: "attached"}, sessionEnds{
 		stdin: os.Stdin, stdout: cCtx.App.Writer, stderr: cCtx.App.ErrWriter, tty: terminalOf(os.Stdin), errw: cCtx.App.ErrWriter,
 	})
 }

@@ -193,6 +193,7 @@ func connectLoop(ctx context.Context, c *client.Client, ref string, q client.Ses
 			continue
 		}
 		failingSince, backoff = time.Time{}, 50*time.Millisecond
+		q.Event = "" // a reconnection is no new event
 		if err := link.Serve(conn); errors.Is(err, session.ErrClosed) {
 			return nil
 		}

@@ -11,6 +11,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -263,7 +265,7 @@ func runningAs(t *testing.T, c *servertest.ProcCluster, u osUser, id string) {
 // another user is refused; a shell is killed with its instance.
 func TestShellE2E(t *testing.T) {
 	t.Parallel()
-	c, u := ptyUser(t, 3)
+	c, u, cl := ptyUserClient(t, 3)
 	other := newOSUser(t, "ptyo")
 	code, out := runAs(t, c, u, "exec", "--env", "MARK=in-the-job", "/bin/sleep", "600")
 	if code != 0 {
@@ -271,6 +273,17 @@ func TestShellE2E(t *testing.T) {
 	}
 	id := jobIDIn(t, out)
 	runningAs(t, c, u, id)
+	jobID, err := strconv.ParseUint(id, 10, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	shellEvents := func(n int) []string { // n shells opened and closed by u
+		var out []string
+		for range n {
+			out = append(out, "session-opened shell opened by "+u.name, "session-closed shell closed by "+u.name)
+		}
+		return out
+	}
 
 	code, out = runAs(t, c, u, "shell", id, "--", "/bin/sh", "-c", `echo "mark=$MARK user=$(id -un) dir=$(pwd)"; cat /proc/self/cgroup; exit 4`)
 	if code != 4 {
@@ -283,6 +296,7 @@ func TestShellE2E(t *testing.T) {
 	if jobCgroup := regexp.MustCompile(`netmgr/[^/\s]+/` + id + `\.0\.1`); cgroupsWork(t) && !jobCgroup.MatchString(out) {
 		t.Fatalf("the command is not in the job's cgroup: %s", out)
 	}
+	waitSessionEvents(t, cl, jobID, shellEvents(1))
 
 	code, out = runAs(t, c, other, "shell", id, "--", "/bin/true")
 	if code == 0 || !strings.Contains(out, "only its owner or an admin") {
@@ -298,6 +312,7 @@ func TestShellE2E(t *testing.T) {
 	if code := exitCode(t, cmd); code != 5 {
 		t.Fatalf("netmgr shell on a terminal exited %d, want 5:\n%s", code, scr.String())
 	}
+	waitSessionEvents(t, cl, jobID, shellEvents(2)) // nothing of the refused user's
 
 	shell := userCmd(t, c, u, "shell", id, "--", "/bin/sleep", "600")
 	var shellOut bytes.Buffer
@@ -317,6 +332,7 @@ func TestShellE2E(t *testing.T) {
 	if code := exitCode(t, shell); code != 128+9 && code != 128+15 {
 		t.Fatalf("netmgr shell exited %d after its job was killed, want 137 or 143: %s", code, shellOut.String())
 	}
+	waitSessionEvents(t, cl, jobID, shellEvents(3))
 }
 
 // cgroupsWork reports whether the stubs here put jobs in cgroups: a
@@ -453,6 +469,11 @@ func TestDetachAttachE2E(t *testing.T) {
 	if !strings.Contains(again.String(), "second-again") {
 		t.Fatalf("netmgr attach printed %q, want the job's answer to what it sent", again.String())
 	}
+	waitSessionEvents(t, cl, 1, []string{
+		"session-opened session opened by " + u.name,
+		"session-attached session attached by " + u.name,
+		"session-closed session closed by " + u.name,
+	})
 
 	hup := userCmd(t, c, u, "exec", "-i", "--detach-grace", "1s", "/bin/sh", "-c", "trap 'exit 9' HUP; echo ready; while :; do sleep 0.2; done")
 	hup.Stdin = strings.NewReader("")
@@ -471,5 +492,24 @@ func TestDetachAttachE2E(t *testing.T) {
 		}
 		in := j.Instances[0]
 		return in.State != client.InstanceRunning && in.ExitCode == 9, fmt.Sprintf("%s exit %d", in.State, in.ExitCode)
+	})
+}
+
+// waitSessionEvents waits until the events of job show its session's
+// events as want ("KIND DETAIL"), in that order and no others.
+func waitSessionEvents(t *testing.T, cl *client.Client, job uint64, want []string) {
+	t.Helper()
+	testwait.Until(t, 30*time.Second, fmt.Sprintf("the events of job %d show %q", job, want), func() (bool, string) {
+		evs, err := cl.Events(context.Background(), 0)
+		if err != nil {
+			return false, err.Error()
+		}
+		var got []string
+		for _, e := range evs {
+			if e.Job == job && strings.HasPrefix(e.Kind, "session-") {
+				got = append(got, e.Kind+" "+e.Detail)
+			}
+		}
+		return slices.Equal(got, want), fmt.Sprintf("%q", got)
 	})
 }

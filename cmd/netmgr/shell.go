@@ -44,7 +44,7 @@ func runShell(cCtx *cli.Context) error {
 	var id [8]byte
 	_, _ = rand.Read(id[:])
 	tty := terminalOf(os.Stdin)
-	q := client.SessionQuery{Instance: cCtx.Int("instance"), Shell: true, ID: hex.EncodeToString(id[:]), Command: command}
+	q := client.SessionQuery{Instance: cCtx.Int("instance"), Shell: true, ID: hex.EncodeToString(id[:]), Command: command, Event: "opened"}
 	if tty != nil {
 		q.TTY = true
 		q.Rows, q.Cols = windowSize(tty)
