@@ -110,7 +110,16 @@ func runSession(ctx context.Context, c *client.Client, ref string, q client.Sess
 		go pumpStdin(link, ends.stdin, ends.tty == nil)
 	}
 	broken := make(chan error, 1)
-	go func() { broken <- connectLoop(ctx, c, ref, q, link, ends.errw) }()
+	go func() {
+		// The error goes in before the link closes, so the Recv that
+		// the close ends finds it: a refusal is reported as itself, not
+		// as "session closed".
+		err := connectLoop(ctx, c, ref, q, link, ends.errw)
+		broken <- err
+		if err != nil {
+			link.Close()
+		}
+	}()
 	for {
 		f, err := link.Recv()
 		if err != nil {
@@ -170,7 +179,7 @@ func pumpStdin(link *session.Link, in io.Reader, eof bool) {
 // connectLoop serves link over a connection through one of the servers,
 // and again through the next one whenever it breaks, until the link is
 // closed; it returns an error when no server lets it attach for
-// reconnectFor, or one refuses (a 4xx), which also closes the link.
+// reconnectFor, or one refuses (a 4xx); its caller then closes the link.
 func connectLoop(ctx context.Context, c *client.Client, ref string, q client.SessionQuery, link *session.Link, errw io.Writer) error {
 	var failingSince time.Time
 	backoff := 50 * time.Millisecond
@@ -179,13 +188,11 @@ func connectLoop(ctx context.Context, c *client.Client, ref string, q client.Ses
 		if err != nil {
 			var apiErr *client.APIError
 			if errors.As(err, &apiErr) || errors.Is(err, session.ErrClosed) {
-				link.Close()
 				return fmt.Errorf("attach to job %s: %w", ref, err)
 			}
 			if failingSince.IsZero() {
 				failingSince = time.Now()
 			} else if time.Since(failingSince) > reconnectFor {
-				link.Close()
 				return fmt.Errorf("attach to job %s: no server let us back in for %s (the job keeps its session for its detach grace: netmgr attach %s): %w", ref, reconnectFor, ref, err)
 			}
 			time.Sleep(backoff)
