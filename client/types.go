@@ -410,6 +410,10 @@ type Queue struct {
 	// file sets them; netmgr admin queue keeps them.
 	MaxUserActive int64 `json:"max_user_active,omitempty"`
 	MaxUserQueued int64 `json:"max_user_queued,omitempty"`
+	// Interactive marks the queue of interactive work (add_q
+	// interactive=yes): netexec -i and --pty jobs naming no queue go
+	// there, and its waiting work starts before every other queue's.
+	Interactive bool `json:"interactive,omitempty"`
 }
 
 // ReserveRequest asks to set machines aside for the requesting user: the

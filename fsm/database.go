@@ -101,6 +101,12 @@ type DeclaredQueue struct {
 	// FairShareStartType.
 	MaxUserActive int64 `json:"max_user_active,omitempty"`
 	MaxUserQueued int64 `json:"max_user_queued,omitempty"`
+	// Interactive marks the queue of interactive work (interactive=yes):
+	// netexec -i and --pty jobs naming no queue are submitted to it, and
+	// its waiting work starts before every other queue's. At most one
+	// queue is marked. Since snapshot version 15; a database that sets it
+	// is loaded only when every server applies SessionEventType.
+	Interactive bool `json:"interactive,omitempty"`
 	// Owner is the queue's desktop policy (dblang.QueueOwnerSettings),
 	// overriding the machine's for its jobs; since snapshot version 9.
 	Owner map[string]string `json:"owner,omitempty"`
@@ -148,9 +154,23 @@ func (db *Database) check() error {
 		if q.MaxUserActive < 0 || q.MaxUserQueued < 0 {
 			return fmt.Errorf("%w: queue %q has a negative per-user limit", ErrInvalidDatabase, q.Name)
 		}
+		if q.Interactive && db.InteractiveQueue() != q.Name {
+			return fmt.Errorf("%w: queues %q and %q are both marked interactive", ErrInvalidDatabase, db.InteractiveQueue(), q.Name)
+		}
 		seen["queue "+q.Name] = true
 	}
 	return db.checkShares(seen)
+}
+
+// InteractiveQueue names the queue marked interactive=yes, where
+// interactive jobs that name no queue go; "" when none is.
+func (db *Database) InteractiveQueue() string {
+	for _, q := range db.Queues {
+		if q.Interactive {
+			return q.Name
+		}
+	}
+	return ""
 }
 
 func (db *Database) mtype(name string) (*DeclaredMType, bool) {

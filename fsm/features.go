@@ -43,6 +43,9 @@ var (
 	// LoadDatabase fields an older replica ignores.
 	FeatureFairShare = Feature{"a database with fair share or per-user limits", FairShareStartType, 0}
 	FeatureLicenses  = Feature{"a database with licences", SubmitResourcesType, 0}
+	// The interactive queue came with SessionEvent (41), in a
+	// LoadDatabase field an older replica ignores.
+	FeatureInteractiveQueue = Feature{"a database with an interactive queue", SessionEventType, 0}
 )
 
 // jobFeatures is every feature a job spec may ask for, with the test of

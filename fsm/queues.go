@@ -29,6 +29,7 @@ func (q DeclaredQueue) Limits() queue.Limits {
 		Priority: q.Priority, MaxSize: q.MaxSize, MaxActive: q.MaxActive,
 		MaxRunSeconds: q.MaxRunSeconds, MaxMemMB: q.MaxMemMB, KillGraceSeconds: q.KillGraceSeconds,
 		Policy: q.Policy, MaxUserActive: q.MaxUserActive, MaxUserQueued: q.MaxUserQueued,
+		Interactive: q.Interactive,
 	}
 }
 
@@ -63,6 +64,9 @@ func (d *db) applySetQueue(index uint64, c *SetQueue) *Result {
 	}
 	if !validPolicy(q.Policy) {
 		return &Result{Index: index, Err: fmt.Errorf("%w: queue %q: unknown policy %q", ErrInvalidDatabase, q.Name, q.Policy)}
+	}
+	if other := d.database.InteractiveQueue(); q.Interactive && other != "" && other != q.Name {
+		return &Result{Index: index, Err: fmt.Errorf("%w: queue %q: queue %q is already marked interactive", ErrInvalidDatabase, q.Name, other)}
 	}
 	// Replace the declarations slice rather than edit it in place: a
 	// snapshot being persisted may share it.

@@ -52,6 +52,10 @@ type Limits struct {
 	// MaxUserQueued is nq_maxuser_queued: the most unfinished jobs one
 	// user holds in the queue.
 	MaxUserQueued int64
+	// Interactive marks the queue of interactive work: its instances
+	// become Items with Interactive set, which run before every other
+	// queue's whatever the priorities.
+	Interactive bool
 	// Policy is the queue's placement policy: "" or "backfill", "gang",
 	// "dedicated" or "spread" (the database language's policy=). The
 	// planner reads it; the limits here do not depend on it.

@@ -11,6 +11,10 @@ type Item struct {
 	JobID uint64
 	// Instance is the instance number within the job.
 	Instance int
+	// Interactive is set for the instances of the interactive queue
+	// (Limits.Interactive): they come before every other item, whatever
+	// its priority, for the fast turnaround interactive work needs.
+	Interactive bool
 	// Priority orders jobs: higher first. It is the priority of the job's
 	// queue.
 	Priority int
@@ -28,11 +32,18 @@ type Item struct {
 }
 
 // Compare returns a negative number when a runs before b, a positive number
-// when b runs before a, and zero when they are equal in every key: Priority
-// descending, then Share, SubmitIndex, JobID and Instance ascending. It suits
-// slices.SortFunc and slices.BinarySearchFunc.
+// when b runs before a, and zero when they are equal in every key:
+// Interactive first, then Priority descending, then Share, SubmitIndex,
+// JobID and Instance ascending. It suits slices.SortFunc and
+// slices.BinarySearchFunc.
 func Compare(a, b Item) int {
 	// Early returns rather than cmp.Or, which would evaluate every key.
+	if a.Interactive != b.Interactive {
+		if a.Interactive {
+			return -1
+		}
+		return 1
+	}
 	if a.Priority != b.Priority {
 		return cmp.Compare(b.Priority, a.Priority)
 	}
@@ -49,7 +60,8 @@ func Compare(a, b Item) int {
 }
 
 // Order sorts items in place into the order they should be scheduled (see
-// Compare): a higher-priority queue's items all come before a lower one's,
+// Compare): the interactive queue's items come first, then a
+// higher-priority queue's items all come before a lower one's,
 // and within equal priorities the earlier submission comes first, whatever
 // the queue. Items are told apart by (JobID, Instance), so any input order
 // gives the same result. It does not allocate.

@@ -75,7 +75,7 @@ func databaseToLog(db *dblang.Database) fsm.Database {
 		out.Queues = append(out.Queues, fsm.DeclaredQueue{
 			Name: q.Name, Priority: q.Priority, MaxSize: q.MaxSize, MaxActive: q.MaxActive,
 			MaxRunSeconds: q.MaxRunSeconds, MaxMemMB: q.MaxMemMB, KillGraceSeconds: q.KillGraceSeconds, Owner: maps.Clone(q.Owner),
-			Policy: q.Policy, MaxUserActive: q.MaxUserActive, MaxUserQueued: q.MaxUserQueued,
+			Policy: q.Policy, MaxUserActive: q.MaxUserActive, MaxUserQueued: q.MaxUserQueued, Interactive: q.Interactive,
 		})
 	}
 	out.Admins = clone(db.Admins)
@@ -112,7 +112,7 @@ func databaseFromLog(db *fsm.Database) *dblang.Database {
 		out.Queues = append(out.Queues, dblang.Queue{
 			Name: q.Name, Priority: q.Priority, MaxSize: q.MaxSize, MaxActive: q.MaxActive,
 			MaxRunSeconds: q.MaxRunSeconds, MaxMemMB: q.MaxMemMB, KillGraceSeconds: q.KillGraceSeconds, Owner: maps.Clone(q.Owner),
-			Policy: q.Policy, MaxUserActive: q.MaxUserActive, MaxUserQueued: q.MaxUserQueued,
+			Policy: q.Policy, MaxUserActive: q.MaxUserActive, MaxUserQueued: q.MaxUserQueued, Interactive: q.Interactive,
 		})
 	}
 	out.Admins = clone(db.Admins)
@@ -209,6 +209,17 @@ func checkPolicy(db fsm.Database, applies func(fsm.MessageType) bool) error {
 func checkLicenses(db fsm.Database, applies func(fsm.MessageType) bool) error {
 	if len(db.Licenses) > 0 && !applies(fsm.FeatureLicenses.Level) {
 		return fmt.Errorf("load a database with license %s: %w", db.Licenses[0].Name, errUpgradeFirst)
+	}
+	return nil
+}
+
+// checkInteractive refuses db when it marks a queue interactive=yes and
+// the group does not all apply fsm.FeatureInteractiveQueue's level: an
+// older replica would load the queue as a plain one and, as leader, start
+// interactive work after the rest.
+func checkInteractive(db fsm.Database, applies func(fsm.MessageType) bool) error {
+	if q := db.InteractiveQueue(); q != "" && !applies(fsm.FeatureInteractiveQueue.Level) {
+		return fmt.Errorf("load a database with interactive=yes on queue %s: %w", q, errUpgradeFirst)
 	}
 	return nil
 }

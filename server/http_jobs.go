@@ -61,7 +61,10 @@ func (s *Server) submitFromRequest(r *http.Request, req client.SubmitRequest, at
 		Spec:           specFromWire(req.Spec),
 	}
 	var err error
-	s.fsm.Read(func(v fsm.View) { err = resolveDependencies(v, req.Spec, &cmd.Spec) })
+	s.fsm.Read(func(v fsm.View) {
+		routeInteractive(v, &cmd.Spec)
+		err = resolveDependencies(v, req.Spec, &cmd.Spec)
+	})
 	if err != nil {
 		return cmd, statusOf(err), err
 	}

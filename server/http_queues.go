@@ -46,15 +46,16 @@ func (s *Server) handleSetQueue(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	decl := queueFromWire(name, q)
-	// The API sets limits; the queue's owner policy, kill grace and
-	// placement policy are the database file's (add_q), so a change of
-	// limits keeps them.
+	// The API sets limits; the queue's owner policy, kill grace,
+	// placement policy, per-user limits and interactive mark are the
+	// database file's (add_q), so a change of limits keeps them.
 	s.fsm.Read(func(v fsm.View) {
 		if old, ok := v.Queue(name); ok {
 			decl.Owner = maps.Clone(old.Owner)
 			decl.KillGraceSeconds = old.KillGraceSeconds
 			decl.Policy = old.Policy
 			decl.MaxUserActive, decl.MaxUserQueued = old.MaxUserActive, old.MaxUserQueued
+			decl.Interactive = old.Interactive
 		}
 	})
 	res, err := s.apply(fsm.SetQueueType, fsm.SetQueue{At: time.Now().UTC(), By: user, Queue: decl})

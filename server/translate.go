@@ -316,7 +316,7 @@ func queueToWire(q fsm.QueueView) client.Queue {
 		Name: q.Name, Priority: q.Priority, MaxSize: q.MaxSize, MaxActive: q.MaxActive,
 		MaxRunSeconds: q.MaxRunSeconds, MaxMemMB: q.MaxMemMB,
 		Jobs: q.Jobs, Waiting: q.Waiting, Running: q.Active, Policy: q.Policy,
-		MaxUserActive: q.MaxUserActive, MaxUserQueued: q.MaxUserQueued,
+		MaxUserActive: q.MaxUserActive, MaxUserQueued: q.MaxUserQueued, Interactive: q.Interactive,
 	}
 }
 

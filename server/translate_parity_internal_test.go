@@ -253,6 +253,7 @@ func TestQueueFromWireParity(t *testing.T) {
 			"Policy":        "the database file's; PUT /v1/queues/{name} keeps the queue's (http_queues.go)",
 			"MaxUserActive": "as Policy",
 			"MaxUserQueued": "as Policy",
+			"Interactive":   "as Policy",
 		},
 		derived: map[string]string{
 			"Name":             "the request's path",
@@ -261,6 +262,7 @@ func TestQueueFromWireParity(t *testing.T) {
 			"Policy":           "the database file's; kept by the handler",
 			"MaxUserActive":    "the database file's; kept by the handler",
 			"MaxUserQueued":    "the database file's; kept by the handler",
+			"Interactive":      "the database file's; kept by the handler",
 		},
 	})
 	if dst.Name != "q1" {

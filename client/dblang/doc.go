@@ -82,6 +82,10 @@
 // add_q may also limit each user: nq_maxuser_active (instances running at
 // once) and nq_maxuser_queued (unfinished jobs).
 //
+// interactive=yes marks the one queue of interactive work (Queue.Interactive):
+// netexec -i and --pty jobs that name no queue go there, and its waiting
+// work starts before every other queue's.
+//
 // allow_root_jobs takes no arguments and is given at most once. It sets
 // Database.AllowRootJobs: root, submitting from a machine of the pool, may
 // then run jobs as root. Without it (the default) no job runs as root, and

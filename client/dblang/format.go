@@ -71,6 +71,9 @@ func Format(db *Database) []byte {
 		if q.Policy != "" && q.Policy != PolicyBackfill {
 			items = append(items, qPolicy+"="+q.Policy)
 		}
+		if q.Interactive {
+			items = append(items, qInteract+"="+ownerYes)
+		}
 		items = append(items, formatOwner(q.Owner, QueueOwnerSettings)...)
 		b.WriteString(declQueue + " " + q.Name + " = {" + strings.Join(items, ", ") + "}\n")
 	}

@@ -16,9 +16,10 @@ const (
 	qPolicy    = "policy"
 	qMaxUserA  = "nq_maxuser_active"
 	qMaxUserQ  = "nq_maxuser_queued"
+	qInteract  = "interactive"
 )
 
-var queueParams = []string{qMaxSize, qMaxActive, qMaxRun, qMaxMem, qPriority, qKillGrace, qPolicy, qMaxUserA, qMaxUserQ}
+var queueParams = []string{qMaxSize, qMaxActive, qMaxRun, qMaxMem, qPriority, qKillGrace, qPolicy, qMaxUserA, qMaxUserQ, qInteract}
 
 // The placement policies of a queue (policy=), Octopus's policies side by
 // side in one pool.
@@ -98,6 +99,16 @@ func (c *checker) queue(d decl) {
 			q.Policy = it.val.text
 			continue
 		}
+		if name == qInteract {
+			switch strings.ToLower(it.val.text) {
+			case ownerYes, "true":
+				q.Interactive = true
+			case ownerNo, "false":
+			default:
+				c.errs.add(it.val.pos, "%s in %s wants yes or no, found %s", name, owner, it.val.describe())
+			}
+			continue
+		}
 		if name == qKillGrace {
 			secs, msg := parseGrace(it.val, name+" in "+owner)
 			if msg != "" {
@@ -133,6 +144,14 @@ func (c *checker) queue(d decl) {
 				continue
 			}
 			q.Priority = int(n)
+		}
+	}
+	if q.Interactive {
+		for _, o := range c.db.Queues {
+			if o.Interactive {
+				c.errs.add(at[qInteract], "add_q %s is marked interactive=yes, and so is add_q %s (%d:%d); interactive jobs without --queue go to one queue, so mark only one",
+					q.Name, o.Name, o.Pos.Line, o.Pos.Col)
+			}
 		}
 	}
 	c.db.Queues = append(c.db.Queues, q)

@@ -131,6 +131,11 @@ type Queue struct {
 	// unfinished jobs one user holds in it.
 	MaxUserActive int64
 	MaxUserQueued int64
+	// Interactive is interactive=yes: the queue of interactive jobs
+	// (netexec -i, --pty) that name none, whose waiting work starts
+	// before every other queue's, whatever their priority (the NAS
+	// requirement's fast turnaround). At most one queue is marked.
+	Interactive bool
 	// Policy is the queue's placement policy (policy=): PolicyBackfill
 	// (also ""), PolicyGang, PolicyDedicated or PolicySpread.
 	Policy string

@@ -69,11 +69,14 @@ func formatLimit(n int64) string {
 	return strconv.FormatInt(n, 10)
 }
 
-// sortedQueues orders queues as the scheduler serves them: higher priority
-// first, then by name.
+// sortedQueues orders queues as the scheduler serves them: the
+// interactive queue first, then higher priority first, then by name.
 func sortedQueues(qs []client.Queue) []client.Queue {
 	out := append([]client.Queue(nil), qs...)
 	sort.SliceStable(out, func(i, j int) bool {
+		if out[i].Interactive != out[j].Interactive {
+			return out[i].Interactive
+		}
 		if out[i].Priority != out[j].Priority {
 			return out[i].Priority > out[j].Priority
 		}
@@ -82,12 +85,18 @@ func sortedQueues(qs []client.Queue) []client.Queue {
 	return out
 }
 
-// renderQueues writes the netstatus -q table, "-" meaning no limit.
+// renderQueues writes the netstatus -q table, "-" meaning no limit; the
+// interactive queue's PRIORITY says "interactive", as it starts before
+// every priority.
 func renderQueues(w io.Writer, qs []client.Queue) error {
 	tw := newTable(w)
 	fmt.Fprintln(tw, "QUEUE\tPRIORITY\tMAXSIZE\tMAXACTIVE\tMAXRUN\tMAXMEM\tJOBS\tWAITING\tRUNNING")
 	for _, q := range sortedQueues(qs) {
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%d\t%d\t%d\n", printable(q.Name), q.Priority, formatLimit(q.MaxSize), formatLimit(q.MaxActive),
+		prio := strconv.Itoa(q.Priority)
+		if q.Interactive {
+			prio = "interactive"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%d\n", printable(q.Name), prio, formatLimit(q.MaxSize), formatLimit(q.MaxActive),
 			formatRunLimit(q.MaxRunSeconds), formatMemLimit(q.MaxMemMB), q.Jobs, q.Waiting, q.Running)
 	}
 	return tw.Flush()
@@ -107,6 +116,7 @@ type queueRow struct {
 	Policy        string `json:"policy,omitempty"`
 	MaxUserActive int64  `json:"max_user_active,omitempty"`
 	MaxUserQueued int64  `json:"max_user_queued,omitempty"`
+	Interactive   bool   `json:"interactive,omitempty"`
 }
 
 // renderQueuesJSON writes netstatus -q --json.

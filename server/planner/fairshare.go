@@ -32,8 +32,8 @@ func newShares(v fsm.View, owners []string) *shares {
 	return s
 }
 
-// order is the waiting work in the order the pass takes it: queue
-// priority, then the owner's fair-share rank, then submit order
+// order is the waiting work in the order the pass takes it: the
+// interactive queue's first, then queue priority, then the owner's fair-share rank, then submit order
 // (queue.Compare). This and newShares are the one place the order is
 // made, so a site policy can replace the ranks without touching the
 // pass.
@@ -55,9 +55,10 @@ func (p *Pass) order() []queue.Item {
 			}
 			owner = n
 		}
+		ql := p.limits[last.Queue]
 		items = append(items, queue.Item{
 			JobID: ref.JobID, Instance: ref.Instance, SubmitIndex: last.CreateIndex,
-			Priority: p.limits[last.Queue].Priority, Share: owner, // the owner's slot until ranked
+			Interactive: ql.Interactive, Priority: ql.Priority, Share: owner, // the owner's slot until ranked
 		})
 	}
 	p.share = newShares(p.v, owners)
@@ -119,7 +120,7 @@ func (p *Pass) behindShares(items []queue.Item, k int) *Held {
 	it := items[k]
 	n := 0
 	for _, a := range items[:k] {
-		if a.Priority == it.Priority && a.Share < it.Share && a.SubmitIndex > it.SubmitIndex {
+		if a.Interactive == it.Interactive && a.Priority == it.Priority && a.Share < it.Share && a.SubmitIndex > it.SubmitIndex {
 			n++
 		}
 	}
