@@ -1,7 +1,8 @@
 // Package queue decides the order and admission of the work waiting to
-// run: higher queue priority first, then the owner's fair-share rank, then
-// earlier submission (by the Raft index of the Submit command), then job
-// id and instance number, so every server that orders the same items gets
+// run: the interactive queue's first (Limits.Interactive), then higher
+// queue priority, then the owner's fair-share rank, then earlier
+// submission (by the Raft index of the Submit command), then job id and
+// instance number, so every server that orders the same items gets
 // the same sequence.
 //
 // One scheduling pass of the leader uses it like this:

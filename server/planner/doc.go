@@ -4,9 +4,9 @@
 // proposes in a single Raft entry.
 //
 // A Pass is one scheduling pass over a consistent fsm.View: the queued
-// instances in queue order (queue priority, then the owners' fair-share
-// ranks, then submit order; fairshare.go, and package queue's doc, *Fair
-// share*), admitted under each queue's nq_maxactive and each owner's
+// instances in queue order (the interactive queue's first, then queue
+// priority, the owners' fair-share ranks, then submit order; fairshare.go,
+// and package queue's doc, *Fair share*), admitted under each queue's nq_maxactive and each owner's
 // nq_maxuser_active, matched one by one against a
 // matcher.Pool whose counts grow as it assigns, with EASY backfill around
 // the head job (the first that waits for capacity). A gang job's
