@@ -123,3 +123,28 @@ func (s *Server) FSMReadWaits(index uint64, d time.Duration) bool {
 		return true
 	}
 }
+
+// Apply commits a command through Raft and waits for this server to
+// apply it, for tests that set up a database state (a machine joined, a
+// lease expired) no request of theirs would make in the order they need.
+func (s *Server) Apply(t fsm.MessageType, body any) (*fsm.Result, error) {
+	return s.apply(t, body)
+}
+
+// LocalMachine returns machine name as this server's copy of the state
+// holds it.
+func (s *Server) LocalMachine(name string) (fsm.Machine, bool) {
+	var m fsm.Machine
+	var ok bool
+	s.fsm.Read(func(v fsm.View) {
+		var p *fsm.Machine
+		if p, ok = v.Machine(name); ok {
+			m = *p
+		}
+	})
+	return m, ok
+}
+
+// RaftLastIndex is the index of the last entry in this server's Raft log,
+// committed or not.
+func (s *Server) RaftLastIndex() uint64 { return s.raft.LastIndex() }

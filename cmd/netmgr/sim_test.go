@@ -206,13 +206,38 @@ func testSimPoolKill(t *testing.T, shared bool) {
 	}
 	testwait.For(t, 60*time.Second, "3 simulated machines up", func() bool { return len(up()) == 3 })
 
-	// Known gap (issue 36): the machine that joined first never gives the
-	// leader a lease proof (its grace stays the 24 h maximum and it counts
-	// a pool of 1), so the outage rule never lets its lease expire once
-	// it is killed. Until the simulator is fixed, the job runs on the
-	// other two, which do prove their leases.
+	// Every machine's lease keeps being renewed, the first to join
+	// included (a traced run once suggested its renewals stopped; they
+	// stopped because the test had killed it).
+	base := make(map[string]int64)
+	for _, m := range p.Machines() {
+		base[m.Name()], _ = m.Renewals()
+	}
+	testwait.Until(t, 30*time.Second, "4 more granted renewals for every simulated machine", func() (bool, string) {
+		ok, got := true, make(map[string]string)
+		for _, m := range p.Machines() {
+			granted, failed := m.Renewals()
+			ok = ok && granted >= base[m.Name()]+4
+			got[m.Name()] = fmt.Sprintf("%d granted, %d failed", granted-base[m.Name()], failed)
+		}
+		return ok, fmt.Sprint(got)
+	})
+
+	// The job may run on any machine but the first in the pool's join
+	// order. Not a gap of the simulator: the outage rule
+	// (server/lease/doc.go) lets the leader expire a silent machine at
+	// position 1 within the outage grace only once that machine has
+	// proven to this leadership that it counts a larger pool (a stub
+	// that knows a pool of 1 covers itself through an outage), and a
+	// leader assumes a grace of 24 h for a machine that proved nothing
+	// to it. A leader elected after the kill holds no proof from the
+	// dead machine, and these in-process groups, under -race on a busy
+	// box, elect one every few seconds (a traced run: the leader stepped
+	// down 1.7 s after the kill, and the instance never moved). A
+	// machine at any later position is expired by a new leader too, once
+	// the first machine has renewed twice with it.
 	others := machinesButFirstJoined(ctx, t, cl, cfg.Names)
-	t.Logf("the job may run on %v, not on the machine that joined first", others)
+	t.Logf("the job may run on %v, not on the first machine of the join order", others)
 	sub, err := cl.Submit(ctx, client.SubmitRequest{Spec: client.JobSpec{
 		Binaries: map[string]string{client.AnyKey: "/bin/true"}, Min: 1, Restart: client.RestartAlways,
 		Machines: others,
@@ -276,7 +301,8 @@ func TestHostsUp(t *testing.T) {
 }
 
 // machinesButFirstJoined is names without the one whose machine-joined
-// event came first.
+// event came first: the first of the pool's join order (position 1),
+// as each StubJoin is an entry of its own.
 func machinesButFirstJoined(ctx context.Context, t *testing.T, cl *client.Client, names []string) []string {
 	t.Helper()
 	evs, err := cl.Events(ctx, 0)

@@ -102,7 +102,12 @@
 //     every stub asks the witness every 0.1 s and the witness asks every
 //     stub once per 0.1 s (rounds share the asks that arrive meanwhile):
 //     about 20 small requests per stub per second, all to or from the
-//     witness, and a lease-file write per stub per 0.1 s.
+//     witness, and a lease-file write per stub per 0.1 s. And a machine
+//     that dies before it proves its lease to the current leader (one
+//     elected within seconds of the death) is expired only as its
+//     position allows (Knows): the first machine of the join order, which
+//     could cover itself as a pool of 1, only after the assumed 24 h grace
+//     (TestSimPoolKill lets its job avoid that machine for this reason).
 //
 // # A stub restart: restarting, not lost
 //
@@ -227,5 +232,12 @@
 //     and 6-7 (followers): the floor is Raft's heartbeats, gossip's
 //     probes and the Go runtime's wake-ups around them, so the 3
 //     and 1 ms/s are not met; they need longer Raft timeouts, which would
-//     slow failover.
+//     slow failover. A CPU profile of the idle leader (perf, 40 s, load
+//     17) gives the shares: the Go runtime's scheduler and sysmon, woken
+//     by each burst of work, over half (sysmon alone 30%); Raft's
+//     heartbeats 14% (every 50-100 ms to each follower, and one more per
+//     follower for each VerifyLeader round a renewal asks); renewals'
+//     handlers 2.5%; the whole leader loop, expiry duty included, 1.2%;
+//     on a follower the lag check 0.6%. So what is left is the number of
+//     wake-ups, not the work done in each.
 package lease

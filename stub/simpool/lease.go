@@ -86,6 +86,7 @@ func (m *Machine) keepLease() {
 		factsAsked := false
 		switch {
 		case err == nil && resp.LeaseMS > 0:
+			m.renewals.Add(1)
 			every = time.Duration(resp.RenewMS) * time.Millisecond
 			if every <= 0 {
 				every = defaultRenewEvery
@@ -105,6 +106,7 @@ func (m *Machine) keepLease() {
 				stopped = false
 			}
 		default:
+			m.failures.Add(1)
 			var refused *client.APIError
 			if req.Facts != nil && errors.As(err, &refused) && refused.Status == http.StatusBadRequest {
 				factsKept = true
@@ -123,4 +125,11 @@ func (m *Machine) keepLease() {
 			wait = 0
 		}
 	}
+}
+
+// Renewals returns how many of the machine's lease renewals a server
+// granted, and how many failed (refused, unanswered or timed out), over
+// its life: what a test reads to see its lease kept.
+func (m *Machine) Renewals() (granted, failed int64) {
+	return m.renewals.Load(), m.failures.Load()
 }

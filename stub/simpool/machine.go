@@ -59,6 +59,9 @@ type Machine struct {
 	cancel           context.CancelFunc
 	started          atomic.Bool // the lease keeper runs
 	lease            leaseState
+	// renewals counts the lease renewals a server granted, failures
+	// the ones that failed (Renewals).
+	renewals, failures atomic.Int64
 
 	mu sync.Mutex // guards the fields below
 	// incarnation is the member's memberlist incarnation.
