@@ -25,7 +25,9 @@ import (
 // server says nothing), and when a relayed connection ends the server
 // asks the stub, for a few seconds, whether the session still lives: a
 // session gone is closed, one that lives was detached or goes on through
-// another server, which records nothing. The relay still reads none of
+// another server, which records nothing. The stub tells only the first
+// relay to ask that a session closed (404; the others get 410), so two
+// relays whose connections end together record one close. The relay still reads none of
 // the session's bytes. Until every server applies level 41 a session is
 // only logged. Each is informational: a failure to record one is logged
 // and changes nothing else.
@@ -121,7 +123,7 @@ func (s *Server) handleSessionEvent(w http.ResponseWriter, r *http.Request) {
 // watchSessionEnd asks the stub at probeURL (its session or shell URL
 // with probe=1), after a relayed connection of session ev ended, whether
 // the session has closed, for at most sessionProbeFor, and records its
-// close if it has.
+// close if the stub says this relay is the first to learn it.
 func (s *Server) watchSessionEnd(ev fsm.SessionEvent, probeURL string) {
 	deadline := time.Now().Add(sessionProbeFor)
 	tick := time.NewTicker(sessionProbeEvery)

@@ -43,9 +43,19 @@ type sessions struct {
 	log    *slog.Logger
 	signal func(ctx context.Context, k client.AttemptRef, sig unix.Signal, grace time.Duration) error
 
-	mu   sync.Mutex // guards byID
+	mu   sync.Mutex // guards byID and closed
 	byID map[sessionKey]*jobSession
+	// closed holds the sessions that ended and whose end no relaying
+	// server has yet been told (probeSession), with when they ended:
+	// the first relay to ask records the close, any other learns it
+	// was told already, so two relays whose connections end together
+	// record one close. Entries older than closedKeptFor are dropped.
+	closed map[sessionKey]time.Time
 }
+
+// closedKeptFor bounds how long an ended session waits for a relay's
+// probe; relays ask for a few seconds after their connection ends.
+const closedKeptFor = 30 * time.Second
 
 // sessionKey names a session: an attempt's own (shell "") or a shell's in
 // it, by the id its client chose.
@@ -55,7 +65,7 @@ type sessionKey struct {
 }
 
 func newSessions(log *slog.Logger, signal func(context.Context, client.AttemptRef, unix.Signal, time.Duration) error) *sessions {
-	return &sessions{log: log, signal: signal, byID: make(map[sessionKey]*jobSession)}
+	return &sessions{log: log, signal: signal, byID: make(map[sessionKey]*jobSession), closed: make(map[sessionKey]time.Time)}
 }
 
 // jobSession is the stub's end of one job's session.
@@ -348,13 +358,36 @@ func (ss *sessions) get(k client.AttemptRef, shell string) *jobSession {
 	return ss.byID[sessionKey{k, shell}]
 }
 
-// forget drops js from the registry.
+// forget drops js from the registry, keeping its end for the first
+// relay that asks (claimClose).
 func (ss *sessions) forget(js *jobSession) {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
-	if key := (sessionKey{js.k, js.shell}); ss.byID[key] == js {
-		delete(ss.byID, key)
+	key := sessionKey{js.k, js.shell}
+	if ss.byID[key] != js {
+		return
 	}
+	delete(ss.byID, key)
+	now := time.Now()
+	for k, at := range ss.closed {
+		if now.Sub(at) > closedKeptFor {
+			delete(ss.closed, k)
+		}
+	}
+	ss.closed[key] = now
+}
+
+// claimClose reports whether the session of attempt k (or its shell)
+// ended and no relay has been told so yet; the first caller gets true.
+func (ss *sessions) claimClose(k client.AttemptRef, shell string) bool {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	key := sessionKey{k, shell}
+	if _, ok := ss.closed[key]; !ok {
+		return false
+	}
+	delete(ss.closed, key)
+	return true
 }
 
 // closeAll ends every session (the stub stops).
@@ -414,14 +447,19 @@ func (s *Stub) handleSession(w http.ResponseWriter, r *http.Request) {
 
 // probeSession answers a relaying server's probe=1 (after its relayed
 // connection ended, to tell a closed session from a detached one): 204
-// while the session of attempt k (or its shell sid) lives, 404 once it
-// has closed. It starts nothing.
+// while the session of attempt k (or its shell sid) lives; 404 to the
+// first relay to ask once it has closed, which records the close; 410
+// to any other, and where no session is known (the stub restarted), so
+// that a close is recorded once. It starts nothing.
 func (s *Stub) probeSession(w http.ResponseWriter, k client.AttemptRef, sid string) {
-	if s.runner.sessions.get(k, sid) == nil {
+	switch {
+	case s.runner.sessions.get(k, sid) != nil:
+		w.WriteHeader(http.StatusNoContent)
+	case s.runner.sessions.claimClose(k, sid):
 		writeError(w, http.StatusNotFound, fmt.Errorf("attempt %s on %s has no interactive session", k, s.cfg.Name))
-		return
+	default:
+		writeError(w, http.StatusGone, fmt.Errorf("the interactive session of attempt %s on %s has closed, and a relay was told", k, s.cfg.Name))
 	}
-	w.WriteHeader(http.StatusNoContent)
 }
 
 // handleShell serves GET

@@ -82,9 +82,8 @@
 // (netmgr attach) and closed each one (fsm.SessionEvent, command level
 // 41; server/session_events.go): the client's first connection says
 // which of the first two it is, and a relay whose connection ended asks
-// the stub for a few seconds whether the session has closed. A session
-// that closes within those seconds of two relays' connections ending
-// may be recorded closed twice; one that ends with its stub, or at the
-// hang-up after its grace, is not recorded closed (its instance's end
-// is).
+// the stub for a few seconds whether the session has closed; the stub
+// tells only the first relay to ask, so a close is recorded once. A
+// session that ends with its stub, or at the hang-up after its grace, is
+// not recorded closed (its instance's end is).
 package session
