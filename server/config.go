@@ -131,7 +131,7 @@ type Config struct {
 	// exempt.
 	UserRate  float64
 	UserBurst int
-	// UserStreams is how many log and event streams one user may have
+	// UserStreams is how many log, event and session streams one user may have
 	// open at this server at once (stream_limit.go); DefaultUserStreams
 	// when zero, no limit when negative.
 	UserStreams int

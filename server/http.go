@@ -22,7 +22,7 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("GET /v1/jobs", s.forUser(s.leaderRead(s.handleJobs)))
 	mux.HandleFunc("GET /v1/jobs/{ref}", s.forUser(s.leaderRead(s.handleJob)))
 	mux.HandleFunc("POST /v1/jobs/{ref}/kill", s.forUser(s.leaderWrite(s.handleKill)))
-	mux.HandleFunc("GET /v1/jobs/{ref}/session", s.forUser(s.handleSession))
+	mux.HandleFunc("GET /v1/jobs/{ref}/session", s.forUser(s.limitStreams(alwaysStream, s.handleSession)))
 	mux.HandleFunc("POST /v1/sessions/events", s.leaderWrite(s.handleSessionEvent))
 	mux.HandleFunc("GET /v1/jobs/{ref}/logs", s.forUser(s.leaderRead(s.limitStreams(alwaysStream, s.handleLogs))))
 	mux.HandleFunc("GET /v1/jobs/{ref}/why", s.forUser(s.leaderRead(s.handleWhy)))

@@ -14,7 +14,7 @@ import (
 // its own behalf, nor again to a request a follower forwarded:
 //   - ratelimit.go: API requests, a token bucket per user (429 with
 //     Retry-After);
-//   - stream_limit.go: open log and event streams (429);
+//   - stream_limit.go: open log, event and session streams (429);
 //   - quota_blobs.go: bytes the user's jobs keep in the blob store (413,
 //     at PUT /v1/blobs before anything is kept, and again at submit).
 //
@@ -29,7 +29,7 @@ const (
 	// DefaultUserBurst is the most API requests one user may send at
 	// once (--user-burst).
 	DefaultUserBurst = 200
-	// DefaultUserStreams is the most log and event streams one user may
+	// DefaultUserStreams is the most log, event and session streams one user may
 	// have open at one server (--user-streams).
 	DefaultUserStreams = 32
 	// DefaultUserBlobQuota is the most bytes one user's jobs may keep in

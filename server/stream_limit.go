@@ -7,9 +7,10 @@ import (
 )
 
 // Open streams per user: GET /v1/jobs/{ref}/logs (every one streams from
-// a stub), GET /v1/events?follow=1 and the dashboard's GET /ui/events
-// hold a request, a goroutine and, for logs, a connection to a stub for
-// as long as they last. Each server counts the ones it serves for each
+// a stub), GET /v1/jobs/{ref}/session (a relayed interactive session),
+// GET /v1/events?follow=1 and the dashboard's GET /ui/events hold a
+// request, a goroutine and, for logs and sessions, a connection to a stub
+// for as long as they last. Each server counts the ones it serves for each
 // user (after leaderRead, so a follower's redirect is not counted) and
 // refuses the one past the limit with 429 and no Retry-After: it is not
 // a matter of waiting a second, and the client shows it at once.
@@ -70,7 +71,7 @@ func (s *Server) limitStreams(isStream func(*http.Request) bool, h http.HandlerF
 		}
 		if !c.acquire(p.User) {
 			s.refuseLimit(w, r, p, &denial{http.StatusTooManyRequests, denyTooManyStreams,
-				fmt.Errorf("%w: %s has %d log and event streams open at server %s, this server's limit per user; close some (netmgr logs -f, netmgr events -f, dashboard pages), or ask the admins to raise the servers' --user-streams",
+				fmt.Errorf("%w: %s has %d log, event and session streams open at server %s, this server's limit per user; close some (netmgr logs -f, netmgr events -f, interactive sessions, dashboard pages), or ask the admins to raise the servers' --user-streams",
 					errTooManyStreams, p.User, c.max, s.cfg.Name)})
 			return
 		}

@@ -167,7 +167,7 @@ func TestUserStreamLimit(t *testing.T) {
 	if resp, body := send(t, alice, c, leader, "GET", "/v1/events"); resp.StatusCode != http.StatusOK {
 		t.Errorf("alice's events without follow: %s %s, want 200", resp.Status, body)
 	}
-	for _, path := range []string{"/v1/events?follow=1", "/v1/jobs/1/logs"} {
+	for _, path := range []string{"/v1/events?follow=1", "/v1/jobs/1/logs", "/v1/jobs/1/session?instance=0"} {
 		resp, body := send(t, alice, c, leader, "GET", path)
 		if resp.StatusCode != http.StatusTooManyRequests || resp.Header.Get("Retry-After") != "" || !strings.Contains(body, "--user-streams") {
 			t.Errorf("alice's third stream %s: %s %s; want 429 naming --user-streams, no Retry-After", path, resp.Status, body)

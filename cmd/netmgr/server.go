@@ -103,7 +103,7 @@ func serverCommand() *cli.Command {
 			&cli.DurationFlag{Name: "snapshot-interval", Value: server.DefaultSnapshotInterval, Usage: "how often the server compacts its Raft log into a snapshot once 8192 entries arrived (`DURATION`); a restart replays the entries since the last one"},
 			&cli.IntFlag{Name: "max-copy-size", Value: int(files.DefaultMaxSize >> 20), Usage: "the most a job's copy_in files, and one attempt's copy_out, may take, in `MiB`"},
 			&cli.IntFlag{Name: "user-blob-quota", Value: server.DefaultUserBlobQuota >> 20, Usage: "the most one user's jobs may keep in the blob store (copy_in, kept outputs), in `MiB` (0: no limit)"},
-			&cli.IntFlag{Name: "user-streams", Value: server.DefaultUserStreams, Usage: "the most log and event streams one user may have open at this server (`N`; 0: no limit)"},
+			&cli.IntFlag{Name: "user-streams", Value: server.DefaultUserStreams, Usage: "the most log, event and session streams one user may have open at this server (`N`; 0: no limit)"},
 			&cli.IntFlag{Name: "user-rate", Value: server.DefaultUserRate, Usage: "API requests a second one user may send to this server on average (`N`; 0: no limit; root on a pool machine and admin_ids are exempt)"},
 			&cli.IntFlag{Name: "user-burst", Value: server.DefaultUserBurst, Usage: "the most API requests one user may send to this server at once (`N`: a bucket of N, refilled at --user-rate)"},
 			logLevelFlag(), logFormatFlag(),
