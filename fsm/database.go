@@ -104,6 +104,9 @@ type DeclaredQueue struct {
 	// Owner is the queue's desktop policy (dblang.QueueOwnerSettings),
 	// overriding the machine's for its jobs; since snapshot version 9.
 	Owner map[string]string `json:"owner,omitempty"`
+	// Prime is the queue's prime time (primetime.go): windows and the
+	// values in force inside them; since snapshot version 15.
+	Prime *DeclaredPrime `json:"prime,omitempty"`
 }
 
 // check re-checks the invariants the rest of the FSM relies on: unique
@@ -147,6 +150,9 @@ func (db *Database) check() error {
 		}
 		if q.MaxUserActive < 0 || q.MaxUserQueued < 0 {
 			return fmt.Errorf("%w: queue %q has a negative per-user limit", ErrInvalidDatabase, q.Name)
+		}
+		if q.Prime != nil && len(q.Prime.Windows) == 0 {
+			return fmt.Errorf("%w: queue %q has a prime time without a window", ErrInvalidDatabase, q.Name)
 		}
 		seen["queue "+q.Name] = true
 	}

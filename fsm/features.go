@@ -43,6 +43,9 @@ var (
 	// LoadDatabase fields an older replica ignores.
 	FeatureFairShare = Feature{"a database with fair share or per-user limits", FairShareStartType, 0}
 	FeatureLicenses  = Feature{"a database with licences", SubmitResourcesType, 0}
+	// A prime-time window is switched only by PrimeTimeSwitch (43); an
+	// older replica would load the queue without it.
+	FeaturePrimeTime = Feature{"a database with a prime-time window", PrimeTimeSwitchType, 0}
 )
 
 // jobFeatures is every feature a job spec may ask for, with the test of

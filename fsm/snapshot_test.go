@@ -844,7 +844,7 @@ func TestRestoreRejects(t *testing.T) {
 		wantFormat bool // the error wraps ErrSnapshotFormat
 	}{
 		{"unknown format", `{"format":"other-db","version":1,"index":5,"next_job_id":1,"machines":0,"jobs":0}` + "\n", true},
-		{"newer version", `{"format":"netmgr-fsm","version":15,"index":5,"next_job_id":1,"machines":0,"jobs":0}` + "\n", true},
+		{"newer version", `{"format":"netmgr-fsm","version":16,"index":5,"next_job_id":1,"machines":0,"jobs":0}` + "\n", true},
 		{"version zero", `{"format":"netmgr-fsm","version":0,"index":5,"next_job_id":1,"machines":0,"jobs":0}` + "\n", true},
 		{"no format", `{"version":1,"index":5}` + "\n", true},
 		{"empty", "", false},
@@ -894,7 +894,7 @@ func TestRestoreOldVersionSaysWhatToDo(t *testing.T) {
 	if !errors.Is(err, fsm.ErrSnapshotFormat) {
 		t.Fatalf("got %v, want an error wrapping ErrSnapshotFormat", err)
 	}
-	for _, want := range []string{"snapshot version 3", "pre-release", "reads versions 4 to 14", "move the data directory aside"} {
+	for _, want := range []string{"snapshot version 3", "pre-release", "reads versions 4 to 15", "move the data directory aside"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("got %q, want it to contain %q", err, want)
 		}

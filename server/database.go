@@ -75,7 +75,7 @@ func databaseToLog(db *dblang.Database) fsm.Database {
 		out.Queues = append(out.Queues, fsm.DeclaredQueue{
 			Name: q.Name, Priority: q.Priority, MaxSize: q.MaxSize, MaxActive: q.MaxActive,
 			MaxRunSeconds: q.MaxRunSeconds, MaxMemMB: q.MaxMemMB, KillGraceSeconds: q.KillGraceSeconds, Owner: maps.Clone(q.Owner),
-			Policy: q.Policy, MaxUserActive: q.MaxUserActive, MaxUserQueued: q.MaxUserQueued,
+			Policy: q.Policy, MaxUserActive: q.MaxUserActive, MaxUserQueued: q.MaxUserQueued, Prime: primeToLog(q.Prime),
 		})
 	}
 	out.Admins = clone(db.Admins)
@@ -112,7 +112,7 @@ func databaseFromLog(db *fsm.Database) *dblang.Database {
 		out.Queues = append(out.Queues, dblang.Queue{
 			Name: q.Name, Priority: q.Priority, MaxSize: q.MaxSize, MaxActive: q.MaxActive,
 			MaxRunSeconds: q.MaxRunSeconds, MaxMemMB: q.MaxMemMB, KillGraceSeconds: q.KillGraceSeconds, Owner: maps.Clone(q.Owner),
-			Policy: q.Policy, MaxUserActive: q.MaxUserActive, MaxUserQueued: q.MaxUserQueued,
+			Policy: q.Policy, MaxUserActive: q.MaxUserActive, MaxUserQueued: q.MaxUserQueued, Prime: primeFromLog(q.Prime),
 		})
 	}
 	out.Admins = clone(db.Admins)

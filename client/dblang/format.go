@@ -72,6 +72,9 @@ func Format(db *Database) []byte {
 			items = append(items, qPolicy+"="+q.Policy)
 		}
 		items = append(items, formatOwner(q.Owner, QueueOwnerSettings)...)
+		if q.Prime != nil {
+			items = append(items, formatPrime(q.Prime))
+		}
 		b.WriteString(declQueue + " " + q.Name + " = {" + strings.Join(items, ", ") + "}\n")
 	}
 	section(len(db.Licenses))

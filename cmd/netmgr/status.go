@@ -165,7 +165,7 @@ func runStatus(cCtx *cli.Context) error {
 		if asJSON {
 			return renderQueuesJSON(w, qs)
 		}
-		return renderQueues(w, qs)
+		return renderQueues(w, qs, time.Now())
 	case "licenses":
 		ls, err := c.Licenses(cCtx.Context)
 		if err != nil {
