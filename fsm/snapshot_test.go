@@ -230,8 +230,31 @@ func richCommands() []command {
 		command{fsm.SubmitResourcesType, fsm.Submit{At: at(249), Owner: "lena", Spec: withResources(spec("trainer", 2))}},
 		command{fsm.PlaceType, fsm.Place{At: at(250), PlannedAtIndex: 98, Assignments: []fsm.Assignment{x(25, 0, "m7", "*"), x(25, 1, "m7", "*")}}},
 		command{fsm.ChildRegisterType, fsm.ChildRegister{At: at(251), JobID: 25, Instance: 0, Attempt: 1, Machine: "m7", PID: 2400}},
+		// Since version 15 (richSinceV14 counts them): queue batch's
+		// prime-time window, opened.
+		command{fsm.LoadDatabaseType, fsm.LoadDatabase{At: at(252), Source: "isis.db", By: "tclark",
+			Database: withPrime(withLicenses(withShares(withKillGrace(withOwnerSettings(withQueue(richDatabase("m2"), batchQueue)), 45))))}},
+		command{fsm.PrimeTimeSwitchType, fsm.PrimeTimeSwitch{At: at(254), Queue: "batch", Open: true, Scheduled: at(253)}},
 	)
 	return cmds
+}
+
+// richSinceV14 is how many of richCommands' last commands a version 14
+// snapshot cannot hold: the rich state of testdata/snapshot_v14.golden
+// lacks them.
+const richSinceV14 = 2
+
+// withPrime gives db's queue batch a prime-time window in Europe/Paris
+// raising its priority to 20 and lifting its nq_maxactive.
+func withPrime(db fsm.Database) fsm.Database {
+	db.Queues = slices.Clone(db.Queues)
+	for i := range db.Queues {
+		if db.Queues[i].Name == "batch" {
+			prio, active := 20, int64(0)
+			db.Queues[i].Prime = &fsm.DeclaredPrime{Windows: []string{"Mon-Fri 08:00-18:00"}, TZ: "Europe/Paris", Priority: &prio, MaxActive: &active}
+		}
+	}
+	return db
 }
 
 // withShares gives db two accounts, a user's share, a half-life of a
@@ -259,7 +282,7 @@ func withFiles(s fsm.JobSpec) fsm.JobSpec {
 // richSinceV13 is how many of richCommands' last commands a version 13
 // snapshot cannot hold: the rich state of testdata/snapshot_v13.golden
 // lacks them.
-const richSinceV13 = 5
+const richSinceV13 = 5 + richSinceV14
 
 // gpuFacts is an 8-CPU machine with two a100 GPUs and a t4 detected,
 // 50 GB of free disk and two fpga declared in its init file.
@@ -956,7 +979,7 @@ func TestRestoreOldVersions(t *testing.T) {
 	for _, tc := range []struct {
 		version int
 		since   int // richCommands' last commands the version cannot hold
-	}{{4, richSince1_0}, {5, richSinceV5}, {6, richSinceV6}, {7, richSinceV7}, {8, richSinceV8}, {9, richSinceV9}, {10, richSinceV10}, {11, richSinceV11}, {12, richSinceV12}, {13, richSinceV13}} {
+	}{{4, richSince1_0}, {5, richSinceV5}, {6, richSinceV6}, {7, richSinceV7}, {8, richSinceV8}, {9, richSinceV9}, {10, richSinceV10}, {11, richSinceV11}, {12, richSinceV12}, {13, richSinceV13}, {14, richSinceV14}} {
 		t.Run(fmt.Sprintf("version %d", tc.version), func(t *testing.T) {
 			file := fmt.Sprintf("snapshot_v%d.golden", tc.version)
 			old, err := os.ReadFile(filepath.Join("testdata", file))
