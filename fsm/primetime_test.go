@@ -45,15 +45,15 @@ func (a *applier) queueView(name string) fsm.QueueView {
 func TestPrimeTimeSwitch(t *testing.T) {
 	a := newApplier(t)
 	a.load(primeDB())
-	if qv := a.queueView("debug"); qv.Prime.Open || qv.Priority != 5 || qv.MaxActive != 1 {
-		t.Fatalf("before any switch: got open %v priority %d max active %d, want closed, 5, 1", qv.Prime.Open, qv.Priority, qv.MaxActive)
+	if qv := a.queueView("debug"); qv.PrimeState.Open || qv.Priority != 5 || qv.MaxActive != 1 {
+		t.Fatalf("before any switch: got open %v priority %d max active %d, want closed, 5, 1", qv.PrimeState.Open, qv.Priority, qv.MaxActive)
 	}
 	res := a.mustOK(fsm.PrimeTimeSwitchType, primeSwitch(true, 100))
 	if res.Stale {
 		t.Fatalf("first open: got Stale, want applied")
 	}
 	qv := a.queueView("debug")
-	if !qv.Prime.Open || !qv.Prime.At.Equal(at(100)) || qv.Prime.Index != res.Index {
+	if !qv.PrimeState.Open || !qv.PrimeState.At.Equal(at(100)) || qv.PrimeState.Index != res.Index {
 		t.Errorf("got state %+v, want open at %v index %d", qv.Prime, at(100), res.Index)
 	}
 	if qv.Priority != 20 || qv.MaxActive != 0 || qv.MaxUserQueued != 3 || qv.MaxUserActive != 0 {
@@ -80,8 +80,8 @@ func TestPrimeTimeSwitch(t *testing.T) {
 		})
 	}
 	a.mustOK(fsm.PrimeTimeSwitchType, primeSwitch(false, 101))
-	if qv := a.queueView("debug"); qv.Prime.Open || qv.Priority != 5 || qv.MaxActive != 1 {
-		t.Errorf("after close: got open %v priority %d max active %d, want closed, 5, 1", qv.Prime.Open, qv.Priority, qv.MaxActive)
+	if qv := a.queueView("debug"); qv.PrimeState.Open || qv.Priority != 5 || qv.MaxActive != 1 {
+		t.Errorf("after close: got open %v priority %d max active %d, want closed, 5, 1", qv.PrimeState.Open, qv.Priority, qv.MaxActive)
 	}
 	if res := a.apply(fsm.PrimeTimeSwitchType, fsm.PrimeTimeSwitch{At: at(300), Queue: "nope", Open: true, Scheduled: at(300)}); !errors.Is(res.Err, fsm.ErrNoSuchQueue) {
 		t.Errorf("switch of an unknown queue: got %v, want ErrNoSuchQueue", res.Err)
@@ -136,13 +136,13 @@ func TestPrimeTimeAfterLoad(t *testing.T) {
 	a.load(primeDB())
 	a.mustOK(fsm.PrimeTimeSwitchType, primeSwitch(true, 100))
 	a.load(primeDB())
-	if st := a.queueView("debug").Prime; !st.Open || !st.At.Equal(at(100)) {
+	if st := a.queueView("debug").PrimeState; !st.Open || !st.At.Equal(at(100)) {
 		t.Errorf("same window reloaded: got %+v, want open at %v", st, at(100))
 	}
 	changed := primeDB()
 	changed.Queues[0].Prime.Windows = []string{"Mon-Fri 09:00-17:00"}
 	a.load(changed)
-	if st := a.queueView("debug").Prime; !st.Open || !st.At.IsZero() {
+	if st := a.queueView("debug").PrimeState; !st.Open || !st.At.IsZero() {
 		t.Errorf("window changed: got %+v, want open with no instant", st)
 	}
 	if res := a.mustOK(fsm.PrimeTimeSwitchType, primeSwitch(false, 50)); res.Stale {
@@ -152,7 +152,7 @@ func TestPrimeTimeAfterLoad(t *testing.T) {
 	none := primeDB()
 	none.Queues[0].Prime = nil
 	a.load(none)
-	if qv := a.queueView("debug"); qv.Prime != (fsm.PrimeState{}) || qv.Priority != 5 {
+	if qv := a.queueView("debug"); qv.PrimeState != (fsm.PrimeState{}) || qv.Priority != 5 {
 		t.Errorf("window removed: got state %+v priority %d, want none and 5", qv.Prime, qv.Priority)
 	}
 	if res := a.mustOK(fsm.PrimeTimeSwitchType, primeSwitch(true, 300)); !res.Stale {
@@ -170,12 +170,12 @@ func TestPrimeTimeSetQueueKeepsWindow(t *testing.T) {
 	q := primeDB().Queues[0]
 	q.Priority = 7
 	a.mustOK(fsm.SetQueueType, fsm.SetQueue{At: at(101), By: "tclark", Queue: q})
-	if qv := a.queueView("debug"); !qv.Prime.Open || qv.Priority != 20 || qv.Declared.Priority != 7 {
-		t.Errorf("after set: got open %v priority %d declared %d, want open, 20, 7", qv.Prime.Open, qv.Priority, qv.Declared.Priority)
+	if qv := a.queueView("debug"); !qv.PrimeState.Open || qv.Priority != 20 || qv.Declared.Priority != 7 {
+		t.Errorf("after set: got open %v priority %d declared %d, want open, 20, 7", qv.PrimeState.Open, qv.Priority, qv.Declared.Priority)
 	}
 	a.mustOK(fsm.RemoveQueueType, fsm.RemoveQueue{At: at(102), By: "tclark", Name: "debug"})
 	a.mustOK(fsm.SetQueueType, fsm.SetQueue{At: at(103), By: "tclark", Queue: primeDB().Queues[0]})
-	if st := a.queueView("debug").Prime; st != (fsm.PrimeState{}) {
+	if st := a.queueView("debug").PrimeState; st != (fsm.PrimeState{}) {
 		t.Errorf("removed and declared again: got %+v, want closed", st)
 	}
 }

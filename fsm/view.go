@@ -110,12 +110,12 @@ func (v View) ReservedBy(machine string, t time.Time) (string, bool) {
 
 // QueueView is a queue's values in force and what it holds. The
 // embedded DeclaredQueue is what applies now: the declaration, with its
-// prime-time values while its window is open (Prime.Open); Declared is
-// the declaration as loaded.
+// prime-time values while its window is open (PrimeState.Open);
+// Declared is the declaration as loaded.
 type QueueView struct {
 	DeclaredQueue
 	Declared              DeclaredQueue
-	Prime                 PrimeState
+	PrimeState            PrimeState
 	Jobs, Waiting, Active int
 }
 
@@ -145,7 +145,7 @@ func (v View) Queue(name string) (QueueView, bool) {
 
 func (v View) queueView(q DeclaredQueue) QueueView {
 	st := v.d.prime[q.Name]
-	qv := QueueView{DeclaredQueue: q.InForce(st.Open), Declared: q, Prime: st}
+	qv := QueueView{DeclaredQueue: q.InForce(st.Open), Declared: q, PrimeState: st}
 	if c, ok := v.d.queues[q.Name]; ok {
 		qv.Jobs, qv.Waiting, qv.Active = c.Jobs, c.Waiting, c.Active
 	}

@@ -63,18 +63,18 @@ func checkPrimeTime(db fsm.Database, applies func(fsm.MessageType) bool) error {
 // primeToWire renders a queue's prime time: its windows, whether they are
 // open, the values outside and inside them, and the next change by now.
 func primeToWire(q fsm.QueueView, now time.Time) *client.QueuePrime {
-	p := q.Declared.Prime
+	p := q.Prime
 	if p == nil {
 		return nil
 	}
 	out := &client.QueuePrime{
-		Windows: clone(p.Windows), TZ: p.TZ, Open: q.Prime.Open, Since: q.Prime.At,
+		Windows: clone(p.Windows), TZ: p.TZ, Open: q.PrimeState.Open, Since: q.PrimeState.At,
 		Outside: queueValues(q.Declared.InForce(false)), Inside: queueValues(q.Declared.InForce(true)),
 	}
 	if out.TZ == "" {
 		out.TZ = "UTC"
 	}
-	out.Next, out.NextOpen = prime.NextChange(p, q.Prime, now)
+	out.Next, out.NextOpen = prime.NextChange(p, q.PrimeState, now)
 	return out
 }
 

@@ -70,9 +70,9 @@ func (s *Switcher) Switch(now time.Time) time.Time {
 				continue
 			}
 			l, ok := s.looked[q.Name]
-			if !ok || l.decl != p || l.st != q.Prime || (!l.next.IsZero() && !now.Before(l.next)) {
+			if !ok || l.decl != p || l.st != q.PrimeState || (!l.next.IsZero() && !now.Before(l.next)) {
 				var sw *fsm.PrimeTimeSwitch
-				l, sw = s.look(q.Name, p, q.Prime, now)
+				l, sw = s.look(q.Name, p, q.PrimeState, now)
 				s.looked[q.Name] = l
 				if sw != nil {
 					// Looked at again once the switch commits (or

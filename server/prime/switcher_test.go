@@ -26,7 +26,7 @@ func load(t *testing.T, h *dutytest.Handle, tz string, windows ...string) {
 func state(h *dutytest.Handle) (fsm.PrimeState, int) {
 	var qv fsm.QueueView
 	h.Read(func(v fsm.View) { qv, _ = v.Queue("debug") })
-	return qv.Prime, qv.Priority
+	return qv.PrimeState, qv.Priority
 }
 
 // The duty switches at each edge once, with the edge's instant, answers
@@ -110,7 +110,7 @@ func TestSwitchRaceAppliesOnce(t *testing.T) {
 		var p *fsm.DeclaredPrime
 		h.Read(func(v fsm.View) {
 			qv, _ := v.Queue("debug")
-			st, p = qv.Prime, qv.Declared.Prime
+			st, p = qv.PrimeState, qv.Declared.Prime
 		})
 		_, sw := New(h).look("debug", p, st, now)
 		if sw == nil {
