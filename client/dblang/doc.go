@@ -82,6 +82,12 @@
 // add_q may also limit each user: nq_maxuser_active (instances running at
 // once) and nq_maxuser_queued (unfinished jobs).
 //
+// Prime time (prime.go, schedule.go): an add_q's prime={window="Mon-Fri
+// 08:00-18:00", tz="Europe/Paris", priority=20, ...} gives weekly windows
+// and the priority and limits in force inside them. Checking tz reads the
+// tz database (time.LoadLocation), the package's one read; Schedule says
+// when the windows open and close, for the server's leader.
+//
 // allow_root_jobs takes no arguments and is given at most once. It sets
 // Database.AllowRootJobs: root, submitting from a machine of the pool, may
 // then run jobs as root. Without it (the default) no job runs as root, and

@@ -29,7 +29,7 @@ func statusHeaders(t *testing.T) map[string][]string {
 		"-j":         func(b *bytes.Buffer) error { return renderJobs(b, nil, now) },
 		"-m":         func(b *bytes.Buffer) error { return renderMachines(b, nil, now) },
 		"-s":         func(b *bytes.Buffer) error { return renderServers(b, nil) },
-		"-q":         func(b *bytes.Buffer) error { return renderQueues(b, nil, time.Time{}) },
+		"-q":         func(b *bytes.Buffer) error { return renderQueues(b, []client.Queue{{Prime: &client.QueuePrime{}}}, now) },
 		"-r":         func(b *bytes.Buffer) error { return renderReservations(b, nil, now) },
 		"--licenses": func(b *bytes.Buffer) error { return renderLicenses(b, nil) },
 	} {

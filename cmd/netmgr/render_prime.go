@@ -49,7 +49,7 @@ func formatNext(t, now time.Time) string {
 }
 
 // valuesChanged lists the values that differ from a to b, as b has them:
-// "priority 5, maxactive 10, maxuser_active 2" ("-" for no limit).
+// "priority 5, maxactive 10, no maxuser_active".
 func valuesChanged(a, b client.QueueValues) string {
 	var parts []string
 	if a.Priority != b.Priority {
@@ -64,7 +64,11 @@ func valuesChanged(a, b client.QueueValues) string {
 		{"maxrun", a.MaxRunSeconds, b.MaxRunSeconds, formatRunLimit}, {"maxmem", a.MaxMemMB, b.MaxMemMB, formatMemLimit},
 		{"maxuser_active", a.MaxUserActive, b.MaxUserActive, formatLimit}, {"maxuser_queued", a.MaxUserQueued, b.MaxUserQueued, formatLimit},
 	} {
-		if v.a != v.b {
+		switch {
+		case v.a == v.b:
+		case v.b <= 0:
+			parts = append(parts, "no "+v.name)
+		default:
 			parts = append(parts, v.name+" "+v.f(v.b))
 		}
 	}
