@@ -414,6 +414,43 @@ type Queue struct {
 	// interactive=yes): netexec -i and --pty jobs naming no queue go
 	// there, and its waiting work starts before every other queue's.
 	Interactive bool `json:"interactive,omitempty"`
+	// Prime is the queue's prime time (add_q prime={...}); nil when it
+	// has none. The priority and limits above are those in force: the
+	// queue's own, or its prime-time values while the window is open.
+	Prime *QueuePrime `json:"prime,omitempty"`
+}
+
+// QueuePrime is a queue's prime-time window: when it is open, the values
+// in force inside and outside it, and the next change.
+type QueuePrime struct {
+	// Windows are the windows as declared ("Mon-Fri 08:00-18:00"), read
+	// in the IANA time zone TZ.
+	Windows []string `json:"windows"`
+	TZ      string   `json:"tz"`
+	// Open says whether the prime-time values are in force; Since is the
+	// scheduled instant of the switch that made it so, zero before the
+	// first.
+	Open  bool      `json:"open"`
+	Since time.Time `json:"since,omitzero"`
+	// Next is when the window next opens (NextOpen) or closes, by the
+	// answering server's clock; zero when it never changes.
+	Next     time.Time `json:"next_change,omitzero"`
+	NextOpen bool      `json:"next_open"`
+	// Outside and Inside are the values in force outside and inside the
+	// window.
+	Outside QueueValues `json:"outside"`
+	Inside  QueueValues `json:"inside"`
+}
+
+// QueueValues are a queue's priority and limits; 0 means no limit.
+type QueueValues struct {
+	Priority      int   `json:"priority"`
+	MaxSize       int64 `json:"max_size"`
+	MaxActive     int64 `json:"max_active"`
+	MaxRunSeconds int64 `json:"max_run_seconds"`
+	MaxMemMB      int64 `json:"max_mem_mb"`
+	MaxUserActive int64 `json:"max_user_active"`
+	MaxUserQueued int64 `json:"max_user_queued"`
 }
 
 // ReserveRequest asks to set machines aside for the requesting user: the

@@ -110,6 +110,9 @@ type DeclaredQueue struct {
 	// Owner is the queue's desktop policy (dblang.QueueOwnerSettings),
 	// overriding the machine's for its jobs; since snapshot version 9.
 	Owner map[string]string `json:"owner,omitempty"`
+	// Prime is the queue's prime time (primetime.go): windows and the
+	// values in force inside them; since snapshot version 15.
+	Prime *DeclaredPrime `json:"prime,omitempty"`
 }
 
 // check re-checks the invariants the rest of the FSM relies on: unique
@@ -156,6 +159,9 @@ func (db *Database) check() error {
 		}
 		if q.Interactive && db.InteractiveQueue() != q.Name {
 			return fmt.Errorf("%w: queues %q and %q are both marked interactive", ErrInvalidDatabase, db.InteractiveQueue(), q.Name)
+		}
+		if q.Prime != nil && len(q.Prime.Windows) == 0 {
+			return fmt.Errorf("%w: queue %q has a prime time without a window", ErrInvalidDatabase, q.Name)
 		}
 		seen["queue "+q.Name] = true
 	}

@@ -69,6 +69,10 @@ type db struct {
 	share fairShare
 	// shares is derived from the database's accounts and shares.
 	shares shareIndex
+	// prime is each queue's prime-time state (primetime.go), for the
+	// queues that declare a window and have been switched; snapshotted
+	// since version 15.
+	prime map[string]PrimeState
 	// snaps are the snapshots being persisted, whose jobs edit copies
 	// before they change (snapshot_capture.go); never snapshotted.
 	snaps []*capture

@@ -48,7 +48,8 @@ var genDatabases = []fsm.Database{
 			{Name: "m0", MType: "small"}, {Name: "m1", MType: "big"}, {Name: "m2", Keys: []string{"lic"}},
 			{Name: "m3", MType: "big", Attrs: map[string]float64{"mem": 1500}},
 		},
-		Queues: []fsm.DeclaredQueue{{Name: "qa", MaxSize: 4, MaxActive: 2}},
+		Queues: []fsm.DeclaredQueue{{Name: "qa", MaxSize: 4, MaxActive: 2, Prime: &fsm.DeclaredPrime{
+			Windows: []string{"Mon-Fri 08:00-18:00"}, Priority: ptr(3), MaxActive: ptr[int64](1), MaxSize: ptr[int64](6)}}},
 		Admins: []string{"gen"},
 	},
 	{
@@ -135,6 +136,12 @@ func (g *generator) next() {
 	if g.step > 2000 && g.step%31 == 0 { // late, as the cron commands
 		g.emit(g.expireCommand(now))
 	}
+	if g.step > 2000 && g.step%17 == 0 { // late, as the cron commands
+		// Prime-time switches of qa, at or before the last one
+		// sometimes (Stale), to either state.
+		sched := at(g.step - g.step%34)
+		g.emit(g.cmd(fsm.PrimeTimeSwitchType, fsm.PrimeTimeSwitch{At: now, Queue: "qa", Open: g.step%51 != 0, Scheduled: sched}))
+	}
 	if g.step > 2000 && g.step%5 == 0 { // late, as the cron commands
 		if data := g.gangPlace(now); data != nil {
 			g.emit(data)
@@ -185,7 +192,7 @@ func (g *generator) next() {
 			g.a.f.Read(func(v fsm.View) {
 				for _, q := range v.Queues() {
 					if q.Jobs > 0 && q.Name != fsm.DefaultQueue && !slices.ContainsFunc(db.Queues, func(d fsm.DeclaredQueue) bool { return d.Name == q.Name }) {
-						db.Queues = append(db.Queues, q.DeclaredQueue)
+						db.Queues = append(db.Queues, q.Declared)
 					}
 				}
 			})
@@ -824,3 +831,6 @@ func (g *generator) cronCommand(now time.Time) []byte {
 	}
 	return g.cmd(fsm.KillType, fsm.Kill{At: now, JobID: id, By: "gen", Runs: n%2 == 1})
 }
+
+// ptr returns a pointer to v.
+func ptr[T any](v T) *T { return &v }

@@ -38,6 +38,12 @@
 // (nq_maxuser_queued at submit, nq_maxuser_active at place) are enforced
 // in Apply. The usage is in the snapshot's header since version 13.
 //
+// Prime time (primetime.go): a queue's window opens and closes by
+// PrimeTimeSwitch entries the leader proposes, each with the window's
+// edge; Apply records it once and every limit check reads the values in
+// force (DeclaredQueue.InForce). The states are in the snapshot's header
+// since version 15.
+//
 // It is not the wire format (package client) and does no networking.
 //
 // # Snapshots

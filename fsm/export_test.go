@@ -19,7 +19,7 @@ func EncodeAtOnce(f *FSM) []byte {
 		Format: snapshotFormat, Version: SnapshotVersion, Index: d.index, NextJobID: d.nextJobID,
 		Machines: len(d.machines), Jobs: len(d.jobs), DatabaseIndex: d.databaseIndex,
 		Reservations: len(d.reservations), NextReservationID: d.nextReservationID,
-		Tokens: len(d.tokens), Mails: len(d.mails), FairShare: d.share.record(),
+		Tokens: len(d.tokens), Mails: len(d.mails), FairShare: d.share.record(), Prime: d.primeRecords(),
 	}
 	e := newEncoder()
 	for _, m := range sortedMachines(d.machines) {

@@ -46,6 +46,9 @@ var (
 	// The interactive queue came with SessionEvent (41), in a
 	// LoadDatabase field an older replica ignores.
 	FeatureInteractiveQueue = Feature{"a database with an interactive queue", SessionEventType, 0}
+	// A prime-time window is switched only by PrimeTimeSwitch (43); an
+	// older replica would load the queue without it.
+	FeaturePrimeTime = Feature{"a database with a prime-time window", PrimeTimeSwitchType, 0}
 )
 
 // jobFeatures is every feature a job spec may ask for, with the test of

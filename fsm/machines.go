@@ -101,6 +101,7 @@ func (d *db) applyLoadDatabase(index uint64, c *LoadDatabase) *Result {
 	d.declIdx = indexDeclarations(&d.database)
 	d.databaseIndex = index
 	d.indexAccounts()
+	d.primeAfterLoad(&oldDB)
 	res := &Result{Index: index}
 	for _, m := range sortedMachines(d.machines) {
 		_, wasDeclared := old.machine(m.Name)

@@ -11,11 +11,12 @@ import (
 // with priority 0 and no limits until an administrator declares it.
 const DefaultQueue = "default"
 
-// queueLimits returns a queue's declaration; the default queue exists even
+// queueLimits returns a queue's declaration with its values in force
+// (prime time's inside an open window); the default queue exists even
 // when undeclared.
 func (d *db) queueLimits(name string) (DeclaredQueue, bool) {
 	if q, ok := d.database.Queue(name); ok {
-		return *q, true
+		return q.InForce(d.primeOpen(name)), true
 	}
 	if name == DefaultQueue {
 		return DeclaredQueue{Name: DefaultQueue}, true
@@ -79,7 +80,9 @@ func (d *db) applySetQueue(index uint64, c *SetQueue) *Result {
 		qs = append(qs, q)
 		kind, verb = EventQueueAdded, "added"
 	}
+	old := d.database
 	d.database.Queues = qs
+	d.primeAfterLoad(&old)
 	d.event(index, c.At, kind, 0, -1, 0, "", fmt.Sprintf("%s %s queue %s: %s", actor(c.By), verb, q.Name, describeLimits(q)))
 	return &Result{Index: index}
 }
@@ -95,7 +98,9 @@ func (d *db) applyRemoveQueue(index uint64, c *RemoveQueue) *Result {
 	if n := d.queues[c.Name]; n != nil && n.Jobs > 0 {
 		return &Result{Index: index, Err: fmt.Errorf("queue %s holds %d unfinished jobs: %w", c.Name, n.Jobs, ErrQueueInUse)}
 	}
+	old := d.database
 	d.database.Queues = slices.Delete(slices.Clone(d.database.Queues), i, i+1)
+	d.primeAfterLoad(&old)
 	d.event(index, c.At, EventQueueRemoved, 0, -1, 0, "", fmt.Sprintf("%s removed queue %s", actor(c.By), c.Name))
 	return &Result{Index: index}
 }

@@ -29,9 +29,11 @@ import (
 // accounts, shares, half-life and per-user queue limits to the database
 // line; 14 adds the machine's detected GPUs and disk and the job's
 // resource requests and its instances' GPUs to their records, and the
-// licences to the database line; 15 adds the interactive queue's mark to
-// the database line. This build writes 15 and reads 4 to 15; a future
-// version must keep a reader for them all.
+// licences to the database line; 15 adds the queues' prime-time states
+// (PrimeTimeSwitch) to the header and their prime-time declarations and
+// time zones, and the interactive queue's mark, to the database line.
+// This build writes 15 and reads 4 to 15; a future version must keep a
+// reader for them all.
 const SnapshotVersion = 15
 
 // oldestSnapshotVersion is the oldest version Restore reads, 1.0's.
@@ -60,6 +62,9 @@ type snapshotHeader struct {
 	// FairShare is the fair-share usage (fairshare.go), absent while fair
 	// share is off; since version 13.
 	FairShare *fairShareRecord `json:"fair_share,omitempty"`
+	// Prime is the queues' prime-time states (primetime.go), by queue
+	// name, absent when none was switched; since version 15.
+	Prime []primeRecord `json:"prime,omitempty"`
 }
 
 const snapshotFormat = "netmgr-fsm"
@@ -110,6 +115,10 @@ func readSnapshot(r io.Reader) (*db, error) {
 		return nil, fmt.Errorf("read header: %w: version %d snapshot holds fair-share usage", errCorrupt, h.Version)
 	}
 	d.share.restore(h.FairShare)
+	if len(h.Prime) > 0 && h.Version < 15 {
+		return nil, fmt.Errorf("read header: %w: version %d snapshot holds prime-time states", errCorrupt, h.Version)
+	}
+	d.restorePrime(h.Prime)
 	d.nextReservationID = max(h.NextReservationID, 1)
 	dec := newDecoder(br)
 	dec.version = h.Version

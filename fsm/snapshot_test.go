@@ -230,13 +230,19 @@ func richCommands() []command {
 		command{fsm.SubmitResourcesType, fsm.Submit{At: at(249), Owner: "lena", Spec: withResources(spec("trainer", 2))}},
 		command{fsm.PlaceType, fsm.Place{At: at(250), PlannedAtIndex: 98, Assignments: []fsm.Assignment{x(25, 0, "m7", "*"), x(25, 1, "m7", "*")}}},
 		command{fsm.ChildRegisterType, fsm.ChildRegister{At: at(251), JobID: 25, Instance: 0, Attempt: 1, Machine: "m7", PID: 2400}},
-		// Since version 15 (richSinceV14 counts them): a database with
-		// the interactive queue.
+		// Since version 15 (richSinceV14 counts them): queue batch's
+		// prime-time window, opened, and the interactive queue.
 		command{fsm.LoadDatabaseType, fsm.LoadDatabase{At: at(252), Source: "isis.db", By: "tclark",
-			Database: withInteractive(withLicenses(withShares(withKillGrace(withOwnerSettings(withQueue(richDatabase("m2"), batchQueue)), 45))))}},
+			Database: withInteractive(withPrime(withLicenses(withShares(withKillGrace(withOwnerSettings(withQueue(richDatabase("m2"), batchQueue)), 45)))))}},
+		command{fsm.PrimeTimeSwitchType, fsm.PrimeTimeSwitch{At: at(254), Queue: "batch", Open: true, Scheduled: at(253)}},
 	)
 	return cmds
 }
+
+// richSinceV14 is how many of richCommands' last commands a version 14
+// snapshot cannot hold: the rich state of testdata/snapshot_v14.golden
+// lacks them.
+const richSinceV14 = 2
 
 // withInteractive adds the queue "now", marked interactive, to db.
 func withInteractive(db fsm.Database) fsm.Database {
@@ -244,10 +250,18 @@ func withInteractive(db fsm.Database) fsm.Database {
 	return db
 }
 
-// richSinceV14 is how many of richCommands' last commands a version 14
-// snapshot cannot hold: the rich state of testdata/snapshot_v14.golden
-// lacks them.
-const richSinceV14 = 1
+// withPrime gives db's queue batch a prime-time window in Europe/Paris
+// raising its priority to 20 and lifting its nq_maxactive.
+func withPrime(db fsm.Database) fsm.Database {
+	db.Queues = slices.Clone(db.Queues)
+	for i := range db.Queues {
+		if db.Queues[i].Name == "batch" {
+			prio, active := 20, int64(0)
+			db.Queues[i].Prime = &fsm.DeclaredPrime{Windows: []string{"Mon-Fri 08:00-18:00"}, TZ: "Europe/Paris", Priority: &prio, MaxActive: &active}
+		}
+	}
+	return db
+}
 
 // withShares gives db two accounts, a user's share, a half-life of a
 // day and per-user limits on its first queue.

@@ -108,9 +108,14 @@ func (v View) ReservedBy(machine string, t time.Time) (string, bool) {
 	return v.d.reservedBy(machine, t)
 }
 
-// QueueView is a queue's declaration and what it holds.
+// QueueView is a queue's values in force and what it holds. The
+// embedded DeclaredQueue is what applies now: the declaration, with its
+// prime-time values while its window is open (PrimeState.Open);
+// Declared is the declaration as loaded.
 type QueueView struct {
 	DeclaredQueue
+	Declared              DeclaredQueue
+	PrimeState            PrimeState
 	Jobs, Waiting, Active int
 }
 
@@ -129,15 +134,18 @@ func (v View) Queues() []QueueView {
 
 // Queue returns one queue, the default one included.
 func (v View) Queue(name string) (QueueView, bool) {
-	q, ok := v.d.queueLimits(name)
-	if !ok {
+	if q, ok := v.d.database.Queue(name); ok {
+		return v.queueView(*q), true
+	}
+	if name != DefaultQueue {
 		return QueueView{}, false
 	}
-	return v.queueView(q), true
+	return v.queueView(DeclaredQueue{Name: DefaultQueue}), true
 }
 
 func (v View) queueView(q DeclaredQueue) QueueView {
-	qv := QueueView{DeclaredQueue: q}
+	st := v.d.prime[q.Name]
+	qv := QueueView{DeclaredQueue: q.InForce(st.Open), Declared: q, PrimeState: st}
 	if c, ok := v.d.queues[q.Name]; ok {
 		qv.Jobs, qv.Waiting, qv.Active = c.Jobs, c.Waiting, c.Active
 	}

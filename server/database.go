@@ -76,6 +76,7 @@ func databaseToLog(db *dblang.Database) fsm.Database {
 			Name: q.Name, Priority: q.Priority, MaxSize: q.MaxSize, MaxActive: q.MaxActive,
 			MaxRunSeconds: q.MaxRunSeconds, MaxMemMB: q.MaxMemMB, KillGraceSeconds: q.KillGraceSeconds, Owner: maps.Clone(q.Owner),
 			Policy: q.Policy, MaxUserActive: q.MaxUserActive, MaxUserQueued: q.MaxUserQueued, Interactive: q.Interactive,
+			Prime: primeToLog(q.Prime),
 		})
 	}
 	out.Admins = clone(db.Admins)
@@ -113,6 +114,7 @@ func databaseFromLog(db *fsm.Database) *dblang.Database {
 			Name: q.Name, Priority: q.Priority, MaxSize: q.MaxSize, MaxActive: q.MaxActive,
 			MaxRunSeconds: q.MaxRunSeconds, MaxMemMB: q.MaxMemMB, KillGraceSeconds: q.KillGraceSeconds, Owner: maps.Clone(q.Owner),
 			Policy: q.Policy, MaxUserActive: q.MaxUserActive, MaxUserQueued: q.MaxUserQueued, Interactive: q.Interactive,
+			Prime: primeFromLog(q.Prime),
 		})
 	}
 	out.Admins = clone(db.Admins)

@@ -13,13 +13,14 @@ import (
 // Where a declaration stands in the database file: for the parser's and
 // the checks' messages, not part of the database.
 var declPositions = map[string]string{
-	"Keys[].Pos":     "where the declaration stands in the file, for messages; not part of the database",
-	"MTypes[].Pos":   "as Keys[].Pos",
-	"Machines[].Pos": "as Keys[].Pos",
-	"Queues[].Pos":   "as Keys[].Pos",
-	"Accounts[].Pos": "as Keys[].Pos",
-	"Shares[].Pos":   "as Keys[].Pos",
-	"Licenses[].Pos": "as Keys[].Pos",
+	"Keys[].Pos":         "where the declaration stands in the file, for messages; not part of the database",
+	"MTypes[].Pos":       "as Keys[].Pos",
+	"Machines[].Pos":     "as Keys[].Pos",
+	"Queues[].Pos":       "as Keys[].Pos",
+	"Accounts[].Pos":     "as Keys[].Pos",
+	"Shares[].Pos":       "as Keys[].Pos",
+	"Licenses[].Pos":     "as Keys[].Pos",
+	"Queues[].Prime.Pos": "as Keys[].Pos",
 }
 
 func TestDatabaseToLogParity(t *testing.T) {

@@ -13,9 +13,10 @@ import (
 // handleQueues lists the queues with their limits and counts.
 func (s *Server) handleQueues(w http.ResponseWriter, r *http.Request) {
 	var out []client.Queue
+	now := time.Now()
 	s.fsm.Read(func(v fsm.View) {
 		for _, q := range v.Queues() {
-			out = append(out, queueToWire(q))
+			out = append(out, queueToWire(q, now))
 		}
 	})
 	s.writeJSON(w, http.StatusOK, out)
@@ -47,10 +48,14 @@ func (s *Server) handleSetQueue(w http.ResponseWriter, r *http.Request) {
 	}
 	decl := queueFromWire(name, q)
 	// The API sets limits; the queue's owner policy, kill grace,
-	// placement policy, per-user limits and interactive mark are the
-	// database file's (add_q), so a change of limits keeps them.
+	// placement policy, per-user limits, interactive mark and prime time
+	// are the database file's (add_q), so a change of limits keeps them.
+	// The limits set are the queue's own, in force outside its
+	// prime-time window.
 	s.fsm.Read(func(v fsm.View) {
-		if old, ok := v.Queue(name); ok {
+		if qv, ok := v.Queue(name); ok {
+			old := qv.Declared
+			decl.Prime = old.Prime
 			decl.Owner = maps.Clone(old.Owner)
 			decl.KillGraceSeconds = old.KillGraceSeconds
 			decl.Policy = old.Policy
@@ -70,7 +75,7 @@ func (s *Server) handleSetQueue(w http.ResponseWriter, r *http.Request) {
 	var out client.Queue
 	s.fsm.Read(func(v fsm.View) {
 		qv, _ := v.Queue(name)
-		out = queueToWire(qv)
+		out = queueToWire(qv, time.Now())
 	})
 	s.writeJSON(w, http.StatusOK, out)
 }

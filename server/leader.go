@@ -9,6 +9,7 @@ import (
 	"github.com/netmgr/netmgr/server/cron"
 	"github.com/netmgr/netmgr/server/lease"
 	"github.com/netmgr/netmgr/server/lease/expiry"
+	"github.com/netmgr/netmgr/server/prime"
 	"github.com/netmgr/netmgr/server/retention"
 )
 
@@ -105,6 +106,10 @@ const leaderTick = 250 * time.Millisecond
 //     from the committed state, so a firing the last leader committed is
 //     not proposed again and one it did not is.
 //
+// After every commit, and when the next prime-time change is due:
+//   - prime.Switcher.Switch (server/prime): a PrimeTimeSwitch for every
+//     queue whose window opened or closed, from the committed state.
+//
 // After every commit, finished send, gossip change and tick:
 //   - schedule (scheduler.go): one planner pass, committed as one Place.
 //   - dispatch.Dispatcher.Dispatch (server/dispatch, made in
@@ -157,6 +162,9 @@ func (s *Server) leaderLoop(ctx context.Context) {
 	jobExpiry := retention.New(dutyHandle{s}, s.cfg.JobRetention, s.cfg.JobRetentionCount, leaderTick)
 	cronTimer := time.NewTimer(time.Hour)
 	defer cronTimer.Stop()
+	primes := prime.New(dutyHandle{s})
+	primeTimer := time.NewTimer(time.Hour)
+	defer primeTimer.Stop()
 	// Membership changes come from gossip; a committed command alone never
 	// needs a reconcile, so the busy path skips it.
 	reconcile := true
@@ -174,6 +182,9 @@ func (s *Server) leaderLoop(ctx context.Context) {
 		if next := crons.Fire(time.Now()); !next.IsZero() {
 			cronTimer.Reset(max(time.Until(next), 0))
 		}
+		if next := primes.Switch(time.Now()); !next.IsZero() {
+			primeTimer.Reset(max(time.Until(next), 0))
+		}
 		if err := s.schedule(); err != nil {
 			s.log.Warn("scheduling pass failed", "err", err)
 		}
@@ -189,6 +200,7 @@ func (s *Server) leaderLoop(ctx context.Context) {
 		case <-tick.C:
 			reconcile = true
 		case <-cronTimer.C:
+		case <-primeTimer.C:
 		}
 	}
 }

@@ -3,6 +3,7 @@ package server
 import (
 	"maps"
 	"slices"
+	"time"
 
 	"github.com/netmgr/netmgr/client"
 	"github.com/netmgr/netmgr/fsm"
@@ -310,13 +311,15 @@ func reservationToWire(r *fsm.Reservation) client.Reservation {
 	return client.Reservation{ID: r.ID, Owner: r.Owner, Machines: clone(r.Machines), From: r.From, Until: r.Until}
 }
 
-// queueToWire renders a queue with its limits and counts.
-func queueToWire(q fsm.QueueView) client.Queue {
+// queueToWire renders a queue with its limits in force, its counts and
+// its prime time's next change by now.
+func queueToWire(q fsm.QueueView, now time.Time) client.Queue {
 	return client.Queue{
 		Name: q.Name, Priority: q.Priority, MaxSize: q.MaxSize, MaxActive: q.MaxActive,
 		MaxRunSeconds: q.MaxRunSeconds, MaxMemMB: q.MaxMemMB,
 		Jobs: q.Jobs, Waiting: q.Waiting, Running: q.Active, Policy: q.Policy,
 		MaxUserActive: q.MaxUserActive, MaxUserQueued: q.MaxUserQueued, Interactive: q.Interactive,
+		Prime: primeToWire(q, now),
 	}
 }
 

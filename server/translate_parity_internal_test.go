@@ -2,6 +2,7 @@ package server
 
 import (
 	"testing"
+	"time"
 
 	"github.com/netmgr/netmgr/client"
 	"github.com/netmgr/netmgr/fsm"
@@ -232,11 +233,26 @@ func TestReservationToWireParity(t *testing.T) {
 
 func TestQueueToWireParity(t *testing.T) {
 	src := fillNew[fsm.QueueView](new(filler))
-	checkParity(t, src, queueToWire(src), crossing{
-		renamed: map[string]string{"Active": "Running"},
+	checkParity(t, src, queueToWire(src, time.Time{}), crossing{
+		renamed: map[string]string{"Active": "Running", "PrimeState.Open": "Prime.Open", "PrimeState.At": "Prime.Since"},
 		dropped: map[string]string{
-			"KillGraceSeconds": "the database file's setting (kill_grace): GET /v1/database shows it",
-			"Owner":            "the database file's owner policy: GET /v1/database shows it",
+			"KillGraceSeconds":    "the database file's setting (kill_grace): GET /v1/database shows it",
+			"Owner":               "the database file's owner policy: GET /v1/database shows it",
+			"Declared":            "the declaration: the values in force cross, and Prime.Outside and Prime.Inside derive from it",
+			"PrimeState.Index":    "the log's bookkeeping",
+			"Prime.Priority":      "crosses as Prime.Inside, the values in force inside the window",
+			"Prime.MaxSize":       "as Prime.Priority",
+			"Prime.MaxActive":     "as Prime.Priority",
+			"Prime.MaxRunSeconds": "as Prime.Priority",
+			"Prime.MaxMemMB":      "as Prime.Priority",
+			"Prime.MaxUserActive": "as Prime.Priority",
+			"Prime.MaxUserQueued": "as Prime.Priority",
+		},
+		derived: map[string]string{
+			"Prime.Next":     "computed from the windows and the server's clock (server/prime.NextChange)",
+			"Prime.NextOpen": "as Prime.Next",
+			"Prime.Outside":  "the declaration's values (Declared.InForce(false))",
+			"Prime.Inside":   "the declaration's values inside the window (Declared.InForce(true))",
 		},
 	})
 }
@@ -254,8 +270,10 @@ func TestQueueFromWireParity(t *testing.T) {
 			"MaxUserActive": "as Policy",
 			"MaxUserQueued": "as Policy",
 			"Interactive":   "as Policy",
+			"Prime":         "the database file's prime time and its state; PUT /v1/queues/{name} keeps the queue's",
 		},
 		derived: map[string]string{
+			"Prime":            "the database file's; kept by the handler",
 			"Name":             "the request's path",
 			"KillGraceSeconds": "the database file's; kept by the handler",
 			"Owner":            "the database file's; kept by the handler",

@@ -86,6 +86,12 @@
 // netexec -i and --pty jobs that name no queue go there, and its waiting
 // work starts before every other queue's.
 //
+// Prime time (prime.go, schedule.go): an add_q's prime={window="Mon-Fri
+// 08:00-18:00", tz="Europe/Paris", priority=20, ...} gives weekly windows
+// and the priority and limits in force inside them. Checking tz reads the
+// tz database (time.LoadLocation), the package's one read; Schedule says
+// when the windows open and close, for the server's leader.
+//
 // allow_root_jobs takes no arguments and is given at most once. It sets
 // Database.AllowRootJobs: root, submitting from a machine of the pool, may
 // then run jobs as root. Without it (the default) no job runs as root, and

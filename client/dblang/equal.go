@@ -43,7 +43,7 @@ func (db *Database) Equal(o *Database) bool {
 	}
 	for i, q := range db.Queues {
 		r := o.Queues[i]
-		if !ownerEqual(q.Owner, r.Owner) {
+		if !ownerEqual(q.Owner, r.Owner) || !primeEqual(q.Prime, r.Prime) {
 			return false
 		}
 		if q.Name != r.Name || q.Priority != r.Priority || q.MaxSize != r.MaxSize || q.MaxActive != r.MaxActive ||

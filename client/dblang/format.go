@@ -75,6 +75,9 @@ func Format(db *Database) []byte {
 			items = append(items, qInteract+"="+ownerYes)
 		}
 		items = append(items, formatOwner(q.Owner, QueueOwnerSettings)...)
+		if q.Prime != nil {
+			items = append(items, formatPrime(q.Prime))
+		}
 		b.WriteString(declQueue + " " + q.Name + " = {" + strings.Join(items, ", ") + "}\n")
 	}
 	section(len(db.Licenses))

@@ -42,7 +42,7 @@ const (
 var Policies = []string{PolicyBackfill, PolicyGang, PolicyDedicated, PolicySpread}
 
 // knownQueueParams lists the parameters for error messages.
-var knownQueueParams = strings.Join(append(queueParams[:len(queueParams):len(queueParams)], QueueOwnerSettings[:len(QueueOwnerSettings)-1]...), ", ") +
+var knownQueueParams = strings.Join(append(append(queueParams[:len(queueParams):len(queueParams)], qPrime), QueueOwnerSettings[:len(QueueOwnerSettings)-1]...), ", ") +
 	" and " + QueueOwnerSettings[len(QueueOwnerSettings)-1]
 
 // queue checks an add_q declaration.
@@ -56,7 +56,7 @@ func (c *checker) queue(d decl) {
 	at := map[string]Pos{}
 	for _, it := range d.val.items {
 		name := it.name.text
-		known := it.name.kind == vWord && (isQueueParam(name) || isOwnerSetting(name, QueueOwnerSettings))
+		known := it.name.kind == vWord && (isQueueParam(name) || name == qPrime || isOwnerSetting(name, QueueOwnerSettings))
 		switch {
 		case !known:
 			c.errs.add(it.name.pos, "unknown queue parameter %s in %s; the known ones are %s", it.name.describe(), owner, knownQueueParams)
@@ -70,6 +70,10 @@ func (c *checker) queue(d decl) {
 			continue
 		}
 		at[name] = it.name.pos
+		if name == qPrime {
+			q.Prime = c.prime(it, owner)
+			continue
+		}
 		if isOwnerSetting(name, QueueOwnerSettings) {
 			val, msg := ownerValue(it, owner)
 			if msg != "" {

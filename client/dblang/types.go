@@ -143,6 +143,9 @@ type Queue struct {
 	// jobs are treated when a machine's owner returns, overriding the
 	// machine's; nil when the queue leaves it to the machine.
 	Owner map[string]string
+	// Prime is the queue's prime time (prime={...}, prime.go): windows
+	// and the values that apply inside them; nil when it has none.
+	Prime *Prime
 	Pos   Pos
 }
 

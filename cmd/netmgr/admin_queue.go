@@ -211,6 +211,10 @@ func runAdminQueueSet(cCtx *cli.Context, add bool) error {
 	if cur != nil {
 		q = client.Queue{Name: name, Priority: cur.Priority, MaxSize: cur.MaxSize, MaxActive: cur.MaxActive,
 			MaxRunSeconds: cur.MaxRunSeconds, MaxMemMB: cur.MaxMemMB}
+		if p := cur.Prime; p != nil { // the queue's own values, not its prime time's
+			o := p.Outside
+			q.Priority, q.MaxSize, q.MaxActive, q.MaxRunSeconds, q.MaxMemMB = o.Priority, o.MaxSize, o.MaxActive, o.MaxRunSeconds, o.MaxMemMB
+		}
 	}
 	if err := applyQueueFlags(cCtx, &q); err != nil {
 		return err

@@ -26,10 +26,12 @@ func statusHeaders(t *testing.T) map[string][]string {
 	now := time.Date(2024, 3, 1, 12, 0, 0, 0, time.UTC)
 	out := make(map[string][]string)
 	for flag, render := range map[string]func(*bytes.Buffer) error{
-		"-j":         func(b *bytes.Buffer) error { return renderJobs(b, nil, now) },
-		"-m":         func(b *bytes.Buffer) error { return renderMachines(b, nil, now) },
-		"-s":         func(b *bytes.Buffer) error { return renderServers(b, nil) },
-		"-q":         func(b *bytes.Buffer) error { return renderQueues(b, nil) },
+		"-j": func(b *bytes.Buffer) error { return renderJobs(b, nil, now) },
+		"-m": func(b *bytes.Buffer) error { return renderMachines(b, nil, now) },
+		"-s": func(b *bytes.Buffer) error { return renderServers(b, nil) },
+		"-q": func(b *bytes.Buffer) error {
+			return renderQueues(b, []client.Queue{{Prime: &client.QueuePrime{}}}, now)
+		},
 		"-r":         func(b *bytes.Buffer) error { return renderReservations(b, nil, now) },
 		"--licenses": func(b *bytes.Buffer) error { return renderLicenses(b, nil) },
 	} {

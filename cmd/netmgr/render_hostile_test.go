@@ -67,7 +67,7 @@ func TestRenderHostileText(t *testing.T) {
 			return renderWhy(b, j, nil)
 		}, false},
 		{"queues", func(b *bytes.Buffer) error {
-			return renderQueues(b, []client.Queue{{Name: "q" + hostile, Priority: 1}, {Name: "short", Priority: 2}})
+			return renderQueues(b, []client.Queue{{Name: "q" + hostile, Priority: 1}, {Name: "short", Priority: 2}}, time.Time{})
 		}, true},
 		{"reservations", func(b *bytes.Buffer) error {
 			return renderReservations(b, []client.Reservation{

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -85,19 +86,30 @@ func sortedQueues(qs []client.Queue) []client.Queue {
 	return out
 }
 
-// renderQueues writes the netstatus -q table, "-" meaning no limit; the
+// renderQueues writes the netstatus -q table, "-" meaning no limit: the
+// values in force, and, when some queue has a prime-time window, a PRIME
+// column saying whether it is open and until when (renderPrime). The
 // interactive queue's PRIORITY says "interactive", as it starts before
 // every priority.
-func renderQueues(w io.Writer, qs []client.Queue) error {
+func renderQueues(w io.Writer, qs []client.Queue, now time.Time) error {
 	tw := newTable(w)
-	fmt.Fprintln(tw, "QUEUE\tPRIORITY\tMAXSIZE\tMAXACTIVE\tMAXRUN\tMAXMEM\tJOBS\tWAITING\tRUNNING")
+	prime := slices.ContainsFunc(qs, func(q client.Queue) bool { return q.Prime != nil })
+	head := "QUEUE\tPRIORITY\tMAXSIZE\tMAXACTIVE\tMAXRUN\tMAXMEM\tJOBS\tWAITING\tRUNNING"
+	if prime {
+		head += "\tPRIME"
+	}
+	fmt.Fprintln(tw, head)
 	for _, q := range sortedQueues(qs) {
 		prio := strconv.Itoa(q.Priority)
 		if q.Interactive {
 			prio = "interactive"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%d\n", printable(q.Name), prio, formatLimit(q.MaxSize), formatLimit(q.MaxActive),
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%d", printable(q.Name), prio, formatLimit(q.MaxSize), formatLimit(q.MaxActive),
 			formatRunLimit(q.MaxRunSeconds), formatMemLimit(q.MaxMemMB), q.Jobs, q.Waiting, q.Running)
+		if prime {
+			fmt.Fprintf(tw, "\t%s", renderPrime(q.Prime, now))
+		}
+		fmt.Fprintln(tw)
 	}
 	return tw.Flush()
 }
@@ -117,6 +129,9 @@ type queueRow struct {
 	MaxUserActive int64  `json:"max_user_active,omitempty"`
 	MaxUserQueued int64  `json:"max_user_queued,omitempty"`
 	Interactive   bool   `json:"interactive,omitempty"`
+	// Prime is the queue's prime-time window; the values above are those
+	// in force.
+	Prime *client.QueuePrime `json:"prime,omitempty"`
 }
 
 // renderQueuesJSON writes netstatus -q --json.

@@ -61,7 +61,9 @@ func statusCommand() *cli.Command {
 			"                  for none), HEALTH (ok, unhealthy (why), unreachable)\n" +
 			"   netstatus -q   batch queues, highest priority first: QUEUE, PRIORITY, MAXSIZE,\n" +
 			"                  MAXACTIVE, MAXRUN (200m, 90s), MAXMEM (20M), JOBS, WAITING,\n" +
-			"                  RUNNING; '-' is no limit\n" +
+			"                  RUNNING; '-' is no limit. The values are those in force: with a\n" +
+			"                  prime-time window (add_q prime={...}), PRIME says whether it is\n" +
+			"                  open, until when, and what the change sets\n" +
 			"   netstatus -r   reservations: ID, OWNER, MACHINES, FROM, UNTIL ('-' until\n" +
 			"                  unreserved); times are local, with the date when not today\n" +
 			"   netstatus --licenses   the pool's licences: LICENSE, COUNT, USED, FREE\n\n" +
@@ -165,7 +167,7 @@ func runStatus(cCtx *cli.Context) error {
 		if asJSON {
 			return renderQueuesJSON(w, qs)
 		}
-		return renderQueues(w, qs)
+		return renderQueues(w, qs, time.Now())
 	case "licenses":
 		ls, err := c.Licenses(cCtx.Context)
 		if err != nil {
