@@ -223,7 +223,7 @@ func (s *attempt) startJob() error {
 		var self procIdentity
 		if self, err = s.host.identity(); err == nil {
 			err = replaceJSONFile(filepath.Join(s.dir, stateFile), attemptState{
-				Supervisor: self, Job: job, Cgroup: s.spec.Cgroup, StartedAt: s.started.UTC(),
+				Supervisor: self, Job: job, Cgroup: s.spec.Cgroup, CgroupsV1: s.v1.list(), StartedAt: s.started.UTC(),
 				Restartable: s.spec.Restartable, Sock: s.host.sock,
 			})
 			if err != nil {

@@ -167,6 +167,14 @@ func (c *jobCgroupsV1) has(name string) bool {
 	return false
 }
 
+// list returns the directories; nil for none.
+func (c *jobCgroupsV1) list() []string {
+	if c == nil {
+		return nil
+	}
+	return c.dirs
+}
+
 // procs returns the pids in the job's first v1 cgroup.
 func (c *jobCgroupsV1) procs() []int {
 	if c == nil || len(c.dirs) == 0 {

@@ -1,6 +1,7 @@
 package supervisor
 
 import (
+	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -114,5 +115,41 @@ func TestCgroupsV1NoFenceWithoutGPUs(t *testing.T) {
 	}
 	if got, _ := os.ReadFile(filepath.Join(dirs[1], "devices.list")); strings.TrimSpace(string(got)) != "a *:* rwm" {
 		t.Errorf("devices.list = %q, want everything allowed", got)
+	}
+}
+
+// TestKillLeftoversOfV1Cgroups: after a supervisor died, what is left in
+// a lost attempt's v1 cgroups (no v2 cgroup) is killed, and the
+// directories are removed.
+func TestKillLeftoversOfV1Cgroups(t *testing.T) {
+	dirs := v1TestDirs(t, "cpu", "devices")
+	cg, err := createCgroupsV1(Spec{CgroupsV1: dirs, CPUs: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cg.remove() })
+	cmd := exec.Command("/bin/sleep", "600")
+	if err := cg.start(cmd); err != nil {
+		t.Fatal(err)
+	}
+	waited := make(chan error, 1)
+	go func() { waited <- cmd.Wait() }()
+	dir := t.TempDir()
+	if err := writeJSONFile(filepath.Join(dir, stateFile), attemptState{CgroupsV1: dirs}); err != nil {
+		t.Fatal(err)
+	}
+	killed := killLeftovers(dir, slog.New(slog.DiscardHandler))
+	if len(killed) != 1 || killed[0].PID != cmd.Process.Pid {
+		t.Errorf("killed %+v, want the sleep %d", killed, cmd.Process.Pid)
+	}
+	select {
+	case <-waited:
+	case <-time.After(time.Minute):
+		t.Fatal("the lost attempt's process survived")
+	}
+	for _, d := range dirs {
+		if _, err := os.Stat(d); err == nil {
+			t.Errorf("%s is left", d)
+		}
 	}
 }

@@ -100,6 +100,9 @@ type attemptState struct {
 	Job       procIdentity `json:"job"`
 	Cgroup    string       `json:"cgroup,omitempty"`
 	StartedAt time.Time    `json:"started_at"`
+	// CgroupsV1 are the job's cgroup v1 directories, removed with what
+	// is left of a lost attempt.
+	CgroupsV1 []string `json:"cgroups_v1,omitempty"`
 	// Restartable is the spec's: a stub adopting the attempt needs it.
 	Restartable bool `json:"restartable,omitempty"`
 	// Sock is the socket of the supervisor host that runs the attempt;
