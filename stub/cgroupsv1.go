@@ -144,12 +144,14 @@ func ownCgroupsV1() (map[string]string, error) {
 // on its machine and how.
 type enforcementPlan struct {
 	// v1 are the cgroup v1 hierarchies each attempt gets a directory in;
-	// v1Why says why a wanted one is missing, for the log.
+	// v1Why says why a wanted one (or the eBPF device program) is
+	// missing, for the log.
 	v1    []cgroupV1
 	v1Why []string
-	// gpusFenced is set when a devices hierarchy lets the supervisor deny
-	// a job the GPUs not given to it.
-	gpusFenced bool
+	// gpusFenced is set when the supervisor can deny a job the GPUs not
+	// given to it: through a v1 devices hierarchy, or (bpfGPUs) with an
+	// eBPF device program on the job's cgroup v2.
+	gpusFenced, bpfGPUs bool
 	// enforced and unenforced say, one line each, what is and what is
 	// not enforced, for the log; unenforced goes to netstatus -m too.
 	enforced, unenforced []string

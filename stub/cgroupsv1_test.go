@@ -44,6 +44,14 @@ func TestEnforcementPlan(t *testing.T) {
 		t.Errorf("an attempt asking for everything gets %q of %d hierarchies", all, len(p.v1))
 	}
 
+	if base != "" && os.Geteuid() == 0 {
+		bpf := enforcementPlan{} // a pure cgroup v2 host: no v1 devices hierarchy
+		bpf.fenceGPUs(base)
+		if !bpf.gpusFenced || !bpf.bpfGPUs {
+			t.Errorf("with a cgroup v2 tree and root, GPUs are not fenced by the eBPF program: %q", bpf.v1Why)
+		}
+	}
+
 	off := enforcement(NoCgroups, "", "cgroups are disabled by configuration", dataDir)
 	if len(off.v1) != 0 || off.gpusFenced {
 		t.Errorf("a stub with cgroups disabled still uses v1 hierarchies: %+v", off.v1)

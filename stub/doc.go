@@ -368,9 +368,12 @@
 //     hierarchy is mounted, the attempt's devices cgroup denies every GPU
 //     device (char 195:0-253, /dev/nvidiaN) but its own, one rule each
 //     (v1 cannot allow one device inside a wildcard deny); nvidiactl,
-//     nvidia-modeset and nvidia-uvm stay allowed. On a pure cgroup v2
-//     host device access is not fenced (that needs an eBPF program,
-//     which the stub does not load), and the stub says so.
+//     nvidia-modeset and nvidia-uvm stay allowed. Without a v1 devices
+//     hierarchy, the supervisor attaches to the attempt's cgroup v2 an
+//     eBPF device program denying the same (stub/supervisor/
+//     devices_bpf.go), where the kernel loads it (the stub tries once at
+//     start); where neither can be had, device access is not fenced, and
+//     the stub says so.
 //   - Memory: the supervisor samples the job's resident memory (memory.stat
 //     of its v2 cgroup with the memory controller, else the RSS of its
 //     processes) and kills it past --memory, on any host.

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/netmgr/netmgr/client"
+	"github.com/netmgr/netmgr/stub/supervisor"
 	"golang.org/x/sys/unix"
 )
 
@@ -109,10 +110,11 @@ func freeDiskMB(dir string) int64 {
 	}
 }
 
-// unenforcedGPUs is what the stub says of a machine with GPUs and no
-// cgroup v1 devices hierarchy: it sets the environment, it does not fence
-// the devices.
-const unenforcedGPUs = "gpus: other GPUs are not hidden from a job's processes (no cgroup v1 devices hierarchy, and the cgroup v2 device controller needs an eBPF program, which the stub does not load); CUDA_VISIBLE_DEVICES and NETMGR_GPUS name the GPUs given"
+// unenforcedGPUs is what the stub says of a machine with GPUs where it
+// can fence them neither through a cgroup v1 devices hierarchy nor with
+// an eBPF device program (not root, no cgroup v2 tree, an old kernel): it
+// sets the environment, it does not fence the devices.
+const unenforcedGPUs = "gpus: other GPUs are not hidden from a job's processes (no cgroup v1 devices hierarchy, and no eBPF device program on a cgroup v2 tree: the stub's log says why); CUDA_VISIBLE_DEVICES and NETMGR_GPUS name the GPUs given"
 
 // enforcement enables the cpu and cpuset controllers for the jobs'
 // cgroups under base (the v2 tree) where the tree lets it, finds a cgroup
@@ -159,11 +161,29 @@ func enforcement(parent, base, cgroupWhy, dataDir string) enforcementPlan {
 	default:
 		p.unenforced = append(p.unenforced, "exclusive cpus: no cpuset controller in the cgroup v2 tree nor a cgroup v1 cpuset hierarchy; --exclusive-cpus is counted at placement only")
 	}
-	if p.gpusFenced = p.hasController("devices"); p.gpusFenced {
-		p.enforced = append(p.enforced, "gpus: the cgroup v1 devices hierarchy denies a job the GPUs (char 195:N) not given to it")
-	}
+	p.fenceGPUs(base)
 	p.enforced = append(p.enforced, "memory: the supervisor samples the job's resident memory and kills it past --memory")
 	return p
+}
+
+// fenceGPUs decides how the supervisor fences a job's GPUs: through the
+// plan's v1 devices hierarchy, else with an eBPF device program on the
+// job's cgroup v2 (under base) where this kernel loads one.
+func (p *enforcementPlan) fenceGPUs(base string) {
+	switch {
+	case p.hasController("devices"):
+		p.gpusFenced = true
+		p.enforced = append(p.enforced, "gpus: the cgroup v1 devices hierarchy denies a job the GPUs (char 195:N) not given to it")
+	case base == "":
+	default:
+		if err := supervisor.CheckGPUFence(); err != nil {
+			p.v1Why = append(p.v1Why, "no eBPF device program for the cgroup v2 tree: "+err.Error())
+			break
+		}
+		p.gpusFenced = true
+		p.bpfGPUs = true
+		p.enforced = append(p.enforced, "gpus: an eBPF device program on each job's cgroup v2 denies it the GPUs (char 195:N) not given to it")
+	}
 }
 
 // hasGPUs reports whether the init file declares GPUs (gpus=N or

@@ -204,6 +204,11 @@ func (s *attempt) startJob() error {
 			if err := cg.limitCPUs(cpus, cpuset); err != nil {
 				s.log.Warn("the job's CPUs are not enforced", "err", err)
 			}
+			if s.spec.FenceGPUs && !s.v1.has("devices.deny") {
+				if err := fenceGPUsBPF(int(fd.Fd()), s.spec.GPUs); err != nil {
+					s.log.Warn("the GPUs not given to the job are not fenced", "err", err)
+				}
+			}
 			s.cmd.SysProcAttr.UseCgroupFD = true
 			s.cmd.SysProcAttr.CgroupFD = int(fd.Fd())
 		}

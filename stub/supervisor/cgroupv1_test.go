@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -150,6 +151,61 @@ func TestKillLeftoversOfV1Cgroups(t *testing.T) {
 	for _, d := range dirs {
 		if _, err := os.Stat(d); err == nil {
 			t.Errorf("%s is left", d)
+		}
+	}
+}
+
+// TestGPUFenceBPF: on a cgroup v2 cgroup (the unified tree of this host,
+// or /sys/fs/cgroup), the eBPF device program lets a job given GPU 1
+// open its node as far as the missing driver (ENXIO) and refuses it GPU
+// 0 (EPERM), with no v1 devices cgroup involved.
+func TestGPUFenceBPF(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("loading a device program needs root")
+	}
+	if err := CheckGPUFence(); err != nil {
+		t.Skipf("this kernel does not load the device program: %v", err)
+	}
+	own, err := os.ReadFile("/proc/self/cgroup")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rel string
+	for line := range strings.SplitSeq(string(own), "\n") {
+		if p, ok := strings.CutPrefix(line, "0::"); ok {
+			rel = p
+		}
+	}
+	mount := "/sys/fs/cgroup/unified"
+	if _, err := os.Stat(filepath.Join(mount, "cgroup.procs")); err != nil {
+		mount = "/sys/fs/cgroup"
+	}
+	dir := filepath.Join(mount, rel, "netmgr-test."+strconv.Itoa(os.Getpid())+".bpf")
+	cg, fd, err := createCgroup(dir)
+	if err != nil {
+		t.Skipf("no writable cgroup v2 directory: %v", err)
+	}
+	defer fd.Close()
+	t.Cleanup(func() { _ = cg.remove() })
+	nodes := t.TempDir()
+	for m := range 2 {
+		if err := unix.Mknod(filepath.Join(nodes, "nvidia"+strconv.Itoa(m)), unix.S_IFCHR|0o666, int(unix.Mkdev(nvidiaMajor, uint32(m)))); err != nil {
+			t.Fatalf("mknod: %v", err)
+		}
+	}
+	if err := fenceGPUsBPF(int(fd.Fd()), []int{1}); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("/bin/sh", "-c", `for n in 0 1; do cat `+nodes+`/nvidia$n 2>&1 || true; done; cat /dev/null && echo null-ok`)
+	cmd.SysProcAttr = &syscall.SysProcAttr{UseCgroupFD: true, CgroupFD: int(fd.Fd())}
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("job: %v\n%s", err, out)
+	}
+	got := string(out)
+	for _, want := range []string{"nvidia0: Operation not permitted", "nvidia1: No such device or address", "null-ok"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("the job's output lacks %q:\n%s", want, got)
 		}
 	}
 }

@@ -68,6 +68,7 @@
 //	memory.go           a process group's resident memory
 //	cgroup.go           jobCgroup: a job's cgroup v2 directory
 //	cgroupv1.go         jobCgroupsV1: its cgroup v1 directories (cpu, cpuset, devices) on a hybrid host
+//	devices_bpf.go      the eBPF device program that fences GPUs on a job's cgroup v2
 //	identity.go         procIdentity: pid, start time and boot id
 //	files.go            the directory's files: Spec, state, Result, Started, outcome, Adopt
 //	simulate.go         Simulator
