@@ -366,8 +366,11 @@
 //     indices (a value the job set is replaced), and on a machine with
 //     GPUs a job given none gets both empty. Where a cgroup v1 devices
 //     hierarchy is mounted, the attempt's devices cgroup denies every GPU
-//     device (char 195:0-253, /dev/nvidiaN) but its own, one rule each
-//     (v1 cannot allow one device inside a wildcard deny); nvidiactl,
+//     device (/dev/nvidiaN, char 195:N: minors 0-63 and any higher node
+//     the host has) but its own, one rule each (v1 cannot allow one
+//     device inside a wildcard deny; the eBPF program below denies
+//     195:0-253 in a dozen instructions, the GPU minors being equal to
+//     nvidia-smi's indices is assumed by both); nvidiactl,
 //     nvidia-modeset and nvidia-uvm stay allowed. Without a v1 devices
 //     hierarchy, the supervisor attaches to the attempt's cgroup v2 an
 //     eBPF device program denying the same (stub/supervisor/
