@@ -19,6 +19,11 @@ func TestEnforcementPlan(t *testing.T) {
 	dataDir := t.TempDir()
 	base, why := detectCgroups("", dataDir)
 	p := enforcement("", base, why, dataDir)
+	t.Cleanup(func() {
+		for _, c := range p.v1 {
+			_ = os.Remove(c.base)
+		}
+	})
 	t.Logf("enforced: %q\nnot enforced: %q\nv1 left out: %q", p.enforced, p.unenforced, p.v1Why)
 	for _, what := range []string{"cpus:", "exclusive cpus:"} {
 		on := slices.ContainsFunc(p.enforced, func(s string) bool { return strings.HasPrefix(s, what) })

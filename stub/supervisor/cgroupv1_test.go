@@ -46,7 +46,8 @@ func v1TestDirs(t *testing.T, controllers ...string) []string {
 
 // TestCgroupsV1EnforceCPUsAndGPUs: on a hybrid host, an attempt's v1
 // cgroups say its 2 CPUs (cpu.cfs_quota_us = 2 × cpu.cfs_period_us) and
-// its exclusive CPU; its process starts in all three; of two GPU device
+// its exclusive CPU, which is all its process may run on; its process
+// starts in all three; of two GPU device
 // nodes made with mknod (char 195:0 and 195:1, no driver behind them),
 // a job given GPU 1 opens nvidia1 as far as the missing driver (ENXIO)
 // and is refused nvidia0 by the devices cgroup (EPERM). The supervisor's
@@ -74,7 +75,7 @@ func TestCgroupsV1EnforceCPUsAndGPUs(t *testing.T) {
 			t.Errorf("%s = %q (%v), want %q", file, got, err, want)
 		}
 	}
-	script := `cat /proc/self/cgroup; for n in 0 1; do cat ` + nodes + `/nvidia$n 2>&1 || true; done`
+	script := `cat /proc/self/cgroup; grep Cpus_allowed_list /proc/self/status; for n in 0 1; do cat ` + nodes + `/nvidia$n 2>&1 || true; done`
 	cmd := exec.Command("/bin/sh", "-c", script)
 	var out strings.Builder
 	cmd.Stdout, cmd.Stderr = &out, &out
@@ -90,6 +91,9 @@ func TestCgroupsV1EnforceCPUsAndGPUs(t *testing.T) {
 		if !strings.Contains(got, ":"+rel+"\n") {
 			t.Errorf("the job is not in its %s cgroup %s:\n%s", c, rel, got)
 		}
+	}
+	if !strings.Contains(got, "Cpus_allowed_list:\t0\n") {
+		t.Errorf("the job may run on other CPUs than its exclusive CPU 0:\n%s", got)
 	}
 	if !strings.Contains(got, "nvidia0: Operation not permitted") {
 		t.Errorf("the job opened GPU 0, not given to it, or failed otherwise than EPERM:\n%s", got)
