@@ -156,7 +156,10 @@ func gpuMinorsToDeny(gpus []int) []int {
 // the runtime ends the thread rather than let another goroutine run in
 // the job's cgroups. The runtime keeps (wedges) the process's main thread
 // instead of ending it, so the work never runs there: a goroutine that
-// finds itself on it holds it and starts another.
+// finds itself on it holds it and starts another. The job's parent stays
+// this process (Linux hands a child to another thread of its parent's
+// group when the forking thread ends); a Pdeathsig, which fires when the
+// forking thread ends, would not survive this, and none is set.
 func (c *jobCgroupsV1) start(cmd *exec.Cmd) error {
 	if c == nil || len(c.dirs) == 0 {
 		return cmd.Start()
