@@ -352,16 +352,34 @@
 //
 //   - CPUs: the attempt's cgroup gets cpu.max of CPUs × 100 ms per 100 ms
 //     (stub/supervisor/resources.go); with --exclusive-cpus, a cpuset of
-//     CPUs no other running exclusive attempt of this stub holds. Both
-//     need the cpu (cpuset) controller in the cgroup v2 tree: the stub
-//     enables it under its cgroup where the parents offer it, and
-//     otherwise says so (log and netstatus -m: "cpus: the cgroup v2 tree
-//     offers no cpu controller"); --cpus is then counted at placement only.
+//     CPUs no other running exclusive attempt of this stub holds. The
+//     stub enables the cpu (cpuset) controller in the cgroup v2 tree
+//     where the parents offer it; where they do not and a cgroup v1
+//     hierarchy has it (a hybrid host), the attempt gets a directory
+//     there too (cgroupsv1.go: <mount><the stub's cgroup>/netmgr/<stub>/
+//     <attempt>, only for what it asks) with cpu.cfs_quota_us = CPUs ×
+//     cpu.cfs_period_us, or cpuset.cpus and the parent's cpuset.mems.
+//     With neither, it says so (log and netstatus -m: "cpus: the cgroup
+//     v2 tree offers no cpu controller nor ..."); --cpus is then counted
+//     at placement only.
 //   - GPUs: CUDA_VISIBLE_DEVICES and NETMGR_GPUS name exactly the given
 //     indices (a value the job set is replaced), and on a machine with
-//     GPUs a job given none gets both empty. Device access is not
-//     fenced: cgroup v2 device control needs an eBPF program, which the
-//     stub does not load, and says so for a machine with GPUs.
+//     GPUs a job given none gets both empty. Where a cgroup v1 devices
+//     hierarchy is mounted, the attempt's devices cgroup denies every GPU
+//     device (/dev/nvidiaN, char 195:N: minors 0-63 and any higher node
+//     the host has) but its own, one rule each (v1 cannot allow one
+//     device inside a wildcard deny; the eBPF program below denies
+//     195:0-253 in a dozen instructions, the GPU minors being equal to
+//     nvidia-smi's indices is assumed by both); nvidiactl,
+//     nvidia-modeset and nvidia-uvm stay allowed. Without a v1 devices
+//     hierarchy, the supervisor attaches to the attempt's cgroup v2 an
+//     eBPF device program denying the same (stub/supervisor/
+//     devices_bpf.go), where the kernel loads it (the stub tries once at
+//     start); where neither can be had, device access is not fenced, and
+//     the stub says so.
+//   - Memory: the supervisor samples the job's resident memory (memory.stat
+//     of its v2 cgroup with the memory controller, else the RSS of its
+//     processes) and kills it past --memory, on any host.
 //   - Disk: the supervisor measures the exec dir each second (lstat of
 //     every entry, no link followed, no file opened, at most 2^20
 //     entries) and SIGKILLs the attempt past its claim, reason "disk:

@@ -33,10 +33,13 @@ type factSource struct {
 	init *dblang.Init // nil without --init
 	// gpus are the GPUs nvidia-smi found at start; execDir is where the
 	// free disk is measured ("" for none); unenforced is what the stub
-	// cannot enforce (resources.go). Set before the stub serves.
+	// cannot enforce (resources.go); gpusFenced is set when a cgroup
+	// v1 devices hierarchy hides from each job the GPUs not given to it.
+	// Set before the stub serves.
 	gpus       []client.GPU
 	execDir    string
 	unenforced []string
+	gpusFenced bool
 }
 
 func newFactSource() *factSource {
@@ -90,7 +93,7 @@ func (f *factSource) facts(name, httpAddr string) (client.Facts, error) {
 	if f.execDir != "" {
 		facts.DiskMB = freeDiskMB(f.execDir)
 	}
-	if len(f.gpus) > 0 || f.init != nil && hasGPUs(f.init.Attrs) {
+	if !f.gpusFenced && (len(f.gpus) > 0 || f.init != nil && hasGPUs(f.init.Attrs)) {
 		facts.Unenforced = append(facts.Unenforced, unenforcedGPUs)
 	}
 	if f.init != nil {

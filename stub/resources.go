@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/netmgr/netmgr/client"
+	"github.com/netmgr/netmgr/stub/supervisor"
 	"golang.org/x/sys/unix"
 )
 
@@ -109,29 +110,80 @@ func freeDiskMB(dir string) int64 {
 	}
 }
 
-// unenforcedGPUs is what the stub says of a machine with GPUs: it sets
-// the environment, it does not fence the devices.
-const unenforcedGPUs = "gpus: other GPUs are not hidden from a job's processes (the cgroup v2 device controller needs an eBPF program, which the stub does not load); CUDA_VISIBLE_DEVICES and NETMGR_GPUS name the GPUs given"
+// unenforcedGPUs is what the stub says of a machine with GPUs where it
+// can fence them neither through a cgroup v1 devices hierarchy nor with
+// an eBPF device program (not root, no cgroup v2 tree, an old kernel): it
+// sets the environment, it does not fence the devices.
+const unenforcedGPUs = "gpus: other GPUs are not hidden from a job's processes (no cgroup v1 devices hierarchy, and no eBPF device program on a cgroup v2 tree: the stub's log says why); CUDA_VISIBLE_DEVICES and NETMGR_GPUS name the GPUs given"
 
 // enforcement enables the cpu and cpuset controllers for the jobs'
-// cgroups under base where the cgroup tree lets it, and returns what the
-// stub cannot enforce of --cpus and --exclusive-cpus, one line each, for
-// its log and netstatus -m. cgroupWhy is why jobs run without cgroups,
-// when base is "".
-func enforcement(base, cgroupWhy string) []string {
+// cgroups under base (the v2 tree) where the tree lets it, finds a cgroup
+// v1 hierarchy for each controller the v2 tree lacks (cpu, cpuset) and
+// for devices (which v2 offers only to eBPF programs), and returns what
+// the stub enforces and how. cgroupWhy is why jobs have no v2 cgroup,
+// when base is ""; parent is Config.CgroupParent: NoCgroups uses no v1
+// hierarchy either.
+func enforcement(parent, base, cgroupWhy, dataDir string) enforcementPlan {
+	var p enforcementPlan
+	if parent == NoCgroups {
+		p.unenforced = []string{"cpus: no cgroups (" + cgroupWhy + "); --cpus is counted at placement only"}
+		return p
+	}
+	var have []string
+	if base != "" {
+		enableControllers(base, "cpu", "cpuset")
+		have = readControllers(base)
+	}
+	want := []string{"devices"}
+	for _, c := range []string{"cpu", "cpuset"} {
+		if !slices.Contains(have, c) {
+			want = append(want, c)
+		}
+	}
+	p.v1, p.v1Why = detectCgroupsV1(dataDir, want...)
+	v2why := "the cgroup v2 tree offers no cpu controller"
 	if base == "" {
-		return []string{"cpus: no cgroups (" + cgroupWhy + "); --cpus is counted at placement only"}
+		v2why = "no cgroup v2 tree (" + cgroupWhy + ")"
 	}
-	enableControllers(base, "cpu", "cpuset")
-	var out []string
-	have := readControllers(base)
-	if !slices.Contains(have, "cpu") {
-		out = append(out, "cpus: the cgroup v2 tree offers no cpu controller (no cpu.max); --cpus is counted at placement only")
+	switch {
+	case slices.Contains(have, "cpu"):
+		p.enforced = append(p.enforced, "cpus: cpu.max in the cgroup v2 tree")
+	case p.hasController("cpu"):
+		p.enforced = append(p.enforced, "cpus: cpu.cfs_quota_us in the cgroup v1 cpu hierarchy")
+	default:
+		p.unenforced = append(p.unenforced, "cpus: "+v2why+" nor a cgroup v1 cpu hierarchy; --cpus is counted at placement only")
 	}
-	if !slices.Contains(have, "cpuset") {
-		out = append(out, "exclusive cpus: the cgroup v2 tree offers no cpuset controller; --exclusive-cpus is counted at placement only")
+	switch {
+	case slices.Contains(have, "cpuset"):
+		p.enforced = append(p.enforced, "exclusive cpus: cpuset.cpus in the cgroup v2 tree")
+	case p.hasController("cpuset"):
+		p.enforced = append(p.enforced, "exclusive cpus: cpuset.cpus in the cgroup v1 cpuset hierarchy")
+	default:
+		p.unenforced = append(p.unenforced, "exclusive cpus: no cpuset controller in the cgroup v2 tree nor a cgroup v1 cpuset hierarchy; --exclusive-cpus is counted at placement only")
 	}
-	return out
+	p.fenceGPUs(base)
+	p.enforced = append(p.enforced, "memory: the supervisor samples the job's resident memory and kills it past --memory")
+	return p
+}
+
+// fenceGPUs decides how the supervisor fences a job's GPUs: through the
+// plan's v1 devices hierarchy, else with an eBPF device program on the
+// job's cgroup v2 (under base) where this kernel loads one.
+func (p *enforcementPlan) fenceGPUs(base string) {
+	switch {
+	case p.hasController("devices"):
+		p.gpusFenced = true
+		p.enforced = append(p.enforced, "gpus: the cgroup v1 devices hierarchy denies a job the GPUs (char 195:N) not given to it")
+	case base == "":
+	default:
+		if err := supervisor.CheckGPUFence(); err != nil {
+			p.v1Why = append(p.v1Why, "no eBPF device program for the cgroup v2 tree: "+err.Error())
+			break
+		}
+		p.gpusFenced = true
+		p.bpfGPUs = true
+		p.enforced = append(p.enforced, "gpus: an eBPF device program on each job's cgroup v2 denies it the GPUs (char 195:N) not given to it")
+	}
 }
 
 // hasGPUs reports whether the init file declares GPUs (gpus=N or

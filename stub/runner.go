@@ -95,6 +95,9 @@ type runner struct {
 	// hasGPUs is set when the machine has GPUs (found or declared in the
 	// init file): a job given none is then told it has none.
 	hasGPUs bool
+	// enforce says how the machine enforces an attempt's CPUs and GPUs:
+	// the cgroup v1 hierarchies each attempt gets a directory in.
+	enforce enforcementPlan
 	// sessions holds the interactive sessions of its attempts
 	// (sessions.go).
 	sessions *sessions

@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"os/user"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -285,6 +286,10 @@ func (r *runner) spec(k client.AttemptRef, dir string, req client.StartRequest) 
 	}
 	if r.cgroups != "" {
 		spec.Cgroup = filepath.Join(r.cgroups, k.String())
+	}
+	spec.CgroupsV1 = r.enforce.v1Dirs(k.String(), req, r.hasGPUs)
+	if r.hasGPUs && r.enforce.gpusFenced {
+		spec.FenceGPUs, spec.GPUs = true, slices.Clone(req.GPUs)
 	}
 	if cred != nil {
 		if err := chownAll(dir, int(cred.Uid), int(cred.Gid)); err != nil {

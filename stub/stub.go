@@ -124,9 +124,16 @@ func New(cfg Config) (*Stub, error) {
 		s.log.Info("jobs run in process groups, not cgroups", "why", why)
 	}
 	s.facts.execDir = cfg.ExecDir
-	s.facts.unenforced = enforcement(cgroups, why)
-	for _, u := range s.facts.unenforced {
+	plan := enforcement(cfg.CgroupParent, cgroups, why, cfg.DataDir)
+	s.facts.unenforced, s.facts.gpusFenced = plan.unenforced, plan.gpusFenced
+	for _, e := range plan.enforced {
+		s.log.Info("enforced on this machine", "what", e)
+	}
+	for _, u := range plan.unenforced {
 		s.log.Info("not enforced on this machine", "what", u)
+	}
+	for _, w := range plan.v1Why {
+		s.log.Info("no cgroup v1 hierarchy used", "why", w)
 	}
 	if cfg.Simulate == nil {
 		gpus, err := detectGPUs(ctx)
@@ -143,6 +150,7 @@ func New(cfg Config) (*Stub, error) {
 	s.runner = newRunner(cfg.Name, cfg.ExecDir, cfg.clusterID(), cfg.DataDir, cgroups, cfg.Simulate, s.out, s.health, s.log)
 	s.runner.servers = s.servers
 	s.runner.hasGPUs = len(s.facts.gpus) > 0 || s.facts.init != nil && hasGPUs(s.facts.init.Attrs)
+	s.runner.enforce = plan
 	if cfg.Prologue != "" || cfg.Epilogue != "" {
 		s.runner.scripts = &siteScripts{prologue: cfg.Prologue, epilogue: cfg.Epilogue, timeout: cfg.ScriptTimeout, log: s.log}
 		s.log.Info("site scripts", "prologue", cfg.Prologue, "epilogue", cfg.Epilogue, "timeout", cmpOr(cfg.ScriptTimeout, DefaultScriptTimeout))

@@ -12,14 +12,20 @@ import (
 
 	"github.com/netmgr/netmgr/client"
 	"github.com/netmgr/netmgr/internal/testwait"
+	"golang.org/x/sys/unix"
 )
 
 // stampScript prints, for an attempt of a resource test, its start and
-// end (seconds since the epoch), its GPUs and its cgroup's cpu.max
-// ("none" without one), after sleeping secs seconds.
+// end (seconds since the epoch), its GPUs and its cgroup's cpu.max, or,
+// on a hybrid host whose v2 tree has no cpu controller, its v1 cpu
+// cgroup's cpu.cfs_quota_us and cpu.cfs_period_us in cpu.max's form
+// ("none" without either), after sleeping secs seconds.
 func stampScript(secs int) string {
 	return `s=$(date +%s.%N); cg=$(sed -n 's/^0:://p' /proc/self/cgroup); ` +
-		`m=$(cat /sys/fs/cgroup/unified$cg/cpu.max 2>/dev/null || cat /sys/fs/cgroup$cg/cpu.max 2>/dev/null || echo none); ` +
+		`c1=$(grep -E '^[0-9]+:(cpu|cpu,cpuacct|cpuacct,cpu):' /proc/self/cgroup | cut -d: -f3); ` +
+		`v1() { for d in /sys/fs/cgroup/cpu /sys/fs/cgroup/cpu,cpuacct; do ` +
+		`[ -r $d$c1/cpu.cfs_quota_us ] && echo "$(cat $d$c1/cpu.cfs_quota_us) $(cat $d$c1/cpu.cfs_period_us)" && return; done; return 1; }; ` +
+		`m=$(cat /sys/fs/cgroup/unified$cg/cpu.max 2>/dev/null || cat /sys/fs/cgroup$cg/cpu.max 2>/dev/null || v1 || echo none); ` +
 		`sleep ` + strconv.Itoa(secs) + `; echo "$s $(date +%s.%N) gpus=$CUDA_VISIBLE_DEVICES/$NETMGR_GPUS cpu.max=$m"`
 }
 
@@ -55,11 +61,11 @@ func stamps(t *testing.T, r *e2eRunner, cl *client.Client, jobs ...string) []sta
 			res := r.run(t, "netmgr", "logs", "--instance", strconv.Itoa(in.Index), name)
 			res.wantCode(t, 0)
 			f := strings.Fields(res.stdout)
-			if len(f) != 4 {
+			if len(f) < 4 { // cpu.max is two words: "200000 100000"
 				t.Fatalf("%s instance %d printed %q, want start, end, gpus and cpu.max", name, in.Index, res.stdout)
 			}
 			s := stamp{job: name, instance: strconv.Itoa(in.Index), machine: in.Machine,
-				gpus: strings.TrimPrefix(f[2], "gpus="), cpuMax: strings.TrimPrefix(f[3], "cpu.max=")}
+				gpus: strings.TrimPrefix(f[2], "gpus="), cpuMax: strings.TrimPrefix(strings.Join(f[3:], " "), "cpu.max=")}
 			s.start, _ = strconv.ParseFloat(f[0], 64)
 			s.end, _ = strconv.ParseFloat(f[1], 64)
 			out = append(out, s)
@@ -73,8 +79,9 @@ func overlap(a, b stamp) bool { return a.start < b.end && b.start < a.end }
 
 // TestE2ECPUsRunOneAtATime: on a machine the database gives 2 CPUs, two
 // jobs of --cpus 2 run one after the other, and each one's cgroup allows
-// it 2 CPUs (cpu.max 200000 100000) where the kernel offers the cpu
-// controller; where it does not, netstatus -m says so.
+// it 2 CPUs (cpu.max 200000 100000, or on a hybrid host its v1 cpu
+// cgroup's cfs quota 200000 per period 100000) where the kernel offers
+// the cpu controller; where it does not, netstatus -m says so.
 func TestE2ECPUsRunOneAtATime(t *testing.T) {
 	if testing.Short() {
 		t.Skip("skipping end-to-end test under -short: it builds netmgr and runs 2 processes")
@@ -201,6 +208,75 @@ func TestE2EGPUsFromNvidiaSMI(t *testing.T) {
 			t.Errorf("rank %d printed %q, want %q and a GPU of its own", i, out.stdout, prefix+"0|1")
 		}
 		seen = append(seen, g)
+	}
+}
+
+// TestE2EGPUsFencedByDevicesCgroup: with a stand-in nvidia-smi reporting
+// two GPUs and two GPU device nodes made with mknod (char 195:0 and
+// 195:1: the devices cgroup rules go by device number, so nodes in a
+// temporary directory stand for /dev/nvidiaN; no driver is behind them),
+// each of two --gpus 1 instances opens its own GPU's node as far as the
+// missing driver (ENXIO) and is refused the other's by its devices cgroup
+// (EPERM). Where the host has no cgroup v1 devices hierarchy, netstatus
+// -m must say GPUs are not fenced, and the test says so.
+func TestE2EGPUsFencedByDevicesCgroup(t *testing.T) {
+	if testing.Short() {
+		t.Skip("skipping end-to-end test under -short: it builds netmgr and runs 2 processes")
+	}
+	if os.Geteuid() != 0 {
+		t.Skip("mknod of the GPU device nodes needs root")
+	}
+	dir := t.TempDir()
+	fake := filepath.Join(dir, "fakebin")
+	nodes := filepath.Join(dir, "dev")
+	for _, d := range []string{fake, nodes} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for m := range 2 {
+		if err := unix.Mknod(filepath.Join(nodes, "nvidia"+strconv.Itoa(m)), unix.S_IFCHR|0o666, int(unix.Mkdev(195, uint32(m)))); err != nil {
+			t.Fatalf("mknod: %v", err)
+		}
+	}
+	smi := "#!/bin/sh\necho '0, NVIDIA A100-SXM4-40GB, 40960'\necho '1, NVIDIA A100-SXM4-40GB, 40960'\n"
+	if err := os.WriteFile(filepath.Join(fake, "nvidia-smi"), []byte(smi), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", fake+string(os.PathListSeparator)+os.Getenv("PATH")) // the stub inherits it
+	links := commandLinks(t, dir, netmgrBinary(t), "netexec", "netstatus", "netmgr")
+	c, cl := procCluster(t, dir, 1, 1)
+	r := &e2eRunner{links: links, env: c.Env()}
+	db := "allow_root_jobs\nmachine " + c.Stubs[0].Name + " = {nprocs=4}\n"
+	if _, err := cl.LoadDatabase(t.Context(), client.DatabaseText{Filename: "gpus.db", Text: db}); err != nil {
+		t.Fatalf("load database: %v", err)
+	}
+	ms, err := cl.Machines(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res := ms[0].Resources; res != nil && slices.ContainsFunc(res.Unenforced, func(u string) bool { return strings.HasPrefix(u, "gpus:") }) {
+		if _, err := os.Stat("/sys/fs/cgroup/devices/devices.deny"); err == nil {
+			t.Fatalf("this host has a cgroup v1 devices hierarchy, yet the stub says: %q", res.Unenforced)
+		}
+		t.Skipf("no cgroup v1 devices hierarchy; the stub says: %q", res.Unenforced)
+	}
+	script := `echo "gpus=$CUDA_VISIBLE_DEVICES"; for n in 0 1; do cat ` + nodes + `/nvidia$n 2>&1; done; true`
+	r.run(t, "netexec", "--name", "fence", "-n", "2", "--gpus", "1", "--wait", "done", "/bin/sh", "-c", script).wantCode(t, 0)
+	for i := range 2 {
+		out := r.run(t, "netmgr", "logs", "--instance", strconv.Itoa(i), "fence")
+		out.wantCode(t, 0)
+		g, _, _ := strings.Cut(strings.TrimPrefix(out.stdout, "gpus="), "\n")
+		other := map[string]string{"0": "1", "1": "0"}[g]
+		if other == "" {
+			t.Fatalf("instance %d printed %q, want gpus=0 or gpus=1 first", i, out.stdout)
+		}
+		if !strings.Contains(out.stdout, "nvidia"+g+": No such device or address") {
+			t.Errorf("instance %d, given GPU %s, could not reach its node as far as the driver (want ENXIO):\n%s", i, g, out.stdout)
+		}
+		if !strings.Contains(out.stdout, "nvidia"+other+": Operation not permitted") {
+			t.Errorf("instance %d, given GPU %s, was not refused GPU %s by its devices cgroup (want EPERM):\n%s", i, g, other, out.stdout)
+		}
 	}
 }
 

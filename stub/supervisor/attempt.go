@@ -46,6 +46,7 @@ type attempt struct {
 	cmd     *exec.Cmd
 	pgid    int             // the job's process group: its first process's pid
 	cg      *jobCgroup      // nil when the job runs in a process group only
+	v1      *jobCgroupsV1   // the job's cgroup v1 directories; nil for none
 	started time.Time       // with the monotonic reading the run limit counts from
 	exited  chan struct{}   // closed once the job's first process has ended
 	leaderc chan leaderExit // how it ended, once the host's reaper reaped it
@@ -178,6 +179,14 @@ func (s *attempt) startJob() error {
 		}
 		defer closeAll(files)
 	}
+	if len(s.spec.CgroupsV1) > 0 {
+		v1, err := createCgroupsV1(s.spec)
+		if err != nil {
+			s.log.Warn("no cgroup v1 directories; the job's CPUs and GPUs are not enforced through them", "err", err)
+		} else {
+			s.v1 = v1
+		}
+	}
 	if s.spec.Cgroup != "" {
 		cg, fd, err := createCgroup(s.spec.Cgroup)
 		if err != nil {
@@ -185,8 +194,20 @@ func (s *attempt) startJob() error {
 		} else {
 			defer fd.Close()
 			s.cg = cg
-			if err := cg.limitCPUs(s.spec.CPUs, s.spec.CPUSet); err != nil {
+			cpus, cpuset := s.spec.CPUs, s.spec.CPUSet
+			if s.v1.has("cpu.cfs_quota_us") {
+				cpus = 0
+			}
+			if s.v1.has("cpuset.cpus") {
+				cpuset = ""
+			}
+			if err := cg.limitCPUs(cpus, cpuset); err != nil {
 				s.log.Warn("the job's CPUs are not enforced", "err", err)
+			}
+			if s.spec.FenceGPUs && !s.v1.has("devices.deny") {
+				if err := fenceGPUsBPF(int(fd.Fd()), s.spec.GPUs); err != nil {
+					s.log.Warn("the GPUs not given to the job are not fenced", "err", err)
+				}
 			}
 			s.cmd.SysProcAttr.UseCgroupFD = true
 			s.cmd.SysProcAttr.CgroupFD = int(fd.Fd())
@@ -198,13 +219,16 @@ func (s *attempt) startJob() error {
 		if s.cg != nil {
 			_ = s.cg.remove()
 		}
+		if s.v1 != nil {
+			_ = s.v1.remove()
+		}
 		return err
 	}
 	if err == nil {
 		var self procIdentity
 		if self, err = s.host.identity(); err == nil {
 			err = replaceJSONFile(filepath.Join(s.dir, stateFile), attemptState{
-				Supervisor: self, Job: job, Cgroup: s.spec.Cgroup, StartedAt: s.started.UTC(),
+				Supervisor: self, Job: job, Cgroup: s.spec.Cgroup, CgroupsV1: s.v1.list(), StartedAt: s.started.UTC(),
 				Restartable: s.spec.Restartable, Sock: s.host.sock,
 			})
 			if err != nil {
@@ -351,6 +375,9 @@ func (s *attempt) cleanup() []Leftover {
 			s.log.Warn("cgroup left behind", "err", err)
 		}
 	}
+	if err := s.v1.removeBy(deadline); err != nil {
+		s.log.Warn("cgroup v1 directories left behind", "err", err)
+	}
 	if len(killed) > 0 {
 		s.log.Info("killed what the job left running", "processes", killed)
 	}
@@ -378,6 +405,9 @@ func (s *attempt) survivors() []int {
 	// the process's children (a /proc directory per thread) is for jobs
 	// without one.
 	if s.cg == nil {
+		for _, pid := range s.v1.procs() {
+			set[pid] = true
+		}
 		for _, pid := range s.host.orphans() {
 			if s.host.single || s.owns(pid) {
 				set[pid] = true

@@ -313,6 +313,13 @@ func killLeftovers(dir string, log *slog.Logger) []Leftover {
 	if err := readJSONFile(filepath.Join(dir, stateFile), &st); err != nil {
 		return nil
 	}
+	v1 := &jobCgroupsV1{dirs: st.CgroupsV1}
+	// The killed processes leave once reaped (by init or a subreaper):
+	// waited for a little, and a directory left is harmless.
+	defer func() { _ = v1.removeBy(time.Now().Add(time.Second)) }()
+	if st.Cgroup == "" && len(st.CgroupsV1) > 0 {
+		st.Cgroup = st.CgroupsV1[0] // a v1 cgroup holds the job's processes as well
+	}
 	if st.Cgroup != "" {
 		cg := &jobCgroup{dir: st.Cgroup}
 		var killed []Leftover

@@ -36,7 +36,9 @@
 // <DataDir>/attempts/<job>.<instance>.<attempt>, private to the stub (the
 // exec dir belongs to the job's owner, who must not forge a result). The
 // supervisor starts the job in its own process group, and its own cgroup
-// v2 where the Spec names one (clone3 CLONE_INTO_CGROUP), with the owner's
+// v2 where the Spec names one (clone3 CLONE_INTO_CGROUP) and its cgroup v1
+// directories where it names them (cgroupv1.go: forked from a thread that
+// joined them and is then discarded), with the owner's
 // credentials, writes state.json (its own and the job's pid, process start
 // time and boot id, so that a pid the kernel recycled is never taken for
 // them), enforces the limits (run limit: SIGTERM, then SIGKILL a grace
@@ -65,6 +67,8 @@
 //	lease.go            the lease file: written by the stub, read by the lease guard
 //	memory.go           a process group's resident memory
 //	cgroup.go           jobCgroup: a job's cgroup v2 directory
+//	cgroupv1.go         jobCgroupsV1: its cgroup v1 directories (cpu, cpuset, devices) on a hybrid host
+//	devices_bpf.go      the eBPF device program that fences GPUs on a job's cgroup v2
 //	identity.go         procIdentity: pid, start time and boot id
 //	files.go            the directory's files: Spec, state, Result, Started, outcome, Adopt
 //	simulate.go         Simulator

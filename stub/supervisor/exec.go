@@ -151,7 +151,7 @@ func (s *attempt) startExec(e *Exec) (<-chan leaderExit, int, error) {
 		cmd.SysProcAttr.UseCgroupFD, cmd.SysProcAttr.CgroupFD = true, int(fd.Fd())
 	}
 	done := make(chan leaderExit, 1)
-	if err := s.host.forkExec(cmd, done); err != nil {
+	if err := s.host.forkExec(cmd, s.v1, done); err != nil {
 		return nil, 0, fmt.Errorf("exec %s: %w", path, err)
 	}
 	s.log.Info("command started in the job", "path", path, "pid", cmd.Process.Pid)
@@ -182,12 +182,13 @@ func lookPathIn(name, path string) (string, error) {
 	return "", fmt.Errorf("exec %q: %w", name, exec.ErrNotFound)
 }
 
-// forkExec starts cmd, a command run inside a job, and registers it so
-// that the reaper hands its exit status to done.
-func (h *host) forkExec(cmd *exec.Cmd, done chan leaderExit) error {
+// forkExec starts cmd, a command run inside a job (in its v1 cgroups
+// v1, if any), and registers it so that the reaper hands its exit status
+// to done.
+func (h *host) forkExec(cmd *exec.Cmd, v1 *jobCgroupsV1, done chan leaderExit) error {
 	h.forkMu.Lock()
 	defer h.forkMu.Unlock()
-	if err := cmd.Start(); err != nil {
+	if err := v1.start(cmd); err != nil {
 		return err
 	}
 	h.execs[cmd.Process.Pid] = done

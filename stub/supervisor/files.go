@@ -53,6 +53,14 @@ type Spec struct {
 	// Cgroup, when set, is the cgroup v2 directory the supervisor creates
 	// for the job; empty means a process group only.
 	Cgroup string `json:"cgroup,omitempty"`
+	// CgroupsV1, when set, are cgroup v1 directories, one per hierarchy
+	// (cpu, cpuset, devices), that the supervisor creates for the job as
+	// well, where the v2 tree lacks the controller (cgroupv1.go); the
+	// job's processes start in them. FenceGPUs makes the devices one deny
+	// every nvidia GPU but GPUs (the minors of /dev/nvidiaN).
+	CgroupsV1 []string `json:"cgroups_v1,omitempty"`
+	FenceGPUs bool     `json:"fence_gpus,omitempty"`
+	GPUs      []int    `json:"gpus,omitempty"`
 	// Restartable is the StartRequest's: a stub adopting the supervisor
 	// needs it.
 	Restartable bool `json:"restartable,omitempty"`
@@ -92,6 +100,9 @@ type attemptState struct {
 	Job       procIdentity `json:"job"`
 	Cgroup    string       `json:"cgroup,omitempty"`
 	StartedAt time.Time    `json:"started_at"`
+	// CgroupsV1 are the job's cgroup v1 directories, removed with what
+	// is left of a lost attempt.
+	CgroupsV1 []string `json:"cgroups_v1,omitempty"`
 	// Restartable is the spec's: a stub adopting the attempt needs it.
 	Restartable bool `json:"restartable,omitempty"`
 	// Sock is the socket of the supervisor host that runs the attempt;

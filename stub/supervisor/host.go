@@ -138,7 +138,7 @@ func (h *host) forget(s *attempt) {
 func (h *host) fork(s *attempt) (procIdentity, error) {
 	h.forkMu.Lock()
 	defer h.forkMu.Unlock()
-	if err := s.cmd.Start(); err != nil {
+	if err := s.v1.start(s.cmd); err != nil {
 		return procIdentity{}, err
 	}
 	s.pgid = s.cmd.Process.Pid
