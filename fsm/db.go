@@ -216,6 +216,9 @@ func (d *db) setIndexes(jobID uint64, in *Instance) {
 		d.counts(j.Queue).Active++
 		d.addUser(j, 0, 0, 1)
 		d.active[ref] = in.Machine
+		if in.lent() {
+			break // its slot and resources are lent to its preemptor
+		}
 		d.running[in.Machine]++
 		if d.perJob[in.Machine] == nil {
 			d.perJob[in.Machine] = make(map[uint64]int)
@@ -241,6 +244,9 @@ func (d *db) unsetIndexes(jobID uint64, in *Instance) {
 		d.counts(j.Queue).Active--
 		d.addUser(j, 0, 0, -1)
 		delete(d.active, ref)
+		if in.lent() {
+			break
+		}
 		decrement(d.running, in.Machine, 1)
 		if decrement(d.perJob[in.Machine], jobID, 1); len(d.perJob[in.Machine]) == 0 {
 			delete(d.perJob, in.Machine)
@@ -266,7 +272,7 @@ func (d *db) setState(jobID uint64, in *Instance, state string, index uint64) {
 	d.unsetIndexes(jobID, in)
 	// Owed a Start, or (started after a kill or restart was asked while
 	// it was placed) owed that signal now.
-	if state == InstancePlaced || state == InstanceRunning && (in.KillRequested || in.RestartRequested) {
+	if state == InstancePlaced || state == InstanceRunning && in.endAsked() {
 		d.owedSends++
 	}
 	in.State = state

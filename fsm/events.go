@@ -43,6 +43,11 @@ const (
 	EventTokenIssued        = "token-issued"
 	EventTokenRevoked       = "token-revoked"
 	EventGangBroken         = "gang-broken"
+	// EventInstancePreempted is a victim of a Preempt, EventJobPreempting
+	// its preemptor, EventInstanceResumed a lent victim continued.
+	EventInstancePreempted = "instance-preempted"
+	EventJobPreempting     = "job-preempting"
+	EventInstanceResumed   = "instance-resumed"
 	EventSessionOpened      = "session-opened"
 	EventSessionAttached    = "session-attached"
 	EventSessionClosed      = "session-closed"

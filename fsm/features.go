@@ -43,6 +43,9 @@ var (
 	// LoadDatabase fields an older replica ignores.
 	FeatureFairShare = Feature{"a database with fair share or per-user limits", FairShareStartType, 0}
 	FeatureLicenses  = Feature{"a database with licences", SubmitResourcesType, 0}
+	// Preemption came with Preempt (44), in a LoadDatabase field an
+	// older replica ignores.
+	FeatureQueuePreempt = Feature{"a database with a preempting queue", PreemptType, 0}
 )
 
 // jobFeatures is every feature a job spec may ask for, with the test of

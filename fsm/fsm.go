@@ -301,6 +301,10 @@ func (f *FSM) applyCommand(index uint64, data []byte) *Result {
 		var c SessionEvent
 		decode(index, t, body, &c)
 		return d.applySessionEvent(index, &c)
+	case PreemptType:
+		var c Preempt
+		decode(index, t, body, &c)
+		return d.applyPreempt(index, &c)
 	}
 	if ignorable {
 		return &Result{Index: index}

@@ -34,12 +34,12 @@ func (d *db) applyLeaseExpired(index uint64, c *LeaseExpired) *Result {
 			in.EndedAt = c.At
 			d.setState(j.ID, in, InstanceLost, index) // as the history records it
 			d.event(index, c.At, EventInstanceLost, j.ID, in.Index, in.Attempt, c.Machine, in.Error)
-			asked := in.KillRequested || in.RestartRequested
+			asked := in.endAsked()
 			d.newAttempt(j, in, c.At, 0, index)
 			d.gangEnd(j, in, asked, index, c.At)
 			res.Affected++
 		default:
-			asked := in.KillRequested || in.RestartRequested || in.State == InstanceUnknown
+			asked := in.endAsked() || in.State == InstanceUnknown
 			d.setState(j.ID, in, InstanceUnknown, index)
 			d.event(index, c.At, EventInstanceUnknown, j.ID, in.Index, in.Attempt, c.Machine, "lease expired; not restartable")
 			d.gangEnd(j, in, asked, index, c.At)

@@ -64,6 +64,9 @@ func (d *db) applySetQueue(index uint64, c *SetQueue) *Result {
 	if !validPolicy(q.Policy) {
 		return &Result{Index: index, Err: fmt.Errorf("%w: queue %q: unknown policy %q", ErrInvalidDatabase, q.Name, q.Policy)}
 	}
+	if !validPreempt(q.Preempt) {
+		return &Result{Index: index, Err: fmt.Errorf("%w: queue %q: unknown preempt %q", ErrInvalidDatabase, q.Name, q.Preempt)}
+	}
 	// Replace the declarations slice rather than edit it in place: a
 	// snapshot being persisted may share it.
 	qs := slices.Clone(d.database.Queues)

@@ -47,13 +47,14 @@ func (s *Server) handleSetQueue(w http.ResponseWriter, r *http.Request) {
 	}
 	decl := queueFromWire(name, q)
 	// The API sets limits; the queue's owner policy, kill grace and
-	// placement policy are the database file's (add_q), so a change of
+	// placement and preemption policies are the database file's (add_q), so a change of
 	// limits keeps them.
 	s.fsm.Read(func(v fsm.View) {
 		if old, ok := v.Queue(name); ok {
 			decl.Owner = maps.Clone(old.Owner)
 			decl.KillGraceSeconds = old.KillGraceSeconds
 			decl.Policy = old.Policy
+			decl.Preempt = old.Preempt
 			decl.MaxUserActive, decl.MaxUserQueued = old.MaxUserActive, old.MaxUserQueued
 		}
 	})

@@ -71,6 +71,9 @@ func Format(db *Database) []byte {
 		if q.Policy != "" && q.Policy != PolicyBackfill {
 			items = append(items, qPolicy+"="+q.Policy)
 		}
+		if q.Preempt != "" {
+			items = append(items, qPreempt+"="+q.Preempt)
+		}
 		items = append(items, formatOwner(q.Owner, QueueOwnerSettings)...)
 		b.WriteString(declQueue + " " + q.Name + " = {" + strings.Join(items, ", ") + "}\n")
 	}
