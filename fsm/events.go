@@ -48,9 +48,9 @@ const (
 	EventInstancePreempted = "instance-preempted"
 	EventJobPreempting     = "job-preempting"
 	EventInstanceResumed   = "instance-resumed"
-	EventSessionOpened      = "session-opened"
-	EventSessionAttached    = "session-attached"
-	EventSessionClosed      = "session-closed"
+	EventSessionOpened     = "session-opened"
+	EventSessionAttached   = "session-attached"
+	EventSessionClosed     = "session-closed"
 )
 
 // Event is one committed state change, derived from a command as it is

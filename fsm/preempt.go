@@ -262,9 +262,25 @@ func (d *db) preemptorEnded(id uint64) bool {
 	return true
 }
 
-// PreemptorEnded reports whether job id, a preemptor, has ended, as a
-// Preempt with Resume needs.
-func (v View) PreemptorEnded(id uint64) bool { return v.d.preemptorEnded(id) }
+// LentCount is how many instances are suspended for a preemptor.
+func (v View) LentCount() int { return v.d.lent }
+
+// MayPreempt reports whether a Preempt of job preemptor applied now would
+// take group, the attempts of one job, as Apply checks it.
+func (v View) MayPreempt(preemptor uint64, group []Victim) bool {
+	p, ok := v.d.jobs[preemptor]
+	if !ok || p.KillRequested || len(group) == 0 {
+		return false
+	}
+	pq, _ := v.d.queueLimits(p.Queue)
+	return pq.Preempt != "" && v.d.mayPreempt(p, pq, v.d.jobs[group[0].JobID], group)
+}
+
+// MayResume reports whether a Preempt with Resume applied now would
+// continue group, the lent attempts of one job, as Apply checks it.
+func (v View) MayResume(group []Victim) bool {
+	return len(group) > 0 && v.d.mayResume(v.d.jobs[group[0].JobID], group)
+}
 
 // victimGroups splits victims into runs of one job each, in order; a job
 // named in two runs is two groups (and its second is dropped: its
