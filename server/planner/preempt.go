@@ -122,16 +122,15 @@ func (p *Pass) Preemption() (fsm.Preempt, bool) {
 		if !ok {
 			break
 		}
-		best, bestCost, bestPrio := -1, 0, 0
+		best, bestCost := -1, 0
 		var bestVictims []victim
 		for i := range p.machines {
 			cost, vs, ok := p.makeRoom(i, req, byMachine[i], freed, took[i])
 			if !ok {
 				continue
 			}
-			top := minPriority(vs)
-			if best < 0 || cost < bestCost || cost == bestCost && top < bestPrio {
-				best, bestCost, bestPrio, bestVictims = i, cost, top, vs
+			if best < 0 || cmp.Or(cmp.Compare(cost, bestCost), compareVictims(vs, bestVictims)) < 0 {
+				best, bestCost, bestVictims = i, cost, vs
 			}
 		}
 		if best < 0 {
@@ -317,16 +316,17 @@ func giveBack(m *matcher.MachineView, v victim) {
 	}
 }
 
-// minPriority is the lowest queue priority among vs (0 for none).
-func minPriority(vs []victim) int {
-	if len(vs) == 0 {
-		return 0
+// compareVictims orders two machines' sets of victims of equal count:
+// the one whose first (lowest priority, newest) victim has the lower
+// priority, then the newer job, then the higher instance goes first; an
+// empty set (no victim needed there) before any.
+func compareVictims(a, b []victim) int {
+	switch {
+	case len(a) == 0 || len(b) == 0:
+		return cmp.Compare(len(a), len(b))
 	}
-	low := vs[0].priority
-	for _, v := range vs[1:] {
-		low = min(low, v.priority)
-	}
-	return low
+	x, y := a[0], b[0]
+	return cmp.Or(cmp.Compare(x.priority, y.priority), cmp.Compare(y.job.ID, x.job.ID), cmp.Compare(y.in.Index, x.in.Index))
 }
 
 // Resumes returns the Preempts with Resume the pass decides, one per job
