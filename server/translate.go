@@ -315,7 +315,7 @@ func queueToWire(q fsm.QueueView) client.Queue {
 	return client.Queue{
 		Name: q.Name, Priority: q.Priority, MaxSize: q.MaxSize, MaxActive: q.MaxActive,
 		MaxRunSeconds: q.MaxRunSeconds, MaxMemMB: q.MaxMemMB,
-		Jobs: q.Jobs, Waiting: q.Waiting, Running: q.Active, Policy: q.Policy,
+		Jobs: q.Jobs, Waiting: q.Waiting, Running: q.Active, Policy: q.Policy, Preempt: q.Preempt,
 		MaxUserActive: q.MaxUserActive, MaxUserQueued: q.MaxUserQueued,
 	}
 }
