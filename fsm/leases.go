@@ -1,5 +1,7 @@
 package fsm
 
+import "fmt"
+
 // applyLeaseExpired handles a machine whose lease ran out. Its stub has
 // stopped the attempts of restartable jobs (it kills them when its lease
 // runs out, before the leader may declare it expired), so each gets a new
@@ -77,6 +79,11 @@ func (d *db) applyLeaseRestored(index uint64, c *LeaseRestored) *Result {
 		}
 		d.edit(j)
 		switch {
+		case running[AttemptRef{JobID: j.ID, Instance: in.Index, Attempt: in.Attempt}] && in.Preempt == PreemptSuspend:
+			// Suspended for a preemptor when its lease expired: still
+			// stopped there, and lent again until it is resumed.
+			d.setState(j.ID, in, InstanceSuspended, index)
+			d.event(index, c.At, EventInstanceStarted, j.ID, in.Index, in.Attempt, c.Machine, fmt.Sprintf("back, still suspended for job %d", in.PreemptedBy))
 		case running[AttemptRef{JobID: j.ID, Instance: in.Index, Attempt: in.Attempt}]:
 			d.setState(j.ID, in, InstanceRunning, index)
 			d.event(index, c.At, EventInstanceStarted, j.ID, in.Index, in.Attempt, c.Machine, "running again")

@@ -219,8 +219,8 @@ func TestPreemptGangWhole(t *testing.T) {
 
 // TestPreemptInterleavings applies seeded random interleavings of
 // Preempt (both modes, whole and partial gangs), resumes, placements,
-// attempt starts and ends (clean, failed, signalled), machine loss and
-// return, and checks after every entry: the indexes agree with the
+// attempt starts and ends (clean, failed, signalled), machines leaving,
+// their leases expiring and being restored, and checks after every entry: the indexes agree with the
 // records (lent instances counted in no machine), no machine runs more
 // than its slots, an instance's current attempt is active only once
 // every earlier one has ended, a gang is lent or stopping whole, and
@@ -261,7 +261,7 @@ func interleave(t *testing.T, seed uint64, steps int) {
 	for _, q := range []string{"DEBUG", "DEBUG", "DEBUGS", "DEBUGS"} {
 		debug = append(debug, a.mustOK(fsm.SubmitType, fsm.Submit{At: at(2), Owner: "bob", Spec: inQueue(spec("dbg", 1), q, "")}).JobID)
 	}
-	down := map[string]bool{}
+	down, unreachable := map[string]bool{}, map[string]bool{}
 	preempted, resumed := 0, 0
 	defer func() { t.Logf("%d instances preempted, %d resumed", preempted, resumed) }()
 	for step := range steps {
@@ -356,12 +356,29 @@ func interleave(t *testing.T, seed uint64, steps int) {
 					break
 				}
 			}
-		case 7: // a machine leaves the pool, or comes back
+		case 7: // a machine leaves the pool or its lease expires, or it comes back
 			m := machines[r.IntN(3)]
-			if down[m] {
+			switch {
+			case down[m] && unreachable[m]:
+				var back []fsm.AttemptRef
+				for _, j := range jobs {
+					for _, in := range j.Instances {
+						if in.Machine == m && in.State == fsm.InstanceUnknown && r.IntN(4) > 0 {
+							back = append(back, fsm.AttemptRef{JobID: j.ID, Instance: in.Index, Attempt: in.Attempt})
+						}
+					}
+				}
+				a.mustOK(fsm.LeaseRestoredType, fsm.LeaseRestored{At: at, Machine: m, Running: back})
+			case down[m]:
 				a.mustOK(fsm.StubJoinType, fsm.StubJoin{At: at, Machine: facts(m, "x86_64", 2)})
-			} else {
+			case r.IntN(2) == 0:
+				a.mustOK(fsm.LeaseExpiredType, fsm.LeaseExpired{At: at, Machine: m})
+				unreachable[m] = true
+			default:
 				a.mustOK(fsm.StubLeaveType, fsm.StubLeave{At: at, Machine: m, Reason: "test"})
+			}
+			if down[m] {
+				unreachable[m] = false
 			}
 			down[m] = !down[m]
 		}
