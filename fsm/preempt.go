@@ -77,13 +77,6 @@ func (in *Instance) endAsked() bool {
 	return in.KillRequested || in.RestartRequested || in.Preempt == PreemptRequeue
 }
 
-// PreemptMode is the preempt mode of the queue named, "" when it does
-// not preempt or does not exist.
-func (d *db) preemptMode(queueName string) string {
-	q, _ := d.queueLimits(queueName)
-	return q.Preempt
-}
-
 func (d *db) applyPreempt(index uint64, c *Preempt) *Result {
 	if c.Resume {
 		return d.resumePreempted(index, c)

@@ -59,11 +59,13 @@ type Pass struct {
 	licenses licenses
 	// preempts is set when some queue preempts (preempt=) and holds
 	// waiting work; modes is each queue's preempt mode. want is the
-	// pass's preemptor, stops its victims still stopping (preempt.go).
+	// pass's preemptor, stops and lent its victims still stopping and
+	// suspended (preempt.go).
 	preempts bool
 	modes    map[string]string
 	want     *preemptor
 	stops    map[uint64]int
+	lent     map[uint64]int
 	// free reports that some machine is up, awake and has a free slot.
 	// Without one no instance can be placed, and the scheduler, which runs
 	// after every commit, skips the pass (a full pool with a long queue

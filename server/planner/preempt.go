@@ -24,7 +24,9 @@ import (
 // matcher's answer on that machine with the victims' slot, memory, CPUs,
 // GPUs, gres and disk given back. A preemptor whose earlier victims are
 // still stopping (requeue) is not given more: `netstatus --why` says it
-// waits for them. Every group of victims is checked with the FSM's own
+// waits for them; nor is one that still waits with victims suspended for
+// it (a job of higher order took their slots), so that a plan the next
+// pass does not follow never suspends the whole pool. Every group of victims is checked with the FSM's own
 // rule (View.MayPreempt) so a Preempt entry is never dropped whole and
 // proposed again on every pass.
 //
@@ -73,19 +75,22 @@ func (p *Pass) notePreemptor(j *fsm.Job, in *fsm.Instance) {
 	p.want.instances = append(p.want.instances, in)
 }
 
-// stopping counts, per preemptor, its requeue victims not yet ended.
-func (p *Pass) stopping() map[uint64]int {
+// stopping counts, per preemptor, its requeue victims not yet ended;
+// lent counts its suspended ones.
+func (p *Pass) stopping() (stops, lent map[uint64]int) {
 	if p.stops != nil {
-		return p.stops
+		return p.stops, p.lent
 	}
-	p.stops = map[uint64]int{}
+	p.stops, p.lent = map[uint64]int{}, map[uint64]int{}
 	p.v.EachActive(func(ref fsm.InstanceRef, _ string) bool {
 		if _, in, ok := p.v.Instance(ref); ok && in.Preempt == fsm.PreemptRequeue {
 			p.stops[in.PreemptedBy]++
+		} else if ok && in.Lent() {
+			p.lent[in.PreemptedBy]++
 		}
 		return true
 	})
-	return p.stops
+	return p.stops, p.lent
 }
 
 // stoppingHeld is the Held reason of a preemptor whose victims are still
@@ -94,8 +99,8 @@ func (p *Pass) stoppingHeld(j *fsm.Job) *Held {
 	if !p.preempts || p.modes[j.Queue] == "" {
 		return nil
 	}
-	if n := p.stopping()[j.ID]; n > 0 {
-		return &Held{Reason: fmt.Sprintf("preempting: waiting for %d instance(s) of lower-priority queues to stop (their kill grace, then SIGKILL)", n)}
+	if stops, _ := p.stopping(); stops[j.ID] > 0 {
+		return &Held{Reason: fmt.Sprintf("preempting: waiting for %d instance(s) of lower-priority queues to stop (their kill grace, then SIGKILL)", stops[j.ID])}
 	}
 	return nil
 }
@@ -105,7 +110,13 @@ func (p *Pass) stoppingHeld(j *fsm.Job) *Held {
 // is none or no victim would make room.
 func (p *Pass) Preemption() (fsm.Preempt, bool) {
 	w := p.want
-	if w == nil || p.stopping()[w.job.ID] > 0 {
+	if w == nil {
+		return fsm.Preempt{}, false
+	}
+	// Victims still stopping, or suspended for it while it still waits
+	// (something of higher order took their slots): no more, so that a
+	// plan the next pass does not follow never suspends the pool away.
+	if stops, lent := p.stopping(); stops[w.job.ID] > 0 || lent[w.job.ID] > 0 {
 		return fsm.Preempt{}, false
 	}
 	mode := p.modes[w.job.Queue]

@@ -215,3 +215,28 @@ func TestPreemptionSuspendThenResume(t *testing.T) {
 		t.Fatalf("resume dropped")
 	}
 }
+
+// TestPreemptionSuspendsNoMoreWhileItWaits: when the slot a suspended
+// victim lent goes to another job first, the preemptor waits rather than
+// suspend a second victim for it.
+func TestPreemptionSuspendsNoMoreWhileItWaits(t *testing.T) {
+	f, apply := preemptState(t, fsm.PreemptSuspend, "m1", "m2")
+	run(apply, "LONG", false, false, "m1")   // 1
+	run(apply, "LONG", false, false, "m2")   // 2
+	job := waiting(apply, "DEBUG", 1, false) // 3
+	_, _, pre, ok, _ := leaderPass(f, job)
+	if !ok || len(pre.Victims) != 1 {
+		t.Fatalf("got preemption %+v (%v), want one victim", pre, ok)
+	}
+	apply(fsm.PreemptType, pre)
+	lentOn := "m2"
+	if pre.Victims[0].JobID == 1 {
+		lentOn = "m1"
+	}
+	other := waiting(apply, "MID", 1, false) // 4 takes the lent slot first
+	apply(fsm.PlaceType, fsm.Place{At: at, Assignments: []fsm.Assignment{{JobID: other, Instance: 0, Attempt: 1, Machine: lentOn, Key: "*"}}})
+	_, place, _, again, _ := leaderPass(f, job)
+	if again || len(place.Assignments) != 0 {
+		t.Errorf("got preemption %v and place %+v, want the preemptor to wait without suspending a second victim", again, place.Assignments)
+	}
+}
