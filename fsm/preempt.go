@@ -92,12 +92,14 @@ func (d *db) applyPreempt(index uint64, c *Preempt) *Result {
 		res.Dropped = len(c.Victims)
 		return res
 	}
+	var taken []Victim
 	for _, group := range victimGroups(c.Victims) {
 		j := d.jobs[group[0].JobID]
 		if !d.mayPreempt(p, pq, j, group) {
 			res.Dropped += len(group)
 			continue
 		}
+		taken = append(taken, group...)
 		d.edit(j)
 		for _, v := range group {
 			in := &j.Instances[v.Instance]
@@ -121,7 +123,7 @@ func (d *db) applyPreempt(index uint64, c *Preempt) *Result {
 		d.edit(p)
 		p.ModifyIndex = index
 		d.event(index, c.At, EventJobPreempting, p.ID, -1, 0, "",
-			fmt.Sprintf("%d instance(s) of lower-priority queues preempted (%s): %s", res.Affected, pq.Preempt, victimList(c.Victims)))
+			fmt.Sprintf("%d instance(s) of lower-priority queues preempted (%s): %s", res.Affected, pq.Preempt, victimList(taken)))
 	}
 	return res
 }
