@@ -404,6 +404,9 @@ type Queue struct {
 	// default, backfill, or gang, dedicated, spread. Only the database
 	// file sets it; netmgr admin queue keeps it.
 	Policy string `json:"policy,omitempty"`
+	// Preempt is add_q preempt=: "requeue" or "suspend" when the queue's
+	// waiting jobs take slots from lower-priority queues, "" otherwise.
+	Preempt string `json:"preempt,omitempty"`
 	// MaxUserActive and MaxUserQueued are nq_maxuser_active and
 	// nq_maxuser_queued: one user's instances running at once and
 	// unfinished jobs in the queue; 0 for no limit. Only the database

@@ -48,6 +48,9 @@ func describeLimits(q DeclaredQueue) string {
 	if q.Policy != "" {
 		parts = append(parts, "policy "+q.Policy)
 	}
+	if q.Preempt != "" {
+		parts = append(parts, "preempt "+q.Preempt)
+	}
 	return strings.Join(parts, ", ")
 }
 

@@ -81,7 +81,7 @@ func (d *db) applyChildTerm(index uint64, c *ChildTerm) *Result {
 	if in.Finished() && in.State != InstanceLost {
 		return &Result{Index: index, JobID: j.ID}
 	}
-	asked := in.KillRequested || in.RestartRequested
+	asked := in.endAsked()
 	in.ExitCode = c.ExitCode
 	in.Signal = c.Signal
 	in.Error = c.Error
@@ -93,6 +93,9 @@ func (d *db) applyChildTerm(index uint64, c *ChildTerm) *Result {
 	switch {
 	case in.KillRequested || c.Reason != "":
 		state = InstanceKilled
+	case in.Preempt == PreemptRequeue:
+		state = InstancePreempted
+		in.Reason = fmt.Sprintf("preempted by job %d", in.PreemptedBy)
 	case c.Error != "" || (c.Signal == "" && c.ExitCode != 0):
 		state = InstanceFailed
 	case c.Signal != "":
@@ -108,7 +111,9 @@ func (d *db) applyChildTerm(index uint64, c *ChildTerm) *Result {
 	j.ModifyIndex = index
 	switch {
 	case j.KillRequested:
-	case in.RestartRequested, c.LeaseLost && j.Spec.Restartable():
+	case in.RestartRequested, c.LeaseLost && j.Spec.Restartable(), state == InstancePreempted:
+		// Asked for, the lease's or a preemption's: queued again at
+		// once, no restart counted.
 		d.newAttempt(j, in, c.At, 0, index)
 	case c.MachineFault:
 		// The machine's fault, not the job's: queued again at once, no
@@ -160,6 +165,7 @@ func (d *db) newAttempt(j *Job, in *Instance, at time.Time, delay time.Duration,
 	in.Machine, in.Key, in.PID = "", "", 0
 	in.ExitCode, in.Signal, in.Error, in.Reason = 0, "", "", ""
 	in.RestartRequested = false
+	in.PreemptedBy, in.Preempt = 0, ""
 	in.SuspendIndex, in.ResumeIndex = 0, 0
 	in.UserMS, in.SysMS, in.MaxRSSKB = 0, 0, 0
 	in.Leftovers = nil

@@ -55,13 +55,14 @@ const (
 	SubmitResourcesType MessageType = 40 // since command level 40; see JobSpec.CPUs
 	SessionEventType    MessageType = 41 // proposed with IgnoreUnknownFlag: informational; see SessionEvent
 	PrimeTimeSwitchType MessageType = 43 // since command level 43; see PrimeTimeSwitch
+	PreemptType         MessageType = 44 // since command level 44; see Preempt
 )
 
 // CommandLevel is the highest command type this build applies. Servers
 // gossip it, and the leader proposes a command newer than every voter's
 // level only when all of them have it: a replica that meets an unknown
 // type must stop.
-const CommandLevel = PrimeTimeSwitchType
+const CommandLevel = PreemptType
 
 // IgnoreUnknownFlag marks a command that a server which does not know its
 // type may skip instead of stopping. Commands whose loss would make replicas
@@ -153,6 +154,8 @@ func (t MessageType) String() string {
 		return "SessionEvent"
 	case PrimeTimeSwitchType:
 		return "PrimeTimeSwitch"
+	case PreemptType:
+		return "Preempt"
 	}
 	return fmt.Sprintf("MessageType(%d)", uint8(t))
 }

@@ -19,8 +19,8 @@ func (d *db) applySuspend(index uint64, c *JobControl) *Result {
 // leader sends SIGCONT.
 func (d *db) applyResume(index uint64, c *JobControl) *Result {
 	return d.control(index, c, "resume", func(j *Job, in *Instance) bool {
-		if in.State != InstanceSuspended {
-			return false
+		if in.State != InstanceSuspended || in.lent() {
+			return false // a preemption's victim resumes when its preemptor ends
 		}
 		in.ResumeIndex = index
 		d.setState(j.ID, in, InstanceRunning, index)

@@ -94,6 +94,12 @@ type DeclaredQueue struct {
 	// "" is backfill). Since snapshot version 11; a database that sets it
 	// is loaded only when every server applies SubmitGangType.
 	Policy string `json:"policy,omitempty"`
+	// Preempt is preempt= (PreemptRequeue or PreemptSuspend): the
+	// queue's jobs waiting on a full pool take slots from strictly
+	// lower-priority queues' running instances (Preempt entries). Since
+	// snapshot version 15; a database that sets it is loaded only when
+	// every server applies PreemptType.
+	Preempt string `json:"preempt,omitempty"`
 	// MaxUserActive and MaxUserQueued are nq_maxuser_active and
 	// nq_maxuser_queued: one user's most instances active at once and
 	// unfinished jobs in the queue. Since snapshot version 13; a database
@@ -153,6 +159,9 @@ func (db *Database) check() error {
 		}
 		if !validPolicy(q.Policy) {
 			return fmt.Errorf("%w: queue %q has unknown policy %q", ErrInvalidDatabase, q.Name, q.Policy)
+		}
+		if !validPreempt(q.Preempt) {
+			return fmt.Errorf("%w: queue %q has unknown preempt %q", ErrInvalidDatabase, q.Name, q.Preempt)
 		}
 		if q.MaxUserActive < 0 || q.MaxUserQueued < 0 {
 			return fmt.Errorf("%w: queue %q has a negative per-user limit", ErrInvalidDatabase, q.Name)

@@ -41,6 +41,7 @@ type db struct {
 	queued        map[InstanceRef]struct{}
 	active        map[InstanceRef]string    // placed or running -> machine
 	running       map[string]int            // machine -> active instances
+	lent          int                       // instances suspended for a preemptor (Instance.lent)
 	usedMemory    map[string]int64          // machine -> memory_mb of active instances
 	usage         map[string]*usage         // machine -> CPUs, GPUs, disk, gres of active instances
 	usedLicenses  map[string]int            // licence -> held by active instances
@@ -121,6 +122,7 @@ func (d *db) reindex() {
 	d.queued = make(map[InstanceRef]struct{})
 	d.active = make(map[InstanceRef]string)
 	d.running = make(map[string]int)
+	d.lent = 0
 	d.usedMemory = make(map[string]int64)
 	d.usage = make(map[string]*usage)
 	d.usedLicenses = make(map[string]int)
@@ -220,6 +222,10 @@ func (d *db) setIndexes(jobID uint64, in *Instance) {
 		d.counts(j.Queue).Active++
 		d.addUser(j, 0, 0, 1)
 		d.active[ref] = in.Machine
+		if in.lent() {
+			d.lent++
+			break // its slot and resources are lent to its preemptor
+		}
 		d.running[in.Machine]++
 		if d.perJob[in.Machine] == nil {
 			d.perJob[in.Machine] = make(map[uint64]int)
@@ -245,6 +251,10 @@ func (d *db) unsetIndexes(jobID uint64, in *Instance) {
 		d.counts(j.Queue).Active--
 		d.addUser(j, 0, 0, -1)
 		delete(d.active, ref)
+		if in.lent() {
+			d.lent--
+			break
+		}
 		decrement(d.running, in.Machine, 1)
 		if decrement(d.perJob[in.Machine], jobID, 1); len(d.perJob[in.Machine]) == 0 {
 			delete(d.perJob, in.Machine)
@@ -270,7 +280,7 @@ func (d *db) setState(jobID uint64, in *Instance, state string, index uint64) {
 	d.unsetIndexes(jobID, in)
 	// Owed a Start, or (started after a kill or restart was asked while
 	// it was placed) owed that signal now.
-	if state == InstancePlaced || state == InstanceRunning && (in.KillRequested || in.RestartRequested) {
+	if state == InstancePlaced || state == InstanceRunning && in.endAsked() {
 		d.owedSends++
 	}
 	in.State = state

@@ -44,6 +44,17 @@
 // force (DeclaredQueue.InForce). The states are in the snapshot's header
 // since version 15.
 //
+// Preemption (preempt.go): one Preempt entry (level 44) decides that a
+// preempting queue's job takes running attempts of strictly
+// lower-priority queues, each job's all or none (a gang whole). requeue
+// owes each victim its stop; its CHILD_TERM ends it preempted and queues
+// the next attempt, no restart counted. suspend suspends each victim at
+// once and lends its slot and resources (Instance.lent: active in its
+// queue, absent from its machine's counts) until a Preempt with Resume,
+// which applies only once the preemptor ended and the machine has room.
+// Instance.PreemptedBy and Preempt are in the job's record since
+// snapshot version 15.
+//
 // It is not the wire format (package client) and does no networking.
 //
 // # Snapshots

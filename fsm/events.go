@@ -43,9 +43,14 @@ const (
 	EventTokenIssued        = "token-issued"
 	EventTokenRevoked       = "token-revoked"
 	EventGangBroken         = "gang-broken"
-	EventSessionOpened      = "session-opened"
-	EventSessionAttached    = "session-attached"
-	EventSessionClosed      = "session-closed"
+	// EventInstancePreempted is a victim of a Preempt, EventJobPreempting
+	// its preemptor, EventInstanceResumed a lent victim continued.
+	EventInstancePreempted = "instance-preempted"
+	EventJobPreempting     = "job-preempting"
+	EventInstanceResumed   = "instance-resumed"
+	EventSessionOpened     = "session-opened"
+	EventSessionAttached   = "session-attached"
+	EventSessionClosed     = "session-closed"
 )
 
 // Event is one committed state change, derived from a command as it is

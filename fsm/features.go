@@ -49,6 +49,9 @@ var (
 	// A prime-time window is switched only by PrimeTimeSwitch (43); an
 	// older replica would load the queue without it.
 	FeaturePrimeTime = Feature{"a database with a prime-time window", PrimeTimeSwitchType, 0}
+	// Preemption came with Preempt (44), in a LoadDatabase field an
+	// older replica ignores.
+	FeatureQueuePreempt = Feature{"a database with a preempting queue", PreemptType, 0}
 )
 
 // jobFeatures is every feature a job spec may ask for, with the test of

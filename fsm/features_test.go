@@ -66,7 +66,7 @@ func TestSubmitEntryTypeKeepsTheLadder(t *testing.T) {
 // propose an entry type some server cannot apply.
 func TestFeatureLevelsCoverTheirEntries(t *testing.T) {
 	for _, f := range []fsm.Feature{fsm.FeatureFiles, fsm.FeatureGang, fsm.FeatureLimits, fsm.FeatureMail, fsm.FeatureCron,
-		fsm.FeatureDir, fsm.FeatureDependencies, fsm.FeatureOwnerSettings, fsm.FeatureQueueKillGrace, fsm.FeatureQueuePolicy} {
+		fsm.FeatureDir, fsm.FeatureDependencies, fsm.FeatureOwnerSettings, fsm.FeatureQueueKillGrace, fsm.FeatureQueuePolicy, fsm.FeatureQueuePreempt} {
 		if f.Level < f.Entry || f.Level > fsm.CommandLevel || f.Name == "" {
 			t.Errorf("%+v: level below its entry type, past CommandLevel, or no name", f)
 		}

@@ -305,6 +305,10 @@ func (f *FSM) applyCommand(index uint64, data []byte) *Result {
 		var c PrimeTimeSwitch
 		decode(index, t, body, &c)
 		return d.applyPrimeTimeSwitch(index, &c)
+	case PreemptType:
+		var c Preempt
+		decode(index, t, body, &c)
+		return d.applyPreempt(index, &c)
 	}
 	if ignorable {
 		return &Result{Index: index}

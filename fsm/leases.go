@@ -1,5 +1,7 @@
 package fsm
 
+import "fmt"
+
 // applyLeaseExpired handles a machine whose lease ran out. Its stub has
 // stopped the attempts of restartable jobs (it kills them when its lease
 // runs out, before the leader may declare it expired), so each gets a new
@@ -34,12 +36,12 @@ func (d *db) applyLeaseExpired(index uint64, c *LeaseExpired) *Result {
 			in.EndedAt = c.At
 			d.setState(j.ID, in, InstanceLost, index) // as the history records it
 			d.event(index, c.At, EventInstanceLost, j.ID, in.Index, in.Attempt, c.Machine, in.Error)
-			asked := in.KillRequested || in.RestartRequested
+			asked := in.endAsked()
 			d.newAttempt(j, in, c.At, 0, index)
 			d.gangEnd(j, in, asked, index, c.At)
 			res.Affected++
 		default:
-			asked := in.KillRequested || in.RestartRequested || in.State == InstanceUnknown
+			asked := in.endAsked() || in.State == InstanceUnknown
 			d.setState(j.ID, in, InstanceUnknown, index)
 			d.event(index, c.At, EventInstanceUnknown, j.ID, in.Index, in.Attempt, c.Machine, "lease expired; not restartable")
 			d.gangEnd(j, in, asked, index, c.At)
@@ -77,6 +79,11 @@ func (d *db) applyLeaseRestored(index uint64, c *LeaseRestored) *Result {
 		}
 		d.edit(j)
 		switch {
+		case running[AttemptRef{JobID: j.ID, Instance: in.Index, Attempt: in.Attempt}] && in.Preempt == PreemptSuspend:
+			// Suspended for a preemptor when its lease expired: still
+			// stopped there, and lent again until it is resumed.
+			d.setState(j.ID, in, InstanceSuspended, index)
+			d.event(index, c.At, EventInstanceStarted, j.ID, in.Index, in.Attempt, c.Machine, fmt.Sprintf("back, still suspended for job %d", in.PreemptedBy))
 		case running[AttemptRef{JobID: j.ID, Instance: in.Index, Attempt: in.Attempt}]:
 			d.setState(j.ID, in, InstanceRunning, index)
 			d.event(index, c.At, EventInstanceStarted, j.ID, in.Index, in.Attempt, c.Machine, "running again")

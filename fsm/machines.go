@@ -74,7 +74,7 @@ func (d *db) applyStubLeave(index uint64, c *StubLeave) *Result {
 		d.notes.lost = append(d.notes.lost, fmt.Sprintf("job %d (%s) of %s, instance %d, attempt %d on %s", j.ID, j.Name, j.Owner, in.Index, in.Attempt, c.Machine))
 		d.notes.lostAt = c.At
 		j.ModifyIndex = index
-		d.gangEnd(j, in, in.KillRequested || in.RestartRequested, index, c.At)
+		d.gangEnd(j, in, in.endAsked(), index, c.At)
 	}
 	return &Result{Index: index}
 }

@@ -69,6 +69,9 @@ func (d *db) applySetQueue(index uint64, c *SetQueue) *Result {
 	if other := d.database.InteractiveQueue(); q.Interactive && other != "" && other != q.Name {
 		return &Result{Index: index, Err: fmt.Errorf("%w: queue %q: queue %q is already marked interactive", ErrInvalidDatabase, q.Name, other)}
 	}
+	if !validPreempt(q.Preempt) {
+		return &Result{Index: index, Err: fmt.Errorf("%w: queue %q: unknown preempt %q", ErrInvalidDatabase, q.Name, q.Preempt)}
+	}
 	// Replace the declarations slice rather than edit it in place: a
 	// snapshot being persisted may share it.
 	qs := slices.Clone(d.database.Queues)

@@ -120,6 +120,7 @@ func (e *encoder) job(j *Job) {
 	e.bool(j.Spec.Gang) // since version 11
 	e.files(j)          // since version 12
 	e.resources(j)      // since version 14
+	e.preempts(j)       // since version 15
 	e.endRecord()
 }
 
@@ -161,6 +162,9 @@ func (d *decoder) job(j *Job) {
 	}
 	if d.version >= 14 {
 		d.resources(j)
+	}
+	if d.version >= 15 {
+		d.preempts(j)
 	}
 	d.flushRaw()
 }
@@ -567,4 +571,20 @@ func (d *decoder) mail(m *Mail) {
 	d.str(&m.LastError)
 	m.LastTry = d.time()
 	d.flushRaw()
+}
+
+// preempts writes each instance's PreemptedBy and Preempt (since
+// version 15).
+func (e *encoder) preempts(j *Job) {
+	for i := range j.Instances {
+		e.uint(j.Instances[i].PreemptedBy)
+		e.sym(j.Instances[i].Preempt)
+	}
+}
+
+func (d *decoder) preempts(j *Job) {
+	for i := range j.Instances {
+		j.Instances[i].PreemptedBy = d.uint()
+		j.Instances[i].Preempt = d.sym()
+	}
 }

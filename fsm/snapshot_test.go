@@ -235,6 +235,11 @@ func richCommands() []command {
 		command{fsm.LoadDatabaseType, fsm.LoadDatabase{At: at(252), Source: "isis.db", By: "tclark",
 			Database: withInteractive(withPrime(withLicenses(withShares(withKillGrace(withOwnerSettings(withQueue(richDatabase("m2"), batchQueue)), 45)))))}},
 		command{fsm.PrimeTimeSwitchType, fsm.PrimeTimeSwitch{At: at(254), Queue: "batch", Open: true, Scheduled: at(253)}},
+		// Also since version 15: queue batch
+		// preempts by suspending, and job 25's instance 0 (default queue)
+		// is suspended for batch's job, lending its slot.
+		command{fsm.SetQueueType, fsm.SetQueue{At: at(255), By: "tclark", Queue: withPreempt(batchQueue, fsm.PreemptSuspend)}},
+		command{fsm.PreemptType, fsm.Preempt{At: at(256), Preemptor: 8, Victims: []fsm.Victim{{JobID: 25, Instance: 0, Attempt: 1}}}},
 	)
 	return cmds
 }
@@ -242,7 +247,7 @@ func richCommands() []command {
 // richSinceV14 is how many of richCommands' last commands a version 14
 // snapshot cannot hold: the rich state of testdata/snapshot_v14.golden
 // lacks them.
-const richSinceV14 = 2
+const richSinceV14 = 4
 
 // withInteractive adds the queue "now", marked interactive, to db.
 func withInteractive(db fsm.Database) fsm.Database {
@@ -283,6 +288,12 @@ const richSinceV12 = 6 + richSinceV13
 func withFiles(s fsm.JobSpec) fsm.JobSpec {
 	s.CopyIn, s.CopyInBlob, s.CopyInSize, s.CopyOut = []string{"sim", "input.dat"}, strings.Repeat("cd", 32), 4096, []string{"out.txt", "plots/*.png"}
 	return s
+}
+
+// withPreempt returns q preempting lower-priority queues in mode.
+func withPreempt(q fsm.DeclaredQueue, mode string) fsm.DeclaredQueue {
+	q.Preempt = mode
+	return q
 }
 
 // richSinceV13 is how many of richCommands' last commands a version 13

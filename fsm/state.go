@@ -31,6 +31,11 @@ const (
 	InstanceLost     = "lost"
 	// InstanceSuspended is running but stopped (SIGSTOP); it keeps its slot.
 	InstanceSuspended = "suspended"
+	// InstancePreempted is an attempt stopped for a preempting job
+	// (preempt=requeue): an end state only for the moment its end is
+	// applied, since the same entry queues the next attempt, not counted
+	// against max_restarts; it stays in the instance's History.
+	InstancePreempted = "preempted"
 	// InstanceUnknown is a non-restartable instance on a machine whose
 	// lease expired: it may still run there and is never killed for that;
 	// it becomes lost when the machine is declared down, or takes the
@@ -143,12 +148,19 @@ type Instance struct {
 	// chosen by Apply when it was placed (the lowest free of the job's
 	// type); since snapshot version 14.
 	GPUs []int `json:"gpus,omitempty"`
+	// PreemptedBy is the preempting job this attempt was stopped for
+	// (Preempt), and Preempt how: PreemptRequeue while it is being
+	// stopped, PreemptSuspend while it is suspended for it (lent). Both
+	// are cleared by a resume and by the next attempt; since snapshot
+	// version 15.
+	PreemptedBy uint64 `json:"preempted_by,omitempty"`
+	Preempt     string `json:"preempt,omitempty"`
 }
 
 // Finished reports whether the instance has ended for good.
 func (i *Instance) Finished() bool {
 	switch i.State {
-	case InstanceExited, InstanceFailed, InstanceSignaled, InstanceKilled, InstanceLost, InstanceCancelled:
+	case InstanceExited, InstanceFailed, InstanceSignaled, InstanceKilled, InstanceLost, InstanceCancelled, InstancePreempted:
 		return true
 	}
 	return false
@@ -238,7 +250,7 @@ func (j *Job) State() string {
 			cancelled = true
 		case InstancePlaced, InstanceRunning, InstanceSuspended, InstanceUnknown:
 			active = true
-		case InstanceKilled:
+		case InstanceKilled, InstancePreempted:
 			killed = true
 		case InstanceFailed, InstanceSignaled, InstanceLost:
 			failed = true

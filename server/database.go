@@ -75,7 +75,7 @@ func databaseToLog(db *dblang.Database) fsm.Database {
 		out.Queues = append(out.Queues, fsm.DeclaredQueue{
 			Name: q.Name, Priority: q.Priority, MaxSize: q.MaxSize, MaxActive: q.MaxActive,
 			MaxRunSeconds: q.MaxRunSeconds, MaxMemMB: q.MaxMemMB, KillGraceSeconds: q.KillGraceSeconds, Owner: maps.Clone(q.Owner),
-			Policy: q.Policy, MaxUserActive: q.MaxUserActive, MaxUserQueued: q.MaxUserQueued, Interactive: q.Interactive,
+			Policy: q.Policy, MaxUserActive: q.MaxUserActive, MaxUserQueued: q.MaxUserQueued, Interactive: q.Interactive, Preempt: q.Preempt,
 			Prime: primeToLog(q.Prime),
 		})
 	}
@@ -113,7 +113,7 @@ func databaseFromLog(db *fsm.Database) *dblang.Database {
 		out.Queues = append(out.Queues, dblang.Queue{
 			Name: q.Name, Priority: q.Priority, MaxSize: q.MaxSize, MaxActive: q.MaxActive,
 			MaxRunSeconds: q.MaxRunSeconds, MaxMemMB: q.MaxMemMB, KillGraceSeconds: q.KillGraceSeconds, Owner: maps.Clone(q.Owner),
-			Policy: q.Policy, MaxUserActive: q.MaxUserActive, MaxUserQueued: q.MaxUserQueued, Interactive: q.Interactive,
+			Policy: q.Policy, MaxUserActive: q.MaxUserActive, MaxUserQueued: q.MaxUserQueued, Interactive: q.Interactive, Preempt: q.Preempt,
 			Prime: primeFromLog(q.Prime),
 		})
 	}
@@ -200,6 +200,18 @@ func checkPolicy(db fsm.Database, applies func(fsm.MessageType) bool) error {
 	for _, q := range db.Queues {
 		if q.Policy != "" && !applies(fsm.FeatureQueuePolicy.Level) {
 			return fmt.Errorf("load a database with policy=%s on queue %s: %w", q.Policy, q.Name, errUpgradeFirst)
+		}
+	}
+	return nil
+}
+
+// checkPreempt refuses db when a queue sets preempt= and the group does
+// not all apply fsm.FeatureQueuePreempt's level: an older replica would
+// load the queue without it and refuse the Preempt entries.
+func checkPreempt(db fsm.Database, applies func(fsm.MessageType) bool) error {
+	for _, q := range db.Queues {
+		if q.Preempt != "" && !applies(fsm.FeatureQueuePreempt.Level) {
+			return fmt.Errorf("load a database with preempt=%s on queue %s: %w", q.Preempt, q.Name, errUpgradeFirst)
 		}
 	}
 	return nil

@@ -33,7 +33,8 @@ func (s *Server) handleLoadDatabase(w http.ResponseWriter, r *http.Request) {
 	}
 	if err := errors.Join(checkOwnerSettings(db, s.groupAppliesNow), checkKillGrace(db, s.groupAppliesNow),
 		checkPolicy(db, s.groupAppliesNow), checkShares(db, s.groupAppliesNow),
-		checkLicenses(db, s.groupAppliesNow), checkInteractive(db, s.groupAppliesNow), checkPrimeTime(db, s.groupAppliesNow)); err != nil {
+		checkLicenses(db, s.groupAppliesNow), checkInteractive(db, s.groupAppliesNow), checkPrimeTime(db, s.groupAppliesNow),
+		checkPreempt(db, s.groupAppliesNow)); err != nil {
 		s.writeError(w, http.StatusConflict, err)
 		return
 	}

@@ -48,10 +48,10 @@ func (s *Server) handleSetQueue(w http.ResponseWriter, r *http.Request) {
 	}
 	decl := queueFromWire(name, q)
 	// The API sets limits; the queue's owner policy, kill grace,
-	// placement policy, per-user limits, interactive mark and prime time
-	// are the database file's (add_q), so a change of limits keeps them.
-	// The limits set are the queue's own, in force outside its
-	// prime-time window.
+	// placement and preemption policies, per-user limits, interactive mark
+	// and prime time are the database file's (add_q), so a change of
+	// limits keeps them. The limits set are the queue's own, in force
+	// outside its prime-time window.
 	s.fsm.Read(func(v fsm.View) {
 		if qv, ok := v.Queue(name); ok {
 			old := qv.Declared
@@ -59,6 +59,7 @@ func (s *Server) handleSetQueue(w http.ResponseWriter, r *http.Request) {
 			decl.Owner = maps.Clone(old.Owner)
 			decl.KillGraceSeconds = old.KillGraceSeconds
 			decl.Policy = old.Policy
+			decl.Preempt = old.Preempt
 			decl.MaxUserActive, decl.MaxUserQueued = old.MaxUserActive, old.MaxUserQueued
 			decl.Interactive = old.Interactive
 		}

@@ -9,29 +9,52 @@ import (
 )
 
 // schedule is the leader's scheduling duty: one planner pass over the
-// database, committed as one Place.
+// database, committed as one Place, preceded by the resumes of instances
+// suspended for a preemptor that has ended and followed by the pass's
+// preemption, each its own Preempt entry (server/planner/preempt.go).
 func (s *Server) schedule() error {
 	start, placed := time.Now(), 0
 	defer func() { s.metrics.schedulePass(start, placed) }()
-	var plan fsm.Place
+	var (
+		plan    fsm.Place
+		resumes []fsm.Preempt
+		preempt fsm.Preempt
+		ok      bool
+	)
 	s.fsm.Read(func(v fsm.View) {
-		if v.QueuedCount() == 0 {
+		if v.QueuedCount() == 0 && v.LentCount() == 0 {
 			return // most commits (CHILD events) leave nothing to place
 		}
 		now := time.Now()
-		plan = planner.New(v, s.liveness(now), now).Place()
+		p := planner.New(v, s.liveness(now), now)
+		resumes = p.Resumes()
+		plan = p.Place()
+		preempt, ok = p.Preemption()
 	})
-	if len(plan.Assignments) == 0 {
-		return nil
+	for _, r := range resumes {
+		r.At = time.Now().UTC()
+		if _, err := s.apply(fsm.PreemptType, r); err != nil {
+			return fmt.Errorf("commit resume of preempted instances: %w", err)
+		}
 	}
-	plan.At = time.Now().UTC()
-	res, err := s.apply(fsm.PlaceType, plan)
-	if err != nil {
-		return fmt.Errorf("commit placement: %w", err)
+	if len(plan.Assignments) > 0 {
+		plan.At = time.Now().UTC()
+		res, err := s.apply(fsm.PlaceType, plan)
+		if err != nil {
+			return fmt.Errorf("commit placement: %w", err)
+		}
+		placed = len(res.Accepted)
+		if res.Dropped > 0 {
+			s.log.Info("placement re-check dropped assignments", "dropped", res.Dropped, "accepted", len(res.Accepted))
+		}
 	}
-	placed = len(res.Accepted)
-	if res.Dropped > 0 {
-		s.log.Info("placement re-check dropped assignments", "dropped", res.Dropped, "accepted", len(res.Accepted))
+	if ok {
+		preempt.At = time.Now().UTC()
+		res, err := s.apply(fsm.PreemptType, preempt)
+		if err != nil {
+			return fmt.Errorf("commit preemption: %w", err)
+		}
+		s.log.Info("preempted for a waiting job", "job", preempt.Preemptor, "victims", res.Affected, "dropped", res.Dropped)
 	}
 	return nil
 }

@@ -317,7 +317,7 @@ func queueToWire(q fsm.QueueView, now time.Time) client.Queue {
 	return client.Queue{
 		Name: q.Name, Priority: q.Priority, MaxSize: q.MaxSize, MaxActive: q.MaxActive,
 		MaxRunSeconds: q.MaxRunSeconds, MaxMemMB: q.MaxMemMB,
-		Jobs: q.Jobs, Waiting: q.Waiting, Running: q.Active, Policy: q.Policy,
+		Jobs: q.Jobs, Waiting: q.Waiting, Running: q.Active, Policy: q.Policy, Preempt: q.Preempt,
 		MaxUserActive: q.MaxUserActive, MaxUserQueued: q.MaxUserQueued, Interactive: q.Interactive,
 		Prime: primeToWire(q, now),
 	}

@@ -110,6 +110,8 @@ func TestJobToWireParity(t *testing.T) {
 			"Instances[].RestartRequested": "for the dispatcher: the attempt is signalled and restarted at its end",
 			"Instances[].SuspendIndex":     "for the dispatcher: SIGSTOP owed; the state says suspended",
 			"Instances[].ResumeIndex":      "as SuspendIndex, for SIGCONT",
+			"Instances[].PreemptedBy":      "the instance-preempted event and the attempt's history (preempted by job N) say who preempted it",
+			"Instances[].Preempt":          "for the dispatcher and the planner; the state says suspended, the events say why",
 			"Instances[].StaleEvents":      "a count of fenced CHILD events, for tests and debugging",
 			"Instances[].ModifyIndex":      "the log's bookkeeping; the job's Index is its last change",
 			"Instances[].History[].Key":    "a key of Spec.Binaries; the history shows where the attempt ran (Machine)",
@@ -271,6 +273,7 @@ func TestQueueFromWireParity(t *testing.T) {
 			"MaxUserQueued": "as Policy",
 			"Interactive":   "as Policy",
 			"Prime":         "the database file's prime time and its state; PUT /v1/queues/{name} keeps the queue's",
+			"Preempt":       "as Policy",
 		},
 		derived: map[string]string{
 			"Prime":            "the database file's; kept by the handler",
@@ -281,6 +284,7 @@ func TestQueueFromWireParity(t *testing.T) {
 			"MaxUserActive":    "the database file's; kept by the handler",
 			"MaxUserQueued":    "the database file's; kept by the handler",
 			"Interactive":      "the database file's; kept by the handler",
+			"Preempt":          "the database file's; kept by the handler",
 		},
 	})
 	if dst.Name != "q1" {

@@ -49,7 +49,8 @@ func (db *Database) Equal(o *Database) bool {
 		if q.Name != r.Name || q.Priority != r.Priority || q.MaxSize != r.MaxSize || q.MaxActive != r.MaxActive ||
 			q.MaxRunSeconds != r.MaxRunSeconds || q.MaxMemMB != r.MaxMemMB || q.KillGraceSeconds != r.KillGraceSeconds ||
 			q.Policy != r.Policy || q.MaxUserActive != r.MaxUserActive || q.MaxUserQueued != r.MaxUserQueued ||
-			q.Interactive != r.Interactive {
+			q.Interactive != r.Interactive ||
+			q.Preempt != r.Preempt {
 			return false
 		}
 	}

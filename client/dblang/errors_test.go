@@ -56,7 +56,7 @@ func TestParseErrors(t *testing.T) {
 		{"unknown escape", `admin_id "t\nclark"`, `t.db:4:12: unknown escape \n in a string; only \" and \\ are escapes`},
 		{"interactive not yes or no", "add_q Q = {interactive=maybe}", `t.db:4:24: interactive in add_q Q wants yes or no, found "maybe"`},
 		{"two interactive queues", "add_q Q = {interactive=yes}\nadd_q R = {interactive=yes}", `t.db:5:12: add_q R is marked interactive=yes, and so is add_q Q (4:1); interactive jobs without --queue go to one queue, so mark only one`},
-		{"unknown nq_ parameter", "add_q Q = {nq_maxjobs=3}", `t.db:4:12: unknown queue parameter "nq_maxjobs" in add_q Q; the known ones are nq_maxsize, nq_maxactive, nq_maxrun, nq_maxmem, priority, kill_grace, policy, nq_maxuser_active, nq_maxuser_queued, interactive, prime, vacate_after, keep_suspended and suspend`},
+		{"unknown nq_ parameter", "add_q Q = {nq_maxjobs=3}", `t.db:4:12: unknown queue parameter "nq_maxjobs" in add_q Q; the known ones are nq_maxsize, nq_maxactive, nq_maxrun, nq_maxmem, priority, kill_grace, policy, nq_maxuser_active, nq_maxuser_queued, interactive, preempt, prime, vacate_after, keep_suspended and suspend`},
 		{"queue parameter without value", "add_q Q = {nq_maxsize}", "t.db:4:12: queue parameter nq_maxsize in add_q Q needs a value; write nq_maxsize=N"},
 		{"queue parameter twice", "add_q Q = {priority=1, priority=2}", "t.db:4:24: priority is given twice in add_q Q (first at 4:12); remove one"},
 		{"kill grace of zero", "add_q Q = {kill_grace=0}", "t.db:4:23: bad kill grace \"0\" for kill_grace in add_q Q; write whole seconds from 1 to 3600, such as 30, or with a unit: 30s, 2m, 1h"},
@@ -126,7 +126,7 @@ mtype m = {}
 		{Pos{"t.db", 4, 17}, "gpu is neither a declared key nor a declared mtype; declare it with `key gpu` or `mtype gpu = {...}` above line 4"},
 		{Pos{"t.db", 5, 4}, `expected a name after key, found end of line; a newline ends a declaration unless a \ ends the line`},
 		{Pos{"t.db", 6, 3}, `unknown declaration "sparc"; a declaration starts with key, mtype, machine, add_q, license, admin_id, allow_root_jobs, account, share or fairshare_halflife`},
-		{Pos{"t.db", 7, 12}, `unknown queue parameter "nq_maxjobs" in add_q Q; the known ones are nq_maxsize, nq_maxactive, nq_maxrun, nq_maxmem, priority, kill_grace, policy, nq_maxuser_active, nq_maxuser_queued, interactive, prime, vacate_after, keep_suspended and suspend`},
+		{Pos{"t.db", 7, 12}, `unknown queue parameter "nq_maxjobs" in add_q Q; the known ones are nq_maxsize, nq_maxactive, nq_maxrun, nq_maxmem, priority, kill_grace, policy, nq_maxuser_active, nq_maxuser_queued, interactive, preempt, prime, vacate_after, keep_suspended and suspend`},
 		{Pos{"t.db", 7, 37}, "nq_maxsize=-1 in add_q Q is a negative limit; write 0 for no limit, or a positive number"},
 		{Pos{"t.db", 8, 7}, "mtype m is declared twice (first at line 2); remove or rename one"},
 	}

@@ -74,6 +74,9 @@ func Format(db *Database) []byte {
 		if q.Interactive {
 			items = append(items, qInteract+"="+ownerYes)
 		}
+		if q.Preempt != "" {
+			items = append(items, qPreempt+"="+q.Preempt)
+		}
 		items = append(items, formatOwner(q.Owner, QueueOwnerSettings)...)
 		if q.Prime != nil {
 			items = append(items, formatPrime(q.Prime))

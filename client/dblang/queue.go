@@ -1,6 +1,7 @@
 package dblang
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -17,9 +18,10 @@ const (
 	qMaxUserA  = "nq_maxuser_active"
 	qMaxUserQ  = "nq_maxuser_queued"
 	qInteract  = "interactive"
+	qPreempt   = "preempt"
 )
 
-var queueParams = []string{qMaxSize, qMaxActive, qMaxRun, qMaxMem, qPriority, qKillGrace, qPolicy, qMaxUserA, qMaxUserQ, qInteract}
+var queueParams = []string{qMaxSize, qMaxActive, qMaxRun, qMaxMem, qPriority, qKillGrace, qPolicy, qMaxUserA, qMaxUserQ, qInteract, qPreempt}
 
 // The placement policies of a queue (policy=), Octopus's policies side by
 // side in one pool.
@@ -40,6 +42,22 @@ const (
 
 // Policies lists the placement policies, the default first.
 var Policies = []string{PolicyBackfill, PolicyGang, PolicyDedicated, PolicySpread}
+
+// How a queue preempts lower-priority queues (preempt=): the instances it
+// takes slots from are stopped and queued again, or suspended until it
+// ends.
+const (
+	// PreemptRequeue stops a restartable instance (its warning signal,
+	// the kill grace, then SIGKILL) and queues it again, not counted
+	// against its max_restarts.
+	PreemptRequeue = "requeue"
+	// PreemptSuspend stops an instance with SIGSTOP and continues it
+	// with SIGCONT when the preempting job ends.
+	PreemptSuspend = "suspend"
+)
+
+// PreemptModes lists the values of preempt=.
+var PreemptModes = []string{PreemptRequeue, PreemptSuspend}
 
 // knownQueueParams lists the parameters for error messages.
 var knownQueueParams = strings.Join(append(append(queueParams[:len(queueParams):len(queueParams)], qPrime), QueueOwnerSettings[:len(QueueOwnerSettings)-1]...), ", ") +
@@ -111,6 +129,14 @@ func (c *checker) queue(d decl) {
 			default:
 				c.errs.add(it.val.pos, "%s in %s wants yes or no, found %s", name, owner, it.val.describe())
 			}
+			continue
+		}
+		if name == qPreempt {
+			if it.val.kind != vWord || !slices.Contains(PreemptModes, it.val.text) {
+				c.errs.add(it.val.pos, "bad preempt %s in %s; write preempt=requeue (stop and queue again) or preempt=suspend (SIGSTOP until the preempting job ends)", it.val.describe(), owner)
+				continue
+			}
+			q.Preempt = it.val.text
 			continue
 		}
 		if name == qKillGrace {

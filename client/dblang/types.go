@@ -139,6 +139,10 @@ type Queue struct {
 	// Policy is the queue's placement policy (policy=): PolicyBackfill
 	// (also ""), PolicyGang, PolicyDedicated or PolicySpread.
 	Policy string
+	// Preempt is preempt=: PreemptRequeue or PreemptSuspend when the
+	// queue's jobs take slots from strictly lower-priority queues' running
+	// instances on a full pool, "" when they wait.
+	Preempt string
 	// Owner is the queue's desktop policy (QueueOwnerSettings): how its
 	// jobs are treated when a machine's owner returns, overriding the
 	// machine's; nil when the queue leaves it to the machine.

@@ -126,6 +126,7 @@ type queueRow struct {
 	Waiting       int    `json:"waiting"`
 	Running       int    `json:"running"`
 	Policy        string `json:"policy,omitempty"`
+	Preempt       string `json:"preempt,omitempty"`
 	MaxUserActive int64  `json:"max_user_active,omitempty"`
 	MaxUserQueued int64  `json:"max_user_queued,omitempty"`
 	Interactive   bool   `json:"interactive,omitempty"`
@@ -165,6 +166,9 @@ func describeQueue(q client.Queue) string {
 	}
 	if q.Policy != "" {
 		parts = append(parts, "policy "+printable(q.Policy))
+	}
+	if q.Preempt != "" {
+		parts = append(parts, "preempt "+printable(q.Preempt))
 	}
 	return strings.Join(parts, ", ")
 }

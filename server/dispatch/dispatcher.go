@@ -351,14 +351,22 @@ func registerAnswers(ev client.ChildEvent, req client.StartRequest) error {
 }
 
 // owedSignal is the signal the database says a started attempt is owed:
-// the kill or restart signal (SIGKILL follows after grace, the job's
-// queue's kill grace), SIGSTOP while suspended, SIGCONT after a resume.
+// the kill, restart or preemption signal (SIGKILL follows after grace,
+// the job's queue's kill grace), SIGSTOP while suspended, SIGCONT after a resume.
 func owedSignal(j *fsm.Job, in *fsm.Instance, grace time.Duration) (key signalKey, sig string, graceMS int64, ok bool) {
 	switch {
 	case in.KillRequested:
 		return signalKey{what: "kill"}, j.KillSignal, grace.Milliseconds(), true
 	case in.RestartRequested:
 		return signalKey{what: "restart"}, "TERM", grace.Milliseconds(), true
+	case in.Preempt == fsm.PreemptRequeue && in.State == fsm.InstanceRunning:
+		// Stopped for a preempting job: its warning signal (or SIGTERM),
+		// then SIGKILL after the grace, as a restart.
+		sig := j.Spec.WarnSignal
+		if sig == "" {
+			sig = "TERM"
+		}
+		return signalKey{what: "preempt"}, sig, grace.Milliseconds(), true
 	case in.State == fsm.InstanceSuspended:
 		return signalKey{what: "stop", index: in.SuspendIndex}, "STOP", 0, true
 	case in.State == fsm.InstanceRunning && in.ResumeIndex > in.SuspendIndex:

@@ -136,4 +136,16 @@
 // a gang needs its instances' licences all at once. A job no declared
 // count could ever run is refused at submit (unrunnable). The FSM counts
 // them again on Apply (fsm/doc.go, *Resources*).
+//
+// # Preemption
+//
+// With a queue that preempts (add_q preempt=requeue or suspend), the
+// pass runs even on a full pool, notes the first job of such a queue left
+// waiting for capacity, and Preemption picks its victims
+// (preempt.go: fewest, lowest queue priority, newest first, gangs whole,
+// each group checked with the FSM's own rule); Resumes, before Place,
+// continues suspended victims whose preemptor ended. The scheduler
+// commits each as a Preempt entry. What it costs: nothing without a
+// preempting queue with waiting work; with one, a match per machine per
+// victim tried for the preemptor's instances.
 package planner

@@ -22,13 +22,14 @@ import (
 // could run it now.
 func (p *Pass) gang(j *fsm.Job, items []queue.Item, visit func(queue.Item, *fsm.Instance, matcher.Result, *Held)) {
 	n := len(j.Instances)
-	wait := func(reason string) {
-		h := &Held{Reason: fmt.Sprintf("gang of %d: %s", n, reason)}
+	hold := func(reason string, capacity bool) {
+		h := &Held{Reason: fmt.Sprintf("gang of %d: %s", n, reason), capacity: capacity}
 		for _, it := range items {
 			_, in, _ := p.v.Instance(fsm.InstanceRef{JobID: it.JobID, Instance: it.Instance})
 			visit(it, in, waiting, h)
 		}
 	}
+	wait := func(reason string) { hold(reason, false) }
 	if len(items) != n {
 		wait(fmt.Sprintf("waiting for the previous attempt of %d instance(s) to end", n-len(items)))
 		return
@@ -100,6 +101,10 @@ func (p *Pass) gang(j *fsm.Job, items []queue.Item, visit func(queue.Item, *fsm.
 	for k := range placed {
 		p.pool.Release(placed[k].Machine, reqs[k])
 	}
+	if h := p.stoppingHeld(j); h != nil {
+		wait(h.Reason)
+		return
+	}
 	now := len(placed)
 	reason := fmt.Sprintf("needs %d machine slots at once, %d could run it now", n, now)
 	_, first, _ := p.v.Instance(fsm.InstanceRef{JobID: items[0].JobID, Instance: items[0].Instance})
@@ -121,10 +126,10 @@ func (p *Pass) gang(j *fsm.Job, items []queue.Item, visit func(queue.Item, *fsm.
 		} else {
 			reason += "; machines set aside for it as they free (no planned start: what runs there has no run limit)"
 		}
-		wait(reason)
+		hold(reason, true)
 		return
 	}
-	wait(reason + "; " + failed.Why())
+	hold(reason+"; "+failed.Why(), waitsForCapacity(failed))
 }
 
 // capacity is how many instances of j the machines that meet req's

@@ -57,6 +57,15 @@ type Pass struct {
 	// waiting (netstatus --why; Explain).
 	explain  bool
 	licenses licenses
+	// preempts is set when some queue preempts (preempt=) and holds
+	// waiting work; modes is each queue's preempt mode. want is the
+	// pass's preemptor, stops and lent its victims still stopping and
+	// suspended (preempt.go).
+	preempts bool
+	modes    map[string]string
+	want     *preemptor
+	stops    map[uint64]int
+	lent     map[uint64]int
 	// free reports that some machine is up, awake and has a free slot.
 	// Without one no instance can be placed, and the scheduler, which runs
 	// after every commit, skips the pass (a full pool with a long queue
@@ -78,9 +87,13 @@ func New(v fsm.View, live map[string]Liveness, now time.Time) *Pass {
 	}
 	limits := make(map[string]queue.Limits)
 	running := make(map[string]int)
+	modes := make(map[string]string)
 	for _, q := range v.Queues() {
 		limits[q.Name] = q.Limits()
 		running[q.Name] = q.Active
+		if q.Preempt != "" {
+			modes[q.Name] = q.Preempt
+		}
 	}
 	return &Pass{
 		v: v, now: now, machines: machines, free: free,
@@ -89,6 +102,7 @@ func New(v fsm.View, live map[string]Liveness, now time.Time) *Pass {
 		owners:   newOwners(v, machines, limits),
 		users:    map[queue.QueueUser]bool{},
 		licenses: newLicenses(v),
+		modes:    modes, preempts: len(modes) > 0 && preempting(v),
 	}
 }
 
@@ -112,11 +126,15 @@ func (p *Pass) admit(j *fsm.Job) bool {
 // slot, or nothing queued fits.
 func (p *Pass) Place() fsm.Place {
 	var plan fsm.Place
-	if !p.free {
+	if !p.free && !p.preempts {
 		return plan // every machine is full, down or draining: nothing can start
 	}
-	p.Run(func(it queue.Item, in *fsm.Instance, res matcher.Result, _ *Held) {
+	p.Run(func(it queue.Item, in *fsm.Instance, res matcher.Result, held *Held) {
 		if res.Machine < 0 {
+			if p.preempts && (held == nil && waitsForCapacity(res) || held != nil && held.capacity) {
+				j, _ := p.v.Job(it.JobID)
+				p.notePreemptor(j, in)
+			}
 			return
 		}
 		plan.Assignments = append(plan.Assignments, p.assignment(it.JobID, in.Index, in.Attempt, res))
@@ -136,7 +154,12 @@ func (p *Pass) assignment(job uint64, instance int, attempt uint64, res matcher.
 // Held is an instance the pass kept from a machine for a reason of its
 // own: its queue's nq_maxactive, or the head job's claim. Reason is the
 // sentence `netstatus --why` prints.
-type Held struct{ Reason string }
+type Held struct {
+	Reason string
+	// capacity is set when the instance waits for machine slots alone
+	// (a gang's), so that a preempting queue's job may preempt for it.
+	capacity bool
+}
 
 // waiting is the result the pass reports for a queued instance it did
 // not ask the matcher about: held back by restart backoff or by a Held
@@ -205,8 +228,8 @@ func (p *Pass) Run(visit func(it queue.Item, in *fsm.Instance, res matcher.Resul
 			}
 		}
 		if res.Machine < 0 {
-			var h *Held // fair share's reason, when asked for and it is one
-			if p.explain && waitsForCapacity(res) {
+			h := p.stoppingHeld(j) // or fair share's reason, when asked for and it is one
+			if h == nil && p.explain && waitsForCapacity(res) {
 				h = p.behindShares(items, k)
 			}
 			stuck[j.ID] = func(in *fsm.Instance) { visit(it, in, res, h) }
