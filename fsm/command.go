@@ -54,13 +54,15 @@ const (
 	FairShareStartType  MessageType = 39 // since command level 39; see FairShareStart
 	SubmitResourcesType MessageType = 40 // since command level 40; see JobSpec.CPUs
 	SessionEventType    MessageType = 41 // proposed with IgnoreUnknownFlag: informational; see SessionEvent
+	// 42 to 44 are other branches' (prime time, preemption).
+	PolicyLoadType MessageType = 45 // since command level 45; see PolicyLoad (its errors with IgnoreUnknownFlag)
 )
 
 // CommandLevel is the highest command type this build applies. Servers
 // gossip it, and the leader proposes a command newer than every voter's
 // level only when all of them have it: a replica that meets an unknown
 // type must stop.
-const CommandLevel = SessionEventType
+const CommandLevel = PolicyLoadType
 
 // IgnoreUnknownFlag marks a command that a server which does not know its
 // type may skip instead of stopping. Commands whose loss would make replicas
@@ -150,6 +152,8 @@ func (t MessageType) String() string {
 		return "SubmitResources"
 	case SessionEventType:
 		return "SessionEvent"
+	case PolicyLoadType:
+		return "PolicyLoad"
 	}
 	return fmt.Sprintf("MessageType(%d)", uint8(t))
 }

@@ -69,6 +69,9 @@ type db struct {
 	share fairShare
 	// shares is derived from the database's accounts and shares.
 	shares shareIndex
+	// policy is the site policy script (policy.go), nil when none;
+	// snapshotted since version 15.
+	policy *Policy
 	// snaps are the snapshots being persisted, whose jobs edit copies
 	// before they change (snapshot_capture.go); never snapshotted.
 	snaps []*capture

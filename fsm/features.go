@@ -43,6 +43,11 @@ var (
 	// LoadDatabase fields an older replica ignores.
 	FeatureFairShare = Feature{"a database with fair share or per-user limits", FairShareStartType, 0}
 	FeatureLicenses  = Feature{"a database with licences", SubmitResourcesType, 0}
+
+	// FeaturePolicy is a site policy script (PolicyLoad, 45): a replica
+	// below it would stop at the entry, so none is proposed until every
+	// server applies it.
+	FeaturePolicy = Feature{"a site policy script", PolicyLoadType, 0}
 )
 
 // jobFeatures is every feature a job spec may ask for, with the test of

@@ -301,6 +301,10 @@ func (f *FSM) applyCommand(index uint64, data []byte) *Result {
 		var c SessionEvent
 		decode(index, t, body, &c)
 		return d.applySessionEvent(index, &c)
+	case PolicyLoadType:
+		var c PolicyLoad
+		decode(index, t, body, &c)
+		return d.applyPolicyLoad(index, &c)
 	}
 	if ignorable {
 		return &Result{Index: index}

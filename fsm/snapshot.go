@@ -29,9 +29,10 @@ import (
 // accounts, shares, half-life and per-user queue limits to the database
 // line; 14 adds the machine's detected GPUs and disk and the job's
 // resource requests and its instances' GPUs to their records, and the
-// licences to the database line. This build writes 14 and reads 4 to 14;
+// licences to the database line; 15 adds the site policy script
+// (PolicyLoad) to the header. This build writes 15 and reads 4 to 15;
 // a future version must keep a reader for them all.
-const SnapshotVersion = 14
+const SnapshotVersion = 15
 
 // oldestSnapshotVersion is the oldest version Restore reads, 1.0's.
 const oldestSnapshotVersion = 4
@@ -59,6 +60,9 @@ type snapshotHeader struct {
 	// FairShare is the fair-share usage (fairshare.go), absent while fair
 	// share is off; since version 13.
 	FairShare *fairShareRecord `json:"fair_share,omitempty"`
+	// Policy is the site policy script (PolicyLoad), absent when none;
+	// since version 15.
+	Policy *Policy `json:"policy,omitempty"`
 }
 
 const snapshotFormat = "netmgr-fsm"
@@ -109,6 +113,10 @@ func readSnapshot(r io.Reader) (*db, error) {
 		return nil, fmt.Errorf("read header: %w: version %d snapshot holds fair-share usage", errCorrupt, h.Version)
 	}
 	d.share.restore(h.FairShare)
+	if h.Policy != nil && h.Version < 15 {
+		return nil, fmt.Errorf("read header: %w: version %d snapshot holds a site policy", errCorrupt, h.Version)
+	}
+	d.policy = h.Policy
 	d.nextReservationID = max(h.NextReservationID, 1)
 	dec := newDecoder(br)
 	dec.version = h.Version

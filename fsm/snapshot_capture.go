@@ -157,6 +157,7 @@ func (d *db) capture(f *FSM) *snapshot {
 		Tokens:            len(d.tokens),
 		Mails:             len(d.mails),
 		FairShare:         d.share.record(),
+		Policy:            d.policy, // replaced whole, never changed in place
 	}}
 	// A machine's facts' slices and map are replaced whole (StubJoin
 	// clones them), never changed in place: a copy of the struct is the
