@@ -60,6 +60,11 @@ func (p *Pass) order() []queue.Item {
 			Priority: p.limits[last.Queue].Priority, Share: owner, // the owner's slot until ranked
 		})
 	}
+	if p.site != nil {
+		if out, ok := p.siteOrder(items); ok {
+			return out
+		}
+	}
 	p.share = newShares(p.v, owners)
 	if p.share == nil || len(owners) < 2 {
 		for i := range items {

@@ -2,7 +2,6 @@ package policy
 
 import (
 	"fmt"
-	"math"
 
 	"go.starlark.net/starlark"
 )
@@ -67,17 +66,10 @@ func (p *Program) changes(d *starlark.Dict) (Decision, error) {
 
 // Priority calls the script's priority(job, user, usage, now): the
 // number that orders job among its queue's waiting work, highest first.
-// It is safe for concurrent use; the caller checks HasPriority first.
+// It is safe for concurrent use; the caller checks HasPriority first. A
+// pass calls it through a Ranker instead.
 func (p *Program) Priority(job Job, user User, usage Usage, now int64) (float64, error) {
-	v, err := starlark.Call(newThread(), p.priority, starlark.Tuple{job.value(), user.value(), usage.value(), starlark.MakeInt64(now)}, nil)
-	if err != nil {
-		return 0, callError("priority", err)
-	}
-	f, ok := starlark.AsFloat(v)
-	if _, isBool := v.(starlark.Bool); !ok || isBool || math.IsNaN(f) {
-		return 0, p.resultError("priority", fmt.Sprintf("a %s, want a number", v.Type()))
-	}
-	return f, nil
+	return p.Ranker(now, job.Free).Priority(job, user, usage)
 }
 
 // resultError is a call of fn that returned what, at fn's line.

@@ -179,3 +179,23 @@ func TestCacheCompilesOncePerLoad(t *testing.T) {
 		t.Error("a broken source compiled")
 	}
 }
+
+// TestRankerRecoversAfterAFailure: a call that runs out of steps or
+// fails does not spoil the next call of the same pass.
+func TestRankerRecoversAfterAFailure(t *testing.T) {
+	p, err := policy.Compile("def priority(job, user, usage, now):\n    if job['id'] == 1:\n        for i in range(10000000):\n            pass\n    if job['id'] == 2:\n        fail('no')\n    return now - job['submitted'] + usage['user'] + user['share'] + job['free']['free_slots']\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := p.Ranker(100, policy.Pool{FreeSlots: 3})
+	if _, err := r.Priority(policy.Job{ID: 1}, policy.User{Name: "a"}, policy.Usage{}); err == nil || !strings.Contains(err.Error(), "too many steps") {
+		t.Fatalf("err = %v, want too many steps", err)
+	}
+	if _, err := r.Priority(policy.Job{ID: 2}, policy.User{Name: "a"}, policy.Usage{}); err == nil || !strings.Contains(err.Error(), "line 6") {
+		t.Fatalf("err = %v, want the fail at line 6", err)
+	}
+	got, err := r.Priority(policy.Job{ID: 3, SubmittedUnix: 40}, policy.User{Name: "b", Share: 2}, policy.Usage{User: 0.5})
+	if err != nil || got != 65.5 {
+		t.Errorf("Priority = %v, %v, want 65.5", got, err)
+	}
+}

@@ -85,11 +85,14 @@ func (p Pool) value() starlark.Value {
 		"free_memory_mb", p.FreeMemoryMB, "running", p.Running, "waiting", p.Waiting)
 }
 
-func (j Job) value() starlark.Value {
+func (j Job) value() starlark.Value { return j.valueWith(j.Free.value()) }
+
+// valueWith is j's dict with free as its pool.
+func (j Job) valueWith(free starlark.Value) starlark.Value {
 	return dict("id", j.ID, "name", j.Name, "owner", j.Owner, "queue", j.Queue,
 		"instances", j.Instances, "waiting", j.Waiting, "cpus", j.CPUs, "gpus", j.GPUs,
 		"memory_mb", j.MemoryMB, "licenses", j.Licenses, "time_limit", j.TimeLimitSeconds,
-		"gang", j.Gang, "submitted", j.SubmittedUnix, "free", j.Free.value())
+		"gang", j.Gang, "submitted", j.SubmittedUnix, "free", free)
 }
 
 func (u User) value() starlark.Value {
