@@ -14,13 +14,17 @@ func (s *Server) schedule() error {
 	start, placed := time.Now(), 0
 	defer func() { s.metrics.schedulePass(start, placed) }()
 	var plan fsm.Place
+	var failed error // the site policy's priority, when it failed
 	s.fsm.Read(func(v fsm.View) {
 		if v.QueuedCount() == 0 {
 			return // most commits (CHILD events) leave nothing to place
 		}
 		now := time.Now()
-		plan = planner.New(v, s.liveness(now), now).Place()
+		plan = planner.New(v, s.liveness(now), now).Site(s.sitePolicy(v), func(err error) { failed = err }).Place()
 	})
+	if failed != nil {
+		s.recordPolicyError("priority", failed)
+	}
 	if len(plan.Assignments) == 0 {
 		return nil
 	}
