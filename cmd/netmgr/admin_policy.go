@@ -44,7 +44,7 @@ func adminPolicyCommand() *cli.Command {
 				Flags: clientFlags(), Action: runPolicyShow, OnUsageError: onUsageError},
 			{Name: "clear", Usage: "remove the site policy script", UsageText: "netmgr admin policy clear [options]",
 				Description: "Removes the script; the built-in order and acceptance apply. Admins only.\n\n" + retryNote,
-				Flags: clientFlags(), Action: runPolicyClear, OnUsageError: onUsageError},
+				Flags:       clientFlags(), Action: runPolicyClear, OnUsageError: onUsageError},
 		},
 		Action: func(cCtx *cli.Context) error {
 			if cCtx.Args().Present() {
