@@ -98,6 +98,12 @@ func SiteUsage(v fsm.View, user string) policy.Usage {
 	}
 }
 
+// siteOwner is what a script sees of one owner, made once per pass.
+type siteOwner struct {
+	user  policy.User
+	usage policy.Usage
+}
+
 // siteOrder ranks items (one job's consecutive, in submit order) by the
 // script's priority, highest first, one call per job, and sorts them by
 // queue priority, that rank, then submit order. It reports false, with
@@ -106,6 +112,7 @@ func (p *Pass) siteOrder(items []queue.Item) ([]queue.Item, bool) {
 	free := SitePool(p.v)
 	r := p.site.prog.Ranker(SiteNow(p.v), free)
 	totals := p.v.UserTotals()
+	users := map[string]siteOwner{}
 	var prios []float64 // per job, in item order
 	var jobOf []int     // per item: its job's index in prios
 	for k := 0; k < len(items); {
@@ -114,8 +121,12 @@ func (p *Pass) siteOrder(items []queue.Item) ([]queue.Item, bool) {
 			end++
 		}
 		j, _ := p.v.Job(items[k].JobID)
-		f, err := r.Priority(SiteJob(j.ID, j.Owner, j.Queue, &j.Spec, j.SubmittedAt, end-k, free),
-			SiteUser(p.v, j.Owner, totals), SiteUsage(p.v, j.Owner))
+		u, ok := users[j.Owner]
+		if !ok {
+			u = siteOwner{SiteUser(p.v, j.Owner, totals), SiteUsage(p.v, j.Owner)}
+			users[j.Owner] = u
+		}
+		f, err := r.Priority(SiteJob(j.ID, j.Owner, j.Queue, &j.Spec, j.SubmittedAt, end-k, free), u.user, u.usage)
 		if err != nil {
 			if p.site.failed != nil {
 				p.site.failed(err)

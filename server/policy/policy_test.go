@@ -199,3 +199,23 @@ func TestRankerRecoversAfterAFailure(t *testing.T) {
 		t.Errorf("Priority = %v, %v, want 65.5", got, err)
 	}
 }
+
+// TestJobReadsLikeADict: a job is read as a frozen dict is.
+func TestJobReadsLikeADict(t *testing.T) {
+	p, err := policy.Compile(`def priority(job, user, usage, now):
+    n = 0
+    if "cpus" in job and "nope" not in job:
+        n += job["cpus"]
+    n += job.get("gpus") + job.get("nope", 100)
+    n += len(job.keys()) + len([v for k, v in job.items() if k == "licenses"][0])
+    n += job["free"]["free_slots"]
+    return n
+`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := p.Priority(policy.Job{CPUs: 2, GPUs: 1, Licenses: map[string]int{"matlab": 1}, Free: policy.Pool{FreeSlots: 1000}}, policy.User{}, policy.Usage{}, 0)
+	if want := float64(2 + 1 + 100 + 14 + 1 + 1000); err != nil || got != want {
+		t.Errorf("Priority = %v, %v, want %v", got, err, want)
+	}
+}

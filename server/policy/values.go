@@ -87,13 +87,8 @@ func (p Pool) value() starlark.Value {
 
 func (j Job) value() starlark.Value { return j.valueWith(j.Free.value()) }
 
-// valueWith is j's dict with free as its pool.
-func (j Job) valueWith(free starlark.Value) starlark.Value {
-	return dict("id", j.ID, "name", j.Name, "owner", j.Owner, "queue", j.Queue,
-		"instances", j.Instances, "waiting", j.Waiting, "cpus", j.CPUs, "gpus", j.GPUs,
-		"memory_mb", j.MemoryMB, "licenses", j.Licenses, "time_limit", j.TimeLimitSeconds,
-		"gang", j.Gang, "submitted", j.SubmittedUnix, "free", free)
-}
+// valueWith is j as the script sees it, with free as its pool.
+func (j Job) valueWith(free starlark.Value) starlark.Value { return &jobRecord{j: &j, free: free} }
 
 func (u User) value() starlark.Value {
 	return dict("name", u.Name, "account", u.Account, "share", u.Share, "account_share", u.AccountShare,
