@@ -42,7 +42,9 @@ func TestSitePolicyAdmit(t *testing.T) {
 	if _, err := bob.Policy(ctx(t)); err == nil || !strings.Contains(err.Error(), "permission denied") {
 		t.Errorf("bob read the policy: %v", err)
 	}
-	spec := func(n int) client.JobSpec { return client.JobSpec{Binaries: map[string]string{"*": "/bin/true"}, Min: n} }
+	spec := func(n int) client.JobSpec {
+		return client.JobSpec{Binaries: map[string]string{"*": "/bin/true"}, Min: n}
+	}
 	if _, err := bob.Submit(ctx(t), client.SubmitRequest{Spec: spec(101)}); err == nil || !strings.Contains(err.Error(), "refused by the site policy: too big") {
 		t.Errorf("submit of 101 instances: %v, want the site policy's refusal", err)
 	}
