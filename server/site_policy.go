@@ -34,6 +34,13 @@ const policyNoteKeys = 64
 // siteState is the compiled script and the failures' rate limit.
 type siteState struct {
 	cache policy.Cache
+	notes policyNotes
+}
+
+// policyNotes rate-limits the records of failures: each distinct
+// failure (its text) at most once per policyNoteEvery, counting the
+// ones left out. Safe for concurrent use.
+type policyNotes struct {
 	mu    sync.Mutex             // guards notes
 	notes map[string]*policyNote // by the failure's text
 }
@@ -43,6 +50,27 @@ type siteState struct {
 type policyNote struct {
 	last    time.Time
 	repeats int
+}
+
+// note reports whether the failure key, seen at now, is to be recorded,
+// and how many like it were left out since the last record.
+func (p *policyNotes) note(key string, now time.Time) (record bool, repeats int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.notes == nil || len(p.notes) >= policyNoteKeys {
+		p.notes = map[string]*policyNote{}
+	}
+	n, ok := p.notes[key]
+	if ok && now.Sub(n.last) < policyNoteEvery {
+		n.repeats++
+		return false, 0
+	}
+	if !ok {
+		n = &policyNote{}
+		p.notes[key] = n
+	}
+	repeats, n.last, n.repeats = n.repeats, now, 0
+	return true, repeats
 }
 
 // sitePolicy is the compiled script of v's policy, nil when none (or,
@@ -63,28 +91,14 @@ func (s *Server) sitePolicy(v fsm.View) *policy.Program {
 
 // policyFailed counts a failed call of fn and reports whether it is to
 // be recorded now (the first like it for a minute), with how many like
-// it were not; it never blocks on Raft.
+// it were not, logging it when so; it never blocks on Raft.
 func (s *Server) policyFailed(fn string, err error) (record bool, repeats int) {
 	s.metrics.policyErrors.WithLabelValues(fn).Inc()
-	key := err.Error()
-	now := time.Now()
-	s.site.mu.Lock()
-	defer s.site.mu.Unlock()
-	if s.site.notes == nil || len(s.site.notes) >= policyNoteKeys {
-		s.site.notes = map[string]*policyNote{}
+	record, repeats = s.site.notes.note(err.Error(), time.Now())
+	if record {
+		s.log.Warn("site policy failed; the built-in order or acceptance applies", "function", fn, "err", err, "repeats", repeats)
 	}
-	n, ok := s.site.notes[key]
-	if ok && now.Sub(n.last) < policyNoteEvery {
-		n.repeats++
-		return false, 0
-	}
-	if !ok {
-		n = &policyNote{}
-		s.site.notes[key] = n
-	}
-	repeats, n.last, n.repeats = n.repeats, now, 0
-	s.log.Warn("site policy failed; the built-in order or acceptance applies", "function", fn, "err", err, "repeats", repeats)
-	return true, repeats
+	return record, repeats
 }
 
 // recordPolicyError commits a policy-error event for err, when
