@@ -219,3 +219,23 @@ func TestJobReadsLikeADict(t *testing.T) {
 		t.Errorf("Priority = %v, %v, want %v", got, err, want)
 	}
 }
+
+// TestRankerPassBudget: calls within their own budget that together
+// spend the pass's stop there, naming it.
+func TestRankerPassBudget(t *testing.T) {
+	p, err := policy.Compile("def priority(job, user, usage, now):\n    n = 0\n    for i in range(2000):\n        n += i\n    return n\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := p.Ranker(0, policy.Pool{})
+	r.SetPassSteps(policy.PassSteps / 100)
+	for i := range 100000 {
+		if _, err := r.Priority(policy.Job{}, policy.User{}, policy.Usage{}); err != nil {
+			if !strings.Contains(err.Error(), "budget") || i < 20 {
+				t.Fatalf("call %d: %v, want the pass's budget spent after many calls", i, err)
+			}
+			return
+		}
+	}
+	t.Fatal("100,000 calls of 2,000 loop iterations each stayed within the pass's budget")
+}

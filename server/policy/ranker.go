@@ -7,6 +7,12 @@ import (
 	"go.starlark.net/starlark"
 )
 
+// PassSteps bounds the steps of all the priority calls of one pass: a
+// script within each call's budget that is slow for every one of
+// 10,000 waiting jobs stops the pass's use of it (the built-in order
+// applies) instead of stalling the scheduler.
+const PassSteps = 50_000_000
+
 // Ranker calls priority for the waiting jobs of one scheduling pass,
 // building what the jobs of a pass share once: now, the pool, and each
 // user's and usage's dict (by user name). A Ranker is used by one
@@ -15,6 +21,8 @@ import (
 type Ranker struct {
 	prog   *Program
 	thread *starlark.Thread
+	spent  uint64 // steps of the pass's calls so far
+	limit  uint64 // the pass's budget: PassSteps unless SetPassSteps
 	now    starlark.Value
 	pool   starlark.Value
 	users  map[string][2]starlark.Value // user's name: user, usage
@@ -26,7 +34,7 @@ func (p *Program) Ranker(now int64, free Pool) *Ranker {
 	if !p.HasPriority() {
 		return nil
 	}
-	return &Ranker{prog: p, thread: newThread(), now: starlark.MakeInt64(now), pool: free.value(),
+	return &Ranker{prog: p, thread: newThread(), limit: PassSteps, now: starlark.MakeInt64(now), pool: free.value(),
 		users: map[string][2]starlark.Value{}}
 }
 
@@ -39,11 +47,21 @@ func (r *Ranker) Priority(job Job, user User, usage Usage) (float64, error) {
 		uv = [2]starlark.Value{user.value(), usage.value()}
 		r.users[user.Name] = uv
 	}
+	budget := min(Steps, r.limit-min(r.spent, r.limit))
+	if budget == 0 {
+		return 0, &Error{Func: "priority", Msg: fmt.Sprintf("the pass's budget of %d steps is spent", r.limit)}
+	}
 	r.thread.Steps = 0
+	r.thread.SetMaxExecutionSteps(budget)
 	r.thread.Uncancel()
 	v, err := starlark.Call(r.thread, r.prog.priority, starlark.Tuple{job.valueWith(r.pool), uv[0], uv[1], r.now}, nil)
+	r.spent += r.thread.Steps
 	if err != nil {
-		return 0, callError("priority", err)
+		e := callError("priority", err)
+		if budget < Steps {
+			e.(*Error).Msg += fmt.Sprintf(" (the pass's budget of %d steps is spent)", r.limit)
+		}
+		return 0, e
 	}
 	f, ok := starlark.AsFloat(v)
 	if _, isBool := v.(starlark.Bool); !ok || isBool || math.IsNaN(f) {
@@ -51,3 +69,6 @@ func (r *Ranker) Priority(job Job, user User, usage Usage) (float64, error) {
 	}
 	return f, nil
 }
+
+// SetPassSteps sets the pass's budget to n steps in place of PassSteps.
+func (r *Ranker) SetPassSteps(n uint64) { r.limit = n }
