@@ -28,7 +28,8 @@
 //     newest usage charge or the policy's load), never the wall clock, so
 //     every server computes the same order from the same state.
 //
-// Every call has a step budget (Steps); a call that errs, runs out of
+// Every call has a step budget (Steps), and a pass's priority calls
+// together another (PassSteps, through a Ranker); a call that errs, runs out of
 // steps or returns a value of the wrong type returns an *Error naming the
 // function and the script's line, and the caller applies the built-in
 // order or acceptance. Package policy imports nothing of netmgr's: the
