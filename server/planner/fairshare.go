@@ -62,6 +62,7 @@ func (p *Pass) order() []queue.Item {
 	}
 	if p.site != nil {
 		if out, ok := p.siteOrder(items); ok {
+			p.siteOrdered = true
 			return out
 		}
 	}
@@ -118,6 +119,9 @@ func (p *Pass) Explain() *Pass {
 // instances submitted after it ahead of it: `behind 3 instances of users
 // with lower usage (your factor 0.21)`; nil when none.
 func (p *Pass) behindShares(items []queue.Item, k int) *Held {
+	if p.siteOrdered {
+		return p.behindSite(items, k)
+	}
 	if p.share == nil {
 		return nil
 	}

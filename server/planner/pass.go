@@ -56,6 +56,8 @@ type Pass struct {
 	// site is the site policy's priority (site.go), nil when none: it
 	// replaces share when its calls succeed.
 	site *site
+	// siteOrdered says this pass's order is the site policy's.
+	siteOrdered bool
 	// explain asks Run for the fair-share reason of instances left
 	// waiting (netstatus --why; Explain).
 	explain  bool

@@ -1,6 +1,7 @@
 package planner
 
 import (
+	"fmt"
 	"slices"
 	"time"
 
@@ -149,4 +150,21 @@ func (p *Pass) siteOrder(items []queue.Item) ([]queue.Item, bool) {
 	items = byRank(items, len(distinct))
 	queue.Order(items)
 	return items, true
+}
+
+// behindSite is the Held reason of items[k] when the site policy put
+// instances submitted after it ahead of it: `behind 3 instances the site
+// policy ranks higher`; nil when none.
+func (p *Pass) behindSite(items []queue.Item, k int) *Held {
+	it := items[k]
+	n := 0
+	for _, a := range items[:k] {
+		if a.Priority == it.Priority && a.Share < it.Share && a.SubmitIndex > it.SubmitIndex {
+			n++
+		}
+	}
+	if n == 0 {
+		return nil
+	}
+	return &Held{Reason: fmt.Sprintf("behind %d %s the site policy ranks higher", n, plural(n, "instance", "instances"))}
 }

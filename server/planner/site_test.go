@@ -60,6 +60,19 @@ def priority(job, user, usage, now):
 			}
 		})
 	}
+	// netstatus --why names the policy for alice's job 2, which carol's
+	// and bob's later jobs passed.
+	f.Read(func(v fsm.View) {
+		var why string
+		planner.New(v, allUp(v), now).Site(short, nil).Explain().Run(func(it queue.Item, _ *fsm.Instance, _ matcher.Result, h *planner.Held) {
+			if it.JobID == 2 && h != nil {
+				why = h.Reason
+			}
+		})
+		if want := "behind 3 instances the site policy ranks higher"; why != want {
+			t.Errorf("why of job 2 = %q, want %q", why, want)
+		}
+	})
 	broken, err := policy.Compile("def priority(job, user, usage, now):\n    return job['nope']\n")
 	if err != nil {
 		t.Fatal(err)
