@@ -56,13 +56,14 @@ const (
 	SessionEventType    MessageType = 41 // proposed with IgnoreUnknownFlag: informational; see SessionEvent
 	PrimeTimeSwitchType MessageType = 43 // since command level 43; see PrimeTimeSwitch
 	PreemptType         MessageType = 44 // since command level 44; see Preempt
+	PolicyLoadType      MessageType = 45 // since command level 45; see PolicyLoad (its errors with IgnoreUnknownFlag)
 )
 
 // CommandLevel is the highest command type this build applies. Servers
 // gossip it, and the leader proposes a command newer than every voter's
 // level only when all of them have it: a replica that meets an unknown
 // type must stop.
-const CommandLevel = PreemptType
+const CommandLevel = PolicyLoadType
 
 // IgnoreUnknownFlag marks a command that a server which does not know its
 // type may skip instead of stopping. Commands whose loss would make replicas
@@ -156,6 +157,8 @@ func (t MessageType) String() string {
 		return "PrimeTimeSwitch"
 	case PreemptType:
 		return "Preempt"
+	case PolicyLoadType:
+		return "PolicyLoad"
 	}
 	return fmt.Sprintf("MessageType(%d)", uint8(t))
 }

@@ -74,6 +74,9 @@ type db struct {
 	// queues that declare a window and have been switched; snapshotted
 	// since version 15.
 	prime map[string]PrimeState
+	// policy is the site policy script (policy.go), nil when none;
+	// snapshotted since version 15.
+	policy *Policy
 	// snaps are the snapshots being persisted, whose jobs edit copies
 	// before they change (snapshot_capture.go); never snapshotted.
 	snaps []*capture

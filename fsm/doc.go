@@ -329,5 +329,16 @@
 // the event ring (events.go), which is derived and never snapshotted.
 // They are proposed with IgnoreUnknownFlag, so a replica that predates
 // the type skips it; SessionEvent is proposed only once every server
-// applies it all the same, so that every replica's ring has it.
+// applies it all the same, so that every replica's ring has it. So is a
+// PolicyLoad of op error (policy.go: a site policy script's failed call,
+// server/site_policy.go), which a load of the script precedes.
+//
+// # The site policy script
+//
+// PolicyLoad (command level 45, snapshot version 15) stores an admin's
+// Starlark script whole, or clears it; Apply never compiles or runs it.
+// The leader compiles it before proposing, each server compiles a load
+// once (server/policy.Cache), and only the leader runs it: admit at
+// submit, its answer carried in the committed Submit, and priority in
+// the planner's pass over this package's View alone.
 package fsm

@@ -17,6 +17,10 @@ var (
 	ErrJobFinished = errors.New("job has already finished")
 )
 
+// ErrInvalidPolicy means a PolicyLoad cannot be applied: an empty
+// script, or an op that is not load, clear or error.
+var ErrInvalidPolicy = errors.New("invalid site policy")
+
 // ErrInvalidDatabase means a LoadDatabase's declarations contradict
 // themselves.
 var ErrInvalidDatabase = errors.New("invalid database")

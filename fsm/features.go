@@ -52,6 +52,10 @@ var (
 	// Preemption came with Preempt (44), in a LoadDatabase field an
 	// older replica ignores.
 	FeatureQueuePreempt = Feature{"a database with a preempting queue", PreemptType, 0}
+	// FeaturePolicy is a site policy script (PolicyLoad, 45): a replica
+	// below it would stop at the entry, so none is proposed until every
+	// server applies it.
+	FeaturePolicy = Feature{"a site policy script", PolicyLoadType, 0}
 )
 
 // jobFeatures is every feature a job spec may ask for, with the test of

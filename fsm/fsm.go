@@ -309,6 +309,10 @@ func (f *FSM) applyCommand(index uint64, data []byte) *Result {
 		var c Preempt
 		decode(index, t, body, &c)
 		return d.applyPreempt(index, &c)
+	case PolicyLoadType:
+		var c PolicyLoad
+		decode(index, t, body, &c)
+		return d.applyPolicyLoad(index, &c)
 	}
 	if ignorable {
 		return &Result{Index: index}

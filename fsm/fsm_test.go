@@ -266,6 +266,7 @@ func TestMessageTypeString(t *testing.T) {
 		{fsm.SubmitPlaceType, "SubmitPlace"},
 		{fsm.SubmitsType, "Submits"},
 		{fsm.SessionEventType | fsm.IgnoreUnknownFlag, "SessionEvent"},
+		{fsm.PolicyLoadType, "PolicyLoad"},
 		{fsm.KillType | fsm.IgnoreUnknownFlag, "Kill"},
 		{99, "MessageType(99)"},
 	}

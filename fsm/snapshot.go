@@ -30,11 +30,11 @@ import (
 // line; 14 adds the machine's detected GPUs and disk and the job's
 // resource requests and its instances' GPUs to their records, and the
 // licences to the database line; 15 adds the queues' prime-time states
-// (PrimeTimeSwitch) to the header, each instance's PreemptedBy and
-// Preempt (Preempt) to the job's record, and the queues' prime-time
-// declarations, preempt= and the interactive queue's mark to the
-// database line. This build writes 15 and reads 4 to 15; a future
-// version must keep a reader for them all.
+// (PrimeTimeSwitch) and the site policy script (PolicyLoad) to the
+// header, each instance's PreemptedBy and Preempt (Preempt) to the job's
+// record, and the queues' prime-time declarations, preempt= and the
+// interactive queue's mark to the database line. This build writes 15
+// and reads 4 to 15; a future version must keep a reader for them all.
 const SnapshotVersion = 15
 
 // oldestSnapshotVersion is the oldest version Restore reads, 1.0's.
@@ -66,6 +66,9 @@ type snapshotHeader struct {
 	// Prime is the queues' prime-time states (primetime.go), by queue
 	// name, absent when none was switched; since version 15.
 	Prime []primeRecord `json:"prime,omitempty"`
+	// Policy is the site policy script (PolicyLoad), absent when none;
+	// since version 15.
+	Policy *Policy `json:"policy,omitempty"`
 }
 
 const snapshotFormat = "netmgr-fsm"
@@ -120,6 +123,10 @@ func readSnapshot(r io.Reader) (*db, error) {
 		return nil, fmt.Errorf("read header: %w: version %d snapshot holds prime-time states", errCorrupt, h.Version)
 	}
 	d.restorePrime(h.Prime)
+	if h.Policy != nil && h.Version < 15 {
+		return nil, fmt.Errorf("read header: %w: version %d snapshot holds a site policy", errCorrupt, h.Version)
+	}
+	d.policy = h.Policy
 	d.nextReservationID = max(h.NextReservationID, 1)
 	dec := newDecoder(br)
 	dec.version = h.Version

@@ -158,6 +158,7 @@ func (d *db) capture(f *FSM) *snapshot {
 		Mails:             len(d.mails),
 		FairShare:         d.share.record(),
 		Prime:             d.primeRecords(),
+		Policy:            d.policy, // replaced whole, never changed in place
 	}}
 	// A machine's facts' slices and map are replaced whole (StubJoin
 	// clones them), never changed in place: a copy of the struct is the

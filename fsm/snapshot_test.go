@@ -240,6 +240,10 @@ func richCommands() []command {
 		// is suspended for batch's job, lending its slot.
 		command{fsm.SetQueueType, fsm.SetQueue{At: at(255), By: "tclark", Queue: withPreempt(batchQueue, fsm.PreemptSuspend)}},
 		command{fsm.PreemptType, fsm.Preempt{At: at(256), Preemptor: 8, Victims: []fsm.Victim{{JobID: 25, Instance: 0, Attempt: 1}}}},
+		// Also since version 15: a site policy
+		// script, loaded, then replaced.
+		command{fsm.PolicyLoadType, fsm.PolicyLoad{At: at(257), Op: fsm.PolicyOpLoad, By: "tclark", Source: "def priority(job, user, usage, now):\n    return 0\n"}},
+		command{fsm.PolicyLoadType, fsm.PolicyLoad{At: at(258), Op: fsm.PolicyOpLoad, By: "tclark", Source: "def admit(job, user):\n    return None\n"}},
 	)
 	return cmds
 }
@@ -247,7 +251,7 @@ func richCommands() []command {
 // richSinceV14 is how many of richCommands' last commands a version 14
 // snapshot cannot hold: the rich state of testdata/snapshot_v14.golden
 // lacks them.
-const richSinceV14 = 4
+const richSinceV14 = 6
 
 // withInteractive adds the queue "now", marked interactive, to db.
 func withInteractive(db fsm.Database) fsm.Database {
@@ -884,7 +888,7 @@ func TestRestoreRejects(t *testing.T) {
 		wantFormat bool // the error wraps ErrSnapshotFormat
 	}{
 		{"unknown format", `{"format":"other-db","version":1,"index":5,"next_job_id":1,"machines":0,"jobs":0}` + "\n", true},
-		{"newer version", `{"format":"netmgr-fsm","version":16,"index":5,"next_job_id":1,"machines":0,"jobs":0}` + "\n", true},
+		{"newer version", fmt.Sprintf(`{"format":"netmgr-fsm","version":%d,"index":5,"next_job_id":1,"machines":0,"jobs":0}`, fsm.SnapshotVersion+1) + "\n", true},
 		{"version zero", `{"format":"netmgr-fsm","version":0,"index":5,"next_job_id":1,"machines":0,"jobs":0}` + "\n", true},
 		{"no format", `{"version":1,"index":5}` + "\n", true},
 		{"empty", "", false},

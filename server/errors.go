@@ -66,6 +66,9 @@ var (
 	// errUnrunnable refuses, for a submit that asked not to queue it, a
 	// job no machine of the pool meets the requirements of.
 	errUnrunnable = errors.New("no machine can run this now")
+	// errSitePolicy refuses a submit the site policy script's admit
+	// refused; the script's message follows it.
+	errSitePolicy = errors.New("refused by the site policy")
 )
 
 // Errors of the per-user limits (limits.go). The error that wraps each

@@ -40,6 +40,8 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("GET /v1/machines", s.forUser(s.leaderRead(s.handleMachines)))
 	mux.HandleFunc("POST /v1/admin/database", s.forUser(s.leaderWrite(s.handleLoadDatabase)))
 	mux.HandleFunc("GET /v1/admin/database", s.forUser(s.leaderRead(s.handleShowDatabase)))
+	mux.HandleFunc("POST /v1/admin/policy", s.forUser(s.leaderWrite(s.handleLoadPolicy)))
+	mux.HandleFunc("GET /v1/admin/policy", s.forUser(s.leaderRead(s.handleShowPolicy)))
 	mux.HandleFunc("POST /v1/children", s.leaderWrite(s.handleChildren))
 	mux.HandleFunc("POST /v1/lease", s.leaderWrite(s.handleLease))
 	mux.HandleFunc("PUT /v1/blobs/{sum}", s.handlePutBlob)

@@ -68,6 +68,9 @@ func (s *Server) submitFromRequest(r *http.Request, req client.SubmitRequest, at
 	if err != nil {
 		return cmd, statusOf(err), err
 	}
+	if status, err := s.admitSite(&cmd); err != nil {
+		return cmd, status, err
+	}
 	for _, f := range cmd.Spec.Features() {
 		if !s.groupSupports(f) {
 			return cmd, http.StatusConflict, fmt.Errorf("%s: %w", f.Name, errUpgradeFirst)

@@ -34,7 +34,7 @@ func (s *Server) handleWhy(w http.ResponseWriter, r *http.Request) {
 			out = whyHeld(v, j)
 			return
 		}
-		planner.New(v, s.liveness(now), now).Explain().Run(func(it queue.Item, in *fsm.Instance, res matcher.Result, h *planner.Held) {
+		planner.New(v, s.liveness(now), now).Site(s.sitePolicy(v), nil).Explain().Run(func(it queue.Item, in *fsm.Instance, res matcher.Result, h *planner.Held) {
 			if it.JobID != j.ID {
 				return
 			}

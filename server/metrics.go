@@ -45,6 +45,7 @@ type metrics struct {
 	startRequests   *promtext.Counter
 	mailsSent       *promtext.Counter
 	mailFailures    *promtext.Counter
+	policyErrors    *promtext.CounterVec // by function
 }
 
 // newMetrics registers s's metrics. The gauges read s.raft, s.fsm and
@@ -85,6 +86,9 @@ func newMetrics(s *Server) *metrics {
 			"Mail this server, as leader, handed to the relay or sendmail."),
 		mailFailures: promtext.NewCounter(metricsPrefix+"mail_send_failures_total",
 			"Attempts of this server, as leader, to send mail that failed (each is retried with backoff, or given up after 12)."),
+		policyErrors: promtext.NewCounterVec(metricsPrefix+"policy_errors_total",
+			"Calls of the site policy script on this server that failed or ran out of steps (the built-in order or acceptance applied), by function.",
+			[]string{"function"}),
 	}
 	gauge := func(name, help string, read func() float64) *promtext.ValueFunc {
 		return promtext.NewGaugeFunc(metricsPrefix+name, help, read)
@@ -94,7 +98,7 @@ func newMetrics(s *Server) *metrics {
 		promtext.ProcessCollector(),
 		m.commitSeconds, m.elections, m.passSeconds, m.passPlaced,
 		m.dispatchSeconds, m.startsFailed, m.signalsSent, m.leasesExpired, m.stubJoins,
-		m.requests, m.deniedRequests, m.startRequests, m.mailsSent, m.mailFailures,
+		m.requests, m.deniedRequests, m.startRequests, m.mailsSent, m.mailFailures, m.policyErrors,
 		gauge("mail_pending", "Mail the group has filed and not yet recorded sent or given up.",
 			func() float64 {
 				var n int

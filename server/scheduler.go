@@ -20,17 +20,21 @@ func (s *Server) schedule() error {
 		resumes []fsm.Preempt
 		preempt fsm.Preempt
 		ok      bool
+		failed  error // the site policy's priority, when it failed
 	)
 	s.fsm.Read(func(v fsm.View) {
 		if v.QueuedCount() == 0 && v.LentCount() == 0 {
 			return // most commits (CHILD events) leave nothing to place
 		}
 		now := time.Now()
-		p := planner.New(v, s.liveness(now), now)
+		p := planner.New(v, s.liveness(now), now).Site(s.sitePolicy(v), func(err error) { failed = err })
 		resumes = p.Resumes()
 		plan = p.Place()
 		preempt, ok = p.Preemption()
 	})
+	if failed != nil {
+		s.recordPolicyError("priority", failed)
+	}
 	for _, r := range resumes {
 		r.At = time.Now().UTC()
 		if _, err := s.apply(fsm.PreemptType, r); err != nil {

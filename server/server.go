@@ -92,6 +92,9 @@ type Server struct {
 	// hub fans this server's events and leader changes out to every open
 	// dashboard page (ui_feed.go).
 	hub *ui.Hub
+	// site is the site policy script, compiled once per load, and the
+	// leader's record of its failures (site_policy.go).
+	site siteState
 }
 
 // New starts a server: Raft, the gossip node, the HTTP API, bootstrap by

@@ -76,6 +76,9 @@
 //     before the clock starts, as a real machine's exist before its stub.
 //   - pass: one scheduling pass of the leader's planner placing 10,000
 //     queued instances on 1,000 machines.
+//   - policy: one pass over 100,000 waiting instances of 1,000 users
+//     with fair share on, ordered by fair share and by a site policy
+//     script's priority in turn, each by its thread's CPU time.
 //   - scale: 10,000 machines and 1,000,000 job records built through the
 //     fsm: snapshot size and time, restore time, and a real server's
 //     restart to serving and its RSS.

@@ -54,6 +54,7 @@ var suites = []suite{
 	{name: "gossip", run: gossipSuite},                  // gossip.go
 	{name: "pass", run: passSuite},                      // pass.go
 	{name: "resources", run: resourcesSuite},            // resources.go
+	{name: "policy", run: policySuite},                  // policy.go
 	{name: "scale", run: scaleSuite},                    // scale.go
 	{name: "retention", run: retentionSuite},            // retention.go
 	{name: "ui", run: uiSuite},                          // ui.go

@@ -16,8 +16,8 @@ import (
 func adminCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "admin",
-		Usage:     "administer the pool: load the machine database, show it, change batch queues",
-		UsageText: "netmgr admin load [options] FILE\nnetmgr admin show [options]\nnetmgr admin queue add|set|remove [options] NAME",
+		Usage:     "administer the pool: load the machine database, show it, change batch queues, the site policy",
+		UsageText: "netmgr admin load [options] FILE\nnetmgr admin show [options]\nnetmgr admin queue add|set|remove [options] NAME\nnetmgr admin policy load|show|clear [options]",
 		Description: "The database declares keys, machine types, machines, batch queues and\n" +
 			"administrators in the paper's language, for example:\n\n" +
 			"   key fpu /* Has hardware fpu */\n" +
@@ -33,14 +33,16 @@ func adminCommand() *cli.Command {
 			"   netmgr admin load isis.db   replace the live database with the file's, at once\n" +
 			"   netmgr admin show           print the live database in the same language\n" +
 			"   netmgr admin queue add NEW_Q --max-active 100 --max-run 200\n" +
-			"                               add, set or remove one batch queue at run time",
-		Subcommands: []*cli.Command{adminLoadCommand(), adminShowCommand(), adminQueueCommand(), adminRaftCommand()},
+			"                               add, set or remove one batch queue at run time\n" +
+			"   netmgr admin policy load site.star\n" +
+			"                               install a site policy script (admin policy --help)",
+		Subcommands: []*cli.Command{adminLoadCommand(), adminShowCommand(), adminQueueCommand(), adminPolicyCommand(), adminRaftCommand()},
 		Action: func(cCtx *cli.Context) error {
 			if cCtx.Args().Present() {
-				return usagef("unknown admin command %q (load, show or queue)", cCtx.Args().First())
+				return usagef("unknown admin command %q (load, show, queue or policy)", cCtx.Args().First())
 			}
 			_ = cli.ShowSubcommandHelp(cCtx)
-			return usagef("no admin command given (load, show or queue)")
+			return usagef("no admin command given (load, show, queue or policy)")
 		},
 	}
 }

@@ -42,10 +42,13 @@ func eventsCommand() *cli.Command {
 			"mail-dropped (given up after 12 attempts, or pushed out by more than 1000\n" +
 			"pending);\n" +
 			"session-opened, session-attached, session-closed (an interactive session or a\n" +
-			"netmgr shell, with the user who opened, took back or closed it); and\n" +
+			"netmgr shell, with the user who opened, took back or closed it);\n" +
+			"policy-error (a call of the site policy script that failed, with its\n" +
+			"line; the same failure at most once a minute); and\n" +
 			"the changes admins make, each with\n" +
 			"the admin's name: database-loaded, queue-added, queue-changed,\n" +
-			"queue-removed, server-removed, token-issued, token-revoked:\n\n" +
+			"queue-removed, server-removed, token-issued, token-revoked,\n" +
+			"policy-loaded, policy-cleared:\n\n" +
 			"   2026-11-24T10:00:00.000Z  #907  token-issued  admin root issued token 3f9a12bc for bob, expires 2026-12-24 10:00 UTC\n\n" +
 			"--since shows only the events at or after TIME: an RFC 3339 time, a date\n" +
 			"(local midnight) or a duration back from now (1h).\n" +

@@ -5,8 +5,9 @@
 //
 // A Pass is one scheduling pass over a consistent fsm.View: the queued
 // instances in queue order (the interactive queue's first, then queue
-// priority, the owners' fair-share ranks, then submit order; fairshare.go,
-// and package queue's doc, *Fair share*), admitted under each queue's nq_maxactive and each owner's
+// priority, the owners' fair-share ranks, or with Pass.Site the site
+// policy script's priority, then submit order; fairshare.go, site.go, and
+// package queue's doc, *Fair share*), admitted under each queue's nq_maxactive and each owner's
 // nq_maxuser_active, matched one by one against a
 // matcher.Pool whose counts grow as it assigns, with EASY backfill around
 // the head job (the first that waits for capacity). A gang job's
@@ -33,8 +34,9 @@
 // the server derives from gossip and its leases. It does not commit
 // anything (the server proposes the Place through Raft) and it is not the
 // FSM's re-check: Apply validates every assignment against the state it
-// is applied to and never calls the planner. It imports fsm, matcher and
-// queue, nothing else of netmgr.
+// is applied to and never calls the planner. It imports fsm, matcher,
+// queue and server/policy (the script's runner, a leaf), nothing else of
+// netmgr.
 //
 // # Gang jobs: all at once or none
 //

@@ -61,6 +61,12 @@ func (p *Pass) order() []queue.Item {
 			Interactive: ql.Interactive, Priority: ql.Priority, Share: owner, // the owner's slot until ranked
 		})
 	}
+	if p.site != nil {
+		if out, ok := p.siteOrder(items); ok {
+			p.siteOrdered = true
+			return out
+		}
+	}
 	p.share = newShares(p.v, owners)
 	if p.share == nil || len(owners) < 2 {
 		for i := range items {
@@ -114,6 +120,9 @@ func (p *Pass) Explain() *Pass {
 // instances submitted after it ahead of it: `behind 3 instances of users
 // with lower usage (your factor 0.21)`; nil when none.
 func (p *Pass) behindShares(items []queue.Item, k int) *Held {
+	if p.siteOrdered {
+		return p.behindSite(items, k)
+	}
 	if p.share == nil {
 		return nil
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/netmgr/netmgr/fsm"
 	"github.com/netmgr/netmgr/server/planner"
+	"github.com/netmgr/netmgr/server/policy"
 )
 
 // benchShareState is 100 machines of 8 slots with one slot free, 1,000
@@ -120,4 +121,51 @@ const rusageThread = 1
 func median(ds []time.Duration) time.Duration {
 	slices.Sort(ds)
 	return ds[len(ds)/2]
+}
+
+// benchPolicy is a priority a site might write: short jobs first, then
+// the users who have used least, weighed by share.
+const benchPolicy = `
+def priority(job, user, usage, now):
+    p = -usage["user"] / max(user["share"], 1)
+    if job["time_limit"] > 0 and job["time_limit"] <= 3600:
+        p += 1000000
+    return p
+`
+
+// BenchmarkPassPolicy is one scheduling pass over the 100,000 waiting
+// instances of 1,000 users of BenchmarkPassFairShare (fair share on),
+// with the site policy's priority loaded and without, the two taken in
+// turn, each timed by its thread's CPU time: off-ms (fair share), on-ms
+// (the script, one call per waiting job) and on/off.
+func BenchmarkPassPolicy(b *testing.B) {
+	f := benchShareState(b, true)
+	prog, err := policy.Compile(benchPolicy)
+	if err != nil {
+		b.Fatal(err)
+	}
+	now := at.Add(time.Hour)
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	pass := func(site *policy.Program) time.Duration {
+		began := threadCPU(b)
+		f.Read(func(v fsm.View) {
+			p := planner.New(v, allUp(v), now).Site(site, func(err error) { b.Fatal(err) }).Place()
+			if len(p.Assignments) != 1 {
+				b.Fatalf("placed %d, want 1", len(p.Assignments))
+			}
+		})
+		return threadCPU(b) - began
+	}
+	var offs, ons []time.Duration
+	b.ResetTimer()
+	for range b.N {
+		offs = append(offs, pass(nil))
+		ons = append(ons, pass(prog))
+	}
+	b.StopTimer()
+	mOff, mOn := median(offs), median(ons)
+	b.ReportMetric(float64(mOff)/1e6, "off-ms")
+	b.ReportMetric(float64(mOn)/1e6, "on-ms")
+	b.ReportMetric(float64(mOn)/float64(mOff), "on/off")
 }

@@ -53,6 +53,11 @@ type Pass struct {
 	// share ranks the owners of waiting work in fair-share order for
 	// this pass (fairshare.go); nil while fair share is off.
 	share *shares
+	// site is the site policy's priority (site.go), nil when none: it
+	// replaces share when its calls succeed.
+	site *site
+	// siteOrdered says this pass's order is the site policy's.
+	siteOrdered bool
 	// explain asks Run for the fair-share reason of instances left
 	// waiting (netstatus --why; Explain).
 	explain  bool
