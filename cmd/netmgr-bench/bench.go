@@ -32,6 +32,10 @@ type config struct {
 	allocRounds int           // rounds of the alloc suite; 0 is its default
 	scalePool   string        // the scale suite's pool sizes (-scale-pool); "" is its default
 	scaleSteady time.Duration // the scale suite's steady window (-scale-steady); 0 is its default
+	// sitePolicy is a Starlark site policy script (-site-policy) every
+	// cluster installs once ready, so the core figures can be taken with
+	// a script's admit and priority in the way; "" for none.
+	sitePolicy string
 }
 
 // defaultConfig returns the defaults, shortened when quick.

@@ -121,6 +121,18 @@ func readyCluster(ctx context.Context, cfg config, bin, dir string, spec cluster
 			return fail(fmt.Errorf("%s: load the database: %w", spec.suite, err))
 		}
 	}
+	if cfg.sitePolicy != "" {
+		src, err := os.ReadFile(cfg.sitePolicy)
+		if err != nil {
+			return fail(fmt.Errorf("%s: read the site policy: %w", spec.suite, err))
+		}
+		pctx, cancel := context.WithTimeout(ctx, opTimeout)
+		_, err = cl.LoadPolicy(pctx, client.PolicyRequest{Source: string(src)})
+		cancel()
+		if err != nil {
+			return fail(fmt.Errorf("%s: load the site policy: %w", spec.suite, err))
+		}
+	}
 	return c, cl, nil
 }
 

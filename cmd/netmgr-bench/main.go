@@ -34,6 +34,7 @@ func run() error {
 	flag.StringVar(&cfg.scalePool, "scale-pool", "", "`SIZES` of the scale suite's simulated pools, comma-separated machine counts (default: "+
 		scalePoolDefault+" with -only scale, "+scalePoolQuick+" under BENCH_QUICK, none otherwise)")
 	flag.DurationVar(&cfg.scaleSteady, "scale-steady", 0, "how long the scale suite watches each simulated pool at rest (default: 60s, 10s under BENCH_QUICK)")
+	flag.StringVar(&cfg.sitePolicy, "site-policy", "", "a site policy script (`FILE`, Starlark) every cluster installs once ready, to take the figures with it loaded")
 	flag.BoolVar(&cfg.insecure, "insecure", false, "run every cluster without TLS (--insecure), for comparison with the default, secure clusters")
 	compare := flag.String("compare", "", "measure nothing: compare the secure and insecure runs in these -json `FILES` (comma-separated), figure by figure")
 	flag.Parse()
