@@ -54,13 +54,14 @@ const (
 	FairShareStartType  MessageType = 39 // since command level 39; see FairShareStart
 	SubmitResourcesType MessageType = 40 // since command level 40; see JobSpec.CPUs
 	SessionEventType    MessageType = 41 // proposed with IgnoreUnknownFlag: informational; see SessionEvent
+	CheckpointKeptType  MessageType = 42 // since command level 42; see CheckpointKept
 )
 
 // CommandLevel is the highest command type this build applies. Servers
 // gossip it, and the leader proposes a command newer than every voter's
 // level only when all of them have it: a replica that meets an unknown
 // type must stop.
-const CommandLevel = SessionEventType
+const CommandLevel = CheckpointKeptType
 
 // IgnoreUnknownFlag marks a command that a server which does not know its
 // type may skip instead of stopping. Commands whose loss would make replicas
@@ -150,6 +151,8 @@ func (t MessageType) String() string {
 		return "SubmitResources"
 	case SessionEventType:
 		return "SessionEvent"
+	case CheckpointKeptType:
+		return "CheckpointKept"
 	}
 	return fmt.Sprintf("MessageType(%d)", uint8(t))
 }
@@ -302,6 +305,16 @@ type JobSpec struct {
 	Gres          map[string]int `json:"gres,omitempty"`
 	DiskMB        int64          `json:"disk_mb,omitempty"`
 	Licenses      map[string]int `json:"licenses,omitempty"`
+	// Checkpoint are the files and directories (relative to the exec
+	// dir, globs allowed) kept when an attempt exits with CheckpointExit
+	// (netexec --checkpoint, --checkpoint-exit): the instance starts
+	// again at once with them in its new exec dir, and so does every
+	// later attempt (checkpoints.go). A job that checkpoints is
+	// restartable. Since command level 42: the server submits such a job
+	// only when every server applies CheckpointKeptType, so no replica
+	// ignores the fields.
+	Checkpoint     []string `json:"checkpoint,omitempty"`
+	CheckpointExit int      `json:"checkpoint_exit,omitempty"`
 }
 
 // HasFiles reports whether the job moves files (copy_in or copy_out),
@@ -338,10 +351,11 @@ const (
 // DefaultMaxRestarts bounds restarts per instance when the job names none.
 const DefaultMaxRestarts = 3
 
-// Restartable reports whether the job has a restart policy: its instances
-// may be started elsewhere when their machine's lease expires.
+// Restartable reports whether the job has a restart policy, or keeps
+// checkpoints: its instances may be started elsewhere when their
+// machine's lease expires.
 func (s *JobSpec) Restartable() bool {
-	return s.Restart == RestartOnFailure || s.Restart == RestartAlways
+	return s.Restart == RestartOnFailure || s.Restart == RestartAlways || s.HasCheckpoint()
 }
 
 // QueueName is the queue the job goes to: the one it names, else the

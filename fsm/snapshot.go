@@ -29,9 +29,11 @@ import (
 // accounts, shares, half-life and per-user queue limits to the database
 // line; 14 adds the machine's detected GPUs and disk and the job's
 // resource requests and its instances' GPUs to their records, and the
-// licences to the database line. This build writes 14 and reads 4 to 14;
+// licences to the database line; 15 adds the job's checkpoint options
+// and its instances' newest kept checkpoints (CheckpointKept) to its
+// record. This build writes 15 and reads 4 to 15;
 // a future version must keep a reader for them all.
-const SnapshotVersion = 14
+const SnapshotVersion = 15
 
 // oldestSnapshotVersion is the oldest version Restore reads, 1.0's.
 const oldestSnapshotVersion = 4

@@ -230,6 +230,13 @@ func richCommands() []command {
 		command{fsm.SubmitResourcesType, fsm.Submit{At: at(249), Owner: "lena", Spec: withResources(spec("trainer", 2))}},
 		command{fsm.PlaceType, fsm.Place{At: at(250), PlannedAtIndex: 98, Assignments: []fsm.Assignment{x(25, 0, "m7", "*"), x(25, 1, "m7", "*")}}},
 		command{fsm.ChildRegisterType, fsm.ChildRegister{At: at(251), JobID: 25, Instance: 0, Attempt: 1, Machine: "m7", PID: 2400}},
+		// Since version 15 (richSinceV14 counts them): job 26, which
+		// checkpoints, and the checkpoint its instance 0 kept.
+		command{fsm.SubmitType, fsm.Submit{At: at(252), Owner: "lena", Spec: withCheckpoint(spec("counter", 1))}},
+		command{fsm.PlaceType, fsm.Place{At: at(253), Assignments: []fsm.Assignment{x(26, 0, "m7", "*")}}},
+		command{fsm.ChildRegisterType, fsm.ChildRegister{At: at(254), JobID: 26, Instance: 0, Attempt: 1, Machine: "m7", PID: 2600}},
+		command{fsm.CheckpointKeptType, fsm.CheckpointKept{At: at(255), JobID: 26, Instance: 0, Attempt: 1, Machine: "m7",
+			Blob: strings.Repeat("ef", 32), Size: 2048, Files: []string{"state/counter"}}},
 	)
 	return cmds
 }
@@ -259,7 +266,18 @@ func withFiles(s fsm.JobSpec) fsm.JobSpec {
 // richSinceV13 is how many of richCommands' last commands a version 13
 // snapshot cannot hold: the rich state of testdata/snapshot_v13.golden
 // lacks them.
-const richSinceV13 = 5
+const richSinceV13 = 5 + richSinceV14
+
+// richSinceV14 is how many of richCommands' last commands a version 14
+// snapshot cannot hold: the rich state of testdata/snapshot_v14.golden
+// lacks them.
+const richSinceV14 = 4
+
+// withCheckpoint returns s keeping state/ as its checkpoint on exit 85.
+func withCheckpoint(s fsm.JobSpec) fsm.JobSpec {
+	s.Checkpoint, s.CheckpointExit = []string{"state"}, 85
+	return s
+}
 
 // gpuFacts is an 8-CPU machine with two a100 GPUs and a t4 detected,
 // 50 GB of free disk and two fpga declared in its init file.
@@ -646,8 +664,8 @@ func TestSnapshotRoundTrip(t *testing.T) {
 			}},
 		{"next job id continues", command{fsm.SubmitType, fsm.Submit{At: at(104), Owner: "erin", Spec: spec("", 1)}},
 			func(t *testing.T, res *fsm.Result) {
-				if res.JobID != 26 || res.Existing {
-					t.Errorf("got JobID %d Existing %v, want 26 and false", res.JobID, res.Existing)
+				if res.JobID != 27 || res.Existing {
+					t.Errorf("got JobID %d Existing %v, want 27 and false", res.JobID, res.Existing)
 				}
 			}},
 		{"term of a lost instance", command{fsm.ChildTermType, fsm.ChildTerm{At: at(105), JobID: 4, Instance: 0, Attempt: 1, Machine: "m3"}},
@@ -844,7 +862,7 @@ func TestRestoreRejects(t *testing.T) {
 		wantFormat bool // the error wraps ErrSnapshotFormat
 	}{
 		{"unknown format", `{"format":"other-db","version":1,"index":5,"next_job_id":1,"machines":0,"jobs":0}` + "\n", true},
-		{"newer version", `{"format":"netmgr-fsm","version":15,"index":5,"next_job_id":1,"machines":0,"jobs":0}` + "\n", true},
+		{"newer version", `{"format":"netmgr-fsm","version":16,"index":5,"next_job_id":1,"machines":0,"jobs":0}` + "\n", true},
 		{"version zero", `{"format":"netmgr-fsm","version":0,"index":5,"next_job_id":1,"machines":0,"jobs":0}` + "\n", true},
 		{"no format", `{"version":1,"index":5}` + "\n", true},
 		{"empty", "", false},
@@ -894,7 +912,7 @@ func TestRestoreOldVersionSaysWhatToDo(t *testing.T) {
 	if !errors.Is(err, fsm.ErrSnapshotFormat) {
 		t.Fatalf("got %v, want an error wrapping ErrSnapshotFormat", err)
 	}
-	for _, want := range []string{"snapshot version 3", "pre-release", "reads versions 4 to 14", "move the data directory aside"} {
+	for _, want := range []string{"snapshot version 3", "pre-release", "reads versions 4 to 15", "move the data directory aside"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("got %q, want it to contain %q", err, want)
 		}
@@ -956,7 +974,7 @@ func TestRestoreOldVersions(t *testing.T) {
 	for _, tc := range []struct {
 		version int
 		since   int // richCommands' last commands the version cannot hold
-	}{{4, richSince1_0}, {5, richSinceV5}, {6, richSinceV6}, {7, richSinceV7}, {8, richSinceV8}, {9, richSinceV9}, {10, richSinceV10}, {11, richSinceV11}, {12, richSinceV12}, {13, richSinceV13}} {
+	}{{4, richSince1_0}, {5, richSinceV5}, {6, richSinceV6}, {7, richSinceV7}, {8, richSinceV8}, {9, richSinceV9}, {10, richSinceV10}, {11, richSinceV11}, {12, richSinceV12}, {13, richSinceV13}, {14, richSinceV14}} {
 		t.Run(fmt.Sprintf("version %d", tc.version), func(t *testing.T) {
 			file := fmt.Sprintf("snapshot_v%d.golden", tc.version)
 			old, err := os.ReadFile(filepath.Join("testdata", file))

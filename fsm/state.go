@@ -143,6 +143,10 @@ type Instance struct {
 	// chosen by Apply when it was placed (the lowest free of the job's
 	// type); since snapshot version 14.
 	GPUs []int `json:"gpus,omitempty"`
+	// Checkpoint is the newest checkpoint an attempt of the instance
+	// kept (CheckpointKept), restored into every later attempt's exec
+	// dir; nil while none is. Since snapshot version 15.
+	Checkpoint *Checkpoint `json:"checkpoint,omitempty"`
 }
 
 // Finished reports whether the instance has ended for good.
