@@ -2,6 +2,7 @@ package fsm
 
 import (
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -47,6 +48,23 @@ const EventCheckpointKept = "checkpoint-kept"
 // --checkpoint-exit), which only command level 42 records.
 func (s *JobSpec) HasCheckpoint() bool {
 	return len(s.Checkpoint) > 0 || s.CheckpointExit != 0
+}
+
+// checkCheckpoint checks the checkpoint options: both or neither, an
+// exit code from 1 to 255 (0 is success), and relative paths.
+func (s *JobSpec) checkCheckpoint() error {
+	if !s.HasCheckpoint() {
+		return nil
+	}
+	if len(s.Checkpoint) == 0 || s.CheckpointExit < 1 || s.CheckpointExit > 255 {
+		return fmt.Errorf("%w: checkpoint: needs its paths and an exit code from 1 to 255 (got %d paths, code %d)", ErrInvalidSpec, len(s.Checkpoint), s.CheckpointExit)
+	}
+	for _, p := range s.Checkpoint {
+		if p == "" || strings.HasPrefix(p, "/") || p == ".." || strings.HasPrefix(p, "../") {
+			return fmt.Errorf("%w: checkpoint: %q is not a path inside the exec dir", ErrInvalidSpec, p)
+		}
+	}
+	return nil
 }
 
 // applyCheckpointKept makes c the instance's newest checkpoint. Only the
