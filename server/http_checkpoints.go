@@ -57,7 +57,7 @@ func (s *Server) handleKeepCheckpoint(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if res.Stale {
-		s.writeError(w, http.StatusConflict, fmt.Errorf("keep checkpoint of %d.%d.%d: the attempt is no longer current", req.JobID, req.Instance, req.Attempt))
+		s.writeError(w, http.StatusGone, fmt.Errorf("keep checkpoint of %d.%d.%d: the attempt is no longer current", req.JobID, req.Instance, req.Attempt))
 		return
 	}
 	w.WriteHeader(http.StatusNoContent)
