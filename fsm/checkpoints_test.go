@@ -137,3 +137,16 @@ func TestCheckpointFeature(t *testing.T) {
 		t.Errorf("a job that checkpoints is not Restartable")
 	}
 }
+
+func TestCheckpointSignalWithoutTimeLimit(t *testing.T) {
+	// A job that checkpoints may name its warning signal with no time
+	// limit: the stub sends it before a vacate. Another job may not.
+	a := newApplier(t)
+	s := withCheckpoint(spec("c", 1))
+	s.WarnSignal, s.WarnLeadSeconds = "USR1", 60
+	a.mustOK(fsm.SubmitType, fsm.Submit{At: at(1), Owner: "alice", Spec: s})
+	s.Checkpoint, s.CheckpointExit = nil, 0
+	if res := a.apply(fsm.SubmitType, fsm.Submit{At: at(2), Owner: "alice", Spec: s}); res.Err == nil {
+		t.Errorf("a job with a warning signal and no time limit, no checkpoint: got no error")
+	}
+}
