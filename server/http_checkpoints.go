@@ -42,10 +42,8 @@ func (s *Server) handleKeepCheckpoint(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, http.StatusRequestEntityTooLarge, err)
 		return
 	}
-	at := req.At
-	if at.IsZero() {
-		at = time.Now().UTC()
-	}
+	// The leader's time: the checkpoint's commit, as history shows it.
+	at := time.Now().UTC()
 	res, err := s.apply(fsm.CheckpointKeptType, fsm.CheckpointKept{At: at, JobID: req.JobID, Instance: req.Instance, Attempt: req.Attempt,
 		Machine: req.Machine, Blob: req.Blob, Size: req.Size, Files: req.Files})
 	if err != nil {

@@ -37,7 +37,7 @@ var errCheckpoint = errors.New("checkpoint")
 // restoreCheckpoint unpacks the instance's newest checkpoint into the
 // exec dir dir, before the job starts.
 func (r *runner) restoreCheckpoint(ctx context.Context, k client.AttemptRef, req client.StartRequest, dir string) error {
-	c := r.serverClient()
+	c := r.blobClient()
 	if c == nil {
 		return fmt.Errorf("%w: no server known to fetch it from", errCheckpoint)
 	}
@@ -119,7 +119,7 @@ func (r *runner) keepCheckpoint(k client.AttemptRef, rec outbox.Record) bool {
 
 // sendCheckpoint sends the archive data, then the record req.
 func (r *runner) sendCheckpoint(req client.KeepCheckpointRequest, data []byte) error {
-	c := r.serverClient()
+	c := r.blobClient()
 	if c == nil {
 		return errors.New("no server known")
 	}
@@ -191,3 +191,15 @@ func checkpointSignal(rec outbox.Record) (unix.Signal, time.Duration) {
 // defaultCheckpointGrace is how long a job asked to checkpoint has when
 // its Start named no grace.
 const defaultCheckpointGrace = 10 * time.Second
+
+// blobClient is the client of the server group for moving a checkpoint:
+// without the one-second bound on each server tried that suits CHILD
+// events, since 100 MiB may take longer on a loaded machine (the HTTP
+// client's own 70 s bound stays); nil when no server is known.
+func (r *runner) blobClient() *client.Client {
+	c := r.serverClient()
+	if c == nil {
+		return nil
+	}
+	return c.With(client.WithTryTimeout(0))
+}
