@@ -2,6 +2,7 @@ package spec
 
 import (
 	"fmt"
+	"path"
 	"strconv"
 	"strings"
 
@@ -23,9 +24,9 @@ const (
 )
 
 func init() {
-	options[optCheckpoint] = optionDef{value: listValue(func(s *client.JobSpec, v []string) { s.Checkpoint = v })}
+	options[optCheckpoint] = optionDef{value: wordOrList(checkCheckpointPath, "file", func(s *client.JobSpec, v []string) { s.Checkpoint = v })}
 	options[optCheckpointExit] = optionDef{value: scalarOption(errMessage(ParseCheckpointExit), func(s *client.JobSpec, n int) { s.CheckpointExit = n })}
-	listOptions[optCheckpoint] = listOption{check: checkCopy, item: "file"}
+	listOptions[optCheckpoint] = listOption{check: checkCheckpointPath, item: "file"}
 }
 
 // ParseCheckpointExit reads a checkpoint exit code: 1 to 255.
@@ -35,6 +36,31 @@ func ParseCheckpointExit(v string) (int, error) {
 		return 0, fmt.Errorf("%q is not an exit code from 1 to 255", v)
 	}
 	return n, nil
+}
+
+// checkCheckpointPath checks a checkpoint path: as copy_out's, and
+// inside the exec dir (relative, not through ..).
+func checkCheckpointPath(v string) string {
+	if msg := checkCopy(v); msg != "" {
+		return msg
+	}
+	c := path.Clean(v)
+	if path.IsAbs(c) || c == ".." || strings.HasPrefix(c, "../") {
+		return fmt.Sprintf("%q is not a path inside the exec dir, relative to it", v)
+	}
+	return ""
+}
+
+// checkpointPair refuses checkpoint= without checkpoint_exit= and the
+// reverse, at the option given.
+func (p *parser) checkpointPair(spec *client.JobSpec) error {
+	if off, ok := p.seen[optCheckpoint]; ok && spec.CheckpointExit == 0 {
+		return p.errAt(off, optCheckpoint, "needs option %s (the exit code that asks to keep the files)", optCheckpointExit)
+	}
+	if off, ok := p.seen[optCheckpointExit]; ok && len(spec.Checkpoint) == 0 {
+		return p.errAt(off, optCheckpointExit, "needs option %s (the files to keep)", optCheckpoint)
+	}
+	return nil
 }
 
 // checkCheckpoint checks the checkpoint options of a spec built by other
