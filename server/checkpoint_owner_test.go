@@ -54,7 +54,7 @@ while true; do n=$((n+1)); sleep 0.05; done`, "")
 		return err == nil && j.Instances[0].State == client.InstanceRunning && j.Instances[0].Machine == "alpha"
 	})
 	time.Sleep(300 * time.Millisecond) // let it count: the value kept is then above 0, whatever it is
-	c.AddStub("beta")                   // somewhere to go
+	c.AddStub("beta")                  // somewhere to go
 
 	writeAtomic(t, said, []byte("sleep owner at the desk\n"))
 	testwait.For(t, 30*time.Second, "the job running again on beta from its checkpoint", func() bool {
