@@ -34,9 +34,9 @@ exit 85
 `
 
 // checkpointSuite measures a 100 MiB checkpoint kept and restored on
-// loopback: from the first attempt's exit with its checkpoint code (its
-// supervisor's clock) to the second attempt running with the checkpoint
-// unpacked in its exec dir (its stub's clock; one host, one clock). In
+// loopback: from the first attempt's exit with its checkpoint code to the
+// end of the second, which only checks the restored file's size (both
+// its supervisors' clocks; one host, one clock). In
 // between, the stub archives the file, sends it to a server that answers
 // once a majority keep it, commits CheckpointKept and the attempt's end;
 // the leader places the next attempt, whose stub fetches the archive and
@@ -76,14 +76,14 @@ func checkpointOn(ctx context.Context, cfg config, dir string, cl *client.Client
 	}
 	note := fmt.Sprintf("%d jobs, one at a time, each keeping then restoring %d MiB, on %d servers and %d stubs", n, checkpointSize>>20, cfg.servers, cfg.stubs)
 	return []figure{
-		{Name: "checkpoint 100 MiB: exit -> kept and restored, next attempt running", Unit: "ms", Sample: summarize(round), Target: "p50 < 2000 ms", Note: note},
+		{Name: "checkpoint 100 MiB: exit -> kept, restored, next attempt run (ends at once)", Unit: "ms", Sample: summarize(round), Target: "p50 < 2000 ms", Note: note},
 		{Name: "checkpoint 100 MiB: exit -> kept by a majority, committed", Unit: "ms", Sample: summarize(kept), Note: note},
 	}, nil
 }
 
 // checkpointRound runs one job that keeps a checkpoint once and ends
 // after its restored attempt, and returns the milliseconds from the first
-// attempt's end to the second's start, and to the checkpoint's commit.
+// attempt's end to the second's end, and to the checkpoint's commit.
 func checkpointRound(ctx context.Context, cl *client.Client, script string) (round, kept float64, err error) {
 	ctx, cancel := context.WithTimeout(ctx, 2*opTimeout)
 	defer cancel()
@@ -108,5 +108,8 @@ func checkpointRound(ctx context.Context, cl *client.Client, script string) (rou
 	}
 	end := in.History[0].EndedAt
 	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
-	return ms(in.StartedAt.Sub(end)), ms(in.Checkpoint.At.Sub(end)), nil
+	// The second attempt's end, not its start: the stub stamps the start
+	// when the Start arrives, before it restores the checkpoint; the
+	// attempt itself only checks the file's size and exits.
+	return ms(in.EndedAt.Sub(end)), ms(in.Checkpoint.At.Sub(end)), nil
 }
