@@ -45,3 +45,9 @@ func (c *Client) Blob(ctx context.Context, sum string) ([]byte, error) {
 func (c *Client) KeepOutputs(ctx context.Context, req KeepOutputsRequest) error {
 	return c.do(ctx, "POST", "/v1/outputs", req, nil)
 }
+
+// KeepCheckpoint commits a stub's record of an attempt's kept checkpoint
+// (POST /v1/checkpoints).
+func (c *Client) KeepCheckpoint(ctx context.Context, req KeepCheckpointRequest) error {
+	return c.do(ctx, "POST", "/v1/checkpoints", req, nil)
+}

@@ -73,6 +73,14 @@ type JobSpec struct {
 	// to end (license=NAME:N, netexec --license), declared in the
 	// database (license matlab = 10).
 	Licenses map[string]int `json:"licenses,omitempty"`
+	// Checkpoint are the files and directories (relative to the exec
+	// dir) kept when an attempt exits with CheckpointExit (checkpoint=,
+	// checkpoint_exit=, netexec --checkpoint, --checkpoint-exit): a
+	// majority of the servers keep them, the instance starts again at
+	// once, and every later attempt starts with the newest kept
+	// checkpoint in its exec dir. A job that checkpoints is restartable.
+	Checkpoint     []string `json:"checkpoint,omitempty"`
+	CheckpointExit int      `json:"checkpoint_exit,omitempty"`
 	// TimeLimitS is the instance's time limit (time=, netexec --time), in
 	// seconds; 0 means the queue's run limit only. It must not exceed the
 	// queue's. An attempt that runs past it gets SIGTERM, then SIGKILL
@@ -331,6 +339,9 @@ type Instance struct {
 	Machine string `json:"machine,omitempty"`
 	// GPUs are the indices of the GPUs of Machine the attempt holds.
 	GPUs []int `json:"gpus,omitempty"`
+	// Checkpoint is the newest checkpoint an attempt of the instance
+	// kept, which every later attempt starts from; nil while none is.
+	Checkpoint *Checkpoint `json:"checkpoint,omitempty"`
 	// Binary is the path chosen for Machine's key, once placed.
 	Binary    string    `json:"binary,omitempty"`
 	PID       int       `json:"pid,omitempty"`
@@ -574,6 +585,10 @@ type HistoryAttempt struct {
 	StartedAt   time.Time `json:"started_at,omitzero"`
 	EndedAt     time.Time `json:"ended_at,omitzero"`
 	ReplacedBy  uint64    `json:"replaced_by,omitempty"`
+	// CheckpointSize and CheckpointAt describe the checkpoint the attempt
+	// kept (its size in bytes, when it was committed); zero for none.
+	CheckpointSize int64     `json:"checkpoint_size,omitempty"`
+	CheckpointAt   time.Time `json:"checkpoint_at,omitzero"`
 }
 
 // HistoryQuery selects attempts for GET /v1/history; empty fields select

@@ -42,3 +42,30 @@ type KeepOutputsRequest struct {
 // BlobHeaderSum names, on PUT /v1/blobs and between servers, the sha256
 // the sender computed, which the receiver checks.
 const BlobHeaderSum = "X-Netmgr-Blob-Sha256"
+
+// Checkpoint is a kept checkpoint of an instance: the attempt that made
+// it, on Machine, the archive Blob (sha256) of Size bytes holding Files,
+// and when the servers committed it.
+type Checkpoint struct {
+	Attempt uint64    `json:"attempt"`
+	Machine string    `json:"machine,omitempty"`
+	Blob    string    `json:"blob"`
+	Size    int64     `json:"size"`
+	Files   []string  `json:"files,omitempty"`
+	At      time.Time `json:"at"`
+}
+
+// KeepCheckpointRequest is what a stub sends (POST /v1/checkpoints) once
+// an attempt that exited with its job's checkpoint code has its
+// checkpoint archive kept by a majority of the servers: the servers
+// commit it as the instance's newest checkpoint (CheckpointKept).
+type KeepCheckpointRequest struct {
+	At       time.Time `json:"at"`
+	JobID    uint64    `json:"job_id"`
+	Instance int       `json:"instance"`
+	Attempt  uint64    `json:"attempt"`
+	Machine  string    `json:"machine"`
+	Blob     string    `json:"blob"`
+	Size     int64     `json:"size"`
+	Files    []string  `json:"files,omitempty"`
+}

@@ -29,6 +29,21 @@ type StartRequest struct {
 	CopyInSize int64    `json:"copy_in_size,omitempty"`
 	CopyOut    []string `json:"copy_out,omitempty"`
 	CopyOutMax int64    `json:"copy_out_max,omitempty"`
+	// Checkpoint are the paths (JobSpec.Checkpoint) the stub takes from
+	// the exec dir when the attempt exits with CheckpointExit, and has
+	// the servers keep (KeepCheckpoint) before it reports the end, up to
+	// CopyOutMax bytes. CheckpointBlob, when set, is the sha256 of the
+	// instance's newest kept checkpoint, of CheckpointSize bytes, which
+	// the stub unpacks into the exec dir before the job starts, as it
+	// does copy_in. CheckpointSignal is the signal (a name without SIG)
+	// that asks the job to checkpoint and exit before the stub stops it
+	// for the machine's owner, GraceMS before SIGKILL. A stub that
+	// predates them ignores them.
+	Checkpoint       []string `json:"checkpoint,omitempty"`
+	CheckpointExit   int      `json:"checkpoint_exit,omitempty"`
+	CheckpointBlob   string   `json:"checkpoint_blob,omitempty"`
+	CheckpointSize   int64    `json:"checkpoint_size,omitempty"`
+	CheckpointSignal string   `json:"checkpoint_signal,omitempty"`
 	// Servers are HTTP addresses of the server group, a hint for where to
 	// send CHILD events.
 	Servers []string `json:"servers,omitempty"`

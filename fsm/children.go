@@ -89,8 +89,11 @@ func (d *db) applyChildTerm(index uint64, c *ChildTerm) *Result {
 	in.UserMS, in.SysMS, in.MaxRSSKB = c.UserMS, c.SysMS, c.MaxRSSKB
 	in.EndedAt = c.At
 	in.Leftovers = slices.Clone(c.Leftovers)
+	ckpt := checkpointRestart(&j.Spec, in, c)
 	var state string
 	switch {
+	case ckpt && !in.KillRequested:
+		state = InstanceExited // a checkpoint exit is the job's deliberate end
 	case in.KillRequested || c.Reason != "":
 		state = InstanceKilled
 	case in.Preempt == PreemptRequeue:
@@ -115,9 +118,10 @@ func (d *db) applyChildTerm(index uint64, c *ChildTerm) *Result {
 		// Asked for, the lease's or a preemption's: queued again at
 		// once, no restart counted.
 		d.newAttempt(j, in, c.At, 0, index)
-	case c.MachineFault:
-		// The machine's fault, not the job's: queued again at once, no
-		// restart counted, whatever the restart policy.
+	case c.MachineFault, ckpt:
+		// The machine's fault, not the job's, or a checkpoint exit (the
+		// next attempt starts from the checkpoint kept): queued again at
+		// once, no restart counted, whatever the restart policy.
 		d.newAttempt(j, in, c.At, 0, index)
 	case restarts(&j.Spec, in):
 		in.Restarts++

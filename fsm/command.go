@@ -54,6 +54,7 @@ const (
 	FairShareStartType  MessageType = 39 // since command level 39; see FairShareStart
 	SubmitResourcesType MessageType = 40 // since command level 40; see JobSpec.CPUs
 	SessionEventType    MessageType = 41 // proposed with IgnoreUnknownFlag: informational; see SessionEvent
+	CheckpointKeptType  MessageType = 42 // since command level 42; see CheckpointKept
 	PrimeTimeSwitchType MessageType = 43 // since command level 43; see PrimeTimeSwitch
 	PreemptType         MessageType = 44 // since command level 44; see Preempt
 	PolicyLoadType      MessageType = 45 // since command level 45; see PolicyLoad (its errors with IgnoreUnknownFlag)
@@ -153,6 +154,8 @@ func (t MessageType) String() string {
 		return "SubmitResources"
 	case SessionEventType:
 		return "SessionEvent"
+	case CheckpointKeptType:
+		return "CheckpointKept"
 	case PrimeTimeSwitchType:
 		return "PrimeTimeSwitch"
 	case PreemptType:
@@ -311,6 +314,16 @@ type JobSpec struct {
 	Gres          map[string]int `json:"gres,omitempty"`
 	DiskMB        int64          `json:"disk_mb,omitempty"`
 	Licenses      map[string]int `json:"licenses,omitempty"`
+	// Checkpoint are the files and directories (relative to the exec
+	// dir, globs allowed) kept when an attempt exits with CheckpointExit
+	// (netexec --checkpoint, --checkpoint-exit): the instance starts
+	// again at once with them in its new exec dir, and so does every
+	// later attempt (checkpoints.go). A job that checkpoints is
+	// restartable. Since command level 42: the server submits such a job
+	// only when every server applies CheckpointKeptType, so no replica
+	// ignores the fields.
+	Checkpoint     []string `json:"checkpoint,omitempty"`
+	CheckpointExit int      `json:"checkpoint_exit,omitempty"`
 }
 
 // HasFiles reports whether the job moves files (copy_in or copy_out),
@@ -347,10 +360,11 @@ const (
 // DefaultMaxRestarts bounds restarts per instance when the job names none.
 const DefaultMaxRestarts = 3
 
-// Restartable reports whether the job has a restart policy: its instances
-// may be started elsewhere when their machine's lease expires.
+// Restartable reports whether the job has a restart policy, or keeps
+// checkpoints: its instances may be started elsewhere when their
+// machine's lease expires.
 func (s *JobSpec) Restartable() bool {
-	return s.Restart == RestartOnFailure || s.Restart == RestartAlways
+	return s.Restart == RestartOnFailure || s.Restart == RestartAlways || s.HasCheckpoint()
 }
 
 // QueueName is the queue the job goes to: the one it names, else the

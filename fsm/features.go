@@ -33,6 +33,10 @@ var (
 	FeatureFiles = Feature{"a job with copy_in or copy_out", OutputsKeptType, SubmitFilesType}
 	// Resources: --cpus above 1, --gpus, --gres, --disk, --license.
 	FeatureResources = Feature{"a job asking for CPUs, GPUs, generic resources, disk or licences", SubmitResourcesType, SubmitResourcesType}
+	// Checkpoints (--checkpoint, --checkpoint-exit) are carried in any
+	// Submit entry; the job is proposed only once every server applies
+	// CheckpointKept (42), which keeps them.
+	FeatureCheckpoint = Feature{"a job with checkpoints", CheckpointKeptType, 0}
 
 	// Owner-policy settings came with MailSent (31), in LoadDatabase
 	// fields an older replica ignores.
@@ -65,6 +69,7 @@ var jobFeatures = []struct {
 	Feature
 	asks func(*JobSpec) bool
 }{
+	{FeatureCheckpoint, (*JobSpec).HasCheckpoint},
 	{FeatureResources, (*JobSpec).HasResources},
 	{FeatureFiles, (*JobSpec).HasFiles},
 	{FeatureGang, func(s *JobSpec) bool { return s.Gang }},

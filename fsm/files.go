@@ -71,7 +71,8 @@ func (d *db) applyOutputsKept(index uint64, c *OutputsKept) *Result {
 }
 
 // Blobs returns the sha256 of every blob the live state refers to: each
-// job's copy_in archive and kept outputs. A blob not among them may be
+// job's copy_in archive, kept outputs and its instances' newest
+// checkpoints (an older checkpoint is referred to no more). A blob not among them may be
 // removed from a blob store once it is old enough not to be an upload
 // whose Submit is still on its way.
 func (v View) Blobs() map[string]bool {
@@ -85,12 +86,18 @@ func (v View) Blobs() map[string]bool {
 				out[o.Blob] = true
 			}
 		}
+		for i := range j.Instances {
+			if c := j.Instances[i].Checkpoint; c != nil {
+				out[c.Blob] = true
+			}
+		}
 	}
 	return out
 }
 
 // UserBlobs returns the blobs the live jobs of owner name, each with its
-// size as recorded: their copy_in archives and kept outputs. A blob two
+// size as recorded: their copy_in archives, kept outputs and newest
+// checkpoints. A blob two
 // jobs name is listed once. The per-user blob quota (server) adds them up.
 func (v View) UserBlobs(owner string) map[string]int64 {
 	out := make(map[string]int64)
@@ -104,6 +111,11 @@ func (v View) UserBlobs(owner string) map[string]int64 {
 		for _, o := range j.Outputs {
 			if o.Blob != "" {
 				out[o.Blob] = o.Size
+			}
+		}
+		for i := range j.Instances {
+			if c := j.Instances[i].Checkpoint; c != nil {
+				out[c.Blob] = c.Size
 			}
 		}
 	}

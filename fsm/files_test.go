@@ -12,7 +12,8 @@ func TestUserBlobs(t *testing.T) {
 	a := richState(t)
 	// A second job of lena's with the same copy_in: the blob counts once.
 	a.mustOK(fsm.SubmitFilesType, fsm.Submit{At: at(240), Owner: "lena", Spec: withFiles(spec("again", 1))})
-	want := map[string]int64{strings.Repeat("cd", 32): 4096, strings.Repeat("ab", 32): 10240}
+	// Job 26's checkpoint counts too.
+	want := map[string]int64{strings.Repeat("cd", 32): 4096, strings.Repeat("ab", 32): 10240, strings.Repeat("ef", 32): 2048}
 	for _, tc := range []struct {
 		owner string
 		want  map[string]int64

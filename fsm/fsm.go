@@ -289,6 +289,10 @@ func (f *FSM) applyCommand(index uint64, data []byte) *Result {
 		var c OutputsKept
 		decode(index, t, body, &c)
 		return d.applyOutputsKept(index, &c)
+	case CheckpointKeptType:
+		var c CheckpointKept
+		decode(index, t, body, &c)
+		return d.applyCheckpointKept(index, &c)
 	case JobsExpireType:
 		var c JobsExpire
 		decode(index, t, body, &c)

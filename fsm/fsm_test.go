@@ -27,7 +27,7 @@ func TestApplyPanics(t *testing.T) {
 		data []byte
 	}{
 		{"empty entry", nil},
-		{"unknown type", append([]byte{42}, "{}"...)},
+		{"unknown type", append([]byte{byte(fsm.CommandLevel) + 1}, "{}"...)},
 		{"zero type", append([]byte{0}, "{}"...)},
 		{"corrupt StubJoin body", append([]byte{byte(fsm.StubJoinType)}, "{"...)},
 		{"corrupt Submit body", append([]byte{byte(fsm.SubmitType)}, `{"spec":{"min":"three"}}`...)},

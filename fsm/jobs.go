@@ -126,6 +126,9 @@ func validateSpec(s *JobSpec) error {
 	if err := s.checkResources(); err != nil {
 		return err
 	}
+	if err := s.checkCheckpoint(); err != nil {
+		return err
+	}
 	for _, t := range s.MailTypes {
 		if !ValidMailType(t) {
 			return fmt.Errorf("%w: mail_type: %q is not begin, end, fail, requeue or all", ErrInvalidSpec, t)

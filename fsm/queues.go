@@ -51,7 +51,13 @@ func (d *db) admit(s *JobSpec, owner string) (string, error) {
 	if err := queue.CheckUser(name, q.Limits(), owner, d.userCounts(name, owner).Jobs); err != nil {
 		return "", err
 	}
-	if err := queue.CheckTime(name, q.Limits(), s.TimeLimitSeconds, s.WarnLeadSeconds); err != nil {
+	lead := s.WarnLeadSeconds
+	if s.HasCheckpoint() && s.TimeLimitSeconds == 0 && q.Limits().MaxRunSeconds == 0 {
+		// A job that checkpoints may name its signal with no time limit:
+		// it asks it to checkpoint before a vacate (level 42 only).
+		lead = 0
+	}
+	if err := queue.CheckTime(name, q.Limits(), s.TimeLimitSeconds, lead); err != nil {
 		return "", err
 	}
 	return name, nil

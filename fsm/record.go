@@ -19,6 +19,10 @@ type AttemptRecord struct {
 	SubmittedAt time.Time
 	AttemptEnd
 	ReplacedBy uint64
+	// CheckpointSize and CheckpointAt describe the checkpoint the attempt
+	// kept (CheckpointKept), zero when it kept none.
+	CheckpointSize int64
+	CheckpointAt   time.Time
 }
 
 // Applied is what one applied entry produced for the record kept outside
@@ -75,13 +79,17 @@ func (d *db) noteFinished(jobID uint64, in *Instance) {
 // a new one.
 func (d *db) noteReplaced(j *Job, in *Instance, end AttemptEnd, index uint64) {
 	if d.out != nil {
-		d.out.attempts = append(d.out.attempts, attemptRecord(j, in.Index, end, index, end.Attempt+1))
+		d.out.attempts = append(d.out.attempts, attemptRecord(j, in, end, index, end.Attempt+1))
 	}
 }
 
-func attemptRecord(j *Job, instance int, end AttemptEnd, index, replacedBy uint64) AttemptRecord {
-	return AttemptRecord{Index: index, Job: j.ID, Name: j.Name, Owner: j.Owner, Queue: j.Queue,
-		Instance: instance, SubmittedAt: j.SubmittedAt, AttemptEnd: end, ReplacedBy: replacedBy}
+func attemptRecord(j *Job, in *Instance, end AttemptEnd, index, replacedBy uint64) AttemptRecord {
+	r := AttemptRecord{Index: index, Job: j.ID, Name: j.Name, Owner: j.Owner, Queue: j.Queue,
+		Instance: in.Index, SubmittedAt: j.SubmittedAt, AttemptEnd: end, ReplacedBy: replacedBy}
+	if c := in.Checkpoint; c != nil && c.Attempt == end.Attempt {
+		r.CheckpointSize, r.CheckpointAt = c.Size, c.At
+	}
+	return r
 }
 
 // flushRecord closes the entry at index: the attempts that ended and are
@@ -104,7 +112,7 @@ func (d *db) flushRecord(index uint64) {
 		if in.Attempt != r.attempt || !in.Finished() {
 			continue // restarted within the entry: noteReplaced recorded it
 		}
-		o.attempts = append(o.attempts, attemptRecord(j, in.Index, currentEnd(in), index, 0))
+		o.attempts = append(o.attempts, attemptRecord(j, in, currentEnd(in), index, 0))
 	}
 	if len(o.events) > 0 || len(o.attempts) > 0 {
 		o.done = append(o.done, Applied{Index: index, Events: o.events, Attempts: o.attempts})

@@ -31,10 +31,12 @@ import (
 // resource requests and its instances' GPUs to their records, and the
 // licences to the database line; 15 adds the queues' prime-time states
 // (PrimeTimeSwitch) and the site policy script (PolicyLoad) to the
-// header, each instance's PreemptedBy and Preempt (Preempt) to the job's
-// record, and the queues' prime-time declarations, preempt= and the
-// interactive queue's mark to the database line. This build writes 15
-// and reads 4 to 15; a future version must keep a reader for them all.
+// header, the job's checkpoint options and its instances' newest kept
+// checkpoints (CheckpointKept) and each instance's PreemptedBy and
+// Preempt (Preempt) to the job's record, and the queues' prime-time
+// declarations, preempt= and the interactive queue's mark to the
+// database line. This build writes 15 and reads 4 to 15; a future
+// version must keep a reader for them all.
 const SnapshotVersion = 15
 
 // oldestSnapshotVersion is the oldest version Restore reads, 1.0's.

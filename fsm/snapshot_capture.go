@@ -83,6 +83,11 @@ func cloneJob(j *Job) *Job {
 		in.History = slices.Clone(in.History)
 		in.Leftovers = slices.Clone(in.Leftovers)
 		in.GPUs = slices.Clone(in.GPUs)
+		if in.Checkpoint != nil {
+			ck := *in.Checkpoint
+			ck.Files = slices.Clone(ck.Files)
+			in.Checkpoint = &ck
+		}
 	}
 	if j.Cron != nil {
 		cs := *j.Cron

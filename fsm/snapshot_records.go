@@ -6,7 +6,7 @@ import (
 	"slices"
 )
 
-// The version 14 record layouts: each write function and its read function
+// The version 15 record layouts: each write function and its read function
 // list the same fields in the same order. A field added to a record needs
 // a new snapshot version that writes it, and the reader reads it only from
 // that version on; TestRecordsRoundTrip fails until it is written. Version
@@ -21,7 +21,8 @@ import (
 // and the job's Outputs; versions 4 to 13 the machine's GPUs and DiskMB
 // and the job's resource requests and its instances' GPUs, the last
 // fields of their records (13 added fair share's usage to the header,
-// not to the records).
+// not to the records); versions 4 to 14 the spec's Checkpoint and
+// CheckpointExit and the instances' Checkpoint, the job's last fields.
 
 func (e *encoder) machine(m *Machine) {
 	f := &m.MachineFacts
@@ -121,6 +122,7 @@ func (e *encoder) job(j *Job) {
 	e.files(j)          // since version 12
 	e.resources(j)      // since version 14
 	e.preempts(j)       // since version 15
+	e.checkpoints(j)    // since version 15
 	e.endRecord()
 }
 
@@ -165,6 +167,7 @@ func (d *decoder) job(j *Job) {
 	}
 	if d.version >= 15 {
 		d.preempts(j)
+		d.checkpoints(j)
 	}
 	d.flushRaw()
 }
@@ -256,6 +259,58 @@ func (d *decoder) resources(j *Job) {
 			return
 		}
 		j.Instances[i].GPUs = gpus
+	}
+}
+
+// checkpoints writes a job's checkpoint options and the newest
+// checkpoint of each of its instances that kept one (since version 15).
+func (e *encoder) checkpoints(j *Job) {
+	e.strs(j.Spec.Checkpoint)
+	e.int(int64(j.Spec.CheckpointExit))
+	n := 0
+	for i := range j.Instances {
+		if j.Instances[i].Checkpoint != nil {
+			n++
+		}
+	}
+	e.uint(uint64(n))
+	for i := range j.Instances {
+		c := j.Instances[i].Checkpoint
+		if c == nil {
+			continue
+		}
+		e.int(int64(i))
+		e.uint(c.Attempt)
+		e.sym(c.Machine)
+		e.str(c.Blob)
+		e.uint(uint64(c.Size))
+		e.strs(c.Files)
+		e.time(c.At)
+		e.uint(c.Index)
+	}
+}
+
+// checkpoints reads what encoder.checkpoints wrote.
+func (d *decoder) checkpoints(j *Job) {
+	j.Spec.Checkpoint = d.strs()
+	j.Spec.CheckpointExit = int(d.int())
+	n := d.count()
+	for range n {
+		i := int(d.int())
+		c := &Checkpoint{Attempt: d.uint(), Machine: d.sym()}
+		d.str(&c.Blob)
+		c.Size = int64(d.uint())
+		c.Files = d.strs()
+		c.At = d.time()
+		c.Index = d.uint()
+		if d.err != nil {
+			return
+		}
+		if i < 0 || i >= len(j.Instances) {
+			d.fail(fmt.Errorf("%w: checkpoint of instance %d of job %d, which has %d", errCorrupt, i, j.ID, len(j.Instances)))
+			return
+		}
+		j.Instances[i].Checkpoint = c
 	}
 }
 

@@ -244,6 +244,13 @@ func richCommands() []command {
 		// script, loaded, then replaced.
 		command{fsm.PolicyLoadType, fsm.PolicyLoad{At: at(257), Op: fsm.PolicyOpLoad, By: "tclark", Source: "def priority(job, user, usage, now):\n    return 0\n"}},
 		command{fsm.PolicyLoadType, fsm.PolicyLoad{At: at(258), Op: fsm.PolicyOpLoad, By: "tclark", Source: "def admit(job, user):\n    return None\n"}},
+		// Also since version 15: job 26, which
+		// checkpoints, and the checkpoint its instance 0 kept.
+		command{fsm.SubmitType, fsm.Submit{At: at(259), Owner: "lena", Spec: withCheckpoint(spec("counter", 1))}},
+		command{fsm.PlaceType, fsm.Place{At: at(260), Assignments: []fsm.Assignment{x(26, 0, "m7", "*")}}},
+		command{fsm.ChildRegisterType, fsm.ChildRegister{At: at(261), JobID: 26, Instance: 0, Attempt: 1, Machine: "m7", PID: 2600}},
+		command{fsm.CheckpointKeptType, fsm.CheckpointKept{At: at(262), JobID: 26, Instance: 0, Attempt: 1, Machine: "m7",
+			Blob: strings.Repeat("ef", 32), Size: 2048, Files: []string{"state/counter"}}},
 	)
 	return cmds
 }
@@ -251,7 +258,7 @@ func richCommands() []command {
 // richSinceV14 is how many of richCommands' last commands a version 14
 // snapshot cannot hold: the rich state of testdata/snapshot_v14.golden
 // lacks them.
-const richSinceV14 = 6
+const richSinceV14 = 10
 
 // withInteractive adds the queue "now", marked interactive, to db.
 func withInteractive(db fsm.Database) fsm.Database {
@@ -304,6 +311,12 @@ func withPreempt(q fsm.DeclaredQueue, mode string) fsm.DeclaredQueue {
 // snapshot cannot hold: the rich state of testdata/snapshot_v13.golden
 // lacks them.
 const richSinceV13 = 5 + richSinceV14
+
+// withCheckpoint returns s keeping state/ as its checkpoint on exit 85.
+func withCheckpoint(s fsm.JobSpec) fsm.JobSpec {
+	s.Checkpoint, s.CheckpointExit = []string{"state"}, 85
+	return s
+}
 
 // gpuFacts is an 8-CPU machine with two a100 GPUs and a t4 detected,
 // 50 GB of free disk and two fpga declared in its init file.
@@ -690,8 +703,8 @@ func TestSnapshotRoundTrip(t *testing.T) {
 			}},
 		{"next job id continues", command{fsm.SubmitType, fsm.Submit{At: at(104), Owner: "erin", Spec: spec("", 1)}},
 			func(t *testing.T, res *fsm.Result) {
-				if res.JobID != 26 || res.Existing {
-					t.Errorf("got JobID %d Existing %v, want 26 and false", res.JobID, res.Existing)
+				if res.JobID != 27 || res.Existing {
+					t.Errorf("got JobID %d Existing %v, want 27 and false", res.JobID, res.Existing)
 				}
 			}},
 		{"term of a lost instance", command{fsm.ChildTermType, fsm.ChildTerm{At: at(105), JobID: 4, Instance: 0, Attempt: 1, Machine: "m3"}},

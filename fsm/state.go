@@ -155,6 +155,10 @@ type Instance struct {
 	// version 15.
 	PreemptedBy uint64 `json:"preempted_by,omitempty"`
 	Preempt     string `json:"preempt,omitempty"`
+	// Checkpoint is the newest checkpoint an attempt of the instance
+	// kept (CheckpointKept), restored into every later attempt's exec
+	// dir; nil while none is. Since snapshot version 15.
+	Checkpoint *Checkpoint `json:"checkpoint,omitempty"`
 }
 
 // Finished reports whether the instance has ended for good.

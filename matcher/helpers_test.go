@@ -197,6 +197,9 @@ func reference(req Request, ms []MachineView) (int, []refCount, int) {
 		if n := m.JobCounts[req.JobID]; n > 0 {
 			cost += 1.0 * float64(n) / normRating(m.Rating)
 		}
+		if req.Prefer != "" && m.Name != req.Prefer {
+			cost += 1.0
+		}
 		better := best < 0 || cost < bestCost
 		if !better && cost == bestCost {
 			h, bh := tieHash(seed, m.Name), tieHash(seed, ms[best].Name)

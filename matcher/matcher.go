@@ -44,7 +44,8 @@ type Matcher struct {
 // Scorers then rank the survivors by the sum of their costs, lower first:
 //
 //  1. load: effective load (Load + ImposedLoad) / Rating;
-//  2. spread: 1.0 × (instances of this job on the machine) / Rating.
+//  2. spread: 1.0 × (instances of this job on the machine) / Rating;
+//  3. affinity: 1.0 on every machine but the request's Prefer, when set.
 //
 // Ties go to the lowest FNV-1a hash of (JobID, Instance, machine name),
 // finished with murmur3's fmix64 so similar names spread evenly, then to the
@@ -69,6 +70,7 @@ func New() *Matcher {
 		[]scorer{
 			loadScorer{},
 			spreadScorer{weight: 1.0},
+			affinityScorer{weight: 1.0},
 		},
 	)
 }

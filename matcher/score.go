@@ -13,7 +13,28 @@ type scorer interface {
 var (
 	_ scorer = loadScorer{}
 	_ scorer = spreadScorer{}
+	_ scorer = affinityScorer{}
 )
+
+// affinityScorer prefers the machine the request names in Prefer:
+//
+//	cost = weight when Prefer is set and the machine is another, else 0
+//
+// A request without Prefer costs 0 everywhere, so it ranks as before.
+// With weight 1 the preferred machine wins unless another is more than
+// one unit of load less busy. New uses weight 1.
+type affinityScorer struct {
+	weight float64
+}
+
+func (affinityScorer) name() string { return "affinity" }
+
+func (s affinityScorer) cost(q *query, i int) float64 {
+	if q.req.Prefer == "" || q.pool.machines[i].Name == q.req.Prefer {
+		return 0
+	}
+	return s.weight
+}
 
 // loadScorer prefers the machine with the lowest effective load:
 //

@@ -145,6 +145,10 @@ type Request struct {
 	Gres []GresRequest
 	// DiskMB is the local disk each instance claims; 0 claims none.
 	DiskMB int64
+	// Prefer, when set, names the machine the instance should come back
+	// to (its last attempt's, after a checkpoint exit): affinityScorer
+	// weighs every other machine one unit of load more.
+	Prefer string
 }
 
 // Wildcard is the binary key that matches every machine.

@@ -151,7 +151,8 @@ func historyEntry(a fsm.Applied) history.Entry {
 		e.Attempts[i] = history.Attempt{Index: r.Index, Job: r.Job, Name: r.Name, Owner: r.Owner, Queue: r.Queue,
 			Instance: r.Instance, Attempt: r.Attempt, Machine: r.Machine, State: r.State, ExitCode: r.ExitCode,
 			Signal: r.Signal, Error: r.Error, Reason: r.Reason, UserMS: r.UserMS, SysMS: r.SysMS, MaxRSSKB: r.MaxRSSKB,
-			SubmittedAt: r.SubmittedAt, PlacedAt: r.PlacedAt, StartedAt: r.StartedAt, EndedAt: r.EndedAt, ReplacedBy: r.ReplacedBy}
+			SubmittedAt: r.SubmittedAt, PlacedAt: r.PlacedAt, StartedAt: r.StartedAt, EndedAt: r.EndedAt, ReplacedBy: r.ReplacedBy,
+			CheckpointSize: r.CheckpointSize, CheckpointAt: r.CheckpointAt}
 	}
 	return e
 }
@@ -167,7 +168,8 @@ func attemptToWire(a history.Attempt) client.HistoryAttempt {
 	return client.HistoryAttempt{Index: a.Index, Job: a.Job, Name: a.Name, Owner: a.Owner, Queue: a.Queue,
 		Instance: a.Instance, Attempt: a.Attempt, Machine: a.Machine, State: a.State, ExitCode: a.ExitCode,
 		Signal: a.Signal, Error: a.Error, Reason: a.Reason, UserMS: a.UserMS, SysMS: a.SysMS, MaxRSSKB: a.MaxRSSKB,
-		SubmittedAt: a.SubmittedAt, PlacedAt: a.PlacedAt, StartedAt: a.StartedAt, EndedAt: a.EndedAt, ReplacedBy: a.ReplacedBy}
+		SubmittedAt: a.SubmittedAt, PlacedAt: a.PlacedAt, StartedAt: a.StartedAt, EndedAt: a.EndedAt, ReplacedBy: a.ReplacedBy,
+		CheckpointSize: a.CheckpointSize, CheckpointAt: a.CheckpointAt}
 }
 
 // sweepHistory removes, every sweep period, the history older than the

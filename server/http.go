@@ -49,6 +49,7 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("PUT /v1/peer/blobs/{sum}", s.handlePeerPutBlob)
 	mux.HandleFunc("GET /v1/peer/blobs/{sum}", s.handlePeerGetBlob)
 	mux.HandleFunc("POST /v1/outputs", s.leaderWrite(s.handleKeepOutputs))
+	mux.HandleFunc("POST /v1/checkpoints", s.leaderWrite(s.handleKeepCheckpoint))
 	mux.HandleFunc("GET /v1/servers", s.handleServers)
 	mux.HandleFunc("DELETE /v1/raft/servers/{name}", s.forUser(s.leaderWrite(s.handleRemoveServer)))
 	mux.HandleFunc("GET /v1/agent/self", s.handleSelf)

@@ -163,6 +163,15 @@ func (s *Server) mayReadBlob(p principal, sum string) bool {
 						return
 					}
 				}
+			case p.Stub != "":
+				// An instance's checkpoint, for the machine it is placed
+				// on, to restore it.
+				for _, in := range j.Instances {
+					if in.Machine == p.Stub && in.Checkpoint != nil && in.Checkpoint.Blob == sum {
+						allowed = true
+						return
+					}
+				}
 			}
 		}
 	})

@@ -34,6 +34,30 @@ func validateFiles(s *client.JobSpec) error {
 			return fmt.Errorf("copy_out %q: %w", p, err)
 		}
 	}
+	return validateCheckpoint(s)
+}
+
+// validateCheckpoint checks a spec's checkpoint options: paths inside the
+// exec dir, and an exit code from 1 to 255, both or neither.
+func validateCheckpoint(s *client.JobSpec) error {
+	if len(s.Checkpoint) == 0 && s.CheckpointExit == 0 {
+		return nil
+	}
+	if len(s.Checkpoint) == 0 {
+		return errors.New("checkpoint_exit needs checkpoint paths (netexec --checkpoint PATH,...)")
+	}
+	if s.CheckpointExit < 1 || s.CheckpointExit > 255 {
+		return fmt.Errorf("checkpoint_exit %d: an exit code from 1 to 255 (netexec --checkpoint-exit CODE)", s.CheckpointExit)
+	}
+	for _, p := range s.Checkpoint {
+		c := filepath.Clean(p)
+		if p == "" || filepath.IsAbs(c) || c == ".." || strings.HasPrefix(c, "../") {
+			return fmt.Errorf("checkpoint %q: a path inside the exec dir, relative to it", p)
+		}
+		if _, err := filepath.Match(c, ""); err != nil {
+			return fmt.Errorf("checkpoint %q: %w", p, err)
+		}
+	}
 	return nil
 }
 

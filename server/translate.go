@@ -58,6 +58,9 @@ func specFromWire(s client.JobSpec) fsm.JobSpec {
 		Gres:          maps.Clone(s.Gres),
 		DiskMB:        s.DiskMB,
 		Licenses:      maps.Clone(s.Licenses),
+
+		Checkpoint:     clone(s.Checkpoint),
+		CheckpointExit: s.CheckpointExit,
 	}
 	for _, r := range s.Requirements {
 		out.Requirements = append(out.Requirements, fsm.Requirement{Attr: r.Attr, Op: r.Op, Value: r.Value})
@@ -107,6 +110,9 @@ func specToWire(s fsm.JobSpec) client.JobSpec {
 		Gres:          maps.Clone(s.Gres),
 		DiskMB:        s.DiskMB,
 		Licenses:      maps.Clone(s.Licenses),
+
+		Checkpoint:     clone(s.Checkpoint),
+		CheckpointExit: s.CheckpointExit,
 	}
 	for _, r := range s.Requirements {
 		out.Requirements = append(out.Requirements, client.Requirement{Attr: r.Attr, Op: r.Op, Value: r.Value})
@@ -145,6 +151,7 @@ func jobToWire(v fsm.View, j *fsm.Job) client.Job {
 			State:         in.State,
 			Machine:       in.Machine,
 			GPUs:          slices.Clone(in.GPUs),
+			Checkpoint:    checkpointToWire(in.Checkpoint),
 			Binary:        j.Spec.Binaries[in.Key],
 			PID:           in.PID,
 			ExitCode:      in.ExitCode,
@@ -165,6 +172,14 @@ func jobToWire(v fsm.View, j *fsm.Job) client.Job {
 		}
 	}
 	return out
+}
+
+// checkpointToWire renders an instance's newest checkpoint; nil for none.
+func checkpointToWire(c *fsm.Checkpoint) *client.Checkpoint {
+	if c == nil {
+		return nil
+	}
+	return &client.Checkpoint{Attempt: c.Attempt, Machine: c.Machine, Blob: c.Blob, Size: c.Size, Files: clone(c.Files), At: c.At}
 }
 
 // addHistory adds to job, j rendered by jobToWire, how each earlier

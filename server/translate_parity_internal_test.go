@@ -115,6 +115,7 @@ func TestJobToWireParity(t *testing.T) {
 			"Instances[].StaleEvents":      "a count of fenced CHILD events, for tests and debugging",
 			"Instances[].ModifyIndex":      "the log's bookkeeping; the job's Index is its last change",
 			"Instances[].History[].Key":    "a key of Spec.Binaries; the history shows where the attempt ran (Machine)",
+			"Instances[].Checkpoint.Index": "the log's bookkeeping; At says when it was committed",
 		},
 		derived: map[string]string{
 			"Spec.After":         "as in TestSpecToWireParity",

@@ -241,7 +241,8 @@
 //
 // The sweeper's condition "its end is recorded" also means "its copy_out is
 // kept": the stub records an attempt's end only after its OutputsKept is
-// committed (see package server/blobstore).
+// committed (see package server/blobstore), and, after a checkpoint exit,
+// its CheckpointKept (checkpoints.go).
 //
 // # Reading a job's output: netmgr logs
 //

@@ -32,7 +32,8 @@ const ownerSweepEvery = 250 * time.Millisecond
 // does: when the machine falls asleep it suspends every running job at
 // once (SIGSTOP of its process group and cgroup, through its supervisor);
 // when it wakes within vacateAfter it resumes them; past vacateAfter it
-// vacates them: a restartable job is killed and its CHILD_TERM says it is
+// vacates them: a restartable job is killed (one that checkpoints is
+// first asked to, stopForCheckpoint) and its CHILD_TERM says it is
 // the machine's doing, so the servers start it elsewhere as a new attempt
 // without counting a restart, another is killed with ReasonOwnerReturned,
 // or, with keepSuspended, stays suspended until the machine wakes. It
@@ -185,15 +186,23 @@ func (p *ownerPolicy) vacate(ctx context.Context, k client.AttemptRef, vacateAft
 		p.log.Info("owner policy: job kept suspended until the machine wakes", "attempt", k)
 		return
 	}
-	if err := p.runner.signal(ctx, k, unix.SIGKILL, 0); err != nil {
+	// A job that checkpoints gets its signal and its grace to keep one
+	// first (stopForCheckpoint); any other is killed at once.
+	asked, err := p.runner.stopForCheckpoint(ctx, k)
+	if err != nil {
 		p.log.Warn("owner policy: vacate job", "attempt", k, "err", err)
-		return
+		if !asked {
+			return
+		}
 	}
 	delete(p.suspended, k)
 	p.save()
-	if restartable {
+	switch {
+	case asked:
+		p.vacated[k] = "asked to checkpoint, then restarted elsewhere"
+	case restartable:
 		p.vacated[k] = "restarted elsewhere"
-	} else {
+	default:
 		p.vacated[k] = "killed"
 	}
 	p.log.Warn("owner policy: job vacated", "attempt", k, "after", vacateAfter, "outcome", p.vacated[k])

@@ -387,7 +387,7 @@ func (r *runner) finish(k client.AttemptRef, a *attempt, res supervisor.Result) 
 	if js := r.sessions.get(k, ""); js != nil {
 		js.ended(session.Exit{Code: ev.ExitCode, Signal: ev.Signal, Error: ev.Error, Reason: ev.Reason})
 	}
-	if !r.outputs(k, a) {
+	if !r.checkpoint(k, a, res) || !r.outputs(k, a) {
 		return
 	}
 	r.recordEnd(k, a, ev)

@@ -69,7 +69,7 @@ func (r *runner) recovered(k client.AttemptRef, rec outbox.Record) *attempt {
 // or reports the attempt lost if its supervisor is gone (settle), and
 // otherwise watches the supervisor.
 func (r *runner) reattach(k client.AttemptRef, a *attempt) {
-	if len(a.rec.CopyOut) > 0 {
+	if len(a.rec.CopyOut) > 0 || len(a.rec.Checkpoint) > 0 {
 		// Its end waits for its outputs to be kept, which needs the
 		// servers, known only once the stub runs: not while it starts.
 		r.watchers.Go(func() { r.reattachNow(k, a) })

@@ -132,7 +132,8 @@ func (r *runner) start(req client.StartRequest) (bool, *client.ChildEvent, error
 		return started, nil, err
 	}
 	rec := outbox.Record{PID: st.PID, At: at, Restartable: req.Restartable, OwnerPolicy: req.OwnerPolicy, RegisterAnswered: true, ExecDir: execDir,
-		JobName: req.JobName, Owner: req.Owner, CopyOut: req.CopyOut, CopyOutMax: req.CopyOutMax}
+		JobName: req.JobName, Owner: req.Owner, CopyOut: req.CopyOut, CopyOutMax: req.CopyOutMax,
+		Checkpoint: req.Checkpoint, CheckpointExit: req.CheckpointExit, CheckpointSignal: req.CheckpointSignal, GraceMS: req.GraceMS}
 	reg := r.register(k, rec)
 	if err := r.out.Record(k, &rec); err != nil {
 		// Not durable, so not started: undo, and let the caller retry.
@@ -252,6 +253,11 @@ func (r *runner) spec(k client.AttemptRef, dir string, req client.StartRequest) 
 	}
 	if req.CopyInBlob != "" {
 		if err := r.copyIn(r.ctx, req, dir); err != nil {
+			return supervisor.Spec{}, true, err
+		}
+	}
+	if req.CheckpointBlob != "" {
+		if err := r.restoreCheckpoint(r.ctx, k, req, dir); err != nil {
 			return supervisor.Spec{}, true, err
 		}
 	}

@@ -192,6 +192,9 @@ func validatePlacement(s client.JobSpec) error {
 	if err := checkResources(s); err != nil {
 		return err
 	}
+	if err := checkCheckpoint(s); err != nil {
+		return err
+	}
 	if s.Queue != "" {
 		if msg := checkWord(s.Queue, "queue name"); msg != "" {
 			return fmt.Errorf("option %s: %s", optQueue, msg)

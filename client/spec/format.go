@@ -104,6 +104,7 @@ func Format(s client.JobSpec) string {
 	addRefs(optAfterNotOK, s.AfterNotOK)
 	addList(optCopyIn, s.CopyIn)
 	addList(optCopyOut, s.CopyOut)
+	formatCheckpoint(s, add)
 	return strings.Join(parts, ",")
 }
 

@@ -142,7 +142,7 @@ func (p *parser) parse(spec *client.JobSpec) error {
 	if off, ok := p.seen[optMaxPerMachine]; ok && spec.Unique && spec.MaxPerMachine > 1 {
 		return p.errAt(off, optMaxPerMachine, "%s", uniqueConflict)
 	}
-	return nil
+	return p.checkpointPair(spec)
 }
 
 // option reads one item of the spec: option=value, a bare option (unique,

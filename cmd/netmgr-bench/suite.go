@@ -38,26 +38,27 @@ type suite struct {
 // suites is every suite of the benchmark, in the order they run and
 // their figures print; each comment names the suite's file.
 var suites = []suite{
-	{name: "latency", run: latencySuite},                // bench.go
-	{name: "clisubmit", run: cliSubmitSuite},            // clisubmit.go
-	{name: "alloc", run: allocSuite},                    // alloc.go
-	{name: "startcpu", optIn: true, run: startCPUSuite}, // startcpu.go
-	{name: "flood", run: floodSuite},                    // flood.go
-	{name: "chain", run: chainSuite},                    // chain.go
-	{name: "files", run: filesSuite},                    // files.go
-	{name: "interactive", run: interactiveSuite},        // interactive.go
-	{name: "owner", run: ownerSuite},                    // owner.go
-	{name: "idle", run: idleSuite},                      // idle.go
-	{name: "failover", run: failoverSuite},              // failover.go
-	{name: "simstubs", run: simStubsSuite},              // simstubs.go
-	{name: "outage", run: outageSuite},                  // outage.go
-	{name: "gossip", run: gossipSuite},                  // gossip.go
-	{name: "pass", run: passSuite},                      // pass.go
-	{name: "resources", run: resourcesSuite},            // resources.go
-	{name: "policy", run: policySuite},                  // policy.go
-	{name: "scale", run: scaleSuite},                    // scale.go
-	{name: "retention", run: retentionSuite},            // retention.go
-	{name: "ui", run: uiSuite},                          // ui.go
+	{name: "latency", run: latencySuite},                    // bench.go
+	{name: "clisubmit", run: cliSubmitSuite},                // clisubmit.go
+	{name: "alloc", run: allocSuite},                        // alloc.go
+	{name: "startcpu", optIn: true, run: startCPUSuite},     // startcpu.go
+	{name: "flood", run: floodSuite},                        // flood.go
+	{name: "chain", run: chainSuite},                        // chain.go
+	{name: "files", run: filesSuite},                        // files.go
+	{name: "checkpoint", optIn: true, run: checkpointSuite}, // checkpoint.go
+	{name: "interactive", run: interactiveSuite},            // interactive.go
+	{name: "owner", run: ownerSuite},                        // owner.go
+	{name: "idle", run: idleSuite},                          // idle.go
+	{name: "failover", run: failoverSuite},                  // failover.go
+	{name: "simstubs", run: simStubsSuite},                  // simstubs.go
+	{name: "outage", run: outageSuite},                      // outage.go
+	{name: "gossip", run: gossipSuite},                      // gossip.go
+	{name: "pass", run: passSuite},                          // pass.go
+	{name: "resources", run: resourcesSuite},                // resources.go
+	{name: "policy", run: policySuite},                      // policy.go
+	{name: "scale", run: scaleSuite},                        // scale.go
+	{name: "retention", run: retentionSuite},                // retention.go
+	{name: "ui", run: uiSuite},                              // ui.go
 }
 
 // selectSuites returns the suites named in only, a comma-separated list,

@@ -169,6 +169,8 @@ func jobFlags() []cli.Flag {
 		&cli.StringSliceFlag{Name: "afternotok", Usage: "start once each `JOB` has ended without succeeding; cancelled if one succeeds (afternotok=)"},
 		&cli.StringSliceFlag{Name: "copy-in", Usage: "send these `FILE`s and directories of this machine with the job, into its execution directory under their base names (copy_in=)"},
 		&cli.StringSliceFlag{Name: "copy-out", Usage: "keep these `PATH`s (globs allowed) of the execution directory when an attempt ends, for netmgr fetch (copy_out=)"},
+		&cli.StringSliceFlag{Name: "checkpoint", Usage: "when an attempt exits with --checkpoint-exit, keep these `PATH`s of the execution directory on the servers and start again at once from them; every later attempt starts from the newest (checkpoint=)"},
+		&cli.IntFlag{Name: "checkpoint-exit", DefaultText: "none", Usage: "the exit `CODE` (1 to 255) by which the job says its --checkpoint files are written (checkpoint_exit=)"},
 		&cli.BoolFlag{Name: "copy-binary", Usage: "send BINARY (or the spec's binaries) with the job, so machines without it run it"},
 		&cli.StringFlag{Name: "export", DefaultText: "LANG,LANGUAGE,LC_*,TZ", Usage: "pass these of your environment variables to the job: `VARS` is a list of NAMEs and NAME=value, ALL (all but NETMGR_*), or NONE"},
 		&cli.StringFlag{Name: "chdir", DefaultText: "the execution directory", Usage: "start the job in `DIR` on its machine (relative: against the current directory)"},
@@ -225,6 +227,10 @@ type execArgs struct {
 	AfterNotOK []string
 	CopyIn     []string
 	CopyOut    []string
+	// Checkpoint and CheckpointExit are --checkpoint and --checkpoint-exit
+	// (0: not given).
+	Checkpoint     []string
+	CheckpointExit int
 }
 
 // specStringRE matches the start of a spec string: an option name and '='.
@@ -462,6 +468,14 @@ func execFlags(a execArgs, js client.JobSpec) []execFlag {
 		{"--afternotok", "afternotok=", "the jobs that must fail first", len(a.AfterNotOK) > 0, len(js.AfterNotOK) > 0, setList(a.AfterNotOK, func(js *client.JobSpec, v []string) { js.AfterNotOK = v })},
 		{"--copy-in", "copy_in=", "the files copied in", len(a.CopyIn) > 0, len(js.CopyIn) > 0, setList(a.CopyIn, func(js *client.JobSpec, v []string) { js.CopyIn = v })},
 		{"--copy-out", "copy_out=", "the files copied out", len(a.CopyOut) > 0, len(js.CopyOut) > 0, setList(a.CopyOut, func(js *client.JobSpec, v []string) { js.CopyOut = v })},
+		{"--checkpoint", "checkpoint=", "the checkpoint files", len(a.Checkpoint) > 0, len(js.Checkpoint) > 0, setList(a.Checkpoint, func(js *client.JobSpec, v []string) { js.Checkpoint = v })},
+		{"--checkpoint-exit", "checkpoint_exit=", "the checkpoint exit code", a.CheckpointExit != 0, js.CheckpointExit != 0, func(js *client.JobSpec) error {
+			if a.CheckpointExit < 1 || a.CheckpointExit > 255 {
+				return usagef("--checkpoint-exit: %d is not an exit code from 1 to 255", a.CheckpointExit)
+			}
+			js.CheckpointExit = a.CheckpointExit
+			return nil
+		}},
 	}
 }
 
@@ -572,6 +586,8 @@ func jobRequest(cCtx *cli.Context, cwd string) (client.SubmitRequest, error) {
 		AfterNotOK:       cCtx.StringSlice("afternotok"),
 		CopyIn:           cCtx.StringSlice("copy-in"),
 		CopyOut:          cCtx.StringSlice("copy-out"),
+		Checkpoint:       cCtx.StringSlice("checkpoint"),
+		CheckpointExit:   cCtx.Int("checkpoint-exit"),
 	})
 	if err != nil {
 		return client.SubmitRequest{}, err

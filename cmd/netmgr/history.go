@@ -10,6 +10,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/netmgr/netmgr/client"
+	"github.com/netmgr/netmgr/client/files"
 )
 
 // historyTimeLayout prints start and end times in the history table.
@@ -25,12 +26,13 @@ func historyCommand() *cli.Command {
 			"servers' history, which keeps them after the job has left the database\n" +
 			"(--job-retention) for the servers' --history-retention (default 90 days).\n" +
 			"Every server holds the whole history, so it survives the loss of any one.\n\n" +
-			"   JOB  NAME  INST  ATTEMPT  OWNER  QUEUE  MACHINE  STATE   EXIT  START                END                  ELAPSED  CPU   MAXRSS  REASON  REPLACED-BY\n" +
-			"   12   job1  0     1        alice  -      stub1    failed  3     2026-11-27T10:00:01  2026-11-27T10:00:04  3s       2.1s  12M     -       2\n\n" +
+			"   JOB  NAME  INST  ATTEMPT  OWNER  QUEUE  MACHINE  STATE   EXIT  START                END                  ELAPSED  CPU   MAXRSS  REASON  REPLACED-BY  CHECKPOINT\n" +
+			"   12   job1  0     1        alice  -      stub1    failed  3     2026-11-27T10:00:01  2026-11-27T10:00:04  3s       2.1s  12M     -       2            -\n\n" +
 			"NAME is the job's symbolic name (--name, symb_name=); EXIT is the exit status, or the signal that ended the attempt; CPU is user\n" +
 			"plus system time; MAXRSS the peak resident memory; REASON why the stub or\n" +
 			"the servers ended it (a limit, a lost machine, an error); REPLACED-BY the\n" +
-			"attempt that ran in its place. Times are local.\n\n" +
+			"attempt that ran in its place; CHECKPOINT the size of the checkpoint it\n" +
+			"kept (--checkpoint) and when the servers committed it. Times are local.\n\n" +
 			"You see your own jobs; an admin_id (or root on a pool machine) sees\n" +
 			"everyone's, or one user's with --user. --since and --until bound the end\n" +
 			"time: an RFC 3339 time (2026-11-27T10:00:00Z), a date (2026-11-27, local\n" +
@@ -156,13 +158,13 @@ func parseSince(flag, s string, now time.Time) (time.Time, error) {
 // (printable): names, owners, queues, machines and reasons.
 func renderHistory(w io.Writer, as []client.HistoryAttempt, loc *time.Location) error {
 	tw := newTable(w)
-	fmt.Fprintln(tw, "JOB\tNAME\tINST\tATTEMPT\tOWNER\tQUEUE\tMACHINE\tSTATE\tEXIT\tSTART\tEND\tELAPSED\tCPU\tMAXRSS\tREASON\tREPLACED-BY")
+	fmt.Fprintln(tw, "JOB\tNAME\tINST\tATTEMPT\tOWNER\tQUEUE\tMACHINE\tSTATE\tEXIT\tSTART\tEND\tELAPSED\tCPU\tMAXRSS\tREASON\tREPLACED-BY\tCHECKPOINT")
 	for _, a := range as {
-		fmt.Fprintf(tw, "%d\t%s\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n",
+		fmt.Fprintf(tw, "%d\t%s\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n",
 			a.Job, printable(dash(a.Name)), a.Instance, a.Attempt, printable(a.Owner), printable(dash(a.Queue)), printable(dash(a.Machine)),
 			printable(a.State), printable(historyExit(a)), historyTime(a.StartedAt, loc), historyTime(a.EndedAt, loc),
 			historyElapsed(a), historyCPU(a), historyRSS(a.MaxRSSKB), printable(dash(historyReason(a))),
-			historyReplaced(a.ReplacedBy))
+			historyReplaced(a.ReplacedBy), historyCheckpoint(a, loc))
 	}
 	return tw.Flush()
 }
@@ -227,4 +229,13 @@ func historyReplaced(n uint64) string {
 		return "-"
 	}
 	return strconv.FormatUint(n, 10)
+}
+
+// historyCheckpoint is the checkpoint an attempt kept: its size and when
+// the servers committed it, "-" for none.
+func historyCheckpoint(a client.HistoryAttempt, loc *time.Location) string {
+	if a.CheckpointSize == 0 && a.CheckpointAt.IsZero() {
+		return "-"
+	}
+	return strings.ReplaceAll(files.Size(a.CheckpointSize), " ", "") + "@" + historyTime(a.CheckpointAt, loc)
 }

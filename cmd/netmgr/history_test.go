@@ -13,7 +13,7 @@ func sampleHistory() []client.HistoryAttempt {
 	return []client.HistoryAttempt{
 		{Index: 40, Job: 12, Name: "job1", Owner: "alice", Instance: 0, Attempt: 1, Machine: "stub1", State: "failed", ExitCode: 3,
 			UserMS: 2050, SysMS: 70, MaxRSSKB: 12 * 1024, PlacedAt: t0, StartedAt: t0.Add(time.Second),
-			EndedAt: t0.Add(4 * time.Second), ReplacedBy: 2},
+			EndedAt: t0.Add(4 * time.Second), ReplacedBy: 2, CheckpointSize: 3 << 20, CheckpointAt: t0.Add(4 * time.Second)},
 		{Index: 44, Job: 12, Name: "job1", Owner: "alice", Instance: 0, Attempt: 2, Machine: "stub2", State: "exited",
 			UserMS: 1000, MaxRSSKB: 3 << 20, StartedAt: t0.Add(6 * time.Second), EndedAt: t0.Add(96 * time.Second)},
 		{Index: 50, Job: 13, Name: "job1", Owner: "bob", Queue: "long", Instance: 1, Attempt: 1, Machine: "stub3", State: "killed",

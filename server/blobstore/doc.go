@@ -57,6 +57,16 @@
 // may read a blob only if a job they may act on names it), verifies and
 // unpacks them, and exits 1 listing what was not kept and why.
 //
+// Checkpoints (JobSpec.Checkpoint, command level 42) use the same path:
+// an attempt that exits with its job's checkpoint code has its checkpoint
+// paths packed (stub/checkpoints.go), kept by a majority, and committed
+// as CheckpointKept (POST /v1/checkpoints, server/http_checkpoints.go,
+// which refuses with 413 one past its owner's quota, counting the
+// instance's previous checkpoint out); the instance's newest is the one
+// every later attempt's Start names (StartRequest.CheckpointBlob) and its
+// stub unpacks as it does copy_in. The checkpoint it replaces is named by
+// no job any more, so the garbage rule below removes it.
+//
 // Garbage: every minute each server removes the blobs that no job of the
 // live state names and that are older than 10 minutes (so an upload whose
 // Submit is on its way is not taken); a job leaves the state at its

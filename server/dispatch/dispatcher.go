@@ -1,6 +1,7 @@
 package dispatch
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"maps"
@@ -181,7 +182,7 @@ func (d *Dispatcher) Dispatch(ctx context.Context) {
 					q, _ := v.Queue(j.Queue)
 					st.inflight = true
 					req := startRequest(j, in, q, servers)
-					if len(j.Spec.CopyOut) > 0 {
+					if len(j.Spec.CopyOut) > 0 || len(j.Spec.Checkpoint) > 0 {
 						req.CopyOutMax = d.cfg.MaxCopySize
 					}
 					req.MachineIndex = m.ModifyIndex
@@ -467,6 +468,13 @@ func startRequest(j *fsm.Job, in *fsm.Instance, q fsm.QueueView, servers []strin
 	if run > 0 && j.Spec.WarnSignal != "" {
 		warn, lead = j.Spec.WarnSignal, j.Spec.WarnLeadSeconds*1000
 	}
+	ckBlob, ckSize, ckSignal := "", int64(0), ""
+	if c := in.Checkpoint; c != nil {
+		ckBlob, ckSize = c.Blob, c.Size
+	}
+	if j.Spec.HasCheckpoint() {
+		ckSignal = cmp.Or(j.Spec.WarnSignal, "TERM")
+	}
 	return client.StartRequest{
 		Restartable:   j.Spec.Restartable(),
 		OwnerPolicy:   maps.Clone(q.Owner),
@@ -493,6 +501,12 @@ func startRequest(j *fsm.Job, in *fsm.Instance, q fsm.QueueView, servers []strin
 		ExclusiveCPUs: j.Spec.ExclusiveCPUs,
 		GPUs:          append([]int(nil), in.GPUs...),
 		DiskMB:        j.Spec.DiskMB,
+
+		Checkpoint:       append([]string(nil), j.Spec.Checkpoint...),
+		CheckpointExit:   j.Spec.CheckpointExit,
+		CheckpointBlob:   ckBlob,
+		CheckpointSize:   ckSize,
+		CheckpointSignal: ckSignal,
 	}
 }
 

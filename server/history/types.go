@@ -42,6 +42,10 @@ type Attempt struct {
 	StartedAt   time.Time `json:"started_at,omitzero"`
 	EndedAt     time.Time `json:"ended_at,omitzero"`
 	ReplacedBy  uint64    `json:"replaced_by,omitempty"`
+	// CheckpointSize and CheckpointAt describe the checkpoint the attempt
+	// kept; zero for none.
+	CheckpointSize int64     `json:"checkpoint_size,omitempty"`
+	CheckpointAt   time.Time `json:"checkpoint_at,omitzero"`
 }
 
 // Entry is what one log entry produced.

@@ -26,6 +26,7 @@ func matchRequest(j *fsm.Job, in *fsm.Instance) matcher.Request {
 		GPUs:          j.Spec.GPUs,
 		GPUType:       j.Spec.GPUType,
 		DiskMB:        j.Spec.DiskMB,
+		Prefer:        checkpointMachine(j, in),
 	}
 	for _, name := range slices.Sorted(maps.Keys(j.Spec.Gres)) {
 		req.Gres = append(req.Gres, matcher.GresRequest{Name: name, Count: j.Spec.Gres[name]})
@@ -34,6 +35,20 @@ func matchRequest(j *fsm.Job, in *fsm.Instance) matcher.Request {
 		req.Requirements = append(req.Requirements, matcher.Requirement{Attr: r.Attr, Op: r.Op, Value: r.Value})
 	}
 	return req
+}
+
+// checkpointMachine is the machine an instance whose last attempt ended
+// in a checkpoint exit ran on, where its next attempt should start (its
+// files may still be in the page cache there); "" for any other.
+func checkpointMachine(j *fsm.Job, in *fsm.Instance) string {
+	if !j.Spec.HasCheckpoint() || len(in.History) == 0 {
+		return ""
+	}
+	last := in.History[len(in.History)-1]
+	if last.State != fsm.InstanceExited || last.ExitCode != j.Spec.CheckpointExit || last.Signal != "" {
+		return ""
+	}
+	return last.Machine
 }
 
 // machineView is what the matcher sees of a machine: the database's

@@ -62,6 +62,14 @@ type Record struct {
 	// (files.go).
 	CopyOut    []string `json:"copy_out,omitempty"`
 	CopyOutMax int64    `json:"copy_out_max,omitempty"`
+	// Checkpoint, CheckpointExit, CheckpointSignal and GraceMS are the
+	// Start's: the paths kept when the attempt exits with CheckpointExit,
+	// before its end is recorded, and the signal and grace that ask it
+	// to checkpoint before the owner policy stops it (checkpoints.go).
+	Checkpoint       []string `json:"checkpoint,omitempty"`
+	CheckpointExit   int      `json:"checkpoint_exit,omitempty"`
+	CheckpointSignal string   `json:"checkpoint_signal,omitempty"`
+	GraceMS          int64    `json:"grace_ms,omitempty"`
 }
 
 // Entry is one undelivered event and its sequence number.
