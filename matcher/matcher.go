@@ -12,6 +12,10 @@ type Matcher struct {
 	filters  []filter
 	nrequire int
 	scorers  []scorer
+	// unpreferred is scorers without affinityScorer, which costs 0 on
+	// every machine for a request without Prefer: most requests skip a
+	// call per candidate.
+	unpreferred []scorer
 }
 
 // New returns the standard pipeline. Filters run in this order, and a
@@ -77,10 +81,17 @@ func New() *Matcher {
 
 // newMatcher assembles a pipeline; New is the one netmgr uses.
 func newMatcher(require, state []filter, scorers []scorer) *Matcher {
+	var unpreferred []scorer
+	for _, s := range scorers {
+		if _, ok := s.(affinityScorer); !ok {
+			unpreferred = append(unpreferred, s)
+		}
+	}
 	return &Matcher{
-		filters:  append(require[:len(require):len(require)], state...),
-		nrequire: len(require),
-		scorers:  scorers,
+		filters:     append(require[:len(require):len(require)], state...),
+		nrequire:    len(require),
+		scorers:     scorers,
+		unpreferred: unpreferred,
 	}
 }
 
@@ -189,6 +200,10 @@ func (m *Matcher) MatchPool(req Request, p *Pool) Result {
 		matching = p.cand.count()
 	}
 
+	scorers := m.scorers
+	if q.req.Prefer == "" {
+		scorers = m.unpreferred
+	}
 	best, bestCost := -1, 0.0
 	var bestHash uint64
 	bestHashed := false
@@ -197,7 +212,7 @@ func (m *Matcher) MatchPool(req Request, p *Pool) Result {
 			i := w*64 + bits.TrailingZeros64(word)
 			word &= word - 1
 			c := 0.0
-			for _, s := range m.scorers {
+			for _, s := range scorers {
 				c += s.cost(q, i)
 			}
 			switch {
