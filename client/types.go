@@ -81,6 +81,10 @@ type JobSpec struct {
 	// checkpoint in its exec dir. A job that checkpoints is restartable.
 	Checkpoint     []string `json:"checkpoint,omitempty"`
 	CheckpointExit int      `json:"checkpoint_exit,omitempty"`
+	// Priority is the job's priority within its queue (higher first,
+	// before fair share and submit order), -1000 to 1000. Only the site
+	// policy's admit sets it: a submit that names one is refused.
+	Priority int `json:"priority,omitempty"`
 	// TimeLimitS is the instance's time limit (time=, netexec --time), in
 	// seconds; 0 means the queue's run limit only. It must not exceed the
 	// queue's. An attempt that runs past it gets SIGTERM, then SIGKILL

@@ -324,7 +324,21 @@ type JobSpec struct {
 	// ignores the fields.
 	Checkpoint     []string `json:"checkpoint,omitempty"`
 	CheckpointExit int      `json:"checkpoint_exit,omitempty"`
+	// Priority orders the job's waiting instances within its queue
+	// priority, higher first, before the fair-share or site policy rank
+	// and submit order (queue.Item.JobPriority); MinJobPriority to
+	// MaxJobPriority, 0 for none. Only the site policy's admit sets it
+	// (server/policy), and a policy loads only once every server applies
+	// command level 45 (FeaturePolicy), so it needs no command level of
+	// its own: no replica that ignores it ever sees a job that has it.
+	Priority int `json:"priority,omitempty"`
 }
+
+// MinJobPriority and MaxJobPriority bound JobSpec.Priority.
+const (
+	MinJobPriority = -1000
+	MaxJobPriority = 1000
+)
 
 // HasFiles reports whether the job moves files (copy_in or copy_out),
 // which only command level 37 records.

@@ -145,6 +145,9 @@ func validateSpec(s *JobSpec) error {
 	if s.TimeLimitSeconds < 0 || s.WarnLeadSeconds < 0 || (s.WarnSignal == "") != (s.WarnLeadSeconds == 0) {
 		return fmt.Errorf("%w: time and signal: a limit must not be negative, and a warning needs its signal and its lead", ErrInvalidSpec)
 	}
+	if s.Priority < MinJobPriority || s.Priority > MaxJobPriority {
+		return fmt.Errorf("%w: priority: must be between %d and %d, got %d", ErrInvalidSpec, MinJobPriority, MaxJobPriority, s.Priority)
+	}
 	if s.Dir != "" && !strings.HasPrefix(s.Dir, "/") {
 		return fmt.Errorf("%w: dir: %q is not an absolute path", ErrInvalidSpec, s.Dir)
 	}

@@ -33,9 +33,9 @@ import (
 // (PrimeTimeSwitch) and the site policy script (PolicyLoad) to the
 // header, the job's checkpoint options and its instances' newest kept
 // checkpoints (CheckpointKept) and each instance's PreemptedBy and
-// Preempt (Preempt) to the job's record, and the queues' prime-time
-// declarations, preempt= and the interactive queue's mark to the
-// database line. This build writes 15 and reads 4 to 15; a future
+// Preempt (Preempt) and the spec's Priority to the job's record, and
+// the queues' prime-time declarations, preempt= and the interactive
+// queue's mark to the database line. This build writes 15 and reads 4 to 15; a future
 // version must keep a reader for them all.
 const SnapshotVersion = 15
 

@@ -22,7 +22,8 @@ import (
 // and the job's resource requests and its instances' GPUs, the last
 // fields of their records (13 added fair share's usage to the header,
 // not to the records); versions 4 to 14 the spec's Checkpoint and
-// CheckpointExit and the instances' Checkpoint, the job's last fields.
+// CheckpointExit, the instances' Checkpoint and the spec's Priority, the
+// job's last fields.
 
 func (e *encoder) machine(m *Machine) {
 	f := &m.MachineFacts
@@ -123,6 +124,7 @@ func (e *encoder) job(j *Job) {
 	e.resources(j)      // since version 14
 	e.preempts(j)       // since version 15
 	e.checkpoints(j)    // since version 15
+	e.int(int64(j.Spec.Priority))
 	e.endRecord()
 }
 
@@ -168,6 +170,7 @@ func (d *decoder) job(j *Job) {
 	if d.version >= 15 {
 		d.preempts(j)
 		d.checkpoints(j)
+		j.Spec.Priority = int(d.int())
 	}
 	d.flushRaw()
 }

@@ -251,6 +251,9 @@ func richCommands() []command {
 		command{fsm.ChildRegisterType, fsm.ChildRegister{At: at(261), JobID: 26, Instance: 0, Attempt: 1, Machine: "m7", PID: 2600}},
 		command{fsm.CheckpointKeptType, fsm.CheckpointKept{At: at(262), JobID: 26, Instance: 0, Attempt: 1, Machine: "m7",
 			Blob: strings.Repeat("ef", 32), Size: 2048, Files: []string{"state/counter"}}},
+		// Also since version 15: job 27, to which the site policy's
+		// admit gave a job priority.
+		command{fsm.SubmitType, fsm.Submit{At: at(263), Owner: "lena", Spec: withPriority(spec("urgent", 1), 7)}},
 	)
 	return cmds
 }
@@ -258,7 +261,7 @@ func richCommands() []command {
 // richSinceV14 is how many of richCommands' last commands a version 14
 // snapshot cannot hold: the rich state of testdata/snapshot_v14.golden
 // lacks them.
-const richSinceV14 = 10
+const richSinceV14 = 11
 
 // withInteractive adds the queue "now", marked interactive, to db.
 func withInteractive(db fsm.Database) fsm.Database {
@@ -311,6 +314,13 @@ func withPreempt(q fsm.DeclaredQueue, mode string) fsm.DeclaredQueue {
 // snapshot cannot hold: the rich state of testdata/snapshot_v13.golden
 // lacks them.
 const richSinceV13 = 5 + richSinceV14
+
+// withPriority returns s with job priority n, as a site policy's admit
+// sets it.
+func withPriority(s fsm.JobSpec, n int) fsm.JobSpec {
+	s.Priority = n
+	return s
+}
 
 // withCheckpoint returns s keeping state/ as its checkpoint on exit 85.
 func withCheckpoint(s fsm.JobSpec) fsm.JobSpec {
@@ -703,8 +713,8 @@ func TestSnapshotRoundTrip(t *testing.T) {
 			}},
 		{"next job id continues", command{fsm.SubmitType, fsm.Submit{At: at(104), Owner: "erin", Spec: spec("", 1)}},
 			func(t *testing.T, res *fsm.Result) {
-				if res.JobID != 27 || res.Existing {
-					t.Errorf("got JobID %d Existing %v, want 27 and false", res.JobID, res.Existing)
+				if res.JobID != 28 || res.Existing {
+					t.Errorf("got JobID %d Existing %v, want 28 and false", res.JobID, res.Existing)
 				}
 			}},
 		{"term of a lost instance", command{fsm.ChildTermType, fsm.ChildTerm{At: at(105), JobID: 4, Instance: 0, Attempt: 1, Machine: "m3"}},

@@ -18,6 +18,11 @@ type Item struct {
 	// Priority orders jobs: higher first. It is the priority of the job's
 	// queue.
 	Priority int
+	// JobPriority orders a job's instances within its queue priority:
+	// higher first, before Share. It is the job's own priority
+	// (fsm.JobSpec.Priority), which only a site policy's admit sets; 0
+	// for most jobs.
+	JobPriority int
 	// SubmitIndex is the Raft index of the job's Submit command: earlier
 	// first among equal priorities.
 	SubmitIndex uint64
@@ -33,8 +38,8 @@ type Item struct {
 
 // Compare returns a negative number when a runs before b, a positive number
 // when b runs before a, and zero when they are equal in every key:
-// Interactive first, then Priority descending, then Share, SubmitIndex,
-// JobID and Instance ascending. It suits slices.SortFunc and
+// Interactive first, then Priority and JobPriority descending, then Share,
+// SubmitIndex, JobID and Instance ascending. It suits slices.SortFunc and
 // slices.BinarySearchFunc.
 func Compare(a, b Item) int {
 	// Early returns rather than cmp.Or, which would evaluate every key.
@@ -46,6 +51,9 @@ func Compare(a, b Item) int {
 	}
 	if a.Priority != b.Priority {
 		return cmp.Compare(b.Priority, a.Priority)
+	}
+	if a.JobPriority != b.JobPriority {
+		return cmp.Compare(b.JobPriority, a.JobPriority)
 	}
 	if a.Share != b.Share {
 		return cmp.Compare(a.Share, b.Share)

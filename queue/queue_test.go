@@ -171,6 +171,10 @@ func TestCompare(t *testing.T) {
 	}{
 		{"equal", Item{JobID: 1, Instance: 2}, Item{JobID: 1, Instance: 2}, 0},
 		{"priority beats submit", Item{Priority: 1, SubmitIndex: 9}, Item{SubmitIndex: 1}, -1},
+		{"queue priority beats job priority", Item{Priority: 1}, Item{JobPriority: 9}, -1},
+		{"interactive beats job priority", Item{Interactive: true}, Item{JobPriority: 9}, -1},
+		{"job priority beats share", Item{JobPriority: 1, Share: 5, SubmitIndex: 9}, Item{Share: 0, SubmitIndex: 1}, -1},
+		{"negative job priority after none", Item{JobPriority: -1, SubmitIndex: 1}, Item{SubmitIndex: 9}, 1},
 		{"submit beats job id", Item{JobID: 9, SubmitIndex: 1}, Item{JobID: 1, SubmitIndex: 2}, -1},
 		{"job id beats instance", Item{JobID: 1, Instance: 9}, Item{JobID: 2}, -1},
 		{"instance last", Item{JobID: 1, Instance: 1}, Item{JobID: 1}, 1},

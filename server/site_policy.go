@@ -117,8 +117,9 @@ func (s *Server) recordPolicyError(fn string, err error) {
 
 // admitSite runs the script's admit on c, on the leader, before c is
 // proposed: a refusal is an error with a 403 naming the site policy; a
-// change of queue or time limit is made to c.Spec (Apply then checks it
-// against the queue as it checks any submit). A call that fails accepts
+// change of queue, time limit or job priority is made to c.Spec (Apply
+// then checks it against the queue and fsm.MaxJobPriority as it checks
+// any submit; policy.Admit has already refused a priority out of range). A call that fails accepts
 // c unchanged.
 func (s *Server) admitSite(c *fsm.Submit) (int, error) {
 	var prog *policy.Program
@@ -151,6 +152,9 @@ func (s *Server) admitSite(c *fsm.Submit) (int, error) {
 	}
 	if d.TimeLimitSeconds > 0 {
 		c.Spec.TimeLimitSeconds = d.TimeLimitSeconds
+	}
+	if d.Priority != 0 {
+		c.Spec.Priority = d.Priority
 	}
 	return 0, nil
 }

@@ -16,7 +16,8 @@ import (
 // leader sends a stub.)
 
 // specFromWire converts a submitted job spec to the log's form, all but
-// its dependencies, which resolveDependencies resolves from names.
+// its dependencies, which resolveDependencies resolves from names, and
+// its priority, which only the site policy's admit sets.
 func specFromWire(s client.JobSpec) fsm.JobSpec {
 	out := fsm.JobSpec{
 		Name:          s.Name,
@@ -61,6 +62,8 @@ func specFromWire(s client.JobSpec) fsm.JobSpec {
 
 		Checkpoint:     clone(s.Checkpoint),
 		CheckpointExit: s.CheckpointExit,
+		// Priority does not cross: only the site policy's admit sets it
+		// (admitSite), and validateSpec refuses one on the wire.
 	}
 	for _, r := range s.Requirements {
 		out.Requirements = append(out.Requirements, fsm.Requirement{Attr: r.Attr, Op: r.Op, Value: r.Value})
@@ -113,6 +116,7 @@ func specToWire(s fsm.JobSpec) client.JobSpec {
 
 		Checkpoint:     clone(s.Checkpoint),
 		CheckpointExit: s.CheckpointExit,
+		Priority:       s.Priority,
 	}
 	for _, r := range s.Requirements {
 		out.Requirements = append(out.Requirements, client.Requirement{Attr: r.Attr, Op: r.Op, Value: r.Value})

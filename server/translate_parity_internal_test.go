@@ -35,11 +35,13 @@ func TestSpecFromWireParity(t *testing.T) {
 			"After":      "names or ids of other jobs: resolveDependencies resolves them into ids",
 			"AfterOK":    "as After",
 			"AfterNotOK": "as After",
+			"Priority":   "only the site policy's admit sets it (admitSite); validateSpec refuses one on the wire",
 		},
 		derived: map[string]string{
 			"After":      "resolveDependencies sets the resolved ids",
 			"AfterOK":    "as After",
 			"AfterNotOK": "as After",
+			"Priority":   "admitSite sets it from the site policy's admit, or leaves it 0",
 		},
 	})
 }

@@ -25,6 +25,9 @@ func validateSpec(s *client.JobSpec) error {
 	if err := validateLimits(s); err != nil {
 		return err
 	}
+	if s.Priority != 0 {
+		return fmt.Errorf("priority=%d: only the site policy's admit sets a job's priority", s.Priority)
+	}
 	for _, t := range s.MailType {
 		if !fsm.ValidMailType(t) {
 			return fmt.Errorf("mail_type=%s: want begin, end, fail, requeue or all", t)

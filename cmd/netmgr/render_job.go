@@ -43,7 +43,7 @@ func renderJobDetail(w io.Writer, job client.Job, now time.Time) error {
 		return k + "=" + printable(v)
 	}
 	line(kv("JobId", fmt.Sprint(job.ID)), kv("Name", jobDisplayName(job)), kv("Owner", job.Owner), kv("State", job.State),
-		kv("Queue", instanceQueue(job, client.Instance{})))
+		kv("Queue", instanceQueue(job, client.Instance{})), kv("Priority", nonZero(job.Spec.Priority)))
 	line(kv("Submitted", formatStamp(job.SubmittedAt, now)))
 	s := job.Spec
 	line(kv("Binary", jobBinaries(s)), kv("Args", quoteArgs(s.Args)), kv("Dir", s.Dir))

@@ -33,7 +33,9 @@ func newShares(v fsm.View, owners []string) *shares {
 }
 
 // order is the waiting work in the order the pass takes it: the
-// interactive queue's first, then queue priority, then the owner's fair-share rank, then submit order
+// interactive queue's first, then queue priority, then the job's own
+// priority (set by a site policy's admit), then the owner's fair-share
+// rank, then submit order
 // (queue.Compare). This and newShares are the one place the order is
 // made, so a site policy can replace the ranks without touching the
 // pass.
@@ -58,7 +60,8 @@ func (p *Pass) order() []queue.Item {
 		ql := p.limits[last.Queue]
 		items = append(items, queue.Item{
 			JobID: ref.JobID, Instance: ref.Instance, SubmitIndex: last.CreateIndex,
-			Interactive: ql.Interactive, Priority: ql.Priority, Share: owner, // the owner's slot until ranked
+			Interactive: ql.Interactive, Priority: ql.Priority, JobPriority: last.Spec.Priority,
+			Share: owner, // the owner's slot until ranked
 		})
 	}
 	if p.site != nil {
@@ -129,7 +132,7 @@ func (p *Pass) behindShares(items []queue.Item, k int) *Held {
 	it := items[k]
 	n := 0
 	for _, a := range items[:k] {
-		if a.Interactive == it.Interactive && a.Priority == it.Priority && a.Share < it.Share && a.SubmitIndex > it.SubmitIndex {
+		if sameLevel(a, it) && a.Share < it.Share && a.SubmitIndex > it.SubmitIndex {
 			n++
 		}
 	}
@@ -139,6 +142,12 @@ func (p *Pass) behindShares(items []queue.Item, k int) *Held {
 	j, _ := p.v.Job(it.JobID)
 	return &Held{Reason: fmt.Sprintf("behind %d %s of users with lower usage (your factor %.2f)",
 		n, plural(n, "instance", "instances"), UserFactor(p.v, j.Owner))}
+}
+
+// sameLevel reports whether a and b are equal in the keys queue.Compare
+// puts before the rank: only then did a rank put one before the other.
+func sameLevel(a, b queue.Item) bool {
+	return a.Interactive == b.Interactive && a.Priority == b.Priority && a.JobPriority == b.JobPriority
 }
 
 func plural(n int, one, many string) string {

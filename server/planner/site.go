@@ -107,7 +107,7 @@ type siteOwner struct {
 
 // siteOrder ranks items (one job's consecutive, in submit order) by the
 // script's priority, highest first, one call per job, and sorts them by
-// queue priority, that rank, then submit order. It reports false, with
+// queue priority, job priority, that rank, then submit order. It reports false, with
 // items untouched, when a call fails.
 func (p *Pass) siteOrder(items []queue.Item) ([]queue.Item, bool) {
 	free := SitePool(p.v)
@@ -159,7 +159,7 @@ func (p *Pass) behindSite(items []queue.Item, k int) *Held {
 	it := items[k]
 	n := 0
 	for _, a := range items[:k] {
-		if a.Interactive == it.Interactive && a.Priority == it.Priority && a.Share < it.Share && a.SubmitIndex > it.SubmitIndex {
+		if sameLevel(a, it) && a.Share < it.Share && a.SubmitIndex > it.SubmitIndex {
 			n++
 		}
 	}

@@ -8,12 +8,22 @@ import (
 
 // Decision is admit's answer: Refuse is the message of a refusal ("" to
 // accept); otherwise Queue and TimeLimitSeconds, when set, replace the
-// job's own (the caller checks them against the queue's maxima).
+// job's own (the caller checks them against the queue's maxima), and
+// Priority, MinPriority to MaxPriority, becomes the job's priority
+// within its queue (0, a job's own, when unset).
 type Decision struct {
 	Refuse           string
 	Queue            string
 	TimeLimitSeconds int64
+	Priority         int
 }
+
+// MinPriority and MaxPriority bound the "priority" admit may give a job;
+// they are the log's bounds (fsm.MinJobPriority, fsm.MaxJobPriority).
+const (
+	MinPriority = -1000
+	MaxPriority = 1000
+)
 
 // Admit calls the script's admit(job, user); the zero Decision when the
 // script has none. It is safe for concurrent use.
@@ -57,8 +67,14 @@ func (p *Program) changes(d *starlark.Dict) (Decision, error) {
 				return Decision{}, p.resultError("admit", "a time_limit that is not a positive int")
 			}
 			dec.TimeLimitSeconds = n
+		case "priority":
+			var n int
+			if err := starlark.AsInt(kv[1], &n); err != nil || n < MinPriority || n > MaxPriority {
+				return Decision{}, p.resultError("admit", fmt.Sprintf("a priority that is not an int from %d to %d", MinPriority, MaxPriority))
+			}
+			dec.Priority = n
 		default:
-			return Decision{}, p.resultError("admit", fmt.Sprintf("a change to %s, want queue or time_limit", kv[0]))
+			return Decision{}, p.resultError("admit", fmt.Sprintf("a change to %s, want queue, time_limit or priority", kv[0]))
 		}
 	}
 	return dec, nil

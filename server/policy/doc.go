@@ -7,8 +7,11 @@
 //	priority(job, user, usage, now)  per waiting job, in the leader's pass
 //
 // admit returns None (accept), a string (refuse with that message), or a
-// dict of changes to the named fields "queue" and "time_limit" (seconds);
-// the server checks them as it checks a submit's own. priority returns a
+// dict of changes to the named fields "queue", "time_limit" (seconds) and
+// "priority" (an int from -1000 to 1000: the job's priority within its
+// queue, higher first, before the fair-share factor or the script's
+// priority and submit order; only admit sets it); the server checks them
+// as it checks a submit's own. priority returns a
 // number (int or float); within a queue, waiting work is taken highest
 // number first, then in submit order, in place of the fair-share factor.
 //

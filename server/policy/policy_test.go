@@ -44,6 +44,8 @@ def admit(job, user):
         return {"time_limit": 3600}
     if user["name"] == "bob":
         return {"queue": "LONG"}
+    if user["name"] == "carol":
+        return {"priority": -5}
     return None
 
 def priority(job, user, usage, now):
@@ -64,6 +66,7 @@ func TestAdmit(t *testing.T) {
 		{"refused", policy.Job{Instances: 101, Queue: "BATCH"}, policy.User{Name: "alice"}, policy.Decision{Refuse: "at most 100 instances per job here (asked 101)"}},
 		{"limit set", policy.Job{Instances: 1}, policy.User{Name: "alice"}, policy.Decision{TimeLimitSeconds: 3600}},
 		{"queue changed", policy.Job{Instances: 1, Queue: "BATCH"}, policy.User{Name: "bob"}, policy.Decision{Queue: "LONG"}},
+		{"priority set", policy.Job{Instances: 1, Queue: "BATCH"}, policy.User{Name: "carol"}, policy.Decision{Priority: -5}},
 		{"accepted", policy.Job{Instances: 100, Queue: "BATCH"}, policy.User{Name: "alice"}, policy.Decision{}},
 	}
 	for _, tt := range tests {
@@ -106,7 +109,9 @@ func TestCallErrors(t *testing.T) {
 		{"runs out", "def priority(job, user, usage, now):\n    n = 0\n    for i in range(10000000):\n        n += i\n    return n\n", "too many steps", false},
 		{"wrong type", "def priority(job, user, usage, now):\n    return 'high'\n", "returned a string, want a number", false},
 		{"bool is no number", "def priority(job, user, usage, now):\n    return True\n", "want a number", false},
-		{"unknown change", "def admit(job, user):\n    return {'priority': 3}\n", "a change to \"priority\"", true},
+		{"unknown change", "def admit(job, user):\n    return {'nice': 3}\n", "a change to \"nice\"", true},
+		{"priority out of range", "def admit(job, user):\n    return {'priority': 1001}\n", "a priority that is not an int from -1000 to 1000", true},
+		{"priority not an int", "def admit(job, user):\n    return {'priority': 1.5}\n", "a priority that is not an int", true},
 		{"mutates a frozen input", "def admit(job, user):\n    job['queue'] = 'X'\n", "line 2", true},
 		{"wrong admit type", "def admit(job, user):\n    return 3\n", "want None, a string or a dict", true},
 	}
