@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -28,27 +27,7 @@ const fairShareRun = 3 * time.Second
 // nq_maxuser_queued, his second is held by nq_maxuser_active and
 // netstatus --why says so, and alice's waiting work names fair share.
 func TestFairShareEndToEnd(t *testing.T) {
-	if testing.Short() {
-		t.Skip("skipping end-to-end test under -short: it builds netmgr and runs a cluster")
-	}
-	if os.Geteuid() != 0 {
-		t.Skip("skipping: the test creates OS users (useradd) and runs netmgr as them, which needs root")
-	}
-	for _, tool := range []string{"useradd", "userdel"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("skipping: no %s on this machine to create the test's users: %v", tool, err)
-		}
-	}
-	t.Parallel()
-	dir := t.TempDir()
-	openToEveryone(t, dir)
-	openToEveryone(t, filepath.Dir(netmgrBinary(t)))
-	c, root := procCluster(t, dir, 3, 1)
-	if !c.Secure() {
-		t.Fatal("the process cluster runs insecure; this test is about the secure one")
-	}
-	alice, bob := newOSUser(t, "nmfa"), newOSUser(t, "nmfb")
-	openToEveryone(t, filepath.Dir(c.Stubs[0].Socket))
+	dir, c, root, alice, bob := twoUserCluster(t, "nmfa", "nmfb")
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 

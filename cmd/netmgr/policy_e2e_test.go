@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -37,27 +36,7 @@ def priority(job, user, usage, now):
 // one; a script whose priority fails leaves the built-in order (submit
 // order) and shows as a policy-error event and in /metrics.
 func TestSitePolicyEndToEnd(t *testing.T) {
-	if testing.Short() {
-		t.Skip("skipping end-to-end test under -short: it builds netmgr and runs a cluster")
-	}
-	if os.Geteuid() != 0 {
-		t.Skip("skipping: the test creates OS users (useradd) and runs netmgr as them, which needs root")
-	}
-	for _, tool := range []string{"useradd", "userdel"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("skipping: no %s on this machine to create the test's users: %v", tool, err)
-		}
-	}
-	t.Parallel()
-	dir := t.TempDir()
-	openToEveryone(t, dir)
-	openToEveryone(t, filepath.Dir(netmgrBinary(t)))
-	c, root := procCluster(t, dir, 3, 1)
-	if !c.Secure() {
-		t.Fatal("the process cluster runs insecure; this test is about the secure one")
-	}
-	alice, bob := newOSUser(t, "nmpa"), newOSUser(t, "nmpb")
-	openToEveryone(t, filepath.Dir(c.Stubs[0].Socket))
+	dir, c, root, alice, bob := twoUserCluster(t, "nmpa", "nmpb")
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	if _, err := root.LoadDatabase(ctx, client.DatabaseText{Filename: "site.db", Text: fmt.Sprintf("machine %s = {nprocs=1}\n", c.Stubs[0].Name)}); err != nil {
