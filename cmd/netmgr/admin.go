@@ -78,21 +78,30 @@ func adminShowCommand() *cli.Command {
 	}
 }
 
-func runAdminLoad(cCtx *cli.Context) error {
+// oneFileArg reads the one FILE command (named as in its usage errors)
+// takes, what naming its content for the read error.
+func oneFileArg(cCtx *cli.Context, command, what string) (string, []byte, error) {
 	args := cCtx.Args().Slice()
 	switch {
 	case len(args) == 0:
-		return usagef("missing FILE")
+		return "", nil, usagef("missing FILE")
 	case len(args) > 1:
 		if strings.HasPrefix(args[1], "-") {
-			return usagef("options go before FILE, got %q after it", args[1])
+			return "", nil, usagef("options go before FILE, got %q after it", args[1])
 		}
-		return usagef("admin load takes one FILE, got %q after it", args[1:])
+		return "", nil, usagef("%s takes one FILE, got %q after it", command, args[1:])
 	}
-	file := args[0]
-	src, err := os.ReadFile(file)
+	src, err := os.ReadFile(args[0])
 	if err != nil {
-		return fmt.Errorf("read database: %w", err)
+		return "", nil, fmt.Errorf("read %s: %w", what, err)
+	}
+	return args[0], src, nil
+}
+
+func runAdminLoad(cCtx *cli.Context) error {
+	file, src, err := oneFileArg(cCtx, "admin load", "database")
+	if err != nil {
+		return err
 	}
 	if err := checkDatabase(cCtx, file, src); err != nil {
 		return err

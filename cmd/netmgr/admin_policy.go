@@ -3,7 +3,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"os"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -57,20 +56,9 @@ func adminPolicyCommand() *cli.Command {
 }
 
 func runPolicyLoad(cCtx *cli.Context) error {
-	args := cCtx.Args().Slice()
-	switch {
-	case len(args) == 0:
-		return usagef("missing FILE")
-	case len(args) > 1:
-		if strings.HasPrefix(args[1], "-") {
-			return usagef("options go before FILE, got %q after it", args[1])
-		}
-		return usagef("admin policy load takes one FILE, got %q after it", args[1:])
-	}
-	file := args[0]
-	src, err := os.ReadFile(file)
+	file, src, err := oneFileArg(cCtx, "admin policy load", "policy")
 	if err != nil {
-		return fmt.Errorf("read policy: %w", err)
+		return err
 	}
 	if _, err := policy.Compile(string(src)); err != nil {
 		var pe *policy.Error
