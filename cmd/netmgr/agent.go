@@ -2,17 +2,21 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"github.com/netmgr/netmgr/client/files"
+	"log/slog"
 	"net"
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
+	"syscall"
 	"time"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/netmgr/netmgr/client"
+	"github.com/netmgr/netmgr/client/files"
 	"github.com/netmgr/netmgr/internal/buildinfo"
 	"github.com/netmgr/netmgr/server"
 	"github.com/netmgr/netmgr/stub"
@@ -90,58 +94,16 @@ func runAgent(cCtx *cli.Context) error {
 		return err
 	}
 
-	ports, err := freePorts(3)
+	srv, st, err := startDevCluster(cCtx, dir, sec, logger)
 	if err != nil {
-		return fmt.Errorf("pick ports: %w", err)
-	}
-	local := func(p int) string { return net.JoinHostPort("127.0.0.1", strconv.Itoa(p)) }
-	srv, err := server.New(server.Config{
-		Name:             devServerName,
-		DataDir:          filepath.Join(dir, "server"),
-		HTTPAddr:         "127.0.0.1:0",
-		RaftAddr:         local(ports[0]),
-		GossipAddr:       local(ports[1]),
-		BootstrapExpect:  1,
-		OutageGrace:      server.DefaultOutageGrace,
-		JobRetention:     server.DefaultJobRetention,
-		HistoryRetention: server.DefaultHistoryRetention,
-		MaxCopySize:      max(int64(cCtx.Int("max-copy-size")), 1) << 20,
-		Logger:           logger,
-		Version:          buildinfo.Get(version, commit).Short(),
-		DatabaseFile:     sec.database,
-		TLS:              sec.server,
-		GossipKeyring:    sec.keyring,
-	})
-	if err != nil {
-		return fmt.Errorf("start server: %w", err)
-	}
-	defer func() {
-		if err := srv.Shutdown(); err != nil {
-			logger.Error("shut down server", "err", err)
-		}
-	}()
-	st, err := stub.New(stub.Config{
-		Name:       devStubName,
-		DataDir:    filepath.Join(dir, "stub"),
-		HTTPAddr:   "127.0.0.1:0",
-		GossipAddr: local(ports[2]),
-		Join:       []string{local(ports[1])},
-		Servers:    []string{srv.HTTPAddr()},
-		ExecDir:    cCtx.String("exec-dir"),
-		Logger:     logger,
-
-		ExecRetention: cCtx.Duration("exec-retention"),
-
-		TLS:           sec.stub,
-		GossipKeyring: sec.keyring,
-		Socket:        sec.socket,
-	})
-	if err != nil {
-		return fmt.Errorf("start stub: %w", err)
+		return err
 	}
 	defer func() {
 		if err := st.Shutdown(); err != nil {
 			logger.Error("shut down stub", "err", err)
+		}
+		if err := srv.Shutdown(); err != nil {
+			logger.Error("shut down server", "err", err)
 		}
 	}()
 
@@ -188,6 +150,88 @@ func waitDevReady(ctx context.Context, socket string) error {
 		case <-tick.C:
 		}
 	}
+}
+
+// devPortTries is how many times the dev agent picks its ports afresh
+// when another process bound one between its look and its bind.
+const devPortTries = 5
+
+// startDevCluster starts the dev agent's server and stub in dir. Raft's
+// and gossip's ports are picked free first (they must be known before
+// binding, to join), so another process may take one meanwhile: a start
+// that finds its port taken is undone and tried again on new ports.
+func startDevCluster(cCtx *cli.Context, dir string, sec devSecurity, logger *slog.Logger) (*server.Server, *stub.Stub, error) {
+	for try := 1; ; try++ {
+		srv, st, err := startDevClusterOn(cCtx, dir, sec, logger)
+		if err == nil || try == devPortTries || !portTaken(err) {
+			return srv, st, err
+		}
+		logger.Info("a port picked for the dev agent was taken meanwhile; picking again", "err", err)
+	}
+}
+
+// portTaken reports whether err is a bind to a port in use (Raft's and
+// memberlist's transports keep only the message).
+func portTaken(err error) bool {
+	return errors.Is(err, syscall.EADDRINUSE) || strings.Contains(err.Error(), "address already in use")
+}
+
+// startDevClusterOn is one try of startDevCluster, on fresh ports and
+// fresh data dirs.
+func startDevClusterOn(cCtx *cli.Context, dir string, sec devSecurity, logger *slog.Logger) (*server.Server, *stub.Stub, error) {
+	for _, d := range []string{"server", "stub"} {
+		if err := os.RemoveAll(filepath.Join(dir, d)); err != nil {
+			return nil, nil, fmt.Errorf("clear data dir: %w", err)
+		}
+	}
+	ports, err := freePorts(3)
+	if err != nil {
+		return nil, nil, fmt.Errorf("pick ports: %w", err)
+	}
+	local := func(p int) string { return net.JoinHostPort("127.0.0.1", strconv.Itoa(p)) }
+	srv, err := server.New(server.Config{
+		Name:             devServerName,
+		DataDir:          filepath.Join(dir, "server"),
+		HTTPAddr:         "127.0.0.1:0",
+		RaftAddr:         local(ports[0]),
+		GossipAddr:       local(ports[1]),
+		BootstrapExpect:  1,
+		OutageGrace:      server.DefaultOutageGrace,
+		JobRetention:     server.DefaultJobRetention,
+		HistoryRetention: server.DefaultHistoryRetention,
+		MaxCopySize:      max(int64(cCtx.Int("max-copy-size")), 1) << 20,
+		Logger:           logger,
+		Version:          buildinfo.Get(version, commit).Short(),
+		DatabaseFile:     sec.database,
+		TLS:              sec.server,
+		GossipKeyring:    sec.keyring,
+	})
+	if err != nil {
+		return nil, nil, fmt.Errorf("start server: %w", err)
+	}
+	st, err := stub.New(stub.Config{
+		Name:       devStubName,
+		DataDir:    filepath.Join(dir, "stub"),
+		HTTPAddr:   "127.0.0.1:0",
+		GossipAddr: local(ports[2]),
+		Join:       []string{local(ports[1])},
+		Servers:    []string{srv.HTTPAddr()},
+		ExecDir:    cCtx.String("exec-dir"),
+		Logger:     logger,
+
+		ExecRetention: cCtx.Duration("exec-retention"),
+
+		TLS:           sec.stub,
+		GossipKeyring: sec.keyring,
+		Socket:        sec.socket,
+	})
+	if err != nil {
+		if serr := srv.Shutdown(); serr != nil {
+			logger.Error("shut down server", "err", serr)
+		}
+		return nil, nil, fmt.Errorf("start stub: %w", err)
+	}
+	return srv, st, nil
 }
 
 // freePorts returns n distinct ports on 127.0.0.1 that were free for both
