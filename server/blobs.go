@@ -112,37 +112,50 @@ func (s *Server) blobPeers() (map[string]string, int) {
 
 // replicateBlob keeps data (the blob sum) here and pushes it to the other
 // voters, and returns once a majority keep it, or fails saying which did
-// not and why. Pushes still running then go on in the background, so
-// that every server ends with a copy.
+// not and why. Data that is not the blob sum is refused before anything
+// is written or sent. This server's own write and sync go on beside the
+// pushes, and the answer waits for it too (unless it failed), so that
+// the entry the caller commits next finds the blob here and does not
+// fetch it back. Pushes still running at the answer go on in the
+// background, so that every server ends with a copy.
 func (s *Server) replicateBlob(ctx context.Context, sum string, data []byte) (client.BlobResponse, error) {
-	if err := s.blobs.Put(sum, data); err != nil {
-		return client.BlobResponse{}, err
+	if err := files.Verify(sum, data); err != nil {
+		return client.BlobResponse{}, fmt.Errorf("keep files: %w", err)
 	}
 	peers, voters := s.blobPeers()
 	need := voters/2 + 1
-	resp := client.BlobResponse{Sum: sum, Size: int64(len(data)), Holders: 1, Servers: voters}
-	if resp.Holders >= need {
-		s.pushRest(sum, data, peers)
-		return resp, nil
-	}
+	resp := client.BlobResponse{Sum: sum, Size: int64(len(data)), Servers: voters}
 	type ack struct {
 		name string
 		err  error
 	}
-	acks := make(chan ack, len(peers))
+	const here = ""
+	acks := make(chan ack, len(peers)+1)
+	go func() { acks <- ack{here, s.blobs.PutVerified(sum, data)} }()
 	for name, addr := range peers {
 		go func() { acks <- ack{name, s.pushBlob(s.ctx, addr, sum, data)} }()
 	}
 	var failed []string
-	for range peers {
+	localDone := false
+	for range len(peers) + 1 {
 		select {
 		case a := <-acks:
+			if a.name == here {
+				localDone = true
+			}
 			if a.err != nil {
-				failed = append(failed, fmt.Sprintf("%s: %v", a.name, a.err))
+				name := a.name
+				if name == here {
+					name = s.cfg.Name + " (this server)"
+				}
+				failed = append(failed, fmt.Sprintf("%s: %v", name, a.err))
+				if resp.Holders >= need {
+					return resp, nil
+				}
 				continue
 			}
 			resp.Holders++
-			if resp.Holders >= need {
+			if resp.Holders >= need && localDone {
 				return resp, nil // the others finish in the background
 			}
 		case <-ctx.Done():
@@ -152,14 +165,6 @@ func (s *Server) replicateBlob(ctx context.Context, sum string, data []byte) (cl
 	sort.Strings(failed)
 	return resp, fmt.Errorf("keep files %.12s: %w: %d of %d keep them, %d needed (%s)", sum, errBlobQuorum,
 		resp.Holders, voters, need, strings.Join(failed, "; "))
-}
-
-// pushRest pushes a blob to peers in the background (a group of one
-// server has its majority already; the others still get a copy).
-func (s *Server) pushRest(sum string, data []byte, peers map[string]string) {
-	for _, addr := range peers {
-		go func() { _ = s.pushBlob(s.ctx, addr, sum, data) }()
-	}
 }
 
 // pushBlob sends a blob to the peer at addr.

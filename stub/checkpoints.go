@@ -4,11 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
+	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/netmgr/netmgr/client"
 	"github.com/netmgr/netmgr/client/files"
+	"github.com/netmgr/netmgr/stub/ckptcache"
 	"github.com/netmgr/netmgr/stub/outbox"
 	"github.com/netmgr/netmgr/stub/supervisor"
 	"golang.org/x/sys/unix"
@@ -23,7 +27,9 @@ import (
 // instance's newest checkpoint (CheckpointKept; keepCheckpoint). The
 // servers then start the instance again at once, and every later attempt
 // has the newest checkpoint unpacked into its exec dir before the
-// program starts (restoreCheckpoint), as copy_in files are. A stub
+// program starts (restoreCheckpoint), as copy_in files are: from the
+// stub's own copy (stub/ckptcache) when this machine kept it, else from
+// the servers. A stub
 // stopped in between records no end; the stub that takes the attempt
 // over sends the checkpoint again (the same archive, the same entry).
 //
@@ -42,16 +48,64 @@ func (r *runner) restoreCheckpoint(ctx context.Context, k client.AttemptRef, req
 		return fmt.Errorf("%w: no server known to fetch it from", errCheckpoint)
 	}
 	start := time.Now()
-	data, err := c.Blob(ctx, req.CheckpointBlob)
-	if err != nil {
-		return fmt.Errorf("%w: fetch %.12s: %w", errCheckpoint, req.CheckpointBlob, err)
+	data, local := r.ckpts.get(r.dataDir, r.log, req.CheckpointBlob)
+	if !local {
+		var err error
+		if data, err = c.Blob(ctx, req.CheckpointBlob); err != nil {
+			return fmt.Errorf("%w: fetch %.12s: %w", errCheckpoint, req.CheckpointBlob, err)
+		}
 	}
 	names, err := files.Unpack(data, dir)
 	if err != nil {
 		return fmt.Errorf("%w: %w", errCheckpoint, err)
 	}
-	r.log.Info("checkpoint restored", "attempt", k, "files", len(names), "size", len(data), "took", time.Since(start))
+	r.log.Info("checkpoint restored", "attempt", k, "files", len(names), "size", len(data), "local", local, "took", time.Since(start))
 	return nil
+}
+
+// ckptCache opens the stub's checkpoint cache on first use, so that a
+// machine that never keeps one (a simulated one) makes no directory.
+type ckptCache struct {
+	once  sync.Once
+	cache *ckptcache.Cache // nil when it could not be opened
+}
+
+// open returns the cache in dataDir, nil (logged once) when it cannot be
+// opened: checkpoints then always come from the servers.
+func (c *ckptCache) open(dataDir string, log *slog.Logger) *ckptcache.Cache {
+	c.once.Do(func() {
+		if dataDir == "" {
+			return
+		}
+		cache, err := ckptcache.Open(filepath.Join(dataDir, checkpointsDir))
+		if err != nil {
+			log.Warn("checkpoints will be fetched from the servers", "err", err)
+			return
+		}
+		c.cache = cache
+	})
+	return c.cache
+}
+
+// get returns the checkpoint sum from the cache, and whether it was there
+// whole.
+func (c *ckptCache) get(dataDir string, log *slog.Logger, sum string) ([]byte, bool) {
+	cache := c.open(dataDir, log)
+	if cache == nil {
+		return nil, false
+	}
+	return cache.Get(sum)
+}
+
+// put keeps a copy of the checkpoint sum; a failure only costs a fetch.
+func (c *ckptCache) put(dataDir string, log *slog.Logger, sum string, data []byte) {
+	cache := c.open(dataDir, log)
+	if cache == nil {
+		return
+	}
+	if err := cache.Put(sum, data); err != nil {
+		log.Warn("checkpoint not cached; a restart here fetches it", "err", err)
+	}
 }
 
 // isCheckpointExit reports whether res, the end of an attempt recorded
@@ -99,6 +153,7 @@ func (r *runner) keepCheckpoint(k client.AttemptRef, rec outbox.Record) bool {
 		var apiErr *client.APIError
 		switch {
 		case err == nil:
+			r.ckpts.put(r.dataDir, r.log, req.Blob, data)
 			r.log.Info("checkpoint kept", "attempt", k, "files", len(kept), "size", req.Size, "took", time.Since(start))
 			return true
 		case errors.As(err, &apiErr) && apiErr.Status != http.StatusConflict && apiErr.Status < 500:
@@ -125,7 +180,7 @@ func (r *runner) sendCheckpoint(req client.KeepCheckpointRequest, data []byte) e
 	}
 	ctx, cancel := context.WithTimeout(r.ctx, 2*time.Minute)
 	defer cancel()
-	if _, err := c.PutBlob(ctx, data); err != nil {
+	if _, err := c.PutBlobSum(ctx, req.Blob, data); err != nil {
 		return fmt.Errorf("send checkpoint: %w", err)
 	}
 	if err := c.KeepCheckpoint(ctx, req); err != nil {

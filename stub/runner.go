@@ -32,6 +32,9 @@ const (
 	// attemptsDir, under DataDir, holds the attempts' supervisor
 	// directories, and the supervisor host's socket and log.
 	attemptsDir = "attempts"
+	// checkpointsDir, under DataDir, holds the local copies of the
+	// checkpoints this machine's attempts kept (stub/ckptcache).
+	checkpointsDir = "checkpoints"
 )
 
 // attempt is the stub's view of one attempt.
@@ -101,6 +104,9 @@ type runner struct {
 	// sessions holds the interactive sessions of its attempts
 	// (sessions.go).
 	sessions *sessions
+	// ckpts is the local copy of kept checkpoints, opened on first use
+	// (checkpoints.go).
+	ckpts ckptCache
 
 	ctx      context.Context // canceled by close
 	cancel   context.CancelFunc
