@@ -246,15 +246,3 @@ func checkpointSignal(rec outbox.Record) (unix.Signal, time.Duration) {
 // defaultCheckpointGrace is how long a job asked to checkpoint has when
 // its Start named no grace.
 const defaultCheckpointGrace = 10 * time.Second
-
-// blobClient is the client of the server group for moving a checkpoint:
-// without the one-second bound on each server tried that suits CHILD
-// events, since 100 MiB may take longer on a loaded machine (the HTTP
-// client's own 70 s bound stays); nil when no server is known.
-func (r *runner) blobClient() *client.Client {
-	c := r.serverClient()
-	if c == nil {
-		return nil
-	}
-	return c.With(client.WithTryTimeout(0))
-}

@@ -33,7 +33,7 @@ const filesRetryMax = 5 * time.Second
 
 // copyIn puts the job's copy_in files in the exec dir dir.
 func (r *runner) copyIn(ctx context.Context, req client.StartRequest, dir string) error {
-	c := r.serverClient()
+	c := r.blobClient()
 	if c == nil {
 		return fmt.Errorf("%w: no server known to fetch the files from", errCopyIn)
 	}
@@ -108,7 +108,7 @@ func (r *runner) keepOutputs(k client.AttemptRef, rec outbox.Record) bool {
 // archive the servers refuse for good is dropped from both, the refusal
 // going into req.Lost.
 func (r *runner) sendOutputs(req *client.KeepOutputsRequest, data *[]byte) error {
-	c := r.serverClient()
+	c := r.blobClient()
 	if c == nil {
 		return errors.New("no server known")
 	}
@@ -129,4 +129,17 @@ func (r *runner) sendOutputs(req *client.KeepOutputsRequest, data *[]byte) error
 		return fmt.Errorf("record outputs: %w", err)
 	}
 	return nil
+}
+
+// blobClient is the client of the server group for moving files
+// (copy_in, copy_out, checkpoints): without the one-second bound on each
+// server tried that suits CHILD events, since 100 MiB may take longer on
+// a loaded machine (the HTTP client's own 70 s bound stays); nil when no
+// server is known.
+func (r *runner) blobClient() *client.Client {
+	c := r.serverClient()
+	if c == nil {
+		return nil
+	}
+	return c.With(client.WithTryTimeout(0))
 }
