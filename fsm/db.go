@@ -39,16 +39,20 @@ type db struct {
 	byIdempotency map[string]uint64
 	byName        map[string][]uint64 // ascending job ids
 	queued        map[InstanceRef]struct{}
-	active        map[InstanceRef]string    // placed or running -> machine
-	running       map[string]int            // machine -> active instances
-	lent          int                       // instances suspended for a preemptor (Instance.lent)
-	usedMemory    map[string]int64          // machine -> memory_mb of active instances
-	usage         map[string]*usage         // machine -> CPUs, GPUs, disk, gres of active instances
-	usedLicenses  map[string]int            // licence -> held by active instances
-	perJob        map[string]map[uint64]int // machine -> job -> active instances
-	queues        map[string]*queueCounts   // queue -> what it holds
-	users         map[QueueUser]*UserCounts // (queue, owner) -> what the owner holds there
-	tokenByHash   map[string]string         // token hash -> token ID
+	active        map[InstanceRef]string // placed or running -> machine
+	running       map[string]int         // machine -> active instances
+	// open holds the machines with fewer active instances than slots,
+	// whatever their state, so that asking whether any machine has a
+	// slot free (the leader does on every commit) looks at those alone.
+	open         map[string]struct{}
+	lent         int                       // instances suspended for a preemptor (Instance.lent)
+	usedMemory   map[string]int64          // machine -> memory_mb of active instances
+	usage        map[string]*usage         // machine -> CPUs, GPUs, disk, gres of active instances
+	usedLicenses map[string]int            // licence -> held by active instances
+	perJob       map[string]map[uint64]int // machine -> job -> active instances
+	queues       map[string]*queueCounts   // queue -> what it holds
+	users        map[QueueUser]*UserCounts // (queue, owner) -> what the owner holds there
+	tokenByHash  map[string]string         // token hash -> token ID
 	// dependents lists, for each job that held jobs wait for, their ids
 	// in ascending order (held jobs only; a listed job that has since been
 	// decided or killed is skipped).
@@ -125,6 +129,7 @@ func (d *db) reindex() {
 	d.queued = make(map[InstanceRef]struct{})
 	d.active = make(map[InstanceRef]string)
 	d.running = make(map[string]int)
+	d.open = make(map[string]struct{})
 	d.lent = 0
 	d.usedMemory = make(map[string]int64)
 	d.usage = make(map[string]*usage)
@@ -139,6 +144,7 @@ func (d *db) reindex() {
 	d.declIdx = indexDeclarations(&d.database)
 	for _, m := range d.machines {
 		m.eff = d.decl().effective(&m.MachineFacts)
+		d.refreshOpen(m.Name)
 	}
 	ids := make([]uint64, 0, len(d.jobs))
 	for id := range d.jobs {
@@ -230,6 +236,7 @@ func (d *db) setIndexes(jobID uint64, in *Instance) {
 			break // its slot and resources are lent to its preemptor
 		}
 		d.running[in.Machine]++
+		d.refreshOpen(in.Machine)
 		if d.perJob[in.Machine] == nil {
 			d.perJob[in.Machine] = make(map[uint64]int)
 		}
@@ -259,6 +266,7 @@ func (d *db) unsetIndexes(jobID uint64, in *Instance) {
 			break
 		}
 		decrement(d.running, in.Machine, 1)
+		d.refreshOpen(in.Machine)
 		if decrement(d.perJob[in.Machine], jobID, 1); len(d.perJob[in.Machine]) == 0 {
 			delete(d.perJob, in.Machine)
 		}
@@ -266,6 +274,16 @@ func (d *db) unsetIndexes(jobID uint64, in *Instance) {
 			decrement(d.usedMemory, in.Machine, j.Spec.MemoryMB)
 		}
 		d.hold(j, in, -1)
+	}
+}
+
+// refreshOpen files machine under open, or takes it out, after its
+// active count or its slots changed.
+func (d *db) refreshOpen(machine string) {
+	if m, ok := d.machines[machine]; ok && d.running[machine] < m.Slots() {
+		d.open[machine] = struct{}{}
+	} else {
+		delete(d.open, machine)
 	}
 }
 

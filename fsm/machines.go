@@ -24,6 +24,7 @@ func (d *db) applyStubJoin(index uint64, c *StubJoin) *Result {
 	}
 	m.MachineFacts = f
 	m.eff = d.decl().effective(&m.MachineFacts)
+	d.refreshOpen(m.Name)
 	if m.State != MachineUp {
 		m.JoinedAt = c.At
 		// A new stub reports its own health and owner verdict with its
@@ -114,6 +115,7 @@ func (d *db) applyLoadDatabase(index uint64, c *LoadDatabase) *Result {
 			m.Draining = false
 		}
 		m.eff = d.decl().effective(&m.MachineFacts)
+		d.refreshOpen(m.Name)
 		d.touchMachine(m, index)
 	}
 	d.event(index, c.At, EventDatabaseLoaded, 0, -1, 0, "", loadDetail(c, res.Draining))

@@ -1,6 +1,9 @@
 package fsm
 
-import "time"
+import (
+	"iter"
+	"time"
+)
 
 // View reads the database. It is valid only inside the function given to
 // FSM.Read; the records it returns must be neither modified nor retained
@@ -12,6 +15,21 @@ func (v View) Index() uint64 { return v.d.index }
 
 // Machines returns every machine, sorted by name.
 func (v View) Machines() []*Machine { return sortedMachines(v.d.machines) }
+
+// MachinesWithFreeSlot yields, in no particular order, the machines with
+// fewer placed or running instances than slots, whatever their state:
+// an index kept as the counts change, for the leader's question on every
+// commit whether any machine could take work (a full pool of 10,000
+// yields none and costs nothing).
+func (v View) MachinesWithFreeSlot() iter.Seq[*Machine] {
+	return func(yield func(*Machine) bool) {
+		for name := range v.d.open {
+			if !yield(v.d.machines[name]) {
+				return
+			}
+		}
+	}
+}
 
 // MachineCount is how many machines the database knows, in any state.
 // Machines are never forgotten, so it only grows.

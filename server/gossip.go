@@ -120,6 +120,17 @@ func (g *gossip) snapshot() map[string]member {
 	return out
 }
 
+// member returns one member of the pool as this server's gossip sees it.
+func (g *gossip) member(name string) (member, bool) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	m, ok := g.members[name]
+	if !ok {
+		return member{}, false
+	}
+	return *m, true
+}
+
 // servers returns the live servers, by name.
 func (g *gossip) servers() map[string]client.NodeMeta {
 	out := make(map[string]client.NodeMeta)

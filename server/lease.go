@@ -131,3 +131,9 @@ type leaderState struct {
 	// alone.
 	nudge *commitNudge
 }
+
+// suspects reports whether the leader suspects machine's stub: no
+// renewal from it for longer than suspectAfter (its lease's silence).
+func (st *leaderState) suspects(machine string, now time.Time) bool {
+	return st.leases.Silence(machine, now) > suspectAfter
+}

@@ -36,10 +36,21 @@ func (s *Server) pool(now time.Time) map[string]member {
 		if l, ok := st.leases.ReportedLoad(name); ok {
 			m.Meta.Load = l
 		}
-		m.Suspect = st.leases.Silence(name, now) > suspectAfter
+		m.Suspect = st.suspects(name, now)
 		pool[name] = m
 	}
 	return pool
+}
+
+// stubUp reports whether machine's stub is up as liveness says, asking
+// gossip and the leases of that machine alone.
+func (s *Server) stubUp(machine string, now time.Time) bool {
+	m, ok := s.gossip.member(machine)
+	if !ok || !m.Alive || m.Meta.Role != client.RoleStub {
+		return false
+	}
+	st := s.leader.Load()
+	return st == nil || !st.suspects(machine, now)
 }
 
 // liveness is the pool as the planner takes it: a machine's stub is up

@@ -27,6 +27,9 @@ func (s *Server) schedule() error {
 			return // most commits (CHILD events) leave nothing to place
 		}
 		now := time.Now()
+		if v.LentCount() == 0 && !planner.MayPlace(v, func(m string) bool { return s.stubUp(m, now) }) {
+			return // a full pool: a waiting backlog costs a look at the counts
+		}
 		p := planner.New(v, s.liveness(now), now).Site(s.sitePolicy(v), func(err error) { failed = err })
 		resumes = p.Resumes()
 		plan = p.Place()

@@ -87,8 +87,9 @@ func New(v fsm.View, live map[string]Liveness, now time.Time) *Pass {
 	views := make([]matcher.MachineView, len(machines))
 	free := false
 	for i, m := range machines {
-		views[i] = machineView(v, m, live[m.Name], now)
-		free = free || (views[i].Up && views[i].Awake && views[i].Running < views[i].Slots)
+		l := live[m.Name]
+		views[i] = machineView(v, m, l, now)
+		free = free || (l.Up && freeSlot(v, m))
 	}
 	limits := make(map[string]queue.Limits)
 	running := make(map[string]int)
@@ -109,6 +110,33 @@ func New(v fsm.View, live map[string]Liveness, now time.Time) *Pass {
 		licenses: newLicenses(v),
 		modes:    modes, preempts: len(modes) > 0 && preempting(v),
 	}
+}
+
+// freeSlot reports whether machine m takes new work and has a slot free
+// in the database: with its stub up, an instance may be placed there.
+// (machineView's Up, Awake, Running and Slots, said once for New and
+// MayPlace.)
+func freeSlot(v fsm.View, m *fsm.Machine) bool {
+	return m.Accepts() && v.Running(m.Name) < m.Slots()
+}
+
+// MayPlace reports whether a pass over v could place or preempt anything:
+// some machine whose stub is up (up says, asked only of machines with a
+// free slot) has a free slot, or a preempting queue has waiting work.
+// When it is false, New's Place is empty and its Preemption none, so the
+// leader, which schedules after every commit, skips building the pass: a
+// full pool of 10,000 machines with 100,000 instances waiting costs it a
+// look at each machine's counts, not a view of each (BenchmarkPassScaleFull).
+func MayPlace(v fsm.View, up func(machine string) bool) bool {
+	if preempting(v) {
+		return true
+	}
+	for m := range v.MachinesWithFreeSlot() {
+		if freeSlot(v, m) && up(m.Name) {
+			return true
+		}
+	}
+	return false
 }
 
 // admit reports whether the queue's nq_maxactive and the owner's

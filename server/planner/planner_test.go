@@ -134,3 +134,43 @@ func TestPlaceSubmit(t *testing.T) {
 		t.Errorf("got assignments %+v behind a queued job, want none", got)
 	}
 }
+
+// TestMayPlace says a pass may place something exactly when some machine
+// with its stub up takes work and has a free slot, or a preempting queue
+// has waiting work; when it says no, the pass places nothing.
+func TestMayPlace(t *testing.T) {
+	f := fsm.New()
+	apply := applier(t, f)
+	apply(fsm.StubJoinType, fsm.StubJoin{At: at, Machine: fsm.MachineFacts{Name: "a", Arch: "x86_64", CPUs: 1}})
+	apply(fsm.StubJoinType, fsm.StubJoin{At: at, Machine: fsm.MachineFacts{Name: "b", Arch: "x86_64", CPUs: 1}})
+	spec := fsm.JobSpec{Binaries: map[string]string{"*": "/bin/x"}, Min: 1}
+	filler := apply(fsm.SubmitType, fsm.Submit{At: at, Owner: "u", Spec: spec}).JobID
+	apply(fsm.PlaceType, fsm.Place{At: at, Assignments: []fsm.Assignment{{JobID: filler, Instance: 0, Attempt: 1, Machine: "a", Key: "*"}}})
+	apply(fsm.SubmitType, fsm.Submit{At: at, Owner: "u", Spec: spec})
+	check := func(name string, live map[string]planner.Liveness, want bool) {
+		t.Helper()
+		f.Read(func(v fsm.View) {
+			got := planner.MayPlace(v, func(m string) bool { return live[m].Up })
+			placed := len(planner.New(v, live, at).Place().Assignments)
+			if got != want {
+				t.Errorf("%s: MayPlace = %v, want %v", name, got, want)
+			}
+			if !got && placed != 0 {
+				t.Errorf("%s: MayPlace said no, and the pass placed %d", name, placed)
+			}
+		})
+	}
+	check("b free and up", map[string]planner.Liveness{"a": {Up: true}, "b": {Up: true}}, true)
+	check("b free, its stub down", map[string]planner.Liveness{"a": {Up: true}}, false)
+	apply(fsm.SubmitType, fsm.Submit{At: at, Owner: "u", Spec: spec}) // a second waiting job, placed on b below
+	var p fsm.Place
+	f.Read(func(v fsm.View) {
+		p = planner.New(v, map[string]planner.Liveness{"a": {Up: true}, "b": {Up: true}}, at).Place()
+	})
+	if len(p.Assignments) != 1 {
+		t.Fatalf("placed %d, want 1 (b's slot)", len(p.Assignments))
+	}
+	p.At = at
+	apply(fsm.PlaceType, p)
+	check("every slot taken", map[string]planner.Liveness{"a": {Up: true}, "b": {Up: true}}, false)
+}

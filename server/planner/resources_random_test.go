@@ -272,7 +272,8 @@ func pickActive(f *fsm.FSM, jobs []uint64, rng *rand.Rand, state string) (*fsm.J
 
 // checkInterleaving fails t, naming the step, if any machine or licence
 // is overcommitted, a GPU is held twice or is not its machine's, the
-// usage indexes disagree with the instances, or the replicas differ.
+// usage indexes disagree with the instances, a replica's free-slot index
+// disagrees with its counts, or the replicas differ.
 func checkInterleaving(t *testing.T, r *replicas, step int, kind string) {
 	t.Helper()
 	where := fmt.Sprintf("step %d (%s)", step, kind)
@@ -337,6 +338,23 @@ func checkInterleaving(t *testing.T, r *replicas, step int, kind string) {
 			}
 		}
 	})
+	for i, f := range r.fsms {
+		f.Read(func(v fsm.View) {
+			var want, got []string
+			for _, m := range v.Machines() {
+				if v.Running(m.Name) < m.Slots() {
+					want = append(want, m.Name)
+				}
+			}
+			for m := range v.MachinesWithFreeSlot() {
+				got = append(got, m.Name)
+			}
+			slices.Sort(got)
+			if !slices.Equal(got, want) {
+				t.Fatalf("%s: replica %d's index of machines with a free slot is %v, the counts say %v", where, i, got, want)
+			}
+		})
+	}
 	want := r.snapshot(0)
 	for i := 1; i < len(r.fsms); i++ {
 		if got := r.snapshot(i); !bytes.Equal(got, want) {
