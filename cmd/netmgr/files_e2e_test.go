@@ -35,7 +35,7 @@ func readFile(t *testing.T, dir, name string) string {
 	return string(data)
 }
 
-// TestFilesInAndOut is the README's session: a local script and its input
+// TestFilesInAndOut is doc/files.md's session: a local script and its input
 // file, which exist only in the submitting directory, sent with
 // --copy-binary and --copy-in, run in the exec dir of a stub that has
 // neither, and their outputs (a file and a glob of a subdirectory) brought
