@@ -202,7 +202,7 @@ func reference(req Request, ms []MachineView) (int, []refCount, int) {
 		}
 		better := best < 0 || cost < bestCost
 		if !better && cost == bestCost {
-			h, bh := tieHash(seed, m.Name), tieHash(seed, ms[best].Name)
+			h, bh := tieHash(seed, nameHash(m.Name)), tieHash(seed, nameHash(ms[best].Name))
 			better = h < bh || h == bh && m.Name < ms[best].Name
 		}
 		if better {

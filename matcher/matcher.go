@@ -51,9 +51,10 @@ type Matcher struct {
 //  2. spread: 1.0 × (instances of this job on the machine) / Rating;
 //  3. affinity: 1.0 on every machine but the request's Prefer, when set.
 //
-// Ties go to the lowest FNV-1a hash of (JobID, Instance, machine name),
-// finished with murmur3's fmix64 so similar names spread evenly, then to the
-// lowest name, then to the lowest index.
+// Ties go to the lowest tie hash (murmur3's fmix64 of the FNV-1a hash of
+// (JobID, Instance) and the machine name's own hash; see tieHash), so
+// that similar names spread evenly, then to the lowest name, then to the
+// lowest index.
 func New() *Matcher {
 	return newMatcher(
 		[]filter{ // requirements
@@ -220,9 +221,9 @@ func (m *Matcher) MatchPool(req Request, p *Pool) Result {
 				best, bestCost, bestHashed = i, c, false
 			case c == bestCost:
 				if !bestHashed {
-					bestHash, bestHashed = tieHash(q.seed, p.machines[best].Name), true
+					bestHash, bestHashed = tieHash(q.seed, p.nameHash[best]), true
 				}
-				h := tieHash(q.seed, p.machines[i].Name)
+				h := tieHash(q.seed, p.nameHash[i])
 				if h < bestHash || h == bestHash && p.machines[i].Name < p.machines[best].Name {
 					best, bestHash = i, h
 				}

@@ -20,6 +20,8 @@ type Pool struct {
 	// has replaced it with a copy.
 	machines []MachineView
 	owned    []bool
+	// nameHash is each machine's part of the tie-break (nameHash).
+	nameHash []uint64
 
 	keys   index // binary and required keys
 	mounts index
@@ -82,6 +84,7 @@ func NewPool(machines []MachineView) *Pool {
 	p := &Pool{
 		machines: slices.Clone(machines),
 		owned:    make([]bool, n),
+		nameHash: make([]uint64, n),
 		jobs:     make(map[uint64][]int32),
 		reserved: make(bitset, w),
 		down:     make(bitset, w),
@@ -114,6 +117,7 @@ func NewPool(machines []MachineView) *Pool {
 			p.asleep.set(i)
 		}
 		p.rating[i] = normRating(m.Rating)
+		p.nameHash[i] = nameHash(m.Name)
 		p.update(i)
 		for job, c := range m.JobCounts {
 			if c > 0 {
