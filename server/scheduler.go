@@ -30,7 +30,7 @@ func (s *Server) schedule() error {
 		if v.LentCount() == 0 && !planner.MayPlace(v, func(m string) bool { return s.stubUp(m, now) }) {
 			return // a full pool: a waiting backlog costs a look at the counts
 		}
-		p := planner.New(v, s.liveness(now), now).Site(s.sitePolicy(v), func(err error) { failed = err })
+		p := planner.New(v, s.liveness(now), now).Site(s.sitePolicy(v), func(err error) { failed = err }).Limit(planner.MaxPlace)
 		resumes = p.Resumes()
 		plan = p.Place()
 		preempt, ok = p.Preemption()

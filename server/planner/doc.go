@@ -16,8 +16,12 @@
 // policy.go) shapes its jobs' matches in the same pass. Three callers share
 // it, so they cannot disagree:
 //
-//   - the leader's scheduler (server/scheduler.go) and the benchmark
-//     (cmd/netmgr-bench, the pass suite) call New(...).Place();
+//   - the leader's scheduler (server/scheduler.go) calls
+//     New(...).Limit(MaxPlace).Place() after every commit, unless
+//     MayPlace says no machine with its stub up has a slot free (a full
+//     pool's backlog costs it a look at the fsm's index of machines with
+//     a free slot, not a pass); the benchmark (cmd/netmgr-bench, the pass
+//     suite) calls New(...).Place(), unlimited;
 //   - a submit (server/submit.go) calls PlanSubmit, which starts a new
 //     job in the entry that creates it when nothing else waits, and
 //     otherwise says why no machine could run it (unrunnable.go);

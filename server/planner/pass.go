@@ -76,7 +76,20 @@ type Pass struct {
 	// after every commit, skips the pass (a full pool with a long queue
 	// would otherwise match every queued job again on every commit).
 	free bool
+	// limit is the most instances Place assigns (Limit; 0: no bound),
+	// and stop is set once it has: Run then visits no further job.
+	limit int
+	stop  bool
 }
+
+// MaxPlace is how many instances the leader's pass places at most. A
+// pass runs inside the database's read lock, which every commit waits
+// for: filling 10,000 empty machines of 4 slots in one pass would hold it
+// about 3.5 s (BenchmarkPassScaleFill), and make one Raft entry of
+// 40,000 assignments. Passes of 2,000 hold it a tenth of that each, the
+// dispatcher starts the first while the next is planned, and since the
+// leader plans again after each commit, a backlog is placed as fast.
+const MaxPlace = 2000
 
 // New prepares a pass over v at now, with each machine's liveness from
 // live (a machine missing from it is not up). It builds a view of every
@@ -153,6 +166,15 @@ func (p *Pass) admit(j *fsm.Job) bool {
 	return p.active.AdmitUser(j.Queue, j.Owner)
 }
 
+// Limit bounds what Place assigns to n instances (n <= 0: no bound). It
+// stops between two instances, never within a gang, which is placed
+// whole even past n; what is left waits for the next pass, in the same
+// order. A pass that stopped early names no preemptor (the next does).
+func (p *Pass) Limit(n int) *Pass {
+	p.limit = n
+	return p
+}
+
 // Place runs the pass and returns what it places as one Place, planned at
 // the view's index; the caller stamps At before it proposes it. The Place
 // has no assignments when nothing can be placed: no machine has a free
@@ -171,6 +193,7 @@ func (p *Pass) Place() fsm.Place {
 			return
 		}
 		plan.Assignments = append(plan.Assignments, p.assignment(it.JobID, in.Index, in.Attempt, res))
+		p.stop = p.limit > 0 && len(plan.Assignments) >= p.limit
 	})
 	plan.PlannedAtIndex = p.v.Index()
 	return plan
@@ -209,7 +232,7 @@ func (p *Pass) Run(visit func(it queue.Item, in *fsm.Instance, res matcher.Resul
 	// finds no machine, its later instances find none either: reuse the
 	// answer instead of matching them all again.
 	stuck := make(map[uint64]func(*fsm.Instance))
-	for k := 0; k < len(items); k++ {
+	for k := 0; k < len(items) && !p.stop; k++ {
 		it := items[k]
 		j, in, _ := p.v.Instance(fsm.InstanceRef{JobID: it.JobID, Instance: it.Instance})
 		if j.Spec.Gang {

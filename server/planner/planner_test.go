@@ -174,3 +174,44 @@ func TestMayPlace(t *testing.T) {
 	apply(fsm.PlaceType, p)
 	check("every slot taken", map[string]planner.Liveness{"a": {Up: true}, "b": {Up: true}}, false)
 }
+
+// TestPlaceLimit: a pass limited to n places the first n instances in
+// queue order, never part of a gang (a gang crossing the limit is placed
+// whole), and the next pass goes on from where it stopped.
+func TestPlaceLimit(t *testing.T) {
+	f := fsm.New()
+	apply := applier(t, f)
+	for _, m := range []string{"a", "b", "c"} {
+		apply(fsm.StubJoinType, fsm.StubJoin{At: at, Machine: fsm.MachineFacts{Name: m, Arch: "x86_64", CPUs: 4}})
+	}
+	bin := map[string]string{"*": "/bin/x"}
+	first := apply(fsm.SubmitType, fsm.Submit{At: at, Owner: "u", Spec: fsm.JobSpec{Binaries: bin, Min: 3}}).JobID
+	gang := apply(fsm.SubmitType, fsm.Submit{At: at, Owner: "u", Spec: fsm.JobSpec{Binaries: bin, Min: 4, Gang: true}}).JobID
+	last := apply(fsm.SubmitType, fsm.Submit{At: at, Owner: "u", Spec: fsm.JobSpec{Binaries: bin, Min: 5}}).JobID
+	pass := func(limit int) fsm.Place {
+		t.Helper()
+		var p fsm.Place
+		f.Read(func(v fsm.View) { p = planner.New(v, allUp(v), at).Limit(limit).Place() })
+		p.At = at
+		if len(p.Assignments) > 0 {
+			apply(fsm.PlaceType, p)
+		}
+		return p
+	}
+	perJob := func(p fsm.Place) map[uint64]int {
+		n := map[uint64]int{}
+		for _, a := range p.Assignments {
+			n[a.JobID]++
+		}
+		return n
+	}
+	if got := perJob(pass(2)); got[first] != 2 || len(got) != 1 {
+		t.Errorf("limit 2: placed %v, want 2 of job %d alone", got, first)
+	}
+	if got := perJob(pass(2)); got[first] != 1 || got[gang] != 4 || len(got) != 2 {
+		t.Errorf("limit 2 again: placed %v, want job %d's last and gang %d whole", got, first, gang)
+	}
+	if got := perJob(pass(0)); got[last] != 5 || len(got) != 1 {
+		t.Errorf("no limit: placed %v, want job %d's 5", got, last)
+	}
+}
