@@ -299,6 +299,11 @@
 // machine (db.usage) and its licences in the pool (db.usedLicenses), from
 // its placement to its end; setIndexes and unsetIndexes keep both with
 // the other per-machine counts, and reindex rebuilds them on restore.
+// The same goes for db.open, the machines with fewer active instances
+// than slots (View.MachinesWithFreeSlot), kept as the counts and a
+// machine's slots change: the leader asks it after every commit whether
+// a pass could place anything (planner.MayPlace), so that a full pool's
+// backlog costs it nothing.
 //
 // *Placement.* The leader's matcher places an instance only where all
 // are free (package matcher, the capacity filter) and holds it back while
