@@ -133,3 +133,67 @@ func BenchmarkPassScaleFill(b *testing.B) {
 	b.ReportMetric(float64(m)/1e6, "total-ms")
 	b.ReportMetric(float64(scaleMachines*scaleSlots)/m.Seconds(), "placed/s")
 }
+
+// BenchmarkPassScaleStuck is the pass the leader makes after a commit on
+// the scale issue's pool when slots are free but nothing waiting fits
+// them: one machine in 100 has a slot free, and the 100,000 waiting
+// instances all ask for a key none of them has. MayPlace says yes (a
+// slot is free on a live machine), so the whole pass runs and places
+// nothing (ms/pass, the thread's CPU time; the bound is 1 ms).
+func BenchmarkPassScaleStuck(b *testing.B) {
+	f := fsm.New()
+	var index uint64
+	apply := func(typ fsm.MessageType, body any) *fsm.Result {
+		data, err := fsm.Encode(typ, body)
+		if err != nil {
+			b.Fatal(err)
+		}
+		index++
+		res := f.Apply(&raft.Log{Type: raft.LogCommand, Index: index, Data: data}).(*fsm.Result)
+		if res.Err != nil {
+			b.Fatalf("apply %v: %v", typ, res.Err)
+		}
+		return res
+	}
+	for m := range scaleMachines {
+		apply(fsm.StubJoinType, fsm.StubJoin{At: at, Machine: fsm.MachineFacts{Name: fmt.Sprintf("m%05d", m), Arch: "x86_64", CPUs: scaleSlots, MemoryMB: 1 << 15}})
+	}
+	any := map[string]string{"*": "/bin/x"}
+	for m := range scaleMachines {
+		n := scaleSlots
+		if m%100 == 0 {
+			n-- // one slot free
+		}
+		id := apply(fsm.SubmitType, fsm.Submit{At: at, Owner: "filler", Spec: fsm.JobSpec{Binaries: any, Min: n}}).JobID
+		as := make([]fsm.Assignment, n)
+		for i := range as {
+			as[i] = fsm.Assignment{JobID: id, Instance: i, Attempt: 1, Machine: fmt.Sprintf("m%05d", m), Key: "*"}
+		}
+		apply(fsm.PlaceType, fsm.Place{At: at, Assignments: as})
+	}
+	for j := range scaleJobs {
+		apply(fsm.SubmitType, fsm.Submit{At: at, Owner: fmt.Sprintf("user%03d", j%100),
+			Spec: fsm.JobSpec{Binaries: map[string]string{"sparc": "/bin/x"}, Min: scalePerJob}})
+	}
+	now := at.Add(time.Hour)
+	var live map[string]planner.Liveness
+	f.Read(func(v fsm.View) { live = allUp(v) })
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	var cpu []time.Duration
+	b.ResetTimer()
+	for range b.N {
+		began := threadCPU(b)
+		f.Read(func(v fsm.View) {
+			if !planner.MayPlace(v, func(m string) bool { return live[m].Up }) {
+				b.Fatal("MayPlace says no with free slots on live machines")
+			}
+			if p := planner.New(v, live, now).Limit(planner.MaxPlace).Place(); len(p.Assignments) != 0 {
+				b.Fatalf("placed %d, want none (no machine has the key)", len(p.Assignments))
+			}
+		})
+		cpu = append(cpu, threadCPU(b)-began)
+	}
+	b.StopTimer()
+	b.ReportMetric(float64(median(cpu))/1e6, "ms/pass")
+}
