@@ -3,6 +3,7 @@ package fsm
 import (
 	"cmp"
 	"slices"
+	"sync/atomic"
 )
 
 // db is the whole replicated state. Only Apply and Restore change it. The
@@ -44,7 +45,12 @@ type db struct {
 	// open holds the machines with fewer active instances than slots,
 	// whatever their state, so that asking whether any machine has a
 	// slot free (the leader does on every commit) looks at those alone.
-	open         map[string]struct{}
+	open map[string]struct{}
+	// queuedOrder is queued sorted (View.Queued), kept between changes
+	// of queued and dropped (nil) by each: the leader reads it on every
+	// pass, and most commits (a CHILD event) queue nothing. Readers
+	// under the read lock may fill it at once; each fills it alike.
+	queuedOrder  atomic.Pointer[[]InstanceRef]
 	lent         int                       // instances suspended for a preemptor (Instance.lent)
 	usedMemory   map[string]int64          // machine -> memory_mb of active instances
 	usage        map[string]*usage         // machine -> CPUs, GPUs, disk, gres of active instances
@@ -127,6 +133,7 @@ func (d *db) reindex() {
 	d.byIdempotency = make(map[string]uint64, len(d.jobs))
 	d.byName = make(map[string][]uint64, len(d.jobs))
 	d.queued = make(map[InstanceRef]struct{})
+	d.queuedOrder.Store(nil)
 	d.active = make(map[InstanceRef]string)
 	d.running = make(map[string]int)
 	d.open = make(map[string]struct{})
@@ -225,6 +232,7 @@ func (d *db) setIndexes(jobID uint64, in *Instance) {
 	switch {
 	case in.State == InstanceQueued:
 		d.queued[ref] = struct{}{}
+		d.queuedOrder.Store(nil)
 		d.counts(j.Queue).Waiting++
 		d.addUser(j, 0, 1, 0)
 	case in.Active():
@@ -255,6 +263,7 @@ func (d *db) unsetIndexes(jobID uint64, in *Instance) {
 	switch {
 	case in.State == InstanceQueued:
 		delete(d.queued, ref)
+		d.queuedOrder.Store(nil)
 		d.counts(j.Queue).Waiting--
 		d.addUser(j, 0, -1, 0)
 	case in.Active():

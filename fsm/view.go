@@ -73,7 +73,16 @@ func (v View) JobsNamed(name string) []*Job {
 }
 
 // Queued returns the instances waiting for a machine, by job then instance.
-func (v View) Queued() []InstanceRef { return sortedRefs(v.d.queued) }
+// The slice is kept until the waiting set changes and shared with every
+// reader: do not change it.
+func (v View) Queued() []InstanceRef {
+	if refs := v.d.queuedOrder.Load(); refs != nil {
+		return *refs
+	}
+	refs := sortedRefs(v.d.queued)
+	v.d.queuedOrder.Store(&refs)
+	return refs
+}
 
 // QueuedCount is how many instances wait to be placed, without listing
 // them: the leader asks it after every commit.
