@@ -126,35 +126,26 @@ func (s *Server) replicateBlob(ctx context.Context, sum string, data []byte) (cl
 	need := voters/2 + 1
 	resp := client.BlobResponse{Sum: sum, Size: int64(len(data)), Servers: voters}
 	type ack struct {
-		name string
-		err  error
+		name  string
+		local bool
+		err   error
 	}
-	const here = ""
 	acks := make(chan ack, len(peers)+1)
-	go func() { acks <- ack{here, s.blobs.PutVerified(sum, data)} }()
+	go func() { acks <- ack{s.cfg.Name + " (this server)", true, s.blobs.PutVerified(sum, data)} }()
 	for name, addr := range peers {
-		go func() { acks <- ack{name, s.pushBlob(s.ctx, addr, sum, data)} }()
+		go func() { acks <- ack{name, false, s.pushBlob(s.ctx, addr, sum, data)} }()
 	}
 	var failed []string
 	localDone := false
 	for range len(peers) + 1 {
 		select {
 		case a := <-acks:
-			if a.name == here {
-				localDone = true
-			}
+			localDone = localDone || a.local
 			if a.err != nil {
-				name := a.name
-				if name == here {
-					name = s.cfg.Name + " (this server)"
-				}
-				failed = append(failed, fmt.Sprintf("%s: %v", name, a.err))
-				if resp.Holders >= need {
-					return resp, nil
-				}
-				continue
+				failed = append(failed, fmt.Sprintf("%s: %v", a.name, a.err))
+			} else {
+				resp.Holders++
 			}
-			resp.Holders++
 			if resp.Holders >= need && localDone {
 				return resp, nil // the others finish in the background
 			}
