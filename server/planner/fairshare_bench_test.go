@@ -8,8 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hashicorp/raft"
-
 	"github.com/netmgr/netmgr/fsm"
 	"github.com/netmgr/netmgr/server/planner"
 	"github.com/netmgr/netmgr/server/policy"
@@ -23,19 +21,7 @@ import (
 func benchShareState(b *testing.B, fair bool) *fsm.FSM {
 	b.Helper()
 	f := fsm.New()
-	var index uint64
-	apply := func(typ fsm.MessageType, body any) *fsm.Result {
-		data, err := fsm.Encode(typ, body)
-		if err != nil {
-			b.Fatal(err)
-		}
-		index++
-		res := f.Apply(&raft.Log{Type: raft.LogCommand, Index: index, Data: data}).(*fsm.Result)
-		if res.Err != nil {
-			b.Fatalf("apply %v: %v", typ, res.Err)
-		}
-		return res
-	}
+	apply := applier(b, f)
 	if fair {
 		apply(fsm.FairShareStartType, fsm.FairShareStart{At: at})
 	}

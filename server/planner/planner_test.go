@@ -26,9 +26,11 @@ func newState(t *testing.T) (*fsm.FSM, func(fsm.MessageType, any)) {
 }
 
 // applier returns a function that applies one command to f at the next
-// index, failing the test when it cannot be encoded or is refused.
-func applier(t *testing.T, f *fsm.FSM) func(fsm.MessageType, any) *fsm.Result {
+// index after f's own, failing the test or benchmark when it cannot be
+// encoded or is refused.
+func applier(t testing.TB, f *fsm.FSM) func(fsm.MessageType, any) *fsm.Result {
 	var index uint64
+	f.Read(func(v fsm.View) { index = v.Index() })
 	return func(typ fsm.MessageType, body any) *fsm.Result {
 		t.Helper()
 		data, err := fsm.Encode(typ, body)

@@ -6,8 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hashicorp/raft"
-
 	"github.com/netmgr/netmgr/fsm"
 	"github.com/netmgr/netmgr/server/planner"
 )
@@ -22,43 +20,37 @@ const (
 )
 
 // benchScaleState is the scale issue's pool with its 100,000 instances
-// queued; full fills every slot first with other work, so that none of
-// them can start.
-func benchScaleState(b *testing.B, full bool) *fsm.FSM {
+// queued, each job's binary for key; machine m first has taken(m) of its
+// slots filled with other work.
+func benchScaleState(b *testing.B, taken func(m int) int, key string) *fsm.FSM {
 	b.Helper()
 	f := fsm.New()
-	var index uint64
-	apply := func(typ fsm.MessageType, body any) *fsm.Result {
-		data, err := fsm.Encode(typ, body)
-		if err != nil {
-			b.Fatal(err)
-		}
-		index++
-		res := f.Apply(&raft.Log{Type: raft.LogCommand, Index: index, Data: data}).(*fsm.Result)
-		if res.Err != nil {
-			b.Fatalf("apply %v: %v", typ, res.Err)
-		}
-		return res
-	}
+	apply := applier(b, f)
 	for m := range scaleMachines {
 		apply(fsm.StubJoinType, fsm.StubJoin{At: at, Machine: fsm.MachineFacts{Name: fmt.Sprintf("m%05d", m), Arch: "x86_64", CPUs: scaleSlots, MemoryMB: 1 << 15}})
 	}
-	spec := func(n int) fsm.JobSpec { return fsm.JobSpec{Binaries: map[string]string{"*": "/bin/x"}, Min: n} }
-	if full {
-		for m := range scaleMachines {
-			id := apply(fsm.SubmitType, fsm.Submit{At: at, Owner: "filler", Spec: spec(scaleSlots)}).JobID
-			as := make([]fsm.Assignment, scaleSlots)
-			for i := range as {
-				as[i] = fsm.Assignment{JobID: id, Instance: i, Attempt: 1, Machine: fmt.Sprintf("m%05d", m), Key: "*"}
-			}
-			apply(fsm.PlaceType, fsm.Place{At: at, Assignments: as})
+	for m := range scaleMachines {
+		n := taken(m)
+		if n == 0 {
+			continue
 		}
+		id := apply(fsm.SubmitType, fsm.Submit{At: at, Owner: "filler", Spec: fsm.JobSpec{Binaries: map[string]string{"*": "/bin/x"}, Min: n}}).JobID
+		as := make([]fsm.Assignment, n)
+		for i := range as {
+			as[i] = fsm.Assignment{JobID: id, Instance: i, Attempt: 1, Machine: fmt.Sprintf("m%05d", m), Key: "*"}
+		}
+		apply(fsm.PlaceType, fsm.Place{At: at, Assignments: as})
 	}
 	for j := range scaleJobs {
-		apply(fsm.SubmitType, fsm.Submit{At: at, Owner: fmt.Sprintf("user%03d", j%100), Spec: spec(scalePerJob)})
+		apply(fsm.SubmitType, fsm.Submit{At: at, Owner: fmt.Sprintf("user%03d", j%100),
+			Spec: fsm.JobSpec{Binaries: map[string]string{key: "/bin/x"}, Min: scalePerJob}})
 	}
 	return f
 }
+
+// Slots each machine has taken in the scale benchmarks' pools.
+func allTaken(int) int  { return scaleSlots }
+func noneTaken(int) int { return 0 }
 
 // BenchmarkPassScaleFull is what the leader's scheduling after a commit
 // costs on the scale issue's pool with every slot taken and 100,000
@@ -66,7 +58,7 @@ func benchScaleState(b *testing.B, full bool) *fsm.FSM {
 // built. The bound is 1 ms a pass (ms/pass); building the pass
 // to find that out took 20-32 ms of CPU.
 func BenchmarkPassScaleFull(b *testing.B) {
-	f := benchScaleState(b, true)
+	f := benchScaleState(b, allTaken, "*")
 	var live map[string]planner.Liveness
 	f.Read(func(v fsm.View) { live = allUp(v) })
 	b.ResetTimer()
@@ -99,7 +91,7 @@ func BenchmarkPassScaleFill(b *testing.B) {
 	var longest, total []time.Duration
 	for range b.N {
 		b.StopTimer()
-		f := benchScaleState(b, false)
+		f := benchScaleState(b, noneTaken, "*")
 		var live map[string]planner.Liveness
 		f.Read(func(v fsm.View) { live = allUp(v) })
 		b.StartTimer()
@@ -113,15 +105,9 @@ func BenchmarkPassScaleFill(b *testing.B) {
 				b.Fatalf("a pass placed nothing with %d of %d placed", placed, scaleMachines*scaleSlots)
 			}
 			plan.At = now
-			data, err := fsm.Encode(fsm.PlaceType, plan)
-			if err != nil {
-				b.Fatal(err)
-			}
-			var index uint64
-			f.Read(func(v fsm.View) { index = v.Index() + 1 })
-			res := f.Apply(&raft.Log{Type: raft.LogCommand, Index: index, Data: data}).(*fsm.Result)
-			if res.Err != nil || res.Dropped > 0 {
-				b.Fatalf("commit a pass: %v, %d dropped", res.Err, res.Dropped)
+			res := applier(b, f)(fsm.PlaceType, plan)
+			if res.Dropped > 0 {
+				b.Fatalf("commit a pass: %d dropped", res.Dropped)
 			}
 			placed += len(res.Accepted)
 		}
@@ -141,40 +127,13 @@ func BenchmarkPassScaleFill(b *testing.B) {
 // slot is free on a live machine), so the whole pass runs and places
 // nothing (ms/pass, the thread's CPU time; the bound is 1 ms).
 func BenchmarkPassScaleStuck(b *testing.B) {
-	f := fsm.New()
-	var index uint64
-	apply := func(typ fsm.MessageType, body any) *fsm.Result {
-		data, err := fsm.Encode(typ, body)
-		if err != nil {
-			b.Fatal(err)
-		}
-		index++
-		res := f.Apply(&raft.Log{Type: raft.LogCommand, Index: index, Data: data}).(*fsm.Result)
-		if res.Err != nil {
-			b.Fatalf("apply %v: %v", typ, res.Err)
-		}
-		return res
-	}
-	for m := range scaleMachines {
-		apply(fsm.StubJoinType, fsm.StubJoin{At: at, Machine: fsm.MachineFacts{Name: fmt.Sprintf("m%05d", m), Arch: "x86_64", CPUs: scaleSlots, MemoryMB: 1 << 15}})
-	}
-	any := map[string]string{"*": "/bin/x"}
-	for m := range scaleMachines {
-		n := scaleSlots
+	oneFreeIn100 := func(m int) int {
 		if m%100 == 0 {
-			n-- // one slot free
+			return scaleSlots - 1
 		}
-		id := apply(fsm.SubmitType, fsm.Submit{At: at, Owner: "filler", Spec: fsm.JobSpec{Binaries: any, Min: n}}).JobID
-		as := make([]fsm.Assignment, n)
-		for i := range as {
-			as[i] = fsm.Assignment{JobID: id, Instance: i, Attempt: 1, Machine: fmt.Sprintf("m%05d", m), Key: "*"}
-		}
-		apply(fsm.PlaceType, fsm.Place{At: at, Assignments: as})
+		return scaleSlots
 	}
-	for j := range scaleJobs {
-		apply(fsm.SubmitType, fsm.Submit{At: at, Owner: fmt.Sprintf("user%03d", j%100),
-			Spec: fsm.JobSpec{Binaries: map[string]string{"sparc": "/bin/x"}, Min: scalePerJob}})
-	}
+	f := benchScaleState(b, oneFreeIn100, "sparc")
 	now := at.Add(time.Hour)
 	var live map[string]planner.Liveness
 	f.Read(func(v fsm.View) { live = allUp(v) })
