@@ -48,7 +48,7 @@ func (r *runner) restoreCheckpoint(ctx context.Context, k client.AttemptRef, req
 		return fmt.Errorf("%w: no server known to fetch it from", errCheckpoint)
 	}
 	start := time.Now()
-	data, local := r.ckpts.get(r.dataDir, r.log, req.CheckpointBlob)
+	data, local := r.ckpts.get(req.CheckpointBlob)
 	if !local {
 		var err error
 		if data, err = c.Blob(ctx, req.CheckpointBlob); err != nil {
@@ -63,23 +63,26 @@ func (r *runner) restoreCheckpoint(ctx context.Context, k client.AttemptRef, req
 	return nil
 }
 
-// ckptCache opens the stub's checkpoint cache on first use, so that a
-// machine that never keeps one (a simulated one) makes no directory.
+// ckptCache opens the stub's checkpoint cache in dataDir on first use,
+// so that a machine that never keeps one (a simulated one) makes no
+// directory.
 type ckptCache struct {
-	once  sync.Once
-	cache *ckptcache.Cache // nil when it could not be opened
+	dataDir string
+	log     *slog.Logger
+	once    sync.Once
+	cache   *ckptcache.Cache // nil when it could not be opened
 }
 
-// open returns the cache in dataDir, nil (logged once) when it cannot be
-// opened: checkpoints then always come from the servers.
-func (c *ckptCache) open(dataDir string, log *slog.Logger) *ckptcache.Cache {
+// open returns the cache, nil (logged once) when it cannot be opened:
+// checkpoints then always come from the servers.
+func (c *ckptCache) open() *ckptcache.Cache {
 	c.once.Do(func() {
-		if dataDir == "" {
+		if c.dataDir == "" {
 			return
 		}
-		cache, err := ckptcache.Open(filepath.Join(dataDir, checkpointsDir))
+		cache, err := ckptcache.Open(filepath.Join(c.dataDir, checkpointsDir))
 		if err != nil {
-			log.Warn("checkpoints will be fetched from the servers", "err", err)
+			c.log.Warn("checkpoints will be fetched from the servers", "err", err)
 			return
 		}
 		c.cache = cache
@@ -89,8 +92,8 @@ func (c *ckptCache) open(dataDir string, log *slog.Logger) *ckptcache.Cache {
 
 // get returns the checkpoint sum from the cache, and whether it was there
 // whole.
-func (c *ckptCache) get(dataDir string, log *slog.Logger, sum string) ([]byte, bool) {
-	cache := c.open(dataDir, log)
+func (c *ckptCache) get(sum string) ([]byte, bool) {
+	cache := c.open()
 	if cache == nil {
 		return nil, false
 	}
@@ -98,13 +101,13 @@ func (c *ckptCache) get(dataDir string, log *slog.Logger, sum string) ([]byte, b
 }
 
 // put keeps a copy of the checkpoint sum; a failure only costs a fetch.
-func (c *ckptCache) put(dataDir string, log *slog.Logger, sum string, data []byte) {
-	cache := c.open(dataDir, log)
+func (c *ckptCache) put(sum string, data []byte) {
+	cache := c.open()
 	if cache == nil {
 		return
 	}
 	if err := cache.Put(sum, data); err != nil {
-		log.Warn("checkpoint not cached; a restart here fetches it", "err", err)
+		c.log.Warn("checkpoint not cached; a restart here fetches it", "err", err)
 	}
 }
 
@@ -153,7 +156,7 @@ func (r *runner) keepCheckpoint(k client.AttemptRef, rec outbox.Record) bool {
 		var apiErr *client.APIError
 		switch {
 		case err == nil:
-			r.ckpts.put(r.dataDir, r.log, req.Blob, data)
+			r.ckpts.put(req.Blob, data)
 			r.log.Info("checkpoint kept", "attempt", k, "files", len(kept), "size", req.Size, "took", time.Since(start))
 			return true
 		case errors.As(err, &apiErr) && apiErr.Status != http.StatusConflict && apiErr.Status < 500:

@@ -140,6 +140,7 @@ func newRunner(machine, execDir, clusterID, dataDir, cgroups string, sim *Simula
 		attempts:   make(map[client.AttemptRef]*attempt),
 	}
 	r.sessions = newSessions(log, r.signal)
+	r.ckpts.dataDir, r.ckpts.log = dataDir, log
 	if sim != nil {
 		r.sup = supervisor.NewSimulator(sim.RunTime, log)
 	} else {
