@@ -36,6 +36,12 @@ type db struct {
 	// snapshotted, and no command's outcome depends on it.
 	owedSends uint64
 
+	// epoch tells this db apart from every other one in the process
+	// (View.Epoch); versions counts the changes View.MachineVersion
+	// reports. Neither is state.
+	epoch    uint64
+	versions uint64
+
 	// Derived indexes, rebuilt from machines and jobs by reindex.
 	byIdempotency map[string]uint64
 	byName        map[string][]uint64 // ascending job ids
@@ -121,6 +127,7 @@ func newDB() *db {
 		reservations:      make(map[uint64]*Reservation),
 		tokens:            make(map[string]*Token),
 		mails:             make(map[string]*Mail),
+		epoch:             epochs.Add(1),
 	}
 	d.reindex()
 	return d
@@ -245,6 +252,7 @@ func (d *db) setIndexes(jobID uint64, in *Instance) {
 		}
 		d.running[in.Machine]++
 		d.refreshOpen(in.Machine)
+		d.changedForPlanning(in.Machine)
 		if d.perJob[in.Machine] == nil {
 			d.perJob[in.Machine] = make(map[uint64]int)
 		}
@@ -276,6 +284,7 @@ func (d *db) unsetIndexes(jobID uint64, in *Instance) {
 		}
 		decrement(d.running, in.Machine, 1)
 		d.refreshOpen(in.Machine)
+		d.changedForPlanning(in.Machine)
 		if decrement(d.perJob[in.Machine], jobID, 1); len(d.perJob[in.Machine]) == 0 {
 			delete(d.perJob, in.Machine)
 		}
@@ -293,6 +302,19 @@ func (d *db) refreshOpen(machine string) {
 		d.open[machine] = struct{}{}
 	} else {
 		delete(d.open, machine)
+	}
+}
+
+// epochs numbers the dbs made in this process (db.epoch).
+var epochs atomic.Uint64
+
+// changedForPlanning notes that what a scheduling pass reads of machine
+// changed: its record, or the counts and resources of its active
+// instances (View.MachineVersion).
+func (d *db) changedForPlanning(machine string) {
+	if m, ok := d.machines[machine]; ok {
+		d.versions++
+		m.version = d.versions
 	}
 }
 

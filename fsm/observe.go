@@ -28,6 +28,8 @@ func (f *FSM) SetMachineObserver(obs MachineObserver) {
 // touchMachine records that the entry at index changed m.
 func (d *db) touchMachine(m *Machine, index uint64) {
 	m.ModifyIndex = index
+	d.versions++
+	m.version = d.versions
 	if d.watchMachines {
 		d.touched = append(d.touched, m)
 	}

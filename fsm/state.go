@@ -75,6 +75,9 @@ type Machine struct {
 
 	// eff is derived from the facts and the database; never snapshotted.
 	eff Effective
+	// version changes whenever what a scheduling pass reads of the
+	// machine changes (View.MachineVersion); never snapshotted.
+	version uint64
 }
 
 // Effective returns the attributes the scheduler matches the machine by.

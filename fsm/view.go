@@ -31,6 +31,21 @@ func (v View) MachinesWithFreeSlot() iter.Seq[*Machine] {
 	}
 }
 
+// MachineVersion is a number that changes whenever what a scheduling
+// pass reads of m changes, reservations aside: its record (facts,
+// effective attributes, state, drain, health, sleep) or the counts and
+// resources of its active instances (JobCounts, Running, UsedMemoryMB,
+// MachineUsage). A leader that keeps each machine's view between passes
+// (server/planner.Cache) rebuilds those whose version moved. It is not
+// state: it means something only with Epoch, and differs between
+// replicas.
+func (v View) MachineVersion(m *Machine) uint64 { return m.version }
+
+// Epoch tells apart the states this process has held: it changes when a
+// restore replaces the whole state (and its *Machine records), never
+// otherwise.
+func (v View) Epoch() uint64 { return v.d.epoch }
+
 // MachineCount is how many machines the database knows, in any state.
 // Machines are never forgotten, so it only grows.
 func (v View) MachineCount() int { return len(v.d.machines) }

@@ -66,6 +66,9 @@ type Pool struct {
 	diskFree   []int64
 	ownedRes   []bool
 
+	// changed holds the machines Take or Release changed (Changed).
+	changed bitset
+
 	// Scratch space reused by every MatchPool call.
 	q      query
 	cand   bitset
@@ -98,6 +101,7 @@ func NewPool(machines []MachineView) *Pool {
 		gpuAny:   make(bitset, w),
 		diskFree: make([]int64, n),
 		ownedRes: make([]bool, n),
+		changed:  make(bitset, w),
 		cand:     make(bitset, w),
 		tmp:      make(bitset, w),
 		jc:       make([]int32, n),
@@ -187,6 +191,7 @@ func (p *Pool) Machine(i int) MachineView { return p.machines[i] }
 // JobCounts[req.JobID] grows by one. The caller's JobCounts map is copied before
 // its first change, never written. It panics if i is out of range.
 func (p *Pool) Take(i int, req Request) {
+	p.noteChanged(i)
 	m := &p.machines[i]
 	m.ImposedLoad += instanceLoad(req)
 	m.UsedMemoryMB += req.MemoryMB
@@ -262,6 +267,7 @@ func (p *Pool) Release(i int, req Request) {
 	if !p.owned[i] || m.JobCounts[req.JobID] <= 0 {
 		panic("matcher: Release without a Take")
 	}
+	p.noteChanged(i)
 	m.Running--
 	m.ImposedLoad -= instanceLoad(req)
 	m.UsedMemoryMB -= req.MemoryMB
