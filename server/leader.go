@@ -9,6 +9,7 @@ import (
 	"github.com/netmgr/netmgr/server/cron"
 	"github.com/netmgr/netmgr/server/lease"
 	"github.com/netmgr/netmgr/server/lease/expiry"
+	"github.com/netmgr/netmgr/server/planner"
 	"github.com/netmgr/netmgr/server/prime"
 	"github.com/netmgr/netmgr/server/retention"
 )
@@ -168,6 +169,7 @@ func (s *Server) leaderLoop(ctx context.Context) {
 	// Membership changes come from gossip; a committed command alone never
 	// needs a reconcile, so the busy path skips it.
 	reconcile := true
+	plans := planner.NewCache()
 	for {
 		_, changed := s.fsm.Watch()
 		if reconcile {
@@ -185,7 +187,7 @@ func (s *Server) leaderLoop(ctx context.Context) {
 		if next := primes.Switch(time.Now()); !next.IsZero() {
 			primeTimer.Reset(max(time.Until(next), 0))
 		}
-		if err := s.schedule(); err != nil {
+		if err := s.schedule(plans); err != nil {
 			s.log.Warn("scheduling pass failed", "err", err)
 		}
 		d.Dispatch(ctx)

@@ -12,7 +12,8 @@ import (
 // database, committed as one Place, preceded by the resumes of instances
 // suspended for a preemptor that has ended and followed by the pass's
 // preemption, each its own Preempt entry (server/planner/preempt.go).
-func (s *Server) schedule() error {
+// cache keeps the machines' views between the leader's passes.
+func (s *Server) schedule(cache *planner.Cache) error {
 	start, placed := time.Now(), 0
 	defer func() { s.metrics.schedulePass(start, placed) }()
 	var (
@@ -30,7 +31,7 @@ func (s *Server) schedule() error {
 		if v.LentCount() == 0 && !planner.MayPlace(v, func(m string) bool { return s.stubUp(m, now) }) {
 			return // a full pool: a waiting backlog costs a look at the counts
 		}
-		p := planner.New(v, s.liveness(now), now).Site(s.sitePolicy(v), func(err error) { failed = err }).Limit(planner.MaxPlace)
+		p := cache.Pass(v, s.liveness(now), now).Site(s.sitePolicy(v), func(err error) { failed = err }).Limit(planner.MaxPlace)
 		resumes = p.Resumes()
 		plan = p.Place()
 		preempt, ok = p.Preemption()

@@ -14,10 +14,17 @@ import (
 // machines that otherwise match it; later jobs may take that capacity only
 // when they will be gone before the head can start.
 type head struct {
-	job       *fsm.Job
-	competing map[int]bool
-	shadow    time.Time
-	known     bool
+	job *fsm.Job
+	// competing[i] says the head competes for machine i.
+	competing []bool
+	// need is how many of its instances wait; shadow and known are its
+	// planned start (queue.Shadow), worked out on first use (shadowOf):
+	// a pass in which nothing else fits the head's machines never needs
+	// it, and it costs a look at every instance running on them.
+	need   int
+	done   bool
+	shadow time.Time
+	known  bool
 }
 
 // elsewhere matches req among the machines the head does not compete for.
@@ -50,22 +57,35 @@ func (p *Pass) waitingFrom(j *fsm.Job, first int) int {
 }
 
 // newHead records the job the queue's later jobs must not delay: the
-// machines it competes for, and when enough of their busy slots will have
-// freed for need more of its instances, judged by the run limits of what
-// runs there.
+// machines it competes for, and how many of its instances wait (need).
 func (p *Pass) newHead(j *fsm.Job, req matcher.Request, need int) *head {
-	h := &head{job: j, competing: make(map[int]bool)}
-	byName := make(map[string]bool)
+	h := &head{job: j, competing: make([]bool, len(p.machines)), need: need}
 	for _, i := range p.matcher.Candidates(req, p.pool) {
 		h.competing[i] = true
-		byName[p.machines[i].Name] = true
+	}
+	return h
+}
+
+// shadowOf is h's planned start: when enough of its machines' busy slots
+// will have freed for its waiting instances, judged by the run limits of
+// what runs there (queue.Shadow); known is false when that cannot be
+// bounded.
+func (p *Pass) shadowOf(h *head) (at time.Time, known bool) {
+	if h.done {
+		return h.shadow, h.known
+	}
+	byName := make(map[string]bool)
+	for i, c := range h.competing {
+		if c {
+			byName[p.machines[i].Name] = true
+		}
 	}
 	var ends []time.Time
-	for _, ref := range p.v.Active() {
-		rj, in, _ := p.v.Instance(ref)
-		if !byName[in.Machine] {
-			continue
+	p.v.EachActive(func(ref fsm.InstanceRef, machine string) bool {
+		if !byName[machine] {
+			return true
 		}
+		rj, in, _ := p.v.Instance(ref)
 		start := in.StartedAt
 		if start.IsZero() {
 			start = in.PlacedAt
@@ -76,9 +96,23 @@ func (p *Pass) newHead(j *fsm.Job, req matcher.Request, need int) *head {
 			limit += ql.Grace(KillGrace) // a limit ends with TERM, then KILL after the grace
 		}
 		ends = append(ends, queue.DeclaredEnd(start, limit))
+		return true
+	})
+	// Shadow takes the need-th earliest end, whatever the order of ends.
+	h.shadow, h.known = queue.Shadow(h.need, ends)
+	h.done = true
+	return h.shadow, h.known
+}
+
+// mayBackfill reports whether job j, later in queue order than the head,
+// may take a machine the head competes for now (queue.MayBackfill).
+func (p *Pass) mayBackfill(j *fsm.Job) bool {
+	runLimit := p.limits[j.Queue].EffectiveRun(j.Spec.TimeLimitSeconds)
+	if runLimit <= 0 {
+		return false // never, whatever the shadow: no need to work it out
 	}
-	h.shadow, h.known = queue.Shadow(need, ends)
-	return h
+	shadow, known := p.shadowOf(p.head)
+	return queue.MayBackfill(p.now, runLimit, shadow, known)
 }
 
 // waitsForCapacity reports whether a failed match failed only for lack of

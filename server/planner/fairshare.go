@@ -2,6 +2,7 @@ package planner
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/netmgr/netmgr/fsm"
 	"github.com/netmgr/netmgr/queue"
@@ -32,81 +33,112 @@ func newShares(v fsm.View, owners []string) *shares {
 	return s
 }
 
-// order is the waiting work in the order the pass takes it: the
-// interactive queue's first, then queue priority, then the job's own
-// priority (set by a site policy's admit), then the owner's fair-share
-// rank, then submit order
-// (queue.Compare). This and newShares are the one place the order is
-// made, so a site policy can replace the ranks without touching the
-// pass.
-func (p *Pass) order() []queue.Item {
-	queued := p.v.Queued()
-	items := make([]queue.Item, 0, len(queued))
+// batch is one job's queued instances in a pass: item is the job's
+// queue.Item (its Instance the first queued one), refs the queued
+// instances in instance order. Every key queue.Compare orders by but the
+// instance is the job's, so a job's instances are consecutive in queue
+// order, and the pass orders jobs, not instances: a pass over 100,000
+// waiting instances of 1,000 jobs sorts 1,000.
+type batch struct {
+	item queue.Item
+	refs []fsm.InstanceRef
+}
+
+// at is the queue item of the batch's k-th instance.
+func (b *batch) at(k int) queue.Item {
+	it := b.item
+	it.Instance = b.refs[k].Instance
+	return it
+}
+
+// items is the batch's instances as queue items.
+func (b *batch) items() []queue.Item {
+	out := make([]queue.Item, len(b.refs))
+	for k := range b.refs {
+		out[k] = b.at(k)
+	}
+	return out
+}
+
+// order is the waiting work in the order the pass takes it, one batch
+// per job: the interactive queue's first, then queue priority, then the
+// job's own priority (set by a site policy's admit), then the owner's
+// fair-share rank, then submit order (queue.Compare). This and
+// newShares are the one place the order is made, so a site policy can
+// replace the ranks without touching the pass.
+func (p *Pass) order() []batch {
+	queued := p.v.Queued() // by job, then instance
+	var batches []batch
 	var owners []string
 	slot := map[string]int{}
-	var last *fsm.Job
-	owner := 0
-	for _, ref := range queued {
-		if last == nil || last.ID != ref.JobID { // a job's instances are consecutive
-			last, _, _ = p.v.Instance(ref)
-			n, ok := slot[last.Owner]
-			if !ok {
-				n = len(owners)
-				slot[last.Owner] = n
-				owners = append(owners, last.Owner)
-			}
-			owner = n
+	for k := 0; k < len(queued); {
+		end := k + 1
+		for end < len(queued) && queued[end].JobID == queued[k].JobID {
+			end++
 		}
-		ql := p.limits[last.Queue]
-		items = append(items, queue.Item{
-			JobID: ref.JobID, Instance: ref.Instance, SubmitIndex: last.CreateIndex,
-			Interactive: ql.Interactive, Priority: ql.Priority, JobPriority: last.Spec.Priority,
-			Share: owner, // the owner's slot until ranked
-		})
+		j, _, _ := p.v.Instance(queued[k])
+		n, ok := slot[j.Owner]
+		if !ok {
+			n = len(owners)
+			slot[j.Owner] = n
+			owners = append(owners, j.Owner)
+		}
+		ql := p.limits[j.Queue]
+		batches = append(batches, batch{item: queue.Item{
+			JobID: j.ID, Instance: queued[k].Instance, SubmitIndex: j.CreateIndex,
+			Interactive: ql.Interactive, Priority: ql.Priority, JobPriority: j.Spec.Priority,
+			Share: n, // the owner's slot until ranked
+		}, refs: queued[k:end]})
+		k = end
 	}
 	if p.site != nil {
-		if out, ok := p.siteOrder(items); ok {
+		if out, ok := p.siteOrder(batches); ok {
 			p.siteOrdered = true
 			return out
 		}
 	}
 	p.share = newShares(p.v, owners)
 	if p.share == nil || len(owners) < 2 {
-		for i := range items {
-			items[i].Share = 0
+		for i := range batches {
+			batches[i].item.Share = 0
 		}
-		queue.Order(items)
-		return items
+		orderBatches(batches)
+		return batches
 	}
 	ranks := make([]int, len(owners))
 	for i, o := range owners {
 		ranks[i] = p.share.rank[o]
 	}
-	for i := range items {
-		items[i].Share = ranks[items[i].Share]
+	for i := range batches {
+		batches[i].item.Share = ranks[batches[i].item.Share]
 	}
-	// The queued refs come in job order, which is submit order: a stable
+	// The batches come in job order, which is submit order: a stable
 	// counting sort by rank leaves them in queue.Compare's order whenever
-	// the priorities are equal, and Order, which must still sort by
+	// the priorities are equal, and the sort, which must still sort by
 	// priority, then finds them sorted and is done in one scan.
-	items = byRank(items, len(owners))
-	queue.Order(items)
-	return items
+	batches = byRank(batches, len(owners))
+	orderBatches(batches)
+	return batches
 }
 
-// byRank is items stably sorted by Share, a rank below n.
-func byRank(items []queue.Item, n int) []queue.Item {
+// orderBatches sorts batches by queue.Compare of their items.
+func orderBatches(batches []batch) {
+	slices.SortFunc(batches, func(a, b batch) int { return queue.Compare(a.item, b.item) })
+}
+
+// byRank is batches stably sorted by their items' Share, a rank below n.
+func byRank(batches []batch, n int) []batch {
 	start := make([]int, n+1)
-	for _, it := range items {
-		start[it.Share+1]++
+	for _, b := range batches {
+		start[b.item.Share+1]++
 	}
 	for r := 1; r <= n; r++ {
 		start[r] += start[r-1]
 	}
-	out := make([]queue.Item, len(items))
-	for _, it := range items {
-		out[start[it.Share]] = it
-		start[it.Share]++
+	out := make([]batch, len(batches))
+	for _, b := range batches {
+		out[start[b.item.Share]] = b
+		start[b.item.Share]++
 	}
 	return out
 }
@@ -119,21 +151,21 @@ func (p *Pass) Explain() *Pass {
 	return p
 }
 
-// behindShares is the Held reason of items[k] when fair share put
-// instances submitted after it ahead of it: `behind 3 instances of users
-// with lower usage (your factor 0.21)`; nil when none.
-func (p *Pass) behindShares(items []queue.Item, k int) *Held {
+// behindShares is the Held reason of the instances of batches[k] when
+// fair share put instances submitted after them ahead of them: `behind 3
+// instances of users with lower usage (your factor 0.21)`; nil when none.
+func (p *Pass) behindShares(batches []batch, k int) *Held {
 	if p.siteOrdered {
-		return p.behindSite(items, k)
+		return p.behindSite(batches, k)
 	}
 	if p.share == nil {
 		return nil
 	}
-	it := items[k]
+	it := batches[k].item
 	n := 0
-	for _, a := range items[:k] {
-		if sameLevel(a, it) && a.Share < it.Share && a.SubmitIndex > it.SubmitIndex {
-			n++
+	for _, a := range batches[:k] {
+		if sameLevel(a.item, it) && a.item.Share < it.Share && a.item.SubmitIndex > it.SubmitIndex {
+			n += len(a.refs)
 		}
 	}
 	if n == 0 {

@@ -75,8 +75,7 @@ func (p *Pass) gang(j *fsm.Job, items []queue.Item, visit func(queue.Item, *fsm.
 			return
 		}
 		res := p.matcher.MatchPool(req, p.pool)
-		if res.Machine >= 0 && p.head != nil && p.head.competing[res.Machine] &&
-			!queue.MayBackfill(p.now, p.limits[j.Queue].EffectiveRun(j.Spec.TimeLimitSeconds), p.head.shadow, p.head.known) {
+		if res.Machine >= 0 && p.head != nil && p.head.competing[res.Machine] && !p.mayBackfill(j) {
 			res = p.elsewhere(req)
 			behind = res.Machine < 0
 		}
@@ -120,8 +119,8 @@ func (p *Pass) gang(j *fsm.Job, items []queue.Item, visit func(queue.Item, *fsm.
 		p.head = p.newHead(j, matchRequest(j, first), n-now)
 	}
 	if p.head != nil && p.head.job.ID == j.ID {
-		if p.head.known {
-			reason += "; planned start " + p.head.shadow.UTC().Format(time.RFC3339) +
+		if shadow, known := p.shadowOf(p.head); known {
+			reason += "; planned start " + shadow.UTC().Format(time.RFC3339) +
 				", machines set aside for it as they free"
 		} else {
 			reason += "; machines set aside for it as they free (no planned start: what runs there has no run limit)"

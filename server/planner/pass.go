@@ -80,6 +80,13 @@ type Pass struct {
 	// and stop is set once it has: Run then visits no further job.
 	limit int
 	stop  bool
+	// quiet says that visit ignores instances left waiting (Place's,
+	// without preemption): Run then skips a job's instances after its
+	// first that finds no machine.
+	quiet bool
+	// cache is the Cache the pass came from, nil for New's: it remembers
+	// the jobs no machine matches (Cache.unmatchable).
+	cache *Cache
 }
 
 // MaxPlace is how many instances the leader's pass places at most. A
@@ -94,7 +101,8 @@ const MaxPlace = 2000
 // New prepares a pass over v at now, with each machine's liveness from
 // live (a machine missing from it is not up). It builds a view of every
 // machine, so a caller that can tell nothing will come of the pass (no
-// instance queued) skips it.
+// instance queued) skips it; the leader, which passes after every
+// commit, keeps the views between passes in a Cache instead.
 func New(v fsm.View, live map[string]Liveness, now time.Time) *Pass {
 	machines := v.Machines()
 	views := make([]matcher.MachineView, len(machines))
@@ -104,6 +112,13 @@ func New(v fsm.View, live map[string]Liveness, now time.Time) *Pass {
 		views[i] = machineView(v, m, l, now)
 		free = free || (l.Up && freeSlot(v, m))
 	}
+	return newPass(v, now, machines, matcher.NewPool(views), free)
+}
+
+// newPass is a pass over v at now on pool, the views of machines (in
+// v.Machines' order); free says whether one of them is up with a slot
+// free.
+func newPass(v fsm.View, now time.Time, machines []*fsm.Machine, pool *matcher.Pool, free bool) *Pass {
 	limits := make(map[string]queue.Limits)
 	running := make(map[string]int)
 	modes := make(map[string]string)
@@ -116,7 +131,7 @@ func New(v fsm.View, live map[string]Liveness, now time.Time) *Pass {
 	}
 	return &Pass{
 		v: v, now: now, machines: machines, free: free,
-		pool: matcher.NewPool(views), matcher: matcher.New(),
+		pool: pool, matcher: matcher.New(),
 		active: queue.NewActive(limits, running), limits: limits,
 		owners:   newOwners(v, machines, limits),
 		users:    map[queue.QueueUser]bool{},
@@ -184,6 +199,9 @@ func (p *Pass) Place() fsm.Place {
 	if !p.free && !p.preempts {
 		return plan // every machine is full, down or draining: nothing can start
 	}
+	// Only placements matter here, and a preemptor's waiting instances
+	// when some queue preempts.
+	p.quiet = !p.preempts
 	p.Run(func(it queue.Item, in *fsm.Instance, res matcher.Result, held *Held) {
 		if res.Machine < 0 {
 			if p.preempts && (held == nil && waitsForCapacity(res) || held != nil && held.capacity) {
@@ -227,68 +245,79 @@ var waiting = matcher.Result{Machine: -1}
 // a placed instance is taken from the pool before the next is matched.
 // visit must not keep in or res beyond the call's fsm.Read.
 func (p *Pass) Run(visit func(it queue.Item, in *fsm.Instance, res matcher.Result, held *Held)) {
-	items := p.order()
-	// Within one pass capacity only shrinks, so once an instance of a job
-	// finds no machine, its later instances find none either: reuse the
-	// answer instead of matching them all again.
-	stuck := make(map[uint64]func(*fsm.Instance))
-	for k := 0; k < len(items) && !p.stop; k++ {
-		it := items[k]
-		j, in, _ := p.v.Instance(fsm.InstanceRef{JobID: it.JobID, Instance: it.Instance})
+	batches := p.order()
+	for b := 0; b < len(batches) && !p.stop; b++ {
+		j, _ := p.v.Job(batches[b].item.JobID)
 		if j.Spec.Gang {
-			// A job's items are consecutive in queue order: the gang is
-			// planned as one, all its instances or none.
-			end := k + 1
-			for end < len(items) && items[end].JobID == j.ID {
-				end++
-			}
-			p.gang(j, items[k:end], visit)
-			k = end - 1
+			p.gang(j, batches[b].items(), visit) // all its instances or none
 			continue
 		}
+		if p.quiet && p.cache != nil && p.cache.unmatchable(j.ID) {
+			continue // no machine could run it at the last pass, and none has changed how it matches
+		}
+		p.runJob(j, batches, b, visit)
+	}
+}
+
+// runJob matches the instances of batches[b], job j's, one by one. Within
+// one pass capacity only shrinks, so once an instance finds no machine
+// its later instances find none either: they get the same answer without
+// a match, and a quiet pass (Place's, which reports placements alone)
+// does not visit them at all.
+func (p *Pass) runJob(j *fsm.Job, batches []batch, b int, visit func(queue.Item, *fsm.Instance, matcher.Result, *Held)) {
+	bt := &batches[b]
+	var again func(it queue.Item, in *fsm.Instance)
+	for k := 0; k < len(bt.refs) && !p.stop; k++ {
+		it := bt.at(k)
+		_, in, _ := p.v.Instance(bt.refs[k])
 		if in.NotBefore.After(p.now) {
 			visit(it, in, waiting, nil)
 			continue
 		}
-		if again, ok := stuck[j.ID]; ok {
-			again(in)
+		if again != nil {
+			if p.quiet {
+				return
+			}
+			again(it, in)
 			continue
 		}
 		if !p.admit(j) {
 			h := &Held{Reason: p.active.ReasonUser(j.Queue, j.Owner)}
-			stuck[j.ID] = func(in *fsm.Instance) { visit(it, in, waiting, h) }
+			again = func(it queue.Item, in *fsm.Instance) { visit(it, in, waiting, h) }
 			visit(it, in, waiting, h)
 			continue
 		}
 		if h := p.licenses.held(j, 1); h != nil {
-			stuck[j.ID] = func(in *fsm.Instance) { visit(it, in, waiting, h) }
+			again = func(it queue.Item, in *fsm.Instance) { visit(it, in, waiting, h) }
 			visit(it, in, waiting, h)
 			continue
 		}
 		req, ok := p.restrict(j, matchRequest(j, in))
 		if !ok {
 			h := &Held{Reason: p.dedicatedReason(j)}
-			stuck[j.ID] = func(in *fsm.Instance) { visit(it, in, waiting, h) }
+			again = func(it queue.Item, in *fsm.Instance) { visit(it, in, waiting, h) }
 			visit(it, in, waiting, h)
 			continue
 		}
 		res := p.matcher.MatchPool(req, p.pool)
-		if res.Machine >= 0 && p.head != nil && p.head.job.ID != j.ID && p.head.competing[res.Machine] &&
-			!queue.MayBackfill(p.now, p.limits[j.Queue].EffectiveRun(j.Spec.TimeLimitSeconds), p.head.shadow, p.head.known) {
+		if res.Machine >= 0 && p.head != nil && p.head.job.ID != j.ID && p.head.competing[res.Machine] && !p.mayBackfill(j) {
 			res = p.elsewhere(req)
 			if res.Machine < 0 {
 				h := &Held{Reason: p.behindHead()}
-				stuck[j.ID] = func(in *fsm.Instance) { visit(it, in, waiting, h) }
+				again = func(it queue.Item, in *fsm.Instance) { visit(it, in, waiting, h) }
 				visit(it, in, waiting, h)
 				continue
 			}
 		}
 		if res.Machine < 0 {
+			if res.Matching == 0 && p.cache != nil && p.owners == nil {
+				p.cache.noteUnmatched(j.ID) // req is the job's own: restrict narrowed nothing
+			}
 			h := p.stoppingHeld(j) // or fair share's reason, when asked for and it is one
 			if h == nil && p.explain && waitsForCapacity(res) {
-				h = p.behindShares(items, k)
+				h = p.behindShares(batches, b)
 			}
-			stuck[j.ID] = func(in *fsm.Instance) { visit(it, in, res, h) }
+			again = func(it queue.Item, in *fsm.Instance) { visit(it, in, res, h) }
 			if p.head == nil && waitsForCapacity(res) && p.mayLead(j.Queue) {
 				p.head = p.newHead(j, req, p.waitingFrom(j, it.Instance))
 			}

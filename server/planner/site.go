@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/netmgr/netmgr/fsm"
-	"github.com/netmgr/netmgr/queue"
 	"github.com/netmgr/netmgr/server/policy"
 )
 
@@ -105,62 +104,53 @@ type siteOwner struct {
 	usage policy.Usage
 }
 
-// siteOrder ranks items (one job's consecutive, in submit order) by the
-// script's priority, highest first, one call per job, and sorts them by
-// queue priority, job priority, that rank, then submit order. It reports false, with
-// items untouched, when a call fails.
-func (p *Pass) siteOrder(items []queue.Item) ([]queue.Item, bool) {
+// siteOrder ranks batches (one per job) by the script's priority,
+// highest first, one call per job, and sorts them by queue priority, job
+// priority, that rank, then submit order. It reports false, with batches
+// untouched, when a call fails.
+func (p *Pass) siteOrder(batches []batch) ([]batch, bool) {
 	free := SitePool(p.v)
 	r := p.site.prog.Ranker(SiteNow(p.v), free)
 	totals := p.v.UserTotals()
 	users := map[string]siteOwner{}
-	var prios []float64 // per job, in item order
-	var jobOf []int     // per item: its job's index in prios
-	for k := 0; k < len(items); {
-		end := k + 1
-		for end < len(items) && items[end].JobID == items[k].JobID {
-			end++
-		}
-		j, _ := p.v.Job(items[k].JobID)
+	prios := make([]float64, len(batches))
+	for k := range batches {
+		j, _ := p.v.Job(batches[k].item.JobID)
 		u, ok := users[j.Owner]
 		if !ok {
 			u = siteOwner{SiteUser(p.v, j.Owner, totals), SiteUsage(p.v, j.Owner)}
 			users[j.Owner] = u
 		}
-		f, err := r.Priority(SiteJob(j.ID, j.Owner, j.Queue, &j.Spec, j.SubmittedAt, end-k, free), u.user, u.usage)
+		f, err := r.Priority(SiteJob(j.ID, j.Owner, j.Queue, &j.Spec, j.SubmittedAt, len(batches[k].refs), free), u.user, u.usage)
 		if err != nil {
 			if p.site.failed != nil {
 				p.site.failed(err)
 			}
-			return items, false
+			return batches, false
 		}
-		for range end - k {
-			jobOf = append(jobOf, len(prios))
-		}
-		prios = append(prios, f)
-		k = end
+		prios[k] = f
 	}
 	distinct := slices.Clone(prios)
 	slices.Sort(distinct)
 	distinct = slices.Compact(distinct)
-	for i := range items {
-		n, _ := slices.BinarySearch(distinct, prios[jobOf[i]])
-		items[i].Share = len(distinct) - 1 - n // the highest number ranks 0
+	for k := range batches {
+		n, _ := slices.BinarySearch(distinct, prios[k])
+		batches[k].item.Share = len(distinct) - 1 - n // the highest number ranks 0
 	}
-	items = byRank(items, len(distinct))
-	queue.Order(items)
-	return items, true
+	batches = byRank(batches, len(distinct))
+	orderBatches(batches)
+	return batches, true
 }
 
-// behindSite is the Held reason of items[k] when the site policy put
-// instances submitted after it ahead of it: `behind 3 instances the site
-// policy ranks higher`; nil when none.
-func (p *Pass) behindSite(items []queue.Item, k int) *Held {
-	it := items[k]
+// behindSite is the Held reason of the instances of batches[k] when the
+// site policy put instances submitted after them ahead of them: `behind 3
+// instances the site policy ranks higher`; nil when none.
+func (p *Pass) behindSite(batches []batch, k int) *Held {
+	it := batches[k].item
 	n := 0
-	for _, a := range items[:k] {
-		if sameLevel(a, it) && a.Share < it.Share && a.SubmitIndex > it.SubmitIndex {
-			n++
+	for _, a := range batches[:k] {
+		if sameLevel(a.item, it) && a.item.Share < it.Share && a.item.SubmitIndex > it.SubmitIndex {
+			n += len(a.refs)
 		}
 	}
 	if n == 0 {
