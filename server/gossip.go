@@ -45,8 +45,11 @@ type gossip struct {
 	wantLeader atomic.Bool
 	publishMu  sync.Mutex
 
-	mu      sync.Mutex // guards members
+	mu      sync.Mutex // guards members and changed
 	members map[string]*member
+	// changed are the members updated since the leader's liveness last
+	// took them (takeChanged); nil until the first update.
+	changed map[string]struct{}
 }
 
 func newGossip(cfg *Config, meta client.NodeMeta) (*gossip, error) {
@@ -131,6 +134,19 @@ func (g *gossip) member(name string) (member, bool) {
 	return *m, true
 }
 
+// takeChanged returns the members updated since the last call and
+// forgets them. At most one caller (the leader's liveness) takes them.
+func (g *gossip) takeChanged() []string {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	names := make([]string, 0, len(g.changed))
+	for name := range g.changed {
+		names = append(names, name)
+	}
+	clear(g.changed)
+	return names
+}
+
 // servers returns the live servers, by name.
 func (g *gossip) servers() map[string]client.NodeMeta {
 	out := make(map[string]client.NodeMeta)
@@ -150,6 +166,10 @@ func (g *gossip) update(n *memberlist.Node, alive bool) {
 	}
 	g.mu.Lock()
 	g.members[n.Name] = &member{Name: n.Name, Meta: meta, Alive: alive, Left: !alive && meta.Leaving, Since: time.Now()}
+	if g.changed == nil {
+		g.changed = make(map[string]struct{})
+	}
+	g.changed[n.Name] = struct{}{}
 	g.mu.Unlock()
 	select {
 	case g.events <- struct{}{}:

@@ -53,27 +53,45 @@ func (s *Server) stubUp(machine string, now time.Time) bool {
 	return st == nil || !st.suspects(machine, now)
 }
 
-// liveness is the pool as the planner takes it: a machine's stub is up
-// while gossip holds it alive as a stub and the leader does not suspect
-// it; its load is the one pool reports less the share its own jobs
+// liveness is the pool as the planner takes it, every member's
+// livenessOf. The leader's scheduler keeps it between passes instead
+// (liveKeeper); this is for a follower's answers and a full look.
+func (s *Server) liveness(now time.Time) map[string]planner.Liveness {
+	st := s.leader.Load()
+	members := s.gossip.snapshot()
+	live := make(map[string]planner.Liveness, len(members))
+	for name, g := range members {
+		live[name] = livenessOf(name, g, st, now)
+	}
+	return live
+}
+
+// livenessOf is one member's liveness as the planner takes it, g its
+// gossip member and st the leader's state (nil on a follower): a
+// machine's stub is up while gossip holds it alive as a stub and the
+// leader does not suspect it; its load is the one it reported with its
+// last renewal (else the one it gossiped) less the share its own jobs
 // caused, when its stub reports that (the matcher adds the load its jobs
 // impose, so it would count them twice); and how long its owner has left
 // it idle, when its stub watches for that.
-func (s *Server) liveness(now time.Time) map[string]planner.Liveness {
-	pool := s.pool(now)
-	st := s.leader.Load()
-	live := make(map[string]planner.Liveness, len(pool))
-	for name, g := range pool {
-		l := planner.Liveness{Up: g.Alive && !g.Suspect && g.Meta.Role == client.RoleStub, Load: g.Meta.Load}
-		if st != nil {
-			if own, ok := st.leases.OwnLoad(name); ok {
-				l.Load = max(l.Load-own, 0)
-			}
-			if since, ok := st.leases.IdleSince(name); ok {
-				l.IdleMinutes, l.HasIdle = max(now.Sub(since).Minutes(), 0), true
-			}
+func livenessOf(name string, g member, st *leaderState, now time.Time) planner.Liveness {
+	stub := g.Meta.Role == client.RoleStub
+	l := planner.Liveness{Load: g.Meta.Load}
+	suspect := false
+	if st != nil && stub {
+		if reported, ok := st.leases.ReportedLoad(name); ok {
+			l.Load = reported
 		}
-		live[name] = l
+		suspect = st.suspects(name, now)
 	}
-	return live
+	l.Up = g.Alive && !suspect && stub
+	if st != nil {
+		if own, ok := st.leases.OwnLoad(name); ok {
+			l.Load = max(l.Load-own, 0)
+		}
+		if since, ok := st.leases.IdleSince(name); ok {
+			l.IdleMinutes, l.HasIdle = max(now.Sub(since).Minutes(), 0), true
+		}
+	}
+	return l
 }

@@ -37,6 +37,8 @@ type Table struct {
 	// holds are the restart leases this leadership granted (restart.go: Hold),
 	// by machine; nil until the first.
 	holds map[string]restartHold
+	// ch is what changed for the leader's liveness (changes.go).
+	ch changes
 }
 
 // leaseProof is what a machine proved by echoing a token of this
@@ -78,7 +80,11 @@ func (t *Table) Renew(machine string, at time.Time, load *float64, echoed *clien
 	tok := &client.LeaseToken{Leadership: t.id, Issued: int64(now.Sub(t.since)), Pool: poolSize, GraceMS: grace.Milliseconds()}
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	t.noteRenewal(machine, t.last[machine], at)
 	t.last[machine] = at
+	if old, ok := t.load[machine]; load != nil && (!ok || old != *load) {
+		t.noteMoved(machine)
+	}
 	if load != nil {
 		t.load[machine] = *load
 	}
@@ -104,6 +110,7 @@ func (t *Table) Renew(machine string, at time.Time, load *float64, echoed *clien
 // joined the pool again.
 func (t *Table) Touch(machine string, at time.Time) {
 	t.mu.Lock()
+	t.noteRenewal(machine, t.last[machine], at)
 	t.last[machine] = at
 	t.mu.Unlock()
 }
@@ -137,6 +144,9 @@ func (t *Table) ReportedLoad(machine string) (float64, bool) {
 func (t *Table) SetOwnLoad(machine string, own *float64) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	if old, ok := t.own[machine]; ok != (own != nil) || ok && old != *own {
+		t.noteMoved(machine)
+	}
 	if own == nil {
 		delete(t.own, machine)
 		return
@@ -149,6 +159,9 @@ func (t *Table) SetOwnLoad(machine string, own *float64) {
 func (t *Table) SetIdleSince(machine string, since *time.Time) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	if old, ok := t.idle[machine]; ok != (since != nil) || ok && !old.Equal(*since) {
+		t.noteMoved(machine)
+	}
 	if since == nil {
 		delete(t.idle, machine)
 		return
