@@ -66,8 +66,10 @@ type Pool struct {
 	diskFree   []int64
 	ownedRes   []bool
 
-	// changed holds the machines Take or Release changed (Changed).
+	// changed holds the machines Take or Release changed (Changed), and
+	// version counts the changes of Take, Release and Replace (Failures).
 	changed bitset
+	version uint64
 
 	// Scratch space reused by every MatchPool call.
 	q      query

@@ -19,6 +19,7 @@ import (
 // from which the Pool knows where each job runs. It panics if i is out
 // of range.
 func (p *Pool) Replace(i int, m MachineView) {
+	p.version++
 	old := &p.machines[i]
 	for job, c := range old.JobCounts {
 		if c > 0 {
@@ -88,7 +89,10 @@ func (p *Pool) Changed() []int {
 }
 
 // noteChanged records that Take or Release changed machine i (Changed).
-func (p *Pool) noteChanged(i int) { p.changed.set(i) }
+func (p *Pool) noteChanged(i int) {
+	p.changed.set(i)
+	p.version++
+}
 
 // setBit puts i in s when on, takes it out otherwise.
 func setBit(s bitset, i int, on bool) {

@@ -151,3 +151,66 @@ func randomRequest(rng *rand.Rand, job uint64) Request {
 	}
 	return req
 }
+
+// TestFailuresAgainstMatchPool matches random requests of a few shapes,
+// with random jobs and instances, through one Failures, taking what each
+// is given and now and then replacing a machine, and checks every answer
+// against MatchPool's on the same Pool.
+func TestFailuresAgainstMatchPool(t *testing.T) {
+	remembered := 0
+	for seed := range uint64(20) {
+		rng := rand.New(rand.NewPCG(seed, 37))
+		views := make([]MachineView, 1+rng.IntN(60))
+		for i := range views {
+			views[i] = randomView(rng, fmt.Sprintf("m%03d", i))
+		}
+		p, m := NewPool(views), New()
+		// A base request and variants that differ from it in one field
+		// each: a key that left a field out would answer one from another.
+		base := randomRequest(rng, 0)
+		base.MaxPerMachine = 0
+		shapes := []Request{base}
+		for _, vary := range []func(*Request){
+			func(r *Request) { r.Owner = "joe" },
+			func(r *Request) { r.BinaryKeys = []string{"sparc"} },
+			func(r *Request) { r.Keys = []string{"gpu"} },
+			func(r *Request) { r.Mounts = []string{"/b"} },
+			func(r *Request) { r.Machines = []string{views[0].Name} },
+			func(r *Request) { r.Requirements = []Requirement{{"mem", ">", 40}} },
+			func(r *Request) { r.MemoryMB = 1024 },
+			func(r *Request) { r.CPUs = 3 },
+			func(r *Request) { r.GPUs, r.GPUType = 1, "t4" },
+			func(r *Request) { r.Gres = []GresRequest{{Name: "fpga", Count: 2}} },
+			func(r *Request) { r.DiskMB = 1500 },
+		} {
+			r := base
+			vary(&r)
+			shapes = append(shapes, r)
+		}
+		var f Failures
+		for step := range 300 {
+			req := shapes[rng.IntN(len(shapes))]
+			req.JobID, req.Instance = uint64(rng.IntN(5)), rng.IntN(10)
+			want := m.MatchPool(req, p)
+			before := len(f.failed)
+			got := m.MatchPoolRemembering(req, p, &f)
+			if len(f.failed) == before && got.Machine < 0 && req.MaxPerMachine == 0 {
+				remembered++
+			}
+			if !reflect.DeepEqual(got, want) {
+				t.Fatalf("seed %d step %d: remembered %+v, MatchPool %+v", seed, step, got, want)
+			}
+			switch {
+			case got.Machine >= 0 && rng.IntN(2) == 0:
+				p.Take(got.Machine, req)
+			case rng.IntN(10) == 0:
+				i := rng.IntN(len(views))
+				views[i] = randomView(rng, views[i].Name)
+				p.Replace(i, views[i])
+			}
+		}
+	}
+	if remembered < 100 {
+		t.Errorf("%d answers came from Failures: the test exercised too little", remembered)
+	}
+}
