@@ -150,7 +150,9 @@ func (s *Server) leaderLoop(ctx context.Context) {
 	s.fsm.SetMachineObserver(s.book.Observe)
 	leases := lease.NewTable(time.Now(), s.book)
 	facts := newJoinFacts()
-	s.leader.Store(&leaderState{check: check, leases: leases, facts: facts, nudge: nudge})
+	st := &leaderState{check: check, leases: leases, facts: facts, nudge: nudge}
+	live := newLiveKeeper(s, st) // before the first renewal this term counts
+	s.leader.Store(st)
 	defer s.leader.Store(nil)
 	d := s.newDispatcher()
 	defer d.Wait()
@@ -187,7 +189,7 @@ func (s *Server) leaderLoop(ctx context.Context) {
 		if next := primes.Switch(time.Now()); !next.IsZero() {
 			primeTimer.Reset(max(time.Until(next), 0))
 		}
-		if err := s.schedule(plans); err != nil {
+		if err := s.schedule(plans, live); err != nil {
 			s.log.Warn("scheduling pass failed", "err", err)
 		}
 		d.Dispatch(ctx)

@@ -12,8 +12,9 @@ import (
 // database, committed as one Place, preceded by the resumes of instances
 // suspended for a preemptor that has ended and followed by the pass's
 // preemption, each its own Preempt entry (server/planner/preempt.go).
-// cache keeps the machines' views between the leader's passes.
-func (s *Server) schedule(cache *planner.Cache) error {
+// cache keeps the machines' views between the leader's passes, and live
+// their liveness (refreshed here on every call, passing or not).
+func (s *Server) schedule(cache *planner.Cache, live *liveKeeper) error {
 	start, placed := time.Now(), 0
 	defer func() { s.metrics.schedulePass(start, placed) }()
 	var (
@@ -23,6 +24,7 @@ func (s *Server) schedule(cache *planner.Cache) error {
 		ok      bool
 		failed  error // the site policy's priority, when it failed
 	)
+	live.refresh(time.Now())
 	s.fsm.Read(func(v fsm.View) {
 		if v.QueuedCount() == 0 && v.LentCount() == 0 {
 			return // most commits (CHILD events) leave nothing to place
@@ -31,7 +33,8 @@ func (s *Server) schedule(cache *planner.Cache) error {
 		if v.LentCount() == 0 && !planner.MayPlace(v, func(m string) bool { return s.stubUp(m, now) }) {
 			return // a full pool: a waiting backlog costs a look at the counts
 		}
-		p := cache.Pass(v, s.liveness(now), now).Site(s.sitePolicy(v), func(err error) { failed = err }).Limit(planner.MaxPlace)
+		l, changed, all := live.take()
+		p := cache.PassChanged(v, l, changed, all, now).Site(s.sitePolicy(v), func(err error) { failed = err }).Limit(planner.MaxPlace)
 		resumes = p.Resumes()
 		plan = p.Place()
 		preempt, ok = p.Preemption()

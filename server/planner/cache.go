@@ -49,12 +49,21 @@ type Cache struct {
 func NewCache() *Cache { return &Cache{} }
 
 // Pass prepares a pass over v at now, as New does, from the views c
-// keeps, brought up to date first.
+// keeps, brought up to date first: every machine's liveness is compared
+// with the one its view was built with.
 func (c *Cache) Pass(v fsm.View, live map[string]Liveness, now time.Time) *Pass {
+	return c.PassChanged(v, live, nil, true, now)
+}
+
+// PassChanged is Pass for a caller that knows which machines' liveness
+// may have changed since its last pass (changed; all when any may have):
+// only theirs is compared, and the pass costs a look at each machine's
+// version and the work of what changed.
+func (c *Cache) PassChanged(v fsm.View, live map[string]Liveness, changed []string, all bool, now time.Time) *Pass {
 	if c.pool == nil || v.Epoch() != c.epoch || v.MachineCount() != len(c.machines) {
 		c.rebuild(v, live, now)
 	} else {
-		c.refresh(v, live, now)
+		c.refresh(v, live, changed, all, now)
 	}
 	free := false
 	for m := range v.MachinesWithFreeSlot() {
@@ -105,8 +114,10 @@ func (c *Cache) rebuild(v fsm.View, live map[string]Liveness, now time.Time) {
 	c.requirementsMoved()
 }
 
-// refresh brings the kept views and the Pool up to v, live and now.
-func (c *Cache) refresh(v fsm.View, live map[string]Liveness, now time.Time) {
+// refresh brings the kept views and the Pool up to v, live and now,
+// comparing the liveness of the machines named in changed (all: of every
+// machine).
+func (c *Cache) refresh(v fsm.View, live map[string]Liveness, changed []string, all bool, now time.Time) {
 	for _, i := range c.pool.Changed() { // the last pass's takes
 		c.pool.Replace(i, c.views[i])
 	}
@@ -118,9 +129,16 @@ func (c *Cache) refresh(v fsm.View, live map[string]Liveness, now time.Time) {
 		c.set(v, i, live[c.machines[i].Name], now)
 	}
 	c.reserved = reserved
+	if !all {
+		for _, name := range changed {
+			if i, ok := c.index[name]; ok && live[name] != c.live[i] {
+				c.set(v, i, live[name], now)
+			}
+		}
+	}
 	for i, m := range c.machines {
-		if l := live[m.Name]; v.MachineVersion(m) != c.versions[i] || l != c.live[i] {
-			c.set(v, i, l, now)
+		if v.MachineVersion(m) != c.versions[i] || all && live[m.Name] != c.live[i] {
+			c.set(v, i, live[m.Name], now)
 		}
 	}
 }

@@ -87,6 +87,10 @@ type Pass struct {
 	// cache is the Cache the pass came from, nil for New's: it remembers
 	// the jobs no machine matches (Cache.unmatchable).
 	cache *Cache
+	// failures remembers the requests that found no machine on the pool
+	// as it is: a pass of many like jobs waiting for capacity matches
+	// one (matcher.Failures).
+	failures matcher.Failures
 }
 
 // MaxPlace is how many instances the leader's pass places at most. A
@@ -299,7 +303,7 @@ func (p *Pass) runJob(j *fsm.Job, batches []batch, b int, visit func(queue.Item,
 			visit(it, in, waiting, h)
 			continue
 		}
-		res := p.matcher.MatchPool(req, p.pool)
+		res := p.matcher.MatchPoolRemembering(req, p.pool, &p.failures) // jobs alike fail alike
 		if res.Machine >= 0 && p.head != nil && p.head.job.ID != j.ID && p.head.competing[res.Machine] && !p.mayBackfill(j) {
 			res = p.elsewhere(req)
 			if res.Machine < 0 {

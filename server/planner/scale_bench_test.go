@@ -129,7 +129,8 @@ func BenchmarkPassScaleFill(b *testing.B) {
 // slot is free on a live machine), so the whole pass runs and places
 // nothing (ms/pass, the bound is 1 ms). As the leader does, the
 // pass comes from a Cache kept between passes, after a commit that
-// changed one machine (a sleep verdict, on and off).
+// changed one machine (a sleep verdict, on and off) and no liveness
+// (PassChanged, as the server's liveKeeper hands it).
 func BenchmarkPassScaleStuck(b *testing.B) {
 	benchStuck(b, "sparc", 0)
 }
@@ -170,7 +171,7 @@ func benchStuck(b *testing.B, key string, cpus int) {
 			if !planner.MayPlace(v, func(m string) bool { return live[m].Up }) {
 				b.Fatal("MayPlace says no with free slots on live machines")
 			}
-			if p := cache.Pass(v, live, now).Limit(planner.MaxPlace).Place(); len(p.Assignments) != 0 {
+			if p := cache.PassChanged(v, live, nil, false, now).Limit(planner.MaxPlace).Place(); len(p.Assignments) != 0 {
 				b.Fatalf("placed %d, want none", len(p.Assignments))
 			}
 		})
