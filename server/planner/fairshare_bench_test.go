@@ -170,4 +170,3 @@ func BenchmarkPassPolicy(b *testing.B) {
 	b.ReportMetric(float64(mOn)/1e6, "on-ms")
 	b.ReportMetric(float64(mOn)/float64(mOff), "on/off")
 }
-
