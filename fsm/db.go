@@ -2,6 +2,7 @@ package fsm
 
 import (
 	"cmp"
+	"maps"
 	"slices"
 	"sync/atomic"
 )
@@ -171,6 +172,7 @@ func (d *db) reindex() {
 }
 
 func (d *db) indexJob(j *Job) {
+	j.binaryKeys = slices.Sorted(maps.Keys(j.Spec.Binaries))
 	if j.IdempotencyKey != "" {
 		d.byIdempotency[j.IdempotencyKey] = j.ID
 	}

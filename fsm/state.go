@@ -1,6 +1,7 @@
 package fsm
 
 import (
+	"maps"
 	"slices"
 	"strconv"
 	"time"
@@ -210,6 +211,20 @@ type Job struct {
 
 	// done is derived: every instance has finished.
 	done bool
+	// binaryKeys is derived: Spec.Binaries' keys, sorted (BinaryKeys).
+	binaryKeys []string
+}
+
+// BinaryKeys returns the keys of the job's binaries, sorted: what the
+// matcher prefers them by. The slice may be the job's own: do not change
+// it. A job in the database keeps it, so that the leader's pass, which
+// asks for every waiting job's after every commit, reads no map; one not
+// yet submitted (a submit's plan) has them sorted afresh.
+func (j *Job) BinaryKeys() []string {
+	if j.binaryKeys == nil && len(j.Spec.Binaries) > 0 {
+		return slices.Sorted(maps.Keys(j.Spec.Binaries))
+	}
+	return j.binaryKeys
 }
 
 // allFinished reports whether every instance has ended for good.

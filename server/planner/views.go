@@ -15,7 +15,7 @@ func matchRequest(j *fsm.Job, in *fsm.Instance) matcher.Request {
 		JobID:         j.ID,
 		Instance:      in.Index,
 		Owner:         j.Owner,
-		BinaryKeys:    binaryKeys(j.Spec.Binaries),
+		BinaryKeys:    j.BinaryKeys(),
 		Keys:          j.Spec.Keys,
 		Mounts:        j.Spec.Mounts,
 		Machines:      j.Spec.Machines,
@@ -35,19 +35,6 @@ func matchRequest(j *fsm.Job, in *fsm.Instance) matcher.Request {
 		req.Requirements = append(req.Requirements, matcher.Requirement{Attr: r.Attr, Op: r.Op, Value: r.Value})
 	}
 	return req
-}
-
-// binaryKeys is the keys of a job's binaries, sorted: the matcher's
-// order of preference. One binary, the usual case, needs no sort.
-func binaryKeys(binaries map[string]string) []string {
-	keys := make([]string, 0, len(binaries))
-	for k := range binaries {
-		keys = append(keys, k)
-	}
-	if len(keys) > 1 {
-		slices.Sort(keys)
-	}
-	return keys
 }
 
 // checkpointMachine is the machine an instance whose last attempt ended
