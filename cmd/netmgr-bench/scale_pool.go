@@ -293,6 +293,8 @@ func scalePoolSteady(ctx context.Context, g *gossipWatch, sim *poolSim, d time.D
 		return s, err
 	}
 	s.refuted = after.refuted - before.refuted
+	fmt.Fprintf(os.Stderr, "scale: at rest over %v: servers %.3f cores (%.0f MiB RSS), the simulator %.3f\n",
+		d, s.serverCores, s.serverRSS, s.simCores)
 	return s, nil
 }
 
