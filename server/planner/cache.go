@@ -11,8 +11,9 @@ import (
 
 // Cache keeps what a pass builds of the machines between the leader's
 // passes: each machine's view and the matcher's Pool indexed over them.
-// New builds both for every machine, some 18 ms of a pass over 10,000
-// machines (BenchmarkPassScaleStuck); a Cache rebuilds the views of the
+// New builds both for every machine, 18 ms of each pass over 10,000
+// machines (BenchmarkPassScaleStuck's pass before the Cache); a Cache
+// rebuilds the views of the
 // machines whose database record or active work changed since its last
 // pass (fsm.View.MachineVersion), whose liveness changed, that hold a
 // reservation (which comes into force and ends with time), and those the
