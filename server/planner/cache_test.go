@@ -1,15 +1,12 @@
 package planner_test
 
 import (
-	"bytes"
 	"fmt"
-	"io"
 	"math/rand/v2"
 	"reflect"
 	"testing"
 	"time"
 
-	"github.com/hashicorp/raft"
 	"github.com/netmgr/netmgr/fsm"
 	"github.com/netmgr/netmgr/server/planner"
 )
@@ -36,7 +33,7 @@ func TestCacheAgainstNew(t *testing.T) {
 				kind := w.step(step)
 				counts[kind]++
 				now := w.now
-				w.f.Read(func(v fsm.View) {
+				w.fsms[0].Read(func(v fsm.View) {
 					live := w.liveness(v)
 					p := c.Pass(v, live, now)
 					got := p.Place()
@@ -67,12 +64,11 @@ func TestCacheAgainstNew(t *testing.T) {
 }
 
 // cacheWorld is TestCacheAgainstNew's pool: one FSM, the stubs' liveness
-// as the leader would see it, and the clock.
+// as the leader would see it, and the clock. Its database is a group of
+// one replica (replicas: apply, and replace for a restore).
 type cacheWorld struct {
-	t     *testing.T
+	*replicas
 	rng   *rand.Rand
-	f     *fsm.FSM
-	index uint64
 	now   time.Time
 	names []string
 	live  map[string]planner.Liveness
@@ -82,23 +78,12 @@ type cacheWorld struct {
 }
 
 func newCacheWorld(t *testing.T, rng *rand.Rand) *cacheWorld {
-	w := &cacheWorld{t: t, rng: rng, f: fsm.New(), now: at, live: map[string]planner.Liveness{}}
+	w := &cacheWorld{replicas: &replicas{t: t, fsms: []*fsm.FSM{fsm.New()}}, rng: rng, now: at, live: map[string]planner.Liveness{}}
 	for i := range 6 {
 		w.join(fmt.Sprintf("m%d", i))
 	}
 	w.loadDatabase()
 	return w
-}
-
-// apply applies one entry; a refused command is a result like any other.
-func (w *cacheWorld) apply(typ fsm.MessageType, body any) *fsm.Result {
-	w.t.Helper()
-	data, err := fsm.Encode(typ, body)
-	if err != nil {
-		w.t.Fatal(err)
-	}
-	w.index++
-	return w.f.Apply(&raft.Log{Type: raft.LogCommand, Index: w.index, Data: data}).(*fsm.Result)
 }
 
 // join brings machine name up with random facts.
@@ -189,12 +174,12 @@ func (w *cacheWorld) step(step int) string {
 		w.apply(fsm.PlaceType, p)
 		return "place"
 	case x < 50 && len(w.jobs) > 0:
-		if j, in := pickActive(w.f, w.jobs, rng, fsm.InstancePlaced); in != nil {
+		if j, in := pickActive(w.fsms[0], w.jobs, rng, fsm.InstancePlaced); in != nil {
 			w.apply(fsm.ChildRegisterType, fsm.ChildRegister{At: w.now, JobID: j.ID, Instance: in.Index, Attempt: in.Attempt, Machine: in.Machine, PID: 100 + step})
 		}
 		return "register"
 	case x < 62 && len(w.jobs) > 0:
-		if j, in := pickActive(w.f, w.jobs, rng, ""); in != nil {
+		if j, in := pickActive(w.fsms[0], w.jobs, rng, ""); in != nil {
 			w.apply(fsm.ChildTermType, fsm.ChildTerm{At: w.now, JobID: j.ID, Instance: in.Index, Attempt: in.Attempt, Machine: in.Machine, ExitCode: rng.IntN(2)})
 		}
 		return "end"
@@ -242,27 +227,8 @@ func (w *cacheWorld) step(step int) string {
 		w.live[name] = l
 		return "liveness"
 	case step > 50:
-		w.restore()
+		w.replace(0, 0) // a follower catching up by InstallSnapshot
 		return "restore"
 	}
 	return "nothing"
-}
-
-// restore replaces the FSM with one restored from its snapshot, as a
-// follower catching up by InstallSnapshot does.
-func (w *cacheWorld) restore() {
-	snap, err := w.f.Snapshot()
-	if err != nil {
-		w.t.Fatal(err)
-	}
-	sink := &bufSink{}
-	if err := snap.Persist(sink); err != nil {
-		w.t.Fatal(err)
-	}
-	snap.Release()
-	f := fsm.New()
-	if err := f.Restore(io.NopCloser(bytes.NewReader(sink.Bytes()))); err != nil {
-		w.t.Fatalf("restore: %v", err)
-	}
-	w.f = f
 }
