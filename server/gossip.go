@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"maps"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -139,10 +141,7 @@ func (g *gossip) member(name string) (member, bool) {
 func (g *gossip) takeChanged() []string {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	names := make([]string, 0, len(g.changed))
-	for name := range g.changed {
-		names = append(names, name)
-	}
+	names := slices.Collect(maps.Keys(g.changed))
 	clear(g.changed)
 	return names
 }

@@ -1,6 +1,8 @@
 package server
 
 import (
+	"maps"
+	"slices"
 	"time"
 
 	"github.com/netmgr/netmgr/server/planner"
@@ -70,10 +72,7 @@ func (k *liveKeeper) refresh(now time.Time) {
 func (k *liveKeeper) take() (live map[string]planner.Liveness, changed []string, all bool) {
 	all = k.all
 	if !all {
-		changed = make([]string, 0, len(k.pending))
-		for name := range k.pending {
-			changed = append(changed, name)
-		}
+		changed = slices.Collect(maps.Keys(k.pending))
 	}
 	clear(k.pending)
 	k.all = false

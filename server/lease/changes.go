@@ -2,6 +2,8 @@ package lease
 
 import (
 	"container/heap"
+	"maps"
+	"slices"
 	"time"
 )
 
@@ -55,9 +57,7 @@ func (t *Table) Changes(now time.Time) (names []string, all bool) {
 			c.moved[d.machine] = struct{}{}
 		}
 	}
-	for name := range c.moved {
-		names = append(names, name)
-	}
+	names = slices.Collect(maps.Keys(c.moved))
 	clear(c.moved)
 	return names, false
 }
@@ -112,9 +112,5 @@ func (h *dueHeap) Pop() any {
 func (t *Table) IdleMachines() []string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	names := make([]string, 0, len(t.idle))
-	for name := range t.idle {
-		names = append(names, name)
-	}
-	return names
+	return slices.Collect(maps.Keys(t.idle))
 }
