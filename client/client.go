@@ -70,6 +70,7 @@ type Client struct {
 	hedge      time.Duration // WithHedge; 0 = one server at a time
 	patience   time.Duration // WithLeaderPatience; 0 = the hedge delay
 
+	leases           *leaseStreams    // WithLeaseStream; nil = plain requests only
 	giveUpUnanswered time.Duration    // WithGiveUpUnanswered; 0 = the retry period
 	noticeAfter      time.Duration    // WithWaitNotice
 	notice           func(msg string) // WithWaitNotice; nil = none
@@ -428,9 +429,22 @@ func (c *Client) Database(ctx context.Context) (DatabaseText, error) {
 
 // RenewLease renews a stub's lease; it returns once the leader, having
 // confirmed it still leads, has granted it.
+//
+// With WithLeaseStream it renews on a lease stream with the leader when
+// it can (lease_stream.go).
 func (c *Client) RenewLease(ctx context.Context, req LeaseRequest) (LeaseResponse, error) {
+	if c.leases != nil {
+		if resp, done, err := c.renewOnStream(ctx, req); done {
+			return resp, err
+		}
+	}
 	var resp LeaseResponse
 	err := c.do(ctx, http.MethodPost, "/v1/lease", req, &resp)
+	if c.leases != nil && err == nil {
+		c.leases.mu.Lock()
+		c.leases.offered = resp.Streams
+		c.leases.mu.Unlock()
+	}
 	return resp, err
 }
 

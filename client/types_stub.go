@@ -268,6 +268,27 @@ type LeaseResponse struct {
 	// (LeaseRequest.Facts): the leader holds none for it and does not
 	// hold the machine up at the address it gossips.
 	WantFacts bool `json:"want_facts,omitempty"`
+	// Streams is set by a leader that takes renewals on a lease stream
+	// (LeaseStreamPath): the stub's next renewals go there.
+	Streams bool `json:"streams,omitempty"`
+}
+
+// LeaseStreamPath is the lease stream: one long-lived POST from a stub
+// to the leader whose body is the stub's LeaseRequests and whose answer
+// is a LeaseStreamAnswer for each, one JSON document a line, in order.
+// A renewal on it costs the leader a few frames instead of a request's
+// setup, headers and middleware. Only the leader takes one; the stream
+// ends when its leadership does, and the stub renews by plain requests
+// (POST /v1/lease) until it has opened one with the next.
+const LeaseStreamPath = "/v1/lease/stream"
+
+// LeaseStreamAnswer answers one LeaseRequest on a lease stream: Status
+// is the HTTP status the plain request would have been answered with;
+// Lease is set when it is 200, Error otherwise.
+type LeaseStreamAnswer struct {
+	Status int            `json:"status"`
+	Lease  *LeaseResponse `json:"lease,omitempty"`
+	Error  string         `json:"error,omitempty"`
 }
 
 // OwnerSettings is the owner-policy settings the database gives a

@@ -44,6 +44,7 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("GET /v1/admin/policy", s.forUser(s.leaderRead(s.handleShowPolicy)))
 	mux.HandleFunc("POST /v1/children", s.leaderWrite(s.handleChildren))
 	mux.HandleFunc("POST /v1/lease", s.leaderWrite(s.handleLease))
+	mux.HandleFunc("POST "+client.LeaseStreamPath, s.handleLeaseStream)
 	mux.HandleFunc("PUT /v1/blobs/{sum}", s.handlePutBlob)
 	mux.HandleFunc("GET /v1/blobs/{sum}", s.handleGetBlob)
 	mux.HandleFunc("PUT /v1/peer/blobs/{sum}", s.handlePeerPutBlob)
@@ -89,11 +90,17 @@ func (s *Server) writeError(w http.ResponseWriter, status int, err error) {
 // writeApplyError answers for an error from apply: a lost leadership or
 // absent leader is retryable (503), anything else an internal error.
 func (s *Server) writeApplyError(w http.ResponseWriter, err error) {
+	s.writeError(w, applyErrorStatus(err), err)
+}
+
+// applyErrorStatus is the status answering an error from apply: 503 for
+// a lost leadership or absent leader, which another try may not meet,
+// else 500.
+func applyErrorStatus(err error) int {
 	if errors.Is(err, errNotLeader) || errors.Is(err, errNoLeader) {
-		s.writeError(w, http.StatusServiceUnavailable, err)
-		return
+		return http.StatusServiceUnavailable
 	}
-	s.writeError(w, http.StatusInternalServerError, err)
+	return http.StatusInternalServerError
 }
 
 // decodeBody reads a JSON request body into v.

@@ -10,7 +10,9 @@ import (
 	"github.com/netmgr/netmgr/fsm"
 )
 
-// handleLease grants a stub's lease renewal, on the leader.
+// handleLease grants a stub's lease renewal, on the leader: one renewal
+// a request. Stubs renew on a lease stream (http_lease_stream.go) and
+// fall back to this path while they have none.
 func (s *Server) handleLease(w http.ResponseWriter, r *http.Request) {
 	arrival := time.Now()
 	var req client.LeaseRequest
@@ -26,11 +28,24 @@ func (s *Server) handleLease(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, http.StatusServiceUnavailable, errNotLeader)
 		return
 	}
-	ctx, cancel := context.WithTimeout(r.Context(), LeaseRenewInterval*2)
+	resp, status, err := s.grantLease(r.Context(), st, arrival, req)
+	if err != nil {
+		s.writeError(w, status, err)
+		return
+	}
+	s.metrics.leaseRenewals.WithLabelValues("request").Inc()
+	s.writeJSONAt(w, http.StatusOK, resp, s.fsm.AppliedIndex())
+}
+
+// grantLease renews the lease of req.Machine, whose stub the caller has
+// authenticated, as leadership st, for a renewal that arrived at arrival.
+// It fails, with the HTTP status to answer, when leadership cannot be
+// confirmed since arrival or a commit the renewal needs fails.
+func (s *Server) grantLease(ctx context.Context, st *leaderState, arrival time.Time, req client.LeaseRequest) (client.LeaseResponse, int, error) {
+	ctx, cancel := context.WithTimeout(ctx, LeaseRenewInterval*2)
 	defer cancel()
 	if err := st.check.since(ctx, arrival); err != nil {
-		s.writeError(w, http.StatusServiceUnavailable, err)
-		return
+		return client.LeaseResponse{}, http.StatusServiceUnavailable, err
 	}
 	// What the database holds of the machine, from the lease book, which
 	// the FSM keeps as it applies entries (lease.Book): no FSM lock on
@@ -70,16 +85,13 @@ func (s *Server) handleLease(w http.ResponseWriter, r *http.Request) {
 	token := st.leases.Renew(req.Machine, arrival, req.Load, req.Token, time.Duration(req.TokenAgeMS)*time.Millisecond, pool.Size(), s.cfg.OutageGrace)
 	if req.Restarting && known {
 		if grace, ok := s.grantRestart(st.leases, req.Machine); ok {
-			s.writeJSON(w, http.StatusOK, restartLeaseResponse(grace, machineIndex))
-			return
+			return restartLeaseResponse(grace, machineIndex), http.StatusOK, nil
 		}
 	}
 	if unreachable {
 		c := fsm.LeaseRestored{At: time.Now().UTC(), Machine: req.Machine, Running: attemptsFromWire(req.Running)}
-		_, err := s.apply(fsm.LeaseRestoredType, c)
-		if err != nil {
-			s.writeApplyError(w, err)
-			return
+		if _, err := s.apply(fsm.LeaseRestoredType, c); err != nil {
+			return client.LeaseResponse{}, applyErrorStatus(err), err
 		}
 		// The machine's index as the database now has it, not the
 		// entry's: a StubJoin that membership committed just before
@@ -99,10 +111,10 @@ func (s *Server) handleLease(w http.ResponseWriter, r *http.Request) {
 	if known && takesAsleep && req.Asleep != nil && *req.Asleep != e.Asleep {
 		s.recordAsleep(req.Machine, *req.Asleep)
 	}
-	s.writeJSONAt(w, http.StatusOK, client.LeaseResponse{
+	return client.LeaseResponse{
 		LeaseMS: LeaseDuration.Milliseconds(), RenewMS: LeaseRenewInterval.Milliseconds(), TakesLoad: true, TakesAsleep: takesAsleep,
 		MachineIndex: machineIndex, Token: token,
 		PoolSize: pool.Size(), Position: pool.Position(req.Machine), OutageGraceMS: s.cfg.OutageGrace.Milliseconds(),
-		Owner: ownerSettings, WantFacts: wantFacts,
-	}, s.fsm.AppliedIndex())
+		Owner: ownerSettings, WantFacts: wantFacts, Streams: true,
+	}, http.StatusOK, nil
 }

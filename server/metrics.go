@@ -40,6 +40,7 @@ type metrics struct {
 	signalsSent     *promtext.Counter
 	leasesExpired   *promtext.Counter
 	stubJoins       *promtext.CounterVec // by where the facts came from
+	leaseRenewals   *promtext.CounterVec // by path: stream or request
 	requests        *promtext.CounterVec // by route
 	deniedRequests  *promtext.CounterVec // by reason
 	startRequests   *promtext.Counter
@@ -76,6 +77,8 @@ func newMetrics(s *Server) *metrics {
 			"Machine leases this server, as leader, declared expired."),
 		stubJoins: promtext.NewCounterVec(metricsPrefix+"stub_joins_total",
 			"Machines this server, as leader, joined to the pool (StubJoin committed), by where their facts came from: \"renewal\" (sent with the stub's lease renewal) or \"fetched\" (GET /v1/facts on the stub, a connection of the leader's own).", []string{"facts"}),
+		leaseRenewals: promtext.NewCounterVec(metricsPrefix+"lease_renewals_total",
+			"Lease renewals this server, as leader, granted, by the path they came on: \"stream\" (a stub's lease stream, POST /v1/lease/stream) or \"request\" (one POST /v1/lease each).", []string{"path"}),
 		deniedRequests: promtext.NewCounterVec("netmgr_requests_denied_total",
 			"Requests refused because they proved no identity or the identity may not do what they asked, by reason.", []string{"reason"}),
 		requests: promtext.NewCounterVec(metricsPrefix+"http_requests_total",
@@ -97,7 +100,7 @@ func newMetrics(s *Server) *metrics {
 		promtext.GoCollector(),
 		promtext.ProcessCollector(),
 		m.commitSeconds, m.elections, m.passSeconds, m.passPlaced,
-		m.dispatchSeconds, m.startsFailed, m.signalsSent, m.leasesExpired, m.stubJoins,
+		m.dispatchSeconds, m.startsFailed, m.signalsSent, m.leasesExpired, m.stubJoins, m.leaseRenewals,
 		m.requests, m.deniedRequests, m.startRequests, m.mailsSent, m.mailFailures, m.policyErrors,
 		gauge("mail_pending", "Mail the group has filed and not yet recorded sent or given up.",
 			func() float64 {

@@ -158,6 +158,11 @@ func (k *leaseKeeper) admits(machineIndex uint64) bool {
 // unless the pool says the whole control plane is gone (outage.go).
 func (k *leaseKeeper) run(ctx context.Context) {
 	defer close(k.done)
+	defer func() {
+		if c := k.servers.leaseClient(); c != nil {
+			c.CloseLeaseStream()
+		}
+	}()
 	every := defaultRenewEvery
 	stopped, riding := false, false
 	factsAsked := false // the last answer asked for facts: renew at once

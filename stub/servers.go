@@ -167,7 +167,7 @@ func (l *serverList) refreshLocked() error {
 		if err != nil {
 			return err
 		}
-		lc, err := client.New(addrs, append(l.tls, client.WithRetryFor(0), client.WithHedge(leaseHedgeAfter), client.WithLeaderPatience(leaseLeaderPatience))...)
+		lc, err := client.New(addrs, append(l.tls, client.WithRetryFor(0), client.WithHedge(leaseHedgeAfter), client.WithLeaderPatience(leaseLeaderPatience), client.WithLeaseStream())...)
 		if err != nil {
 			return err
 		}

@@ -52,6 +52,7 @@ func (m *Machine) startLease() {
 // whenever an answer asks for them, the answer's token echoed; a lease
 // that runs out stops the restartable attempts.
 func (m *Machine) keepLease() {
+	defer m.lc.CloseLeaseStream()
 	every := defaultRenewEvery
 	wait := rand.N(every)
 	var (

@@ -171,7 +171,7 @@ func (m *Machine) finishSetup() (err error) {
 	if m.rc, err = client.New(p.cfg.Join, append(opts, client.WithRetryFor(reportRetryFor), client.WithTryTimeout(reportTryTimeout))...); err != nil {
 		return fmt.Errorf("simulated machine %s: %w", name, err)
 	}
-	if m.lc, err = client.New(p.cfg.Join, append(opts, client.WithRetryFor(0), client.WithHedge(leaseHedgeAfter), client.WithLeaderPatience(leaseLeaderPatience))...); err != nil {
+	if m.lc, err = client.New(p.cfg.Join, append(opts, client.WithRetryFor(0), client.WithHedge(leaseHedgeAfter), client.WithLeaderPatience(leaseLeaderPatience), client.WithLeaseStream())...); err != nil {
 		return fmt.Errorf("simulated machine %s: %w", name, err)
 	}
 	m.incarnation = 1

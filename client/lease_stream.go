@@ -1,0 +1,189 @@
+package client
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+)
+
+// The lease stream's timing on the stub's side (LeaseStreamPath).
+const (
+	// leaseStreamPatience bounds one renewal on a stream, or the opening
+	// of one, when the client has no leader patience
+	// (WithLeaderPatience): past it the stream is dropped and the renewal
+	// goes by a plain request with the rest of its time.
+	leaseStreamPatience = 500 * time.Millisecond
+	// leaseStreamRetry is how long after a stream could not be opened, or
+	// broke, the client opens none: meanwhile it renews by plain requests,
+	// which find the new leader after an election.
+	leaseStreamRetry = 2 * time.Second
+)
+
+// WithLeaseStream makes RenewLease renew on a lease stream
+// (LeaseStreamPath) with the leader, once an answer named the leader and
+// said it takes one (LeaseResponse.Streams), and by plain requests
+// otherwise: before the first answer, while no leader is known, and for
+// the renewal during which a stream fails. A renewal costs the leader a
+// few frames on the stream instead of a whole request.
+func WithLeaseStream() Option { return func(c *Client) { c.leases = &leaseStreams{} } }
+
+// leaseStreams is a client's lease stream, when it has one.
+type leaseStreams struct {
+	mu      sync.Mutex // held for a renewal on the stream, and guards the fields
+	cur     *leaseStream
+	offered bool      // the last plain answer said its server takes a stream
+	retryAt time.Time // no stream is opened before this
+}
+
+// leaseStream is one open lease stream.
+type leaseStream struct {
+	base   string // the server's URL
+	out    *io.PipeWriter
+	in     *bufio.Reader
+	body   io.Closer
+	cancel context.CancelFunc
+}
+
+func (s *leaseStream) close() {
+	s.cancel()
+	_ = s.out.Close()
+	_ = s.body.Close()
+}
+
+// renewOnStream renews on the client's lease stream, opening one with the
+// known leader if it has none. done is false when the renewal should go
+// by a plain request instead: no stream, or this one failed (it is then
+// dropped, and none is opened for leaseStreamRetry).
+func (c *Client) renewOnStream(ctx context.Context, req LeaseRequest) (resp LeaseResponse, done bool, err error) {
+	ls := c.leases
+	ls.mu.Lock()
+	defer ls.mu.Unlock()
+	c.mu.Lock()
+	base, known := "", c.leaderKnown && c.preferred < len(c.addrs)
+	if known {
+		base = c.addrs[c.preferred]
+	}
+	c.mu.Unlock()
+	if ls.cur != nil && ls.cur.base != base {
+		ls.cur.close() // the leader moved, as an answer or gossip said
+		ls.cur = nil
+	}
+	if ls.cur == nil {
+		if !known || !ls.offered || time.Now().Before(ls.retryAt) {
+			return LeaseResponse{}, false, nil
+		}
+		if ls.cur, err = c.openLeaseStream(ctx, base); err != nil {
+			ls.cur, ls.retryAt = nil, time.Now().Add(leaseStreamRetry)
+			return LeaseResponse{}, false, nil
+		}
+	}
+	answer, err := c.leaseOnStream(ctx, ls.cur, req)
+	if err == nil && answer.Status == http.StatusOK && answer.Lease != nil {
+		return *answer.Lease, true, nil
+	}
+	// The server ends the stream after any other answer.
+	ls.cur.close()
+	ls.cur = nil
+	if err == nil && answer.Status >= 400 && answer.Status < 500 {
+		return LeaseResponse{}, true, &APIError{Status: answer.Status, Message: answer.Error}
+	}
+	ls.retryAt = time.Now().Add(leaseStreamRetry)
+	return LeaseResponse{}, false, nil
+}
+
+// streamPatience is how long one renewal, or the opening of a stream,
+// may take before the renewal goes by a plain request instead.
+func (c *Client) streamPatience() time.Duration {
+	if c.patience > 0 {
+		return c.patience
+	}
+	return leaseStreamPatience
+}
+
+// leaseOnStream sends req on s and reads its answer, giving up (and
+// breaking s) once ctx ends or the client's patience has passed.
+func (c *Client) leaseOnStream(ctx context.Context, s *leaseStream, req LeaseRequest) (LeaseStreamAnswer, error) {
+	line, err := json.Marshal(req)
+	if err != nil {
+		return LeaseStreamAnswer{}, fmt.Errorf("encode lease request: %w", err)
+	}
+	late := time.AfterFunc(c.streamPatience(), s.cancel)
+	defer late.Stop()
+	stop := context.AfterFunc(ctx, s.cancel)
+	defer stop()
+	if _, err := s.out.Write(append(line, '\n')); err != nil {
+		return LeaseStreamAnswer{}, fmt.Errorf("send on lease stream %s: %w", s.base, err)
+	}
+	data, err := s.in.ReadBytes('\n')
+	if err != nil {
+		return LeaseStreamAnswer{}, fmt.Errorf("read lease stream %s: %w", s.base, err)
+	}
+	var answer LeaseStreamAnswer
+	if err := json.Unmarshal(data, &answer); err != nil {
+		return LeaseStreamAnswer{}, fmt.Errorf("decode lease stream %s: %w", s.base, err)
+	}
+	return answer, nil
+}
+
+// openLeaseStream opens a lease stream with the server at base, waiting
+// at most the client's patience, or until ctx ends, for its answer.
+func (c *Client) openLeaseStream(ctx context.Context, base string) (*leaseStream, error) {
+	sctx, cancel := context.WithCancel(context.Background()) // the stream outlives ctx
+	pr, pw := io.Pipe()
+	rctx := sctx
+	if c.expect != nil {
+		rctx = context.WithValue(sctx, expectKey{}, *c.expect)
+	}
+	req, err := http.NewRequestWithContext(rctx, http.MethodPost, base+LeaseStreamPath, pr)
+	if err != nil {
+		cancel()
+		return nil, fmt.Errorf("open lease stream %s: %w", base, err)
+	}
+	req.Header.Set("Content-Type", "application/x-ndjson")
+	c.setIdentity(req)
+	hc := *c.hc
+	hc.Timeout = 0 // the stream lasts until closed
+	late := time.AfterFunc(c.streamPatience(), cancel)
+	stop := context.AfterFunc(ctx, cancel)
+	resp, err := hc.Do(req)
+	late.Stop()
+	stop()
+	if err != nil {
+		cancel()
+		_ = pw.Close()
+		return nil, fmt.Errorf("open lease stream %s: %w", base, err)
+	}
+	s := &leaseStream{base: base, out: pw, in: bufio.NewReader(resp.Body), body: resp.Body, cancel: cancel}
+	if resp.StatusCode != http.StatusOK {
+		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+		s.close()
+		return nil, fmt.Errorf("open lease stream %s: %s: %s", base, resp.Status, strings.TrimSpace(string(msg)))
+	}
+	if c.expect != nil && resp.TLS != nil {
+		if err := checkPeer(resp.TLS, *c.expect, base); err != nil {
+			s.close()
+			return nil, err
+		}
+	}
+	return s, nil
+}
+
+// CloseLeaseStream ends the client's lease stream, if it has one: for a
+// stub that stops renewing. A later RenewLease may open another.
+func (c *Client) CloseLeaseStream() {
+	if c.leases == nil {
+		return
+	}
+	c.leases.mu.Lock()
+	defer c.leases.mu.Unlock()
+	if c.leases.cur != nil {
+		c.leases.cur.close()
+		c.leases.cur = nil
+	}
+}

@@ -1,0 +1,146 @@
+package server
+
+import (
+	"bufio"
+	"context"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/netmgr/netmgr/client"
+)
+
+// The lease stream's limits (client.LeaseStreamPath).
+const (
+	// leaseStreamIdle ends a stream on which no renewal arrived for this
+	// long: a stub renews every LeaseRenewInterval, so one this quiet is
+	// gone or renews elsewhere.
+	leaseStreamIdle = 10 * LeaseRenewInterval
+	// leaseStreamMinGap is the least time between two renewals on one
+	// stream: a stub renews every LeaseRenewInterval, and at once when an
+	// answer asks for its facts; one that sends faster waits, so that a
+	// stream costs the leader no more than plain requests under the rate
+	// limit would.
+	leaseStreamMinGap = 20 * time.Millisecond
+	// leaseStreamMaxFrame bounds one renewal, as decodeBody bounds a
+	// request's body.
+	leaseStreamMaxFrame = 1 << 20
+)
+
+// errLeaseStreamFrame is a renewal line longer than leaseStreamMaxFrame.
+var errLeaseStreamFrame = errors.New("lease stream: renewal longer than 1 MiB")
+
+// handleLeaseStream takes a stub's renewals on one long-lived request, on
+// the leader only: each line of the body is a LeaseRequest, granted as
+// handleLease grants one (grantLease: a leadership check begun after the
+// line arrived, then the lease table), and answered with a line of the
+// answer. The stub's certificate, checked once when the stream opens,
+// must name the machine of every renewal. The stream ends when the
+// leadership it opened under does, when the server stops, after
+// leaseStreamIdle without a renewal, or at the first malformed line; the
+// stub then renews by plain requests, which any server forwards to the
+// leader, until it opens a stream with the leader again.
+func (s *Server) handleLeaseStream(w http.ResponseWriter, r *http.Request) {
+	machine, ok := s.requireStub(w, r, "")
+	if !ok {
+		return
+	}
+	st := s.leader.Load()
+	if st == nil || !s.IsLeader() {
+		s.writeError(w, http.StatusServiceUnavailable, fmt.Errorf("lease stream: %w", errNotLeader))
+		return
+	}
+	rc := http.NewResponseController(w)
+	_ = rc.EnableFullDuplex() // HTTP/1.1 only; HTTP/2 always is
+	// Stop reading at once when the server stops: its Shutdown waits for
+	// handlers, and this one would otherwise wait for the next renewal.
+	stop := context.AfterFunc(s.ctx, func() { _ = rc.SetReadDeadline(time.Now()) })
+	defer stop()
+	w.Header().Set("Content-Type", "application/x-ndjson")
+	s.nameLeader(w)
+	w.WriteHeader(http.StatusOK)
+	if err := rc.Flush(); err != nil {
+		return
+	}
+	in := bufio.NewReaderSize(r.Body, 4096)
+	enc := json.NewEncoder(w)
+	var last time.Time
+	for {
+		if s.ctx.Err() != nil {
+			return
+		}
+		_ = rc.SetReadDeadline(time.Now().Add(leaseStreamIdle))
+		line, err := readLeaseLine(in)
+		if err != nil {
+			if errors.Is(err, errLeaseStreamFrame) {
+				_ = enc.Encode(client.LeaseStreamAnswer{Status: http.StatusBadRequest, Error: err.Error()})
+			}
+			return
+		}
+		if wait := leaseStreamMinGap - time.Since(last); wait > 0 {
+			time.Sleep(wait)
+		}
+		arrival := time.Now()
+		last = arrival
+		answer, end := s.leaseStreamAnswer(r, st, &machine, arrival, line)
+		if err := enc.Encode(answer); err != nil {
+			return
+		}
+		if err := rc.Flush(); err != nil || end {
+			return
+		}
+	}
+}
+
+// leaseStreamAnswer grants the renewal in line, which arrived at arrival
+// on a stream of machine's stub opened under leadership st, and says
+// whether the stream ends after the answer: at a malformed renewal, one
+// for another machine, or once st no longer leads. Without TLS (no
+// certificate names the machine) the stream is bound to the machine of
+// its first renewal.
+func (s *Server) leaseStreamAnswer(r *http.Request, st *leaderState, machine *string, arrival time.Time, line []byte) (client.LeaseStreamAnswer, bool) {
+	var req client.LeaseRequest
+	dec := json.NewDecoder(bytes.NewReader(line))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&req); err != nil {
+		return client.LeaseStreamAnswer{Status: http.StatusBadRequest, Error: fmt.Sprintf("read lease request: %v", err)}, true
+	}
+	if *machine == "" {
+		*machine = req.Machine
+	}
+	if req.Machine != *machine {
+		err := fmt.Errorf("%s %s for machine %s: the stream is machine %s's (%w)", r.Method, r.URL.Path, req.Machine, *machine, errPermission)
+		return client.LeaseStreamAnswer{Status: http.StatusForbidden, Error: err.Error()}, true
+	}
+	if s.leader.Load() != st {
+		return client.LeaseStreamAnswer{Status: http.StatusServiceUnavailable, Error: errNotLeader.Error()}, true
+	}
+	resp, status, err := s.grantLease(r.Context(), st, arrival, req)
+	if err != nil {
+		return client.LeaseStreamAnswer{Status: status, Error: err.Error()}, status >= 500
+	}
+	s.metrics.leaseRenewals.WithLabelValues("stream").Inc()
+	return client.LeaseStreamAnswer{Status: http.StatusOK, Lease: &resp}, false
+}
+
+// readLeaseLine reads one renewal, a line of at most leaseStreamMaxFrame
+// bytes, without its newline.
+func readLeaseLine(in *bufio.Reader) ([]byte, error) {
+	var line []byte
+	for {
+		chunk, err := in.ReadSlice('\n')
+		if len(line)+len(chunk) > leaseStreamMaxFrame {
+			return nil, errLeaseStreamFrame
+		}
+		line = append(line, chunk...)
+		switch {
+		case err == nil:
+			return bytes.TrimSuffix(line, []byte("\n")), nil
+		case !errors.Is(err, bufio.ErrBufferFull):
+			return nil, err
+		}
+	}
+}

@@ -1,0 +1,208 @@
+package server_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/netmgr/netmgr/client"
+	"github.com/netmgr/netmgr/client/pki"
+	"github.com/netmgr/netmgr/internal/testwait"
+	"github.com/netmgr/netmgr/server/servertest"
+)
+
+// rawLeaseStream is a lease stream a test opens by hand, to speak the
+// protocol's lines itself.
+type rawLeaseStream struct {
+	t      *testing.T
+	status int
+	out    *io.PipeWriter
+	in     *bufio.Reader
+}
+
+// openRawLeaseStream opens POST /v1/lease/stream at addr as id.
+func openRawLeaseStream(t *testing.T, c *servertest.Cluster, addr string, id pki.Identity) *rawLeaseStream {
+	t.Helper()
+	hc := &http.Client{Transport: client.NewTLSTransport(c.Material(id), pki.RoleServer)}
+	pr, pw := io.Pipe()
+	rctx, cancel := context.WithCancel(context.Background())
+	req, err := http.NewRequestWithContext(rctx, http.MethodPost, c.URL(addr, client.LeaseStreamPath), pr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		t.Fatalf("open lease stream at %s: %v", addr, err)
+	}
+	t.Cleanup(func() {
+		cancel()
+		_ = pw.Close()
+		_ = resp.Body.Close()
+	})
+	return &rawLeaseStream{t: t, status: resp.StatusCode, out: pw, in: bufio.NewReader(resp.Body)}
+}
+
+// send writes line and reads the answer, or the error that ended the
+// stream instead.
+func (s *rawLeaseStream) send(line string) (client.LeaseStreamAnswer, error) {
+	s.t.Helper()
+	if _, err := s.out.Write([]byte(line + "\n")); err != nil {
+		return client.LeaseStreamAnswer{}, err
+	}
+	data, err := s.in.ReadBytes('\n')
+	if err != nil {
+		return client.LeaseStreamAnswer{}, err
+	}
+	var a client.LeaseStreamAnswer
+	if err := json.Unmarshal(data, &a); err != nil {
+		s.t.Fatalf("lease stream answered %q: %v", data, err)
+	}
+	return a, nil
+}
+
+// renewal is a LeaseRequest for machine as a line of the stream.
+func renewal(t *testing.T, req client.LeaseRequest) string {
+	t.Helper()
+	data, err := json.Marshal(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(data)
+}
+
+// TestLeaseStream speaks the lease stream's protocol: only the leader
+// opens one, and only for a stub's certificate; each line is granted as
+// a plain renewal is (the lease, a token to echo, the next renewal on the
+// stream); a renewal for another machine or a malformed line is refused
+// and ends the stream.
+func TestLeaseStream(t *testing.T) {
+	t.Parallel()
+	c := servertest.NewCluster(t, 3)
+	if !c.Secure() {
+		t.Fatal("the test cluster runs without TLS; this test needs stub certificates")
+	}
+	li := c.WaitLeader()
+	alpha := pki.Identity{Role: pki.RoleStub, Name: "alpha"}
+	leader := c.Servers[li].HTTPAddr()
+
+	follower := c.Servers[(li+1)%3].HTTPAddr()
+	if s := openRawLeaseStream(t, c, follower, alpha); s.status != http.StatusServiceUnavailable {
+		t.Errorf("a follower opened a lease stream: %d, want 503", s.status)
+	}
+	user := pki.Identity{Role: pki.RoleClient, Name: servertest.CurrentUser(t)}
+	if s := openRawLeaseStream(t, c, leader, user); s.status != http.StatusForbidden {
+		t.Errorf("a user's certificate opened a lease stream: %d, want 403", s.status)
+	}
+
+	s := openRawLeaseStream(t, c, leader, alpha)
+	if s.status != http.StatusOK {
+		t.Fatalf("open lease stream at the leader: %d", s.status)
+	}
+	a, err := s.send(renewal(t, client.LeaseRequest{Machine: "alpha"}))
+	if err != nil || a.Status != http.StatusOK || a.Lease == nil {
+		t.Fatalf("first renewal on the stream: %+v, %v; want 200 with a lease", a, err)
+	}
+	if a.Lease.LeaseMS != 3000 || a.Lease.RenewMS != 500 || a.Lease.Token == nil || !a.Lease.Streams {
+		t.Fatalf("first renewal on the stream granted %+v; want a 3 s lease, renewals every 0.5 s, a token, streams", *a.Lease)
+	}
+	a, err = s.send(renewal(t, client.LeaseRequest{Machine: "alpha", Token: a.Lease.Token, TokenAgeMS: 1}))
+	if err != nil || a.Status != http.StatusOK || a.Lease == nil {
+		t.Fatalf("second renewal, echoing the token: %+v, %v", a, err)
+	}
+	if got := scrape(t, c, leader)[`netmgr_server_lease_renewals_total{path="stream"}`]; got != 2 {
+		t.Errorf("leader counts %v renewals on streams, want 2", got)
+	}
+
+	a, err = s.send(renewal(t, client.LeaseRequest{Machine: "beta"}))
+	if err != nil || a.Status != http.StatusForbidden {
+		t.Fatalf("alpha's stream renewing beta: %+v, %v; want 403", a, err)
+	}
+	if _, err := s.send(renewal(t, client.LeaseRequest{Machine: "alpha"})); err == nil {
+		t.Fatal("the stream went on after a renewal for another machine")
+	}
+
+	s = openRawLeaseStream(t, c, leader, alpha)
+	a, err = s.send(`{"machine":"alpha","no_such_field":1}`)
+	if err != nil || a.Status != http.StatusBadRequest {
+		t.Fatalf("a malformed renewal: %+v, %v; want 400", a, err)
+	}
+	if _, err := s.send(renewal(t, client.LeaseRequest{Machine: "alpha"})); err == nil {
+		t.Fatal("the stream went on after a malformed renewal")
+	}
+}
+
+// TestLeaseStreamFollowsTheLeader renews as a stub's lease client does
+// (client.WithLeaseStream): the first renewal is a plain request, the
+// next ones go on a stream with the leader; when the leader stops, the
+// renewals find the new leader by plain requests and open a stream with
+// it.
+func TestLeaseStreamFollowsTheLeader(t *testing.T) {
+	t.Parallel()
+	c := servertest.NewCluster(t, 3)
+	leaseStreamFollowsTheLeader(t, c, client.WithTLS(c.Material(pki.Identity{Role: pki.RoleStub, Name: "alpha"})))
+}
+
+// TestLeaseStreamInsecure is TestLeaseStreamFollowsTheLeader without
+// TLS (`--insecure`): the stream is an HTTP/1.1 request, full duplex.
+func TestLeaseStreamInsecure(t *testing.T) {
+	t.Parallel()
+	leaseStreamFollowsTheLeader(t, servertest.NewInsecureCluster(t, 3))
+}
+
+func leaseStreamFollowsTheLeader(t *testing.T, c *servertest.Cluster, opts ...client.Option) {
+	li := c.WaitLeader()
+	lc, err := client.New(c.Addrs(), append(opts,
+		client.WithRetryFor(0), client.WithHedge(150*time.Millisecond), client.WithLeaderPatience(500*time.Millisecond), client.WithLeaseStream())...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lc.CloseLeaseStream()
+	renew := func() error {
+		rctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		resp, err := lc.RenewLease(rctx, client.LeaseRequest{Machine: "alpha"})
+		if err == nil && resp.LeaseMS <= 0 {
+			err = errors.New("no lease granted")
+		}
+		return err
+	}
+	onStream := func(i int) float64 {
+		return scrape(t, c, c.Servers[i].HTTPAddr())[`netmgr_server_lease_renewals_total{path="stream"}`]
+	}
+	for range 5 {
+		if err := renew(); err != nil {
+			t.Fatalf("renew: %v", err)
+		}
+	}
+	if got := onStream(li); got < 3 {
+		t.Fatalf("the leader granted %v of 5 renewals on a stream, want at least 3 (the first two may be plain)", got)
+	}
+
+	c.StopServer(li)
+	next := -1
+	testwait.For(t, 20*time.Second, "renewals on a stream with the new leader", func() bool {
+		_ = renew() // those during the election fail
+		for i := range c.Servers {
+			if i != li && c.Servers[i].IsLeader() && onStream(i) > 0 {
+				next = i
+				return true
+			}
+		}
+		time.Sleep(100 * time.Millisecond)
+		return false
+	})
+	before := onStream(next)
+	for range 3 {
+		if err := renew(); err != nil {
+			t.Fatalf("renew with the new leader: %v", err)
+		}
+	}
+	if got := onStream(next) - before; got != 3 {
+		t.Errorf("the new leader granted %v of 3 renewals on the stream, want 3", got)
+	}
+}
