@@ -20,13 +20,13 @@ const oldestLevel = fsm.SubmitsType
 func (s *Server) refreshGroupLevel() {
 	level := oldestLevel
 	if f := s.raft.GetConfiguration(); f.Error() == nil {
-		level = groupLevel(f.Configuration().Servers, s.gossip.snapshot())
+		level = groupLevel(f.Configuration().Servers, s.gossip.serverMembers())
 	}
 	s.groupLevel.Store(uint32(level))
 }
 
 // groupLevel is the highest command type every one of servers applies, as
-// their gossip metadata in pool says, and this build too. A server gossip
+// their gossip metadata in pool (the server members at least) says, and this build too. A server gossip
 // no longer hears from keeps the level it last announced (a server is only
 // ever upgraded, never taken back to an older build); one it never heard
 // from counts as 1.0 (oldestLevel).

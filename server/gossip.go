@@ -47,8 +47,12 @@ type gossip struct {
 	wantLeader atomic.Bool
 	publishMu  sync.Mutex
 
-	mu      sync.Mutex // guards members and changed
+	mu      sync.Mutex // guards members, servers and changed
 	members map[string]*member
+	// servers are the members whose metadata last said server, by name:
+	// what forwarding, the group's level and the dispatcher ask for, on
+	// every forwarded request, without a copy of the whole pool.
+	serverIdx map[string]*member
 	// changed are the members updated since the leader's liveness last
 	// took them (takeChanged); nil until the first update.
 	changed map[string]struct{}
@@ -56,10 +60,11 @@ type gossip struct {
 
 func newGossip(cfg *Config, meta client.NodeMeta) (*gossip, error) {
 	g := &gossip{
-		events:  make(chan struct{}, 1),
-		log:     cfg.Logger,
-		members: make(map[string]*member),
-		meta:    meta,
+		events:    make(chan struct{}, 1),
+		log:       cfg.Logger,
+		members:   make(map[string]*member),
+		serverIdx: make(map[string]*member),
+		meta:      meta,
 	}
 	raw, err := json.Marshal(meta)
 	if err != nil {
@@ -148,11 +153,25 @@ func (g *gossip) takeChanged() []string {
 
 // servers returns the live servers, by name.
 func (g *gossip) servers() map[string]client.NodeMeta {
-	out := make(map[string]client.NodeMeta)
-	for name, m := range g.snapshot() {
-		if m.Alive && m.Meta.Role == client.RoleServer {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	out := make(map[string]client.NodeMeta, len(g.serverIdx))
+	for name, m := range g.serverIdx {
+		if m.Alive {
 			out[name] = m.Meta
 		}
+	}
+	return out
+}
+
+// serverMembers returns the members whose metadata says server, alive or
+// not, as this server's gossip sees them.
+func (g *gossip) serverMembers() map[string]member {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	out := make(map[string]member, len(g.serverIdx))
+	for name, m := range g.serverIdx {
+		out[name] = *m
 	}
 	return out
 }
@@ -164,7 +183,13 @@ func (g *gossip) update(n *memberlist.Node, alive bool) {
 		return
 	}
 	g.mu.Lock()
-	g.members[n.Name] = &member{Name: n.Name, Meta: meta, Alive: alive, Left: !alive && meta.Leaving, Since: time.Now()}
+	m := &member{Name: n.Name, Meta: meta, Alive: alive, Left: !alive && meta.Leaving, Since: time.Now()}
+	g.members[n.Name] = m
+	if meta.Role == client.RoleServer {
+		g.serverIdx[n.Name] = m
+	} else {
+		delete(g.serverIdx, n.Name)
+	}
 	if g.changed == nil {
 		g.changed = make(map[string]struct{})
 	}

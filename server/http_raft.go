@@ -44,7 +44,7 @@ func (s *Server) handleRemoveServer(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, http.StatusNotFound, fmt.Errorf("%s is %w", name, errNotAMember))
 		return
 	}
-	if mem, ok := s.gossip.snapshot()[name]; ok && mem.Alive {
+	if mem, ok := s.gossip.member(name); ok && mem.Alive {
 		s.writeError(w, http.StatusConflict, fmt.Errorf("%s: %w", name, errRemoveAlive))
 		return
 	}
