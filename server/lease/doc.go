@@ -218,7 +218,10 @@
 //     renews by plain requests, which any server forwards, so failover is
 //     as before (TestLeaseStreamFollowsTheLeader). At 1,000 simulated
 //     machines at rest (`netmgr-bench -only scale -scale-pool 1000`):
-//     the leader 0.57 -> 0.33-0.38 cores, the simulator 0.53 -> 0.25-0.31.
+//     the leader 0.57 -> 0.33-0.38 cores, the simulator 0.53 -> 0.25-0.33;
+//     0.25-0.32 and 0.20-0.25 once a follower no longer copied the whole
+//     gossip view to forward a request and frames were 16 KiB
+//     (doc/benchmark.md, *Renewals on a stream*).
 //     What remains a renewal's cost is the connection's: a TLS record and
 //     a system call each way, and the goroutines that carry them (a
 //     profile at 1,000: the handler 23% of the leader, HTTP/2's frame
