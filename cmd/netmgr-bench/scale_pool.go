@@ -173,6 +173,8 @@ func scalePoolRun(ctx context.Context, cfg config, bin, dir string, round, n int
 	if err != nil {
 		return fail(err)
 	}
+	fmt.Fprintf(os.Stderr, "scale: pool of %d: over the steady window %d machines not up on the leader, %d suspicions refuted; the killed machine not up on the leader after %.2f s, gone from every memberlist after %.1f s\n",
+		n, len(st.notUp), st.refuted, loss.Seconds(), gone.Seconds())
 
 	size := fmt.Sprintf("%d machines", n)
 	note := fmt.Sprintf("3 TLS servers (processes) and %d machines in one `netmgr sim` (shared simulator); steady %v after %v settling; "+
