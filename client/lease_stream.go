@@ -2,8 +2,10 @@ package client
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -14,11 +16,16 @@ import (
 
 // The lease stream's timing on the stub's side (LeaseStreamPath).
 const (
-	// leaseStreamPatience bounds one renewal on a stream, or the opening
-	// of one, when the client has no leader patience
-	// (WithLeaderPatience): past it the stream is dropped and the renewal
-	// goes by a plain request with the rest of its time.
+	// leaseStreamPatience bounds the wait for one renewal's answer on a
+	// stream, or for a stream's opening, when the client has no leader
+	// patience (WithLeaderPatience): past it the renewal goes by a plain
+	// request with the rest of its time, and the stream is kept, owing
+	// that answer, which the next renewal on it reads first.
 	leaseStreamPatience = 500 * time.Millisecond
+	// leaseStreamMaxOwed is how many answers a stream may owe: one more
+	// renewal given up on and the stream is dropped, its server being
+	// gone or stuck rather than slow.
+	leaseStreamMaxOwed = 2
 	// leaseStreamRetry is how long after a stream could not be opened, or
 	// broke, the client opens none: meanwhile it renews by plain requests,
 	// which find the new leader after an election.
@@ -43,11 +50,37 @@ type leaseStreams struct {
 
 // leaseStream is one open lease stream.
 type leaseStream struct {
-	base   string // the server's URL
-	out    *io.PipeWriter
-	in     *bufio.Reader
-	body   io.Closer
-	cancel context.CancelFunc
+	base    string // the server's URL
+	out     *io.PipeWriter
+	answers chan streamRead // the answers, in order, as read
+	owed    int             // answers to renewals given up on, still to come
+	body    io.Closer
+	cancel  context.CancelFunc
+}
+
+// streamRead is one answer read from a lease stream, or the error that
+// ended the stream.
+type streamRead struct {
+	answer LeaseStreamAnswer
+	err    error
+}
+
+// read passes each answer on the stream to s.answers until the stream
+// ends, then the error that ended it.
+func (s *leaseStream) read(in *bufio.Reader) {
+	for {
+		data, err := in.ReadBytes('\n')
+		if err != nil {
+			s.answers <- streamRead{err: fmt.Errorf("read lease stream %s: %w", s.base, err)}
+			return
+		}
+		var r streamRead
+		if err := json.Unmarshal(data, &r.answer); err != nil {
+			s.answers <- streamRead{err: fmt.Errorf("decode lease stream %s: %w", s.base, err)}
+			return
+		}
+		s.answers <- r
+	}
 }
 
 func (s *leaseStream) close() {
@@ -55,6 +88,10 @@ func (s *leaseStream) close() {
 	_ = s.out.Close()
 	_ = s.body.Close()
 }
+
+// errStreamSlow is a renewal whose answer did not come within the
+// client's patience; the stream still owes it.
+var errStreamSlow = errors.New("lease stream: no answer within the patience")
 
 // renewOnStream renews on the client's lease stream, opening one with the
 // known leader if it has none. done is false when the renewal should go
@@ -87,6 +124,9 @@ func (c *Client) renewOnStream(ctx context.Context, req LeaseRequest) (resp Leas
 	if err == nil && answer.Status == http.StatusOK && answer.Lease != nil {
 		return *answer.Lease, true, nil
 	}
+	if errors.Is(err, errStreamSlow) && ls.cur.owed <= leaseStreamMaxOwed {
+		return LeaseResponse{}, false, nil // kept: a slow leader is not a dead one
+	}
 	// The server ends the stream after any other answer.
 	ls.cur.close()
 	ls.cur = nil
@@ -106,29 +146,49 @@ func (c *Client) streamPatience() time.Duration {
 	return leaseStreamPatience
 }
 
-// leaseOnStream sends req on s and reads its answer, giving up (and
-// breaking s) once ctx ends or the client's patience has passed.
+// leaseOnStream sends req on s and waits for its answer, first reading
+// the answers s owes. It gives up with errStreamSlow once the client's
+// patience has passed, or ctx has ended, the stream then owing one more
+// answer; a stream whose server does not even read what is sent is broken
+// after twice the patience.
 func (c *Client) leaseOnStream(ctx context.Context, s *leaseStream, req LeaseRequest) (LeaseStreamAnswer, error) {
 	line, err := json.Marshal(req)
 	if err != nil {
 		return LeaseStreamAnswer{}, fmt.Errorf("encode lease request: %w", err)
 	}
-	late := time.AfterFunc(c.streamPatience(), s.cancel)
-	defer late.Stop()
-	stop := context.AfterFunc(ctx, s.cancel)
-	defer stop()
-	if _, err := s.out.Write(append(line, '\n')); err != nil {
-		return LeaseStreamAnswer{}, fmt.Errorf("send on lease stream %s: %w", s.base, err)
+	patience := time.NewTimer(c.streamPatience())
+	defer patience.Stop()
+	wait := func() (streamRead, error) {
+		select {
+		case r := <-s.answers:
+			if r.err != nil {
+				s.answers <- r // for whoever reads next: the stream is over
+			}
+			return r, r.err
+		case <-patience.C:
+			return streamRead{}, errStreamSlow
+		case <-ctx.Done():
+			return streamRead{}, errStreamSlow
+		}
 	}
-	data, err := s.in.ReadBytes('\n')
+	for s.owed > 0 {
+		if _, err := wait(); err != nil {
+			return LeaseStreamAnswer{}, err
+		}
+		s.owed--
+	}
+	stuck := time.AfterFunc(2*c.streamPatience(), s.cancel)
+	_, err = s.out.Write(append(line, '\n'))
+	if !stuck.Stop() || err != nil {
+		return LeaseStreamAnswer{}, fmt.Errorf("send on lease stream %s: %w", s.base, cmp.Or(err, context.Canceled))
+	}
+	s.owed++
+	r, err := wait()
 	if err != nil {
-		return LeaseStreamAnswer{}, fmt.Errorf("read lease stream %s: %w", s.base, err)
+		return LeaseStreamAnswer{}, err
 	}
-	var answer LeaseStreamAnswer
-	if err := json.Unmarshal(data, &answer); err != nil {
-		return LeaseStreamAnswer{}, fmt.Errorf("decode lease stream %s: %w", s.base, err)
-	}
-	return answer, nil
+	s.owed--
+	return r.answer, nil
 }
 
 // openLeaseStream opens a lease stream with the server at base, waiting
@@ -159,7 +219,7 @@ func (c *Client) openLeaseStream(ctx context.Context, base string) (*leaseStream
 		_ = pw.Close()
 		return nil, fmt.Errorf("open lease stream %s: %w", base, err)
 	}
-	s := &leaseStream{base: base, out: pw, in: bufio.NewReader(resp.Body), body: resp.Body, cancel: cancel}
+	s := &leaseStream{base: base, out: pw, answers: make(chan streamRead, leaseStreamMaxOwed+2), body: resp.Body, cancel: cancel}
 	if resp.StatusCode != http.StatusOK {
 		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
 		s.close()
@@ -171,6 +231,7 @@ func (c *Client) openLeaseStream(ctx context.Context, base string) (*leaseStream
 			return nil, err
 		}
 	}
+	go s.read(bufio.NewReader(resp.Body))
 	return s, nil
 }
 

@@ -1,0 +1,92 @@
+package client_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/netmgr/netmgr/client"
+)
+
+// A leader slower than the client's patience does not cost the stub its
+// lease stream: the renewal it gave up on goes by a plain request, the
+// stream owes that answer, and the next renewal reads it before its own,
+// on the same stream. (The server here answers as the real one's handler
+// does, only slowly on purpose; server's TestLeaseStream* speak to the
+// real one.)
+func TestLeaseStreamKeptThroughASlowAnswer(t *testing.T) {
+	var plain, opened atomic.Int32
+	var self string
+	late := make(chan struct{}) // closed once the slow answer is sent
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /v1/lease", func(w http.ResponseWriter, r *http.Request) {
+		plain.Add(1)
+		w.Header().Set(client.LeaderHeader, self)
+		_ = json.NewEncoder(w).Encode(client.LeaseResponse{LeaseMS: 3000, RenewMS: 500, Streams: true})
+	})
+	mux.HandleFunc("POST "+client.LeaseStreamPath, func(w http.ResponseWriter, r *http.Request) {
+		opened.Add(1)
+		w.WriteHeader(http.StatusOK)
+		w.(http.Flusher).Flush()
+		in := bufio.NewScanner(r.Body)
+		for n := int64(1); in.Scan(); n++ {
+			if n == 1 {
+				time.Sleep(700 * time.Millisecond) // past the client's 200 ms
+			}
+			_ = json.NewEncoder(w).Encode(client.LeaseStreamAnswer{Status: http.StatusOK,
+				Lease: &client.LeaseResponse{LeaseMS: 3000, RenewMS: n, Streams: true}})
+			w.(http.Flusher).Flush()
+			if n == 1 {
+				close(late)
+			}
+		}
+	})
+	srv := httptest.NewUnstartedServer(mux)
+	srv.EnableHTTP2 = true
+	srv.StartTLS()
+	defer srv.Close()
+	self = strings.TrimPrefix(srv.URL, "https://")
+
+	c, err := client.New([]string{self}, client.WithHTTPS(), client.WithHTTPClient(srv.Client()), client.WithRetryFor(0),
+		client.WithHedge(100*time.Millisecond), client.WithLeaderPatience(200*time.Millisecond), client.WithLeaseStream())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.CloseLeaseStream()
+	renew := func() client.LeaseResponse {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		resp, err := c.RenewLease(ctx, client.LeaseRequest{Machine: "alpha"})
+		if err != nil {
+			t.Fatalf("renew: %v", err)
+		}
+		return resp
+	}
+
+	renew() // plain: it names the leader, which takes streams
+	renew() // on a new stream; slow, so plain again
+	if p, o := plain.Load(), opened.Load(); p != 2 || o != 1 {
+		t.Fatalf("after a slow answer: %d plain renewals, %d streams opened; want 2 and 1", p, o)
+	}
+	select {
+	case <-late:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the slow answer was never sent")
+	}
+	if got := renew(); got.RenewMS != 2 {
+		t.Errorf("the renewal after the slow one got answer %d on the stream, want 2 (the late answer 1 read first)", got.RenewMS)
+	}
+	if got := renew(); got.RenewMS != 3 {
+		t.Errorf("the next renewal got answer %d, want 3", got.RenewMS)
+	}
+	if p, o := plain.Load(), opened.Load(); p != 2 || o != 1 {
+		t.Errorf("at the end: %d plain renewals, %d streams opened; want 2 and 1 (the stream kept)", p, o)
+	}
+}
