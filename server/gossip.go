@@ -186,6 +186,9 @@ func (g *gossip) update(n *memberlist.Node, alive bool) {
 	m := &member{Name: n.Name, Meta: meta, Alive: alive, Left: !alive && meta.Leaving, Since: time.Now()}
 	g.members[n.Name] = m
 	if meta.Role == client.RoleServer {
+		if g.serverIdx == nil {
+			g.serverIdx = make(map[string]*member)
+		}
 		g.serverIdx[n.Name] = m
 	} else {
 		delete(g.serverIdx, n.Name)
