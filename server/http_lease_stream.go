@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/netmgr/netmgr/client"
@@ -57,8 +58,27 @@ func (s *Server) handleLeaseStream(w http.ResponseWriter, r *http.Request) {
 	_ = rc.EnableFullDuplex() // HTTP/1.1 only; HTTP/2 always is
 	// Stop reading at once when the server stops: its Shutdown waits for
 	// handlers, and this one would otherwise wait for the next renewal.
-	stop := context.AfterFunc(s.ctx, func() { _ = rc.SetReadDeadline(time.Now()) })
-	defer stop()
+	// The deadline is set under mu, never after the handler returned (the
+	// response writer is gone then) nor later than the server stopped.
+	var mu sync.Mutex
+	over := false
+	readBy := func(t time.Time) {
+		mu.Lock()
+		defer mu.Unlock()
+		if s.ctx.Err() != nil {
+			t = time.Now()
+		}
+		if !over {
+			_ = rc.SetReadDeadline(t)
+		}
+	}
+	stop := context.AfterFunc(s.ctx, func() { readBy(time.Now()) })
+	defer func() {
+		stop()
+		mu.Lock()
+		over = true
+		mu.Unlock()
+	}()
 	w.Header().Set("Content-Type", "application/x-ndjson")
 	s.nameLeader(w)
 	w.WriteHeader(http.StatusOK)
@@ -72,7 +92,7 @@ func (s *Server) handleLeaseStream(w http.ResponseWriter, r *http.Request) {
 		if s.ctx.Err() != nil {
 			return
 		}
-		_ = rc.SetReadDeadline(time.Now().Add(leaseStreamIdle))
+		readBy(time.Now().Add(leaseStreamIdle))
 		line, err := readLeaseLine(in)
 		if err != nil {
 			if errors.Is(err, errLeaseStreamFrame) {

@@ -206,3 +206,20 @@ func leaseStreamFollowsTheLeader(t *testing.T, c *servertest.Cluster, opts ...cl
 		t.Errorf("the new leader granted %v of 3 renewals on the stream, want 3", got)
 	}
 }
+
+// A server that stops ends its lease streams itself, as a clean end of
+// the answer (io.EOF at the stub), rather than leaving its shutdown to
+// wait for the next renewal and then cut the connection.
+func TestLeaseStreamEndsWhenTheServerStops(t *testing.T) {
+	t.Parallel()
+	c := servertest.NewCluster(t, 3)
+	li := c.WaitLeader()
+	s := openRawLeaseStream(t, c, c.Servers[li].HTTPAddr(), pki.Identity{Role: pki.RoleStub, Name: "alpha"})
+	if a, err := s.send(renewal(t, client.LeaseRequest{Machine: "alpha"})); err != nil || a.Status != http.StatusOK {
+		t.Fatalf("renewal on the stream: %+v, %v", a, err)
+	}
+	c.StopServer(li)
+	if _, err := s.in.ReadBytes('\n'); !errors.Is(err, io.EOF) {
+		t.Fatalf("the stream of a stopped server ended with %v, want io.EOF", err)
+	}
+}
