@@ -433,13 +433,22 @@ func (c *Client) Database(ctx context.Context) (DatabaseText, error) {
 // With WithLeaseStream it renews on a lease stream with the leader when
 // it can (lease_stream.go).
 func (c *Client) RenewLease(ctx context.Context, req LeaseRequest) (LeaseResponse, error) {
+	afterStream := false
 	if c.leases != nil {
-		if resp, done, err := c.renewOnStream(ctx, req); done {
+		resp, done, err := c.renewOnStream(ctx, req)
+		if done {
 			return resp, err
 		}
+		// The stream used the leader's patience: the plain request asks
+		// the other servers first.
+		afterStream = err != nil
 	}
 	var resp LeaseResponse
-	err := c.do(ctx, http.MethodPost, "/v1/lease", req, &resp)
+	body, err := json.Marshal(req)
+	if err != nil {
+		return resp, fmt.Errorf("encode lease request: %w", err)
+	}
+	err = c.doBodyFrom(ctx, http.MethodPost, "/v1/lease", body, &resp, afterStream)
 	if c.leases != nil && err == nil {
 		c.leases.mu.Lock()
 		c.leases.offered = resp.Streams
@@ -484,10 +493,19 @@ func (c *Client) do(ctx context.Context, method, path string, in, out any) error
 
 // doBody is do with the request's body already encoded.
 func (c *Client) doBody(ctx context.Context, method, path string, body []byte, out any) error {
+	return c.doBodyFrom(ctx, method, path, body, out, false)
+}
+
+// doBodyFrom is doBody, beginning its first round after the preferred
+// server, with no leader patience, when skip is set and there is another.
+func (c *Client) doBodyFrom(ctx context.Context, method, path string, body []byte, out any, skip bool) error {
 	c.mu.Lock()
 	addrs := append([]string(nil), c.addrs...)
 	start, leader := c.preferred, c.leaderKnown
 	c.mu.Unlock()
+	if skip && len(addrs) > 1 {
+		start, leader = (start+1)%len(addrs), false
+	}
 
 	clock := c.newRetryClock()
 	backoff := 25 * time.Millisecond

@@ -19,13 +19,11 @@ const (
 	// leaseStreamPatience bounds the wait for one renewal's answer on a
 	// stream, or for a stream's opening, when the client has no leader
 	// patience (WithLeaderPatience): past it the renewal goes by a plain
-	// request with the rest of its time, and the stream is kept, owing
-	// that answer, which the next renewal on it reads first.
+	// request with the rest of its time, to the other servers first, and
+	// the stream is kept, owing that answer, which the next renewal on it
+	// reads first; a stream that does not deliver it within the next
+	// patience is dropped, its server being gone or stuck, not slow.
 	leaseStreamPatience = 500 * time.Millisecond
-	// leaseStreamMaxOwed is how many answers a stream may owe: one more
-	// renewal given up on and the stream is dropped, its server being
-	// gone or stuck rather than slow.
-	leaseStreamMaxOwed = 2
 	// leaseStreamRetry is how long after a stream could not be opened, or
 	// broke, the client opens none: meanwhile it renews by plain requests,
 	// which find the new leader after an election.
@@ -53,7 +51,7 @@ type leaseStream struct {
 	base    string // the server's URL
 	out     *io.PipeWriter
 	answers chan streamRead // the answers, in order, as read
-	owed    int             // answers to renewals given up on, still to come
+	owed    bool            // the answer to a renewal given up on is still to come
 	body    io.Closer
 	cancel  context.CancelFunc
 }
@@ -90,13 +88,19 @@ func (s *leaseStream) close() {
 }
 
 // errStreamSlow is a renewal whose answer did not come within the
-// client's patience; the stream still owes it.
-var errStreamSlow = errors.New("lease stream: no answer within the patience")
+// client's patience; the stream still owes it. errStreamStuck is a stream
+// that owed an answer and did not give it within the next patience.
+var (
+	errStreamSlow  = errors.New("lease stream: no answer within the patience")
+	errStreamStuck = errors.New("lease stream: an answer owed did not come")
+)
 
 // renewOnStream renews on the client's lease stream, opening one with the
 // known leader if it has none. done is false when the renewal should go
-// by a plain request instead: no stream, or this one failed (it is then
-// dropped, and none is opened for leaseStreamRetry).
+// by a plain request instead: with a nil error when there is no stream;
+// with the stream's error when this one failed (it is then dropped, and
+// none is opened for leaseStreamRetry) or was slow (errStreamSlow: it is
+// kept), and the plain request should then not wait on the leader first.
 func (c *Client) renewOnStream(ctx context.Context, req LeaseRequest) (resp LeaseResponse, done bool, err error) {
 	ls := c.leases
 	ls.mu.Lock()
@@ -117,15 +121,15 @@ func (c *Client) renewOnStream(ctx context.Context, req LeaseRequest) (resp Leas
 		}
 		if ls.cur, err = c.openLeaseStream(ctx, base); err != nil {
 			ls.cur, ls.retryAt = nil, time.Now().Add(leaseStreamRetry)
-			return LeaseResponse{}, false, nil
+			return LeaseResponse{}, false, err
 		}
 	}
 	answer, err := c.leaseOnStream(ctx, ls.cur, req)
 	if err == nil && answer.Status == http.StatusOK && answer.Lease != nil {
 		return *answer.Lease, true, nil
 	}
-	if errors.Is(err, errStreamSlow) && ls.cur.owed <= leaseStreamMaxOwed {
-		return LeaseResponse{}, false, nil // kept: a slow leader is not a dead one
+	if errors.Is(err, errStreamSlow) {
+		return LeaseResponse{}, false, err // kept: a slow leader is not a dead one
 	}
 	// The server ends the stream after any other answer.
 	ls.cur.close()
@@ -134,7 +138,7 @@ func (c *Client) renewOnStream(ctx context.Context, req LeaseRequest) (resp Leas
 		return LeaseResponse{}, true, &APIError{Status: answer.Status, Message: answer.Error}
 	}
 	ls.retryAt = time.Now().Add(leaseStreamRetry)
-	return LeaseResponse{}, false, nil
+	return LeaseResponse{}, false, cmp.Or(err, errStreamStuck)
 }
 
 // streamPatience is how long one renewal, or the opening of a stream,
@@ -147,9 +151,10 @@ func (c *Client) streamPatience() time.Duration {
 }
 
 // leaseOnStream sends req on s and waits for its answer, first reading
-// the answers s owes. It gives up with errStreamSlow once the client's
-// patience has passed, or ctx has ended, the stream then owing one more
-// answer; a stream whose server does not even read what is sent is broken
+// the one s owes, if any. It gives up once the client's patience has
+// passed or ctx has ended: with errStreamSlow, the stream then owing this
+// renewal's answer, or with errStreamStuck when the answer owed did not
+// come. A stream whose server does not even read what is sent is broken
 // after twice the patience.
 func (c *Client) leaseOnStream(ctx context.Context, s *leaseStream, req LeaseRequest) (LeaseStreamAnswer, error) {
 	line, err := json.Marshal(req)
@@ -158,7 +163,7 @@ func (c *Client) leaseOnStream(ctx context.Context, s *leaseStream, req LeaseReq
 	}
 	patience := time.NewTimer(c.streamPatience())
 	defer patience.Stop()
-	wait := func() (streamRead, error) {
+	wait := func(late error) (streamRead, error) {
 		select {
 		case r := <-s.answers:
 			if r.err != nil {
@@ -166,28 +171,28 @@ func (c *Client) leaseOnStream(ctx context.Context, s *leaseStream, req LeaseReq
 			}
 			return r, r.err
 		case <-patience.C:
-			return streamRead{}, errStreamSlow
+			return streamRead{}, late
 		case <-ctx.Done():
-			return streamRead{}, errStreamSlow
+			return streamRead{}, late
 		}
 	}
-	for s.owed > 0 {
-		if _, err := wait(); err != nil {
+	if s.owed {
+		if _, err := wait(errStreamStuck); err != nil {
 			return LeaseStreamAnswer{}, err
 		}
-		s.owed--
+		s.owed = false
 	}
 	stuck := time.AfterFunc(2*c.streamPatience(), s.cancel)
 	_, err = s.out.Write(append(line, '\n'))
 	if !stuck.Stop() || err != nil {
 		return LeaseStreamAnswer{}, fmt.Errorf("send on lease stream %s: %w", s.base, cmp.Or(err, context.Canceled))
 	}
-	s.owed++
-	r, err := wait()
+	s.owed = true
+	r, err := wait(errStreamSlow)
 	if err != nil {
 		return LeaseStreamAnswer{}, err
 	}
-	s.owed--
+	s.owed = false
 	return r.answer, nil
 }
 
@@ -219,7 +224,7 @@ func (c *Client) openLeaseStream(ctx context.Context, base string) (*leaseStream
 		_ = pw.Close()
 		return nil, fmt.Errorf("open lease stream %s: %w", base, err)
 	}
-	s := &leaseStream{base: base, out: pw, answers: make(chan streamRead, leaseStreamMaxOwed+2), body: resp.Body, cancel: cancel}
+	s := &leaseStream{base: base, out: pw, answers: make(chan streamRead, 2), body: resp.Body, cancel: cancel}
 	if resp.StatusCode != http.StatusOK {
 		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
 		s.close()

@@ -90,3 +90,68 @@ func TestLeaseStreamKeptThroughASlowAnswer(t *testing.T) {
 		t.Errorf("at the end: %d plain renewals, %d streams opened; want 2 and 1 (the stream kept)", p, o)
 	}
 }
+
+// A leader that hangs (cut off, or stuck) uses up the renewal's patience
+// on the stream; the plain request that follows asks the other servers
+// first, whose answer still comes within the renewal's time, and the
+// stream that then owes two answers is dropped.
+func TestLeaseStreamHungLeaderFallsBackToTheOthers(t *testing.T) {
+	var hang atomic.Bool
+	var leaderAddr string
+	var viaFollower atomic.Int32
+	leader := http.NewServeMux()
+	leader.HandleFunc("POST /v1/lease", func(w http.ResponseWriter, r *http.Request) {
+		if hang.Load() {
+			<-r.Context().Done()
+			return
+		}
+		w.Header().Set(client.LeaderHeader, leaderAddr)
+		_ = json.NewEncoder(w).Encode(client.LeaseResponse{LeaseMS: 3000, RenewMS: 500, Streams: true})
+	})
+	leader.HandleFunc("POST "+client.LeaseStreamPath, func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusOK)
+		w.(http.Flusher).Flush()
+		<-r.Context().Done() // reads nothing, answers nothing
+	})
+	follower := http.NewServeMux()
+	follower.HandleFunc("POST /v1/lease", func(w http.ResponseWriter, r *http.Request) {
+		viaFollower.Add(1)
+		w.Header().Set(client.LeaderHeader, leaderAddr)
+		_ = json.NewEncoder(w).Encode(client.LeaseResponse{LeaseMS: 3000, RenewMS: 500, Streams: true})
+	})
+	ls := httptest.NewUnstartedServer(leader)
+	ls.EnableHTTP2 = true
+	ls.StartTLS()
+	defer ls.Close()
+	fs := httptest.NewUnstartedServer(follower)
+	fs.EnableHTTP2 = true
+	fs.TLS = ls.TLS // the same test certificate, which ls's client trusts
+	fs.StartTLS()
+	defer fs.Close()
+	leaderAddr = strings.TrimPrefix(ls.URL, "https://")
+
+	c, err := client.New([]string{leaderAddr, strings.TrimPrefix(fs.URL, "https://")}, client.WithHTTPS(),
+		client.WithHTTPClient(ls.Client()), client.WithRetryFor(0), client.WithHedge(100*time.Millisecond),
+		client.WithLeaderPatience(400*time.Millisecond), client.WithLeaseStream())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.CloseLeaseStream()
+	// Each renewal has 700 ms: 400 on the stream, then the rest. Asking
+	// the hung leader first again would take 400 more.
+	renew := func(what string) {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(context.Background(), 700*time.Millisecond)
+		defer cancel()
+		if _, err := c.RenewLease(ctx, client.LeaseRequest{Machine: "alpha"}); err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+	}
+	renew("the first renewal, plain, at the leader")
+	hang.Store(true)
+	renew("a renewal on the stream of a hung leader")
+	renew("the next, the stream owing an answer")
+	if got := viaFollower.Load(); got != 2 {
+		t.Errorf("the follower answered %d renewals, want 2", got)
+	}
+}
