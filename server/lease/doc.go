@@ -216,7 +216,13 @@
 //     the opening, and must name every renewal's machine. Only the leader
 //     takes a stream, which ends with its leadership; the stub meanwhile
 //     renews by plain requests, which any server forwards, so failover is
-//     as before (TestLeaseStreamFollowsTheLeader). At 1,000 simulated
+//     as before (TestLeaseStreamFollowsTheLeader). A renewal the stream
+//     does not answer within the stub's leader patience goes by a plain
+//     request that asks the other servers first (a leader cut off from
+//     this stub costs no more than before), and the stream is kept,
+//     owing that answer, unless it does not come within the next patience
+//     (client's TestLeaseStreamKeptThroughASlowAnswer,
+//     TestLeaseStreamHungLeaderFallsBackToTheOthers). At 1,000 simulated
 //     machines at rest (`netmgr-bench -only scale -scale-pool 1000`):
 //     the leader 0.57 -> 0.33-0.38 cores, the simulator 0.53 -> 0.25-0.33;
 //     0.25-0.32 and 0.20-0.25 once a follower no longer copied the whole
