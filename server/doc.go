@@ -214,14 +214,6 @@
 // gossip proves no machine's name, so a join must rest on a certificate
 // check.
 //
-// What is left is when they run. The API listener completes handshakes
-// before the HTTP server sees a connection, at most four per CPU at once
-// (handshakeListener, server/handshake_limit.go): thousands at once would
-// all be runnable together, and Raft's heartbeats, queued behind them,
-// would cost the leader its quorum lease. A connection takes a slot once
-// its first byte has come and keeps it at most 50 ms, so a client that
-// sends nothing or stalls holds up no one else for longer.
-//
 // # Gossip
 //
 // One memberlist pool holds every server and every stub (server/gossip.go,
