@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -144,9 +145,7 @@ func New(cfg Config) (*Server, error) {
 	if cfg.TLS != nil {
 		// Client certificates are optional at the handshake: users from
 		// outside the pool come with a token instead (identify).
-		// Handshakes a few at a time, finished before Accept (see
-		// handshakeListener).
-		ln = newHandshakeListener(ln, cfg.TLS.ServerConfig(false), s.log)
+		ln = tls.NewListener(ln, cfg.TLS.ServerConfig(false))
 	}
 
 	var seeded uint64 // the last history event the dashboard's hub holds
