@@ -439,9 +439,13 @@ func (c *Client) RenewLease(ctx context.Context, req LeaseRequest) (LeaseRespons
 		if done {
 			return resp, err
 		}
-		// The stream used the leader's patience: the plain request asks
-		// the other servers first.
-		afterStream = err != nil
+		// The stream failed, or is stuck: it used the leader's patience,
+		// so the plain request asks the other servers first. A stream
+		// merely slow once (errStreamSlow) leaves the leader first: under
+		// load, sending every stub to the followers, each to forward,
+		// would add to the leader's work (2,000 simulated machines joining
+		// on 2 cores: 47-51 leader changes in 7 minutes against 15).
+		afterStream = err != nil && !errors.Is(err, errStreamSlow)
 	}
 	var resp LeaseResponse
 	body, err := json.Marshal(req)
