@@ -19,10 +19,11 @@ const (
 	// leaseStreamPatience bounds the wait for one renewal's answer on a
 	// stream, or for a stream's opening, when the client has no leader
 	// patience (WithLeaderPatience): past it the renewal goes by a plain
-	// request with the rest of its time, to the other servers first, and
-	// the stream is kept, owing that answer, which the next renewal on it
-	// reads first; a stream that does not deliver it within the next
-	// patience is dropped, its server being gone or stuck, not slow.
+	// request with the rest of its time, and the stream is kept, owing
+	// that answer, which the next renewal on it reads first; a stream that
+	// does not deliver it within the next patience is dropped, its server
+	// being gone or stuck, not slow, and that renewal's plain request asks
+	// the other servers first.
 	leaseStreamPatience = 500 * time.Millisecond
 	// leaseStreamRetry is how long after a stream could not be opened, or
 	// broke, the client opens none: meanwhile it renews by plain requests,
@@ -98,9 +99,10 @@ var (
 // renewOnStream renews on the client's lease stream, opening one with the
 // known leader if it has none. done is false when the renewal should go
 // by a plain request instead: with a nil error when there is no stream;
-// with the stream's error when this one failed (it is then dropped, and
-// none is opened for leaseStreamRetry) or was slow (errStreamSlow: it is
-// kept), and the plain request should then not wait on the leader first.
+// errStreamSlow when this renewal's answer was late (the stream is kept);
+// else the error of a stream that could not be opened, failed or is
+// stuck (it is dropped, none is opened for leaseStreamRetry, and the
+// plain request should not wait on the leader first).
 func (c *Client) renewOnStream(ctx context.Context, req LeaseRequest) (resp LeaseResponse, done bool, err error) {
 	ls := c.leases
 	ls.mu.Lock()

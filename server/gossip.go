@@ -47,11 +47,12 @@ type gossip struct {
 	wantLeader atomic.Bool
 	publishMu  sync.Mutex
 
-	mu      sync.Mutex // guards members, servers and changed
+	mu      sync.Mutex // guards members, serverIdx and changed
 	members map[string]*member
-	// servers are the members whose metadata last said server, by name:
-	// what forwarding, the group's level and the dispatcher ask for, on
-	// every forwarded request, without a copy of the whole pool.
+	// serverIdx holds the members whose metadata last said server, by
+	// name: what forwarding, the group's level and the dispatcher ask
+	// for, on every forwarded request, without a copy of the whole pool;
+	// nil until the first server's update.
 	serverIdx map[string]*member
 	// changed are the members updated since the leader's liveness last
 	// took them (takeChanged); nil until the first update.
@@ -60,11 +61,10 @@ type gossip struct {
 
 func newGossip(cfg *Config, meta client.NodeMeta) (*gossip, error) {
 	g := &gossip{
-		events:    make(chan struct{}, 1),
-		log:       cfg.Logger,
-		members:   make(map[string]*member),
-		serverIdx: make(map[string]*member),
-		meta:      meta,
+		events:  make(chan struct{}, 1),
+		log:     cfg.Logger,
+		members: make(map[string]*member),
+		meta:    meta,
 	}
 	raw, err := json.Marshal(meta)
 	if err != nil {
