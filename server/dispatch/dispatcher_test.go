@@ -65,6 +65,10 @@ type fakeStub struct {
 	registers bool
 	// wrongAttempt makes those REGISTERs name the next attempt.
 	wrongAttempt bool
+	// hold, when set, keeps each request until a value is received from
+	// it; inflight counts the requests held, most the largest count.
+	hold           chan struct{}
+	inflight, most int
 }
 
 func newFakeStub(t *testing.T, refuse uint64) *fakeStub {
@@ -84,6 +88,14 @@ func newFakeStub(t *testing.T, refuse uint64) *fakeStub {
 		}
 		f.mu.Lock()
 		defer f.mu.Unlock()
+		if f.hold != nil {
+			f.inflight++
+			f.most = max(f.most, f.inflight)
+			f.mu.Unlock()
+			<-f.hold
+			f.mu.Lock()
+			f.inflight--
+		}
 		f.batches = append(f.batches, len(batch.Starts))
 		var resp client.StartBatchResponse
 		for _, req := range batch.Starts {
@@ -124,11 +136,12 @@ type dispatchPool struct {
 	h       *dutytest.Handle
 	d       *Dispatcher
 	metrics Metrics
+	cpus    int // m1's CPUs (1000 unless an option sets it)
 }
 
 func newDispatchPool(t *testing.T, stub *fakeStub, opts ...func(*dispatchPool)) *dispatchPool {
 	t.Helper()
-	p := &dispatchPool{t: t, h: dutytest.New(), metrics: Metrics{
+	p := &dispatchPool{t: t, h: dutytest.New(), cpus: 1000, metrics: Metrics{
 		StartRequests: promtext.NewCounter("start_requests", "help"),
 		StartsFailed:  promtext.NewCounter("starts_failed", "help"),
 		StartLatency:  promtext.NewHistogram("start_latency", "help", []float64{1}),
@@ -148,7 +161,7 @@ func newDispatchPool(t *testing.T, stub *fakeStub, opts ...func(*dispatchPool)) 
 	})
 	addr := strings.TrimPrefix(stub.srv.URL, "http://")
 	p.apply(fsm.StubJoinType, fsm.StubJoin{At: time.Now(), Machine: fsm.MachineFacts{
-		Name: "m1", Arch: "x86_64", CPUs: 1000, MemoryMB: 4096, Addr: addr,
+		Name: "m1", Arch: "x86_64", CPUs: p.cpus, MemoryMB: 4096, Addr: addr,
 	}})
 	return p
 }
