@@ -90,33 +90,13 @@ func leaderKillRound(ctx context.Context, c *servertest.ProcCluster) (leaderRoun
 		}
 	}
 	res.Killed = name
-	// One pass over the servers per submit, each server tried for at
-	// most submitTryTimeout: the loop below does the retrying, so that
-	// every try is seen.
-	cl, err := userClient(c, client.WithTryTimeout(submitTryTimeout), client.WithRetryFor(0))
-	if err != nil {
-		return res, fmt.Errorf("failover client: %w", err)
-	}
-	req := client.SubmitRequest{
-		Spec:           client.JobSpec{Binaries: map[string]string{client.AnyKey: trueBinary()}},
-		IdempotencyKey: client.NewIdempotencyKey(),
-	}
-
 	elected := watchElection(ctx, c, killed)
 	defer elected(0)
 	at := time.Now()
 	if err := c.KillServer(killed, syscall.SIGKILL); err != nil {
 		return res, err
 	}
-	err = waitFor(ctx, submitPause, failoverTimeout, func(ctx context.Context) bool {
-		start := time.Now()
-		sctx, cancel := context.WithTimeout(ctx, time.Duration(len(c.Servers))*submitTryTimeout)
-		_, err := cl.Submit(sctx, req)
-		cancel()
-		res.Tries = append(res.Tries, submitTry{Start: start.Sub(at), Took: time.Since(start), Err: err})
-		return err == nil
-	})
-	if err != nil {
+	if res.Tries, err = submitUntilAccepted(ctx, c, at); err != nil {
 		return res, fmt.Errorf("submit after killing %s: %w: %w", name, errFailover, err)
 	}
 	res.Accepted = time.Since(at)
@@ -233,4 +213,29 @@ func leaderFigure(rs []leaderRound, servers int) figure {
 			servers, submitPause, submitTryTimeout, jobPoll, num(e.Median), num(e.Min), num(e.Max),
 			num(t.Median), num(t.Min), num(t.Max)),
 	}
+}
+
+// submitUntilAccepted submits /bin/true every submitPause, each submit
+// one pass over the servers with submitTryTimeout for each, until one is
+// accepted, and returns every try, timed from at.
+func submitUntilAccepted(ctx context.Context, c *servertest.ProcCluster, at time.Time) ([]submitTry, error) {
+	// The loop below does the retrying, so that every try is seen.
+	cl, err := userClient(c, client.WithTryTimeout(submitTryTimeout), client.WithRetryFor(0))
+	if err != nil {
+		return nil, fmt.Errorf("failover client: %w", err)
+	}
+	req := client.SubmitRequest{
+		Spec:           client.JobSpec{Binaries: map[string]string{client.AnyKey: trueBinary()}},
+		IdempotencyKey: client.NewIdempotencyKey(),
+	}
+	var tries []submitTry
+	err = waitFor(ctx, submitPause, failoverTimeout, func(ctx context.Context) bool {
+		start := time.Now()
+		sctx, cancel := context.WithTimeout(ctx, time.Duration(len(c.Servers))*submitTryTimeout)
+		_, err := cl.Submit(sctx, req)
+		cancel()
+		tries = append(tries, submitTry{Start: start.Sub(at), Took: time.Since(start), Err: err})
+		return err == nil
+	})
+	return tries, err
 }

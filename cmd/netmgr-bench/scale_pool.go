@@ -31,6 +31,9 @@ const (
 	scalePoolPoll = time.Second
 	// scalePoolJoinWait bounds the wait for the pool to converge.
 	scalePoolJoinWait = 15 * time.Minute
+	// scalePoolRunTime is how long a simulated attempt runs: longer than
+	// a pool's run, so the restartable work stays put unless stopped.
+	scalePoolRunTime = time.Hour
 )
 
 // scalePoolSizes returns the pool sizes to measure: -scale-pool's, or the
@@ -169,12 +172,19 @@ func scalePoolRun(ctx context.Context, cfg config, bin, dir string, round, n int
 	if err != nil {
 		return fail(err)
 	}
-	loss, gone, err := scalePoolKill(ctx, g, sim, prefix+"-"+strconv.Itoa(n/2), n)
+	victim := prefix + "-" + strconv.Itoa(n/2)
+	loss, gone, err := scalePoolKill(ctx, g, sim, victim, n)
 	if err != nil {
 		return fail(err)
 	}
 	fmt.Fprintf(os.Stderr, "scale: pool of %d: over the steady window %d machines not up on the leader, %d suspicions refuted; the killed machine not up on the leader after %.2f s, gone from every memberlist after %.1f s\n",
 		n, len(st.notUp), st.refuted, loss.Seconds(), gone.Seconds())
+	ll, err := scalePoolLeaderKill(ctx, g, n-1, victim)
+	if err != nil {
+		return fail(err)
+	}
+	fmt.Fprintf(os.Stderr, "scale: pool of %d: the leader killed: a submit accepted after %.2f s, every machine up on %s after %.1f s and back on streams after %.1f s, %d shown down or unreachable, %d restartable instances stopped\n",
+		n, ll.accepted.Seconds(), ll.seen.leader, ll.allUp.Seconds(), ll.onStreams.Seconds(), len(ll.lost), ll.stopped)
 
 	size := fmt.Sprintf("%d machines", n)
 	note := fmt.Sprintf("3 TLS servers (processes) and %d machines in one `netmgr sim` (shared simulator); steady %v after %v settling; "+
@@ -183,7 +193,7 @@ func scalePoolRun(ctx context.Context, cfg config, bin, dir string, round, n int
 		n, steady, settle, st.leader, scalePoolPoll, st.episodes, st.states, coresList(st.serverCores), st.simCores,
 		coresList(st.serverRSS), st.simRSS, st.refuted)
 	followersCPU, followersRSS := st.followers(st.serverCores), st.followers(st.serverRSS)
-	return []figure{
+	figs := []figure{
 		{Name: "join convergence, every server's memberlist holds all " + size, Unit: "s", Sample: sample(inPool.Seconds()), Note: note},
 		{Name: "join convergence, all " + size + " up on the leader", Unit: "s", Sample: sample(allUp.Seconds())},
 		{Name: "idle CPU, leader, " + size, Unit: "cores", Sample: sample(st.serverCores[st.leaderAt]), Target: "<= 0.3"},
@@ -198,7 +208,8 @@ func scalePoolRun(ctx context.Context, cfg config, bin, dir string, round, n int
 		{Name: "simulator RSS, " + size, Unit: "MiB", Sample: sample(st.simRSS), Target: "<= 6144"},
 		{Name: "killed machine: not up on the leader, " + size, Unit: "s", Sample: sample(loss.Seconds())},
 		{Name: "killed machine: gone from every server's memberlist, " + size, Unit: "s", Sample: sample(gone.Seconds())},
-	}, nil
+	}
+	return append(figs, ll.figures(size)...), nil
 }
 
 // scalePoolWait polls cond every scalePoolPoll until it holds, and returns
@@ -357,7 +368,8 @@ func startPoolSim(c *servertest.ProcCluster, bin, dir, prefix string, round, n i
 	}
 	args := append([]string{"sim", "--count", strconv.Itoa(n), "--prefix", prefix, "--data-dir", data,
 		"--join", strings.Join(gossipAddrs(c), ","), "--log-level", "warn", "--commands",
-		"--own-address", "--http", host + ":0", "--gossip", host + ":0"},
+		"--own-address", "--http", host + ":0", "--gossip", host + ":0",
+		"--run-time", scalePoolRunTime.String()},
 		simTLSArgs(c)...)
 	p.cmd = exec.Command(bin, args...)
 	p.cmd.Stdout, p.cmd.Stderr = logf, logf

@@ -1,0 +1,234 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"slices"
+	"strconv"
+	"syscall"
+	"time"
+
+	"github.com/netmgr/netmgr/client"
+	"github.com/netmgr/netmgr/server/servertest"
+)
+
+// scalePoolWork is how many restartable instances run across the pool
+// while its leader is killed (one per machine up to this), each a
+// simulated attempt that runs for the simulator's --run-time.
+const scalePoolWork = 1000
+
+// scalePoolStreamShare is the share of the old leader's rate of renewals
+// on streams the new leader must reach for the pool to count as back on
+// streams, and scalePoolStreamWait bounds the wait for it.
+const (
+	scalePoolStreamShare = 0.9
+	scalePoolStreamWait  = 2 * time.Minute
+)
+
+// streamRenewals is the series of lease renewals granted on streams.
+const streamRenewals = `netmgr_server_lease_renewals_total{path="stream"}`
+
+// poolLeaderLoss is what killing a simulated pool's leader measured
+// (issue 36 item 3).
+type poolLeaderLoss struct {
+	killed   string
+	tries    int
+	accepted time.Duration   // kill -> the first submit accepted
+	allUp    time.Duration   // kill -> every machine up on the new leader
+	seen     steadyResult    // the machine states the new leader showed meanwhile
+	lost     map[string]bool // machines it showed down or unreachable
+	stopped  int             // restartable instances not running their first attempt after
+	work     int             // restartable instances running before the kill
+	cores    float64         // the new leader's CPU from the kill to allUp
+	// onStreams is kill -> the first second in which the new leader
+	// granted at least scalePoolStreamShare of the renewals on streams the
+	// old one did a second before the kill: the pool back on streams.
+	onStreams time.Duration
+	baseRate  float64 // the old leader's renewals on streams a second
+}
+
+// scalePoolLeaderKill runs restartable work on the pool, SIGKILLs the
+// leader, and measures how soon a submit is accepted and every one of the
+// n machines is up on the new leader, which machines it showed other than
+// up meanwhile, and whether any restartable instance was stopped or
+// started again; dead, a machine killed before, is left out. Then it
+// restarts the killed server.
+func scalePoolLeaderKill(ctx context.Context, g *gossipWatch, n int, dead string) (poolLeaderLoss, error) {
+	c := g.c
+	res := poolLeaderLoss{seen: steadyResult{notUp: make(map[string]bool), states: make(map[string]int)}, lost: make(map[string]bool)}
+	cl, err := c.Client()
+	if err != nil {
+		return res, err
+	}
+	job, err := startPoolWork(ctx, cl, min(n, scalePoolWork))
+	if err != nil {
+		return res, err
+	}
+	res.work = len(job.Instances)
+	killed, name := c.Leader()
+	if killed < 0 {
+		return res, fmt.Errorf("no leader: %w", errFailover)
+	}
+	for i := range c.Servers {
+		if i != killed {
+			if err := c.WaitCaughtUp(i, settleTimeout); err != nil {
+				return res, err
+			}
+		}
+	}
+	res.killed = name
+	if res.baseRate, err = renewalRate(ctx, g, c.Servers[killed], 3*time.Second); err != nil {
+		return res, err
+	}
+	pids := map[string]int{}
+	for i, p := range c.Servers {
+		if i != killed {
+			pids[p.Name] = p.PID()
+		}
+	}
+	cpu := startCPU(pids)
+	fmt.Fprintf(os.Stderr, "scale: %d machines up, %d restartable instances running; killing the leader %s ...\n", n, res.work, name)
+	at := time.Now()
+	if err := c.KillServer(killed, syscall.SIGKILL); err != nil {
+		return res, err
+	}
+	tries, err := submitUntilAccepted(ctx, c, at)
+	if err != nil {
+		return res, fmt.Errorf("submit after killing %s: %w: %w", name, errFailover, err)
+	}
+	res.accepted, res.tries = time.Since(at), len(tries)
+
+	w := &watchStates{r: &res.seen, since: make(map[string]time.Time)}
+	var leader *servertest.Proc
+	_, err = scalePoolWait(ctx, "every machine up on the new leader", func() (bool, error) {
+		li, _ := c.Leader()
+		if li < 0 || li == killed {
+			return false, nil
+		}
+		leader = c.Servers[li]
+		ms, err := g.machines(ctx, leader, true)
+		if err != nil {
+			return false, err
+		}
+		ms = slices.DeleteFunc(ms, func(m client.Machine) bool { return m.Name == dead })
+		w.observe(ms, time.Now())
+		for _, m := range ms {
+			if m.State == client.MachineDown || m.State == client.MachineUnreachable {
+				res.lost[m.Name] = true
+			}
+		}
+		return countState(ms, client.MachineUp) >= n, nil
+	})
+	if err != nil {
+		return res, err
+	}
+	res.allUp = time.Since(at)
+	w.close(time.Now())
+	res.cores = cpu.used()[leader.Name]
+	res.seen.leader = leader.Name
+	err = waitFor(ctx, 10*time.Millisecond, scalePoolStreamWait, func(ctx context.Context) bool {
+		rate, err := renewalRate(ctx, g, leader, time.Second)
+		return err == nil && rate >= scalePoolStreamShare*res.baseRate
+	})
+	if err != nil {
+		return res, fmt.Errorf("wait for the pool back on streams with %s: %w", leader.Name, err)
+	}
+	res.onStreams = time.Since(at)
+
+	after, err := cl.Job(ctx, strconv.FormatUint(job.ID, 10))
+	if err != nil {
+		return res, fmt.Errorf("read job %d: %w", job.ID, err)
+	}
+	before := make(map[int]uint64, len(job.Instances))
+	for _, in := range job.Instances {
+		before[in.Index] = in.Attempt
+	}
+	for _, in := range after.Instances {
+		if in.State != client.InstanceRunning || in.Attempt != before[in.Index] {
+			res.stopped++
+		}
+	}
+	if _, err := cl.Kill(ctx, strconv.FormatUint(job.ID, 10), client.KillRequest{}); err != nil {
+		return res, fmt.Errorf("kill job %d: %w", job.ID, err)
+	}
+	if err := c.RestartServer(killed); err != nil {
+		return res, err
+	}
+	return res, c.WaitCaughtUp(killed, settleTimeout)
+}
+
+// renewalRate returns how many renewals a second server s granted on
+// streams over a window of about d.
+func renewalRate(ctx context.Context, g *gossipWatch, s *servertest.Proc, d time.Duration) (float64, error) {
+	count := func() (float64, time.Time, error) {
+		m, err := scrapeMetrics(ctx, g.hc, s.URL()+"/metrics")
+		return m[streamRenewals], time.Now(), err
+	}
+	n0, t0, err := count()
+	if err != nil {
+		return 0, err
+	}
+	select {
+	case <-ctx.Done():
+		return 0, ctx.Err()
+	case <-time.After(d):
+	}
+	n1, t1, err := count()
+	if err != nil {
+		return 0, err
+	}
+	return (n1 - n0) / t1.Sub(t0).Seconds(), nil
+}
+
+// startPoolWork submits a restartable job of count instances, one a
+// machine, and waits until every one runs.
+func startPoolWork(ctx context.Context, cl *client.Client, count int) (client.Job, error) {
+	sub, err := cl.Submit(ctx, client.SubmitRequest{Spec: client.JobSpec{
+		Name:     "scale-work",
+		Binaries: map[string]string{client.AnyKey: trueBinary()},
+		Min:      count,
+		Unique:   true,
+		Restart:  client.RestartOnFailure,
+	}})
+	if err != nil {
+		return client.Job{}, fmt.Errorf("submit the pool's work: %w", err)
+	}
+	var job client.Job
+	ref := strconv.FormatUint(sub.ID, 10)
+	err = waitFor(ctx, time.Second, failoverTimeout, func(ctx context.Context) bool {
+		job, err = cl.Job(ctx, ref)
+		return err == nil && countRunning(job) == count
+	})
+	if err != nil {
+		return job, fmt.Errorf("wait for job %d's %d instances to run (%d do): %w", sub.ID, count, countRunning(job), err)
+	}
+	return job, nil
+}
+
+// countRunning counts job's running instances.
+func countRunning(job client.Job) int {
+	n := 0
+	for _, in := range job.Instances {
+		if in.State == client.InstanceRunning {
+			n++
+		}
+	}
+	return n
+}
+
+// figures reports r for a pool of size.
+func (r poolLeaderLoss) figures(size string) []figure {
+	note := fmt.Sprintf("%s SIGKILLed with %d restartable instances running, one a machine; %d submits tried; "+
+		"the new leader %s polled every %v: %d episodes not up (%v), the longest %.1f s; its CPU until all were up %.2f cores",
+		r.killed, r.work, r.tries, r.seen.leader, scalePoolPoll, r.seen.episodes, r.seen.states, r.seen.longest.Seconds(), r.cores)
+	return []figure{
+		{Name: "leader SIGKILL: next submit accepted, " + size, Unit: "s", Sample: sample(r.accepted.Seconds()), Target: "<= 2 s", Note: note},
+		{Name: "leader SIGKILL: every machine up on the new leader, " + size, Unit: "s", Sample: sample(r.allUp.Seconds()), Target: "<= 30 s"},
+		{Name: "leader SIGKILL: machines shown down or unreachable, " + size, Unit: "machines", Sample: sample(float64(len(r.lost))), Target: "0"},
+		{Name: "leader SIGKILL: restartable instances stopped or restarted, " + size, Unit: "instances", Sample: sample(float64(r.stopped)), Target: "0"},
+		{Name: "leader SIGKILL: the pool back on lease streams with the new leader, " + size, Unit: "s", Sample: sample(r.onStreams.Seconds()),
+			Note: fmt.Sprintf("the first 1 s window with %.0f%% of the old leader's %.0f renewals a second on streams", 100*scalePoolStreamShare, r.baseRate)},
+		{Name: "leader SIGKILL: the new leader's CPU until every machine was up, " + size, Unit: "cores", Sample: sample(r.cores)},
+	}
+}
