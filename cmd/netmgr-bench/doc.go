@@ -81,7 +81,13 @@
 //     script's priority in turn, each by its thread's CPU time.
 //   - scale: 10,000 machines and 1,000,000 job records built through the
 //     fsm: snapshot size and time, restore time, and a real server's
-//     restart to serving and its RSS.
+//     restart to serving and its RSS. With -scale-pool (or -only scale),
+//     for each pool size a 3-server TLS group and one `netmgr sim`: join
+//     convergence, idle CPU and RSS, false suspicions over a steady
+//     window, a killed machine noticed; then a restartable job of one
+//     instance a machine and the leader SIGKILLed: the next submit
+//     accepted, every machine up on the new leader, machines shown down
+//     or unreachable, instances stopped, the pool back on lease streams.
 //   - retention: issue 19's curve. 2,000,000 jobs (100,000 under
 //     BENCH_QUICK) submitted, placed, registered and ended through the
 //     fsm on 1,000 machines, with the JobsExpire a leader with
