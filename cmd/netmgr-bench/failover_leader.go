@@ -78,16 +78,9 @@ func leaderKillRound(ctx context.Context, c *servertest.ProcCluster) (leaderRoun
 	if err != nil {
 		return res, err
 	}
-	killed, name := c.Leader()
-	if killed < 0 {
-		return res, fmt.Errorf("no leader: %w", errFailover)
-	}
-	for i := range c.Servers {
-		if i != killed {
-			if err := c.WaitCaughtUp(i, settleTimeout); err != nil {
-				return res, err
-			}
-		}
+	killed, name, err := leaderWithFollowersCaughtUp(c)
+	if err != nil {
+		return res, err
 	}
 	res.Killed = name
 	elected := watchElection(ctx, c, killed)
@@ -238,4 +231,21 @@ func submitUntilAccepted(ctx context.Context, c *servertest.ProcCluster, at time
 		return err == nil
 	})
 	return tries, err
+}
+
+// leaderWithFollowersCaughtUp returns the leader's index and name once
+// every other server has caught up with it.
+func leaderWithFollowersCaughtUp(c *servertest.ProcCluster) (int, string, error) {
+	killed, name := c.Leader()
+	if killed < 0 {
+		return -1, "", fmt.Errorf("no leader: %w", errFailover)
+	}
+	for i := range c.Servers {
+		if i != killed {
+			if err := c.WaitCaughtUp(i, settleTimeout); err != nil {
+				return -1, "", err
+			}
+		}
+	}
+	return killed, name, nil
 }

@@ -66,16 +66,9 @@ func scalePoolLeaderKill(ctx context.Context, g *gossipWatch, n int, dead string
 		return res, err
 	}
 	res.work = len(job.Instances)
-	killed, name := c.Leader()
-	if killed < 0 {
-		return res, fmt.Errorf("no leader: %w", errFailover)
-	}
-	for i := range c.Servers {
-		if i != killed {
-			if err := c.WaitCaughtUp(i, settleTimeout); err != nil {
-				return res, err
-			}
-		}
+	killed, name, err := leaderWithFollowersCaughtUp(c)
+	if err != nil {
+		return res, err
 	}
 	res.killed = name
 	if res.baseRate, err = renewalRate(ctx, g, c.Servers[killed], 3*time.Second); err != nil {
@@ -201,7 +194,11 @@ func startPoolWork(ctx context.Context, cl *client.Client, count int) (client.Jo
 		return err == nil && countRunning(job) == count
 	})
 	if err != nil {
-		return job, fmt.Errorf("wait for job %d's %d instances to run (%d do): %w", sub.ID, count, countRunning(job), err)
+		states := map[string]int{}
+		for _, in := range job.Instances {
+			states[in.State]++
+		}
+		return job, fmt.Errorf("wait for job %d's %d instances to run (by state: %v): %w", sub.ID, count, states, err)
 	}
 	return job, nil
 }
