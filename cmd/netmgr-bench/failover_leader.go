@@ -236,16 +236,16 @@ func submitUntilAccepted(ctx context.Context, c *servertest.ProcCluster, at time
 // leaderWithFollowersCaughtUp returns the leader's index and name once
 // every other server has caught up with it.
 func leaderWithFollowersCaughtUp(c *servertest.ProcCluster) (int, string, error) {
-	killed, name := c.Leader()
-	if killed < 0 {
+	leader, name := c.Leader()
+	if leader < 0 {
 		return -1, "", fmt.Errorf("no leader: %w", errFailover)
 	}
 	for i := range c.Servers {
-		if i != killed {
+		if i != leader {
 			if err := c.WaitCaughtUp(i, settleTimeout); err != nil {
 				return -1, "", err
 			}
 		}
 	}
-	return killed, name, nil
+	return leader, name, nil
 }

@@ -41,11 +41,11 @@ type poolLeaderLoss struct {
 	stopped  int             // restartable instances not running their first attempt after
 	work     int             // restartable instances running before the kill
 	cores    float64         // the new leader's CPU from the kill to allUp
-	// onStreams is kill -> the first second in which the new leader
-	// granted at least scalePoolStreamShare of the renewals on streams the
-	// old one did a second before the kill: the pool back on streams.
+	// onStreams is kill -> the end of the first 1 s window in which the
+	// new leader granted at least scalePoolStreamShare of baseRate on
+	// streams: the pool back on streams.
 	onStreams time.Duration
-	baseRate  float64 // the old leader's renewals on streams a second
+	baseRate  float64 // the old leader's renewals on streams a second, over 3 s before the kill
 }
 
 // scalePoolLeaderKill runs restartable work on the pool, SIGKILLs the
@@ -191,27 +191,21 @@ func startPoolWork(ctx context.Context, cl *client.Client, count int) (client.Jo
 	ref := strconv.FormatUint(sub.ID, 10)
 	err = waitFor(ctx, time.Second, failoverTimeout, func(ctx context.Context) bool {
 		job, err = cl.Job(ctx, ref)
-		return err == nil && countRunning(job) == count
+		return err == nil && instanceStates(job)[client.InstanceRunning] == count
 	})
 	if err != nil {
-		states := map[string]int{}
-		for _, in := range job.Instances {
-			states[in.State]++
-		}
-		return job, fmt.Errorf("wait for job %d's %d instances to run (by state: %v): %w", sub.ID, count, states, err)
+		return job, fmt.Errorf("wait for job %d's %d instances to run (by state: %v): %w", sub.ID, count, instanceStates(job), err)
 	}
 	return job, nil
 }
 
-// countRunning counts job's running instances.
-func countRunning(job client.Job) int {
-	n := 0
+// instanceStates counts job's instances by state.
+func instanceStates(job client.Job) map[string]int {
+	states := make(map[string]int)
 	for _, in := range job.Instances {
-		if in.State == client.InstanceRunning {
-			n++
-		}
+		states[in.State]++
 	}
-	return n
+	return states
 }
 
 // figures reports r for a pool of size.
