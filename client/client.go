@@ -71,6 +71,7 @@ type Client struct {
 	patience   time.Duration // WithLeaderPatience; 0 = the hedge delay
 
 	leases           *leaseStreams    // WithLeaseStream; nil = plain requests only
+	warm             *warmth          // WithWarmConnections; nil = none
 	giveUpUnanswered time.Duration    // WithGiveUpUnanswered; 0 = the retry period
 	noticeAfter      time.Duration    // WithWaitNotice
 	notice           func(msg string) // WithWaitNotice; nil = none
@@ -431,8 +432,10 @@ func (c *Client) Database(ctx context.Context) (DatabaseText, error) {
 // confirmed it still leads, has granted it.
 //
 // With WithLeaseStream it renews on a lease stream with the leader when
-// it can (lease_stream.go).
+// it can (lease_stream.go); with WithWarmConnections it keeps a connection
+// to every server (warm.go).
 func (c *Client) RenewLease(ctx context.Context, req LeaseRequest) (LeaseResponse, error) {
+	defer c.keepWarm()
 	afterStream := false
 	if c.leases != nil {
 		resp, done, err := c.renewOnStream(ctx, req)

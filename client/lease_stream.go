@@ -242,9 +242,11 @@ func (c *Client) openLeaseStream(ctx context.Context, base string) (*leaseStream
 	return s, nil
 }
 
-// CloseLeaseStream ends the client's lease stream, if it has one: for a
-// stub that stops renewing. A later RenewLease may open another.
+// CloseLeaseStream ends the client's lease stream, if it has one, and its
+// warming (WithWarmConnections): for a stub that stops renewing. A later
+// RenewLease may open another.
 func (c *Client) CloseLeaseStream() {
+	c.stopWarming()
 	if c.leases == nil {
 		return
 	}
