@@ -18,10 +18,10 @@ import (
 )
 
 // simFDsPerMachine is about how many descriptors a simulated machine
-// holds: its API listener, its gossip TCP listener and UDP socket, its
-// connection to the leader, one to a follower now and then, and one the
-// leader opens to it for Starts.
-const simFDsPerMachine = 6
+// holds: its API listener, its gossip TCP listener and UDP socket, a
+// connection to each of three servers (client.WithWarmConnections), and
+// one the leader opens to it for Starts.
+const simFDsPerMachine = 7
 
 // runSimPool runs the shared simulator (package stub/simpool) until the
 // command's context ends.

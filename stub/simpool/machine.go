@@ -24,8 +24,14 @@ const (
 	reportTryTimeout    = time.Second
 	leaseHedgeAfter     = 150 * time.Millisecond
 	leaseLeaderPatience = renewTimeout / 2
-	// idleConnTimeout closes a machine's idle connection to a server,
-	// and an idle API connection of a server to a machine.
+	leaseWarmEvery      = 30 * time.Second
+	// serverIdleTimeout closes a machine's idle connection to a server,
+	// as the stub's transport does (Go's default): longer than the most
+	// between two rounds of warming (leaseWarmEvery), so a machine keeps
+	// one to each server.
+	serverIdleTimeout = 90 * time.Second
+	// idleConnTimeout closes an idle API connection of a server to a
+	// machine.
 	idleConnTimeout = 5 * time.Second
 )
 
@@ -154,10 +160,9 @@ func (m *Machine) finishSetup() (err error) {
 		// One transport for both clients, as the stub shares its
 		// connection to each server between reports and renewals.
 		tr := client.NewTLSTransport(m.tls, pki.RoleServer)
-		// The renewals keep the connection to the leader busy; one to a
-		// follower (a hedged renewal) is closed soon after, as each is an
-		// open file and 10,000 machines share one process's limit.
-		tr.IdleConnTimeout = idleConnTimeout
+		// The renewals keep the connection to the leader busy, and the
+		// warming (leaseWarmEvery) those to the followers.
+		tr.IdleConnTimeout = serverIdleTimeout
 		// One connection per server, as the stub means to hold (HTTP/2
 		// carries its concurrent requests): a real stub's transport dials
 		// again for each renewal while a slow server's handshake hangs,
@@ -171,7 +176,8 @@ func (m *Machine) finishSetup() (err error) {
 	if m.rc, err = client.New(p.cfg.Join, append(opts, client.WithRetryFor(reportRetryFor), client.WithTryTimeout(reportTryTimeout))...); err != nil {
 		return fmt.Errorf("simulated machine %s: %w", name, err)
 	}
-	if m.lc, err = client.New(p.cfg.Join, append(opts, client.WithRetryFor(0), client.WithHedge(leaseHedgeAfter), client.WithLeaderPatience(leaseLeaderPatience), client.WithLeaseStream())...); err != nil {
+	if m.lc, err = client.New(p.cfg.Join, append(opts, client.WithRetryFor(0), client.WithHedge(leaseHedgeAfter), client.WithLeaderPatience(leaseLeaderPatience),
+		client.WithLeaseStream(), client.WithWarmConnections(leaseWarmEvery))...); err != nil {
 		return fmt.Errorf("simulated machine %s: %w", name, err)
 	}
 	m.incarnation = 1
