@@ -1,6 +1,7 @@
 package server
 
 import (
+	"net"
 	"net/http"
 	"time"
 
@@ -44,6 +45,7 @@ type metrics struct {
 	requests        *promtext.CounterVec // by route
 	deniedRequests  *promtext.CounterVec // by reason
 	startRequests   *promtext.Counter
+	connsAccepted   *promtext.Counter
 	mailsSent       *promtext.Counter
 	mailFailures    *promtext.Counter
 	policyErrors    *promtext.CounterVec // by function
@@ -83,6 +85,8 @@ func newMetrics(s *Server) *metrics {
 			"Requests refused because they proved no identity or the identity may not do what they asked, by reason.", []string{"reason"}),
 		requests: promtext.NewCounterVec(metricsPrefix+"http_requests_total",
 			"API requests this server answered, by route (method and pattern; \"unmatched\" for none).", []string{"route"}),
+		connsAccepted: promtext.NewCounter(metricsPrefix+"http_connections_total",
+			"Connections this server's API accepted; over TLS each costs a handshake."),
 		startRequests: promtext.NewCounter(metricsPrefix+"dispatch_start_requests_total",
 			"Requests carrying Starts (POST /v1/starts) this server, as leader, sent to stubs."),
 		mailsSent: promtext.NewCounter(metricsPrefix+"mail_sent_total",
@@ -101,7 +105,7 @@ func newMetrics(s *Server) *metrics {
 		promtext.ProcessCollector(),
 		m.commitSeconds, m.elections, m.passSeconds, m.passPlaced,
 		m.dispatchSeconds, m.startsFailed, m.signalsSent, m.leasesExpired, m.stubJoins, m.leaseRenewals,
-		m.requests, m.deniedRequests, m.startRequests, m.mailsSent, m.mailFailures, m.policyErrors,
+		m.requests, m.deniedRequests, m.startRequests, m.connsAccepted, m.mailsSent, m.mailFailures, m.policyErrors,
 		gauge("mail_pending", "Mail the group has filed and not yet recorded sent or given up.",
 			func() float64 {
 				var n int
@@ -149,6 +153,14 @@ func (m *metrics) countRequests(h http.Handler) http.Handler {
 		}
 		m.requests.WithLabelValues(route).Inc()
 	})
+}
+
+// countConn counts the connections the API accepts, as http.Server's
+// ConnState hook.
+func (m *metrics) countConn(_ net.Conn, st http.ConnState) {
+	if st == http.StateNew {
+		m.connsAccepted.Inc()
+	}
 }
 
 // denied counts a refused request.

@@ -187,7 +187,7 @@ func New(cfg Config) (*Server, error) {
 	// (a stub's lease stream, for its life) by the server's frame size, up
 	// to 512 KiB, which at 10,000 simulated machines is 5 GiB.
 	s.httpSrv = &http.Server{Handler: s.routes(), ReadHeaderTimeout: 10 * time.Second,
-		HTTP2: &http.HTTP2Config{MaxReadFrameSize: 16 << 10}}
+		HTTP2: &http.HTTP2Config{MaxReadFrameSize: 16 << 10}, ConnState: s.metrics.countConn}
 	s.goFunc(func() {
 		if err := s.httpSrv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			s.log.Error("http server stopped", "err", err)

@@ -26,8 +26,12 @@ const (
 	scalePoolStreamWait  = 2 * time.Minute
 )
 
-// streamRenewals is the series of lease renewals granted on streams.
-const streamRenewals = `netmgr_server_lease_renewals_total{path="stream"}`
+// streamRenewals is the series of lease renewals granted on streams, and
+// connsAccepted that of connections a server's API accepted.
+const (
+	streamRenewals = `netmgr_server_lease_renewals_total{path="stream"}`
+	connsAccepted  = `netmgr_server_http_connections_total`
+)
 
 // poolLeaderLoss is what killing a simulated pool's leader measured
 // (issue 36 item 3).
@@ -46,6 +50,9 @@ type poolLeaderLoss struct {
 	// streams: the pool back on streams.
 	onStreams time.Duration
 	baseRate  float64 // the old leader's renewals on streams a second, over 3 s before the kill
+	// conns is how many connections each survivor accepted from the
+	// kill to onStreams: over TLS, a handshake each.
+	conns map[string]float64
 }
 
 // scalePoolLeaderKill runs restartable work on the pool, SIGKILLs the
@@ -79,6 +86,10 @@ func scalePoolLeaderKill(ctx context.Context, g *gossipWatch, n int, dead string
 		if i != killed {
 			pids[p.Name] = p.PID()
 		}
+	}
+	conns0, err := survivorConns(ctx, g, c, killed)
+	if err != nil {
+		return res, err
 	}
 	cpu := startCPU(pids)
 	fmt.Fprintf(os.Stderr, "scale: %d machines up, %d restartable instances running; killing the leader %s ...\n", n, res.work, name)
@@ -128,6 +139,14 @@ func scalePoolLeaderKill(ctx context.Context, g *gossipWatch, n int, dead string
 		return res, fmt.Errorf("wait for the pool back on streams with %s: %w", leader.Name, err)
 	}
 	res.onStreams = time.Since(at)
+	conns1, err := survivorConns(ctx, g, c, killed)
+	if err != nil {
+		return res, err
+	}
+	res.conns = make(map[string]float64, len(conns1))
+	for name, n := range conns1 {
+		res.conns[name] = n - conns0[name]
+	}
 
 	after, err := cl.Job(ctx, strconv.FormatUint(job.ID, 10))
 	if err != nil {
@@ -172,6 +191,23 @@ func renewalRate(ctx context.Context, g *gossipWatch, s *servertest.Proc, d time
 		return 0, err
 	}
 	return (n1 - n0) / t1.Sub(t0).Seconds(), nil
+}
+
+// survivorConns returns how many connections each server of c but the
+// one at killed has accepted so far, by name.
+func survivorConns(ctx context.Context, g *gossipWatch, c *servertest.ProcCluster, killed int) (map[string]float64, error) {
+	out := make(map[string]float64, len(c.Servers))
+	for i, p := range c.Servers {
+		if i == killed {
+			continue
+		}
+		m, err := scrapeMetrics(ctx, g.hc, p.URL()+"/metrics")
+		if err != nil {
+			return nil, fmt.Errorf("read %s's connections: %w", p.Name, err)
+		}
+		out[p.Name] = m[connsAccepted]
+	}
+	return out, nil
 }
 
 // startPoolWork submits a restartable job of count instances, one a
@@ -221,5 +257,7 @@ func (r poolLeaderLoss) figures(size string) []figure {
 		{Name: "leader SIGKILL: the pool back on lease streams with the new leader, " + size, Unit: "s", Sample: sample(r.onStreams.Seconds()),
 			Note: fmt.Sprintf("the first 1 s window with %.0f%% of the old leader's %.0f renewals a second on streams", 100*scalePoolStreamShare, r.baseRate)},
 		{Name: "leader SIGKILL: the new leader's CPU until every machine was up, " + size, Unit: "cores", Sample: sample(r.cores)},
+		{Name: "leader SIGKILL: connections the new leader accepted until the pool was back on streams, " + size, Unit: "connections",
+			Sample: sample(r.conns[r.seen.leader]), Note: fmt.Sprintf("over TLS a handshake each; by survivor: %v", r.conns)},
 	}
 }
