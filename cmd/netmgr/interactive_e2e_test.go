@@ -78,6 +78,13 @@ func (s *screen) String() string {
 	return s.buf.String()
 }
 
+// Len is how many bytes the screen holds.
+func (s *screen) Len() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.buf.Len()
+}
+
 // waitFor waits until the screen shows want after position from, and
 // returns the position just past it.
 func (s *screen) waitFor(t *testing.T, from int, want string) int {
@@ -118,7 +125,9 @@ func startOnTerminal(t *testing.T, cmd *exec.Cmd, rows, cols uint16) (*os.File, 
 	return ptmx, tty, scr
 }
 
-// exitCode waits for cmd and returns its exit code.
+// exitCode waits for cmd and returns its exit code. Its output must not
+// be a pipe still being read (StdoutPipe): Wait closes that, and what
+// the command wrote last may not have been read yet.
 func exitCode(t *testing.T, cmd *exec.Cmd) int {
 	t.Helper()
 	done := make(chan error, 1)
@@ -371,33 +380,19 @@ func TestSessionSurvivesServerKillE2E(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
+	// Not a StdoutPipe: Wait closes that once netexec exits, dropping
+	// what it wrote last and the test had not read yet (up to a pipe's
+	// 64 KiB, which once read as a lost tail). Wait waits for the copy
+	// into out to reach the end instead.
+	out := &screen{}
+	cmd.Stdout = out
 	var errOut bytes.Buffer
 	cmd.Stderr = &errOut
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = cmd.Process.Kill() })
-	var mu sync.Mutex
-	var got []byte
-	readDone := make(chan error, 1)
-	go func() {
-		buf := make([]byte, 64<<10)
-		for {
-			n, err := stdout.Read(buf)
-			mu.Lock()
-			got = append(got, buf[:n]...)
-			mu.Unlock()
-			if err != nil {
-				readDone <- err
-				return
-			}
-		}
-	}()
-	received := func() int { mu.Lock(); defer mu.Unlock(); return len(got) }
+	received := out.Len
 	half := len(data) / 2
 	if _, err := stdin.Write(data[:half]); err != nil {
 		t.Fatalf("write the first half: %v (%s)", err, errOut.String())
@@ -420,9 +415,7 @@ func TestSessionSurvivesServerKillE2E(t *testing.T) {
 	if code := exitCode(t, cmd); code != 0 {
 		t.Fatalf("netexec -i cat exited %d after its server was killed: %s", code, errOut.String())
 	}
-	<-readDone
-	mu.Lock()
-	defer mu.Unlock()
+	got := []byte(out.String())
 	if !bytes.Equal(got, data) {
 		n := 0
 		for n < min(len(got), len(data)) && got[n] == data[n] {
