@@ -183,8 +183,8 @@ func scalePoolRun(ctx context.Context, cfg config, bin, dir string, round, n int
 	if err != nil {
 		return fail(err)
 	}
-	fmt.Fprintf(os.Stderr, "scale: pool of %d: the leader killed: a submit accepted after %.2f s, every machine up on %s after %.1f s and back on streams after %.1f s, %d shown down or unreachable, %d restartable instances stopped\n",
-		n, ll.accepted.Seconds(), ll.seen.leader, ll.allUp.Seconds(), ll.onStreams.Seconds(), len(ll.lost), ll.stopped)
+	fmt.Fprintf(os.Stderr, "scale: pool of %d: the leader killed: a submit accepted after %.2f s, every machine up on %s after %.1f s and back on streams after %.1f s, %d shown down or unreachable, %d restartable instances stopped; connections accepted meanwhile %v, its CPU %.2f cores\n",
+		n, ll.accepted.Seconds(), ll.seen.leader, ll.allUp.Seconds(), ll.onStreams.Seconds(), len(ll.lost), ll.stopped, ll.conns, ll.cores)
 
 	size := fmt.Sprintf("%d machines", n)
 	note := fmt.Sprintf("3 TLS servers (processes) and %d machines in one `netmgr sim` (shared simulator); steady %v after %v settling; "+
