@@ -20,8 +20,13 @@ import (
 // simFDsPerMachine is about how many descriptors a simulated machine
 // holds: its API listener, its gossip TCP listener and UDP socket, a
 // connection to each of three servers (client.WithWarmConnections), and
-// one the leader opens to it for Starts.
-const simFDsPerMachine = 7
+// one the leader opens to it for Starts. simWarmFDs of them are the
+// connections to the followers, which a pool too large for the open-file
+// limit does without (simpool.Config.ColdServers).
+const (
+	simFDsPerMachine = 7
+	simWarmFDs       = 2
+)
 
 // runSimPool runs the shared simulator (package stub/simpool) until the
 // command's context ends.
@@ -36,9 +41,14 @@ func runSimPool(cCtx *cli.Context, logger *slog.Logger, ca *pki.CA, sim stub.Sim
 	if err != nil {
 		return err
 	}
-	if got < want {
-		logger.Warn("the open-file limit may be too low for this many machines (raise it with ulimit -n, or use --own-address)",
-			"machines", n, "limit", got, "want", want)
+	cold := got < want
+	if cold {
+		logger.Warn("the open-file limit holds no connection from each machine to each server: machines keep one to the leader only, "+
+			"and a change of leader costs each a TLS handshake", "machines", n, "limit", got, "want", want)
+		if need := want - uint64(n*simWarmFDs); got < need {
+			logger.Warn("the open-file limit may be too low for this many machines (raise it with ulimit -n, or use --own-address)",
+				"machines", n, "limit", got, "want", need)
+		}
 	}
 	facts, err := stub.SimulatedFacts(cCtx.String("init"), sim)
 	if err != nil {
@@ -52,6 +62,7 @@ func runSimPool(cCtx *cli.Context, logger *slog.Logger, ca *pki.CA, sim stub.Sim
 		HTTPAddrs:   httpAddrs,
 		GossipAddrs: gossipAddrs,
 		Shared:      cCtx.Bool("own-address"),
+		ColdServers: cold,
 	}
 	for i := range n {
 		cfg.Names = append(cfg.Names, fmt.Sprintf("%s-%d", cCtx.String("prefix"), i))

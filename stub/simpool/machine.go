@@ -31,7 +31,7 @@ const (
 	// one to each server.
 	serverIdleTimeout = 90 * time.Second
 	// idleConnTimeout closes an idle API connection of a server to a
-	// machine.
+	// machine, and with Config.ColdServers a machine's to a server.
 	idleConnTimeout = 5 * time.Second
 )
 
@@ -163,6 +163,9 @@ func (m *Machine) finishSetup() (err error) {
 		// The renewals keep the connection to the leader busy, and the
 		// warming (leaseWarmEvery) those to the followers.
 		tr.IdleConnTimeout = serverIdleTimeout
+		if p.cfg.ColdServers {
+			tr.IdleConnTimeout = idleConnTimeout
+		}
 		// One connection per server, as the stub means to hold (HTTP/2
 		// carries its concurrent requests): a real stub's transport dials
 		// again for each renewal while a slow server's handshake hangs,
@@ -176,8 +179,11 @@ func (m *Machine) finishSetup() (err error) {
 	if m.rc, err = client.New(p.cfg.Join, append(opts, client.WithRetryFor(reportRetryFor), client.WithTryTimeout(reportTryTimeout))...); err != nil {
 		return fmt.Errorf("simulated machine %s: %w", name, err)
 	}
-	if m.lc, err = client.New(p.cfg.Join, append(opts, client.WithRetryFor(0), client.WithHedge(leaseHedgeAfter), client.WithLeaderPatience(leaseLeaderPatience),
-		client.WithLeaseStream(), client.WithWarmConnections(leaseWarmEvery))...); err != nil {
+	lease := []client.Option{client.WithRetryFor(0), client.WithHedge(leaseHedgeAfter), client.WithLeaderPatience(leaseLeaderPatience), client.WithLeaseStream()}
+	if !p.cfg.ColdServers {
+		lease = append(lease, client.WithWarmConnections(leaseWarmEvery))
+	}
+	if m.lc, err = client.New(p.cfg.Join, append(opts, lease...)...); err != nil {
 		return fmt.Errorf("simulated machine %s: %w", name, err)
 	}
 	m.incarnation = 1

@@ -53,6 +53,12 @@ type Config struct {
 	// open files; connections and packets to an address no machine holds
 	// are dropped.
 	Shared bool
+	// ColdServers makes each machine keep a connection to the leader
+	// only, closing one to another server after 5 s idle, instead of one
+	// to each server (client.WithWarmConnections): a machine then holds
+	// one open file for the servers instead of three, and a change of
+	// leader costs it a TLS handshake with the new one.
+	ColdServers bool
 	// JoinParallel bounds the joins in flight at once; 0 means 16.
 	JoinParallel int
 	// Logger takes the pool's lines; nil discards them.
