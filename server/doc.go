@@ -214,6 +214,18 @@
 // gossip proves no machine's name, so a join must rest on a certificate
 // check.
 //
+// A change of leader is the other burst: every renewal goes, within half
+// a second, to the survivors and then to the new leader. Had each stub
+// only its connection to the old leader, that is a handshake per stub
+// with each survivor while they hold an election: at 1,000 simulated
+// machines on 2 cores, half to four fifths of the machines' leases lapsed.
+// So a stub's lease client keeps a connection to every server
+// (client.WithWarmConnections: GET /v1/health to each but the leader
+// about every 30 s, under the transport's 90 s idle timeout), and the new
+// leader accepts a handful of connections instead of a thousand
+// (netmgr_server_http_connections_total; doc/benchmark.md, The leader
+// killed with warm connections).
+//
 // # Gossip
 //
 // One memberlist pool holds every server and every stub (server/gossip.go,
@@ -387,9 +399,12 @@
 //     calls, HTTP/2's frame loops, the Go scheduler): 2.6-3.2 cores at
 //     10,000, 13-16 at 50,000, 26-32 at 100,000; and a connection per
 //     machine on the leader, about 0.1 MiB each (its RSS at 1,000: 150 MiB
-//     against a follower's 35), 1.2 GiB at 10,000 and 12 GiB at 100,000. A
-//     new leader handshakes with every machine (1-2 ms of CPU each): 10-20
-//     core-seconds at 10,000, 100-200 at 100,000. This is what breaks
+//     against a follower's 35), 1.2 GiB at 10,000 and 12 GiB at 100,000.
+//     Each machine also keeps a warm connection to every follower, so
+//     that a new leader need not handshake with every machine (1-2 ms of
+//     CPU each: 10-20 core-seconds at 10,000, 100-200 at 100,000): about
+//     55 KiB each on a follower (its RSS at 1,000: 88-90 MiB), 0.5 GiB at
+//     10,000 and 5.3 GiB at 100,000. This is what breaks
 //     first, past a few thousand machines on small servers. The interval
 //     cannot simply grow: the outage rule needs a renewal within every
 //     0.9 s (server/lease's doc). The next step within one group is to

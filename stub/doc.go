@@ -323,7 +323,11 @@
 // answer in. A per-try timeout cannot do both: at 150 ms a burst of joins
 // left renewals failing, leases expiring and stubs asking their peers about
 // an outage, which made the burst worse. The renewal and the CHILD reports
-// share one TLS transport, so a stub holds one connection per server.
+// share one TLS transport, so a stub holds one connection per server, and
+// keeps each open (client.WithWarmConnections, leaseWarmEvery): when the
+// leader dies, the renewals reach the survivors and the new leader
+// without a handshake each (see package server, Handshakes when a pool
+// starts at once).
 //
 // Which server first. A round starts on the leader when the stub knows it:
 // from the last answer (client.LeaderHeader, which a follower copies back

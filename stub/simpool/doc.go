@@ -75,10 +75,14 @@
 //     open files, and a container's limit (20,000 here, which even root
 //     cannot raise) does not allow it.
 //   - A machine holds at most one connection to each server (HTTP/2
-//     carries its concurrent requests), closed after 5 s idle; a real
-//     stub means to, but its transport dials again for every renewal
-//     while a slow server's handshake hangs, which for 10,000 machines
-//     in one process piled up thousands of pending handshakes.
+//     carries its concurrent requests), kept warm as a stub keeps it
+//     (client.WithWarmConnections); a real stub means to hold one, but its
+//     transport dials again for every renewal while a slow server's
+//     handshake hangs, which for 10,000 machines in one process piled up
+//     thousands of pending handshakes. A pool whose connections the
+//     open-file limit cannot hold (10,000 machines here need 40,000)
+//     keeps one to the leader only (Config.ColdServers), closing any
+//     other after 5 s idle.
 //   - Jobs are timers: a job gets a unique fake pid above the kernel's
 //     largest, runs for Config.RunTime (or its run limit: TERM with the
 //     limit's Reason) and exits 0. A signal that kills ends it with
