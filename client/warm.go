@@ -11,15 +11,22 @@ import (
 
 // warmTimeout bounds one server's answer in a round of warming
 // (WithWarmConnections): a server that hangs costs the round this long.
-const warmTimeout = 2 * time.Second
+// The first round comes within warmFirstWithin of the first renewal.
+const (
+	warmTimeout     = 2 * time.Second
+	warmFirstWithin = 30 * time.Second
+)
 
 // WithWarmConnections makes RenewLease keep a connection open to every
 // server the client lists, not only to the leader its renewals go to:
 // about every period (between half and one and a half of it, at random;
-// the first round at a random point of the first period, so that a pool
-// started at once does not warm in step) it sends GET /v1/health to each
-// server but the known leader, one at a time. That keeps an open
-// connection from being closed as idle and opens one where there was none.
+// the first round at a random point of the first 30 s or the period, the
+// shorter, so that a pool started at once does not warm in step) it sends
+// GET /v1/health to each server but the known leader, one at a time. That
+// opens a connection where there was none (or it broke) and keeps an open
+// one from being closed as idle if the transport's idle timeout is longer
+// than one and a half periods; with none, connections stay open between
+// rounds.
 //
 // When the leader dies, every renewal goes to the survivors and then to
 // the new leader at once; over TLS, without a connection there, each
@@ -28,7 +35,6 @@ const warmTimeout = 2 * time.Second
 // leader missed renewals and machines' leases lapsed. With the
 // connections warm it costs them a request each. The price is a
 // connection per server and machine, and a request per period each.
-// The period must stay below the transport's idle timeout.
 func WithWarmConnections(every time.Duration) Option {
 	return func(c *Client) { c.warm = &warmth{every: every} }
 }
@@ -54,7 +60,7 @@ func (c *Client) keepWarm() {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.due.IsZero() {
-		w.due = now.Add(rand.N(w.every))
+		w.due = now.Add(rand.N(min(w.every, warmFirstWithin)))
 	}
 	if w.running || now.Before(w.due) {
 		return

@@ -221,8 +221,8 @@
 // machines on 2 cores, half to four fifths of the machines' leases lapsed.
 // So a stub's lease client keeps a connection to every server
 // (client.WithWarmConnections: GET /v1/health to each but the leader
-// about every 30 s, under the transport's 90 s idle timeout), and the new
-// leader accepts a handful of connections instead of a thousand
+// about every 5 minutes, the transport closing no idle connection), and
+// the new leader accepts a handful of connections instead of a thousand
 // (netmgr_server_http_connections_total; doc/benchmark.md, The leader
 // killed with warm connections).
 //

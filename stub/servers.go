@@ -38,9 +38,12 @@ const leaseLeaderPatience = renewTimeout / 2
 // the leader for its health, to keep a connection to it
 // (client.WithWarmConnections): when the leader dies, the renewals then
 // reach the survivors and the new leader without a TLS handshake each.
-// At most one and a half of it, 45 s, lies between two rounds: below the
-// 90 s after which the transport closes an idle connection.
-const leaseWarmEvery = 30 * time.Second
+// The TLS transport closes no idle connection (tlsOptions), so a round
+// only makes those that broke (a server restarted) again; each costs a
+// follower a request, so rounds every 30 s, under the transport's default
+// 90 s idle timeout, cost a follower 0.013 cores more per 1,000 machines
+// at rest (0.029-0.031 against 0.016-0.019), which 10,000 could not pay.
+const leaseWarmEvery = 5 * time.Minute
 
 // serverList is the set of server HTTP addresses the stub reports to: the
 // static ones from Config.Servers, those learned from gossip and the hint
@@ -209,7 +212,9 @@ func tlsOptions(m *pki.Material) []client.Option {
 	if m == nil {
 		return nil
 	}
-	hc := &http.Client{Timeout: 70 * time.Second, Transport: client.NewTLSTransport(m, pki.RoleServer)}
+	tr := client.NewTLSTransport(m, pki.RoleServer)
+	tr.IdleConnTimeout = 0 // kept open, each one warm (leaseWarmEvery)
+	hc := &http.Client{Timeout: 70 * time.Second, Transport: tr}
 	return []client.Option{client.WithHTTPClient(hc), client.WithHTTPS()}
 }
 

@@ -24,12 +24,7 @@ const (
 	reportTryTimeout    = time.Second
 	leaseHedgeAfter     = 150 * time.Millisecond
 	leaseLeaderPatience = renewTimeout / 2
-	leaseWarmEvery      = 30 * time.Second
-	// serverIdleTimeout closes a machine's idle connection to a server,
-	// as the stub's transport does (Go's default): longer than the most
-	// between two rounds of warming (leaseWarmEvery), so a machine keeps
-	// one to each server.
-	serverIdleTimeout = 90 * time.Second
+	leaseWarmEvery      = 5 * time.Minute
 	// idleConnTimeout closes an idle API connection of a server to a
 	// machine, and with Config.ColdServers a machine's to a server.
 	idleConnTimeout = 5 * time.Second
@@ -161,8 +156,9 @@ func (m *Machine) finishSetup() (err error) {
 		// connection to each server between reports and renewals.
 		tr := client.NewTLSTransport(m.tls, pki.RoleServer)
 		// The renewals keep the connection to the leader busy, and the
-		// warming (leaseWarmEvery) those to the followers.
-		tr.IdleConnTimeout = serverIdleTimeout
+		// warming (leaseWarmEvery) makes those to the followers, which
+		// stay open as the stub's do.
+		tr.IdleConnTimeout = 0
 		if p.cfg.ColdServers {
 			tr.IdleConnTimeout = idleConnTimeout
 		}
