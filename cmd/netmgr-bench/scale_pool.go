@@ -82,7 +82,10 @@ func scalePoolSuite(ctx context.Context, cfg config) ([]figure, error) {
 		return nil, err
 	}
 	defer cleanup()
-	settle, steady := 15*time.Second, 60*time.Second
+	// The settling outlasts the machines' first round of warming (a
+	// connection to each follower, within 30 s of a machine's first
+	// renewal: client.WithWarmConnections), which is part of joining.
+	settle, steady := 35*time.Second, 60*time.Second
 	if cfg.quick {
 		settle, steady = 5*time.Second, 10*time.Second
 	}
