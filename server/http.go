@@ -82,9 +82,11 @@ func (s *Server) writeJSONAt(w http.ResponseWriter, status int, v any, idx uint6
 	_ = json.NewEncoder(w).Encode(v)
 }
 
-// writeError answers with the error's message and a status for its kind.
+// writeError answers with the error's message and a status for its kind,
+// naming the applied index without the FSM's lock: a refused lease
+// renewal must not wait for a snapshot any more than a granted one.
 func (s *Server) writeError(w http.ResponseWriter, status int, err error) {
-	s.writeJSON(w, status, client.ErrorResponse{Error: err.Error()})
+	s.writeJSONAt(w, status, client.ErrorResponse{Error: err.Error()}, s.fsm.AppliedIndex())
 }
 
 // writeApplyError answers for an error from apply: a lost leadership or

@@ -2,6 +2,8 @@ package server_test
 
 import (
 	"context"
+	"errors"
+	"net/http"
 	"testing"
 	"time"
 
@@ -87,6 +89,15 @@ func renewalRound(t *testing.T, c *servertest.Cluster, cl *client.Client) bool {
 	}
 	if resp.LeaseMS <= 0 || resp.MachineIndex == 0 || resp.Position != 1 || resp.PoolSize != 1 {
 		t.Errorf("renewal answered %+v; want a lease, alpha's index, position 1 of 1", resp)
+	}
+	// A refused renewal is answered too: an error's answer takes no lock
+	// either (it once named the index under it, and waited).
+	rctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	_, err = stub.RenewLease(rctx, client.LeaseRequest{Machine: "beta"})
+	cancel()
+	var refused *client.APIError
+	if !errors.As(err, &refused) || refused.Status != http.StatusForbidden {
+		t.Errorf("alpha renewing beta's lease while the database was held: %v; want 403 at once", err)
 	}
 	close(release)
 	released = true
