@@ -223,6 +223,9 @@ type LeaseToken struct {
 	// that carried the token.
 	Pool    int   `json:"pool,omitempty"`
 	GraceMS int64 `json:"grace_ms,omitempty"`
+	// LeaseMS is the LeaseMS of the answer that carried the token: a
+	// stub that echoes it held that long from the renewal that won it.
+	LeaseMS int64 `json:"lease_ms,omitempty"`
 }
 
 // LeaseResponse grants a lease: it holds for LeaseMS from when the stub
@@ -309,12 +312,12 @@ type OwnerSettings struct {
 
 // The outage protocol's timing, which the leader's expiry rule counts on
 // (expirable, server/lease/expiry). A stub says its lease ran out (OutageStatement)
-// once less than OutageVouchWithin of it is left, so stubs whose last
-// renewals were a renewal interval apart agree that the servers are gone.
-// It uses an OutageWitness answer only when it arrives within
-// OutageAnswerWithin of asking (statements that come later might have
-// been made after the servers came back), and one answer lets it keep
-// restartable work for OutageCoverFor after it asked.
+// once less than OutageVouchFor its renewal interval is left, so stubs
+// whose last renewals were a renewal interval apart agree that the
+// servers are gone. It uses an OutageWitness answer only when it arrives
+// within OutageAnswerWithin of asking (statements that come later might
+// have been made after the servers came back), and one answer lets it
+// keep restartable work for OutageCoverFor after it asked.
 //
 // OutageCoverFor is twice OutageAnswerWithin so that even an answer at
 // the end of its time leaves the stub 0.4 s of cover, about four asks: a
@@ -323,13 +326,21 @@ type OwnerSettings struct {
 // The leader pays for it in its window (server.statementWindow): a
 // machine counts against an expiry only with a renewal that arrived in
 // an interval LeaseDuration - OutageCoverFor - OutageAnswerWithin -
-// OutageVouchWithin long (0.9 s), which the stubs' renewals every 0.5 s
-// fill.
+// OutageVouchFor(interval) long (0.9 s with renewals every 0.5 s), which
+// the stubs' renewals fill (server/lease.TimingFor makes the lease long
+// enough for any interval). OutageVouchWithin is the vouching of a
+// stub renewing every 0.5 s, a pool of up to 1,666 machines.
 const (
 	OutageVouchWithin  = 900 * time.Millisecond
 	OutageAnswerWithin = 400 * time.Millisecond
 	OutageCoverFor     = 800 * time.Millisecond
 )
+
+// OutageVouchFor is how long before its lease runs out a stub renewing
+// every renew says it did: the interval plus 0.4 s.
+func OutageVouchFor(renew time.Duration) time.Duration {
+	return renew + OutageVouchWithin - 500*time.Millisecond
+}
 
 // OutageVouchAfter is how long a stub that said its lease ran out goes on
 // saying so after the renewal that ended it. The servers come back to

@@ -26,7 +26,7 @@ type member struct {
 	// clean shutdown), not by failing.
 	Left bool
 	// Suspect is true while the leader has had no lease renewal from the
-	// stub for suspectAfter (Server.pool sets it). No new work goes there.
+	// stub for lease.Table.SuspectAfter (Server.pool sets it). No new work goes there.
 	Suspect bool
 	Since   time.Time
 }

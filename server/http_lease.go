@@ -8,6 +8,7 @@ import (
 
 	"github.com/netmgr/netmgr/client"
 	"github.com/netmgr/netmgr/fsm"
+	"github.com/netmgr/netmgr/server/lease"
 )
 
 // handleLease grants a stub's lease renewal, on the leader: one renewal
@@ -111,8 +112,9 @@ func (s *Server) grantLease(ctx context.Context, st *leaderState, arrival time.T
 	if known && takesAsleep && req.Asleep != nil && *req.Asleep != e.Asleep {
 		s.recordAsleep(req.Machine, *req.Asleep)
 	}
+	timing := lease.TimingFor(pool.Size()) // what Renew recorded as granted
 	return client.LeaseResponse{
-		LeaseMS: LeaseDuration.Milliseconds(), RenewMS: LeaseRenewInterval.Milliseconds(), TakesLoad: true, TakesAsleep: takesAsleep,
+		LeaseMS: timing.Duration.Milliseconds(), RenewMS: timing.Renew.Milliseconds(), TakesLoad: true, TakesAsleep: takesAsleep,
 		MachineIndex: machineIndex, Token: token,
 		PoolSize: pool.Size(), Position: pool.Position(req.Machine), OutageGraceMS: s.cfg.OutageGrace.Milliseconds(),
 		Owner: ownerSettings, WantFacts: wantFacts, Streams: true,

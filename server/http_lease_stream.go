@@ -12,14 +12,15 @@ import (
 	"time"
 
 	"github.com/netmgr/netmgr/client"
+	"github.com/netmgr/netmgr/server/lease"
 )
 
 // The lease stream's limits (client.LeaseStreamPath).
 const (
 	// leaseStreamIdle ends a stream on which no renewal arrived for this
-	// long: a stub renews every LeaseRenewInterval, so one this quiet is
-	// gone or renews elsewhere.
-	leaseStreamIdle = 10 * LeaseRenewInterval
+	// many renewal intervals (lease.TimingFor of the pool): one this
+	// quiet is gone or renews elsewhere.
+	leaseStreamIdle = 10
 	// leaseStreamMinGap is the least time between two renewals on one
 	// stream: a stub renews every LeaseRenewInterval, and at once when an
 	// answer asks for its facts; one that sends faster waits, so that a
@@ -92,7 +93,7 @@ func (s *Server) handleLeaseStream(w http.ResponseWriter, r *http.Request) {
 		if s.ctx.Err() != nil {
 			return
 		}
-		readBy(time.Now().Add(leaseStreamIdle))
+		readBy(time.Now().Add(leaseStreamIdle * lease.TimingFor(s.book.Pool().Size()).Renew))
 		line, err := readLeaseLine(in)
 		if err != nil {
 			if errors.Is(err, errLeaseStreamFrame) {

@@ -24,7 +24,7 @@ import (
 // timeouts) with margin, so an election does not stop jobs.
 const (
 	LeaseDuration      = lease.Duration
-	LeaseRenewInterval = 500 * time.Millisecond
+	LeaseRenewInterval = lease.Renew
 	leaseMargin        = lease.Margin
 )
 
@@ -133,7 +133,8 @@ type leaderState struct {
 }
 
 // suspects reports whether the leader suspects machine's stub: no
-// renewal from it for longer than suspectAfter (its lease's silence).
+// renewal from it for longer than the lease table's suspicion threshold
+// (suspectAfter of the pool).
 func (st *leaderState) suspects(machine string, now time.Time) bool {
-	return st.leases.Silence(machine, now) > suspectAfter
+	return st.leases.Silence(machine, now) > st.leases.SuspectAfter()
 }

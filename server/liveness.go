@@ -14,12 +14,12 @@ import (
 // the pass itself takes under 1). It learns what may have changed from
 // gossip (the members updated: takeChanged) and from the lease table
 // (loads, own loads and idle times reported, and silences that crossed
-// suspectAfter: lease.Table.Changes), recomputes those members'
+// lease.Table.SuspectAfter: lease.Table.Changes), recomputes those members'
 // livenessOf, and hands the planner's Cache the names it recomputed
 // since the last pass (planner.Cache.PassChanged). Members whose owners
 // are watched are recomputed every time: their idle minutes grow with
 // the clock. The first look of a term, and the one once the term is
-// older than suspectAfter, recompute every member. TestLiveKeeper holds
+// older than lease.Table.SuspectAfter, recompute every member. TestLiveKeeper holds
 // it to Server.liveness over random renewals, gossip and time.
 //
 // Only the leader loop's goroutine uses it, one per term.
@@ -37,7 +37,7 @@ type liveKeeper struct {
 // newLiveKeeper starts keeping liveness for the leadership st, whose
 // lease table it has record what changes.
 func newLiveKeeper(s *Server, st *leaderState) *liveKeeper {
-	st.leases.TrackChanges(suspectAfter)
+	st.leases.TrackChanges()
 	return &liveKeeper{s: s, st: st, pending: make(map[string]struct{}), all: true}
 }
 

@@ -7,20 +7,19 @@ import (
 	"github.com/netmgr/netmgr/server/planner"
 )
 
-// suspectAfter is how long the leader goes without a lease renewal from a
-// machine before it suspects the machine and places no new work there:
-// two renewal intervals. Its running work is left alone; only the lease's
-// expiry (LeaseDuration + leaseMargin) moves it elsewhere.
+// The leader suspects a machine and places no new work there once it
+// goes without a lease renewal from it for two renewal intervals
+// (lease.SuspectAfter: 1 s in a pool of up to 1,000 machines, 10 s at
+// 10,000). Its running work is left alone; only the lease's expiry moves
+// it elsewhere.
 //
 // memberlist keeps its suspicion to itself (a Node's State in Members()
 // never becomes StateSuspect: hashicorp/memberlist#266), and the
 // renewals are a direct, per-machine heartbeat to the one server that
-// places work, every LeaseRenewInterval, whatever the pool's size. A
-// machine that stops renewing is suspect within about a second.
-const suspectAfter = 2 * LeaseRenewInterval
+// places work.
 
 // pool returns the gossip pool as this server sees it, with Suspect set on
-// the stubs the leader has not heard a renewal from for suspectAfter, and
+// the stubs the leader has not heard a renewal from for two renewal intervals, and
 // the load a stub reported with its last renewal in place of the one it
 // gossiped. On a follower no stub is suspect: it holds no leases.
 func (s *Server) pool(now time.Time) map[string]member {

@@ -59,6 +59,9 @@ type leaseKeeper struct {
 	// saying its lease ran out after the renewal that ended it
 	// (client.OutageVouchAfter); its renewals echo no token before then.
 	vouchUntil atomic.Int64
+	// renewEvery is the renewal interval the last answer gave (ns); 0
+	// before one (defaultRenewEvery).
+	renewEvery atomic.Int64
 	// loadByLease is set while the servers take the load with renewals
 	// (LeaseResponse.TakesLoad); gossip then stops spreading its changes.
 	loadByLease atomic.Bool
@@ -178,7 +181,8 @@ func (k *leaseKeeper) run(ctx context.Context) {
 		// Whether the lease itself had run out or nearly: the vouching
 		// that follows a renewal does not extend itself.
 		said := k.runsOut(sentBoot)
-		if resp, ok := k.renew(ctx); ok {
+		resp, renewed := k.renew(ctx)
+		if renewed {
 			if said {
 				// Before the new deadline, so that no statement between
 				// the two says the lease holds.
@@ -189,7 +193,8 @@ func (k *leaseKeeper) run(ctx context.Context) {
 			// it joined) gets them at once, once: the join waits for them.
 			factsAsked = resp.WantFacts && !k.factsSent.Load() && !hurried
 			lease := time.Duration(resp.LeaseMS) * time.Millisecond
-			every = time.Duration(resp.RenewMS) * time.Millisecond
+			every = max(time.Duration(resp.RenewMS)*time.Millisecond, defaultRenewEvery)
+			k.renewEvery.Store(int64(every))
 			k.raiseMachineIndex(resp.MachineIndex) // before the deadline: see admits
 			k.deadline.Store(int64(sentBoot + lease))
 			k.learn(resp)
@@ -216,6 +221,12 @@ func (k *leaseKeeper) run(ctx context.Context) {
 			k.log.Warn("lease expired: stopped restartable attempts", "machine", k.machine, "stopped", n)
 		}
 		wait := every
+		if !renewed {
+			// No answer: try again as soon as a small pool's stub would,
+			// whatever the interval (a leader change, a lost packet), so
+			// that a long interval does not leave one try in a lease.
+			wait = min(wait, defaultRenewEvery)
+		}
 		if !stopped {
 			// Wake when the lease or the cover may run out.
 			wait = min(wait, max(time.Duration(k.deadline.Load())-supervisor.BootNow(), outageAskEvery))
@@ -261,16 +272,22 @@ func (k *leaseKeeper) mayRideOut(now time.Duration) bool {
 
 // saysExpired reports whether the stub says, at boot time now, that its
 // lease ran out (client.OutageStatement.Expired): it knows its place in
-// the pool, and less than client.OutageVouchWithin of its lease is left
+// the pool, and less than vouchWithin of its lease is left
 // or a renewal ended its saying so less than client.OutageVouchAfter ago.
 func (k *leaseKeeper) saysExpired(now time.Duration) bool {
 	return k.runsOut(now) || (k.knowsPlace() && now < time.Duration(k.vouchUntil.Load()))
 }
 
 // runsOut reports whether, at boot time now, the stub knows its place in
-// the pool and less than client.OutageVouchWithin of its lease is left.
+// the pool and less than vouchWithin of its lease is left.
 func (k *leaseKeeper) runsOut(now time.Duration) bool {
-	return k.knowsPlace() && time.Duration(k.deadline.Load())-now < client.OutageVouchWithin
+	return k.knowsPlace() && time.Duration(k.deadline.Load())-now < k.vouchWithin()
+}
+
+// vouchWithin is how long before its lease runs out the stub says it did
+// (client.OutageVouchFor its renewal interval).
+func (k *leaseKeeper) vouchWithin() time.Duration {
+	return client.OutageVouchFor(max(time.Duration(k.renewEvery.Load()), defaultRenewEvery))
 }
 
 // knowsPlace reports whether a renewal told the stub its place in the pool.
@@ -281,12 +298,12 @@ func (k *leaseKeeper) knowsPlace() bool {
 
 // nearOutage reports whether, at boot time now, the stub may soon need
 // cover (and says its lease ran out: see client.OutageStatement): less
-// than client.OutageVouchWithin of its lease is left, or it ran out less
+// than vouchWithin of its lease is left, or it ran out less
 // than the grace ago, and it knows its place in the pool.
 func (k *leaseKeeper) nearOutage(now time.Duration) bool {
 	pos, size, grace := k.pool()
 	deadline := time.Duration(k.deadline.Load())
-	return pos > 0 && size > 0 && grace > 0 && now >= deadline-client.OutageVouchWithin && now < deadline+grace
+	return pos > 0 && size > 0 && grace > 0 && now >= deadline-k.vouchWithin() && now < deadline+grace
 }
 
 // publish writes to the lease file the later of the lease's deadline and

@@ -109,12 +109,12 @@ func (o *outage) run(ctx context.Context) {
 
 // nextAsk is how long run waits, at boot time now, before it looks
 // again: outageAskEvery while the stub is near an outage, else until the
-// lease comes within client.OutageVouchWithin of its end.
+// lease comes within the keeper's vouchWithin of its end.
 func (o *outage) nextAsk(now time.Duration) time.Duration {
 	if o.keeper.nearOutage(now) {
 		return outageAskEvery
 	}
-	return max(time.Duration(o.keeper.deadline.Load())-client.OutageVouchWithin-now, outageAskEvery)
+	return max(time.Duration(o.keeper.deadline.Load())-o.keeper.vouchWithin()-now, outageAskEvery)
 }
 
 // ask runs one witness round and extends the cover when more than half

@@ -27,12 +27,34 @@ type changes struct {
 }
 
 // TrackChanges makes t record the machines whose liveness may change,
-// silence longer than gap counting as a change (Changes). Call it once,
-// before the renewals it should see.
-func (t *Table) TrackChanges(gap time.Duration) {
+// silence longer than SuspectAfter counting as a change (Changes). Call
+// it once, before the renewals it should see.
+func (t *Table) TrackChanges() {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	t.ch = changes{gap: gap, moved: make(map[string]struct{})}
+	t.ch = changes{gap: SuspectAfter(t.pool), moved: make(map[string]struct{})}
+}
+
+// SuspectAfter is the suspicion threshold of the largest pool this
+// leadership counted: a machine silent longer is suspect.
+func (t *Table) SuspectAfter() time.Duration {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return SuspectAfter(t.pool)
+}
+
+// countPool records, under t.mu, a renewal's count of the pool: a larger
+// pool may renew less often, so while tracking, a longer threshold makes
+// the next Changes look at every machine (those suspected under the
+// shorter one may no longer be).
+func (t *Table) countPool(pool int) {
+	if pool <= t.pool {
+		return
+	}
+	t.pool = pool
+	if gap := SuspectAfter(pool); t.ch.gap != 0 && gap != t.ch.gap {
+		t.ch.gap, t.ch.looked, t.ch.aged = gap, false, false
+	}
 }
 
 // Changes returns the machines whose reported load, own load or idle

@@ -30,8 +30,8 @@
 //   - What the stub knows. Every lease answer tells it its *position* in
 //     the pool (the order machines first joined: CreateIndex, then name;
 //     machines are never forgotten, so positions never change), the pool's
-//     *size*, and the grace. A stub with less than client.OutageVouchWithin
-//     (0.9 s) of lease left says so to anyone who asks (`GET /v1/outage`).
+//     *size*, and the grace. A stub with less than its renewal interval plus
+//     0.4 s (client.OutageVouchFor: 0.9 s) of lease left says so to anyone who asks (`GET /v1/outage`).
 //     Once its lease runs out, it keeps its restartable work only while it
 //     holds a *cover*: an answer, received within client.OutageAnswerWithin
 //     (0.4 s) of asking, in which more than half of the first k machines (k
@@ -167,7 +167,8 @@
 //
 // # Idle cost: a renewal that costs the same at any pool size
 //
-// Every stub renews every 0.5 s, all to the leader, so the renewal path
+// Every stub renews every 0.5 s (up to 1,666 machines; see What
+// stays), all to the leader, so the renewal path
 // is the leader's idle cost (issue 36). What it costs now, and why it is
 // still safe:
 //
@@ -242,12 +243,22 @@
 //     starts (only those supervisors read it; a restartable Start
 //     publishes first, and a file behind the lease only stops a
 //     supervisor sooner), and its outage loop sleeps until the lease
-//     could come within client.OutageVouchWithin of its end instead of
+//     could come within client.OutageVouchFor of its end instead of
 //     waking ten times a second.
-//   - What stays. The renewal interval (0.5 s) and lease (3 s) do not
-//     change: the outage rule needs a renewal within every 0.9 s
+//   - What stays, and what scales. Up to 1,666 machines the renewal
+//     interval (0.5 s) and lease (3 s) do not change: the outage rule
+//     needs a renewal within every 0.9 s
 //     (TestStatementWindowLeavesARenewal), suspicion comes after 1 s of
-//     silence, and an election must fit in the lease; Raft's heartbeats
+//     silence, and an election must fit in the lease. A larger pool
+//     renews every 0.3 ms per machine (3 s at 10,000, the most), so the
+//     leader takes at most some 3,300 renewals a second; the vouching
+//     grows with the interval (stubs an interval apart must agree), so
+//     the lease is twice the interval plus 2 s (8 s at 10,000: a dead
+//     machine's work moves 9 s after its last renewal) and suspicion
+//     comes after two intervals (TimingFor, TestTimingFor; each answer
+//     tells the stub its timing, the table counts what it granted, and a
+//     new leader assumes the timing of the pool it knows, which no
+//     earlier one exceeded). Raft's heartbeats
 //     (HeartbeatTimeout/10, every 50-100 ms per follower) are the price
 //     of an election within 0.5-1.5 s. On 3 TLS servers and 2 stubs at
 //     rest (netmgr-bench -only idle: CPU from /proc over 60 s windows, on

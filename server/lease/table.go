@@ -28,6 +28,12 @@ type Table struct {
 	// reported (LeaseRequest.IdleS); absent when it did not.
 	idle  map[string]time.Time
 	proof map[string][]leaseProof // oldest first, at most proofsKept
+	// told is the lease this leadership last granted each machine
+	// (TimingFor of the pool it counted then).
+	told map[string]time.Duration
+	// pool is the largest pool a renewal counted, or the book held when
+	// this leadership began.
+	pool int
 	// order is the pool's join order, rebuilt when a machine is added;
 	// unused when book is set.
 	order *PoolOrder
@@ -65,23 +71,31 @@ const proofsKept = 8
 // takes the pool's join order from book (nil: from the view Pool is
 // given).
 func NewTable(since time.Time, book *Book) *Table {
-	return &Table{
+	pool := 0
+	if book != nil {
+		pool = book.Pool().Size()
+	}
+	return &Table{pool: pool,
 		since: since, id: rand.Uint64() | 1, book: book,
-		last: make(map[string]time.Time), load: make(map[string]float64), own: make(map[string]float64), idle: make(map[string]time.Time), proof: make(map[string][]leaseProof),
+		last: make(map[string]time.Time), load: make(map[string]float64), own: make(map[string]float64), idle: make(map[string]time.Time), proof: make(map[string][]leaseProof), told: make(map[string]time.Duration),
 	}
 }
 
 // Renew records a renewal that arrived at at, with the load the machine
 // reported (nil from a stub that gossips it) and the token it echoed, and
 // returns the token of the answer: Issued now, and Basis the Issued of the
-// echoed token plus its age when that token is this leadership's.
+// echoed token plus its age when that token is this leadership's. The
+// answer must grant TimingFor(poolSize).
 func (t *Table) Renew(machine string, at time.Time, load *float64, echoed *client.LeaseToken, echoAge time.Duration, poolSize int, grace time.Duration) *client.LeaseToken {
 	now := time.Now()
-	tok := &client.LeaseToken{Leadership: t.id, Issued: int64(now.Sub(t.since)), Pool: poolSize, GraceMS: grace.Milliseconds()}
+	granted := TimingFor(poolSize).Duration
+	tok := &client.LeaseToken{Leadership: t.id, Issued: int64(now.Sub(t.since)), Pool: poolSize, GraceMS: grace.Milliseconds(), LeaseMS: granted.Milliseconds()}
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.noteRenewal(machine, t.last[machine], at)
 	t.last[machine] = at
+	t.told[machine] = max(t.told[machine], granted)
+	t.countPool(poolSize)
 	if old, ok := t.load[machine]; load != nil && (!ok || old != *load) {
 		t.noteMoved(machine)
 	}
@@ -96,7 +110,11 @@ func (t *Table) Renew(machine string, at time.Time, load *float64, echoed *clien
 	tok.Basis = min(echoed.Issued+int64(max(echoAge, 0)), int64(at.Sub(t.since)))
 	p := leaseProof{arrived: at, issued: t.since.Add(time.Duration(echoed.Issued)), knows: echoed.Pool, grace: time.Duration(echoed.GraceMS) * time.Millisecond}
 	if echoed.Basis > 0 {
-		p.until = t.since.Add(time.Duration(echoed.Basis) + Duration)
+		l := time.Duration(echoed.LeaseMS) * time.Millisecond
+		if l <= 0 {
+			l = Duration
+		}
+		p.until = t.since.Add(time.Duration(echoed.Basis) + l)
 	}
 	ps := append(t.proof[machine], p)
 	if len(ps) > proofsKept {
@@ -199,9 +217,24 @@ func (t *Table) Silence(machine string, now time.Time) time.Duration {
 	return now.Sub(last)
 }
 
-// Expired reports whether the machine's lease has certainly run out.
-func (t *Table) Expired(machine string, now time.Time) bool {
-	return t.Silence(machine, now) > Duration+Margin
+// Expired reports whether the machine's lease has certainly run out, in
+// a pool of pool machines.
+func (t *Table) Expired(machine string, now time.Time, pool int) bool {
+	return t.Silence(machine, now) > t.Lease(machine, pool)+Margin
+}
+
+// Lease is the longest lease the machine may hold from its last renewal:
+// what this leadership granted it, or, until it renews, what a leader
+// counting a pool of pool machines grants (no earlier leader counted
+// more: machines are never forgotten).
+func (t *Table) Lease(machine string, pool int) time.Duration {
+	t.mu.Lock()
+	l, ok := t.told[machine]
+	t.mu.Unlock()
+	if !ok {
+		return TimingFor(pool).Duration
+	}
+	return l
 }
 
 // Held reports whether the machine provably held its lease throughout

@@ -83,3 +83,66 @@ func TestLeaseTableProvesAHeldLeaseFromEchoedTokens(t *testing.T) {
 		t.Errorf("knows must never be below the machine's position")
 	}
 }
+
+// TestLeaseTableCountsTheGrantedTiming checks the scaled timing's three
+// uses of the table: a proof lasts the lease the echoed token's answer
+// granted, a machine expires after the lease this leadership granted
+// it, and one it has not heard from yet after the lease of the pool it
+// knows, which no earlier leader exceeded.
+func TestLeaseTableCountsTheGrantedTiming(t *testing.T) {
+	since := time.Now()
+	tab := NewTable(since, nil)
+	at := func(d time.Duration) time.Time { return since.Add(d) }
+	const big = 10_000
+	long := TimingFor(big).Duration
+	if long <= Duration {
+		t.Fatalf("TimingFor(%d) = %v, no longer than a small pool's", big, long)
+	}
+
+	// Not heard from: the pool's lease, from the leadership's start.
+	if tab.Expired("quiet", at(long+Margin), big) || !tab.Expired("quiet", at(long+Margin+time.Millisecond), big) {
+		t.Errorf("a machine not heard from must expire %v after the leadership began", long+Margin)
+	}
+	if tab.Lease("quiet", 10) != Duration {
+		t.Errorf("a small pool's lease = %v, want %v", tab.Lease("quiet", 10), Duration)
+	}
+
+	t1 := tab.Renew("m", at(100*time.Millisecond), nil, nil, 0, big, time.Hour)
+	if t1.LeaseMS != long.Milliseconds() {
+		t.Fatalf("token's lease = %d ms, want %v", t1.LeaseMS, long)
+	}
+	t2 := tab.Renew("m", at(3*time.Second), nil, t1, 10*time.Millisecond, big, time.Hour)
+	tab.Renew("m", at(6*time.Second), nil, t2, 10*time.Millisecond, big, time.Hour)
+	until := since.Add(time.Duration(t2.Basis) + long)
+	if !tab.Held("m", at(6*time.Second), until) || tab.Held("m", at(6*time.Second), until.Add(time.Millisecond)) {
+		t.Errorf("the proof must last the granted %v from t2's basis", long)
+	}
+	// Granted the long lease, it expires after it whatever pool the
+	// caller counts.
+	if tab.Expired("m", at(6*time.Second+long+Margin), 1) || !tab.Expired("m", at(6*time.Second+long+Margin+time.Millisecond), 1) {
+		t.Errorf("a machine granted %v must expire %v after its last renewal", long, long+Margin)
+	}
+	if got := tab.SuspectAfter(); got != SuspectAfter(big) {
+		t.Errorf("suspicion threshold after renewals counting %d = %v, want %v", big, got, SuspectAfter(big))
+	}
+}
+
+// TestLongerSuspicionLooksAtEveryMachine checks that a pool grown into a
+// longer renewal interval makes the next Changes name every machine:
+// those suspected under the shorter threshold may no longer be.
+func TestLongerSuspicionLooksAtEveryMachine(t *testing.T) {
+	since := time.Now()
+	tab := NewTable(since, nil)
+	tab.TrackChanges()
+	if _, all := tab.Changes(since); !all {
+		t.Fatalf("first look must be at every machine")
+	}
+	tab.Renew("m", since.Add(100*time.Millisecond), nil, nil, 0, 10, time.Hour)
+	if _, all := tab.Changes(since.Add(200 * time.Millisecond)); all {
+		t.Fatalf("a renewal in the same pool asked for every machine")
+	}
+	tab.Renew("m", since.Add(300*time.Millisecond), nil, nil, 0, 5000, time.Hour)
+	if _, all := tab.Changes(since.Add(400 * time.Millisecond)); !all {
+		t.Errorf("a longer threshold (%v) did not ask for every machine", SuspectAfter(5000))
+	}
+}

@@ -46,8 +46,8 @@ func (m *Machine) startLease() {
 }
 
 // keepLease renews the lease until the machine dies, as the stub's
-// leaseKeeper.run does, less the outage ride-out: a renewal every RenewMS
-// (the first at a random point of the first period, so that a pool
+// leaseKeeper.run does, less the outage ride-out: a renewal every RenewMS,
+// again after half a second when one failed (the first at a random point of the first period, so that a pool
 // started at once does not renew in step), the facts with the first and
 // whenever an answer asks for them, the answer's token echoed; a lease
 // that runs out stops the restartable attempts.
@@ -84,14 +84,12 @@ func (m *Machine) keepLease() {
 		ctx, cancel := context.WithTimeout(m.ctx, renewTimeout)
 		resp, err := m.lc.RenewLease(ctx, req)
 		cancel()
-		factsAsked := false
+		factsAsked, renewed := false, false
 		switch {
 		case err == nil && resp.LeaseMS > 0:
 			m.renewals.Add(1)
-			every = time.Duration(resp.RenewMS) * time.Millisecond
-			if every <= 0 {
-				every = defaultRenewEvery
-			}
+			renewed = true
+			every = max(time.Duration(resp.RenewMS)*time.Millisecond, defaultRenewEvery)
 			for cur := m.lease.machineIndex.Load(); resp.MachineIndex > cur; cur = m.lease.machineIndex.Load() {
 				if m.lease.machineIndex.CompareAndSwap(cur, resp.MachineIndex) {
 					break
@@ -122,6 +120,10 @@ func (m *Machine) keepLease() {
 			m.log.Warn("lease expired: stopped restartable attempts", "stopped", n)
 		}
 		wait = max(every-time.Since(sent), 0)
+		if !renewed {
+			// As the stub: no answer, try again soon whatever the interval.
+			wait = max(min(every, defaultRenewEvery)-time.Since(sent), 0)
+		}
 		if factsAsked {
 			wait = 0
 		}

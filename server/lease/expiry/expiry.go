@@ -31,6 +31,7 @@ func (k *Keeper) Expire(t *lease.Table, now time.Time) {
 	var expired []string
 	k.h.Read(func(v fsm.View) {
 		var quorum []bool // built for the first candidate
+		size := v.MachineCount()
 		for _, m := range v.Machines() {
 			if m.State == fsm.MachineRestarting {
 				// Its supervisors hold its jobs for the restart lease,
@@ -40,7 +41,7 @@ func (k *Keeper) Expire(t *lease.Table, now time.Time) {
 				}
 				continue
 			}
-			if m.State == fsm.MachineUnreachable || !t.Expired(m.Name, now) {
+			if m.State == fsm.MachineUnreachable || !t.Expired(m.Name, now, size) {
 				continue
 			}
 			if m.State != fsm.MachineUp && v.Running(m.Name) == 0 {
@@ -48,7 +49,7 @@ func (k *Keeper) Expire(t *lease.Table, now time.Time) {
 			}
 			pool := t.Pool(v)
 			if quorum == nil {
-				from, to := statementWindow(now)
+				from, to := statementWindow(now, client.OutageVouchFor(lease.TimingFor(size).Renew))
 				quorum = pool.QuorumFrom(func(name string) bool { return t.Held(name, from, to) })
 			}
 			if expirable(t, now, m.Name, pool, quorum) {
@@ -69,19 +70,21 @@ func (k *Keeper) Expire(t *lease.Table, now time.Time) {
 }
 
 // statementWindow is when a machine's own lease must provably have held,
-// with client.OutageVouchWithin to spare, for it to count against an
-// expiry at now. The stub must have stopped by now-lease.Margin; the
-// statements that could let it keep its work then are those of the
-// rounds it began at most client.OutageCoverFor earlier, each made within
+// with vouch to spare, for it to count against an expiry at now. The stub
+// must have stopped by now-lease.Margin; the statements that could let it
+// keep its work then are those of the rounds it began at most
+// client.OutageCoverFor earlier, each made within
 // client.OutageAnswerWithin of its start; and a stub says its lease ran
-// out once less than client.OutageVouchWithin of it is left.
-func statementWindow(now time.Time) (from, to time.Time) {
+// out once less than vouch of it is left: client.OutageVouchFor its
+// renewal interval, which is at most the pool's (lease.TimingFor: a
+// machine told a shorter interval by a smaller pool vouches later).
+func statementWindow(now time.Time, vouch time.Duration) (from, to time.Time) {
 	stop := now.Add(-lease.Margin)
-	return stop.Add(-client.OutageCoverFor), stop.Add(client.OutageAnswerWithin + client.OutageVouchWithin)
+	return stop.Add(-client.OutageCoverFor), stop.Add(client.OutageAnswerWithin + vouch)
 }
 
 // expirable reports whether the leader may declare expired the lease of a
-// machine silent for more than lease.Duration+lease.Margin: its restartable
+// machine silent for more than its lease (lease.Table.Lease) plus lease.Margin: its restartable
 // work may then start elsewhere, so its stub must have stopped that work.
 //
 // A stub whose lease ran out keeps its restartable work for up to the
@@ -100,7 +103,7 @@ func statementWindow(now time.Time) (from, to time.Time) {
 // one this leadership told the stub, or the longest any server may have
 // told it (lease.MaxOutageGrace) until the stub proves which it holds.
 func expirable(t *lease.Table, now time.Time, machine string, pool *lease.PoolOrder, quorum []bool) bool {
-	if t.Silence(machine, now) > lease.Duration+lease.Margin+t.Grace(machine) {
+	if t.Silence(machine, now) > t.Lease(machine, pool.Size())+lease.Margin+t.Grace(machine) {
 		return true
 	}
 	k := t.Knows(machine, pool.Position(machine))
