@@ -18,20 +18,21 @@ import (
 
 // config is the benchmark's parameters.
 type config struct {
-	bin         string
-	servers     int
-	stubs       int
-	n           int
-	concurrency int
-	duration    time.Duration
-	json        bool
-	keep        bool
-	quick       bool          // BENCH_QUICK: shorter runs, fewer samples
-	only        string        // comma-separated suite names; "" runs all
-	insecure    bool          // every cluster runs without TLS (-insecure)
-	allocRounds int           // rounds of the alloc suite; 0 is its default
-	scalePool   string        // the scale suite's pool sizes (-scale-pool); "" is its default
-	scaleSteady time.Duration // the scale suite's steady window (-scale-steady); 0 is its default
+	bin           string
+	servers       int
+	stubs         int
+	n             int
+	concurrency   int
+	duration      time.Duration
+	json          bool
+	keep          bool
+	quick         bool          // BENCH_QUICK: shorter runs, fewer samples
+	only          string        // comma-separated suite names; "" runs all
+	insecure      bool          // every cluster runs without TLS (-insecure)
+	allocRounds   int           // rounds of the alloc suite; 0 is its default
+	scalePool     string        // the scale suite's pool sizes (-scale-pool); "" is its default
+	scaleSteady   time.Duration // the scale suite's steady window (-scale-steady); 0 is its default
+	scaleJoinRate float64       // machines a second joining a pool over scalePoolPacedOver (-scale-join-rate)
 	// sitePolicy is a Starlark site policy script (-site-policy) every
 	// cluster installs once ready, so the core figures can be taken with
 	// a script's admit and priority in the way; "" for none.

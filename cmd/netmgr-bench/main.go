@@ -33,6 +33,7 @@ func run() error {
 	flag.IntVar(&cfg.allocRounds, "alloc-rounds", 0, "rounds of the alloc suite, each timing every size once (0: 11, 5 under BENCH_QUICK)")
 	flag.StringVar(&cfg.scalePool, "scale-pool", "", "`SIZES` of the scale suite's simulated pools, comma-separated machine counts (default: "+
 		scalePoolDefault+" with -only scale, "+scalePoolQuick+" under BENCH_QUICK, none otherwise)")
+	flag.Float64Var(&cfg.scaleJoinRate, "scale-join-rate", scalePoolJoinRate, "machines (`N`) a second that begin to join a simulated pool of over 1,000 (netmgr sim --join-rate); 0: as fast as the servers answer")
 	flag.DurationVar(&cfg.scaleSteady, "scale-steady", 0, "how long the scale suite watches each simulated pool at rest (default: 60s, 10s under BENCH_QUICK)")
 	flag.StringVar(&cfg.sitePolicy, "site-policy", "", "a site policy script (`FILE`, Starlark) every cluster installs once ready, to take the figures with it loaded")
 	flag.BoolVar(&cfg.insecure, "insecure", false, "run every cluster without TLS (--insecure), for comparison with the default, secure clusters")

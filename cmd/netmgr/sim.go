@@ -77,6 +77,7 @@ func simCommand() *cli.Command {
 			&cli.BoolFlag{Name: "insecure", Usage: "run the stubs without TLS (for a group started with --insecure)"},
 			&cli.BoolFlag{Name: "whole-stubs", Usage: "run a whole stub per machine (outbox, exec dirs, member list) instead of the shared simulator"},
 			&cli.BoolFlag{Name: "own-address", Usage: "give machine i the host of --http and --gossip plus i (an IPv4 in 127.0.0.0/8) on their ports, all served by one socket each"},
+			&cli.Float64Flag{Name: "join-rate", Usage: "machines (`N`) that begin to join a second at most, as a pool booting over minutes would; 0: as fast as the servers answer (simulator only)"},
 			&cli.BoolFlag{Name: "commands", Usage: "read commands from standard input, one a line: 'kill NAME' or 'stats'"},
 			logLevelFlag(), logFormatFlag(),
 		},
@@ -135,6 +136,9 @@ func runSim(cCtx *cli.Context) error {
 		}
 	}
 	sim := stub.Simulation{RunTime: cCtx.Duration("run-time"), Slots: cCtx.Int("slots"), MemoryMB: cCtx.Int64("mem")}
+	if rate := cCtx.Float64("join-rate"); rate < 0 || rate > 0 && cCtx.Bool("whole-stubs") {
+		return usagef("--join-rate must be a positive number of machines a second, without --whole-stubs; got %v", rate)
+	}
 	if !cCtx.Bool("whole-stubs") {
 		if cCtx.String("exec-dir") != "" {
 			return usagef("--exec-dir needs --whole-stubs: the shared simulator makes no exec dirs")

@@ -63,6 +63,7 @@ func runSimPool(cCtx *cli.Context, logger *slog.Logger, ca *pki.CA, sim stub.Sim
 		GossipAddrs: gossipAddrs,
 		Shared:      cCtx.Bool("own-address"),
 		ColdServers: cold,
+		JoinRate:    cCtx.Float64("join-rate"),
 	}
 	for i := range n {
 		cfg.Names = append(cfg.Names, fmt.Sprintf("%s-%d", cCtx.String("prefix"), i))

@@ -28,6 +28,15 @@ const (
 	// idleConnTimeout closes an idle API connection of a server to a
 	// machine, and with Config.ColdServers a machine's to a server.
 	idleConnTimeout = 5 * time.Second
+	// handshakesAtOnce is how many machines of a pool shake hands with
+	// the servers at once. Real machines each have a CPU of their own;
+	// thousands of simulated ones redialling a new leader at once on one
+	// host's few cores each got so little of it that none finished its
+	// handshake before the server's 10 s deadline, every one was dialled
+	// again, and the pool never came back (10,000 machines, cold). In
+	// turn, each finishes in a few milliseconds, and a renewal whose time
+	// runs out while it waits its turn costs nobody anything.
+	handshakesAtOnce = 4
 )
 
 // Machine is one simulated machine: its own name, certificate, API
@@ -167,6 +176,16 @@ func (m *Machine) finishSetup() (err error) {
 		// again for each renewal while a slow server's handshake hangs,
 		// and 10,000 machines doing so piled up 17 handshakes each.
 		tr.MaxConnsPerHost = 1
+		dial := tr.DialTLSContext
+		tr.DialTLSContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
+			select {
+			case p.handshakes <- struct{}{}:
+			case <-ctx.Done():
+				return nil, fmt.Errorf("simulated machine %s: wait to dial %s: %w", name, addr, ctx.Err())
+			}
+			defer func() { <-p.handshakes }()
+			return dial(ctx, network, addr)
+		}
 		hc := &http.Client{Timeout: 70 * time.Second, Transport: tr}
 		opts = []client.Option{client.WithHTTPClient(hc), client.WithHTTPS()}
 	}

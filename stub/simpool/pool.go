@@ -61,6 +61,12 @@ type Config struct {
 	ColdServers bool
 	// JoinParallel bounds the joins in flight at once; 0 means 16.
 	JoinParallel int
+	// JoinRate, when positive, is how many machines begin to join (and
+	// to renew) a second at most: a real pool's machines do not all boot
+	// in the same minute, and 10,000 joining as fast as the servers
+	// answer overload a small host's servers (each join pushes the whole
+	// member list, and the first renewal costs a TLS handshake).
+	JoinRate float64
 	// Logger takes the pool's lines; nil discards them.
 	Logger *slog.Logger
 }
@@ -76,6 +82,9 @@ type Pool struct {
 	ms     []*Machine
 	byN    map[string]*Machine
 	pid    atomic.Int64 // the last simulated pid handed out
+	// handshakes bounds the machines' TLS handshakes with the servers in
+	// progress at once (handshakesAtOnce).
+	handshakes chan struct{}
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -117,7 +126,8 @@ func Start(ctx context.Context, cfg Config) (*Pool, error) {
 	if l == nil {
 		l = slog.New(slog.DiscardHandler)
 	}
-	p := &Pool{cfg: cfg, log: l, keys: keyring(cfg.Keys), byN: make(map[string]*Machine), servers: make(map[string]client.NodeMeta)}
+	p := &Pool{cfg: cfg, log: l, keys: keyring(cfg.Keys), byN: make(map[string]*Machine), servers: make(map[string]client.NodeMeta),
+		handshakes: make(chan struct{}, handshakesAtOnce)}
 	p.pid.Store(pidBase)
 	p.ctx, p.cancel = context.WithCancel(context.Background())
 	p.srv = &http.Server{
@@ -186,7 +196,21 @@ func (p *Pool) join(ctx context.Context) error {
 	}
 	sem := make(chan struct{}, par)
 	var wg sync.WaitGroup
+	var pace <-chan time.Time
+	if p.cfg.JoinRate > 0 {
+		t := time.NewTicker(time.Duration(float64(time.Second) / p.cfg.JoinRate))
+		defer t.Stop()
+		pace = t.C
+	}
 	for _, m := range p.ms {
+		if pace != nil && m != first {
+			select {
+			case <-pace:
+			case <-ctx.Done():
+				wg.Wait()
+				return ctx.Err()
+			}
+		}
 		m.startLease()
 		if m == first {
 			continue
