@@ -21,6 +21,7 @@ func (d *db) applyStubJoin(index uint64, c *StubJoin) *Result {
 	if !ok {
 		m = &Machine{CreateIndex: index}
 		d.machines[f.Name] = m
+		d.machinesSorted.Store(nil)
 	}
 	m.MachineFacts = f
 	m.eff = d.decl().effective(&m.MachineFacts)

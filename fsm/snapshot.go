@@ -187,6 +187,7 @@ func readBinaryRecords(d *db, h *snapshotHeader, dec *decoder) error {
 		return fmt.Errorf("read records: %w: version %d snapshot announces mail", errCorrupt, h.Version)
 	}
 	d.machines = make(map[string]*Machine, min(h.Machines, maxPresized))
+	d.machinesSorted.Store(nil)
 	for range h.Machines {
 		m := new(Machine)
 		if dec.machine(m); dec.err != nil {

@@ -2,6 +2,7 @@ package fsm
 
 import (
 	"iter"
+	"slices"
 	"time"
 )
 
@@ -13,8 +14,9 @@ type View struct{ d *db }
 // Index is the Raft index of the last applied command.
 func (v View) Index() uint64 { return v.d.index }
 
-// Machines returns every machine, sorted by name.
-func (v View) Machines() []*Machine { return sortedMachines(v.d.machines) }
+// Machines returns every machine, sorted by name, in a slice of the
+// caller's own.
+func (v View) Machines() []*Machine { return slices.Clone(v.d.machinesByName()) }
 
 // MachinesWithFreeSlot yields, in no particular order, the machines with
 // fewer placed or running instances than slots, whatever their state:

@@ -395,27 +395,30 @@
 // on a 2-core VM (doc/benchmark.md): what each part of one server group
 // costs as the pool grows, and what breaks first.
 //
-//   - Lease renewals: every machine every 0.5 s, to the leader, each on the
-//     stub's lease stream. 0.13-0.16 ms of the leader's CPU a renewal at
-//     1,000 machines, nearly all the connection's (TLS records, system
-//     calls, HTTP/2's frame loops, the Go scheduler): 2.6-3.2 cores at
-//     10,000, 13-16 at 50,000, 26-32 at 100,000; and a connection per
-//     machine on the leader, about 0.1 MiB each (its RSS at 1,000: 150 MiB
-//     against a follower's 35), 1.2 GiB at 10,000 and 12 GiB at 100,000.
-//     Each machine also keeps a warm connection to every follower, so
-//     that a new leader need not handshake with every machine (1-2 ms of
-//     CPU each: 10-20 core-seconds at 10,000, 100-200 at 100,000): about
-//     55 KiB each on a follower (its RSS at 1,000: 88-90 MiB), 0.5 GiB at
-//     10,000 and 5.3 GiB at 100,000. This is what breaks
-//     first, past a few thousand machines on small servers. The interval
-//     cannot simply grow: the outage rule needs a renewal within every
-//     0.9 s (server/lease's doc). The next step within one group is to
-//     spread the connections: a machine renews with any server, each
-//     server passes the leader its renewals as one batch every few
-//     milliseconds, and the leader grants each batch after one leadership
-//     check (already shared per 5 ms) and a table update, a few
-//     microseconds a renewal: 100,000 machines then cost the leader about
-//     0.5-1 core, and each of 5 servers 20,000 connections.
+//   - Lease renewals: every machine every 0.5 s up to 1,666 machines,
+//     then every 0.3 ms per machine (3 s at 10,000; server/lease's
+//     TimingFor), to the leader, each on the stub's lease stream: at most
+//     some 3,300 a second up to 10,000 machines, where 20,000 at 0.5 s
+//     would have cost 2.6-3.2 cores. 0.13-0.16 ms of the leader's CPU a
+//     renewal, nearly all the connection's (TLS records, system calls,
+//     HTTP/2's frame loops, the Go scheduler): measured at rest, 0.49
+//     cores at 5,000 and 0.58 at 10,000 (target 0.3). The interval cannot
+//     grow further without slowing machine loss: the outage rule makes
+//     the lease twice the interval plus 2 s, and a dead machine's work
+//     moves 9 s after its last renewal at 3 s. Past 10,000 the rate grows
+//     again: 16,700 a second at 50,000 (2.2-2.7 cores), 33,000 at 100,000.
+//     A connection per machine on the leader costs 0.1 MiB (1.2 GiB at
+//     10,000, 12 GiB at 100,000); each machine also keeps a warm
+//     connection to every follower, so that a new leader need not
+//     handshake with every machine (1-2 ms of CPU each: 10-20
+//     core-seconds at 10,000), about 55 KiB each on a follower. This is
+//     what breaks first. The next step within one group is to spread the
+//     connections: a machine renews with any server, each server passes
+//     the leader its renewals as one batch every few milliseconds, and
+//     the leader grants each batch after one leadership check (already
+//     shared per 5 ms) and a table update, a few microseconds a renewal:
+//     100,000 machines then cost the leader about 0.5-1 core, and each of
+//     5 servers 20,000 connections.
 //   - Gossip: each server's memberlist holds every machine, and a join is a
 //     push/pull of a server's whole state (150-250 bytes a member: 2 MiB
 //     a join at 10,000, 20 MiB at 100,000), so a pool starting at once
