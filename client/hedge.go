@@ -34,6 +34,25 @@ func WithHedge(after time.Duration) Option { return func(c *Client) { c.hedge = 
 // hedge delay.
 func WithLeaderPatience(d time.Duration) Option { return func(c *Client) { c.patience = d } }
 
+// patienceKey carries a request's leader patience (WithPatience).
+type patienceKey struct{}
+
+// WithPatience returns ctx carrying a leader patience for the requests
+// made with it, in place of the client's (WithLeaderPatience): a stub
+// that renews less often, with a longer lease, has longer to wait for
+// its leader before it asks the others.
+func WithPatience(ctx context.Context, d time.Duration) context.Context {
+	return context.WithValue(ctx, patienceKey{}, d)
+}
+
+// patienceFor is the leader patience of a request made with ctx.
+func (c *Client) patienceFor(ctx context.Context) time.Duration {
+	if d, ok := ctx.Value(patienceKey{}).(time.Duration); ok && d > 0 {
+		return d
+	}
+	return c.patience
+}
+
 // tryResult is one hedged try's outcome: the index of its server, the
 // leader its answer named, and its body, undecoded.
 type tryResult struct {
@@ -94,8 +113,8 @@ func (c *Client) hedgedRound(ctx context.Context, method, path string, body []by
 	}
 	launch()
 	first := c.hedge
-	if leader && c.patience > first {
-		first = c.patience
+	if p := c.patienceFor(ctx); leader && p > first {
+		first = p
 	}
 	timer := time.NewTimer(first)
 	defer timer.Stop()

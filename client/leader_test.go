@@ -159,3 +159,31 @@ func TestSetLeaderIgnoresAStranger(t *testing.T) {
 		t.Fatalf("machines after a stranger was hinted: %v", err)
 	}
 }
+
+// A request's own patience (WithPatience) stands in for the client's: a
+// stub renewing every 3 s in a large pool waits longer for a leader that
+// stalls before it asks the followers, the client unchanged.
+func TestRequestPatienceStandsInForTheClients(t *testing.T) {
+	var leader *countingServer
+	leaderName := func() string { return leader.host() }
+	leader = newCountingServer(t, "from-leader", 200*time.Millisecond, false, leaderName)
+	follower := newCountingServer(t, "from-follower", 0, false, leaderName)
+	c := newClient(t, []string{follower.URL, leader.URL}, client.WithRetryFor(0),
+		client.WithHedge(50*time.Millisecond), client.WithLeaderPatience(50*time.Millisecond))
+	c.SetLeader(leader.URL)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	ms, err := c.Machines(client.WithPatience(ctx, time.Second))
+	if err != nil {
+		t.Fatalf("patient request: %v", err)
+	}
+	if len(ms) != 1 || ms[0].Name != "from-leader" || follower.tries.Load() != 0 {
+		t.Fatalf("patient request: machines = %+v, follower asked %d times; want the leader's answer alone", ms, follower.tries.Load())
+	}
+	if _, err := c.Machines(ctx); err != nil {
+		t.Fatalf("request: %v", err)
+	}
+	if follower.tries.Load() == 0 {
+		t.Errorf("with the client's 50 ms patience the follower was not asked: the test shows nothing")
+	}
+}

@@ -145,9 +145,9 @@ func (c *Client) renewOnStream(ctx context.Context, req LeaseRequest) (resp Leas
 
 // streamPatience is how long one renewal, or the opening of a stream,
 // may take before the renewal goes by a plain request instead.
-func (c *Client) streamPatience() time.Duration {
-	if c.patience > 0 {
-		return c.patience
+func (c *Client) streamPatience(ctx context.Context) time.Duration {
+	if p := c.patienceFor(ctx); p > 0 {
+		return p
 	}
 	return leaseStreamPatience
 }
@@ -163,7 +163,7 @@ func (c *Client) leaseOnStream(ctx context.Context, s *leaseStream, req LeaseReq
 	if err != nil {
 		return LeaseStreamAnswer{}, fmt.Errorf("encode lease request: %w", err)
 	}
-	patience := time.NewTimer(c.streamPatience())
+	patience := time.NewTimer(c.streamPatience(ctx))
 	defer patience.Stop()
 	wait := func(late error) (streamRead, error) {
 		select {
@@ -184,7 +184,7 @@ func (c *Client) leaseOnStream(ctx context.Context, s *leaseStream, req LeaseReq
 		}
 		s.owed = false
 	}
-	stuck := time.AfterFunc(2*c.streamPatience(), s.cancel)
+	stuck := time.AfterFunc(2*c.streamPatience(ctx), s.cancel)
 	_, err = s.out.Write(append(line, '\n'))
 	if !stuck.Stop() || err != nil {
 		return LeaseStreamAnswer{}, fmt.Errorf("send on lease stream %s: %w", s.base, cmp.Or(err, context.Canceled))
@@ -216,7 +216,7 @@ func (c *Client) openLeaseStream(ctx context.Context, base string) (*leaseStream
 	c.setIdentity(req)
 	hc := *c.hc
 	hc.Timeout = 0 // the stream lasts until closed
-	late := time.AfterFunc(c.streamPatience(), cancel)
+	late := time.AfterFunc(c.streamPatience(ctx), cancel)
 	stop := context.AfterFunc(ctx, cancel)
 	resp, err := hc.Do(req)
 	late.Stop()

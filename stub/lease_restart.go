@@ -13,9 +13,9 @@ import (
 // meanwhile (a renewal at most defaultRenewEvery ago granted 3 s).
 const restartAskTimeout = 2 * time.Second
 
-// stopRenewing ends run and waits for it (at most renewTimeout, the
-// longest a round takes) and reports whether it ended: once it has, the
-// stub sends no renewal built after this call.
+// stopRenewing ends run and waits for it (at most the longest round,
+// renewRound's at longestRenewEvery) and reports whether it ended: once
+// it has, the stub sends no renewal built after this call.
 func (k *leaseKeeper) stopRenewing() bool {
 	k.halted.Store(true)
 	select {
@@ -26,7 +26,7 @@ func (k *leaseKeeper) stopRenewing() bool {
 	select {
 	case <-k.done:
 		return true
-	case <-time.After(renewTimeout + time.Second):
+	case <-time.After(longestRound + time.Second):
 		return false
 	}
 }

@@ -107,3 +107,24 @@ func TestStatementVouchesAfterTheLease(t *testing.T) {
 		})
 	}
 }
+
+// TestRenewRound checks a round's length and the leader's patience in it
+// at the renewal intervals a leader grants: 0.5 s keeps renewTimeout and
+// leaseLeaderPatience; a larger pool's interval lengthens the patience
+// to half of it, the others keeping what they had; an interval past the
+// longest a leader grants changes nothing more.
+func TestRenewRound(t *testing.T) {
+	for _, tc := range []struct{ every, round, patience time.Duration }{
+		{0, renewTimeout, leaseLeaderPatience},
+		{defaultRenewEvery, renewTimeout, leaseLeaderPatience},
+		{time.Second, renewTimeout, leaseLeaderPatience},
+		{2 * time.Second, 1500 * time.Millisecond, time.Second},
+		{3 * time.Second, 2 * time.Second, 1500 * time.Millisecond},
+		{time.Hour, 2 * time.Second, 1500 * time.Millisecond},
+	} {
+		round, patience := renewRound(tc.every)
+		if round != tc.round || patience != tc.patience {
+			t.Errorf("renewRound(%v) = %v, %v; want %v, %v", tc.every, round, patience, tc.round, tc.patience)
+		}
+	}
+}

@@ -17,6 +17,7 @@ const (
 	defaultLease      = 3 * time.Second
 	defaultRenewEvery = 500 * time.Millisecond
 	renewTimeout      = time.Second
+	longestRenewEvery = 3 * time.Second // server/lease's MaxRenew
 )
 
 // epoch is the monotonic origin of leaseState's deadlines.
@@ -81,8 +82,11 @@ func (m *Machine) keepLease() {
 			f := m.facts()
 			req.Facts = &f
 		}
-		ctx, cancel := context.WithTimeout(m.ctx, renewTimeout)
-		resp, err := m.lc.RenewLease(ctx, req)
+		// The round and the leader's patience grow with a large pool's
+		// interval, as the stub's (stub's renewRound).
+		patience := max(leaseLeaderPatience, min(every, longestRenewEvery)/2)
+		ctx, cancel := context.WithTimeout(m.ctx, patience+renewTimeout-leaseLeaderPatience)
+		resp, err := m.lc.RenewLease(client.WithPatience(ctx, patience), req)
 		cancel()
 		factsAsked, renewed := false, false
 		switch {
