@@ -402,7 +402,7 @@
 //     would have cost 2.6-3.2 cores. 0.13-0.16 ms of the leader's CPU a
 //     renewal, nearly all the connection's (TLS records, system calls,
 //     HTTP/2's frame loops, the Go scheduler): measured at rest, 0.49
-//     cores at 5,000 and 0.58 at 10,000 (target 0.3). The interval cannot
+//     cores at 5,000 and 0.56 at 10,000 (target 0.3). The interval cannot
 //     grow further without slowing machine loss: the outage rule makes
 //     the lease twice the interval plus 2 s, and a dead machine's work
 //     moves 9 s after its last renewal at 3 s. Past 10,000 the rate grows
