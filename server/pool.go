@@ -7,21 +7,18 @@ import (
 	"github.com/netmgr/netmgr/server/planner"
 )
 
-// The leader suspects a machine and places no new work there once it
-// goes without a lease renewal from it for two renewal intervals
-// (lease.SuspectAfter: 1 s in a pool of up to 1,000 machines, 10 s at
-// 10,000). Its running work is left alone; only the lease's expiry moves
-// it elsewhere.
+// pool returns the gossip pool as this server sees it, with Suspect set
+// on the stubs the leader has not heard a renewal from for two renewal
+// intervals, and the load a stub reported with its last renewal in place
+// of the one it gossiped. On a follower no stub is suspect: it holds no
+// leases.
 //
-// memberlist keeps its suspicion to itself (a Node's State in Members()
-// never becomes StateSuspect: hashicorp/memberlist#266), and the
-// renewals are a direct, per-machine heartbeat to the one server that
-// places work.
-
-// pool returns the gossip pool as this server sees it, with Suspect set on
-// the stubs the leader has not heard a renewal from for two renewal intervals, and
-// the load a stub reported with its last renewal in place of the one it
-// gossiped. On a follower no stub is suspect: it holds no leases.
+// A suspect machine gets no new work (lease.SuspectAfter: 1 s in a pool
+// of up to 1,666 machines, 6 s at 10,000); its running work is left
+// alone, and only the lease's expiry moves it elsewhere. memberlist keeps
+// its suspicion to itself (a Node's State in Members() never becomes
+// StateSuspect: hashicorp/memberlist#266), and the renewals are a direct,
+// per-machine heartbeat to the one server that places work.
 func (s *Server) pool(now time.Time) map[string]member {
 	pool := s.gossip.snapshot()
 	st := s.leader.Load()
