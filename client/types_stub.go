@@ -342,6 +342,24 @@ func OutageVouchFor(renew time.Duration) time.Duration {
 	return renew + OutageVouchWithin - 500*time.Millisecond
 }
 
+// MaxRenewEvery is the longest renewal interval a leader grants
+// (server/lease's TimingFor: a pool of 10,000 machines or more).
+const MaxRenewEvery = 3 * time.Second
+
+// LeaseRound returns how long a stub's renewal round lasts and how long
+// it waits in it for the leader before it asks the other servers too
+// (WithPatience), at renewal interval every, for a stub whose round and
+// patience at 0.5 s renewals are round and patience: those, and at a
+// larger pool's longer interval (with its longer lease) a patience of
+// half the interval, at most MaxRenewEvery's, the others keeping the rest
+// of the round as before. A leader of 10,000 machines that stalled up to
+// a second lost their renewals to the followers, each first a TLS
+// handshake there if the connection was cold.
+func LeaseRound(every, round, patience time.Duration) (time.Duration, time.Duration) {
+	long := max(patience, min(every, MaxRenewEvery)/2)
+	return long + round - patience, long
+}
+
 // OutageVouchAfter is how long a stub that said its lease ran out goes on
 // saying so after the renewal that ended it. The servers come back to
 // the stubs over a second or more, not at one instant (a partition

@@ -22,32 +22,23 @@ const (
 	defaultLease      = supervisor.DefaultLease
 	defaultRenewEvery = 500 * time.Millisecond
 	// renewTimeout bounds one renewal round across the servers at 0.5 s
-	// renewals (renewRound; hedged: see leaseHedgeAfter), so an unreachable group cannot keep the keeper
-	// from noticing that the lease ran out for long; supervisors enforce
-	// the lease file meanwhile. A renewal's lease counts from when it was
+	// renewals (renewRound; hedged: see leaseHedgeAfter), so an
+	// unreachable group cannot keep the keeper from noticing that the
+	// lease ran out for long; supervisors enforce the lease file
+	// meanwhile. A renewal's lease counts from when it was
 	// sent, so a slow answer never stretches it.
 	renewTimeout = time.Second
 )
 
-// longestRenewEvery is the longest renewal interval a leader grants
-// (server/lease's MaxRenew, a pool of 10,000 machines or more).
-const longestRenewEvery = 3 * time.Second
-
 // renewRound returns how long one renewal round lasts and how long it
-// waits for the leader before it asks the other servers too
-// (client.WithPatience), at renewal interval every: renewTimeout and
-// leaseLeaderPatience at 0.5 s; at a larger pool's longer interval, with
-// its longer lease, the leader's patience grows to half the interval
-// (1.5 s at 3 s) and the others keep the rest of the round as before. A
-// leader of 10,000 machines that stalled up to a second lost their
-// renewals to the followers, each first a TLS handshake there if cold.
+// waits for the leader in it, at renewal interval every
+// (client.LeaseRound: renewTimeout and leaseLeaderPatience at 0.5 s).
 func renewRound(every time.Duration) (round, patience time.Duration) {
-	patience = max(leaseLeaderPatience, min(every, longestRenewEvery)/2)
-	return patience + renewTimeout - leaseLeaderPatience, patience
+	return client.LeaseRound(every, renewTimeout, leaseLeaderPatience)
 }
 
-// longestRound is the round at longestRenewEvery.
-var longestRound, _ = renewRound(longestRenewEvery)
+// longestRound is the round at the longest interval a leader grants.
+var longestRound, _ = renewRound(client.MaxRenewEvery)
 
 // leaseKeeper renews the stub's lease with the server group and, when the
 // lease runs out unrenewed, stops the attempts of restartable jobs: the

@@ -14,7 +14,7 @@ import (
 const restartAskTimeout = 2 * time.Second
 
 // stopRenewing ends run and waits for it (at most the longest round,
-// renewRound's at longestRenewEvery) and reports whether it ended: once
+// renewRound's at client.MaxRenewEvery) and reports whether it ended: once
 // it has, the stub sends no renewal built after this call.
 func (k *leaseKeeper) stopRenewing() bool {
 	k.halted.Store(true)

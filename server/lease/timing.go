@@ -1,6 +1,10 @@
 package lease
 
-import "time"
+import (
+	"time"
+
+	"github.com/netmgr/netmgr/client"
+)
 
 // The lease timing. A stub's lease holds for Duration from the moment it
 // sent the renewal the leader granted. The leader declares a lease
@@ -37,7 +41,7 @@ const (
 const (
 	RenewPerMachine = 300 * time.Microsecond
 	renewStep       = 100 * time.Millisecond
-	MaxRenew        = 3 * time.Second
+	MaxRenew        = client.MaxRenewEvery
 	MaxDuration     = 2*MaxRenew + Duration - 2*Renew
 )
 

@@ -17,7 +17,6 @@ const (
 	defaultLease      = 3 * time.Second
 	defaultRenewEvery = 500 * time.Millisecond
 	renewTimeout      = time.Second
-	longestRenewEvery = 3 * time.Second // server/lease's MaxRenew
 )
 
 // epoch is the monotonic origin of leaseState's deadlines.
@@ -83,9 +82,9 @@ func (m *Machine) keepLease() {
 			req.Facts = &f
 		}
 		// The round and the leader's patience grow with a large pool's
-		// interval, as the stub's (stub's renewRound).
-		patience := max(leaseLeaderPatience, min(every, longestRenewEvery)/2)
-		ctx, cancel := context.WithTimeout(m.ctx, patience+renewTimeout-leaseLeaderPatience)
+		// interval, as the stub's.
+		round, patience := client.LeaseRound(every, renewTimeout, leaseLeaderPatience)
+		ctx, cancel := context.WithTimeout(m.ctx, round)
 		resp, err := m.lc.RenewLease(client.WithPatience(ctx, patience), req)
 		cancel()
 		factsAsked, renewed := false, false
