@@ -39,10 +39,9 @@ const (
 	scalePoolGoneWait = 2 * time.Minute
 	// scalePoolJoinRate is how many machines a second begin to join in
 	// a pool of more than scalePoolPacedOver (netmgr sim --join-rate;
-	// -scale-join-rate): as
-	// fast as the servers answer, 10,000 machines' joins overloaded this
-	// 2-core host and its leadership changed (each change makes every
-	// joined machine shake hands with the new leader).
+	// -scale-join-rate): as fast as the servers answer, 10,000 machines'
+	// joins overloaded this 2-core host and its leadership changed (each
+	// change makes every joined machine shake hands with the new leader).
 	scalePoolJoinRate  = 50
 	scalePoolPacedOver = 1000
 	// scalePoolRunTime is how long a simulated attempt runs: longer than

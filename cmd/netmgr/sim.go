@@ -136,8 +136,11 @@ func runSim(cCtx *cli.Context) error {
 		}
 	}
 	sim := stub.Simulation{RunTime: cCtx.Duration("run-time"), Slots: cCtx.Int("slots"), MemoryMB: cCtx.Int64("mem")}
-	if rate := cCtx.Float64("join-rate"); rate < 0 || rate > 0 && cCtx.Bool("whole-stubs") {
-		return usagef("--join-rate must be a positive number of machines a second, without --whole-stubs; got %v", rate)
+	switch rate := cCtx.Float64("join-rate"); {
+	case rate < 0:
+		return usagef("--join-rate must be a number of machines a second, 0 or more; got %v", rate)
+	case rate > 0 && cCtx.Bool("whole-stubs"):
+		return usagef("--join-rate works without --whole-stubs only")
 	}
 	if !cCtx.Bool("whole-stubs") {
 		if cCtx.String("exec-dir") != "" {
