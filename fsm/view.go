@@ -43,6 +43,13 @@ func (v View) MachinesWithFreeSlot() iter.Seq[*Machine] {
 // replicas.
 func (v View) MachineVersion(m *Machine) uint64 { return m.version }
 
+// MachinesVersion grows whenever any machine's MachineVersion moves (a
+// machine was created or its record, or what a pass reads of its
+// instances, changed). With Epoch it tells a reader that looks at the
+// pool from time to time (server/membership) that no machine changed
+// since its last look. Not state, like MachineVersion.
+func (v View) MachinesVersion() uint64 { return v.d.versions }
+
 // Epoch tells apart the states this process has held: it changes when a
 // restore replaces the whole state (and its *Machine records), never
 // otherwise.

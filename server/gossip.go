@@ -57,6 +57,8 @@ type gossip struct {
 	// changed are the members updated since the leader's liveness last
 	// took them (takeChanged); nil until the first update.
 	changed map[string]struct{}
+	// version counts the updates (poolVersion).
+	version uint64
 }
 
 func newGossip(cfg *Config, meta client.NodeMeta) (*gossip, error) {
@@ -141,6 +143,13 @@ func (g *gossip) member(name string) (member, bool) {
 	return *m, true
 }
 
+// poolVersion returns a number that grows with every update of the pool.
+func (g *gossip) poolVersion() uint64 {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.version
+}
+
 // takeChanged returns the members updated since the last call and
 // forgets them. At most one caller (the leader's liveness) takes them.
 func (g *gossip) takeChanged() []string {
@@ -197,6 +206,7 @@ func (g *gossip) update(n *memberlist.Node, alive bool) {
 		g.changed = make(map[string]struct{})
 	}
 	g.changed[n.Name] = struct{}{}
+	g.version++
 	g.mu.Unlock()
 	select {
 	case g.events <- struct{}{}:

@@ -24,6 +24,7 @@ func (s *Server) newMembership(leases *lease.Table, facts *joinFacts) *membershi
 			}
 			return out
 		},
+		PoolVersion:  s.gossip.poolVersion,
 		Leases:       leases,
 		StubClient:   s.stubClient,
 		MachineFacts: factsFromWire,

@@ -23,6 +23,7 @@ func (m *Watcher) join(ctx context.Context, name, addr string) {
 		defer func() {
 			m.mu.Lock()
 			delete(m.pending, name)
+			m.joined = true
 			m.mu.Unlock()
 		}()
 		facts, source, err := m.joinFacts(ctx, name, addr)

@@ -34,6 +34,11 @@ type Config struct {
 	// Pool returns a copy of the gossip pool as the server sees it, by
 	// member name.
 	Pool func() map[string]Member
+	// PoolVersion returns a number that grows whenever the pool changes:
+	// a pass that finds it, and the database's machines, as the last
+	// full pass did repeats that pass's outcome without copying the
+	// pool (Watcher.Reconcile). Nil: every pass is full.
+	PoolVersion func() uint64
 	// Leases is this leadership's lease table: a restarting machine is up
 	// again once its new stub renewed (lease.Table.Back), and a join
 	// counts as a renewal (lease.Table.Touch). Nil: no restarting machine
@@ -72,8 +77,27 @@ type Watcher struct {
 	wg     sync.WaitGroup
 	rejoin *rejoin.Rejoiner // joins the machines gossip lacks
 
-	mu      sync.Mutex // guards pending
+	mu      sync.Mutex // guards pending and joined
 	pending map[string]bool
+	// joined is set when a join ends, however it ended: the next pass
+	// looks at the pool again (a refused or failed join changes nothing
+	// a version counts).
+	joined bool
+
+	memo *passMemo // what the last full pass found; nil: look again
+}
+
+// passMemo is what a full pass found when it started nothing: a pass
+// that sees the same pool and machines repeats it, at the cost of two
+// version reads instead of a copy of the pool and a look at every
+// machine (at 10,000 machines, several times a second, a tenth of an
+// idle leader's CPU).
+type passMemo struct {
+	poolVersion     uint64 // Config.PoolVersion
+	epoch, machines uint64 // fsm.View.Epoch, fsm.View.MachinesVersion
+	at              time.Time
+	unseen          map[string]string // for the rejoin round
+	servers         map[string]Member // the pool's servers, for the voters
 }
 
 // New returns the membership duty of a leadership that begins now.
@@ -93,19 +117,36 @@ func (m *Watcher) Wait() {
 }
 
 // Reconcile makes one pass: the joins (in the background), the leaves,
-// a rejoin round and the voters the pool calls for now.
+// a rejoin round and the voters the pool calls for now. When neither the
+// pool nor any machine changed since a full pass that started nothing,
+// nor did time move the pass past absentGrace, that pass's outcome
+// stands and only the rejoin round and the voters run again.
 func (m *Watcher) Reconcile(ctx context.Context) {
+	now := time.Now()
+	var poolVersion, epoch, machines uint64
+	if m.cfg.PoolVersion != nil {
+		// Before the copy: a change after it makes the next pass full.
+		poolVersion = m.cfg.PoolVersion()
+	}
+	m.h.Read(func(v fsm.View) { epoch, machines = v.Epoch(), v.MachinesVersion() })
+	if memo := m.repeats(poolVersion, epoch, machines, now); memo != nil {
+		m.rejoin.Kick(ctx, memo.unseen, now)
+		m.addServers(ctx, memo.servers)
+		return
+	}
 	pool := m.cfg.Pool()
 	type leave struct {
 		name, reason string
 		clean        bool // the machine said it was going: no warning
 	}
 	var (
-		joins  []string
-		leaves []leave
-		unseen map[string]string
+		joins   []string
+		leaves  []leave
+		unseen  map[string]string
+		waiting bool // a restarting machine waits for its new stub's renewal
 	)
 	m.h.Read(func(v fsm.View) {
+		epoch, machines = v.Epoch(), v.MachinesVersion()
 		unseen = unseenMachines(v, pool)
 		for name, mem := range pool {
 			if mem.Meta.Role != client.RoleStub || !mem.Alive {
@@ -116,6 +157,7 @@ func (m *Watcher) Reconcile(ctx context.Context) {
 				// Alive in gossip may still be the stub that is
 				// stopping: the machine is up again only once its new
 				// stub has renewed (lease.Table.Back).
+				waiting = true
 				continue
 			}
 			if !ok || mc.State != fsm.MachineUp || mc.Addr != mem.Meta.HTTP {
@@ -141,7 +183,8 @@ func (m *Watcher) Reconcile(ctx context.Context) {
 			}
 		}
 	})
-	m.rejoin.Kick(ctx, unseen, time.Now())
+	m.rejoin.Kick(ctx, unseen, now)
+	m.remember(poolVersion, epoch, machines, now, unseen, pool, m.cfg.PoolVersion != nil && len(joins) == 0 && len(leaves) == 0 && !waiting)
 	slices.Sort(joins)
 	for _, name := range joins {
 		m.join(ctx, name, pool[name].Meta.HTTP)
@@ -158,6 +201,42 @@ func (m *Watcher) Reconcile(ctx context.Context) {
 		}
 	}
 	m.addServers(ctx, pool)
+}
+
+// repeats returns the memo of the last full pass when a pass now, seeing
+// these versions, would find what it found; nil when it must look.
+func (m *Watcher) repeats(poolVersion, epoch, machines uint64, now time.Time) *passMemo {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	memo := m.memo
+	// Past absentGrace a machine gossip never mentioned leaves: the
+	// first pass after it looks.
+	crossed := memo != nil && memo.at.Sub(m.since) <= absentGrace && now.Sub(m.since) > absentGrace
+	if memo != nil && !m.joined && !crossed &&
+		memo.poolVersion == poolVersion && memo.epoch == epoch && memo.machines == machines {
+		return memo
+	}
+	m.joined = false // the full pass to come sees every join that ended
+	return nil
+}
+
+// remember keeps what a full pass found, when keep says it may stand
+// (the pass started no join or leave, and no machine waits for its
+// lease); otherwise the next pass looks again.
+func (m *Watcher) remember(poolVersion, epoch, machines uint64, at time.Time, unseen map[string]string, pool map[string]Member, keep bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if !keep {
+		m.memo = nil
+		return
+	}
+	servers := make(map[string]Member)
+	for name, mem := range pool {
+		if mem.Meta.Role == client.RoleServer {
+			servers[name] = mem
+		}
+	}
+	m.memo = &passMemo{poolVersion: poolVersion, epoch: epoch, machines: machines, at: at, unseen: unseen, servers: servers}
 }
 
 // unseenMachines returns the API address of every machine of the

@@ -349,3 +349,120 @@ func listenPlain(t *testing.T) string {
 	})
 	return ln.Addr().String()
 }
+
+// A pass that sees the pool and the machines as the last full pass that
+// started nothing repeats its outcome without copying the pool; a change
+// of either, a join that ended (failed ones included) and the end of the
+// absent grace make the next pass look again.
+func TestMembershipRepeatsAnUnchangedPass(t *testing.T) {
+	var asked, refused atomic.Int32
+	good := stubAt(t, client.Facts{Arch: "amd64", CPUs: 4}, &asked)
+	bad := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		refused.Add(1)
+		http.Error(w, "not today", http.StatusServiceUnavailable)
+	}))
+	t.Cleanup(bad.Close)
+	var (
+		mu      sync.Mutex
+		pool    = map[string]Member{"a": stub(good)}
+		version atomic.Uint64
+		copies  atomic.Int32
+	)
+	h := dutytest.New()
+	cfg := config(nil)
+	cfg.Pool = func() map[string]Member {
+		copies.Add(1)
+		mu.Lock()
+		defer mu.Unlock()
+		out := make(map[string]Member, len(pool))
+		for k, v := range pool {
+			out[k] = v
+		}
+		return out
+	}
+	cfg.PoolVersion = version.Load
+	setPool := func(name string, mem Member) {
+		mu.Lock()
+		pool[name] = mem
+		mu.Unlock()
+		version.Add(1)
+	}
+	m := New(h, cfg)
+	pass := func() int32 {
+		before := copies.Load()
+		m.Reconcile(context.Background())
+		m.Wait()
+		return copies.Load() - before
+	}
+	if n := pass(); n != 1 {
+		t.Fatalf("first pass copied the pool %d times, want 1", n)
+	}
+	if mc, ok := machine(h, "a"); !ok || mc.State != fsm.MachineUp {
+		t.Fatalf("a = %+v (found %v), want up", mc, ok)
+	}
+	if n := pass(); n != 1 {
+		t.Errorf("the pass after a join copied the pool %d times, want 1 (it looks again)", n)
+	}
+	for i := range 3 {
+		if n := pass(); n != 0 {
+			t.Errorf("unchanged pass %d copied the pool %d times, want 0", i, n)
+		}
+	}
+
+	// Gossip says a failed: the next pass looks, and a leaves.
+	setPool("a", Member{Meta: client.NodeMeta{Role: client.RoleStub, HTTP: good}})
+	if n := pass(); n != 1 {
+		t.Errorf("the pass after a gossip change copied the pool %d times, want 1", n)
+	}
+	if mc, _ := machine(h, "a"); mc.State != fsm.MachineDown {
+		t.Errorf("a is %s after gossip reported it failed, want down", mc.State)
+	}
+	pass() // after the leave: looks once more, starts nothing
+	if n := pass(); n != 0 {
+		t.Errorf("unchanged pass after the leave copied the pool %d times, want 0", n)
+	}
+
+	// A machine's record changes in the database alone: the next pass looks.
+	setPool("a", stub(good))
+	pass()
+	pass()
+	h.MustApply(t, fsm.StubLeaveType, fsm.StubLeave{At: time.Now().UTC(), Machine: "a", Reason: "test"})
+	if n := pass(); n != 1 {
+		t.Errorf("the pass after a database change copied the pool %d times, want 1", n)
+	}
+	if mc, _ := machine(h, "a"); mc.State != fsm.MachineUp {
+		t.Errorf("a is %s, want up again (alive in gossip)", mc.State)
+	}
+
+	// A join that fails is tried again on every pass.
+	setPool("c", stub(strings.TrimPrefix(bad.URL, "http://")))
+	for range 3 {
+		pass()
+	}
+	if n := refused.Load(); n != 3 {
+		t.Errorf("c's stub asked %d times in 3 passes, want 3 (a failed join is retried)", n)
+	}
+
+	// The end of the absent grace: a machine gossip never mentioned
+	// leaves on the first pass after it, though nothing changed.
+	mu.Lock()
+	delete(pool, "c")
+	mu.Unlock()
+	version.Add(1)
+	joinMachine(t, h, "ghost", "127.0.0.1:1")
+	m.since = time.Now().Add(-absentGrace + 200*time.Millisecond)
+	pass()
+	if n := pass(); n != 0 {
+		t.Fatalf("unchanged pass in the grace copied the pool %d times, want 0", n)
+	}
+	if mc, _ := machine(h, "ghost"); mc.State != fsm.MachineUp {
+		t.Fatalf("ghost is %s within the grace, want still up", mc.State)
+	}
+	time.Sleep(time.Until(m.since.Add(absentGrace + 10*time.Millisecond)))
+	if n := pass(); n != 1 {
+		t.Errorf("the first pass past the grace copied the pool %d times, want 1", n)
+	}
+	if mc, _ := machine(h, "ghost"); mc.State != fsm.MachineDown {
+		t.Errorf("ghost is %s past the grace, want down", mc.State)
+	}
+}
