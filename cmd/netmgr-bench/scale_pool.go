@@ -4,11 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -19,8 +16,9 @@ import (
 	"github.com/netmgr/netmgr/server/servertest"
 )
 
-// The scale suite's pool part: a 3-server group and one `netmgr sim` of
-// the shared simulator (package stub/simpool) per size.
+// The scale suite's pool part: a 3-server group and the shared simulator
+// (package stub/simpool) per size, in as many `netmgr sim` processes as
+// the open-file limit asks (scalePoolPerProcess).
 const (
 	// scalePoolDefault and scalePoolQuick are the sizes measured when
 	// -scale-pool names none.
@@ -128,7 +126,7 @@ func scalePoolRun(ctx context.Context, cfg config, bin, dir string, round, n int
 	fail := func(err error) ([]figure, error) {
 		logs := ""
 		if sim != nil {
-			logs = simLogs([]*simProc{sim.simProc}, 3000)
+			logs = simLogs(sim.simProcs(), 3000)
 		}
 		fmt.Fprintf(os.Stderr, "process logs:\n%s%s", c.Logs(3000), logs)
 		return nil, err
@@ -207,10 +205,10 @@ func scalePoolRun(ctx context.Context, cfg config, bin, dir string, round, n int
 		n, ll.accepted.Seconds(), ll.seen.leader, ll.allUp.Seconds(), ll.onStreams.Seconds(), len(ll.lost), ll.stopped, ll.conns, ll.cores)
 
 	size := fmt.Sprintf("%d machines", n)
-	note := fmt.Sprintf("3 TLS servers (processes) and %d machines in one `netmgr sim` (shared simulator); steady %v after %v settling; "+
+	note := fmt.Sprintf("3 TLS servers (processes) and %d machines in %d `netmgr sim` processes (shared simulator); steady %v after %v settling; "+
 		"leader %s; the leader polled every %v: %d episodes not up (%v); CPU (cores): servers %s, sim %.2f; "+
 		"RSS (MiB): servers %s, sim %.0f; suspicions refuted by the sim: %d",
-		n, steady, settle, st.leader, scalePoolPoll, st.episodes, st.states, coresList(st.serverCores), st.simCores,
+		n, len(sim.procs), steady, settle, st.leader, scalePoolPoll, st.episodes, st.states, coresList(st.serverCores), st.simCores,
 		coresList(st.serverRSS), st.simRSS, st.refuted)
 	followersCPU, followersRSS := st.followers(st.serverCores), st.followers(st.serverRSS)
 	figs := []figure{
@@ -290,7 +288,7 @@ func scalePoolSteady(ctx context.Context, g *gossipWatch, sim *poolSim, d time.D
 	if err != nil {
 		return s, err
 	}
-	pids := map[string]int{"sim": sim.pid()}
+	pids := sim.pids()
 	for _, p := range g.c.Servers {
 		pids[p.Name] = p.PID()
 	}
@@ -317,12 +315,14 @@ func scalePoolSteady(ctx context.Context, g *gossipWatch, sim *poolSim, d time.D
 		}
 		s.serverRSS = append(s.serverRSS, mem["VmRSS"])
 	}
-	s.simCores = used["sim"]
-	mem, err := procMemory(sim.pid())
-	if err != nil {
-		return s, err
+	for name, pid := range sim.pids() {
+		s.simCores += used[name]
+		mem, err := procMemory(pid)
+		if err != nil {
+			return s, err
+		}
+		s.simRSS += mem["VmRSS"]
 	}
-	s.simRSS = mem["VmRSS"]
 	after, err := sim.stats()
 	if err != nil {
 		return s, err
@@ -340,7 +340,7 @@ func scalePoolSteady(ctx context.Context, g *gossipWatch, sim *poolSim, d time.D
 func scalePoolKill(ctx context.Context, g *gossipWatch, sim *poolSim, name string, n int) (loss, gone time.Duration, err error) {
 	fmt.Fprintf(os.Stderr, "scale: pool of %d: killing %s ...\n", n, name)
 	start := time.Now()
-	if err := sim.command("kill "+name, "killed "+name); err != nil {
+	if err := sim.kill(name); err != nil {
 		return 0, 0, err
 	}
 	var lossAt, goneAt time.Duration
@@ -369,118 +369,6 @@ func scalePoolKill(ctx context.Context, g *gossipWatch, sim *poolSim, name strin
 		return lossAt > 0 && (goneAt > 0 || time.Since(start) > lossAt+scalePoolGoneWait), nil
 	})
 	return lossAt, goneAt, err
-}
-
-// poolSim is a `netmgr sim` of the shared simulator, taking commands on
-// its standard input.
-type poolSim struct {
-	*simProc
-	in io.WriteCloser
-}
-
-// startPoolSim starts `netmgr sim` with n machines named prefix-0 ...,
-// each on a loopback address of its own (--own-address: 127.(77+ROUND).0.1
-// and up, each size's range its own), and returns once they have joined.
-func startPoolSim(c *servertest.ProcCluster, bin, dir, prefix string, round, n int, joinRate float64) (*poolSim, error) {
-	data := filepath.Join(simDataRoot(dir), prefix)
-	host := fmt.Sprintf("127.%d.0.1", 77+round)
-	p := &poolSim{simProc: &simProc{log: filepath.Join(dir, "sim-"+prefix+".log"), done: make(chan struct{})}}
-	logf, err := os.Create(p.log)
-	if err != nil {
-		return nil, fmt.Errorf("start sim %s: %w", prefix, err)
-	}
-	args := append([]string{"sim", "--count", strconv.Itoa(n), "--prefix", prefix, "--data-dir", data,
-		"--join", strings.Join(gossipAddrs(c), ","), "--log-level", "warn", "--commands",
-		"--own-address", "--http", host + ":0", "--gossip", host + ":0",
-		"--run-time", scalePoolRunTime.String()},
-		simTLSArgs(c)...)
-	if n > scalePoolPacedOver && joinRate > 0 {
-		args = append(args, "--join-rate", strconv.FormatFloat(joinRate, 'g', -1, 64))
-	}
-	p.cmd = exec.Command(bin, args...)
-	p.cmd.Stdout, p.cmd.Stderr = logf, logf
-	if p.in, err = p.cmd.StdinPipe(); err != nil {
-		logf.Close()
-		return nil, fmt.Errorf("start sim %s: %w", prefix, err)
-	}
-	p.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	if err := p.cmd.Start(); err != nil {
-		logf.Close()
-		return nil, fmt.Errorf("start sim %s: %w", prefix, err)
-	}
-	go func() {
-		_ = p.cmd.Wait()
-		logf.Close()
-		_ = os.RemoveAll(data)
-		_ = os.Remove(filepath.Dir(data))
-		close(p.done)
-	}()
-	if err := p.await(regexp.MustCompile(`(?m)^joined \d+ machines in `), 0, scalePoolJoinWait); err != nil {
-		p.kill()
-		return nil, fmt.Errorf("%w; its log ends:\n%s", err, simLogs([]*simProc{p.simProc}, 3000))
-	}
-	return p, nil
-}
-
-// await waits for the log to match re past offset.
-func (p *poolSim) await(re *regexp.Regexp, offset int64, timeout time.Duration) error {
-	deadline := time.Now().Add(timeout)
-	for {
-		b, _ := os.ReadFile(p.log)
-		if int64(len(b)) > offset && re.Match(b[offset:]) {
-			return nil
-		}
-		select {
-		case <-p.done:
-			return fmt.Errorf("sim: %w (see %s)", servertest.ErrExited, p.log)
-		case <-time.After(100 * time.Millisecond):
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("sim: no %q in %s after %v: %w", re, p.log, timeout, servertest.ErrTimeout)
-		}
-	}
-}
-
-// command sends cmd and waits for the line starting with answer.
-func (p *poolSim) command(cmd, answer string) error {
-	off := fileSize(p.log)
-	if _, err := io.WriteString(p.in, cmd+"\n"); err != nil {
-		return fmt.Errorf("sim command %q: %w", cmd, err)
-	}
-	return p.await(regexp.MustCompile(`(?m)^`+regexp.QuoteMeta(answer)), off, 30*time.Second)
-}
-
-// simStats are the counts of the sim's "stats" command.
-type simStats struct{ machines, killed, refuted int64 }
-
-var statsLine = regexp.MustCompile(`(?m)^stats machines=(\d+) killed=(\d+) refuted=(\d+)$`)
-
-// stats asks the sim for its counts.
-func (p *poolSim) stats() (simStats, error) {
-	off := fileSize(p.log)
-	if err := p.command("stats", "stats "); err != nil {
-		return simStats{}, err
-	}
-	b, err := os.ReadFile(p.log)
-	if err != nil {
-		return simStats{}, fmt.Errorf("sim stats: %w", err)
-	}
-	m := statsLine.FindAllSubmatch(b[off:], -1)
-	if len(m) == 0 {
-		return simStats{}, fmt.Errorf("sim stats: no stats line in %s", p.log)
-	}
-	last := m[len(m)-1]
-	var s simStats
-	s.machines, _ = strconv.ParseInt(string(last[1]), 10, 64)
-	s.killed, _ = strconv.ParseInt(string(last[2]), 10, 64)
-	s.refuted, _ = strconv.ParseInt(string(last[3]), 10, 64)
-	return s, nil
-}
-
-// stop closes the sim's input, then stops it.
-func (p *poolSim) stop() {
-	_ = p.in.Close()
-	p.simProc.stop()
 }
 
 // raiseNoFile raises this process's open-file limit (and so its

@@ -21,10 +21,11 @@ func simCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "sim",
 		Usage: "run many simulated stubs in one process, for tests and benchmarks at scale",
-		UsageText: "netmgr sim --data-dir DIR --join GOSSIP_ADDR,... [--count N] [--prefix PREFIX]\n" +
+		UsageText: "netmgr sim --data-dir DIR --join GOSSIP_ADDR,... [--count N] [--prefix PREFIX] [--first F]\n" +
 			"    [--http ADDR] [--gossip ADDR] [--run-time DURATION] [--slots N] [--mem MB]\n" +
 			"    [--init FILE] [--own-address | --whole-stubs [--exec-dir DIR]] [--commands] [--log-level LEVEL]",
-		Description: "Runs --count simulated machines named PREFIX-0 ... PREFIX-(N-1) in this process\n" +
+		Description: "Runs --count simulated machines named PREFIX-F ... PREFIX-(F+N-1) (F is --first,\n" +
+			"0 unless given) in this process\n" +
 			"until SIGINT or SIGTERM, to try the servers with many machines without as many\n" +
 			"hosts. Each speaks to the servers as a real stub does: its own certificate and\n" +
 			"name, lease renewals, Starts and Signals on its API, CHILD_REGISTER and\n" +
@@ -62,7 +63,8 @@ func simCommand() *cli.Command {
 			"machines they refuted (a server suspected a machine that was answering).",
 		Flags: []cli.Flag{
 			&cli.IntFlag{Name: "count", Value: 10, Usage: "number `N` of simulated stubs"},
-			&cli.StringFlag{Name: "prefix", Value: "sim", Usage: "machine names are `PREFIX`-0, PREFIX-1, ..."},
+			&cli.StringFlag{Name: "prefix", Value: "sim", Usage: "machine names are `PREFIX`-F, PREFIX-(F+1), ... (F is --first)"},
+			&cli.IntFlag{Name: "first", Usage: "number `F` of the first machine's name, PREFIX-F: several processes, each with its own open-file limit, can then share one pool"},
 			&cli.StringFlag{Name: "data-dir", Usage: "`DIR` holding a directory per stub (required)"},
 			&cli.StringFlag{Name: "http", Value: "127.0.0.1:0", Usage: "API address `HOST:PORT` of the first stub; the next ones count up from it"},
 			&cli.StringFlag{Name: "gossip", Value: "127.0.0.1:0", Usage: "gossip address `HOST:PORT` of the first stub; the next ones count up from it"},
@@ -99,6 +101,9 @@ func runSim(cCtx *cli.Context) error {
 	n := cCtx.Int("count")
 	if n < 1 {
 		return usagef("--count must be at least 1, got %d", n)
+	}
+	if cCtx.Int("first") < 0 {
+		return usagef("--first must not be negative, got %d", cCtx.Int("first"))
 	}
 	if cCtx.Duration("run-time") < 0 || cCtx.Int("slots") < 0 || cCtx.Int64("mem") < 0 {
 		return usagef("--run-time, --slots and --mem must not be negative")
@@ -155,7 +160,7 @@ func runSim(cCtx *cli.Context) error {
 
 	var stubs []*stub.Stub
 	for i := range n {
-		name := fmt.Sprintf("%s-%d", cCtx.String("prefix"), i)
+		name := simName(cCtx, i)
 		cfg := stub.Config{
 			Name:       name,
 			DataDir:    filepath.Join(dataDir, name, "data"),
@@ -190,11 +195,16 @@ func runSim(cCtx *cli.Context) error {
 		sch = "https://"
 	}
 	for i, st := range stubs {
-		fmt.Fprintf(cCtx.App.Writer, "stub %s-%d api %s%s\n", cCtx.String("prefix"), i, sch, st.HTTPAddr())
+		fmt.Fprintf(cCtx.App.Writer, "stub %s api %s%s\n", simName(cCtx, i), sch, st.HTTPAddr())
 	}
 	<-cCtx.Context.Done()
 	logger.Info("shutting down", "stubs", len(stubs))
 	return shutdownAll(stubs)
+}
+
+// simName returns the name of the command's machine i: PREFIX-(F+i).
+func simName(cCtx *cli.Context, i int) string {
+	return fmt.Sprintf("%s-%d", cCtx.String("prefix"), cCtx.Int("first")+i)
 }
 
 // simCertificate makes (or reuses, from an earlier run) the stub

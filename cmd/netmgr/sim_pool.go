@@ -66,7 +66,7 @@ func runSimPool(cCtx *cli.Context, logger *slog.Logger, ca *pki.CA, sim stub.Sim
 		JoinRate:    cCtx.Float64("join-rate"),
 	}
 	for i := range n {
-		cfg.Names = append(cfg.Names, fmt.Sprintf("%s-%d", cCtx.String("prefix"), i))
+		cfg.Names = append(cfg.Names, simName(cCtx, i))
 	}
 	if ca != nil {
 		dataDir := cCtx.String("data-dir")

@@ -19,7 +19,8 @@ import (
 	"github.com/netmgr/netmgr/stub/simpool"
 )
 
-// TestSim runs `netmgr sim` with 5 simulated stubs in this process against
+// TestSim runs `netmgr sim` with 5 simulated stubs (numbered from --first)
+// in this process against
 // a group of 3 in-process servers: the stubs register as machines, and a
 // 10-instance job runs to completion on them, each instance exiting 0.
 func TestSim(t *testing.T) {
@@ -38,7 +39,7 @@ func TestSim(t *testing.T) {
 	var stdout, stderr syncBuffer
 	codeCh := make(chan int, 1)
 	go func() {
-		codeCh <- run(ctx, []string{"netmgr", "sim", "--count", "5", "--prefix", "simtest",
+		codeCh <- run(ctx, []string{"netmgr", "sim", "--count", "5", "--prefix", "simtest", "--first", "3",
 			"--data-dir", t.TempDir(), "--join", strings.Join(join, ","), "--ca-dir", c.CADir(),
 			"--slots", "2", "--run-time", "50ms", "--log-level", "warn"}, &stdout, &stderr)
 	}()
@@ -62,8 +63,8 @@ func TestSim(t *testing.T) {
 
 	cl := c.Client()
 	var names []string
-	for i := range 5 {
-		names = append(names, "simtest-"+strconv.Itoa(i))
+	for i := range 5 { // --first 3: simtest-3 ... simtest-7
+		names = append(names, "simtest-"+strconv.Itoa(3+i))
 	}
 	testwait.For(t, 60*time.Second, "5 simulated machines up", func() bool {
 		ms, err := cl.Machines(ctx)

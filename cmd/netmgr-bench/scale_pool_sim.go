@@ -1,0 +1,230 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"net/netip"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/netmgr/netmgr/server/servertest"
+)
+
+// scalePoolPerProcess is how many simulated machines one `netmgr sim`
+// process runs. Each keeps a connection to every server (4 open files a
+// machine with --own-address, the servers' 3 and the leader's Starts),
+// which for 10,000 in one process is twice this host's hard limit of
+// 20,000; 4,000 a process keep every machine's connections warm, as a
+// real stub's are, so a change of leader costs no handshakes.
+const scalePoolPerProcess = 4000
+
+// poolSim is the shared simulator of one pool, split over processes.
+type poolSim struct {
+	procs []*poolSimProc
+}
+
+// poolSimProc is one `netmgr sim` process, taking commands on its standard
+// input; it runs machines first to first+len(names)-1.
+type poolSimProc struct {
+	*simProc
+	first int
+	in    io.WriteCloser
+}
+
+// startPoolSim starts n machines named prefix-0 ... in as many `netmgr
+// sim` processes as scalePoolPerProcess asks, each machine on a loopback
+// address of its own (--own-address: 127.(77+ROUND).0.1 and up, each
+// size's range its own), and returns once all have joined.
+func startPoolSim(c *servertest.ProcCluster, bin, dir, prefix string, round, n int, joinRate float64) (*poolSim, error) {
+	procs := (n + scalePoolPerProcess - 1) / scalePoolPerProcess
+	base := netip.AddrFrom4([4]byte{127, byte(77 + round), 0, 1})
+	sim := &poolSim{}
+	for k := range procs {
+		first := k * n / procs
+		count := (k+1)*n/procs - first
+		host := addrPlus(base, first)
+		// The pace is the pool's: each process takes its share.
+		p, err := startPoolSimProc(c, bin, dir, prefix, host, first, count, n > scalePoolPacedOver, joinRate/float64(procs))
+		if err != nil {
+			sim.stop()
+			return nil, err
+		}
+		sim.procs = append(sim.procs, p)
+	}
+	for _, p := range sim.procs {
+		if err := p.await(regexp.MustCompile(`(?m)^joined \d+ machines in `), 0, scalePoolJoinWait); err != nil {
+			sim.stop()
+			return nil, fmt.Errorf("%w; its log ends:\n%s", err, simLogs([]*simProc{p.simProc}, 3000))
+		}
+	}
+	return sim, nil
+}
+
+// addrPlus returns a plus i.
+func addrPlus(a netip.Addr, i int) netip.Addr {
+	b := a.As4()
+	v := uint32(b[0])<<24 | uint32(b[1])<<16 | uint32(b[2])<<8 | uint32(b[3])
+	v += uint32(i)
+	return netip.AddrFrom4([4]byte{byte(v >> 24), byte(v >> 16), byte(v >> 8), byte(v)})
+}
+
+// startPoolSimProc starts one `netmgr sim` of count machines from
+// prefix-first, machine first on host.
+func startPoolSimProc(c *servertest.ProcCluster, bin, dir, prefix string, host netip.Addr, first, count int, paced bool, joinRate float64) (*poolSimProc, error) {
+	tag := prefix + "-from-" + strconv.Itoa(first)
+	data := filepath.Join(simDataRoot(dir), tag)
+	p := &poolSimProc{simProc: &simProc{log: filepath.Join(dir, "sim-"+tag+".log"), done: make(chan struct{})}, first: first}
+	for i := range count {
+		p.names = append(p.names, fmt.Sprintf("%s-%d", prefix, first+i))
+	}
+	logf, err := os.Create(p.log)
+	if err != nil {
+		return nil, fmt.Errorf("start sim %s: %w", tag, err)
+	}
+	args := append([]string{"sim", "--count", strconv.Itoa(count), "--prefix", prefix, "--first", strconv.Itoa(first),
+		"--data-dir", data, "--join", strings.Join(gossipAddrs(c), ","), "--log-level", "warn", "--commands",
+		"--own-address", "--http", host.String() + ":0", "--gossip", host.String() + ":0",
+		"--run-time", scalePoolRunTime.String()},
+		simTLSArgs(c)...)
+	if paced && joinRate > 0 {
+		args = append(args, "--join-rate", strconv.FormatFloat(joinRate, 'g', -1, 64))
+	}
+	p.cmd = exec.Command(bin, args...)
+	p.cmd.Stdout, p.cmd.Stderr = logf, logf
+	if p.in, err = p.cmd.StdinPipe(); err != nil {
+		logf.Close()
+		return nil, fmt.Errorf("start sim %s: %w", tag, err)
+	}
+	p.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if err := p.cmd.Start(); err != nil {
+		logf.Close()
+		return nil, fmt.Errorf("start sim %s: %w", tag, err)
+	}
+	go func() {
+		_ = p.cmd.Wait()
+		logf.Close()
+		_ = os.RemoveAll(data)
+		_ = os.Remove(filepath.Dir(data))
+		close(p.done)
+	}()
+	return p, nil
+}
+
+// simProcs returns the processes, for their logs.
+func (s *poolSim) simProcs() []*simProc {
+	var out []*simProc
+	for _, p := range s.procs {
+		out = append(out, p.simProc)
+	}
+	return out
+}
+
+// pids names each process ("sim0", "sim1", ...) with its pid.
+func (s *poolSim) pids() map[string]int {
+	out := make(map[string]int, len(s.procs))
+	for k, p := range s.procs {
+		out["sim"+strconv.Itoa(k)] = p.pid()
+	}
+	return out
+}
+
+// kill cuts simulated machine name off, in the process that runs it.
+func (s *poolSim) kill(name string) error {
+	for _, p := range s.procs {
+		for _, have := range p.names {
+			if have == name {
+				return p.command("kill "+name, "killed "+name)
+			}
+		}
+	}
+	return fmt.Errorf("sim: no machine %s", name)
+}
+
+// stats adds up the processes' counts.
+func (s *poolSim) stats() (simStats, error) {
+	var sum simStats
+	for _, p := range s.procs {
+		st, err := p.stats()
+		if err != nil {
+			return sum, err
+		}
+		sum.machines += st.machines
+		sum.killed += st.killed
+		sum.refuted += st.refuted
+	}
+	return sum, nil
+}
+
+// stop stops every process.
+func (s *poolSim) stop() {
+	for _, p := range s.procs {
+		p.stop()
+	}
+}
+
+// await waits for the log to match re past offset.
+func (p *poolSimProc) await(re *regexp.Regexp, offset int64, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	for {
+		b, _ := os.ReadFile(p.log)
+		if int64(len(b)) > offset && re.Match(b[offset:]) {
+			return nil
+		}
+		select {
+		case <-p.done:
+			return fmt.Errorf("sim: %w (see %s)", servertest.ErrExited, p.log)
+		case <-time.After(100 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("sim: no %q in %s after %v: %w", re, p.log, timeout, servertest.ErrTimeout)
+		}
+	}
+}
+
+// command sends cmd and waits for the line starting with answer.
+func (p *poolSimProc) command(cmd, answer string) error {
+	off := fileSize(p.log)
+	if _, err := io.WriteString(p.in, cmd+"\n"); err != nil {
+		return fmt.Errorf("sim command %q: %w", cmd, err)
+	}
+	return p.await(regexp.MustCompile(`(?m)^`+regexp.QuoteMeta(answer)), off, 30*time.Second)
+}
+
+// simStats are the counts of the sim's "stats" command.
+type simStats struct{ machines, killed, refuted int64 }
+
+var statsLine = regexp.MustCompile(`(?m)^stats machines=(\d+) killed=(\d+) refuted=(\d+)$`)
+
+// stats asks the process for its counts.
+func (p *poolSimProc) stats() (simStats, error) {
+	off := fileSize(p.log)
+	if err := p.command("stats", "stats "); err != nil {
+		return simStats{}, err
+	}
+	b, err := os.ReadFile(p.log)
+	if err != nil {
+		return simStats{}, fmt.Errorf("sim stats: %w", err)
+	}
+	m := statsLine.FindAllSubmatch(b[off:], -1)
+	if len(m) == 0 {
+		return simStats{}, fmt.Errorf("sim stats: no stats line in %s", p.log)
+	}
+	last := m[len(m)-1]
+	var s simStats
+	s.machines, _ = strconv.ParseInt(string(last[1]), 10, 64)
+	s.killed, _ = strconv.ParseInt(string(last[2]), 10, 64)
+	s.refuted, _ = strconv.ParseInt(string(last[3]), 10, 64)
+	return s, nil
+}
+
+// stop closes the process's input, then stops it.
+func (p *poolSimProc) stop() {
+	_ = p.in.Close()
+	p.simProc.stop()
+}
