@@ -459,6 +459,7 @@ func (c *Client) RenewLease(ctx context.Context, req LeaseRequest) (LeaseRespons
 	if c.leases != nil && err == nil {
 		c.leases.mu.Lock()
 		c.leases.offered = resp.Streams
+		c.leases.renew = time.Duration(resp.RenewMS) * time.Millisecond
 		c.leases.mu.Unlock()
 	}
 	return resp, err

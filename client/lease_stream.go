@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net/http"
 	"strings"
 	"sync"
@@ -29,6 +30,14 @@ const (
 	// broke, the client opens none: meanwhile it renews by plain requests,
 	// which find the new leader after an election.
 	leaseStreamRetry = 2 * time.Second
+	// leaseStreamSpread is how many renewal intervals, at most, a client
+	// whose stream broke or whose leader moved waits on top of
+	// leaseStreamRetry, at random, before it opens a stream with the new
+	// leader: a stream is a connection of its own (LeaseUpgrade), and
+	// 10,000 stubs opening theirs at once would be 10,000 handshakes in
+	// the new leader's first seconds. Meanwhile they renew by plain
+	// requests, on the connections they keep warm.
+	leaseStreamSpread = 10
 )
 
 // WithLeaseStream makes RenewLease renew on a lease stream
@@ -43,14 +52,25 @@ func WithLeaseStream() Option { return func(c *Client) { c.leases = &leaseStream
 type leaseStreams struct {
 	mu      sync.Mutex // held for a renewal on the stream, and guards the fields
 	cur     *leaseStream
-	offered bool      // the last plain answer said its server takes a stream
-	retryAt time.Time // no stream is opened before this
+	offered bool          // the last plain answer said its server takes a stream
+	retryAt time.Time     // no stream is opened before this
+	renew   time.Duration // the renewal interval the last answer gave
+}
+
+// hold makes the client open no stream for leaseStreamRetry and a random
+// part of leaseStreamSpread intervals; under ls.mu.
+func (ls *leaseStreams) hold(now time.Time) {
+	wait := leaseStreamRetry
+	if spread := leaseStreamSpread * ls.renew; spread > 0 {
+		wait += rand.N(spread)
+	}
+	ls.retryAt = now.Add(wait)
 }
 
 // leaseStream is one open lease stream.
 type leaseStream struct {
 	base    string // the server's URL
-	out     *io.PipeWriter
+	out     io.WriteCloser
 	answers chan streamRead // the answers, in order, as read
 	owed    bool            // the answer to a renewal given up on is still to come
 	body    io.Closer
@@ -116,18 +136,21 @@ func (c *Client) renewOnStream(ctx context.Context, req LeaseRequest) (resp Leas
 	if ls.cur != nil && ls.cur.base != base {
 		ls.cur.close() // the leader moved, as an answer or gossip said
 		ls.cur = nil
+		ls.hold(time.Now())
 	}
 	if ls.cur == nil {
 		if !known || !ls.offered || time.Now().Before(ls.retryAt) {
 			return LeaseResponse{}, false, nil
 		}
 		if ls.cur, err = c.openLeaseStream(ctx, base); err != nil {
-			ls.cur, ls.retryAt = nil, time.Now().Add(leaseStreamRetry)
+			ls.cur = nil
+			ls.hold(time.Now())
 			return LeaseResponse{}, false, err
 		}
 	}
 	answer, err := c.leaseOnStream(ctx, ls.cur, req)
 	if err == nil && answer.Status == http.StatusOK && answer.Lease != nil {
+		ls.renew = time.Duration(answer.Lease.RenewMS) * time.Millisecond
 		return *answer.Lease, true, nil
 	}
 	if errors.Is(err, errStreamSlow) {
@@ -139,7 +162,7 @@ func (c *Client) renewOnStream(ctx context.Context, req LeaseRequest) (resp Leas
 	if err == nil && answer.Status >= 400 && answer.Status < 500 {
 		return LeaseResponse{}, true, &APIError{Status: answer.Status, Message: answer.Error}
 	}
-	ls.retryAt = time.Now().Add(leaseStreamRetry)
+	ls.hold(time.Now())
 	return LeaseResponse{}, false, cmp.Or(err, errStreamStuck)
 }
 
@@ -199,8 +222,36 @@ func (c *Client) leaseOnStream(ctx context.Context, s *leaseStream, req LeaseReq
 }
 
 // openLeaseStream opens a lease stream with the server at base, waiting
-// at most the client's patience, or until ctx ends, for its answer.
+// at most the client's patience, or until ctx ends, for its answer: on a
+// connection of its own upgraded to LeaseUpgrade when the client's
+// transport is an *http.Transport, else within a request.
 func (c *Client) openLeaseStream(ctx context.Context, base string) (*leaseStream, error) {
+	if t, ok := c.hc.Transport.(*http.Transport); ok {
+		return c.upgradeLeaseStream(ctx, t, base)
+	}
+	return c.requestLeaseStream(ctx, base)
+}
+
+// upgradeLeaseStream opens a lease stream on a connection of its own,
+// made as t makes its connections and upgraded to LeaseUpgrade.
+func (c *Client) upgradeLeaseStream(ctx context.Context, t *http.Transport, base string) (*leaseStream, error) {
+	octx, cancel := context.WithTimeout(ctx, c.streamPatience(ctx))
+	defer cancel()
+	id := &http.Request{Header: make(http.Header)}
+	c.setIdentity(id)
+	conn, err := DialUpgradeTo(octx, t, http.MethodPost, base+LeaseStreamPath, id.Header, c.expect, LeaseUpgrade)
+	if err != nil {
+		return nil, fmt.Errorf("open lease stream %s: %w", base, err)
+	}
+	s := &leaseStream{base: base, out: conn, answers: make(chan streamRead, 2), body: conn,
+		cancel: func() { _ = conn.Close() }}
+	go s.read(bufio.NewReader(conn))
+	return s, nil
+}
+
+// requestLeaseStream opens a lease stream within a request whose body
+// carries the renewals and whose answer's body carries the answers.
+func (c *Client) requestLeaseStream(ctx context.Context, base string) (*leaseStream, error) {
 	sctx, cancel := context.WithCancel(context.Background()) // the stream outlives ctx
 	pr, pw := io.Pipe()
 	rctx := sctx

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -32,16 +33,19 @@ func TestLeaseStreamKeptThroughASlowAnswer(t *testing.T) {
 	})
 	mux.HandleFunc("POST "+client.LeaseStreamPath, func(w http.ResponseWriter, r *http.Request) {
 		opened.Add(1)
-		w.WriteHeader(http.StatusOK)
-		w.(http.Flusher).Flush()
-		in := bufio.NewScanner(r.Body)
+		conn, err := client.AcceptUpgradeTo(w, client.LeaseUpgrade)
+		if err != nil {
+			t.Errorf("lease stream upgrade: %v", err)
+			return
+		}
+		defer conn.Close()
+		in := bufio.NewScanner(conn)
 		for n := int64(1); in.Scan(); n++ {
 			if n == 1 {
 				time.Sleep(700 * time.Millisecond) // past the client's 200 ms
 			}
-			_ = json.NewEncoder(w).Encode(client.LeaseStreamAnswer{Status: http.StatusOK,
+			_ = json.NewEncoder(conn).Encode(client.LeaseStreamAnswer{Status: http.StatusOK,
 				Lease: &client.LeaseResponse{LeaseMS: 3000, RenewMS: n, Streams: true}})
-			w.(http.Flusher).Flush()
 			if n == 1 {
 				close(late)
 			}
@@ -111,9 +115,13 @@ func TestLeaseStreamHungLeaderFallsBackToTheOthers(t *testing.T) {
 		_ = json.NewEncoder(w).Encode(client.LeaseResponse{LeaseMS: 3000, RenewMS: 500, Streams: true})
 	})
 	leader.HandleFunc("POST "+client.LeaseStreamPath, func(w http.ResponseWriter, r *http.Request) {
-		w.WriteHeader(http.StatusOK)
-		w.(http.Flusher).Flush()
-		<-r.Context().Done() // reads nothing, answers nothing
+		conn, err := client.AcceptUpgradeTo(w, client.LeaseUpgrade)
+		if err != nil {
+			t.Errorf("lease stream upgrade: %v", err)
+			return
+		}
+		defer conn.Close()
+		_, _ = io.Copy(io.Discard, conn) // answers nothing, until the client closes
 	})
 	follower := http.NewServeMux()
 	follower.HandleFunc("POST /v1/lease", func(w http.ResponseWriter, r *http.Request) {

@@ -24,6 +24,11 @@ import (
 // socket.
 const SessionUpgrade = "netmgr-session"
 
+// LeaseUpgrade is the protocol of the HTTP upgrade that turns a request
+// for LeaseStreamPath into a lease stream's connection: the renewals and
+// answers, a JSON line each, go on it bare.
+const LeaseUpgrade = "netmgr-lease"
+
 // upgradeTimeout bounds dialing and the upgrade's answer.
 const upgradeTimeout = 10 * time.Second
 
@@ -35,9 +40,15 @@ const upgradeTimeout = 10 * time.Second
 // (with the answer's message), a retryable error for a 5xx. With expect,
 // a TLS peer's certificate must name it (ErrWrongPeer).
 func DialUpgrade(ctx context.Context, t *http.Transport, rawURL string, header http.Header, expect *pki.Identity) (net.Conn, error) {
+	return DialUpgradeTo(ctx, t, http.MethodGet, rawURL, header, expect, SessionUpgrade)
+}
+
+// DialUpgradeTo is DialUpgrade with the request's method and the protocol
+// to upgrade to, which also names the operation in errors.
+func DialUpgradeTo(ctx context.Context, t *http.Transport, method, rawURL string, header http.Header, expect *pki.Identity, proto string) (net.Conn, error) {
 	u, err := url.Parse(rawURL)
 	if err != nil {
-		return nil, &APIError{Message: fmt.Sprintf("session: %s: %v", rawURL, err)}
+		return nil, &APIError{Message: fmt.Sprintf("%s: %s: %v", proto, rawURL, err)}
 	}
 	dctx, cancel := context.WithTimeout(ctx, upgradeTimeout)
 	defer cancel()
@@ -53,7 +64,7 @@ func DialUpgrade(ctx context.Context, t *http.Transport, rawURL string, header h
 		raw, err = d.DialContext(dctx, "tcp", host)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("session: dial %s: %w", host, err)
+		return nil, fmt.Errorf("%s: dial %s: %w", proto, host, err)
 	}
 	conn := raw
 	if u.Scheme == "https" {
@@ -64,10 +75,13 @@ func DialUpgrade(ctx context.Context, t *http.Transport, rawURL string, header h
 			cfg = &tls.Config{MinVersion: tls.VersionTLS13}
 		}
 		cfg.NextProtos = []string{"http/1.1"}
+		if cfg.ServerName == "" {
+			cfg.ServerName = u.Hostname() // as http.Transport sets it
+		}
 		tc := tls.Client(raw, cfg)
 		if err := tc.HandshakeContext(dctx); err != nil {
 			_ = raw.Close()
-			return nil, fmt.Errorf("session: tls handshake with %s: %w", host, err)
+			return nil, fmt.Errorf("%s: tls handshake with %s: %w", proto, host, err)
 		}
 		if expect != nil {
 			cs := tc.ConnectionState()
@@ -78,28 +92,28 @@ func DialUpgrade(ctx context.Context, t *http.Transport, rawURL string, header h
 		}
 		conn = tc
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, rawURL, nil)
+	req, err := http.NewRequestWithContext(ctx, method, rawURL, nil)
 	if err != nil {
 		_ = conn.Close()
-		return nil, &APIError{Message: fmt.Sprintf("session: %v", err)}
+		return nil, &APIError{Message: fmt.Sprintf("%s: %v", proto, err)}
 	}
 	for k, v := range header {
 		req.Header[k] = v
 	}
 	req.Header.Set("Connection", "Upgrade")
-	req.Header.Set("Upgrade", SessionUpgrade)
+	req.Header.Set("Upgrade", proto)
 	if dl, ok := dctx.Deadline(); ok {
 		_ = conn.SetDeadline(dl)
 	}
 	if err := req.Write(conn); err != nil {
 		_ = conn.Close()
-		return nil, fmt.Errorf("session: send to %s: %w", host, err)
+		return nil, fmt.Errorf("%s: send to %s: %w", proto, host, err)
 	}
 	br := bufio.NewReader(conn)
 	resp, err := http.ReadResponse(br, req)
 	if err != nil {
 		_ = conn.Close()
-		return nil, fmt.Errorf("session: answer of %s: %w", host, err)
+		return nil, fmt.Errorf("%s: answer of %s: %w", proto, host, err)
 	}
 	if resp.StatusCode != http.StatusSwitchingProtocols {
 		defer conn.Close()
@@ -121,15 +135,20 @@ func DialUpgrade(ctx context.Context, t *http.Transport, rawURL string, header h
 // AcceptUpgrade answers a request for SessionUpgrade with 101 Switching
 // Protocols and returns its connection, whose deadlines it clears.
 func AcceptUpgrade(w http.ResponseWriter) (net.Conn, error) {
+	return AcceptUpgradeTo(w, SessionUpgrade)
+}
+
+// AcceptUpgradeTo is AcceptUpgrade for the protocol proto.
+func AcceptUpgradeTo(w http.ResponseWriter, proto string) (net.Conn, error) {
 	conn, brw, err := http.NewResponseController(w).Hijack()
 	if err != nil {
-		return nil, fmt.Errorf("session upgrade: %w", err)
+		return nil, fmt.Errorf("%s upgrade: %w", proto, err)
 	}
 	_ = conn.SetDeadline(time.Time{})
-	_, err = io.WriteString(conn, "HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: "+SessionUpgrade+"\r\n\r\n")
+	_, err = io.WriteString(conn, "HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: "+proto+"\r\n\r\n")
 	if err != nil {
 		_ = conn.Close()
-		return nil, fmt.Errorf("session upgrade: %w", err)
+		return nil, fmt.Errorf("%s upgrade: %w", proto, err)
 	}
 	if brw != nil && brw.Reader.Buffered() > 0 {
 		return &bufferedConn{Conn: conn, r: brw.Reader}, nil

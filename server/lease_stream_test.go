@@ -7,6 +7,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -21,8 +22,41 @@ import (
 type rawLeaseStream struct {
 	t      *testing.T
 	status int
-	out    *io.PipeWriter
+	out    io.Writer
 	in     *bufio.Reader
+}
+
+// The two ways to carry a lease stream: within an HTTP/2 request, or on
+// a connection of its own (client.LeaseUpgrade).
+var leaseStreamWays = []struct {
+	name string
+	open func(t *testing.T, c *servertest.Cluster, addr string, id pki.Identity) *rawLeaseStream
+}{{"http2", openRawLeaseStream}, {"upgrade", upgradeRawLeaseStream}}
+
+// upgradeRawLeaseStream opens POST /v1/lease/stream at addr as id,
+// upgraded to client.LeaseUpgrade; its status is 101, or that of the
+// refusal.
+func upgradeRawLeaseStream(t *testing.T, c *servertest.Cluster, addr string, id pki.Identity) *rawLeaseStream {
+	t.Helper()
+	tr := client.NewTLSTransport(c.Material(id), pki.RoleServer)
+	conn, err := client.DialUpgradeTo(context.Background(), tr, http.MethodPost, c.URL(addr, client.LeaseStreamPath), nil, nil, client.LeaseUpgrade)
+	var apiErr *client.APIError
+	switch {
+	case errors.As(err, &apiErr):
+		return &rawLeaseStream{t: t, status: apiErr.Status}
+	case err != nil && strings.Contains(err.Error(), "503 Service Unavailable"):
+		return &rawLeaseStream{t: t, status: http.StatusServiceUnavailable}
+	case err != nil:
+		t.Fatalf("upgrade to a lease stream at %s: %v", addr, err)
+	}
+	t.Cleanup(func() { _ = conn.Close() })
+	return &rawLeaseStream{t: t, status: http.StatusSwitchingProtocols, out: conn, in: bufio.NewReader(conn)}
+}
+
+// opened reports whether the stream is open: 200 within HTTP/2, 101 on a
+// connection of its own.
+func (s *rawLeaseStream) opened() bool {
+	return s.status == http.StatusOK || s.status == http.StatusSwitchingProtocols
 }
 
 // openRawLeaseStream opens POST /v1/lease/stream at addr as id.
@@ -89,50 +123,53 @@ func TestLeaseStream(t *testing.T) {
 	li := c.WaitLeader()
 	alpha := pki.Identity{Role: pki.RoleStub, Name: "alpha"}
 	leader := c.Servers[li].HTTPAddr()
+	granted := 0.0
+	for _, way := range leaseStreamWays {
+		follower := c.Servers[(li+1)%3].HTTPAddr()
+		if s := way.open(t, c, follower, alpha); s.status != http.StatusServiceUnavailable {
+			t.Errorf("%s: a follower opened a lease stream: %d, want 503", way.name, s.status)
+		}
+		user := pki.Identity{Role: pki.RoleClient, Name: servertest.CurrentUser(t)}
+		if s := way.open(t, c, leader, user); s.status != http.StatusForbidden {
+			t.Errorf("%s: a user's certificate opened a lease stream: %d, want 403", way.name, s.status)
+		}
 
-	follower := c.Servers[(li+1)%3].HTTPAddr()
-	if s := openRawLeaseStream(t, c, follower, alpha); s.status != http.StatusServiceUnavailable {
-		t.Errorf("a follower opened a lease stream: %d, want 503", s.status)
-	}
-	user := pki.Identity{Role: pki.RoleClient, Name: servertest.CurrentUser(t)}
-	if s := openRawLeaseStream(t, c, leader, user); s.status != http.StatusForbidden {
-		t.Errorf("a user's certificate opened a lease stream: %d, want 403", s.status)
-	}
+		s := way.open(t, c, leader, alpha)
+		if !s.opened() {
+			t.Fatalf("%s: open lease stream at the leader: %d", way.name, s.status)
+		}
+		a, err := s.send(renewal(t, client.LeaseRequest{Machine: "alpha"}))
+		if err != nil || a.Status != http.StatusOK || a.Lease == nil {
+			t.Fatalf("%s: first renewal on the stream: %+v, %v; want 200 with a lease", way.name, a, err)
+		}
+		if a.Lease.LeaseMS != 3000 || a.Lease.RenewMS != 500 || a.Lease.Token == nil || !a.Lease.Streams {
+			t.Fatalf("%s: first renewal on the stream granted %+v; want a 3 s lease, renewals every 0.5 s, a token, streams", way.name, *a.Lease)
+		}
+		a, err = s.send(renewal(t, client.LeaseRequest{Machine: "alpha", Token: a.Lease.Token, TokenAgeMS: 1}))
+		if err != nil || a.Status != http.StatusOK || a.Lease == nil {
+			t.Fatalf("%s: second renewal, echoing the token: %+v, %v", way.name, a, err)
+		}
+		granted += 2
+		if got := scrape(t, c, leader)[`netmgr_server_lease_renewals_total{path="stream"}`]; got != granted {
+			t.Errorf("%s: leader counts %v renewals on streams, want %v", way.name, got, granted)
+		}
 
-	s := openRawLeaseStream(t, c, leader, alpha)
-	if s.status != http.StatusOK {
-		t.Fatalf("open lease stream at the leader: %d", s.status)
-	}
-	a, err := s.send(renewal(t, client.LeaseRequest{Machine: "alpha"}))
-	if err != nil || a.Status != http.StatusOK || a.Lease == nil {
-		t.Fatalf("first renewal on the stream: %+v, %v; want 200 with a lease", a, err)
-	}
-	if a.Lease.LeaseMS != 3000 || a.Lease.RenewMS != 500 || a.Lease.Token == nil || !a.Lease.Streams {
-		t.Fatalf("first renewal on the stream granted %+v; want a 3 s lease, renewals every 0.5 s, a token, streams", *a.Lease)
-	}
-	a, err = s.send(renewal(t, client.LeaseRequest{Machine: "alpha", Token: a.Lease.Token, TokenAgeMS: 1}))
-	if err != nil || a.Status != http.StatusOK || a.Lease == nil {
-		t.Fatalf("second renewal, echoing the token: %+v, %v", a, err)
-	}
-	if got := scrape(t, c, leader)[`netmgr_server_lease_renewals_total{path="stream"}`]; got != 2 {
-		t.Errorf("leader counts %v renewals on streams, want 2", got)
-	}
+		a, err = s.send(renewal(t, client.LeaseRequest{Machine: "beta"}))
+		if err != nil || a.Status != http.StatusForbidden {
+			t.Fatalf("%s: alpha's stream renewing beta: %+v, %v; want 403", way.name, a, err)
+		}
+		if _, err := s.send(renewal(t, client.LeaseRequest{Machine: "alpha"})); err == nil {
+			t.Fatalf("%s: the stream went on after a renewal for another machine", way.name)
+		}
 
-	a, err = s.send(renewal(t, client.LeaseRequest{Machine: "beta"}))
-	if err != nil || a.Status != http.StatusForbidden {
-		t.Fatalf("alpha's stream renewing beta: %+v, %v; want 403", a, err)
-	}
-	if _, err := s.send(renewal(t, client.LeaseRequest{Machine: "alpha"})); err == nil {
-		t.Fatal("the stream went on after a renewal for another machine")
-	}
-
-	s = openRawLeaseStream(t, c, leader, alpha)
-	a, err = s.send(`{"machine":"alpha","no_such_field":1}`)
-	if err != nil || a.Status != http.StatusBadRequest {
-		t.Fatalf("a malformed renewal: %+v, %v; want 400", a, err)
-	}
-	if _, err := s.send(renewal(t, client.LeaseRequest{Machine: "alpha"})); err == nil {
-		t.Fatal("the stream went on after a malformed renewal")
+		s = way.open(t, c, leader, alpha)
+		a, err = s.send(`{"machine":"alpha","no_such_field":1}`)
+		if err != nil || a.Status != http.StatusBadRequest {
+			t.Fatalf("%s: a malformed renewal: %+v, %v; want 400", way.name, a, err)
+		}
+		if _, err := s.send(renewal(t, client.LeaseRequest{Machine: "alpha"})); err == nil {
+			t.Fatalf("%s: the stream went on after a malformed renewal", way.name)
+		}
 	}
 }
 
@@ -212,14 +249,19 @@ func leaseStreamFollowsTheLeader(t *testing.T, c *servertest.Cluster, opts ...cl
 // wait for the next renewal and then cut the connection.
 func TestLeaseStreamEndsWhenTheServerStops(t *testing.T) {
 	t.Parallel()
-	c := servertest.NewCluster(t, 3)
-	li := c.WaitLeader()
-	s := openRawLeaseStream(t, c, c.Servers[li].HTTPAddr(), pki.Identity{Role: pki.RoleStub, Name: "alpha"})
-	if a, err := s.send(renewal(t, client.LeaseRequest{Machine: "alpha"})); err != nil || a.Status != http.StatusOK {
-		t.Fatalf("renewal on the stream: %+v, %v", a, err)
-	}
-	c.StopServer(li)
-	if _, err := s.in.ReadBytes('\n'); !errors.Is(err, io.EOF) {
-		t.Fatalf("the stream of a stopped server ended with %v, want io.EOF", err)
+	for _, way := range leaseStreamWays {
+		t.Run(way.name, func(t *testing.T) {
+			t.Parallel()
+			c := servertest.NewCluster(t, 3)
+			li := c.WaitLeader()
+			s := way.open(t, c, c.Servers[li].HTTPAddr(), pki.Identity{Role: pki.RoleStub, Name: "alpha"})
+			if a, err := s.send(renewal(t, client.LeaseRequest{Machine: "alpha"})); err != nil || a.Status != http.StatusOK {
+				t.Fatalf("renewal on the stream: %+v, %v", a, err)
+			}
+			c.StopServer(li)
+			if _, err := s.in.ReadBytes('\n'); !errors.Is(err, io.EOF) {
+				t.Fatalf("the stream of a stopped server ended with %v, want io.EOF", err)
+			}
+		})
 	}
 }

@@ -38,12 +38,18 @@ const leaseLeaderPatience = renewTimeout / 2
 // the leader for its health, to keep a connection to it
 // (client.WithWarmConnections): when the leader dies, the renewals then
 // reach the survivors and the new leader without a TLS handshake each.
-// The TLS transport closes no idle connection (tlsOptions), so a round
-// only makes those that broke (a server restarted) again; each costs a
-// follower a request, so rounds every 30 s, under the transport's default
-// 90 s idle timeout, cost a follower 0.013 cores more per 1,000 machines
-// at rest (0.029-0.035 against 0.014-0.019), which 10,000 could not pay.
-const leaseWarmEvery = 5 * time.Minute
+// The TLS transport closes a connection idle for leaseIdleConn, longer
+// than a round, so the rounds keep the followers' open and let the
+// leader's go: renewals reach the leader on the lease stream's connection
+// of its own (client.LeaseUpgrade), and an idle second one from every
+// stub would double the leader's open files (20,000 at 10,000 machines,
+// this host's limit). Each round costs a follower a request: rounds
+// every 30 s cost one 0.013 cores more per 1,000 machines at rest
+// (0.029-0.035 against 0.014-0.019), so a minute's cost 0.065 at 10,000.
+const (
+	leaseWarmEvery = time.Minute
+	leaseIdleConn  = 100 * time.Second
+)
 
 // serverList is the set of server HTTP addresses the stub reports to: the
 // static ones from Config.Servers, those learned from gossip and the hint
@@ -213,7 +219,7 @@ func tlsOptions(m *pki.Material) []client.Option {
 		return nil
 	}
 	tr := client.NewTLSTransport(m, pki.RoleServer)
-	tr.IdleConnTimeout = 0 // kept open, each one warm (leaseWarmEvery)
+	tr.IdleConnTimeout = leaseIdleConn // the followers' kept warm (leaseWarmEvery)
 	hc := &http.Client{Timeout: 70 * time.Second, Transport: tr}
 	return []client.Option{client.WithHTTPClient(hc), client.WithHTTPS()}
 }

@@ -24,7 +24,8 @@ const (
 	reportTryTimeout    = time.Second
 	leaseHedgeAfter     = 150 * time.Millisecond
 	leaseLeaderPatience = renewTimeout / 2
-	leaseWarmEvery      = 5 * time.Minute
+	leaseWarmEvery      = time.Minute
+	leaseIdleConn       = 100 * time.Second
 	// idleConnTimeout closes an idle API connection of a server to a
 	// machine, and with Config.ColdServers a machine's to a server.
 	idleConnTimeout = 5 * time.Second
@@ -164,10 +165,10 @@ func (m *Machine) finishSetup() (err error) {
 		// One transport for both clients, as the stub shares its
 		// connection to each server between reports and renewals.
 		tr := client.NewTLSTransport(m.tls, pki.RoleServer)
-		// The renewals keep the connection to the leader busy, and the
-		// warming (leaseWarmEvery) makes those to the followers, which
-		// stay open as the stub's do.
-		tr.IdleConnTimeout = 0
+		// The warming (leaseWarmEvery) makes the connections to the
+		// followers and keeps them open, as the stub's; the leader's
+		// closes once idle, the renewals going on the lease stream's.
+		tr.IdleConnTimeout = leaseIdleConn
 		if p.cfg.ColdServers {
 			tr.IdleConnTimeout = idleConnTimeout
 		}
