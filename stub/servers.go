@@ -44,11 +44,12 @@ const leaseLeaderPatience = renewTimeout / 2
 // of its own (client.LeaseUpgrade), and an idle second one from every
 // stub would double the leader's open files (20,000 at 10,000 machines,
 // this host's limit). Each round costs a follower a request: rounds
-// every 30 s cost one 0.013 cores more per 1,000 machines at rest
-// (0.029-0.035 against 0.014-0.019), so a minute's cost 0.065 at 10,000.
+// every minute cost one 0.014 cores more at 1,600 machines at rest
+// (0.046-0.051 against 0.032-0.036), so every 4 minutes some 0.02 at
+// 10,000.
 const (
-	leaseWarmEvery = time.Minute
-	leaseIdleConn  = 100 * time.Second
+	leaseWarmEvery = 4 * time.Minute
+	leaseIdleConn  = 5 * time.Minute
 )
 
 // serverList is the set of server HTTP addresses the stub reports to: the

@@ -97,6 +97,9 @@ func startPoolSimProc(c *servertest.ProcCluster, bin, dir, prefix string, host n
 	}
 	p.cmd = exec.Command(bin, args...)
 	p.cmd.Stdout, p.cmd.Stderr = logf, logf
+	// Many machines share one heap: collect it less often (the simulator
+	// is not what is measured, and memory is plentiful).
+	p.cmd.Env = append(os.Environ(), "GOGC="+simGOGC)
 	if p.in, err = p.cmd.StdinPipe(); err != nil {
 		logf.Close()
 		return nil, fmt.Errorf("start sim %s: %w", tag, err)

@@ -20,9 +20,9 @@ import (
 )
 
 // TestSim runs `netmgr sim` with 5 simulated stubs (numbered from --first)
-// in this process against
-// a group of 3 in-process servers: the stubs register as machines, and a
-// 10-instance job runs to completion on them, each instance exiting 0.
+// in this process against a group of 3 in-process servers: the stubs
+// register as machines, and a 10-instance job runs to completion on them,
+// each instance exiting 0.
 func TestSim(t *testing.T) {
 	if testing.Short() {
 		t.Skip("skipping: starts 3 servers and 5 stubs")

@@ -24,8 +24,8 @@ const (
 	reportTryTimeout    = time.Second
 	leaseHedgeAfter     = 150 * time.Millisecond
 	leaseLeaderPatience = renewTimeout / 2
-	leaseWarmEvery      = time.Minute
-	leaseIdleConn       = 100 * time.Second
+	leaseWarmEvery      = 4 * time.Minute
+	leaseIdleConn       = 5 * time.Minute
 	// idleConnTimeout closes an idle API connection of a server to a
 	// machine, and with Config.ColdServers a machine's to a server.
 	idleConnTimeout = 5 * time.Second
