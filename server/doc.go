@@ -400,9 +400,11 @@
 //     TimingFor), to the leader, each on the stub's lease stream: at most
 //     some 3,300 a second up to 10,000 machines, where 20,000 at 0.5 s
 //     would have cost 2.6-3.2 cores. 0.13-0.16 ms of the leader's CPU a
-//     renewal, nearly all the connection's (TLS records, system calls,
-//     HTTP/2's frame loops, the Go scheduler): measured at rest, 0.49
-//     cores at 5,000 and 0.56 at 10,000 (target 0.3). The interval cannot
+//     renewal within HTTP/2 (at rest, 0.49 cores at 5,000 and 0.56 at
+//     10,000; target 0.3); on a connection of its own (client.LeaseUpgrade)
+//     a fifth less (1,600 machines: 0.48-0.52 cores against 0.61-0.67),
+//     the rest the connection's system calls, the grant and JSON: some
+//     0.45 cores expected at 10,000, not measured. The interval cannot
 //     grow further without slowing machine loss: the outage rule makes
 //     the lease twice the interval plus 2 s, and a dead machine's work
 //     moves 9 s after its last renewal at 3 s. Past 10,000 the rate grows
