@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"net"
 	"os"
 	"os/user"
 	"path/filepath"
@@ -104,12 +105,22 @@ func newClusterEdit(t testing.TB, n int, durable, secure bool, edit func(int, *s
 			t.Fatalf("open temp dir to job owners: %v", err)
 		}
 	}
+	var raftPorts []int
 	if !durable {
 		for range n {
 			_, tr := raft.NewInmemTransport("")
 			c.trans = append(c.trans, tr)
 		}
 		c.connectAll()
+	} else {
+		// From below the ephemeral range (freePorts): RestartServer binds
+		// a server's Raft port again, and a port the kernel handed out for
+		// ":0" may meanwhile be any connection's source port ("bind:
+		// address already in use", seen in a clean-clone run).
+		var err error
+		if raftPorts, err = freePorts(n); err != nil {
+			t.Fatalf("raft ports: %v", err)
+		}
 	}
 	for i := range n {
 		cfg := server.Config{
@@ -128,7 +139,7 @@ func newClusterEdit(t testing.TB, n int, durable, secure bool, edit func(int, *s
 		// the Raft stores too when durable.
 		cfg.DataDir = filepath.Join(c.dir, cfg.Name)
 		if durable {
-			cfg.RaftAddr = "127.0.0.1:0"
+			cfg.RaftAddr = net.JoinHostPort("127.0.0.1", strconv.Itoa(raftPorts[i]))
 		} else {
 			cfg.RaftTransport, cfg.InmemStore, cfg.TuneRaft = c.trans[i], true, FastRaft
 		}
