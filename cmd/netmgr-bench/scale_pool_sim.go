@@ -17,12 +17,13 @@ import (
 )
 
 // scalePoolPerProcess is how many simulated machines one `netmgr sim`
-// process runs. Each keeps a connection to every server (4 open files a
-// machine with --own-address, the servers' 3 and the leader's Starts),
-// which for 10,000 in one process is twice this host's hard limit of
-// 20,000; 4,000 a process keep every machine's connections warm, as a
-// real stub's are, so a change of leader costs no handshakes.
-const scalePoolPerProcess = 4000
+// process runs. Each keeps a connection to every server, its lease
+// stream's to the leader and the leader's for Starts (5 open files a
+// machine with --own-address), which for 10,000 in one process is 2.5
+// times this host's hard limit of 20,000; 3,500 a process keep every
+// machine's connections warm, as a real stub's are, so a change of
+// leader costs no handshakes.
+const scalePoolPerProcess = 3500
 
 // poolSim is the shared simulator of one pool, split over processes.
 type poolSim struct {
@@ -30,11 +31,10 @@ type poolSim struct {
 }
 
 // poolSimProc is one `netmgr sim` process, taking commands on its standard
-// input; it runs machines first to first+len(names)-1.
+// input.
 type poolSimProc struct {
 	*simProc
-	first int
-	in    io.WriteCloser
+	in io.WriteCloser
 }
 
 // startPoolSim starts n machines named prefix-0 ... in as many `netmgr
@@ -79,7 +79,7 @@ func addrPlus(a netip.Addr, i int) netip.Addr {
 func startPoolSimProc(c *servertest.ProcCluster, bin, dir, prefix string, host netip.Addr, first, count int, paced bool, joinRate float64) (*poolSimProc, error) {
 	tag := prefix + "-from-" + strconv.Itoa(first)
 	data := filepath.Join(simDataRoot(dir), tag)
-	p := &poolSimProc{simProc: &simProc{log: filepath.Join(dir, "sim-"+tag+".log"), done: make(chan struct{})}, first: first}
+	p := &poolSimProc{simProc: &simProc{log: filepath.Join(dir, "sim-"+tag+".log"), done: make(chan struct{})}}
 	for i := range count {
 		p.names = append(p.names, fmt.Sprintf("%s-%d", prefix, first+i))
 	}

@@ -19,12 +19,13 @@ import (
 
 // simFDsPerMachine is about how many descriptors a simulated machine
 // holds: its API listener, its gossip TCP listener and UDP socket, a
-// connection to each of three servers (client.WithWarmConnections), and
-// one the leader opens to it for Starts. simWarmFDs of them are the
-// connections to the followers, which a pool too large for the open-file
-// limit does without (simpool.Config.ColdServers).
+// connection to each of three servers (client.WithWarmConnections), its
+// lease stream's to the leader (client.LeaseUpgrade), and one the leader
+// opens to it for Starts. simWarmFDs of them are the connections to the
+// followers, which a pool too large for the open-file limit does without
+// (simpool.Config.ColdServers).
 const (
-	simFDsPerMachine = 7
+	simFDsPerMachine = 8
 	simWarmFDs       = 2
 )
 
