@@ -87,7 +87,8 @@ const leaderTick = 250 * time.Millisecond
 //     leadership for lease renewals; with a fresh lease.Table (server/lease) it
 //     is published in s.leader, where handleLease (http_lease.go) finds it.
 //
-// When gossip reports a change, and every leaderTick:
+// When gossip reports a change (at most every reconcileGap:
+// leader_pace.go), and every leaderTick:
 //   - membership.Watcher.Reconcile (server/membership): StubJoin, StubLeave, AddVoter;
 //     and, in the background, joining machines gossip lacks (server/rejoin).
 //   - refreshGroupLevel (command_level.go): the newest command every
@@ -160,6 +161,8 @@ func (s *Server) leaderLoop(ctx context.Context) {
 	defer m.Wait()
 	tick := time.NewTicker(leaderTick)
 	defer tick.Stop()
+	pace := newReconcilePace(reconcileGap)
+	defer pace.stop()
 	crons := cron.New(dutyHandle{s})
 	leaseExpiry := expiry.New(dutyHandle{s}, s.metrics.leasesExpired)
 	jobExpiry := retention.New(dutyHandle{s}, s.cfg.JobRetention, s.cfg.JobRetentionCount, leaderTick)
@@ -175,6 +178,7 @@ func (s *Server) leaderLoop(ctx context.Context) {
 	for {
 		_, changed := s.fsm.Watch()
 		if reconcile {
+			pace.ran(time.Now())
 			m.Reconcile(ctx)
 			s.refreshGroupLevel()
 			s.startFairShare()
@@ -200,6 +204,9 @@ func (s *Server) leaderLoop(ctx context.Context) {
 		case <-changed:
 		case <-d.Done():
 		case <-s.gossip.events:
+			reconcile = pace.event(time.Now())
+		case <-pace.C():
+			pace.fired()
 			reconcile = true
 		case <-tick.C:
 			reconcile = true
