@@ -3,6 +3,7 @@ package client
 import (
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"net/url"
 	"strings"
 	"time"
@@ -103,4 +104,15 @@ func shortErr(err error) error {
 		return ue.Err
 	}
 	return err
+}
+
+// Jittered returns d moved at random within [d/2, 3d/2): the same wait
+// on average, but clients that failed together (every stub of a pool at
+// its leader's death) do not come back in step, so a new leader and the
+// servers around it are asked at the pool's rate rather than all at once.
+func Jittered(d time.Duration) time.Duration {
+	if d < 2 {
+		return d
+	}
+	return d/2 + rand.N(d)
 }

@@ -123,3 +123,66 @@ func TestNoWaitNoticeWhenAnswered(t *testing.T) {
 		t.Errorf("notices = %q, want none", msgs)
 	}
 }
+
+func TestJitteredSpreadsAroundTheWait(t *testing.T) {
+	const d = 100 * time.Millisecond
+	var sum time.Duration
+	seen := make(map[time.Duration]bool)
+	for range 2000 {
+		w := client.Jittered(d)
+		if w < d/2 || w >= 3*d/2 {
+			t.Fatalf("client.Jittered(%v) = %v, outside [%v, %v)", d, w, d/2, 3*d/2)
+		}
+		sum += w
+		seen[w] = true
+	}
+	if mean := sum / 2000; mean < 90*time.Millisecond || mean > 110*time.Millisecond {
+		t.Errorf("mean of 2,000 client.Jittered(%v) = %v, want about %v", d, mean, d)
+	}
+	if len(seen) < 1000 {
+		t.Errorf("2,000 client.Jittered(%v) took only %d values: retries would come in step", d, len(seen))
+	}
+	if got := client.Jittered(1); got != 1 {
+		t.Errorf("client.Jittered(1ns) = %v, want 1ns", got)
+	}
+}
+
+// A renewal WithOneRound asks each server once and fails, where a plain
+// request retries the round until a leader answers; LeaseRetryWait paces
+// the stub's own retries with its interval.
+func TestOneRoundAsksEachServerOnce(t *testing.T) {
+	var calls [2]atomic.Int32
+	var urls []string
+	for i := range calls {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			calls[i].Add(1)
+			jsonHandler(t, http.StatusServiceUnavailable, client.ErrorResponse{Error: "no leader"})(w, r)
+		}))
+		defer srv.Close()
+		urls = append(urls, srv.URL)
+	}
+	c := newClient(t, urls, client.WithRetryFor(time.Minute))
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if _, err := c.RenewLease(client.WithOneRound(ctx), client.LeaseRequest{Machine: "m1"}); err == nil {
+		t.Fatal("RenewLease with no leader anywhere succeeded")
+	}
+	if a, b := calls[0].Load(), calls[1].Load(); a != 1 || b != 1 {
+		t.Errorf("one round asked the servers %d and %d times, want once each", a, b)
+	}
+	if ctx.Err() != nil {
+		t.Error("one round waited for its context to end instead of failing")
+	}
+
+	for _, tc := range []struct{ every, lo, hi time.Duration }{
+		{500 * time.Millisecond, 250 * time.Millisecond, 750 * time.Millisecond},
+		{900 * time.Millisecond, 300 * time.Millisecond, 900 * time.Millisecond},
+		{3 * time.Second, time.Second, 3 * time.Second},
+	} {
+		for range 200 {
+			if w := client.LeaseRetryWait(tc.every); w < tc.lo || w >= tc.hi {
+				t.Fatalf("LeaseRetryWait(%v) = %v, want within [%v, %v)", tc.every, w, tc.lo, tc.hi)
+			}
+		}
+	}
+}

@@ -233,10 +233,12 @@ func (k *leaseKeeper) run(ctx context.Context) {
 		}
 		wait := every
 		if !renewed {
-			// No answer: try again as soon as a small pool's stub would,
-			// whatever the interval (a leader change, a lost packet), so
-			// that a long interval does not leave one try in a lease.
-			wait = min(wait, defaultRenewEvery)
+			// No answer (a leader change, a lost packet): try again
+			// sooner than the interval, so that a long one does not leave
+			// one try in a lease, yet paced with the pool's size and at
+			// random, so that a pool whose leader died does not bury the
+			// survivors in retries (client.LeaseRetryWait).
+			wait = client.LeaseRetryWait(every)
 		}
 		if !stopped {
 			// Wake when the lease or the cover may run out.
@@ -423,7 +425,7 @@ func (k *leaseKeeper) renew(ctx context.Context) (client.LeaseResponse, bool) {
 		}
 	}
 	k.factsSent.Store(req.Facts != nil)
-	resp, err := c.RenewLease(rctx, req)
+	resp, err := c.RenewLease(client.WithOneRound(rctx), req)
 	if err != nil || resp.LeaseMS <= 0 {
 		k.log.Debug("lease renewal failed", "machine", k.machine, "err", err)
 		if req.Asleep != nil {

@@ -47,8 +47,9 @@ func (m *Machine) startLease() {
 
 // keepLease renews the lease until the machine dies, as the stub's
 // leaseKeeper.run does, less the outage ride-out: a renewal every RenewMS,
-// again after half a second when one failed (the first at a random point of the first period, so that a pool
-// started at once does not renew in step), the facts with the first and
+// one round over the servers each, again after client.LeaseRetryWait when
+// one failed (the first at a random point of the first period, so that a
+// pool started at once does not renew in step), the facts with the first and
 // whenever an answer asks for them, the answer's token echoed; a lease
 // that runs out stops the restartable attempts.
 func (m *Machine) keepLease() {
@@ -85,7 +86,7 @@ func (m *Machine) keepLease() {
 		// interval, as the stub's.
 		round, patience := client.LeaseRound(every, renewTimeout, leaseLeaderPatience)
 		ctx, cancel := context.WithTimeout(m.ctx, round)
-		resp, err := m.lc.RenewLease(client.WithPatience(ctx, patience), req)
+		resp, err := m.lc.RenewLease(client.WithOneRound(client.WithPatience(ctx, patience)), req)
 		cancel()
 		factsAsked, renewed := false, false
 		switch {
@@ -124,8 +125,8 @@ func (m *Machine) keepLease() {
 		}
 		wait = max(every-time.Since(sent), 0)
 		if !renewed {
-			// As the stub: no answer, try again soon whatever the interval.
-			wait = max(min(every, defaultRenewEvery)-time.Since(sent), 0)
+			// As the stub: no answer, try again soon, paced with the pool.
+			wait = max(client.LeaseRetryWait(every)-time.Since(sent), 0)
 		}
 		if factsAsked {
 			wait = 0
