@@ -542,9 +542,6 @@ func (c *Client) doBodyFrom(ctx context.Context, method, path string, body []byt
 			continue
 		}
 		last = err
-		if oneRound(ctx) {
-			return &unreachableError{tried: addrs, last: last, stub: c.stub}
-		}
 		wait, ok := clock.next(Jittered(backoff), addrs, last)
 		if !ok {
 			return &unreachableError{tried: addrs, last: last, stub: c.stub}

@@ -1,29 +1,6 @@
 package client
 
-import (
-	"context"
-	"time"
-)
-
-// oneRoundKey marks the requests of a context made WithOneRound.
-type oneRoundKey struct{}
-
-// WithOneRound returns ctx making the requests sent with it ask each
-// server at most once: a round in which none answered is the request's
-// error, not retried after a backoff. A stub's lease renewals go so, and
-// the stub paces their retries itself (LeaseRetryWait). Left to the
-// client's own retries (25 ms doubling, six rounds in a 1.5 s renewal),
-// 10,000 stubs whose leader died asked the two survivors some 80,000
-// times a second, and the election between them never finished.
-func WithOneRound(ctx context.Context) context.Context {
-	return context.WithValue(ctx, oneRoundKey{}, true)
-}
-
-// oneRound reports whether ctx was made WithOneRound.
-func oneRound(ctx context.Context) bool {
-	v, _ := ctx.Value(oneRoundKey{}).(bool)
-	return v
-}
+import "time"
 
 // leaseRetryFloor is how soon a stub of a small pool tries again after a
 // renewal failed: its renewal interval, half a second.

@@ -147,33 +147,9 @@ func TestJitteredSpreadsAroundTheWait(t *testing.T) {
 	}
 }
 
-// A renewal WithOneRound asks each server once and fails, where a plain
-// request retries the round until a leader answers; LeaseRetryWait paces
-// the stub's own retries with its interval.
-func TestOneRoundAsksEachServerOnce(t *testing.T) {
-	var calls [2]atomic.Int32
-	var urls []string
-	for i := range calls {
-		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			calls[i].Add(1)
-			jsonHandler(t, http.StatusServiceUnavailable, client.ErrorResponse{Error: "no leader"})(w, r)
-		}))
-		defer srv.Close()
-		urls = append(urls, srv.URL)
-	}
-	c := newClient(t, urls, client.WithRetryFor(time.Minute))
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	if _, err := c.RenewLease(client.WithOneRound(ctx), client.LeaseRequest{Machine: "m1"}); err == nil {
-		t.Fatal("RenewLease with no leader anywhere succeeded")
-	}
-	if a, b := calls[0].Load(), calls[1].Load(); a != 1 || b != 1 {
-		t.Errorf("one round asked the servers %d and %d times, want once each", a, b)
-	}
-	if ctx.Err() != nil {
-		t.Error("one round waited for its context to end instead of failing")
-	}
-
+// LeaseRetryWait paces a stub's retries of a failed renewal with its
+// interval, at random around the pace.
+func TestLeaseRetryWaitScalesWithTheInterval(t *testing.T) {
 	for _, tc := range []struct{ every, lo, hi time.Duration }{
 		{500 * time.Millisecond, 250 * time.Millisecond, 750 * time.Millisecond},
 		{900 * time.Millisecond, 300 * time.Millisecond, 900 * time.Millisecond},

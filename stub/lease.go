@@ -425,7 +425,7 @@ func (k *leaseKeeper) renew(ctx context.Context) (client.LeaseResponse, bool) {
 		}
 	}
 	k.factsSent.Store(req.Facts != nil)
-	resp, err := c.RenewLease(client.WithOneRound(rctx), req)
+	resp, err := c.RenewLease(rctx, req)
 	if err != nil || resp.LeaseMS <= 0 {
 		k.log.Debug("lease renewal failed", "machine", k.machine, "err", err)
 		if req.Asleep != nil {

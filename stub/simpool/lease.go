@@ -47,9 +47,10 @@ func (m *Machine) startLease() {
 
 // keepLease renews the lease until the machine dies, as the stub's
 // leaseKeeper.run does, less the outage ride-out: a renewal every RenewMS,
-// one round over the servers each, again after client.LeaseRetryWait when
-// one failed (the first at a random point of the first period, so that a
-// pool started at once does not renew in step), the facts with the first and
+// one round over the servers each (client.WithRetryFor(0)), again after
+// client.LeaseRetryWait when one failed (the first at a random point of
+// the first period, so that a pool started at once does not renew in
+// step), the facts with the first and
 // whenever an answer asks for them, the answer's token echoed; a lease
 // that runs out stops the restartable attempts.
 func (m *Machine) keepLease() {
@@ -86,7 +87,7 @@ func (m *Machine) keepLease() {
 		// interval, as the stub's.
 		round, patience := client.LeaseRound(every, renewTimeout, leaseLeaderPatience)
 		ctx, cancel := context.WithTimeout(m.ctx, round)
-		resp, err := m.lc.RenewLease(client.WithOneRound(client.WithPatience(ctx, patience)), req)
+		resp, err := m.lc.RenewLease(client.WithPatience(ctx, patience), req)
 		cancel()
 		factsAsked, renewed := false, false
 		switch {
