@@ -43,7 +43,7 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("POST /v1/admin/policy", s.forUser(s.leaderWrite(s.handleLoadPolicy)))
 	mux.HandleFunc("GET /v1/admin/policy", s.forUser(s.leaderRead(s.handleShowPolicy)))
 	mux.HandleFunc("POST /v1/children", s.leaderWrite(s.handleChildren))
-	mux.HandleFunc("POST /v1/lease", s.leaderWrite(s.handleLease))
+	mux.HandleFunc("POST /v1/lease", s.leaseWrite(s.handleLease))
 	mux.HandleFunc("POST "+client.LeaseStreamPath, s.handleLeaseStream)
 	mux.HandleFunc("PUT /v1/blobs/{sum}", s.handlePutBlob)
 	mux.HandleFunc("GET /v1/blobs/{sum}", s.handleGetBlob)

@@ -154,7 +154,11 @@ func (s *Server) leaderLoop(ctx context.Context) {
 	st := &leaderState{check: check, leases: leases, facts: facts, nudge: nudge}
 	live := newLiveKeeper(s, st) // before the first renewal this term counts
 	s.leader.Store(st)
-	defer s.leader.Store(nil)
+	s.news.changed() // renewals held for a leader (lease_hold.go)
+	defer func() {
+		s.leader.Store(nil)
+		s.news.changed()
+	}()
 	d := s.newDispatcher()
 	defer d.Wait()
 	m := s.newMembership(leases, facts)

@@ -51,6 +51,10 @@ type Server struct {
 	// leader holds the lease table and leadership check while this
 	// server leads; nil otherwise.
 	leader atomic.Pointer[leaderState]
+	// news wakes the lease renewals held for a leader (lease_hold.go);
+	// leaseHeld counts them.
+	news      *leaderNews
+	leaseHeld atomic.Int64
 	// book is what lease renewals need of the database, kept by the FSM
 	// as it applies entries (lease.Book; its Observe is the FSM's machine
 	// observer), so a renewal takes no FSM lock.
@@ -109,6 +113,7 @@ func New(cfg Config) (*Server, error) {
 		log:  cfg.Logger.With("server", cfg.Name),
 		fsm:  fsm.New(),
 		book: lease.NewBook(),
+		news: newLeaderNews(),
 		hc:   &http.Client{Timeout: 70 * time.Second, Transport: newTransport(cfg.TLS)},
 
 		admission: raftnode.NewAdmission(),
@@ -166,6 +171,7 @@ func New(cfg Config) (*Server, error) {
 	s.raft = s.node.Raft()
 	s.raft.RegisterObserver(s.metrics.electionObserver())
 	s.raft.RegisterObserver(s.uiLeaderObserver())
+	s.raft.RegisterObserver(s.news.observer())
 
 	meta := client.NodeMeta{
 		Role:   client.RoleServer,

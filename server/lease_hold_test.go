@@ -1,0 +1,74 @@
+package server_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/netmgr/netmgr/client"
+	"github.com/netmgr/netmgr/client/pki"
+	"github.com/netmgr/netmgr/internal/testwait"
+	"github.com/netmgr/netmgr/server/servertest"
+)
+
+// A server that knows of no leader holds a plain renewal for one (0.8 s)
+// before it refuses it, rather than answering at once and having every
+// stub of a pool ask again; a renewal held when a leader becomes known
+// is granted.
+func TestLeaseRenewalHeldForALeader(t *testing.T) {
+	t.Parallel()
+	c := servertest.NewCluster(t, 3)
+	li := c.WaitLeader()
+	f := (li + 1) % len(c.Servers)
+	lc, err := client.New(c.Addrs(f), client.WithTLS(c.Material(pki.Identity{Role: pki.RoleStub, Name: "alpha"})), client.WithRetryFor(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	renew := func() (time.Duration, error) {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		start := time.Now()
+		resp, err := lc.RenewLease(ctx, client.LeaseRequest{Machine: "alpha"})
+		if err == nil && resp.LeaseMS <= 0 {
+			err = errors.New("no lease granted")
+		}
+		return time.Since(start), err
+	}
+	if took, err := renew(); err != nil {
+		t.Fatalf("a renewal through a follower: %v", err)
+	} else if took > 700*time.Millisecond {
+		t.Errorf("a renewal through a follower that knows its leader took %v: held for nothing", took)
+	}
+
+	c.Isolate(f)
+	var took time.Duration
+	testwait.For(t, 20*time.Second, "the cut-off follower to refuse a renewal", func() bool {
+		var err error
+		took, err = renew()
+		return err != nil
+	})
+	if took < 700*time.Millisecond {
+		t.Errorf("the cut-off follower refused a renewal after %v, want it held about 0.8 s first", took)
+	}
+
+	held := func() float64 {
+		return scrape(t, c, c.Servers[f].HTTPAddr())["netmgr_server_lease_renewals_held"]
+	}
+	if n := held(); n != 0 {
+		t.Fatalf("%v renewals held with none in flight", n)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := renew()
+		done <- err
+	}()
+	testwait.For(t, 5*time.Second, "the renewal to be held", func() bool { return held() == 1 })
+	c.Heal()
+	if err := <-done; err != nil {
+		t.Fatalf("a renewal held as the group healed: %v", err)
+	}
+	if n := held(); n != 0 {
+		t.Errorf("%v renewals still held after the only one was answered", n)
+	}
+}
