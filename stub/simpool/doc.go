@@ -33,8 +33,8 @@
 //     (UDP, and TCP, memberlist's fallback) with acks, carries out indirect probes for others (ping the target, forward
 //     its ack, or a nack after the probe timeout), answers a push/pull
 //     with its own state, and refutes a suspect or dead message about
-//     itself with an alive message of a higher incarnation, as
-//     memberlist's refute does. Packets carry memberlist's CRC and are
+//     itself, or such a state in a push/pull (a server's rejoin), with an
+//     alive message of a higher incarnation, as memberlist's refute does. Packets carry memberlist's CRC and are
 //     encrypted (AES-GCM, encryption version 1) as memberlist does;
 //     streams are framed and sealed as its encryptLocalState does.
 //     Compressed messages are read. A server probing it, suspecting it

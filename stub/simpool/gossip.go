@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-msgpack/v2/codec"
+	"github.com/hashicorp/memberlist"
 	"golang.org/x/net/ipv4"
 
 	"github.com/netmgr/netmgr/client"
@@ -282,9 +283,25 @@ func (m *Machine) stream(c net.Conn) error {
 		}
 		out = encode(ackRespMsg, &ackResp{SeqNo: p.SeqNo})
 	case pushPullMsg:
-		hdr, err := remoteState(body, m.pool.learnMember)
+		// A push/pull from a server that holds this machine failed (a
+		// rejoin) is refuted as memberlist's mergeRemoteState does: a
+		// higher incarnation, in the answer and in alive messages to the
+		// servers. Unrefuted, the servers would keep it dead for good.
+		accused, wronged := uint32(0), false
+		hdr, err := remoteState(body, func(st pushNodeState) {
+			if st.Name != m.name {
+				m.pool.learnMember(st)
+				return
+			}
+			if st.State != memberlist.StateAlive {
+				accused, wronged = st.Incarnation, true
+			}
+		})
 		if err != nil {
 			return err
+		}
+		if wronged {
+			m.refute(accused, nil)
 		}
 		m.mu.Lock()
 		out = localState(m.selfLocked(), hdr.Join)

@@ -90,8 +90,9 @@ func fastConfig(name string, keys [][]byte) *memberlist.Config {
 	return c
 }
 
-// startServerNode starts a real memberlist node with a server's metadata.
-func startServerNode(t *testing.T, name string, keys [][]byte) *serverNode {
+// startServerNode starts a real memberlist node with a server's metadata,
+// its fastConfig changed by edit.
+func startServerNode(t *testing.T, name string, keys [][]byte, edit ...func(*memberlist.Config)) *serverNode {
 	t.Helper()
 	s := &serverNode{joined: make(map[string]bool), left: make(map[string]bool)}
 	meta, err := json.Marshal(client.NodeMeta{Role: client.RoleServer, HTTP: "127.0.0.1:1"})
@@ -100,6 +101,9 @@ func startServerNode(t *testing.T, name string, keys [][]byte) *serverNode {
 	}
 	c := fastConfig(name, keys)
 	c.Delegate, c.Events = metaDelegate(meta), s
+	for _, e := range edit {
+		e(c)
+	}
 	if s.ml, err = memberlist.Create(c); err != nil {
 		t.Fatalf("start memberlist node: %v", err)
 	}
@@ -219,6 +223,40 @@ func TestMemberPushPull(t *testing.T) {
 				t.Errorf("after the push/pull, server-b holds sim-0 %v (held %v), want alive", st, ok)
 			}
 		})
+	}
+}
+
+// A simulated member the servers hold dead refutes it when a server joins
+// it again (server/rejoin does, every 30 s), in the push/pull as
+// memberlist's mergeRemoteState does: unrefuted, its answer of the same
+// incarnation would leave it dead for good, as one machine of a 10,000
+// pool stayed after a false failure.
+func TestMemberRefutesDeathInPushPull(t *testing.T) {
+	t.Parallel()
+	// No gossip to the dead: the push/pull alone can bring it back.
+	srv := startServerNode(t, "server-a", nil, func(c *memberlist.Config) { c.GossipToTheDeadTime = 0 })
+	p := startPool(t, 1, srv.ml.LocalNode().Address(), nil, false)
+	m := p.Machine("sim-0")
+	testwait.For(t, 10*time.Second, "server-a to hold sim-0 alive", func() bool {
+		st, ok := srv.state("sim-0")
+		return ok && st == memberlist.StateAlive
+	})
+	m.mute.Store(true)
+	testwait.For(t, 30*time.Second, "server-a to declare the mute sim-0 dead", func() bool {
+		_, left := srv.heard("sim-0")
+		_, held := srv.state("sim-0") // Members leaves out the dead
+		return left && !held
+	})
+	m.mute.Store(false)
+	if _, err := srv.ml.Join([]string{m.GossipAddr()}); err != nil {
+		t.Fatalf("join sim-0 again: %v", err)
+	}
+	testwait.For(t, 10*time.Second, "sim-0 alive again on server-a", func() bool {
+		st, ok := srv.state("sim-0")
+		return ok && st == memberlist.StateAlive
+	})
+	if m.refuted.Load() == 0 {
+		t.Error("sim-0 came back without refuting its death")
 	}
 }
 
