@@ -403,18 +403,18 @@
 //     renewal within HTTP/2 (at rest, 0.49 cores at 5,000 and 0.56 at
 //     10,000; target 0.3); on a connection of its own (client.LeaseUpgrade)
 //     a fifth less (1,600 machines: 0.48-0.52 cores against 0.61-0.67),
-//     the rest the connection's system calls, the grant and JSON: 0.37-0.39
+//     the rest the connection's system calls, the grant and JSON: 0.37-0.42
 //     cores measured at 10,000, warm, on a faster day of the same box
 //     (doc/benchmark.md). A renewal that fails asks each server once and
 //     is retried after client.LeaseRetryWait (2 s at 10,000), so that a
 //     pool whose leader died asks the survivors about as often as it
-//     renews; even so, at 10,000 on 2 cores their elections failed under
-//     the retries, which a server holding a renewal until a leader is
-//     known (Consul holds RPCs up to 7 s) would make one request a stub
-//     an election. The interval cannot grow further without slowing
-//     machine loss: the outage rule makes
-//     the lease twice the interval plus 2 s, and a dead machine's work
-//     moves 9 s after its last renewal at 3 s. Past 10,000 the rate grows
+//     renews, and a server that knows of no leader holds a renewal up
+//     to 0.8 s for one (lease_hold.go; Consul holds RPCs up to 7 s): one
+//     request a stub an election. Even so, at 10,000 on 2 cores the
+//     survivors' elections failed, starved. The interval cannot grow
+//     further without slowing machine loss: the outage rule makes the
+//     lease twice the interval plus 2 s, and a dead machine's work moves
+//     9 s after its last renewal at 3 s. Past 10,000 the rate grows
 //     again: 16,700 a second at 50,000 (2.2-2.7 cores), 33,000 at 100,000.
 //     A connection per machine on the leader costs 0.1 MiB (RSS 1.1-1.3
 //     GiB at 10,000, 234 MB of it the lease streams' goroutine stacks;
