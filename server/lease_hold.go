@@ -15,8 +15,10 @@ import (
 // each time to every server left: at 10,000 machines some 10,000
 // requests a second answered "no leader", and on 2 cores the survivors'
 // Raft votes waited behind them past the election timeout, election after
-// election. Held, a renewal is one request for the whole election, as
-// Consul's servers hold an RPC up to 7 s for a leader. Shorter than the
+// election. Held, a renewal waits out up to 0.8 s of an election instead
+// of asking again, as Consul's servers hold an RPC up to 7 s for a
+// leader (at 10,000 machines on 2 cores that was not enough: the
+// survivors still starved, doc/benchmark.md). Shorter than the
 // shortest renewal round (1 s: client.LeaseRound), so the stub hears the
 // 503 and does not give up on the server first.
 const leaseHold = 800 * time.Millisecond

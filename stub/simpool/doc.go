@@ -34,8 +34,9 @@
 //     its ack, or a nack after the probe timeout), answers a push/pull
 //     with its own state, and refutes a suspect or dead message about
 //     itself, or such a state in a push/pull (a server's rejoin), with an
-//     alive message of a higher incarnation, as memberlist's refute does. Packets carry memberlist's CRC and are
-//     encrypted (AES-GCM, encryption version 1) as memberlist does;
+//     alive message of a higher incarnation, as memberlist's refute does.
+//     Packets carry memberlist's CRC and are encrypted (AES-GCM,
+//     encryption version 1) as memberlist does;
 //     streams are framed and sealed as its encryptLocalState does.
 //     Compressed messages are read. A server probing it, suspecting it
 //     and declaring it dead goes through memberlist's own code.
