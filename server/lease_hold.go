@@ -7,6 +7,9 @@ import (
 	"time"
 
 	"github.com/hashicorp/raft"
+	"golang.org/x/time/rate"
+
+	"github.com/netmgr/netmgr/server/lease"
 )
 
 // leaseHold is how long a server that knows of no leader holds a plain
@@ -22,6 +25,22 @@ import (
 // shortest renewal round (1 s: client.LeaseRound), so the stub hears the
 // 503 and does not give up on the server first.
 const leaseHold = 800 * time.Millisecond
+
+// The pace at which a server lets go of the renewals it held once a
+// leader is known (releaseHeld): leaseReleaseShare of the pool's renewal
+// rate (its machines over lease.TimingFor's interval), at least
+// leaseReleaseFloor a second, in bursts of a twentieth of a second's.
+// Let go at once, the renewals a follower held through an election were
+// forwarded to the new leader in one burst: at 2,000 machines on this box
+// the follower's Raft goroutines waited behind ~1,000 proxied requests
+// and the new leader, unanswered for 500 ms, stepped down before its
+// first lease check, election after election (doc/benchmark.md). Parked
+// on the limiter's timer a held request takes no CPU, and a stub whose
+// round ends first renews again later, on its own jittered pace.
+const (
+	leaseReleaseShare = 0.5
+	leaseReleaseFloor = 100
+)
 
 // leaderNews wakes the requests a server holds for a leader: Raft's
 // leader observations and this server's leadership taking office or
@@ -65,20 +84,23 @@ func (n *leaderNews) observer() *raft.Observer {
 func (s *Server) leaseWrite(h http.HandlerFunc) http.HandlerFunc {
 	write := s.leaderWrite(h)
 	return func(w http.ResponseWriter, r *http.Request) {
-		s.awaitLeader(r.Context(), leaseHold)
+		if s.awaitLeader(r.Context(), leaseHold) {
+			s.releaseHeld(r.Context())
+		}
 		write(w, r)
 	}
 }
 
 // awaitLeader returns once this server leads with its leadership in office
 // (s.leader), or knows another leader to forward to, or after hold, or
-// when ctx ends, whichever comes first.
-func (s *Server) awaitLeader(ctx context.Context, hold time.Duration) {
+// when ctx ends, whichever comes first. It reports whether it held the
+// request and then found a leader.
+func (s *Server) awaitLeader(ctx context.Context, hold time.Duration) bool {
 	var timer *time.Timer
 	for {
 		news := s.news.next()
 		if s.leaderKnown() {
-			return
+			return timer != nil
 		}
 		if timer == nil {
 			s.leaseHeld.Add(1)
@@ -89,11 +111,23 @@ func (s *Server) awaitLeader(ctx context.Context, hold time.Duration) {
 		select {
 		case <-news:
 		case <-timer.C:
-			return
+			return false
 		case <-ctx.Done():
-			return
+			return false
 		}
 	}
+}
+
+// releaseHeld waits for a held renewal's turn to go on, at the pace
+// leaseReleaseShare sets, or until ctx ends.
+func (s *Server) releaseHeld(ctx context.Context) {
+	pool := s.book.Pool().Size()
+	limit := rate.Limit(max(leaseReleaseShare*float64(pool)/lease.TimingFor(pool).Renew.Seconds(), leaseReleaseFloor))
+	if s.leaseRelease.Limit() != limit {
+		s.leaseRelease.SetLimit(limit)
+		s.leaseRelease.SetBurst(max(1, int(limit/20)))
+	}
+	_ = s.leaseRelease.Wait(ctx)
 }
 
 // leaderKnown reports whether a write here would reach a leader now: this

@@ -3,6 +3,7 @@ package server_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -70,5 +71,72 @@ func TestLeaseRenewalHeldForALeader(t *testing.T) {
 	}
 	if n := held(); n != 0 {
 		t.Errorf("%v renewals still held after the only one was answered", n)
+	}
+}
+
+// Renewals a follower held through an election go on at a pace once it
+// knows the leader (releaseHeld: at least 100 a second in bursts of 5 on
+// an empty pool), not in one burst: 30 held renewals end no sooner than
+// a quarter of a second after the group heals, and each is granted.
+func TestHeldRenewalsReleasedAtAPace(t *testing.T) {
+	t.Parallel()
+	c := servertest.NewCluster(t, 3)
+	li := c.WaitLeader()
+	f := (li + 1) % len(c.Servers)
+	const n = 30
+	clients := make([]*client.Client, n)
+	for i := range clients {
+		name := fmt.Sprintf("paced%02d", i)
+		lc, err := client.New(c.Addrs(f), client.WithTLS(c.Material(pki.Identity{Role: pki.RoleStub, Name: name})), client.WithRetryFor(0))
+		if err != nil {
+			t.Fatal(err)
+		}
+		clients[i] = lc
+	}
+	c.Isolate(f)
+	testwait.For(t, 20*time.Second, "the cut-off follower to refuse a renewal", func() bool {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_, err := clients[0].RenewLease(ctx, client.LeaseRequest{Machine: "paced00"})
+		return err != nil
+	})
+
+	ended := make(chan time.Time, n)
+	errs := make(chan error, n)
+	for i, lc := range clients {
+		go func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			for {
+				resp, err := lc.RenewLease(ctx, client.LeaseRequest{Machine: fmt.Sprintf("paced%02d", i)})
+				if err == nil && resp.LeaseMS <= 0 {
+					err = errors.New("no lease granted")
+				}
+				if err == nil || ctx.Err() != nil {
+					ended <- time.Now()
+					errs <- err
+					return
+				}
+				// Refused after the hold, before the heal: ask again.
+			}
+		}()
+	}
+	held := func() float64 {
+		return scrape(t, c, c.Servers[f].HTTPAddr())["netmgr_server_lease_renewals_held"]
+	}
+	testwait.For(t, 5*time.Second, "every renewal to be held", func() bool { return held() == n })
+	healed := time.Now()
+	c.Heal()
+	var last time.Time
+	for range n {
+		if at := <-ended; at.After(last) {
+			last = at
+		}
+		if err := <-errs; err != nil {
+			t.Errorf("a renewal held as the group healed: %v", err)
+		}
+	}
+	if spread := last.Sub(healed); spread < 240*time.Millisecond {
+		t.Errorf("30 held renewals all ended %v after the heal, want them let go at 100 a second (>= 0.25 s)", spread)
 	}
 }

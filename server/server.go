@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/raft"
+	"golang.org/x/time/rate"
 
 	"github.com/netmgr/netmgr/client"
 	"github.com/netmgr/netmgr/client/pki"
@@ -52,9 +53,11 @@ type Server struct {
 	// server leads; nil otherwise.
 	leader atomic.Pointer[leaderState]
 	// news wakes the lease renewals held for a leader (lease_hold.go);
-	// leaseHeld counts them.
-	news      *leaderNews
-	leaseHeld atomic.Int64
+	// leaseHeld counts them; leaseRelease paces them once a leader is
+	// known.
+	news         *leaderNews
+	leaseHeld    atomic.Int64
+	leaseRelease *rate.Limiter
 	// book is what lease renewals need of the database, kept by the FSM
 	// as it applies entries (lease.Book; its Observe is the FSM's machine
 	// observer), so a renewal takes no FSM lock.
@@ -109,12 +112,13 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{
-		cfg:  cfg,
-		log:  cfg.Logger.With("server", cfg.Name),
-		fsm:  fsm.New(),
-		book: lease.NewBook(),
-		news: newLeaderNews(),
-		hc:   &http.Client{Timeout: 70 * time.Second, Transport: newTransport(cfg.TLS)},
+		cfg:          cfg,
+		log:          cfg.Logger.With("server", cfg.Name),
+		fsm:          fsm.New(),
+		book:         lease.NewBook(),
+		news:         newLeaderNews(),
+		leaseRelease: rate.NewLimiter(leaseReleaseFloor, leaseReleaseFloor/20),
+		hc:           &http.Client{Timeout: 70 * time.Second, Transport: newTransport(cfg.TLS)},
 
 		admission: raftnode.NewAdmission(),
 		hub:       ui.NewHub(cfg.Name),
