@@ -85,12 +85,27 @@ func (p *ownerPolicy) policyOf(k client.AttemptRef) (vacateAfter time.Duration, 
 // ctx ends. Jobs it suspended stay so when the stub stops; the stub that
 // follows reads which from the file and resumes them when the machine
 // wakes (counting their time asleep afresh).
+//
+// The sweep ticks only while the machine sleeps: awake, act has nothing
+// to do until the verdict changes, and a stub at rest should not wake
+// four times a second for nothing (issue 36: a workstation's owner
+// should not notice the stub).
 func (p *ownerPolicy) run(ctx context.Context) {
 	tick := time.NewTicker(ownerSweepEvery)
 	defer tick.Stop()
+	tick.Stop()
+	sweeping := false
 	p.load()
 	p.act(ctx, time.Now())
 	for {
+		if asleep := !p.asleepSince.IsZero(); asleep != sweeping {
+			if asleep {
+				tick.Reset(ownerSweepEvery)
+			} else {
+				tick.Stop()
+			}
+			sweeping = asleep
+		}
 		select {
 		case <-ctx.Done():
 			return

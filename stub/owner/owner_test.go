@@ -169,6 +169,30 @@ func TestSleepOnLoad(t *testing.T) {
 	waitVerdict(t, w, "load 3.0 > 2")
 }
 
+// A watch with every detector off looks at nothing until a Reconfigure
+// turns one on; from then it looks every Interval, and stops again when
+// the detectors go off.
+func TestWatchLooksOnlyWithADetectorOn(t *testing.T) {
+	loadavg := filepath.Join(t.TempDir(), "loadavg")
+	writeFile(t, loadavg, []byte("3.20 1.00 0.30 3/100 999\n"))
+	w, err := owner.New(owner.Config{LoadAvg: loadavg, Interval: 20 * time.Millisecond}, quiet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	run(t, w)
+	if err := w.Reconfigure(owner.Config{SleepOnLoad: 2, LoadAvg: loadavg, Interval: 20 * time.Millisecond}); err != nil {
+		t.Fatal(err)
+	}
+	waitVerdict(t, w, "load 3.2 > 2")
+	// Only a look on the watch's own ticks sees this.
+	writeFile(t, loadavg, []byte("0.50 0.40 0.30 1/100 999\n"))
+	waitVerdict(t, w, "")
+	if err := w.Reconfigure(owner.Config{LoadAvg: loadavg, Interval: 20 * time.Millisecond}); err != nil {
+		t.Fatal(err)
+	}
+	waitVerdict(t, w, "")
+}
+
 func TestSleepOnLoadLessOwnJobs(t *testing.T) {
 	loadavg := filepath.Join(t.TempDir(), "loadavg")
 	writeFile(t, loadavg, []byte("2.50 1.00 0.30 3/100 999\n"))

@@ -155,8 +155,10 @@ func (w *Watch) Describe() []any {
 		"available", c.Available, "time_zone", c.Location.String()}
 }
 
-// Run looks every Interval, and runs the load monitor every MonitorEvery,
-// until ctx ends; after Reconfigure it follows the new settings.
+// Run looks every Interval while a detector is on, and runs the load
+// monitor every MonitorEvery, until ctx ends; after Reconfigure it
+// follows the new settings. With every detector off it only waits for
+// a Reconfigure: a stub with no owner policy wakes for none.
 func (w *Watch) Run(ctx context.Context) {
 	var wg sync.WaitGroup
 	defer wg.Wait()
@@ -181,15 +183,32 @@ func (w *Watch) Run(ctx context.Context) {
 		stopMonitor = func() { cancel(); <-done }
 	}
 	startMonitor()
-	tick := time.NewTicker(w.config().Interval)
-	defer tick.Stop()
+	var tick *time.Ticker
+	var ticks <-chan time.Time
+	retick := func() {
+		if tick != nil {
+			tick.Stop()
+			tick, ticks = nil, nil
+		}
+		if c := w.config(); c.Enabled() {
+			tick = time.NewTicker(c.Interval)
+			ticks = tick.C
+		}
+	}
+	retick()
+	defer func() {
+		if tick != nil {
+			tick.Stop()
+		}
+	}()
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-w.reconf:
 			startMonitor()
-		case <-tick.C:
+			retick()
+		case <-ticks:
 		}
 		w.evaluate(time.Now())
 	}
