@@ -7,6 +7,8 @@ import (
 	"runtime"
 	"slices"
 	"strings"
+	"sync"
+	"time"
 
 	"github.com/netmgr/netmgr/client"
 	"github.com/netmgr/netmgr/client/dblang"
@@ -40,7 +42,17 @@ type factSource struct {
 	execDir    string
 	unenforced []string
 	gpusFenced bool
+
+	loadMu sync.Mutex // guards the last load average read
+	loadAt time.Time
+	loadV  float64
 }
+
+// loadFresh is how long a load average read stays the answer. Linux
+// recomputes it every 5 s (LOAD_FREQ); the lease keeper asks whether it
+// moved at every renewal (twice a second on a small pool): at rest the
+// stub read /proc/loadavg about twice a second.
+const loadFresh = time.Second
 
 func newFactSource() *factSource {
 	fs, err := procinfo.NewDefaultFS()
@@ -148,10 +160,19 @@ func (f *factSource) mounts() ([]string, error) {
 	return slices.Compact(out), nil
 }
 
-// load returns the 1-minute load average.
+// load returns the 1-minute load average, as read within loadFresh.
 func (f *factSource) load() (float64, error) {
 	if f.err != nil {
 		return 0, fmt.Errorf("read load average: %w", f.err)
 	}
-	return f.fs.Load1()
+	f.loadMu.Lock()
+	defer f.loadMu.Unlock()
+	if now := time.Now(); f.loadAt.IsZero() || now.Sub(f.loadAt) >= loadFresh {
+		l, err := f.fs.Load1()
+		if err != nil {
+			return 0, err
+		}
+		f.loadAt, f.loadV = now, l
+	}
+	return f.loadV, nil
 }
