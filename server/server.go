@@ -117,7 +117,7 @@ func New(cfg Config) (*Server, error) {
 		fsm:          fsm.New(),
 		book:         lease.NewBook(),
 		news:         newLeaderNews(),
-		leaseRelease: rate.NewLimiter(leaseReleaseFloor, leaseReleaseFloor/20),
+		leaseRelease: rate.NewLimiter(0, 0), // paced at first use (releaseHeld)
 		hc:           &http.Client{Timeout: 70 * time.Second, Transport: newTransport(cfg.TLS)},
 
 		admission: raftnode.NewAdmission(),

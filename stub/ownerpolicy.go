@@ -93,7 +93,7 @@ func (p *ownerPolicy) policyOf(k client.AttemptRef) (vacateAfter time.Duration, 
 func (p *ownerPolicy) run(ctx context.Context) {
 	tick := time.NewTicker(ownerSweepEvery)
 	defer tick.Stop()
-	tick.Stop()
+	tick.Stop() // started by the first sleep (Reset)
 	sweeping := false
 	p.load()
 	p.act(ctx, time.Now())

@@ -50,9 +50,9 @@ func (m *Machine) startLease() {
 // one round over the servers each (client.WithRetryFor(0)), again after
 // client.LeaseRetryWait when one failed (the first at a random point of
 // the first period, so that a pool started at once does not renew in
-// step), the facts with the first and
-// whenever an answer asks for them, the answer's token echoed; a lease
-// that runs out stops the restartable attempts.
+// step), the facts with the first and whenever an answer asks for them,
+// the answer's token echoed; a lease that runs out stops the restartable
+// attempts.
 func (m *Machine) keepLease() {
 	defer m.lc.CloseLeaseStream()
 	every := defaultRenewEvery
