@@ -51,7 +51,17 @@ type sessions struct {
 	// was told already, so two relays whose connections end together
 	// record one close. Entries older than closedKeptFor are dropped.
 	closed map[sessionKey]time.Time
+	// shellIDs holds the shell ids started in each attempt, with when
+	// their session ended (zero while it lives), so that a client's late
+	// reconnection (its connection broke as its shell's session closed)
+	// never starts the command again. Ended ids older than
+	// shellIDsKeptFor are dropped.
+	shellIDs map[sessionKey]time.Time
 }
+
+// shellIDsKeptFor bounds how long an ended shell's id stays refused: past
+// any client's reconnection (reconnectFor) and a session's sessionLinger.
+const shellIDsKeptFor = time.Hour
 
 // closedKeptFor bounds how long an ended session waits for a relay's
 // probe; relays ask for a few seconds after their connection ends.
@@ -65,7 +75,7 @@ type sessionKey struct {
 }
 
 func newSessions(log *slog.Logger, signal func(context.Context, client.AttemptRef, unix.Signal, time.Duration) error) *sessions {
-	return &sessions{log: log, signal: signal, byID: make(map[sessionKey]*jobSession), closed: make(map[sessionKey]time.Time)}
+	return &sessions{log: log, signal: signal, byID: make(map[sessionKey]*jobSession), closed: make(map[sessionKey]time.Time), shellIDs: make(map[sessionKey]time.Time)}
 }
 
 // jobSession is the stub's end of one job's session.
@@ -375,6 +385,41 @@ func (ss *sessions) forget(js *jobSession) {
 		}
 	}
 	ss.closed[key] = now
+	if js.shell != "" {
+		ss.shellEnded(key, now)
+	}
+}
+
+// claimShell reserves shell id sid in attempt k for a shell about to
+// start; false when a shell of that id has started there already.
+func (ss *sessions) claimShell(k client.AttemptRef, sid string) bool {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	key := sessionKey{k, sid}
+	if _, used := ss.shellIDs[key]; used {
+		return false
+	}
+	ss.shellIDs[key] = time.Time{}
+	return true
+}
+
+// shellFailed marks the shell id that claimShell reserved as ended: its
+// shell did not start.
+func (ss *sessions) shellFailed(k client.AttemptRef, sid string) {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	ss.shellEnded(sessionKey{k, sid}, time.Now())
+}
+
+// shellEnded records when the shell of key ended and drops the ids that
+// ended more than shellIDsKeptFor ago; ss.mu is held.
+func (ss *sessions) shellEnded(key sessionKey, now time.Time) {
+	for k, at := range ss.shellIDs {
+		if !at.IsZero() && now.Sub(at) > shellIDsKeptFor {
+			delete(ss.shellIDs, k)
+		}
+	}
+	ss.shellIDs[key] = now
 }
 
 // claimClose reports whether the session of attempt k (or its shell)
@@ -467,7 +512,8 @@ func (s *Stub) probeSession(w http.ResponseWriter, k client.AttemptRef, sid stri
 // server relays a client (netmgr shell) to a command run inside the
 // attempt's running job, as the job's user, in its directory, environment
 // and cgroup. The first request of a shell id starts the command; later
-// ones attach to its session again, as GET /v1/session does.
+// ones attach to its session again, as GET /v1/session does, and once it
+// has ended they are refused (410), never started again.
 func (s *Stub) handleShell(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	var k client.AttemptRef
@@ -490,10 +536,15 @@ func (s *Stub) handleShell(w http.ResponseWriter, r *http.Request) {
 	}
 	js := s.runner.sessions.get(k, sid)
 	if js == nil {
+		if !s.runner.sessions.claimShell(k, sid) {
+			writeError(w, http.StatusGone, fmt.Errorf("shell %s in attempt %s on %s has ended", sid, k, s.cfg.Name))
+			return
+		}
 		var status int
 		var err error
 		js, status, err = s.runner.startShell(k, sid, q["cmd"], q.Get("tty"))
 		if err != nil {
+			s.runner.sessions.shellFailed(k, sid)
 			writeError(w, status, err)
 			return
 		}

@@ -32,3 +32,35 @@ func TestSessionCloseToldOnce(t *testing.T) {
 		t.Fatal("a session never held is claimed closed")
 	}
 }
+
+// TestShellIDNeverStartedTwice: a shell id starts a shell once; a request
+// for it while its shell starts, or after its session ended (a client
+// whose connection broke as its shell's session closed dials again), is
+// refused, and an id whose shell failed to start stays refused too.
+func TestShellIDNeverStartedTwice(t *testing.T) {
+	ss := newSessions(slog.New(slog.DiscardHandler), nil)
+	k := client.AttemptRef{JobID: 7, Instance: 0, Attempt: 1}
+	if !ss.claimShell(k, "s1") {
+		t.Fatal("a new shell id is refused")
+	}
+	if ss.claimShell(k, "s1") {
+		t.Fatal("a shell id is claimed twice while its shell starts")
+	}
+	js := &jobSession{k: k, shell: "s1", reg: ss}
+	ss.byID[sessionKey{k, "s1"}] = js
+	ss.forget(js)
+	if ss.claimShell(k, "s1") {
+		t.Fatal("an ended shell's id is claimed again: its command would run twice")
+	}
+	if !ss.claimShell(k, "s2") {
+		t.Fatal("another shell id is refused")
+	}
+	ss.shellFailed(k, "s2")
+	if ss.claimShell(k, "s2") {
+		t.Fatal("a failed shell's id is claimed again")
+	}
+	other := client.AttemptRef{JobID: 7, Instance: 0, Attempt: 2}
+	if !ss.claimShell(other, "s1") {
+		t.Fatal("the same id in another attempt is refused")
+	}
+}

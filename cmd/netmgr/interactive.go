@@ -110,11 +110,12 @@ func runSession(ctx context.Context, c *client.Client, ref string, q client.Sess
 		go pumpStdin(link, ends.stdin, ends.tty == nil)
 	}
 	broken := make(chan error, 1)
+	exited := make(chan struct{}) // the job's exit came: no more dialling
 	go func() {
 		// The error goes in before the link closes, so the Recv that
 		// the close ends finds it: a refusal is reported as itself, not
 		// as "session closed".
-		err := connectLoop(ctx, c, ref, q, link, ends.errw)
+		err := connectLoop(ctx, c, ref, q, link, exited, ends.errw)
 		broken <- err
 		if err != nil {
 			link.Close()
@@ -140,6 +141,7 @@ func runSession(ctx context.Context, c *client.Client, ref string, q client.Sess
 		case session.FrameStderr:
 			_, _ = ends.stderr.Write(f.Data)
 		case session.FrameExit:
+			close(exited)
 			e, err := session.ExitOf(f)
 			if err != nil {
 				return err
@@ -180,7 +182,9 @@ func pumpStdin(link *session.Link, in io.Reader, eof bool) {
 // and again through the next one whenever it breaks, until the link is
 // closed; it returns an error when no server lets it attach for
 // reconnectFor, or one refuses (a 4xx); its caller then closes the link.
-func connectLoop(ctx context.Context, c *client.Client, ref string, q client.SessionQuery, link *session.Link, errw io.Writer) error {
+// Once exited is closed it dials no more: the stub ends the connection
+// when it knows we have the exit, which is no break to mend.
+func connectLoop(ctx context.Context, c *client.Client, ref string, q client.SessionQuery, link *session.Link, exited <-chan struct{}, errw io.Writer) error {
 	var failingSince time.Time
 	backoff := 50 * time.Millisecond
 	for {
@@ -203,6 +207,11 @@ func connectLoop(ctx context.Context, c *client.Client, ref string, q client.Ses
 		q.Event = "" // a reconnection is no new event
 		if err := link.Serve(conn); errors.Is(err, session.ErrClosed) {
 			return nil
+		}
+		select {
+		case <-exited:
+			return nil
+		default:
 		}
 	}
 }
