@@ -48,13 +48,15 @@ const (
 // few frames on the stream instead of a whole request.
 func WithLeaseStream() Option { return func(c *Client) { c.leases = &leaseStreams{} } }
 
-// leaseStreams is a client's lease stream, when it has one.
+// leaseStreams is a client's lease stream, when it has one, and the
+// streams it keeps open with the other servers (lease_standby.go).
 type leaseStreams struct {
 	mu      sync.Mutex // held for a renewal on the stream, and guards the fields
 	cur     *leaseStream
-	offered bool          // the last plain answer said its server takes a stream
-	retryAt time.Time     // no stream is opened before this
-	renew   time.Duration // the renewal interval the last answer gave
+	standby map[string]*leaseStream // idle streams with servers that do not lead, by URL
+	offered bool                    // the last plain answer said its server takes a stream
+	retryAt time.Time               // no stream is opened before this
+	renew   time.Duration           // the renewal interval the last answer gave
 }
 
 // hold makes the client open no stream for leaseStreamRetry and a random
@@ -111,18 +113,29 @@ func (s *leaseStream) close() {
 // errStreamSlow is a renewal whose answer did not come within the
 // client's patience; the stream still owes it. errStreamStuck is a stream
 // that owed an answer and did not give it within the next patience.
+// errStreamNotLeader is an answer from a server that no longer leads.
 var (
-	errStreamSlow  = errors.New("lease stream: no answer within the patience")
-	errStreamStuck = errors.New("lease stream: an answer owed did not come")
+	errStreamSlow      = errors.New("lease stream: no answer within the patience")
+	errStreamStuck     = errors.New("lease stream: an answer owed did not come")
+	errStreamNotLeader = errors.New("lease stream: the server does not lead")
 )
 
-// renewOnStream renews on the client's lease stream, opening one with the
-// known leader if it has none. done is false when the renewal should go
-// by a plain request instead: with a nil error when there is no stream;
-// errStreamSlow when this renewal's answer was late (the stream is kept);
-// else the error of a stream that could not be opened, failed or is
-// stuck (it is dropped, none is opened for leaseStreamRetry, and the
-// plain request should not wait on the leader first).
+// renewOnStream renews on the client's lease stream with the known
+// leader: the one it has, else one that waited open with that server
+// (lease_standby.go), else a new one. With no stream with the leader
+// known (it died, or none is known), a waiting stream with another
+// server takes the renewal instead: that server holds it until a leader
+// is elected, grants it if it leads, or names the leader, whose waiting
+// stream then takes it. done is true with a retryable error when the
+// servers asked knew of no leader after holding it (a plain request
+// would wait as long). done is false when the renewal should go by a
+// plain request instead: with a nil error when there is no
+// stream; errStreamSlow when this renewal's answer was late (the stream
+// is kept); errStreamNotLeader when no stream reached the leader (they
+// wait open); else the error of a stream that could not be opened,
+// failed or is stuck (it is dropped, none is opened for
+// leaseStreamRetry). After any error but errStreamSlow the plain request
+// should not wait on the stream's server first.
 func (c *Client) renewOnStream(ctx context.Context, req LeaseRequest) (resp LeaseResponse, done bool, err error) {
 	ls := c.leases
 	ls.mu.Lock()
@@ -134,9 +147,21 @@ func (c *Client) renewOnStream(ctx context.Context, req LeaseRequest) (resp Leas
 	}
 	c.mu.Unlock()
 	if ls.cur != nil && ls.cur.base != base {
-		ls.cur.close() // the leader moved, as an answer or gossip said
+		// The leader moved, as an answer or gossip said: the stream waits
+		// for its server to lead again, and the new leader's waiting one,
+		// if any, carries the renewals from now on.
+		ls.keepStandby(ls.cur)
 		ls.cur = nil
 		ls.hold(time.Now())
+	}
+	if ls.cur == nil && known {
+		ls.cur = ls.takeStandby(base)
+	}
+	patience := c.streamPatience(ctx)
+	if ls.cur == nil && (!known || time.Now().Before(ls.retryAt)) {
+		if ls.cur = ls.takeAnyStandby(""); ls.cur != nil {
+			patience = failOverPatience(ctx, patience)
+		}
 	}
 	if ls.cur == nil {
 		if !known || !ls.offered || time.Now().Before(ls.retryAt) {
@@ -148,22 +173,58 @@ func (c *Client) renewOnStream(ctx context.Context, req LeaseRequest) (resp Leas
 			return LeaseResponse{}, false, err
 		}
 	}
-	answer, err := c.leaseOnStream(ctx, ls.cur, req)
-	if err == nil && answer.Status == http.StatusOK && answer.Lease != nil {
-		ls.renew = time.Duration(answer.Lease.RenewMS) * time.Millisecond
-		return *answer.Lease, true, nil
+	for tries := 1; ; tries++ {
+		answer, err := c.leaseOnStream(ctx, ls.cur, req, patience)
+		if err == nil && answer.Status == http.StatusOK && answer.Lease != nil {
+			ls.renew = time.Duration(answer.Lease.RenewMS) * time.Millisecond
+			c.leaderIs(ls.cur.base)
+			return *answer.Lease, true, nil
+		}
+		if errors.Is(err, errStreamSlow) {
+			return LeaseResponse{}, false, err // kept: a slow leader is not a dead one
+		}
+		if err == nil && answer.Status >= 400 && answer.Status < 500 {
+			// The server ends the stream after such an answer.
+			ls.cur.close()
+			ls.cur = nil
+			return LeaseResponse{}, true, &APIError{Status: answer.Status, Message: answer.Error}
+		}
+		var next *leaseStream
+		if err == nil && answer.Status == http.StatusServiceUnavailable {
+			// The server does not lead; it keeps the stream open, which
+			// waits for it to lead again (a server that predates this
+			// ends it, which the next look at it finds). The leader it
+			// names, if any, may have a stream waiting too; if it knew
+			// of none after holding the renewal for an election, another
+			// server may.
+			from := ls.cur.base
+			ls.keepStandby(ls.cur)
+			err = errStreamNotLeader
+			if answer.Leader != "" {
+				next = ls.takeStandby(c.scheme + answer.Leader)
+			} else if next = ls.takeAnyStandby(from); next == nil {
+				// A plain request would be held for a leader as long,
+				// with less of the round left: the next renewal asks.
+				return LeaseResponse{}, true, &retryable{msg: fmt.Sprintf("renew lease on a stream with %s: %s", from, answer.Error)}
+			}
+		} else {
+			// The stream failed (its server died, or stopped): another
+			// server's waiting stream may reach the leader at once.
+			ls.cur.close()
+			ls.hold(time.Now())
+			err = cmp.Or(err, errStreamStuck)
+			next = ls.takeAnyStandby("")
+		}
+		ls.cur = next
+		if next == nil || tries == failOverTries {
+			if next != nil {
+				ls.keepStandby(next)
+				ls.cur = nil
+			}
+			return LeaseResponse{}, false, err
+		}
+		patience = failOverPatience(ctx, patience)
 	}
-	if errors.Is(err, errStreamSlow) {
-		return LeaseResponse{}, false, err // kept: a slow leader is not a dead one
-	}
-	// The server ends the stream after any other answer.
-	ls.cur.close()
-	ls.cur = nil
-	if err == nil && answer.Status >= 400 && answer.Status < 500 {
-		return LeaseResponse{}, true, &APIError{Status: answer.Status, Message: answer.Error}
-	}
-	ls.hold(time.Now())
-	return LeaseResponse{}, false, cmp.Or(err, errStreamStuck)
 }
 
 // streamPatience is how long one renewal, or the opening of a stream,
@@ -176,17 +237,18 @@ func (c *Client) streamPatience(ctx context.Context) time.Duration {
 }
 
 // leaseOnStream sends req on s and waits for its answer, first reading
-// the one s owes, if any. It gives up once the client's patience has
-// passed or ctx has ended: with errStreamSlow, the stream then owing this
+// the one s owes, if any. It gives up once within has passed (the
+// client's patience, streamPatience, or longer: failOverPatience) or ctx
+// has ended: with errStreamSlow, the stream then owing this
 // renewal's answer, or with errStreamStuck when the answer owed did not
 // come. A stream whose server does not even read what is sent is broken
-// after twice the patience.
-func (c *Client) leaseOnStream(ctx context.Context, s *leaseStream, req LeaseRequest) (LeaseStreamAnswer, error) {
+// after twice within.
+func (c *Client) leaseOnStream(ctx context.Context, s *leaseStream, req LeaseRequest, within time.Duration) (LeaseStreamAnswer, error) {
 	line, err := json.Marshal(req)
 	if err != nil {
 		return LeaseStreamAnswer{}, fmt.Errorf("encode lease request: %w", err)
 	}
-	patience := time.NewTimer(c.streamPatience(ctx))
+	patience := time.NewTimer(within)
 	defer patience.Stop()
 	wait := func(late error) (streamRead, error) {
 		select {
@@ -207,7 +269,7 @@ func (c *Client) leaseOnStream(ctx context.Context, s *leaseStream, req LeaseReq
 		}
 		s.owed = false
 	}
-	stuck := time.AfterFunc(2*c.streamPatience(ctx), s.cancel)
+	stuck := time.AfterFunc(2*within, s.cancel)
 	_, err = s.out.Write(append(line, '\n'))
 	if !stuck.Stop() || err != nil {
 		return LeaseStreamAnswer{}, fmt.Errorf("send on lease stream %s: %w", s.base, cmp.Or(err, context.Canceled))
@@ -293,8 +355,8 @@ func (c *Client) requestLeaseStream(ctx context.Context, base string) (*leaseStr
 	return s, nil
 }
 
-// CloseLeaseStream ends the client's lease stream, if it has one, and its
-// warming (WithWarmConnections): for a stub that stops renewing. A later
+// CloseLeaseStream ends the client's lease streams, the leader's and the
+// waiting ones, and its warming (WithWarmConnections): for a stub that stops renewing. A later
 // RenewLease may open another.
 func (c *Client) CloseLeaseStream() {
 	c.stopWarming()
@@ -306,5 +368,9 @@ func (c *Client) CloseLeaseStream() {
 	if c.leases.cur != nil {
 		c.leases.cur.close()
 		c.leases.cur = nil
+	}
+	for base, s := range c.leases.standby {
+		s.close()
+		delete(c.leases.standby, base)
 	}
 }

@@ -280,9 +280,12 @@ type LeaseResponse struct {
 // to the leader whose body is the stub's LeaseRequests and whose answer
 // is a LeaseStreamAnswer for each, one JSON document a line, in order.
 // A renewal on it costs the leader a few frames instead of a request's
-// setup, headers and middleware. Only the leader takes one; the stream
-// ends when its leadership does, and the stub renews by plain requests
-// (POST /v1/lease) until it has opened one with the next.
+// setup, headers and middleware. Every server takes one: a server that
+// does not lead holds a renewal until a leader is known (as it holds a
+// plain one), then grants it if it leads, else answers 503 naming the
+// leader (LeaseStreamAnswer.Leader), and keeps the stream, so a stub
+// keeps one open with each server and goes on with the new leader's when
+// the leader changes (lease_standby.go).
 const LeaseStreamPath = "/v1/lease/stream"
 
 // LeaseStreamAnswer answers one LeaseRequest on a lease stream: Status
@@ -292,6 +295,9 @@ type LeaseStreamAnswer struct {
 	Status int            `json:"status"`
 	Lease  *LeaseResponse `json:"lease,omitempty"`
 	Error  string         `json:"error,omitempty"`
+	// Leader is the API address (host:port) of the leader, in a 503 from
+	// a server that does not lead and knows which does.
+	Leader string `json:"leader,omitempty"`
 }
 
 // OwnerSettings is the owner-policy settings the database gives a

@@ -34,7 +34,10 @@ const (
 // survivors hold an election: at 1,000 simulated machines, each survivor
 // accepted 1,001-1,013 connections within seconds, and 2-10 with the
 // connections warm (doc/benchmark.md). The price is a connection per
-// server and machine, and a request per period each.
+// server and machine, and a request per period each. With a lease stream
+// (WithLeaseStream), a round keeps one open with each of those servers
+// instead, for when it leads (lease_standby.go), and asks for health only
+// where it could not.
 func WithWarmConnections(every time.Duration) Option {
 	return func(c *Client) { c.warm = &warmth{every: every} }
 }
@@ -91,7 +94,12 @@ func (c *Client) warmRound(ctx context.Context) {
 			continue
 		}
 		tctx, cancel := context.WithTimeout(ctx, warmTimeout)
-		_, _ = c.try(tctx, http.MethodGet, a+"/v1/health", nil, nil)
+		// A lease stream waiting there for a leader change
+		// (lease_standby.go) does the connection's work: the renewals
+		// go on it when the server leads.
+		if !c.waitWith(tctx, a) {
+			_, _ = c.try(tctx, http.MethodGet, a+"/v1/health", nil, nil)
+		}
 		cancel()
 		if ctx.Err() != nil {
 			return

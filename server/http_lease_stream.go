@@ -13,16 +13,18 @@ import (
 	"sync"
 	"time"
 
+	"github.com/hashicorp/raft"
+
 	"github.com/netmgr/netmgr/client"
-	"github.com/netmgr/netmgr/server/lease"
 )
 
 // The lease stream's limits (client.LeaseStreamPath).
 const (
-	// leaseStreamIdle ends a stream on which no renewal arrived for this
-	// many renewal intervals (lease.TimingFor of the pool): one this
-	// quiet is gone or renews elsewhere.
-	leaseStreamIdle = 10
+	// leaseStreamIdle ends a stream on which nothing arrived for this
+	// long. A stub keeps a stream open with each server, idle but for the
+	// leader's (client's lease_standby.go), so this is long; a stub that
+	// is gone without a word is found sooner by TCP's keep-alives.
+	leaseStreamIdle = 30 * time.Minute
 	// leaseStreamMinGap is the least time between two renewals on one
 	// stream: a stub renews every LeaseRenewInterval, and at once when an
 	// answer asks for its facts; one that sends faster waits, so that a
@@ -40,16 +42,17 @@ const (
 // errLeaseStreamFrame is a renewal line longer than leaseStreamMaxFrame.
 var errLeaseStreamFrame = errors.New("lease stream: renewal longer than 1 MiB")
 
-// handleLeaseStream takes a stub's renewals on one long-lived request, on
-// the leader only: each line of the body is a LeaseRequest, granted as
-// handleLease grants one (grantLease: a leadership check begun after the
-// line arrived, then the lease table), and answered with a line of the
-// answer. The stub's certificate, checked once when the stream opens,
-// must name the machine of every renewal. The stream ends when the
-// leadership it opened under does, when the server stops, after
-// leaseStreamIdle without a renewal, or at the first malformed line; the
-// stub then renews by plain requests, which any server forwards to the
-// leader, until it opens a stream with the leader again.
+// handleLeaseStream takes a stub's renewals on one long-lived request:
+// each line of the body is a LeaseRequest, granted as handleLease grants
+// one (grantLease: a leadership check begun after the line arrived, then
+// the lease table), and answered with a line of the answer. The stub's
+// certificate, checked once when the stream opens, must name the machine
+// of every renewal. Any server takes a stream: while it does not lead it
+// answers each renewal 503 and keeps the stream, which a stub holds open
+// with every server so that a new leader needs no new connection
+// (client's lease_standby.go); once it leads it grants them. The stream
+// ends when the server stops, after leaseStreamIdle without a line, or at
+// the first malformed line or renewal for another machine.
 //
 // A request over HTTP/1.1 that asks to upgrade to client.LeaseUpgrade
 // gets the connection to itself, and the lines go on it bare: no HTTP/2
@@ -62,13 +65,8 @@ func (s *Server) handleLeaseStream(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	st := s.leader.Load()
-	if st == nil || !s.IsLeader() {
-		s.writeError(w, http.StatusServiceUnavailable, fmt.Errorf("lease stream: %w", errNotLeader))
-		return
-	}
 	if r.ProtoMajor == 1 && strings.EqualFold(r.Header.Get("Upgrade"), client.LeaseUpgrade) {
-		s.serveLeaseUpgrade(w, r, st, machine)
+		s.serveLeaseUpgrade(w, r, machine)
 		return
 	}
 	rc := http.NewResponseController(w)
@@ -80,7 +78,7 @@ func (s *Server) handleLeaseStream(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	enc := json.NewEncoder(w)
-	s.serveLeaseLines(r.Context(), st, machine, leaseLines{
+	s.serveLeaseLines(r.Context(), machine, leaseLines{
 		in: bufio.NewReaderSize(r.Body, 4096),
 		send: func(a client.LeaseStreamAnswer) error {
 			if err := enc.Encode(a); err != nil {
@@ -102,22 +100,22 @@ func (s *Server) handleLeaseStream(w http.ResponseWriter, r *http.Request) {
 // ~23 KB each). Like a hijacked connection's handler before it, the
 // goroutine is not one the HTTP server's Shutdown waits for; the
 // server's context ends it (serveLeaseLines).
-func (s *Server) serveLeaseUpgrade(w http.ResponseWriter, r *http.Request, st *leaderState, machine string) {
+func (s *Server) serveLeaseUpgrade(w http.ResponseWriter, r *http.Request, machine string) {
 	conn, err := client.AcceptUpgradeTo(w, client.LeaseUpgrade)
 	if err != nil {
 		s.log.Debug("lease stream upgrade failed", "machine", machine, "err", err)
 		return
 	}
-	go s.serveLeaseConn(conn, st, machine)
+	go s.serveLeaseConn(conn, machine)
 }
 
-// serveLeaseConn serves a lease stream of machine's stub, opened under
-// leadership st, on conn, an upgraded connection, and closes it.
-func (s *Server) serveLeaseConn(conn net.Conn, st *leaderState, machine string) {
+// serveLeaseConn serves a lease stream of machine's stub on conn, an
+// upgraded connection, and closes it.
+func (s *Server) serveLeaseConn(conn net.Conn, machine string) {
 	defer conn.Close()
 	out := bufio.NewWriterSize(conn, 512)
 	enc := json.NewEncoder(out)
-	s.serveLeaseLines(s.ctx, st, machine, leaseLines{
+	s.serveLeaseLines(s.ctx, machine, leaseLines{
 		// A renewal is a few hundred bytes; a longer line is read in
 		// pieces (readLeaseLine). At 2,000 machines 4 KB readers were
 		// 8 MB of the leader's 94 MB live heap.
@@ -143,10 +141,12 @@ type leaseLines struct {
 	readBy func(time.Time) error
 }
 
-// serveLeaseLines answers the renewals of l, from machine's stub on a
-// stream opened under leadership st, until the stream ends; ctx is the
-// stream's (a request's, or the server's for an upgraded connection).
-func (s *Server) serveLeaseLines(ctx context.Context, st *leaderState, machine string, l leaseLines) {
+// serveLeaseLines answers the renewals of l, from machine's stub, until
+// the stream ends; ctx is the stream's (a request's, or the server's for
+// an upgraded connection).
+func (s *Server) serveLeaseLines(ctx context.Context, machine string, l leaseLines) {
+	s.leaseStreams.Add(1)
+	defer s.leaseStreams.Add(-1)
 	// Stop reading at once when the server stops: its Shutdown waits for
 	// handlers (and closes no upgraded connection), and this one would
 	// otherwise wait for the next renewal. The deadline is set under mu,
@@ -175,7 +175,7 @@ func (s *Server) serveLeaseLines(ctx context.Context, st *leaderState, machine s
 		if s.ctx.Err() != nil {
 			return
 		}
-		readBy(time.Now().Add(leaseStreamIdle * lease.TimingFor(s.book.Pool().Size()).Renew))
+		readBy(time.Now().Add(leaseStreamIdle))
 		line, err := readLeaseLine(l.in)
 		if err != nil {
 			if errors.Is(err, errLeaseStreamFrame) {
@@ -188,7 +188,7 @@ func (s *Server) serveLeaseLines(ctx context.Context, st *leaderState, machine s
 		}
 		arrival := time.Now()
 		last = arrival
-		answer, end := s.leaseStreamAnswer(ctx, st, &machine, arrival, line)
+		answer, end := s.leaseStreamAnswer(ctx, &machine, arrival, line)
 		if err := l.send(answer); err != nil || end {
 			return
 		}
@@ -196,12 +196,12 @@ func (s *Server) serveLeaseLines(ctx context.Context, st *leaderState, machine s
 }
 
 // leaseStreamAnswer grants the renewal in line, which arrived at arrival
-// on a stream of machine's stub opened under leadership st, and says
-// whether the stream ends after the answer: at a malformed renewal, one
-// for another machine, or once st no longer leads. Without TLS (no
-// certificate names the machine) the stream is bound to the machine of
-// its first renewal.
-func (s *Server) leaseStreamAnswer(ctx context.Context, st *leaderState, machine *string, arrival time.Time, line []byte) (client.LeaseStreamAnswer, bool) {
+// on a stream of machine's stub, as the leadership in office now (after
+// holding it up to leaseHold for a leader to be known), or answers 503
+// naming the leader, and says whether the stream ends after the answer:
+// at a malformed renewal or one for another machine. Without TLS (no certificate names the
+// machine) the stream is bound to the machine of its first renewal.
+func (s *Server) leaseStreamAnswer(ctx context.Context, machine *string, arrival time.Time, line []byte) (client.LeaseStreamAnswer, bool) {
 	var req client.LeaseRequest
 	dec := json.NewDecoder(bytes.NewReader(line))
 	dec.DisallowUnknownFields()
@@ -215,12 +215,24 @@ func (s *Server) leaseStreamAnswer(ctx context.Context, st *leaderState, machine
 		err := fmt.Errorf("lease stream: renewal for machine %s: the stream is machine %s's (%w)", req.Machine, *machine, errPermission)
 		return client.LeaseStreamAnswer{Status: http.StatusForbidden, Error: err.Error()}, true
 	}
-	if s.leader.Load() != st {
-		return client.LeaseStreamAnswer{Status: http.StatusServiceUnavailable, Error: errNotLeader.Error()}, true
+	st := s.leader.Load()
+	if st == nil {
+		// Held, as a plain renewal is (leaseHold), while no leader is
+		// known: a stub whose leader died asks a stream that waited here.
+		s.awaitLeader(ctx, leaseHold)
+		if st = s.leader.Load(); st == nil {
+			a := client.LeaseStreamAnswer{Status: http.StatusServiceUnavailable, Error: errNotLeader.Error()}
+			if _, addr, err := s.leaderHTTP(); err == nil && s.raft.State() != raft.Leader {
+				a.Leader = addr
+			}
+			return a, false
+		}
 	}
 	resp, status, err := s.grantLease(ctx, st, arrival, req)
 	if err != nil {
-		return client.LeaseStreamAnswer{Status: status, Error: err.Error()}, status >= 500
+		// A leadership that could not be confirmed answers 503 too, and
+		// keeps the stream; a commit that failed otherwise ends it.
+		return client.LeaseStreamAnswer{Status: status, Error: err.Error()}, status >= 500 && status != http.StatusServiceUnavailable
 	}
 	s.metrics.leaseRenewals.WithLabelValues("stream").Inc()
 	return client.LeaseStreamAnswer{Status: http.StatusOK, Lease: &resp}, false

@@ -109,9 +109,10 @@ func renewal(t *testing.T, req client.LeaseRequest) string {
 	return string(data)
 }
 
-// TestLeaseStream speaks the lease stream's protocol: only the leader
-// opens one, and only for a stub's certificate; each line is granted as
-// a plain renewal is (the lease, a token to echo, the next renewal on the
+// TestLeaseStream speaks the lease stream's protocol: any server opens
+// one, only for a stub's certificate; a follower answers each renewal 503
+// naming the leader and keeps the stream; on the leader each line is granted as a plain
+// renewal is (the lease, a token to echo, the next renewal on the
 // stream); a renewal for another machine or a malformed line is refused
 // and ends the stream.
 func TestLeaseStream(t *testing.T) {
@@ -126,15 +127,25 @@ func TestLeaseStream(t *testing.T) {
 	granted := 0.0
 	for _, way := range leaseStreamWays {
 		follower := c.Servers[(li+1)%3].HTTPAddr()
-		if s := way.open(t, c, follower, alpha); s.status != http.StatusServiceUnavailable {
-			t.Errorf("%s: a follower opened a lease stream: %d, want 503", way.name, s.status)
+		s := way.open(t, c, follower, alpha)
+		if !s.opened() {
+			t.Fatalf("%s: a follower refused a lease stream: %d", way.name, s.status)
+		}
+		for i := range 2 {
+			a, err := s.send(renewal(t, client.LeaseRequest{Machine: "alpha"}))
+			if err != nil || a.Status != http.StatusServiceUnavailable {
+				t.Fatalf("%s: renewal %d on a follower's stream: %+v, %v; want 503 and the stream kept", way.name, i+1, a, err)
+			}
+			if a.Leader != leader {
+				t.Errorf("%s: a follower's 503 names leader %q, want %q", way.name, a.Leader, leader)
+			}
 		}
 		user := pki.Identity{Role: pki.RoleClient, Name: servertest.CurrentUser(t)}
 		if s := way.open(t, c, leader, user); s.status != http.StatusForbidden {
 			t.Errorf("%s: a user's certificate opened a lease stream: %d, want 403", way.name, s.status)
 		}
 
-		s := way.open(t, c, leader, alpha)
+		s = way.open(t, c, leader, alpha)
 		if !s.opened() {
 			t.Fatalf("%s: open lease stream at the leader: %d", way.name, s.status)
 		}

@@ -122,6 +122,8 @@ func newMetrics(s *Server) *metrics {
 			func() float64 { return float64(s.raft.CurrentTerm()) }),
 		gauge("lease_renewals_held", "Lease renewals this server holds until a leader is known (at most 0.8 s each).",
 			func() float64 { return float64(s.leaseHeld.Load()) }),
+		gauge("lease_streams_open", "Lease streams open on this server: a stub keeps one with each server, its renewals on the leader's, the others waiting for a leader change.",
+			func() float64 { return float64(s.leaseStreams.Load()) }),
 		gauge("raft_is_leader", "1 while this server leads the Raft group, else 0.",
 			func() float64 { return boolFloat(s.raft.State() == raft.Leader) }),
 		gauge("gossip_health_score", "Memberlist's awareness score: 0 is healthy, higher means this node is slow to answer probes.",

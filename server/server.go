@@ -58,6 +58,9 @@ type Server struct {
 	news         *leaderNews
 	leaseHeld    atomic.Int64
 	leaseRelease *rate.Limiter
+	// leaseStreams counts the lease streams open here, whether this
+	// server leads or they wait for it to (http_lease_stream.go).
+	leaseStreams atomic.Int64
 	// book is what lease renewals need of the database, kept by the FSM
 	// as it applies entries (lease.Book; its Observe is the FSM's machine
 	// observer), so a renewal takes no FSM lock.

@@ -17,12 +17,12 @@ import (
 )
 
 // scalePoolPerProcess is how many simulated machines one `netmgr sim`
-// process runs. Each keeps a connection to every server, its lease
-// stream's to the leader and the leader's for Starts (5 open files a
+// process runs. Each keeps a lease stream with every server, a
+// connection to the leader and the leader's for Starts (5 open files a
 // machine with --own-address), which for 10,000 in one process is 2.5
 // times this host's hard limit of 20,000; 3,500 a process keep every
-// machine's connections warm, as a real stub's are, so a change of
-// leader costs no handshakes.
+// machine's streams with the followers open, as a real stub's are, so a
+// change of leader costs no handshakes.
 const scalePoolPerProcess = 3500
 
 // poolSim is the shared simulator of one pool, split over processes.

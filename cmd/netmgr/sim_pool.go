@@ -19,9 +19,11 @@ import (
 
 // simFDsPerMachine is about how many descriptors a simulated machine
 // holds: its API listener, its gossip TCP listener and UDP socket, a
-// connection to each of three servers (client.WithWarmConnections), its
-// lease stream's to the leader (client.LeaseUpgrade), and one the leader
-// opens to it for Starts. simWarmFDs of them are the connections to the
+// lease stream with each of three servers (client.LeaseUpgrade: the
+// leader's carries the renewals, the followers' wait for a leader change
+// and stand for the connections client.WithWarmConnections keeps), a
+// connection to the leader for its other requests, and one the leader
+// opens to it for Starts. simWarmFDs of them are the streams with the
 // followers, which a pool too large for the open-file limit does without
 // (simpool.Config.ColdServers).
 const (

@@ -76,7 +76,8 @@
 //     open files, and a container's limit (20,000 here, which even root
 //     cannot raise) does not allow it.
 //   - A machine holds at most one connection to each server (HTTP/2
-//     carries its concurrent requests), kept warm as a stub keeps it
+//     carries its concurrent requests), and a lease stream with each,
+//     the followers' kept open as a stub keeps them
 //     (client.WithWarmConnections); a real stub means to hold one, but its
 //     transport dials again for every renewal while a slow server's
 //     handshake hangs, which for 10,000 machines in one process piled up

@@ -165,9 +165,9 @@ func (m *Machine) finishSetup() (err error) {
 		// One transport for both clients, as the stub shares its
 		// connection to each server between reports and renewals.
 		tr := client.NewTLSTransport(m.tls, pki.RoleServer)
-		// The warming (leaseWarmEvery) makes the connections to the
-		// followers and keeps them open, as the stub's; the leader's
-		// closes once idle, the renewals going on the lease stream's.
+		// The warming (leaseWarmEvery) keeps a lease stream open with
+		// each follower, as the stub's does; the connections to the
+		// servers close once idle, the renewals going on the streams.
 		tr.IdleConnTimeout = leaseIdleConn
 		if p.cfg.ColdServers {
 			tr.IdleConnTimeout = idleConnTimeout

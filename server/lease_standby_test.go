@@ -1,0 +1,88 @@
+package server_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/netmgr/netmgr/client"
+	"github.com/netmgr/netmgr/client/pki"
+	"github.com/netmgr/netmgr/internal/testwait"
+	"github.com/netmgr/netmgr/server/servertest"
+)
+
+// TestLeaseStreamsWaitWithTheFollowers renews as a stub's lease client
+// does, with warm connections: besides its stream with the leader it
+// keeps one open with each follower, and when the leader stops, the new
+// leader's renewals go on the stream that waited there, no new one
+// opened, after at most a plain request or two that found the leader.
+func TestLeaseStreamsWaitWithTheFollowers(t *testing.T) {
+	t.Parallel()
+	c := servertest.NewCluster(t, 3)
+	li := c.WaitLeader()
+	lc, err := client.New(c.Addrs(), client.WithTLS(c.Material(pki.Identity{Role: pki.RoleStub, Name: "alpha"})),
+		client.WithRetryFor(0), client.WithHedge(150*time.Millisecond), client.WithLeaderPatience(500*time.Millisecond),
+		client.WithLeaseStream(), client.WithWarmConnections(200*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lc.CloseLeaseStream()
+	renew := func() error {
+		rctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		_, err := lc.RenewLease(rctx, client.LeaseRequest{Machine: "alpha"})
+		return err
+	}
+	metric := func(i int, name string) float64 {
+		return scrape(t, c, c.Servers[i].HTTPAddr())[name]
+	}
+	const (
+		open    = `netmgr_server_lease_streams_open`
+		stream  = `netmgr_server_lease_renewals_total{path="stream"}`
+		request = `netmgr_server_lease_renewals_total{path="request"}`
+	)
+	testwait.For(t, 20*time.Second, "a lease stream open with every server", func() bool {
+		if err := renew(); err != nil {
+			t.Fatalf("renew: %v", err)
+		}
+		for i := range c.Servers {
+			if metric(i, open) != 1 {
+				time.Sleep(100 * time.Millisecond)
+				return false
+			}
+		}
+		return true
+	})
+	if got := metric(li, stream); got == 0 {
+		t.Fatal("the leader granted no renewal on a stream")
+	}
+
+	c.StopServer(li)
+	next := -1
+	testwait.For(t, 20*time.Second, "renewals on a stream with the new leader", func() bool {
+		_ = renew() // those during the election fail
+		for i := range c.Servers {
+			if i != li && c.Servers[i].IsLeader() && metric(i, stream) > 0 {
+				next = i
+				return true
+			}
+		}
+		time.Sleep(100 * time.Millisecond)
+		return false
+	})
+	if got := metric(next, request); got > 2 {
+		t.Errorf("the new leader granted %v plain renewals before the stream took over, want at most 2", got)
+	}
+	before := metric(next, stream)
+	for range 3 {
+		if err := renew(); err != nil {
+			t.Fatalf("renew with the new leader: %v", err)
+		}
+	}
+	if got := metric(next, stream) - before; got != 3 {
+		t.Errorf("the new leader granted %v of 3 renewals on a stream, want 3", got)
+	}
+	if got := metric(next, open); got != 1 {
+		t.Errorf("the new leader has %v lease streams open, want the 1 that waited there", got)
+	}
+}
