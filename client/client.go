@@ -448,7 +448,7 @@ func (c *Client) RenewLease(ctx context.Context, req LeaseRequest) (LeaseRespons
 		// load, sending every stub to the followers, each to forward,
 		// would add to the leader's work (2,000 simulated machines joining
 		// on 2 cores: 47-51 leader changes in 7 minutes against 15).
-		afterStream = err != nil && !errors.Is(err, errStreamSlow)
+		afterStream = err != nil && !errors.Is(err, errStreamSlow) && !errors.Is(err, errStreamLeaderNamed)
 	}
 	var resp LeaseResponse
 	body, err := json.Marshal(req)

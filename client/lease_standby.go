@@ -22,11 +22,14 @@ import (
 // price is a connection and an idle goroutine per server and machine,
 // on both ends.
 
-// keepStandby keeps s, a stream that owes no answer, open with its
-// server for when it leads again, unless one is kept there already;
-// under ls.mu.
+// keepStandby keeps s open with its server for when it leads again,
+// unless one is kept there already; under ls.mu. A stream that owes an
+// answer (a renewal held through an election outlasted the round) is
+// kept too: the next renewal on it reads that answer first.
 func (ls *leaseStreams) keepStandby(s *leaseStream) {
-	if s.owed || ls.standby[s.base] != nil {
+	if kept := ls.standby[s.base]; kept == s {
+		return
+	} else if kept != nil {
 		s.close()
 		return
 	}
@@ -51,14 +54,15 @@ func (ls *leaseStreams) takeStandby(base string) *leaseStream {
 	return s
 }
 
-// ended reports whether a stream that owes no answer has ended: anything
-// read on it is the error that ended it (its server stopped, or dropped
-// it).
+// ended reports whether a waiting stream has ended: its server stopped,
+// or dropped it. Anything read on one that owes no answer is the error
+// that ended it; on one that owes one, the answer is kept for the next
+// renewal to read.
 func (s *leaseStream) ended() bool {
 	select {
 	case r := <-s.answers:
 		s.answers <- r
-		return true
+		return r.err != nil || !s.owed
 	default:
 		return false
 	}
@@ -140,4 +144,11 @@ func (c *Client) leaderIs(base string) {
 	if k := slices.Index(c.addrs, base); k >= 0 {
 		c.preferred, c.leaderKnown = k, true
 	}
+}
+
+// failedLately reports whether the stream with the server at base failed
+// less than leaseStreamRetry ago; under ls.mu. A server that names it
+// the leader then has not yet noticed it die (Raft's heartbeat timeout).
+func (ls *leaseStreams) failedLately(base string) bool {
+	return ls.failed == base && time.Since(ls.failedAt) < leaseStreamRetry
 }

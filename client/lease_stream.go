@@ -51,12 +51,14 @@ func WithLeaseStream() Option { return func(c *Client) { c.leases = &leaseStream
 // leaseStreams is a client's lease stream, when it has one, and the
 // streams it keeps open with the other servers (lease_standby.go).
 type leaseStreams struct {
-	mu      sync.Mutex // held for a renewal on the stream, and guards the fields
-	cur     *leaseStream
-	standby map[string]*leaseStream // idle streams with servers that do not lead, by URL
-	offered bool                    // the last plain answer said its server takes a stream
-	retryAt time.Time               // no stream is opened before this
-	renew   time.Duration           // the renewal interval the last answer gave
+	mu       sync.Mutex // held for a renewal on the stream, and guards the fields
+	cur      *leaseStream
+	standby  map[string]*leaseStream // idle streams with servers that do not lead, by URL
+	failed   string                  // the server whose stream failed last, and when
+	failedAt time.Time
+	offered  bool          // the last plain answer said its server takes a stream
+	retryAt  time.Time     // no stream is opened before this
+	renew    time.Duration // the renewal interval the last answer gave
 }
 
 // hold makes the client open no stream for leaseStreamRetry and a random
@@ -118,6 +120,10 @@ var (
 	errStreamSlow      = errors.New("lease stream: no answer within the patience")
 	errStreamStuck     = errors.New("lease stream: an answer owed did not come")
 	errStreamNotLeader = errors.New("lease stream: the server does not lead")
+	// errStreamLeaderNamed is errStreamNotLeader from a server that named
+	// the leader, with which the client has no stream waiting: the plain
+	// request goes to the leader first.
+	errStreamLeaderNamed = errors.New("lease stream: the server named another leader")
 )
 
 // renewOnStream renews on the client's lease stream with the known
@@ -127,8 +133,9 @@ var (
 // server takes the renewal instead: that server holds it until a leader
 // is elected, grants it if it leads, or names the leader, whose waiting
 // stream then takes it. done is true with a retryable error when the
-// servers asked knew of no leader after holding it (a plain request
-// would wait as long). done is false when the renewal should go by a
+// servers asked knew of no leader after holding it, held it past the
+// round, or named as leader the one whose stream just failed (a plain
+// request would fare no better: the next renewal asks). done is false when the renewal should go by a
 // plain request instead: with a nil error when there is no
 // stream; errStreamSlow when this renewal's answer was late (the stream
 // is kept); errStreamNotLeader when no stream reached the leader (they
@@ -158,9 +165,10 @@ func (c *Client) renewOnStream(ctx context.Context, req LeaseRequest) (resp Leas
 		ls.cur = ls.takeStandby(base)
 	}
 	patience := c.streamPatience(ctx)
+	failingOver := false // the renewal went to a stream but the leader's
 	if ls.cur == nil && (!known || time.Now().Before(ls.retryAt)) {
 		if ls.cur = ls.takeAnyStandby(""); ls.cur != nil {
-			patience = failOverPatience(ctx, patience)
+			patience, failingOver = failOverPatience(ctx, patience), true
 		}
 	}
 	if ls.cur == nil {
@@ -181,6 +189,14 @@ func (c *Client) renewOnStream(ctx context.Context, req LeaseRequest) (resp Leas
 			return *answer.Lease, true, nil
 		}
 		if errors.Is(err, errStreamSlow) {
+			if failingOver {
+				// Held for an election that outlasts the round: the
+				// stream waits on, owing the answer, and a plain request
+				// would be held as long.
+				ls.keepStandby(ls.cur)
+				ls.cur = nil
+				return LeaseResponse{}, true, &retryable{msg: fmt.Sprintf("renew lease: %v (held for an election)", err)}
+			}
 			return LeaseResponse{}, false, err // kept: a slow leader is not a dead one
 		}
 		if err == nil && answer.Status >= 400 && answer.Status < 500 {
@@ -199,27 +215,50 @@ func (c *Client) renewOnStream(ctx context.Context, req LeaseRequest) (resp Leas
 			// server may.
 			from := ls.cur.base
 			ls.keepStandby(ls.cur)
+			ls.cur = nil
 			err = errStreamNotLeader
+			named := ""
 			if answer.Leader != "" {
-				next = ls.takeStandby(c.scheme + answer.Leader)
-			} else if next = ls.takeAnyStandby(from); next == nil {
-				// A plain request would be held for a leader as long,
-				// with less of the round left: the next renewal asks.
-				return LeaseResponse{}, true, &retryable{msg: fmt.Sprintf("renew lease on a stream with %s: %s", from, answer.Error)}
+				named = c.scheme + answer.Leader
+			}
+			switch {
+			case named != "" && ls.failedLately(named):
+				// The leader named is the one whose stream just failed:
+				// the server has not yet noticed it die. The next
+				// renewal asks again, after the election.
+				return LeaseResponse{}, true, &retryable{msg: fmt.Sprintf("renew lease on a stream with %s: it names %s, whose stream failed", from, answer.Leader)}
+			case named != "":
+				c.leaderIs(named)
+				if next = ls.takeStandby(named); next == nil {
+					err = errStreamLeaderNamed
+				}
+			default:
+				if next = ls.takeAnyStandby(from); next == nil {
+					// A plain request would be held for a leader as
+					// long, with less of the round left: the next
+					// renewal asks.
+					return LeaseResponse{}, true, &retryable{msg: fmt.Sprintf("renew lease on a stream with %s: %s", from, answer.Error)}
+				}
 			}
 		} else {
 			// The stream failed (its server died, or stopped): another
 			// server's waiting stream may reach the leader at once.
 			ls.cur.close()
 			ls.hold(time.Now())
+			ls.failed, ls.failedAt = ls.cur.base, time.Now()
 			err = cmp.Or(err, errStreamStuck)
 			next = ls.takeAnyStandby("")
 		}
-		ls.cur = next
+		ls.cur, failingOver = next, true
 		if next == nil || tries == failOverTries {
 			if next != nil {
 				ls.keepStandby(next)
 				ls.cur = nil
+			}
+			if errors.Is(err, errStreamNotLeader) {
+				// Every server asked said it does not lead: a plain
+				// request would ask the same ones. The next renewal does.
+				return LeaseResponse{}, true, &retryable{msg: fmt.Sprintf("renew lease: %d servers' streams said they do not lead", tries)}
 			}
 			return LeaseResponse{}, false, err
 		}

@@ -2,6 +2,8 @@ package server_test
 
 import (
 	"context"
+	"fmt"
+	"sync"
 	"testing"
 	"time"
 
@@ -84,5 +86,83 @@ func TestLeaseStreamsWaitWithTheFollowers(t *testing.T) {
 	}
 	if got := metric(next, open); got != 1 {
 		t.Errorf("the new leader has %v lease streams open, want the 1 that waited there", got)
+	}
+}
+
+// TestLeaseStreamsCarryAFailover kills the leader under a pool of lease
+// clients renewing as stubs do: each one's renewals go on over the
+// streams that waited with the survivors, none by a plain request and
+// none on a stream opened after the kill, and every client keeps its
+// stream with each survivor.
+func TestLeaseStreamsCarryAFailover(t *testing.T) {
+	t.Parallel()
+	c := servertest.NewCluster(t, 3)
+	li := c.WaitLeader()
+	const n = 10
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	defer cancel()
+	for i := range n {
+		name := fmt.Sprintf("m%d", i)
+		lc, err := client.New(c.Addrs(), client.WithTLS(c.Material(pki.Identity{Role: pki.RoleStub, Name: name})),
+			client.WithRetryFor(0), client.WithHedge(150*time.Millisecond), client.WithLeaderPatience(500*time.Millisecond),
+			client.WithLeaseStream(), client.WithWarmConnections(200*time.Millisecond))
+		if err != nil {
+			t.Fatal(err)
+		}
+		wg.Go(func() {
+			defer lc.CloseLeaseStream()
+			for ctx.Err() == nil {
+				rctx, done := context.WithTimeout(ctx, time.Second)
+				_, _ = lc.RenewLease(rctx, client.LeaseRequest{Machine: name}) // those during the election fail
+				done()
+				select {
+				case <-ctx.Done():
+				case <-time.After(500 * time.Millisecond):
+				}
+			}
+		})
+	}
+	metric := func(i int, name string) float64 {
+		return scrape(t, c, c.Servers[i].HTTPAddr())[name]
+	}
+	const (
+		open    = `netmgr_server_lease_streams_open`
+		stream  = `netmgr_server_lease_renewals_total{path="stream"}`
+		request = `netmgr_server_lease_renewals_total{path="request"}`
+	)
+	testwait.For(t, 20*time.Second, "every client's stream open with every server", func() bool {
+		for i := range c.Servers {
+			if metric(i, open) != n {
+				time.Sleep(100 * time.Millisecond)
+				return false
+			}
+		}
+		return true
+	})
+
+	c.StopServer(li)
+	next := -1
+	testwait.For(t, 20*time.Second, "a new leader granting renewals on streams", func() bool {
+		for i := range c.Servers {
+			if i != li && c.Servers[i].IsLeader() && metric(i, stream) >= 2*n {
+				next = i
+				return true
+			}
+		}
+		time.Sleep(100 * time.Millisecond)
+		return false
+	})
+	if got := metric(next, request); got != 0 {
+		t.Errorf("the new leader granted %v plain renewals, want 0: every renewal on a stream that waited there", got)
+	}
+	for i := range c.Servers {
+		if i == li {
+			continue
+		}
+		if got := metric(i, open); got != n {
+			t.Errorf("server %d has %v lease streams open after the failover, want the %d that waited there", i, got, n)
+		}
 	}
 }
