@@ -221,12 +221,17 @@
 // machines on 2 cores, 1,001-1,013 connections each, and the new leader
 // at 0.50-0.56 cores until every machine was up (in one series of runs,
 // half to four fifths of the machines' leases lapsed meanwhile). So a
-// stub's lease client keeps a connection to every server
-// (client.WithWarmConnections: GET /v1/health to each but the leader
-// about every 5 minutes, the transport closing no idle connection), and
-// the new leader accepts 2-10 connections and uses 0.31-0.34 cores
-// (netmgr_server_http_connections_total; doc/benchmark.md, The leader
-// killed with warm connections).
+// stub's lease client keeps a connection to every server, and since
+// fifth session a lease stream waiting with each (client's
+// lease_standby.go; client.WithWarmConnections opens them): every server
+// takes a stream, holds a renewal on it while no leader is known, then
+// grants it or names the leader. When the leader dies, the renewals go
+// on the survivors' streams: at 2,000 and 5,000 simulated machines the
+// new leader accepted 2-4 connections and used 0.21-0.24 cores, where
+// forwarded plain renewals and a new stream each had brought it 900-8,400
+// connections and its follower past Raft's leader lease
+// (netmgr_server_http_connections_total, netmgr_server_lease_streams_open;
+// doc/benchmark.md, Lease streams that wait with every server).
 //
 // # Gossip
 //

@@ -325,15 +325,14 @@
 // answer in. A per-try timeout cannot do both: at 150 ms a burst of joins
 // left renewals failing, leases expiring and stubs asking their peers about
 // an outage, which made the burst worse. The renewal and the CHILD reports
-// share one TLS transport, so a stub holds one connection per server, and
-// keeps the followers' open (client.WithWarmConnections, leaseWarmEvery):
-// when the leader dies, the renewals reach the survivors and the new
-// leader without a handshake each (see package server, Handshakes when a
-// pool starts at once). With the leader it renews on a lease stream, a
+// share one TLS transport. With the leader it renews on a lease stream, a
 // connection of its own upgraded from HTTP/1.1 (client.LeaseUpgrade), and
-// lets the shared one close when idle (leaseIdleConn); after a change of
-// leader it opens the next stream within ten renewal intervals, at
-// random, renewing by plain requests meanwhile.
+// keeps one waiting with each other server (client.WithWarmConnections,
+// leaseWarmEvery; client's lease_standby.go), letting the shared
+// connections close when idle (leaseIdleConn): when the leader dies, the
+// renewals go on the survivors' streams, held there until the election
+// ends, and on to the new leader's, without a handshake or a forwarded
+// request (see package server, Handshakes when a pool starts at once).
 //
 // Which server first. A round starts on the leader when the stub knows it:
 // from the last answer (client.LeaderHeader, which a follower copies back

@@ -34,9 +34,10 @@ const leaseHedgeAfter = 150 * time.Millisecond
 // the round leaves the others the rest of it.
 const leaseLeaderPatience = renewTimeout / 2
 
-// leaseWarmEvery is about how often the lease client asks each server but
-// the leader for its health, to keep a connection to it
-// (client.WithWarmConnections): when the leader dies, the renewals then
+// leaseWarmEvery is about how often the lease client makes sure a lease
+// stream waits open with each server but the leader (or, where it cannot
+// open one, asks it for its health to keep a connection;
+// client.WithWarmConnections): when the leader dies, the renewals then
 // reach the survivors and the new leader without a TLS handshake each.
 // The TLS transport closes a connection idle for leaseIdleConn, longer
 // than a round, so the rounds keep the followers' open and let the

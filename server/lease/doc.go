@@ -214,10 +214,13 @@
 //     and sends each renewal as a line on it; the leader answers each
 //     with a line, after the same leadership check and table update as a
 //     plain renewal (grantLease). The certificate is checked once, at
-//     the opening, and must name every renewal's machine. Only the leader
-//     takes a stream, which ends with its leadership; the stub meanwhile
-//     renews by plain requests, which any server forwards, so failover is
-//     as before (TestLeaseStreamFollowsTheLeader). A renewal the stream
+//     the opening, and must name every renewal's machine. Every server
+//     takes a stream and a stub keeps one with each: a server that does
+//     not lead holds a renewal on it until a leader is known, then grants
+//     it or answers 503 naming the leader, and keeps the stream, so when
+//     the leader dies the renewals go on the survivors' streams, with no
+//     new connection and nothing forwarded (client's lease_standby.go;
+//     TestLeaseStreamsCarryAFailover). A renewal the stream
 //     does not answer within the stub's leader patience goes by a plain
 //     request that asks the other servers first (a leader cut off from
 //     this stub costs no more than before), and the stream is kept,

@@ -53,10 +53,11 @@ type Config struct {
 	// open files; connections and packets to an address no machine holds
 	// are dropped.
 	Shared bool
-	// ColdServers makes each machine keep a connection to the leader
-	// only, closing one to another server after 5 s idle, instead of one
-	// to each server (client.WithWarmConnections): a machine then holds
-	// one open file for the servers instead of three, and a change of
+	// ColdServers makes each machine keep a connection and a lease
+	// stream with the leader only, closing a connection to another
+	// server after 5 s idle, instead of a stream waiting with each server
+	// (client.WithWarmConnections): a machine then holds one or two open
+	// files for the servers instead of three or four, and a change of
 	// leader costs it a TLS handshake with the new one.
 	ColdServers bool
 	// JoinParallel bounds the joins in flight at once; 0 means 16.
