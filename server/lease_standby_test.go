@@ -13,6 +13,33 @@ import (
 	"github.com/netmgr/netmgr/server/servertest"
 )
 
+// The lease metrics the waiting-stream tests read.
+const (
+	leaseStreamsOpen   = `netmgr_server_lease_streams_open`
+	renewalsOnStreams  = `netmgr_server_lease_renewals_total{path="stream"}`
+	renewalsByRequests = `netmgr_server_lease_renewals_total{path="request"}`
+)
+
+// stubLeaseClient is a lease client for machine name as a stub makes one
+// (stub/servers.go), its warming rounds every 200 ms so that its streams
+// with the followers open within the test.
+func stubLeaseClient(t *testing.T, c *servertest.Cluster, name string) *client.Client {
+	t.Helper()
+	lc, err := client.New(c.Addrs(), client.WithTLS(c.Material(pki.Identity{Role: pki.RoleStub, Name: name})),
+		client.WithRetryFor(0), client.WithHedge(150*time.Millisecond), client.WithLeaderPatience(500*time.Millisecond),
+		client.WithLeaseStream(), client.WithWarmConnections(200*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return lc
+}
+
+// serverMetric reads metric name from server i of c.
+func serverMetric(t *testing.T, c *servertest.Cluster, i int, name string) float64 {
+	t.Helper()
+	return scrape(t, c, c.Servers[i].HTTPAddr())[name]
+}
+
 // TestLeaseStreamsWaitWithTheFollowers renews as a stub's lease client
 // does, with warm connections: besides its stream with the leader it
 // keeps one open with each follower, and when the leader stops, the new
@@ -22,12 +49,7 @@ func TestLeaseStreamsWaitWithTheFollowers(t *testing.T) {
 	t.Parallel()
 	c := servertest.NewCluster(t, 3)
 	li := c.WaitLeader()
-	lc, err := client.New(c.Addrs(), client.WithTLS(c.Material(pki.Identity{Role: pki.RoleStub, Name: "alpha"})),
-		client.WithRetryFor(0), client.WithHedge(150*time.Millisecond), client.WithLeaderPatience(500*time.Millisecond),
-		client.WithLeaseStream(), client.WithWarmConnections(200*time.Millisecond))
-	if err != nil {
-		t.Fatal(err)
-	}
+	lc := stubLeaseClient(t, c, "alpha")
 	defer lc.CloseLeaseStream()
 	renew := func() error {
 		rctx, cancel := context.WithTimeout(context.Background(), time.Second)
@@ -35,27 +57,20 @@ func TestLeaseStreamsWaitWithTheFollowers(t *testing.T) {
 		_, err := lc.RenewLease(rctx, client.LeaseRequest{Machine: "alpha"})
 		return err
 	}
-	metric := func(i int, name string) float64 {
-		return scrape(t, c, c.Servers[i].HTTPAddr())[name]
-	}
-	const (
-		open    = `netmgr_server_lease_streams_open`
-		stream  = `netmgr_server_lease_renewals_total{path="stream"}`
-		request = `netmgr_server_lease_renewals_total{path="request"}`
-	)
+	metric := func(i int, name string) float64 { return serverMetric(t, c, i, name) }
 	testwait.For(t, 20*time.Second, "a lease stream open with every server", func() bool {
 		if err := renew(); err != nil {
 			t.Fatalf("renew: %v", err)
 		}
 		for i := range c.Servers {
-			if metric(i, open) != 1 {
+			if metric(i, leaseStreamsOpen) != 1 {
 				time.Sleep(100 * time.Millisecond)
 				return false
 			}
 		}
 		return true
 	})
-	if got := metric(li, stream); got == 0 {
+	if got := metric(li, renewalsOnStreams); got == 0 {
 		t.Fatal("the leader granted no renewal on a stream")
 	}
 
@@ -64,7 +79,7 @@ func TestLeaseStreamsWaitWithTheFollowers(t *testing.T) {
 	testwait.For(t, 20*time.Second, "renewals on a stream with the new leader", func() bool {
 		_ = renew() // those during the election fail
 		for i := range c.Servers {
-			if i != li && c.Servers[i].IsLeader() && metric(i, stream) > 0 {
+			if i != li && c.Servers[i].IsLeader() && metric(i, renewalsOnStreams) > 0 {
 				next = i
 				return true
 			}
@@ -72,19 +87,19 @@ func TestLeaseStreamsWaitWithTheFollowers(t *testing.T) {
 		time.Sleep(100 * time.Millisecond)
 		return false
 	})
-	if got := metric(next, request); got > 2 {
+	if got := metric(next, renewalsByRequests); got > 2 {
 		t.Errorf("the new leader granted %v plain renewals before the stream took over, want at most 2", got)
 	}
-	before := metric(next, stream)
+	before := metric(next, renewalsOnStreams)
 	for range 3 {
 		if err := renew(); err != nil {
 			t.Fatalf("renew with the new leader: %v", err)
 		}
 	}
-	if got := metric(next, stream) - before; got != 3 {
+	if got := metric(next, renewalsOnStreams) - before; got != 3 {
 		t.Errorf("the new leader granted %v of 3 renewals on a stream, want 3", got)
 	}
-	if got := metric(next, open); got != 1 {
+	if got := metric(next, leaseStreamsOpen); got != 1 {
 		t.Errorf("the new leader has %v lease streams open, want the 1 that waited there", got)
 	}
 }
@@ -105,12 +120,7 @@ func TestLeaseStreamsCarryAFailover(t *testing.T) {
 	defer cancel()
 	for i := range n {
 		name := fmt.Sprintf("m%d", i)
-		lc, err := client.New(c.Addrs(), client.WithTLS(c.Material(pki.Identity{Role: pki.RoleStub, Name: name})),
-			client.WithRetryFor(0), client.WithHedge(150*time.Millisecond), client.WithLeaderPatience(500*time.Millisecond),
-			client.WithLeaseStream(), client.WithWarmConnections(200*time.Millisecond))
-		if err != nil {
-			t.Fatal(err)
-		}
+		lc := stubLeaseClient(t, c, name)
 		wg.Go(func() {
 			defer lc.CloseLeaseStream()
 			for ctx.Err() == nil {
@@ -124,17 +134,10 @@ func TestLeaseStreamsCarryAFailover(t *testing.T) {
 			}
 		})
 	}
-	metric := func(i int, name string) float64 {
-		return scrape(t, c, c.Servers[i].HTTPAddr())[name]
-	}
-	const (
-		open    = `netmgr_server_lease_streams_open`
-		stream  = `netmgr_server_lease_renewals_total{path="stream"}`
-		request = `netmgr_server_lease_renewals_total{path="request"}`
-	)
+	metric := func(i int, name string) float64 { return serverMetric(t, c, i, name) }
 	testwait.For(t, 20*time.Second, "every client's stream open with every server", func() bool {
 		for i := range c.Servers {
-			if metric(i, open) != n {
+			if metric(i, leaseStreamsOpen) != n {
 				time.Sleep(100 * time.Millisecond)
 				return false
 			}
@@ -146,7 +149,7 @@ func TestLeaseStreamsCarryAFailover(t *testing.T) {
 	next := -1
 	testwait.For(t, 20*time.Second, "a new leader granting renewals on streams", func() bool {
 		for i := range c.Servers {
-			if i != li && c.Servers[i].IsLeader() && metric(i, stream) >= 2*n {
+			if i != li && c.Servers[i].IsLeader() && metric(i, renewalsOnStreams) >= 2*n {
 				next = i
 				return true
 			}
@@ -154,14 +157,14 @@ func TestLeaseStreamsCarryAFailover(t *testing.T) {
 		time.Sleep(100 * time.Millisecond)
 		return false
 	})
-	if got := metric(next, request); got != 0 {
+	if got := metric(next, renewalsByRequests); got != 0 {
 		t.Errorf("the new leader granted %v plain renewals, want 0: every renewal on a stream that waited there", got)
 	}
 	for i := range c.Servers {
 		if i == li {
 			continue
 		}
-		if got := metric(i, open); got != n {
+		if got := metric(i, leaseStreamsOpen); got != n {
 			t.Errorf("server %d has %v lease streams open after the failover, want the %d that waited there", i, got, n)
 		}
 	}
