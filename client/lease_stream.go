@@ -134,15 +134,16 @@ var (
 // is elected, grants it if it leads, or names the leader, whose waiting
 // stream then takes it. done is true with a retryable error when the
 // servers asked knew of no leader after holding it, held it past the
-// round, or named as leader the one whose stream just failed (a plain
-// request would fare no better: the next renewal asks). done is false when the renewal should go by a
-// plain request instead: with a nil error when there is no
-// stream; errStreamSlow when this renewal's answer was late (the stream
-// is kept); errStreamNotLeader when no stream reached the leader (they
-// wait open); else the error of a stream that could not be opened,
-// failed or is stuck (it is dropped, none is opened for
-// leaseStreamRetry). After any error but errStreamSlow the plain request
-// should not wait on the stream's server first.
+// round, all said they do not lead, or named as leader the one whose
+// stream just failed: a plain request would fare no better, and the next
+// renewal asks again. done is false when the renewal should go by a
+// plain request instead: with a nil error when there is no stream;
+// errStreamSlow when this renewal's answer was late (the stream is
+// kept); errStreamLeaderNamed when a server named a leader with which no
+// stream waits (the plain request goes there first); else the error of a
+// stream that could not be opened, failed or is stuck (it is dropped,
+// none is opened for leaseStreamRetry, and the plain request does not
+// wait on its server first).
 func (c *Client) renewOnStream(ctx context.Context, req LeaseRequest) (resp LeaseResponse, done bool, err error) {
 	ls := c.leases
 	ls.mu.Lock()
