@@ -27,25 +27,28 @@ const (
 	// the other servers first.
 	leaseStreamPatience = 500 * time.Millisecond
 	// leaseStreamRetry is how long after a stream could not be opened, or
-	// broke, the client opens none: meanwhile it renews by plain requests,
-	// which find the new leader after an election.
+	// broke, the client opens none: meanwhile it renews on the streams
+	// waiting with the other servers (lease_standby.go), or by plain
+	// requests, which find the new leader after an election.
 	leaseStreamRetry = 2 * time.Second
 	// leaseStreamSpread is how many renewal intervals, at most, a client
 	// whose stream broke or whose leader moved waits on top of
 	// leaseStreamRetry, at random, before it opens a stream with the new
 	// leader: a stream is a connection of its own (LeaseUpgrade), and
 	// 10,000 stubs opening theirs at once would be 10,000 handshakes in
-	// the new leader's first seconds. Meanwhile they renew by plain
-	// requests, on the connections they keep warm.
+	// the new leader's first seconds. A stream that waited with the new
+	// leader needs no opening; without one, they renew by plain requests
+	// meanwhile.
 	leaseStreamSpread = 10
 )
 
 // WithLeaseStream makes RenewLease renew on a lease stream
 // (LeaseStreamPath) with the leader, once an answer named the leader and
 // said it takes one (LeaseResponse.Streams), and by plain requests
-// otherwise: before the first answer, while no leader is known, and for
-// the renewal during which a stream fails. A renewal costs the leader a
-// few frames on the stream instead of a whole request.
+// otherwise: before the first answer, and when no stream reaches the
+// leader. A renewal costs the leader a few frames on the stream instead
+// of a whole request. With WithWarmConnections it also keeps a stream
+// waiting with each other server (lease_standby.go).
 func WithLeaseStream() Option { return func(c *Client) { c.leases = &leaseStreams{} } }
 
 // leaseStreams is a client's lease stream, when it has one, and the
