@@ -43,9 +43,7 @@ func (s *Server) handleLease(w http.ResponseWriter, r *http.Request) {
 // It fails, with the HTTP status to answer, when leadership cannot be
 // confirmed since arrival or a commit the renewal needs fails.
 func (s *Server) grantLease(ctx context.Context, st *leaderState, arrival time.Time, req client.LeaseRequest) (client.LeaseResponse, int, error) {
-	ctx, cancel := context.WithTimeout(ctx, LeaseRenewInterval*2)
-	defer cancel()
-	if err := st.check.since(ctx, arrival); err != nil {
+	if err := st.check.since(ctx, arrival, LeaseRenewInterval*2); err != nil {
 		return client.LeaseResponse{}, http.StatusServiceUnavailable, err
 	}
 	// What the database holds of the machine, from the lease book, which

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
@@ -77,11 +76,12 @@ func (s *Server) handleLeaseStream(w http.ResponseWriter, r *http.Request) {
 	if err := rc.Flush(); err != nil {
 		return
 	}
-	enc := json.NewEncoder(w)
+	var buf []byte
 	s.serveLeaseLines(r.Context(), machine, leaseLines{
 		in: bufio.NewReaderSize(r.Body, 4096),
 		send: func(a client.LeaseStreamAnswer) error {
-			if err := enc.Encode(a); err != nil {
+			buf = appendLeaseStreamAnswer(buf[:0], a)
+			if _, err := w.Write(buf); err != nil {
 				return err
 			}
 			return rc.Flush()
@@ -113,8 +113,7 @@ func (s *Server) serveLeaseUpgrade(w http.ResponseWriter, r *http.Request, machi
 // upgraded connection, and closes it.
 func (s *Server) serveLeaseConn(conn net.Conn, machine string) {
 	defer conn.Close()
-	out := bufio.NewWriterSize(conn, 512)
-	enc := json.NewEncoder(out)
+	var buf []byte
 	s.serveLeaseLines(s.ctx, machine, leaseLines{
 		// A renewal is a few hundred bytes; a longer line is read in
 		// pieces (readLeaseLine). At 2,000 machines 4 KB readers were
@@ -123,10 +122,9 @@ func (s *Server) serveLeaseConn(conn net.Conn, machine string) {
 		send: func(a client.LeaseStreamAnswer) error {
 			// A stub that stops reading holds no handler for long.
 			_ = conn.SetWriteDeadline(time.Now().Add(leaseStreamWriteWithin))
-			if err := enc.Encode(a); err != nil {
-				return err
-			}
-			return out.Flush()
+			buf = appendLeaseStreamAnswer(buf[:0], a)
+			_, err := conn.Write(buf)
+			return err
 		},
 		readBy: conn.SetReadDeadline,
 	})
@@ -203,9 +201,7 @@ func (s *Server) serveLeaseLines(ctx context.Context, machine string, l leaseLin
 // machine) the stream is bound to the machine of its first renewal.
 func (s *Server) leaseStreamAnswer(ctx context.Context, machine *string, arrival time.Time, line []byte) (client.LeaseStreamAnswer, bool) {
 	var req client.LeaseRequest
-	dec := json.NewDecoder(bytes.NewReader(line))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&req); err != nil {
+	if err := decodeLeaseRequest(line, &req); err != nil {
 		return client.LeaseStreamAnswer{Status: http.StatusBadRequest, Error: fmt.Sprintf("read lease request: %v", err)}, true
 	}
 	if *machine == "" {

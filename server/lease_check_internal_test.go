@@ -34,7 +34,7 @@ func TestLeaderCheckRounds(t *testing.T) {
 	var wg sync.WaitGroup
 	for range 20 {
 		wg.Go(func() {
-			if err := c.since(ctx, asked); err != nil {
+			if err := c.since(ctx, asked, time.Minute); err != nil {
 				t.Errorf("since: %v", err)
 			}
 		})
@@ -43,15 +43,18 @@ func TestLeaderCheckRounds(t *testing.T) {
 	if n := rounds.Load(); n < 1 || n > 20 {
 		t.Errorf("20 waiters took %d rounds, want 1 to 20", n)
 	}
-	if err := c.since(ctx, asked); err != nil || rounds.Load() > 20 {
+	if err := c.since(ctx, asked, time.Minute); err != nil || rounds.Load() > 20 {
 		t.Errorf("a waiter answered by an earlier round: %v after %d rounds", err, rounds.Load())
 	}
 
 	fail.Store(true)
-	wctx, wcancel := context.WithTimeout(ctx, 100*time.Millisecond)
-	defer wcancel()
-	if err := c.since(wctx, time.Now()); !errors.Is(err, errNotLeader) {
+	if err := c.since(ctx, time.Now(), 100*time.Millisecond); !errors.Is(err, errNotLeader) {
 		t.Errorf("since with failing rounds: %v, want errNotLeader", err)
+	}
+	wctx, wcancel := context.WithCancel(ctx)
+	wcancel()
+	if err := c.since(wctx, time.Now(), time.Minute); !errors.Is(err, errNotLeader) {
+		t.Errorf("since with its context ended: %v, want errNotLeader", err)
 	}
 }
 
@@ -75,7 +78,7 @@ func TestLeaderCheckGathers(t *testing.T) {
 	for range 20 {
 		asked := time.Now()
 		wg.Go(func() {
-			if err := c.since(ctx, asked); err != nil {
+			if err := c.since(ctx, asked, time.Minute); err != nil {
 				t.Errorf("since: %v", err)
 			}
 		})
