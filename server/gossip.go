@@ -59,6 +59,14 @@ type gossip struct {
 	changed map[string]struct{}
 	// version counts the updates (poolVersion).
 	version uint64
+	// liveServers is the live servers' metadata by name (servers),
+	// rebuilt under mu when a server's entry changes and read without
+	// it. Every forwarded request asks; with mu taken each time, a
+	// server stalled at 2,600 machines joining had 159 requests queued
+	// on mu, and memberlist's callbacks (update), which take mu while
+	// memberlist holds its member lock, with them: its probes and acks
+	// waited too.
+	liveServers atomic.Pointer[map[string]client.NodeMeta]
 }
 
 func newGossip(cfg *Config, meta client.NodeMeta) (*gossip, error) {
@@ -160,17 +168,25 @@ func (g *gossip) takeChanged() []string {
 	return names
 }
 
-// servers returns the live servers, by name.
+// servers returns the live servers, by name; the map is shared and must
+// not be changed.
 func (g *gossip) servers() map[string]client.NodeMeta {
-	g.mu.Lock()
-	defer g.mu.Unlock()
+	if p := g.liveServers.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+
+// publishServersLocked rebuilds what servers returns from serverIdx;
+// g.mu is held.
+func (g *gossip) publishServersLocked() {
 	out := make(map[string]client.NodeMeta, len(g.serverIdx))
 	for name, m := range g.serverIdx {
 		if m.Alive {
 			out[name] = m.Meta
 		}
 	}
-	return out
+	g.liveServers.Store(&out)
 }
 
 // serverMembers returns the members whose metadata says server, alive or
@@ -199,8 +215,10 @@ func (g *gossip) update(n *memberlist.Node, alive bool) {
 			g.serverIdx = make(map[string]*member)
 		}
 		g.serverIdx[n.Name] = m
-	} else {
+		g.publishServersLocked()
+	} else if _, was := g.serverIdx[n.Name]; was {
 		delete(g.serverIdx, n.Name)
+		g.publishServersLocked()
 	}
 	if g.changed == nil {
 		g.changed = make(map[string]struct{})

@@ -5,6 +5,7 @@ import (
 	"maps"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/hashicorp/memberlist"
 
@@ -47,4 +48,20 @@ func TestGossipKeepsItsServersApart(t *testing.T) {
 	if len(g.serverMembers()) != 1 {
 		t.Errorf("serverMembers() = %v, want s2 alone", g.serverMembers())
 	}
+
+	// servers() answers while the view's lock is held, as memberlist's
+	// callbacks hold it: a forwarded request never queues behind them.
+	g.NotifyJoin(node("s3", client.RoleServer))
+	g.mu.Lock()
+	answered := make(chan []string, 1)
+	go func() { answered <- names(g.servers()) }()
+	select {
+	case got := <-answered:
+		if !slices.Equal(got, []string{"s3"}) {
+			t.Errorf("servers() with the lock held = %v, want [s3]", got)
+		}
+	case <-time.After(10 * time.Second):
+		t.Error("servers() waited for the view's lock")
+	}
+	g.mu.Unlock()
 }
