@@ -38,9 +38,9 @@ func decodeLeaseRequest(line []byte, req *client.LeaseRequest) error {
 func readLeaseRequest(line []byte, req *client.LeaseRequest) bool {
 	*req = client.LeaseRequest{}
 	s := wireScan{b: line}
-	var seen uint32
+	var seen fieldSet
 	ok := s.object(func(key []byte) bool {
-		var bit uint32
+		var bit fieldSet
 		var ok bool
 		switch string(key) {
 		case "machine":
@@ -71,13 +71,20 @@ func readLeaseRequest(line []byte, req *client.LeaseRequest) bool {
 		default: // facts, unknown fields, other spellings
 			return false
 		}
-		if seen&bit != 0 {
-			return false
-		}
-		seen |= bit
-		return ok
+		return ok && seen.first(bit)
 	})
 	return ok && s.i == len(s.b)
+}
+
+// fieldSet is the fields of an object read so far, a bit each.
+type fieldSet uint32
+
+// first records field bit and reports whether it was not read before: a
+// field twice leaves the line to encoding/json, which keeps the last.
+func (f *fieldSet) first(bit fieldSet) bool {
+	had := *f&bit != 0
+	*f |= bit
+	return !had
 }
 
 // wireScan reads the fast path's JSON: b from i on, nothing skipped.
@@ -226,9 +233,9 @@ func (s *wireScan) float(v *float64) bool {
 }
 
 func (s *wireScan) token(t *client.LeaseToken) bool {
-	var seen uint32
+	var seen fieldSet
 	return s.object(func(key []byte) bool {
-		var bit uint32
+		var bit fieldSet
 		var ok bool
 		switch string(key) {
 		case "leadership":
@@ -246,11 +253,7 @@ func (s *wireScan) token(t *client.LeaseToken) bool {
 		default:
 			return false
 		}
-		if seen&bit != 0 {
-			return false
-		}
-		seen |= bit
-		return ok
+		return ok && seen.first(bit)
 	})
 }
 
@@ -264,9 +267,9 @@ func (s *wireScan) attempts(v *[]client.AttemptRef) bool {
 	}
 	for {
 		var a client.AttemptRef
-		var seen uint32
+		var seen fieldSet
 		ok := s.object(func(key []byte) bool {
-			var bit uint32
+			var bit fieldSet
 			var ok bool
 			switch string(key) {
 			case "job_id":
@@ -278,11 +281,7 @@ func (s *wireScan) attempts(v *[]client.AttemptRef) bool {
 			default:
 				return false
 			}
-			if seen&bit != 0 {
-				return false
-			}
-			seen |= bit
-			return ok
+			return ok && seen.first(bit)
 		})
 		if !ok {
 			return false
