@@ -2,6 +2,7 @@ package server
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"io"
 	"net/http"
@@ -32,14 +33,52 @@ func (s *Server) leaderHTTP() (name, addr string, err error) {
 
 // leaderWrite runs h on the leader and forwards the request there from a
 // follower.
+//
+// A leader whose leadership has not yet taken office (leaderLoop's
+// barrier: the entries of the terms before it applied) holds the request
+// until it has, up to ApplyTimeout: before, it would judge it by a
+// database that lags (a restarted group's first submit was refused as a
+// root job the database allows, 23 ms after the election).
 func (s *Server) leaderWrite(h http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		if s.raft.State() == raft.Leader {
+			if !s.awaitOffice(r.Context(), s.cfg.ApplyTimeout) {
+				s.writeError(w, http.StatusServiceUnavailable, fmt.Errorf("leadership not yet in office: %w", errNoLeader))
+				return
+			}
 			s.nameLeader(w)
 			h(w, r)
 			return
 		}
 		s.forward(w, r)
+	}
+}
+
+// awaitOffice waits, up to hold, until this server's leadership has
+// taken office (s.leader set after leaderLoop's barrier), and reports
+// whether it has; false too when the leadership ends first.
+func (s *Server) awaitOffice(ctx context.Context, hold time.Duration) bool {
+	var timeout <-chan time.Time
+	for {
+		news := s.news.next()
+		if s.leader.Load() != nil {
+			return true
+		}
+		if s.raft.State() != raft.Leader {
+			return false
+		}
+		if timeout == nil {
+			t := time.NewTimer(hold)
+			defer t.Stop()
+			timeout = t.C
+		}
+		select {
+		case <-news:
+		case <-timeout:
+			return false
+		case <-ctx.Done():
+			return false
+		}
 	}
 }
 
