@@ -87,8 +87,8 @@ const leaderTick = 250 * time.Millisecond
 //     leadership for lease renewals; with a fresh lease.Table (server/lease) it
 //     is published in s.leader, where handleLease (http_lease.go) finds it.
 //
-// When gossip reports a change (at most every reconcileGap:
-// leader_pace.go), and every leaderTick:
+// When gossip reports a change, and every leaderTick (at most every
+// reconcileGapFor the pool: leader_pace.go):
 //   - membership.Watcher.Reconcile (server/membership): StubJoin, StubLeave, AddVoter;
 //     and, in the background, joining machines gossip lacks (server/rejoin).
 //   - refreshGroupLevel (command_level.go): the newest command every
@@ -183,6 +183,7 @@ func (s *Server) leaderLoop(ctx context.Context) {
 		_, changed := s.fsm.Watch()
 		if reconcile {
 			pace.ran(time.Now())
+			pace.fit(s.book.Pool().Size())
 			m.Reconcile(ctx)
 			s.refreshGroupLevel()
 			s.startFairShare()
@@ -213,7 +214,8 @@ func (s *Server) leaderLoop(ctx context.Context) {
 			pace.fired()
 			reconcile = true
 		case <-tick.C:
-			reconcile = true
+			// Paced too, once the pool makes the gap longer than a tick.
+			reconcile = pace.event(time.Now())
 		case <-cronTimer.C:
 		case <-primeTimer.C:
 		}

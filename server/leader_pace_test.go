@@ -43,3 +43,31 @@ func TestReconcilePaceSpacesPasses(t *testing.T) {
 		t.Fatal("the timer was not armed again after it fired")
 	}
 }
+
+// The gap is reconcileGap up to 2,000 machines and grows with the pool
+// past them, to at most reconcileGapMax.
+func TestReconcileGapGrowsWithThePool(t *testing.T) {
+	for _, c := range []struct {
+		machines int
+		want     time.Duration
+	}{
+		{0, reconcileGap}, {400, reconcileGap}, {2000, reconcileGap},
+		{4000, 200 * time.Millisecond}, {10000, 500 * time.Millisecond},
+		{20000, reconcileGapMax}, {100000, reconcileGapMax},
+	} {
+		if got := reconcileGapFor(c.machines); got != c.want {
+			t.Errorf("gap at %d machines = %v, want %v", c.machines, got, c.want)
+		}
+	}
+	p := newReconcilePace(reconcileGap)
+	defer p.stop()
+	t0 := time.Now()
+	p.fit(10000)
+	p.ran(t0)
+	if p.event(t0.Add(400 * time.Millisecond)) {
+		t.Error("at 10,000 machines an event 400 ms after a pass ran at once: the gap is 500 ms")
+	}
+	if !p.event(t0.Add(500 * time.Millisecond)) {
+		t.Error("at 10,000 machines an event 500 ms after a pass was held back")
+	}
+}

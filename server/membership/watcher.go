@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -135,10 +136,6 @@ func (m *Watcher) Reconcile(ctx context.Context) {
 		return
 	}
 	pool := m.cfg.Pool()
-	type leave struct {
-		name, reason string
-		clean        bool // the machine said it was going: no warning
-	}
 	var (
 		joins   []string
 		leaves  []leave
@@ -147,7 +144,6 @@ func (m *Watcher) Reconcile(ctx context.Context) {
 	)
 	m.h.Read(func(v fsm.View) {
 		epoch, machines = v.Epoch(), v.MachinesVersion()
-		unseen = unseenMachines(v, pool)
 		for name, mem := range pool {
 			if mem.Meta.Role != client.RoleStub || !mem.Alive {
 				continue
@@ -164,28 +160,12 @@ func (m *Watcher) Reconcile(ctx context.Context) {
 				joins = append(joins, name)
 			}
 		}
-		for _, mc := range v.Machines() {
-			// An unreachable machine (its lease expired first, as it does
-			// after a crash: 4 s against gossip's 10 s or more) still goes
-			// down when gossip gives it up, so that its unknown work is
-			// declared lost.
-			if mc.State != fsm.MachineUp && mc.State != fsm.MachineUnreachable {
-				continue
-			}
-			mem, ok := pool[mc.Name]
-			switch {
-			case ok && !mem.Alive && mem.Left:
-				leaves = append(leaves, leave{mc.Name, "the machine left the gossip pool", true})
-			case ok && !mem.Alive:
-				leaves = append(leaves, leave{mc.Name, "gossip reports the machine failed", false})
-			case !ok && time.Since(m.since) > absentGrace:
-				leaves = append(leaves, leave{mc.Name, "machine is not in the gossip pool", false})
-			}
-		}
+		unseen, leaves = lookAtMachines(v, pool, time.Since(m.since) > absentGrace)
 	})
 	m.rejoin.Kick(ctx, unseen, now)
 	m.remember(poolVersion, epoch, machines, now, unseen, pool, m.cfg.PoolVersion != nil && len(joins) == 0 && len(leaves) == 0 && !waiting)
 	slices.Sort(joins)
+	slices.SortFunc(leaves, func(a, b leave) int { return strings.Compare(a.name, b.name) })
 	for _, name := range joins {
 		m.join(ctx, name, pool[name].Meta.HTTP)
 	}
@@ -239,18 +219,44 @@ func (m *Watcher) remember(poolVersion, epoch, machines uint64, at time.Time, un
 	m.memo = &passMemo{poolVersion: poolVersion, epoch: epoch, machines: machines, at: at, unseen: unseen, servers: servers}
 }
 
-// unseenMachines returns the API address of every machine of the
-// database, whatever its state, that gossip does not hold alive: not in
-// pool, or failed or gone there.
-func unseenMachines(v fsm.View, pool map[string]Member) map[string]string {
-	out := make(map[string]string)
-	for _, mc := range v.Machines() {
-		if mem, ok := pool[mc.Name]; ok && mem.Alive && mem.Meta.Role == client.RoleStub {
+// leave is a machine that leaves the pool, and why.
+type leave struct {
+	name, reason string
+	clean        bool // the machine said it was going: no warning
+}
+
+// lookAtMachines looks once at every machine of the database against
+// the gossip pool and returns the API address of each that gossip does
+// not hold alive as a stub (not in pool, or failed or gone there), for
+// the rejoin round, and those that leave: up or unreachable in the
+// database but failed, gone or (pastGrace) absent in gossip. It looks in
+// no order and copies nothing of the database: while a large pool
+// joins, the database gains a machine between nearly every two passes,
+// and its sorted list (fsm.View.Machines) was rebuilt and copied twice
+// a pass. The caller sorts the leaves.
+func lookAtMachines(v fsm.View, pool map[string]Member, pastGrace bool) (map[string]string, []leave) {
+	unseen := make(map[string]string)
+	var leaves []leave
+	for mc := range v.EachMachine() {
+		mem, ok := pool[mc.Name]
+		if !(ok && mem.Alive && mem.Meta.Role == client.RoleStub) && mc.Addr != "" {
+			unseen[mc.Name] = mc.Addr
+		}
+		// An unreachable machine (its lease expired first, as it does
+		// after a crash: 4 s against gossip's 10 s or more) still goes
+		// down when gossip gives it up, so that its unknown work is
+		// declared lost.
+		if mc.State != fsm.MachineUp && mc.State != fsm.MachineUnreachable {
 			continue
 		}
-		if mc.Addr != "" {
-			out[mc.Name] = mc.Addr
+		switch {
+		case ok && !mem.Alive && mem.Left:
+			leaves = append(leaves, leave{mc.Name, "the machine left the gossip pool", true})
+		case ok && !mem.Alive:
+			leaves = append(leaves, leave{mc.Name, "gossip reports the machine failed", false})
+		case !ok && pastGrace:
+			leaves = append(leaves, leave{mc.Name, "machine is not in the gossip pool", false})
 		}
 	}
-	return out
+	return unseen, leaves
 }

@@ -187,8 +187,8 @@ func TestMembershipLeaves(t *testing.T) {
 	}
 }
 
-// unseenMachines holds every machine with an address that gossip does
-// not hold alive as a stub.
+// lookAtMachines finds unseen every machine with an address that gossip
+// does not hold alive as a stub.
 func TestMembershipUnseenMachines(t *testing.T) {
 	h := dutytest.New()
 	for _, name := range []string{"alive", "failed", "absent"} {
@@ -199,7 +199,7 @@ func TestMembershipUnseenMachines(t *testing.T) {
 		"failed": {Meta: client.NodeMeta{Role: client.RoleStub, HTTP: "failed:1"}},
 	}
 	var got map[string]string
-	h.Read(func(v fsm.View) { got = unseenMachines(v, pool) })
+	h.Read(func(v fsm.View) { got, _ = lookAtMachines(v, pool, false) })
 	if len(got) != 2 || got["failed"] != "failed:1" || got["absent"] != "absent:1" {
 		t.Errorf("unseen = %v, want failed and absent", got)
 	}

@@ -1,6 +1,7 @@
 package expiry
 
 import (
+	"slices"
 	"time"
 
 	"github.com/netmgr/netmgr/client"
@@ -32,7 +33,10 @@ func (k *Keeper) Expire(t *lease.Table, now time.Time) {
 	k.h.Read(func(v fsm.View) {
 		var quorum []bool // built for the first candidate
 		size := v.MachineCount()
-		for _, m := range v.Machines() {
+		// Every machine, in no order (the expired are sorted below):
+		// the sorted list is rebuilt after every machine the database
+		// gains, which while a large pool joins is every pass.
+		for m := range v.EachMachine() {
 			if m.State == fsm.MachineRestarting {
 				// Its supervisors hold its jobs for the restart lease,
 				// whatever the pool says: no outage rule shortens it.
@@ -57,6 +61,7 @@ func (k *Keeper) Expire(t *lease.Table, now time.Time) {
 			}
 		}
 	})
+	slices.Sort(expired)
 	log := k.h.Log()
 	for _, name := range expired {
 		res, err := k.h.Apply(fsm.LeaseExpiredType, fsm.LeaseExpired{At: now.UTC(), Machine: name})
