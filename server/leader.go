@@ -214,8 +214,9 @@ func (s *Server) leaderLoop(ctx context.Context) {
 			pace.fired()
 			reconcile = true
 		case <-tick.C:
-			// Paced too, once the pool makes the gap longer than a tick.
-			reconcile = pace.event(time.Now())
+			// Paced too once the pool makes the gap longer than a tick;
+			// below that every tick passes, as it always did.
+			reconcile = pace.gap <= leaderTick || pace.event(time.Now())
 		case <-cronTimer.C:
 		case <-primeTimer.C:
 		}

@@ -17,8 +17,10 @@ const reconcileGap = 100 * time.Millisecond
 // 10,000), so that the passes a joining pool calls for cost the leader a
 // bounded share of a core whatever its size. Before, at 4,000 machines
 // joining, the passes and the expiry were a quarter of the leader's CPU
-// (0.15 of 0.63 cores), growing with every machine (doc/benchmark.md). A join or a leave is seen at most the gap
-// later, a lease expiry too: within the 10 s issue 36 allows at 10,000.
+// (0.15 of 0.63 cores), growing with every machine (doc/benchmark.md).
+// Past 5,000 machines, where the gap outgrows leaderTick, the tick's
+// passes are paced too. A join or a leave is seen at most the gap later,
+// a lease expiry too: within the 10 s issue 36 allows at 10,000.
 const (
 	reconcileGapPerMachine = 50 * time.Microsecond
 	reconcileGapMax        = time.Second
