@@ -460,6 +460,7 @@ func (c *Client) RenewLease(ctx context.Context, req LeaseRequest) (LeaseRespons
 		c.leases.mu.Lock()
 		c.leases.offered = resp.Streams
 		c.leases.renew = time.Duration(resp.RenewMS) * time.Millisecond
+		c.leases.renewVia(c.scheme, resp)
 		c.leases.mu.Unlock()
 	}
 	return resp, err

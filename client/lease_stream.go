@@ -62,6 +62,45 @@ type leaseStreams struct {
 	offered  bool          // the last plain answer said its server takes a stream
 	retryAt  time.Time     // no stream is opened before this
 	renew    time.Duration // the renewal interval the last answer gave
+	// via is the URL of the server the leader last named to renew on
+	// (LeaseResponse.RenewVia), "" for the leader itself; none is taken
+	// before viaRetryAt, set when a stream with the one named failed or
+	// its relay did.
+	via        string
+	viaRetryAt time.Time
+}
+
+// leaseViaRetry is how long after a renewal on the stream with the
+// server the leader named (LeaseResponse.RenewVia) failed the client
+// renews with the leader instead.
+const leaseViaRetry = 30 * time.Second
+
+// renewVia records the server an answer names to renew on, with scheme
+// (LeaseResponse.RenewVia); under ls.mu.
+func (ls *leaseStreams) renewVia(scheme string, resp LeaseResponse) {
+	ls.via = ""
+	if resp.RenewVia != "" {
+		ls.via = scheme + resp.RenewVia
+	}
+}
+
+// target is the URL of the server whose stream takes the next renewal,
+// with the leader's base: the one the leader named, unless its stream or
+// relay failed lately, else the leader; under ls.mu.
+func (ls *leaseStreams) target(base string, now time.Time) string {
+	if ls.via == "" || ls.via == base || now.Before(ls.viaRetryAt) || ls.failedLately(ls.via) {
+		return base
+	}
+	return ls.via
+}
+
+// viaFailed makes the client renew with the leader for leaseViaRetry,
+// when from, whose stream failed or answered 503, is the server the
+// leader named; under ls.mu.
+func (ls *leaseStreams) viaFailed(from string, now time.Time) {
+	if from != "" && from == ls.via {
+		ls.viaRetryAt = now.Add(leaseViaRetry)
+	}
 }
 
 // hold makes the client open no stream for leaseStreamRetry and a random
@@ -157,10 +196,15 @@ func (c *Client) renewOnStream(ctx context.Context, req LeaseRequest) (resp Leas
 		base = c.addrs[c.preferred]
 	}
 	c.mu.Unlock()
+	if known {
+		// The stream the leader named, which relays to it, if any.
+		base = ls.target(base, time.Now())
+	}
 	if ls.cur != nil && ls.cur.base != base {
-		// The leader moved, as an answer or gossip said: the stream waits
-		// for its server to lead again, and the new leader's waiting one,
-		// if any, carries the renewals from now on.
+		// The leader moved, as an answer or gossip said, or named another
+		// server to renew on: the stream waits for its server to lead (or
+		// to be named) again, and the new one's waiting stream, if any,
+		// carries the renewals from now on.
 		ls.keepStandby(ls.cur)
 		ls.cur = nil
 		ls.hold(time.Now())
@@ -189,7 +233,12 @@ func (c *Client) renewOnStream(ctx context.Context, req LeaseRequest) (resp Leas
 		answer, err := c.leaseOnStream(ctx, ls.cur, req, patience)
 		if err == nil && answer.Status == http.StatusOK && answer.Lease != nil {
 			ls.renew = time.Duration(answer.Lease.RenewMS) * time.Millisecond
-			c.leaderIs(ls.cur.base)
+			ls.renewVia(c.scheme, *answer.Lease)
+			if !answer.Lease.Relayed {
+				c.leaderIs(ls.cur.base)
+			} else if answer.Leader != "" {
+				c.leaderIs(c.scheme + answer.Leader)
+			}
 			return *answer.Lease, true, nil
 		}
 		if errors.Is(err, errStreamSlow) {
@@ -218,6 +267,7 @@ func (c *Client) renewOnStream(ctx context.Context, req LeaseRequest) (resp Leas
 			// of none after holding the renewal for an election, another
 			// server may.
 			from := ls.cur.base
+			ls.viaFailed(from, time.Now())
 			ls.keepStandby(ls.cur)
 			ls.cur = nil
 			err = errStreamNotLeader
@@ -249,6 +299,7 @@ func (c *Client) renewOnStream(ctx context.Context, req LeaseRequest) (resp Leas
 			// server's waiting stream may reach the leader at once.
 			ls.cur.close()
 			ls.hold(time.Now())
+			ls.viaFailed(ls.cur.base, time.Now())
 			ls.failed, ls.failedAt = ls.cur.base, time.Now()
 			err = cmp.Or(err, errStreamStuck)
 			next = ls.takeAnyStandby("")

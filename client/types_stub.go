@@ -274,7 +274,26 @@ type LeaseResponse struct {
 	// Streams is set by a leader that takes renewals on a lease stream
 	// (LeaseStreamPath): the stub's next renewals go there.
 	Streams bool `json:"streams,omitempty"`
+	// RenewVia is the API address (host:port) of a server that does not
+	// lead, on whose lease stream the stub renews from now on: in a pool
+	// of --lease-relay-from machines or more the leader spreads the
+	// stubs' streams over its followers, which pass the renewals on to it
+	// in batches (LeaseRelayPath), so that its sockets carry a few
+	// batches a second instead of every stub's renewal. Empty: renew on
+	// the leader's stream.
+	RenewVia string `json:"renew_via,omitempty"`
+	// Relayed is set on an answer that a server that does not lead passed
+	// on from the leader: it is the leader's grant, but its stream is not
+	// the leader's.
+	Relayed bool `json:"relayed,omitempty"`
 }
+
+// LeaseRelayPath is where a server that does not lead passes the leader
+// the renewals its lease streams took, in a batch: one LeaseRequest a
+// line, as the stubs sent them, answered with a LeaseStreamAnswer a line
+// in the same order. Only servers may call it; the relaying server has
+// checked that each stub's certificate names the renewal's machine.
+const LeaseRelayPath = "/v1/lease/relay"
 
 // LeaseStreamPath is the lease stream: one long-lived POST from a stub
 // to the leader whose body is the stub's LeaseRequests and whose answer
@@ -282,10 +301,12 @@ type LeaseResponse struct {
 // A renewal on it costs the leader a few frames instead of a request's
 // setup, headers and middleware. Every server takes one: a server that
 // does not lead holds a renewal until a leader is known (as it holds a
-// plain one), then grants it if it leads, else answers 503 naming the
-// leader (LeaseStreamAnswer.Leader), and keeps the stream, so a stub
-// keeps one open with each server and goes on with the new leader's when
-// the leader changes (lease_standby.go).
+// plain one), then grants it if it leads, else passes it to the leader
+// (LeaseRelayPath) and answers with the leader's grant, or 503 when it
+// could not, and keeps the stream, so a stub keeps one open with each
+// server and goes on with the new leader's when the leader changes
+// (lease_standby.go), or renews on a follower's where the leader names
+// one (LeaseResponse.RenewVia).
 const LeaseStreamPath = "/v1/lease/stream"
 
 // LeaseStreamAnswer answers one LeaseRequest on a lease stream: Status
@@ -296,7 +317,8 @@ type LeaseStreamAnswer struct {
 	Lease  *LeaseResponse `json:"lease,omitempty"`
 	Error  string         `json:"error,omitempty"`
 	// Leader is the API address (host:port) of the leader, in a 503 from
-	// a server that does not lead and knows which does.
+	// a server that does not lead and knows which does, and in an answer
+	// a server relayed from the leader (LeaseResponse.Relayed).
 	Leader string `json:"leader,omitempty"`
 }
 

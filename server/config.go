@@ -70,6 +70,12 @@ type Config struct {
 	// lease expired. Zero means no grace: a stub stops restartable work
 	// when its lease runs out, whatever the rest of the pool sees.
 	OutageGrace time.Duration
+	// LeaseRelayFrom is the pool size from which the leader spreads the
+	// stubs' lease streams over the servers that do not lead, which pass
+	// the renewals on to it in batches (lease_relay.go): its own sockets
+	// then carry a few batches a second instead of every stub's renewal.
+	// Zero never does; `netmgr server` defaults to DefaultLeaseRelayFrom.
+	LeaseRelayFrom int
 	// RestartGrace is how long the jobs of a machine whose stub stopped
 	// to restart run on without it: the leader grants the stopping stub a
 	// lease this long, shows the machine restarting meanwhile, and only
@@ -170,6 +176,8 @@ func (c *Config) validate() error {
 		return fmt.Errorf("%w: --outage-grace must be between 0 and %v", errConfig, MaxOutageGrace)
 	case c.RestartGrace < 0 || c.RestartGrace > MaxRestartGrace:
 		return fmt.Errorf("%w: --restart-grace must be between 0 and %v", errConfig, MaxRestartGrace)
+	case c.LeaseRelayFrom < 0:
+		return fmt.Errorf("%w: --lease-relay-from must not be negative", errConfig)
 	case c.JobRetention < 0:
 		return fmt.Errorf("%w: --job-retention must not be negative", errConfig)
 	case c.JobRetentionCount < 0:

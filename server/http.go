@@ -45,6 +45,7 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("POST /v1/children", s.leaderWrite(s.handleChildren))
 	mux.HandleFunc("POST /v1/lease", s.leaseWrite(s.handleLease))
 	mux.HandleFunc("POST "+client.LeaseStreamPath, s.handleLeaseStream)
+	mux.HandleFunc("POST "+client.LeaseRelayPath, s.handleLeaseRelay)
 	mux.HandleFunc("PUT /v1/blobs/{sum}", s.handlePutBlob)
 	mux.HandleFunc("GET /v1/blobs/{sum}", s.handleGetBlob)
 	mux.HandleFunc("PUT /v1/peer/blobs/{sum}", s.handlePeerPutBlob)

@@ -115,6 +115,6 @@ func (s *Server) grantLease(ctx context.Context, st *leaderState, arrival time.T
 		LeaseMS: timing.Duration.Milliseconds(), RenewMS: timing.Renew.Milliseconds(), TakesLoad: true, TakesAsleep: takesAsleep,
 		MachineIndex: machineIndex, Token: token,
 		PoolSize: pool.Size(), Position: pool.Position(req.Machine), OutageGraceMS: s.cfg.OutageGrace.Milliseconds(),
-		Owner: ownerSettings, WantFacts: wantFacts, Streams: true,
+		Owner: ownerSettings, WantFacts: wantFacts, Streams: true, RenewVia: s.renewVia(req.Machine, pool.Size()),
 	}, http.StatusOK, nil
 }

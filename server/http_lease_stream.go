@@ -47,7 +47,8 @@ var errLeaseStreamFrame = errors.New("lease stream: renewal longer than 1 MiB")
 // the lease table), and answered with a line of the answer. The stub's
 // certificate, checked once when the stream opens, must name the machine
 // of every renewal. Any server takes a stream: while it does not lead it
-// answers each renewal 503 and keeps the stream, which a stub holds open
+// passes each renewal to the leader and answers with the leader's grant
+// (lease_relay.go), or 503, and keeps the stream, which a stub holds open
 // with every server so that a new leader needs no new connection
 // (client's lease_standby.go); once it leads it grants them. The stream
 // ends when the server stops, after leaseStreamIdle without a line, or at
@@ -76,12 +77,10 @@ func (s *Server) handleLeaseStream(w http.ResponseWriter, r *http.Request) {
 	if err := rc.Flush(); err != nil {
 		return
 	}
-	var buf []byte
 	s.serveLeaseLines(r.Context(), machine, leaseLines{
 		in: bufio.NewReaderSize(r.Body, 4096),
-		send: func(a client.LeaseStreamAnswer) error {
-			buf = appendLeaseStreamAnswer(buf[:0], a)
-			if _, err := w.Write(buf); err != nil {
+		send: func(line []byte) error {
+			if _, err := w.Write(line); err != nil {
 				return err
 			}
 			return rc.Flush()
@@ -113,17 +112,15 @@ func (s *Server) serveLeaseUpgrade(w http.ResponseWriter, r *http.Request, machi
 // upgraded connection, and closes it.
 func (s *Server) serveLeaseConn(conn net.Conn, machine string) {
 	defer conn.Close()
-	var buf []byte
 	s.serveLeaseLines(s.ctx, machine, leaseLines{
 		// A renewal is a few hundred bytes; a longer line is read in
 		// pieces (readLeaseLine). At 2,000 machines 4 KB readers were
 		// 8 MB of the leader's 94 MB live heap.
 		in: bufio.NewReaderSize(conn, 512),
-		send: func(a client.LeaseStreamAnswer) error {
+		send: func(line []byte) error {
 			// A stub that stops reading holds no handler for long.
 			_ = conn.SetWriteDeadline(time.Now().Add(leaseStreamWriteWithin))
-			buf = appendLeaseStreamAnswer(buf[:0], a)
-			_, err := conn.Write(buf)
+			_, err := conn.Write(line)
 			return err
 		},
 		readBy: conn.SetReadDeadline,
@@ -131,11 +128,11 @@ func (s *Server) serveLeaseConn(conn net.Conn, machine string) {
 }
 
 // leaseLines is one lease stream's ends, whatever carries them: the
-// renewals' reader, a send that writes and flushes one answer, and the
-// reader's deadline.
+// renewals' reader, a send that writes and flushes one answer's line
+// (newline included), and the reader's deadline.
 type leaseLines struct {
 	in     *bufio.Reader
-	send   func(client.LeaseStreamAnswer) error
+	send   func(line []byte) error
 	readBy func(time.Time) error
 }
 
@@ -169,6 +166,7 @@ func (s *Server) serveLeaseLines(ctx context.Context, machine string, l leaseLin
 		mu.Unlock()
 	}()
 	var last time.Time
+	var buf []byte
 	for {
 		if s.ctx.Err() != nil {
 			return
@@ -177,7 +175,7 @@ func (s *Server) serveLeaseLines(ctx context.Context, machine string, l leaseLin
 		line, err := readLeaseLine(l.in)
 		if err != nil {
 			if errors.Is(err, errLeaseStreamFrame) {
-				_ = l.send(client.LeaseStreamAnswer{Status: http.StatusBadRequest, Error: err.Error()})
+				_ = l.send(appendLeaseStreamAnswer(nil, client.LeaseStreamAnswer{Status: http.StatusBadRequest, Error: err.Error()}))
 			}
 			return
 		}
@@ -186,8 +184,12 @@ func (s *Server) serveLeaseLines(ctx context.Context, machine string, l leaseLin
 		}
 		arrival := time.Now()
 		last = arrival
-		answer, end := s.leaseStreamAnswer(ctx, &machine, arrival, line)
-		if err := l.send(answer); err != nil || end {
+		answer, relayed, end := s.leaseStreamAnswer(ctx, &machine, arrival, line)
+		if relayed == nil {
+			buf = appendLeaseStreamAnswer(buf[:0], answer)
+			relayed = buf
+		}
+		if err := l.send(relayed); err != nil || end {
 			return
 		}
 	}
@@ -195,21 +197,23 @@ func (s *Server) serveLeaseLines(ctx context.Context, machine string, l leaseLin
 
 // leaseStreamAnswer grants the renewal in line, which arrived at arrival
 // on a stream of machine's stub, as the leadership in office now (after
-// holding it up to leaseHold for a leader to be known), or answers 503
-// naming the leader, and says whether the stream ends after the answer:
-// at a malformed renewal or one for another machine. Without TLS (no certificate names the
-// machine) the stream is bound to the machine of its first renewal.
-func (s *Server) leaseStreamAnswer(ctx context.Context, machine *string, arrival time.Time, line []byte) (client.LeaseStreamAnswer, bool) {
+// holding it up to leaseHold for a leader to be known), or passes it to
+// the leader another server is (lease_relay.go) and returns the leader's
+// answer line as relayed, or answers 503 naming the leader, and says
+// whether the stream ends after the answer: at a malformed renewal or one
+// for another machine. Without TLS (no certificate names the machine) the
+// stream is bound to the machine of its first renewal.
+func (s *Server) leaseStreamAnswer(ctx context.Context, machine *string, arrival time.Time, line []byte) (answer client.LeaseStreamAnswer, relayed []byte, end bool) {
 	var req client.LeaseRequest
 	if err := decodeLeaseRequest(line, &req); err != nil {
-		return client.LeaseStreamAnswer{Status: http.StatusBadRequest, Error: fmt.Sprintf("read lease request: %v", err)}, true
+		return client.LeaseStreamAnswer{Status: http.StatusBadRequest, Error: fmt.Sprintf("read lease request: %v", err)}, nil, true
 	}
 	if *machine == "" {
 		*machine = req.Machine
 	}
 	if req.Machine != *machine {
 		err := fmt.Errorf("lease stream: renewal for machine %s: the stream is machine %s's (%w)", req.Machine, *machine, errPermission)
-		return client.LeaseStreamAnswer{Status: http.StatusForbidden, Error: err.Error()}, true
+		return client.LeaseStreamAnswer{Status: http.StatusForbidden, Error: err.Error()}, nil, true
 	}
 	st := s.leader.Load()
 	if st == nil {
@@ -217,21 +221,26 @@ func (s *Server) leaseStreamAnswer(ctx context.Context, machine *string, arrival
 		// known: a stub whose leader died asks a stream that waited here.
 		s.awaitLeader(ctx, leaseHold)
 		if st = s.leader.Load(); st == nil {
+			if s.raft.State() != raft.Leader && s.leaderKnown() {
+				if relayed, ok := s.relay.pass(ctx, line); ok {
+					return client.LeaseStreamAnswer{}, relayed, false
+				}
+			}
 			a := client.LeaseStreamAnswer{Status: http.StatusServiceUnavailable, Error: errNotLeader.Error()}
 			if _, addr, err := s.leaderHTTP(); err == nil && s.raft.State() != raft.Leader {
 				a.Leader = addr
 			}
-			return a, false
+			return a, nil, false
 		}
 	}
 	resp, status, err := s.grantLease(ctx, st, arrival, req)
 	if err != nil {
 		// A leadership that could not be confirmed answers 503 too, and
 		// keeps the stream; a commit that failed otherwise ends it.
-		return client.LeaseStreamAnswer{Status: status, Error: err.Error()}, status >= 500 && status != http.StatusServiceUnavailable
+		return client.LeaseStreamAnswer{Status: status, Error: err.Error()}, nil, status >= 500 && status != http.StatusServiceUnavailable
 	}
 	s.metrics.leaseRenewals.WithLabelValues("stream").Inc()
-	return client.LeaseStreamAnswer{Status: http.StatusOK, Lease: &resp}, false
+	return client.LeaseStreamAnswer{Status: http.StatusOK, Lease: &resp}, nil, false
 }
 
 // readLeaseLine reads one renewal, a line of at most leaseStreamMaxFrame

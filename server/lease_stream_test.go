@@ -110,8 +110,9 @@ func renewal(t *testing.T, req client.LeaseRequest) string {
 }
 
 // TestLeaseStream speaks the lease stream's protocol: any server opens
-// one, only for a stub's certificate; a follower answers each renewal 503
-// naming the leader and keeps the stream; on the leader each line is granted as a plain
+// one, only for a stub's certificate; a follower passes each renewal to
+// the leader and answers with its grant, marked relayed and naming the
+// leader, and keeps the stream; on the leader each line is granted as a plain
 // renewal is (the lease, a token to echo, the next renewal on the
 // stream); a renewal for another machine or a malformed line is refused
 // and ends the stream.
@@ -131,14 +132,18 @@ func TestLeaseStream(t *testing.T) {
 		if !s.opened() {
 			t.Fatalf("%s: a follower refused a lease stream: %d", way.name, s.status)
 		}
+		relayed := scrape(t, c, leader)[renewalsRelayed]
 		for i := range 2 {
 			a, err := s.send(renewal(t, client.LeaseRequest{Machine: "alpha"}))
-			if err != nil || a.Status != http.StatusServiceUnavailable {
-				t.Fatalf("%s: renewal %d on a follower's stream: %+v, %v; want 503 and the stream kept", way.name, i+1, a, err)
+			if err != nil || a.Status != http.StatusOK || a.Lease == nil || !a.Lease.Relayed {
+				t.Fatalf("%s: renewal %d on a follower's stream: %+v, %v; want the leader's grant, relayed, and the stream kept", way.name, i+1, a, err)
 			}
 			if a.Leader != leader {
-				t.Errorf("%s: a follower's 503 names leader %q, want %q", way.name, a.Leader, leader)
+				t.Errorf("%s: a follower's relayed answer names leader %q, want %q", way.name, a.Leader, leader)
 			}
+		}
+		if got := scrape(t, c, leader)[renewalsRelayed] - relayed; got != 2 {
+			t.Errorf("%s: the leader counts %v relayed renewals, want 2", way.name, got)
 		}
 		user := pki.Identity{Role: pki.RoleClient, Name: servertest.CurrentUser(t)}
 		if s := way.open(t, c, leader, user); s.status != http.StatusForbidden {

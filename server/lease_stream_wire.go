@@ -338,6 +338,10 @@ func appendLeaseStreamAnswer(dst []byte, a client.LeaseStreamAnswer) []byte {
 		dst = appendTrue(dst, `,"restarting":true`, l.Restarting)
 		dst = appendTrue(dst, `,"want_facts":true`, l.WantFacts)
 		dst = appendTrue(dst, `,"streams":true`, l.Streams)
+		if l.RenewVia != "" {
+			dst = appendJSONString(append(dst, `,"renew_via":`...), l.RenewVia)
+		}
+		dst = appendTrue(dst, `,"relayed":true`, l.Relayed)
 		dst = append(dst, '}')
 	}
 	if a.Error != "" {

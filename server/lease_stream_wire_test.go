@@ -33,7 +33,10 @@ func randomLeaseAnswer(r *rand.Rand) client.LeaseStreamAnswer {
 		LeaseMS: r.Int64N(10000) - 10, RenewMS: r.Int64N(4000), TakesLoad: r.IntN(2) == 0, TakesAsleep: r.IntN(2) == 0,
 		MachineIndex: r.Uint64() >> r.IntN(64), Token: randomLeaseToken(r), PoolSize: r.IntN(3) * r.IntN(20000),
 		Position: r.IntN(3) * r.IntN(20000), OutageGraceMS: int64(r.IntN(2)) * r.Int64(), Restarting: r.IntN(2) == 0,
-		WantFacts: r.IntN(2) == 0, Streams: r.IntN(2) == 0,
+		WantFacts: r.IntN(2) == 0, Streams: r.IntN(2) == 0, Relayed: r.IntN(2) == 0,
+	}
+	if r.IntN(2) == 0 {
+		l.RenewVia = str()
 	}
 	if r.IntN(3) > 0 {
 		l.Owner = &client.OwnerSettings{Declared: r.IntN(2) == 0}

@@ -80,7 +80,7 @@ func newMetrics(s *Server) *metrics {
 		stubJoins: promtext.NewCounterVec(metricsPrefix+"stub_joins_total",
 			"Machines this server, as leader, joined to the pool (StubJoin committed), by where their facts came from: \"renewal\" (sent with the stub's lease renewal) or \"fetched\" (GET /v1/facts on the stub, a connection of the leader's own).", []string{"facts"}),
 		leaseRenewals: promtext.NewCounterVec(metricsPrefix+"lease_renewals_total",
-			"Lease renewals this server, as leader, granted, by the path they came on: \"stream\" (a stub's lease stream, POST /v1/lease/stream) or \"request\" (one POST /v1/lease each).", []string{"path"}),
+			"Lease renewals this server, as leader, granted, by the path they came on: \"stream\" (a stub's lease stream, POST /v1/lease/stream), \"request\" (one POST /v1/lease each) or \"relay\" (a follower's lease stream, passed on in a batch: POST /v1/lease/relay).", []string{"path"}),
 		deniedRequests: promtext.NewCounterVec("netmgr_requests_denied_total",
 			"Requests refused because they proved no identity or the identity may not do what they asked, by reason.", []string{"reason"}),
 		requests: promtext.NewCounterVec(metricsPrefix+"http_requests_total",

@@ -61,6 +61,11 @@ type Server struct {
 	// leaseStreams counts the lease streams open here, whether this
 	// server leads or they wait for it to (http_lease_stream.go).
 	leaseStreams atomic.Int64
+	// relay passes the renewals this server's lease streams take to the
+	// leader while it does not lead, and via is what the leader names in
+	// RenewVia (lease_relay.go).
+	relay *leaseRelay
+	via   relayVia
 	// book is what lease renewals need of the database, kept by the FSM
 	// as it applies entries (lease.Book; its Observe is the FSM's machine
 	// observer), so a renewal takes no FSM lock.
@@ -121,6 +126,7 @@ func New(cfg Config) (*Server, error) {
 		book:         lease.NewBook(),
 		news:         newLeaderNews(),
 		leaseRelease: rate.NewLimiter(0, 0), // paced at first use (releaseHeld)
+		relay:        newLeaseRelay(),
 		hc:           &http.Client{Timeout: 70 * time.Second, Transport: newTransport(cfg.TLS)},
 
 		admission: raftnode.NewAdmission(),
@@ -211,6 +217,7 @@ func New(cfg Config) (*Server, error) {
 		s.goFunc(s.bootstrapLoop)
 	}
 	s.goFunc(s.monitorLeadership)
+	s.goFunc(s.relayLeases)
 	s.goFunc(s.sweepBlobs)
 	s.goFunc(s.watchLag)
 	s.goFunc(func() { s.feedHub(seeded) })

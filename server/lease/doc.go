@@ -217,10 +217,10 @@
 //     the opening, and must name every renewal's machine. Every server
 //     takes a stream and a stub keeps one with each: a server that does
 //     not lead holds a renewal on it until a leader is known, then grants
-//     it or answers 503 naming the leader, and keeps the stream, so when
-//     the leader dies the renewals go on the survivors' streams, with no
-//     new connection and nothing forwarded (client's lease_standby.go;
-//     TestLeaseStreamsCarryAFailover). A renewal the stream
+//     it or passes it on to the leader (see Relayed renewals, below), and
+//     keeps the stream, so when the leader dies the renewals go on the
+//     survivors' streams, with no new connection
+//     (client's lease_standby.go; TestLeaseStreamsCarryAFailover). A renewal the stream
 //     does not answer within the stub's leader patience goes by a plain
 //     request that asks the other servers first (a leader cut off from
 //     this stub costs no more than before), and the stream is kept,
