@@ -135,9 +135,24 @@ func (s *Server) relayLeases() {
 }
 
 // relayBatch passes batch to the leader and answers each renewal in it:
-// with the leader's answer, or a 503 when the batch failed.
+// with the leader's answer, or a 503 when the batch failed. A leader that
+// could not be reached (it died, and no election has yet noticed) is
+// waited out as a server that knows of no leader holds a renewal (up to
+// leaseHold): once another leader is known the batch goes to it, or is
+// granted here if this server was elected. Answered 503 at once, every
+// stub whose leader was killed asked its other streams and then, knowing
+// no stream with a live leader, dialled the survivors for plain requests:
+// ~900 handshakes at 3,000 simulated machines.
 func (s *Server) relayBatch(batch []*relayedRenewal) {
 	answers, named, err := s.sendRelay(batch)
+	var gone *leaderUnreached
+	if len(answers) == 0 && errors.As(err, &gone) && s.awaitOtherLeader(gone.addr, leaseHold) {
+		if st := s.leader.Load(); st != nil {
+			answers, named, err = s.grantHere(st, batch), "", nil
+		} else {
+			answers, named, err = s.sendRelay(batch)
+		}
+	}
 	for i, rr := range batch {
 		if i < len(answers) {
 			rr.answer <- answers[i]
@@ -184,7 +199,7 @@ func (s *Server) sendRelay(batch []*relayedRenewal) (answers [][]byte, named str
 	req.Header.Set(forwardedHeader, s.cfg.Name)
 	resp, err := s.hc.Do(req)
 	if err != nil {
-		return nil, "", fmt.Errorf("relay to leader %s: %w", name, err)
+		return nil, "", &leaderUnreached{addr: addr, err: fmt.Errorf("relay to leader %s: %w", name, err)}
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
@@ -205,6 +220,59 @@ func (s *Server) sendRelay(batch []*relayedRenewal) (answers [][]byte, named str
 		answers = append(answers, line)
 	}
 	return answers, "", nil
+}
+
+// leaderUnreached is a relay that found no leader at addr: no connection,
+// or none that answered.
+type leaderUnreached struct {
+	addr string
+	err  error
+}
+
+func (e *leaderUnreached) Error() string { return e.err.Error() }
+func (e *leaderUnreached) Unwrap() error { return e.err }
+
+// awaitOtherLeader waits, up to hold, until this server leads in office or
+// Raft names a leader other than the one at addr, and reports whether it
+// does.
+func (s *Server) awaitOtherLeader(addr string, hold time.Duration) bool {
+	timer := time.NewTimer(hold)
+	defer timer.Stop()
+	for {
+		news := s.news.next()
+		if s.leader.Load() != nil {
+			return true
+		}
+		if _, now, err := s.leaderHTTP(); err == nil && now != addr && s.raft.State() != raft.Leader {
+			return true
+		}
+		select {
+		case <-news:
+		case <-timer.C:
+			return false
+		case <-s.ctx.Done():
+			return false
+		}
+	}
+}
+
+// grantHere grants, as leadership st, the renewals a relay held for a
+// leader when this server was elected, and returns their answer lines.
+func (s *Server) grantHere(st *leaderState, batch []*relayedRenewal) [][]byte {
+	arrival := time.Now()
+	answers := make([][]byte, len(batch))
+	var wg sync.WaitGroup
+	for i, rr := range batch {
+		wg.Go(func() {
+			a := s.grantLine(s.ctx, st, arrival, rr.line)
+			if a.Lease != nil {
+				s.metrics.leaseRenewals.WithLabelValues("stream").Inc()
+			}
+			answers[i] = appendLeaseStreamAnswer(nil, a)
+		})
+	}
+	wg.Wait()
+	return answers
 }
 
 // handleLeaseRelay grants, on the leader, the renewals a follower's lease
@@ -252,8 +320,21 @@ func (s *Server) handleLeaseRelay(w http.ResponseWriter, r *http.Request) {
 	_, _ = w.Write(out)
 }
 
-// relayedAnswer grants one relayed renewal as leadership st.
+// relayedAnswer grants one relayed renewal as leadership st, marked
+// relayed and naming this server as the leader.
 func (s *Server) relayedAnswer(ctx context.Context, st *leaderState, arrival time.Time, line []byte) client.LeaseStreamAnswer {
+	a := s.grantLine(ctx, st, arrival, line)
+	if a.Lease != nil {
+		a.Lease.Relayed, a.Leader = true, s.httpLn.Addr().String()
+		s.metrics.leaseRenewals.WithLabelValues("relay").Inc()
+	}
+	return a
+}
+
+// grantLine grants the renewal in line, which arrived at arrival, as
+// leadership st; its machine has been checked against the stub's
+// certificate where the stream was taken.
+func (s *Server) grantLine(ctx context.Context, st *leaderState, arrival time.Time, line []byte) client.LeaseStreamAnswer {
 	var req client.LeaseRequest
 	if err := decodeLeaseRequest(line, &req); err != nil {
 		return client.LeaseStreamAnswer{Status: http.StatusBadRequest, Error: fmt.Sprintf("read lease request: %v", err)}
@@ -262,9 +343,7 @@ func (s *Server) relayedAnswer(ctx context.Context, st *leaderState, arrival tim
 	if err != nil {
 		return client.LeaseStreamAnswer{Status: status, Error: err.Error()}
 	}
-	resp.Relayed = true
-	s.metrics.leaseRenewals.WithLabelValues("relay").Inc()
-	return client.LeaseStreamAnswer{Status: http.StatusOK, Lease: &resp, Leader: s.httpLn.Addr().String()}
+	return client.LeaseStreamAnswer{Status: http.StatusOK, Lease: &resp}
 }
 
 // relayVia is the leader's list of the servers it names in RenewVia,

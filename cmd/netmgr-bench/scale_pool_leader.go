@@ -26,11 +26,13 @@ const (
 	scalePoolStreamWait  = 2 * time.Minute
 )
 
-// streamRenewals is the series of lease renewals granted on streams, and
+// streamRenewals and relayedRenewals are the series of lease renewals
+// granted on streams, the leader's own and the followers' (relayed), and
 // connsAccepted that of connections a server's API accepted.
 const (
-	streamRenewals = `netmgr_server_lease_renewals_total{path="stream"}`
-	connsAccepted  = `netmgr_server_http_connections_total`
+	streamRenewals  = `netmgr_server_lease_renewals_total{path="stream"}`
+	relayedRenewals = `netmgr_server_lease_renewals_total{path="relay"}`
+	connsAccepted   = `netmgr_server_http_connections_total`
 )
 
 // poolLeaderLoss is what killing a simulated pool's leader measured
@@ -171,11 +173,11 @@ func scalePoolLeaderKill(ctx context.Context, g *gossipWatch, n int, dead string
 }
 
 // renewalRate returns how many renewals a second server s granted on
-// streams over a window of about d.
+// streams, its own or its followers', over a window of about d.
 func renewalRate(ctx context.Context, g *gossipWatch, s *servertest.Proc, d time.Duration) (float64, error) {
 	count := func() (float64, time.Time, error) {
 		m, err := scrapeMetrics(ctx, g.hc, s.URL()+"/metrics")
-		return m[streamRenewals], time.Now(), err
+		return m[streamRenewals] + m[relayedRenewals], time.Now(), err
 	}
 	n0, t0, err := count()
 	if err != nil {
