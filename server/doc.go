@@ -436,14 +436,19 @@
 //     12 GiB at 100,000); each machine also keeps a warm
 //     connection to every follower, so that a new leader need not
 //     handshake with every machine (1-2 ms of CPU each: 10-20
-//     core-seconds at 10,000), about 55 KiB each on a follower. This is
-//     what breaks first. The next step within one group is to spread the
-//     connections: a machine renews with any server, each server passes
-//     the leader its renewals as one batch every few milliseconds, and
-//     the leader grants each batch after one leadership check (already
-//     shared per 20 ms) and a table update, a few microseconds a renewal:
-//     100,000 machines then cost the leader about 0.5-1 core, and each of
-//     5 servers 20,000 connections.
+//     core-seconds at 10,000), about 55 KiB each on a follower. So the
+//     connections are spread: from --lease-relay-from machines each stub
+//     renews on a follower's stream, which passes the leader its
+//     renewals a batch per round trip (lease_relay.go), and the leader
+//     grants each after the shared leadership check, ~8 us a renewal: at
+//     10,000 the leader 0.18-0.22 cores and 246-573 MiB, each follower
+//     0.12-0.15 cores (doc/benchmark.md, *Renewals relayed by the
+//     followers*). A renewal's socket work, ~30 us, is paid by the
+//     followers instead, so at 50,000 and 100,000 (16,700 and 33,000
+//     renewals a second) each of 4 followers of a 5-server group pays
+//     0.13 and 0.25 cores for it, the leader 0.13 and 0.26 for the grants,
+//     and what breaks next is a follower's 25,000 connections at 100,000,
+//     past this box's 20,000 descriptors.
 //   - Gossip: each server's memberlist holds every machine, and a join is a
 //     push/pull of a server's whole state (150-250 bytes a member: 2 MiB
 //     a join at 10,000, 20 MiB at 100,000), so a pool starting at once
