@@ -16,16 +16,18 @@ import (
 
 const renewalsRelayed = `netmgr_server_lease_renewals_total{path="relay"}`
 
-// renewingPool renews the leases of n machines as stubs do, every 200 ms,
-// until the test ends, and counts the renewals that failed after ok
-// turned true.
+// renewingPool is n machines renewing their leases as stubs do, every
+// interval, until the test ends; it counts the renewals that failed
+// after ok turned true.
 type renewingPool struct {
 	ok     atomic.Bool
 	failed atomic.Int64
 	last   sync.Map // machine -> the error of its last failed renewal
 }
 
-func startRenewing(t *testing.T, c *servertest.Cluster, n int) *renewingPool {
+// startRenewing starts a renewingPool of n lease clients of c, each
+// renewing every interval.
+func startRenewing(t *testing.T, c *servertest.Cluster, n int, every time.Duration) *renewingPool {
 	t.Helper()
 	p := &renewingPool{}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -46,7 +48,7 @@ func startRenewing(t *testing.T, c *servertest.Cluster, n int) *renewingPool {
 				}
 				select {
 				case <-ctx.Done():
-				case <-time.After(200 * time.Millisecond):
+				case <-time.After(every):
 				}
 			}
 		})
@@ -70,7 +72,7 @@ func TestLeaseRenewalsRelayedByTheFollowers(t *testing.T) {
 	// stub makes it 1, and renews through a follower too.
 	c.AddStub("real")
 	metric := func(i int, name string) float64 { return serverMetric(t, c, i, name) }
-	p := startRenewing(t, c, n)
+	p := startRenewing(t, c, n, 200*time.Millisecond)
 	// The real stub opens its streams with the followers in its first
 	// warming round, within 30 s.
 	testwait.For(t, 60*time.Second, "every client's stream open with every server", func() bool {

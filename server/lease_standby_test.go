@@ -2,8 +2,6 @@ package server_test
 
 import (
 	"context"
-	"fmt"
-	"sync"
 	"testing"
 	"time"
 
@@ -114,26 +112,7 @@ func TestLeaseStreamsCarryAFailover(t *testing.T) {
 	c := servertest.NewCluster(t, 3)
 	li := c.WaitLeader()
 	const n = 10
-	ctx, cancel := context.WithCancel(context.Background())
-	var wg sync.WaitGroup
-	defer wg.Wait()
-	defer cancel()
-	for i := range n {
-		name := fmt.Sprintf("m%d", i)
-		lc := stubLeaseClient(t, c, name)
-		wg.Go(func() {
-			defer lc.CloseLeaseStream()
-			for ctx.Err() == nil {
-				rctx, done := context.WithTimeout(ctx, time.Second)
-				_, _ = lc.RenewLease(rctx, client.LeaseRequest{Machine: name}) // those during the election fail
-				done()
-				select {
-				case <-ctx.Done():
-				case <-time.After(500 * time.Millisecond):
-				}
-			}
-		})
-	}
+	startRenewing(t, c, n, 500*time.Millisecond) // those during the election fail
 	metric := func(i int, name string) float64 { return serverMetric(t, c, i, name) }
 	testwait.For(t, 20*time.Second, "every client's stream open with every server", func() bool {
 		for i := range c.Servers {
