@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"net"
+	"strconv"
 	"testing"
 	"time"
 
@@ -13,14 +14,18 @@ import (
 	"github.com/netmgr/netmgr/server/servertest"
 )
 
+// freeAddr returns an address on 127.0.0.1 for a server that is started
+// again on it: a port below the kernel's ephemeral range
+// (servertest.FreePorts), as one the kernel handed out for ":0" could be
+// the source port of another test's connection by the restart ("bind:
+// address already in use", TestDashboardTimelineSurvivesRestart in CI).
 func freeAddr(t *testing.T) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	ports, err := servertest.FreePorts(1)
 	if err != nil {
 		t.Fatalf("pick a port: %v", err)
 	}
-	defer ln.Close()
-	return ln.Addr().String()
+	return net.JoinHostPort("127.0.0.1", strconv.Itoa(ports[0]))
 }
 
 // soloOnDataDir returns a function that starts a one-server group on the
