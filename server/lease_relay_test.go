@@ -22,7 +22,7 @@ const renewalsRelayed = `netmgr_server_lease_renewals_total{path="relay"}`
 type renewingPool struct {
 	ok     atomic.Bool
 	failed atomic.Int64
-	last   sync.Map // machine -> the error of its last failed renewal
+	last   atomic.Value // the last failure, "machine: error"
 }
 
 // startRenewing starts a renewingPool of n lease clients of c, each
@@ -44,7 +44,7 @@ func startRenewing(t *testing.T, c *servertest.Cluster, n int, every time.Durati
 				done()
 				if err != nil && ctx.Err() == nil && p.ok.Load() {
 					p.failed.Add(1)
-					p.last.Store(name, err)
+					p.last.Store(fmt.Sprintf("%s: %v", name, err))
 				}
 				select {
 				case <-ctx.Done():
@@ -96,7 +96,7 @@ func TestLeaseRenewalsRelayedByTheFollowers(t *testing.T) {
 		t.Errorf("the leader granted %v relayed renewals in 2 s from %d clients renewing every 0.2 s, want at least %d", got, n, 5*n)
 	}
 	if got := p.failed.Load(); got != 0 {
-		t.Errorf("%d renewals failed while relayed", got)
+		t.Errorf("%d renewals failed while relayed, the last %v", got, p.last.Load())
 	}
 
 	c.StopServer(li)
