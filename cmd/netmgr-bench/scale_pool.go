@@ -204,6 +204,15 @@ func scalePoolRun(ctx context.Context, cfg config, bin, dir string, round, n int
 	fmt.Fprintf(os.Stderr, "scale: pool of %d: the leader killed: a submit accepted after %.2f s, every machine up on %s after %.1f s and back on streams after %.1f s, %d shown down or unreachable, %d restartable instances stopped; connections accepted meanwhile %v, its CPU %.2f cores\n",
 		n, ll.accepted.Seconds(), ll.seen.leader, ll.allUp.Seconds(), ll.onStreams.Seconds(), len(ll.lost), ll.stopped, ll.conns, ll.cores)
 
+	pl, err := scalePoolPlace(ctx, g, n, n-1)
+	if err != nil {
+		return fail(err)
+	}
+	if pl.filled > 0 {
+		fmt.Fprintf(os.Stderr, "scale: pool of %d: with the pool full and %d instances waiting, %.1f passes a second of %.2f ms each\n",
+			n, pl.queued-pl.fit, pl.stuckPasses, pl.stuckPassMS)
+	}
+
 	size := fmt.Sprintf("%d machines", n)
 	note := fmt.Sprintf("3 TLS servers (processes) and %d machines in %d `netmgr sim` processes (shared simulator); steady %v after %v settling; "+
 		"leader %s; the leader polled every %v: %d episodes not up (%v); CPU (cores): servers %s, sim %.2f; "+
@@ -229,7 +238,8 @@ func scalePoolRun(ctx context.Context, cfg config, bin, dir string, round, n int
 	if gone > 0 {
 		figs = append(figs, figure{Name: "killed machine: gone from every server's memberlist, " + size, Unit: "s", Sample: sample(gone.Seconds())})
 	}
-	return append(figs, ll.figures(size)...), nil
+	figs = append(figs, ll.figures(size)...)
+	return append(figs, pl.figures(size)...), nil
 }
 
 // scalePoolWait polls cond every scalePoolPoll until it holds, and returns

@@ -90,7 +90,7 @@ func startPoolSimProc(c *servertest.ProcCluster, bin, dir, prefix string, host n
 	args := append([]string{"sim", "--count", strconv.Itoa(count), "--prefix", prefix, "--first", strconv.Itoa(first),
 		"--data-dir", data, "--join", strings.Join(gossipAddrs(c), ","), "--log-level", "warn", "--commands",
 		"--own-address", "--http", host.String() + ":0", "--gossip", host.String() + ":0",
-		"--run-time", scalePoolRunTime.String()},
+		"--run-time", scalePoolRunTime.String(), "--slots", strconv.Itoa(scalePoolSlots)},
 		simTLSArgs(c)...)
 	if paced && joinRate > 0 {
 		args = append(args, "--join-rate", strconv.FormatFloat(joinRate, 'g', -1, 64))
