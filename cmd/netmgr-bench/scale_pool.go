@@ -174,6 +174,7 @@ func scalePoolRun(ctx context.Context, cfg config, bin, dir string, round, n int
 		return fail(err)
 	}
 	allUp := time.Since(start)
+	sim.renice(0)
 	fmt.Fprintf(os.Stderr, "scale: pool of %d: every server's pool held every machine after %.1f s, all up on the leader after %.1f s; settling %v, then steady %v ...\n",
 		n, inPool.Seconds(), allUp.Seconds(), settle, steady)
 
