@@ -472,7 +472,14 @@
 //     three commits (Place, CHILD_REGISTER, CHILD_TERM), batched: hour-long
 //     jobs on 100,000 machines of 4 slots end 111 a second, well within
 //     the 5,000-8,000 submits a second measured; minute-long ones, 6,700
-//     a second, are at that limit.
+//     a second, are at that limit. End to end the leader's sends bound
+//     it first: 32 requests to stubs in flight (dispatch's sendSlots),
+//     about one Start each when a pass spreads 2,000 over as many
+//     machines, each a handshake for a leader that never dialled the
+//     stub, made 389 starts a second at 5,000 simulated machines and
+//     1,263 at 1,000 (doc/benchmark.md, *Placing end to end*); 2,000
+//     needs more in flight once connections are warm and Starts gathered
+//     per machine across passes.
 //
 // A second group (federation, as the Prospero Resource Manager's many
 // managers) takes the pool apart rather than the group: each machine's
