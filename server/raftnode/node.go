@@ -189,6 +189,19 @@ func Open(cfg Config) (*Node, error) {
 	return n, nil
 }
 
+// maxRPCsInFlight is 1: the leader replicates to each follower one
+// AppendEntries at a time (a batch of entries each), not pipelined.
+// hashicorp/raft v1.7.3's pipeline deadlocks when a follower answers
+// Success=false (a log write that failed, as on a full disk): the decoder
+// returns, the next send parks on the pipeline's full channel, and the
+// replication goroutine never returns, so that follower gets no entry
+// again (only heartbeats, so no election heals it) and Raft's Shutdown
+// waits forever. TestFullLogDiskShowsUnhealthy hung so for 18 minutes in
+// CI; grafana/pyroscope#5518 traces the same deadlock and turns
+// pipelining off. hashicorp/raft's own note on MaxRPCsInFlight finds
+// pipelining of little benefit but on high-latency networks.
+const maxRPCsInFlight = 1
+
 // newNetworkTransport listens for Raft on cfg.Addr: over TLS with the
 // server's certificate when cfg.TLS is set (tls.go), calling cfg.OnRefuse
 // (if not nil) for each connection refused; in plain TCP otherwise.
@@ -198,7 +211,9 @@ func newNetworkTransport(cfg *Config, advertise net.Addr, hlog hclog.Logger) (*r
 		t, _, err := newTLSTransport(cfg.Addr, advertise, cfg.TLS, cfg.Logger.With("server", cfg.Name), hlog, cfg.OnRefuse)
 		return t, err
 	}
-	t, err := raft.NewTCPTransportWithLogger(cfg.Addr, advertise, 3, 10*time.Second, hlog)
+	t, err := raft.NewTCPTransportWithConfig(cfg.Addr, advertise, &raft.NetworkTransportConfig{
+		MaxPool: 3, Timeout: 10 * time.Second, Logger: hlog, MaxRPCsInFlight: maxRPCsInFlight,
+	})
 	if err != nil {
 		return nil, fmt.Errorf("listen raft: %w", err)
 	}

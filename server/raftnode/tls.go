@@ -90,10 +90,11 @@ func newTLSTransport(bind string, advertise net.Addr, m *pki.Material, log *slog
 		return nil, nil, err
 	}
 	t := raft.NewNetworkTransportWithConfig(&raft.NetworkTransportConfig{
-		Stream:  stream,
-		MaxPool: 3,
-		Timeout: 10 * time.Second,
-		Logger:  hlog,
+		Stream:          stream,
+		MaxPool:         3,
+		Timeout:         10 * time.Second,
+		Logger:          hlog,
+		MaxRPCsInFlight: maxRPCsInFlight,
 	})
 	return t, stream, nil
 }
