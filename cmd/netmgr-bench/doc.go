@@ -87,7 +87,11 @@
 //     window, a killed machine noticed; then a restartable job of one
 //     instance a machine and the leader SIGKILLed: the next submit
 //     accepted, every machine up on the new leader, machines shown down
-//     or unreachable, instances stopped, the pool back on lease streams.
+//     or unreachable, instances stopped, the pool back on lease streams;
+//     then 10 instances a machine placed on machines of 4 slots, end to
+//     end: starts a second until every free slot runs one, and the pass
+//     of the full pool with the rest queued. The simulator runs at nice
+//     10 while the pool joins, so that it does not starve the servers.
 //   - retention: issue 19's curve. 2,000,000 jobs (100,000 under
 //     BENCH_QUICK) submitted, placed, registered and ended through the
 //     fsm on 1,000 machines, with the JobsExpire a leader with

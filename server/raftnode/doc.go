@@ -5,7 +5,9 @@
 //   - node.go: Open, Config and Node: Raft's configuration (timeouts,
 //     snapshot interval), its stores (raft-boltdb/v2 on bbolt behind a
 //     log cache, and file snapshots; or in memory for tests) and its
-//     transport (TCP, TLS, or one the caller gives).
+//     transport (TCP, TLS, or one the caller gives), which replicates one
+//     AppendEntries at a time: hashicorp/raft's pipeline deadlocks on a
+//     follower that refuses an append (maxRPCsInFlight).
 //   - tls.go: Raft's TLS stream layer, which lets only server certificates
 //     of the cluster CA speak Raft, and the dial that checks a peer is one.
 //   - admit.go: Admission and VerifyServer, the check that a would-be
