@@ -122,6 +122,11 @@ func scalePoolPlace(ctx context.Context, g *gossipWatch, n, up int) (poolPlaceme
 	}
 	r.cores = cpu.used()[leader.Name]
 	r.sustained, r.best = startRates(at, counts, float64(r.fit))
+	if r.sustained == 0 && r.filled > 0 {
+		// Filled between two polls: a tenth and nine tenths fell in one,
+		// so the whole fill is the only span there is.
+		r.sustained = float64(r.fit) / r.filled.Seconds()
+	}
 	fmt.Fprintf(os.Stderr, "scale: pool of %d: %d of %d started after %.1f s (submits %.1f s), %.0f a second sustained, best second %.0f; timing passes with the rest queued ...\n",
 		n, r.started, r.fit, time.Since(start).Seconds(), r.submitted.Seconds(), r.sustained, r.best)
 	if r.filled == 0 {

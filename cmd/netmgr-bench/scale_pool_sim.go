@@ -144,6 +144,9 @@ func (s *poolSim) pids() map[string]int {
 	return out
 }
 
+// simJoinNice is the pool simulator's nice value while the pool joins.
+const simJoinNice = 10
+
 // renice sets the nice value of every simulator process, every thread
 // of it (Linux's setpriority names a thread).
 func (s *poolSim) renice(nice int) {

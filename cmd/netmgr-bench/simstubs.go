@@ -32,9 +32,6 @@ const (
 	simJobSize = 20
 	// simGOGC is the sim processes' GOGC.
 	simGOGC = "400"
-	// simJoinNice is the pool simulator's nice value while the pool
-	// joins (scale_pool_sim.go).
-	simJoinNice = 10
 )
 
 // simStubsSuite measures how many instances a 3-server group starts per
