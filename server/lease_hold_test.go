@@ -42,32 +42,56 @@ func TestLeaseRenewalHeldForALeader(t *testing.T) {
 		t.Errorf("a renewal through a follower that knows its leader took %v: held for nothing", took)
 	}
 
-	c.Isolate(f)
-	var took time.Duration
-	testwait.For(t, 20*time.Second, "the cut-off follower to refuse a renewal", func() bool {
-		var err error
-		took, err = renew()
-		return err != nil
-	})
-	if took < 700*time.Millisecond {
-		t.Errorf("the cut-off follower refused a renewal after %v, want it held about 0.8 s first", took)
-	}
-
 	held := func() float64 {
 		return scrape(t, c, c.Servers[f].HTTPAddr())["netmgr_server_lease_renewals_held"]
 	}
-	if n := held(); n != 0 {
-		t.Fatalf("%v renewals held with none in flight", n)
+	// The highest Raft term of the servers but f: it moves when the
+	// others hold an election.
+	term := func() float64 {
+		var hi float64
+		for i := range c.Servers {
+			if i != f {
+				hi = max(hi, serverMetric(t, c, i, "netmgr_server_raft_term"))
+			}
+		}
+		return hi
 	}
-	done := make(chan error, 1)
-	go func() {
-		_, err := renew()
-		done <- err
-	}()
-	testwait.For(t, 5*time.Second, "the renewal to be held", func() bool { return held() == 1 })
-	c.Heal()
-	if err := <-done; err != nil {
-		t.Fatalf("a renewal held as the group healed: %v", err)
+	// An election of the other two as the group heals (on a loaded CI
+	// machine, Raft's 500 ms timeouts can lapse) can outlast the hold of
+	// the server f forwards to, which then refuses the renewal as it
+	// should; the cut and the heal are then done again.
+	for attempt := 1; ; attempt++ {
+		c.Isolate(f)
+		var took time.Duration
+		testwait.For(t, 20*time.Second, "the cut-off follower to refuse a renewal", func() bool {
+			var err error
+			took, err = renew()
+			return err != nil
+		})
+		if took < 700*time.Millisecond {
+			t.Errorf("the cut-off follower refused a renewal after %v, want it held about 0.8 s first", took)
+		}
+		if n := held(); n != 0 {
+			t.Fatalf("%v renewals held with none in flight", n)
+		}
+		done := make(chan error, 1)
+		go func() {
+			_, err := renew()
+			done <- err
+		}()
+		testwait.For(t, 5*time.Second, "the renewal to be held", func() bool { return held() == 1 })
+		before := term()
+		c.Heal()
+		err := <-done
+		if err != nil && term() != before && attempt < 3 {
+			t.Logf("attempt %d: the others held an election as the group healed (term %v, then %v) and the held renewal was refused: %v", attempt, before, term(), err)
+			c.WaitLeader()
+			continue
+		}
+		if err != nil {
+			t.Fatalf("a renewal held as the group healed: %v", err)
+		}
+		break
 	}
 	if n := held(); n != 0 {
 		t.Errorf("%v renewals still held after the only one was answered", n)

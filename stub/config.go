@@ -110,6 +110,12 @@ type Config struct {
 	// DiskCheckEvery is how often the stub looks at its directories' free
 	// space and inodes; 5 s when zero.
 	DiskCheckEvery time.Duration
+	// LeaseWarmEvery is how often the lease client keeps a stream or a
+	// connection open with every server, for when one of them leads
+	// (client.WithWarmConnections); 4 minutes when zero (servers.go says
+	// why). Tests shorten it to see a warming round without waiting for
+	// the first, which comes at a random point of its first 30 s.
+	LeaseWarmEvery time.Duration
 }
 
 // withDefaults checks cfg and fills in the defaults.
@@ -138,6 +144,9 @@ func (c Config) withDefaults() (Config, error) {
 			return c, fmt.Errorf("stub directory: %w", err)
 		}
 		*d = abs
+	}
+	if c.LeaseWarmEvery < 0 {
+		return c, fmt.Errorf("stub config: LeaseWarmEvery %v is negative", c.LeaseWarmEvery)
 	}
 	if c.Simulate != nil {
 		c.CgroupParent = NoCgroups

@@ -1,6 +1,7 @@
 package stub
 
 import (
+	"cmp"
 	"net/http"
 	"slices"
 	"strings"
@@ -70,10 +71,15 @@ type serverList struct {
 	lc      *client.Client  // for lease renewals; set with c
 	empty   bool            // no address is known now
 	tls     []client.Option // how to reach the servers: TLS with the stub's certificate, or plain
+	warm    time.Duration   // the lease client's warming period
 }
 
-func newServerList(static []string, m *pki.Material) (*serverList, error) {
-	l := &serverList{static: append([]string(nil), static...), gossip: make(map[string]string), leaders: make(map[string]bool), tls: tlsOptions(m)}
+// newServerList lists the servers named in static and those gossip
+// adds; its clients reach them with m (plain when nil) and the lease
+// client warms its connections every warm (leaseWarmEvery when zero).
+func newServerList(static []string, m *pki.Material, warm time.Duration) (*serverList, error) {
+	l := &serverList{static: append([]string(nil), static...), gossip: make(map[string]string), leaders: make(map[string]bool),
+		tls: tlsOptions(m), warm: cmp.Or(warm, leaseWarmEvery)}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l, l.refreshLocked()
@@ -187,7 +193,7 @@ func (l *serverList) refreshLocked() error {
 			return err
 		}
 		lc, err := client.New(addrs, append(l.tls, client.WithRetryFor(0), client.WithHedge(leaseHedgeAfter), client.WithLeaderPatience(leaseLeaderPatience),
-			client.WithLeaseStream(), client.WithWarmConnections(leaseWarmEvery))...)
+			client.WithLeaseStream(), client.WithWarmConnections(l.warm))...)
 		if err != nil {
 			return err
 		}

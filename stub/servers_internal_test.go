@@ -30,7 +30,7 @@ func (f *fakeServer) leaseCount() int {
 func TestRenewalsGoToTheGossipedLeader(t *testing.T) {
 	a, b := newFakeServer(t, 0), newFakeServer(t, 0)
 	a.grantLeases, b.grantLeases = true, true
-	l, err := newServerList(nil, nil)
+	l, err := newServerList(nil, nil, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -114,7 +114,7 @@ func New(cfg Config) (*Stub, error) {
 	if err != nil {
 		return nil, err
 	}
-	if s.servers, err = newServerList(cfg.Servers, cfg.TLS); err != nil {
+	if s.servers, err = newServerList(cfg.Servers, cfg.TLS, cfg.LeaseWarmEvery); err != nil {
 		return nil, err
 	}
 	cgroups, why := detectCgroups(cfg.CgroupParent, cfg.DataDir)
