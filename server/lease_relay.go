@@ -6,7 +6,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"hash/fnv"
 	"io"
 	"net/http"
 	"slices"
@@ -26,7 +25,8 @@ import (
 // queue ahead of Raft's heartbeat answers. So from Config.LeaseRelayFrom
 // machines the leader names in each answer a follower
 // (LeaseResponse.RenewVia, the machine's hash over the servers of the
-// Raft configuration that gossip shows alive), the stub renews on the
+// Raft configuration that gossip shows alive; one that comes back takes
+// its share over a minute, lease_relay_via.go), the stub renews on the
 // stream it already keeps with that follower (client's lease_standby.go),
 // and the follower passes what its streams take to the leader in batches
 // over one connection (client.LeaseRelayPath): one batch in flight at a
@@ -344,57 +344,4 @@ func (s *Server) grantLine(ctx context.Context, st *leaderState, arrival time.Ti
 		return client.LeaseStreamAnswer{Status: status, Error: err.Error()}
 	}
 	return client.LeaseStreamAnswer{Status: http.StatusOK, Lease: &resp}
-}
-
-// relayVia is the leader's list of the servers it names in RenewVia,
-// looked at again every relayViaEvery.
-type relayVia struct {
-	mu    sync.Mutex // guards the fields below
-	at    time.Time
-	addrs []string // API addresses, by server name
-}
-
-// renewVia is the API address of the server on whose stream machine's
-// stub renews in a pool of pool machines (LeaseResponse.RenewVia): ""
-// below Config.LeaseRelayFrom or when no other server of the Raft
-// configuration is alive in gossip.
-func (s *Server) renewVia(machine string, pool int) string {
-	if s.cfg.LeaseRelayFrom == 0 || pool < s.cfg.LeaseRelayFrom {
-		return ""
-	}
-	v := &s.via
-	v.mu.Lock()
-	defer v.mu.Unlock()
-	if now := time.Now(); now.Sub(v.at) >= relayViaEvery {
-		v.at, v.addrs = now, s.relayServers()
-	}
-	if len(v.addrs) == 0 {
-		return ""
-	}
-	h := fnv.New32a()
-	_, _ = h.Write([]byte(machine))
-	return v.addrs[h.Sum32()%uint32(len(v.addrs))]
-}
-
-// relayServers returns the API addresses of the servers but this one that
-// are in the Raft configuration and alive in gossip, ordered by name.
-func (s *Server) relayServers() []string {
-	f := s.raft.GetConfiguration()
-	if f.Error() != nil {
-		return nil
-	}
-	live := s.gossip.servers()
-	var names []string
-	for _, srv := range f.Configuration().Servers {
-		name := string(srv.ID)
-		if meta, ok := live[name]; ok && name != s.cfg.Name && meta.HTTP != "" {
-			names = append(names, name)
-		}
-	}
-	slices.Sort(names)
-	addrs := make([]string, len(names))
-	for i, name := range names {
-		addrs[i] = live[name].HTTP
-	}
-	return addrs
 }
