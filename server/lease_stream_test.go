@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -269,11 +270,19 @@ func TestLeaseStreamEndsWhenTheServerStops(t *testing.T) {
 		t.Run(way.name, func(t *testing.T) {
 			t.Parallel()
 			c := servertest.NewCluster(t, 3)
-			li := c.WaitLeader()
-			s := way.open(t, c, c.Servers[li].HTTPAddr(), pki.Identity{Role: pki.RoleStub, Name: "alpha"})
-			if a, err := s.send(renewal(t, client.LeaseRequest{Machine: "alpha"})); err != nil || a.Status != http.StatusOK {
-				t.Fatalf("renewal on the stream: %+v, %v", a, err)
-			}
+			// A stream on which the leader granted a renewal; should an
+			// election move the leadership first (a loaded CI machine can
+			// lapse the test cluster's 50 ms timeouts), with the next one.
+			var (
+				li int
+				s  *rawLeaseStream
+			)
+			testwait.Until(t, 20*time.Second, "a renewal granted on a stream with the leader", func() (bool, string) {
+				li = c.WaitLeader()
+				s = way.open(t, c, c.Servers[li].HTTPAddr(), pki.Identity{Role: pki.RoleStub, Name: "alpha"})
+				a, err := s.send(renewal(t, client.LeaseRequest{Machine: "alpha"}))
+				return err == nil && a.Status == http.StatusOK, fmt.Sprintf("renewal on the stream: %+v, %v", a, err)
+			})
 			c.StopServer(li)
 			if _, err := s.in.ReadBytes('\n'); !errors.Is(err, io.EOF) {
 				t.Fatalf("the stream of a stopped server ended with %v, want io.EOF", err)
