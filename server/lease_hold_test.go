@@ -57,7 +57,7 @@ func TestLeaseRenewalHeldForALeader(t *testing.T) {
 		return hi
 	}
 	// An election of the other two as the group heals (on a loaded CI
-	// machine, Raft's 500 ms timeouts can lapse) can outlast the hold of
+	// machine, the test cluster's 50 ms Raft timeouts can lapse) can outlast the hold of
 	// the server f forwards to, which then refuses the renewal as it
 	// should; the cut and the heal are then done again.
 	for attempt := 1; ; attempt++ {
