@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"net/url"
+	"strconv"
 	"time"
 )
 
@@ -76,10 +78,21 @@ func (s *StubClient) OutageStatement(ctx context.Context) (OutageStatement, erro
 }
 
 // OutageWitness asks the stub to collect, in a round that begins after
-// the request arrives, the statements of every stub it knows
-// (POST /v1/outage/witness).
+// the request arrives, the statements of every stub it knows, or in a
+// large pool their tally (POST /v1/outage/witness): a stub that predates
+// the tally answers with the statements alone.
 func (s *StubClient) OutageWitness(ctx context.Context) (OutageWitness, error) {
 	var w OutageWitness
 	err := s.c.do(ctx, http.MethodPost, "/v1/outage/witness", nil, &w)
 	return w, err
+}
+
+// OutageTally asks the stub to tally, in a round that begins after the
+// request arrives and ends within within, the statements of the stubs it
+// knows whose names lie in [from, to] (GET /v1/outage/tally).
+func (s *StubClient) OutageTally(ctx context.Context, from, to string, within time.Duration) (OutageTally, error) {
+	var t OutageTally
+	q := url.Values{"from": {from}, "to": {to}, "within_ms": {strconv.FormatInt(within.Milliseconds(), 10)}}
+	err := s.c.do(ctx, http.MethodGet, "/v1/outage/tally?"+q.Encode(), nil, &t)
+	return t, err
 }

@@ -416,12 +416,44 @@ type OutageStatement struct {
 	ProvenPool int `json:"proven_pool,omitempty"`
 }
 
-// OutageWitness is a stub's answer to POST /v1/outage/witness: the
-// statements of every stub it could reach in one round that began after
-// the request arrived.
+// OutageWitness is a stub's answer to POST /v1/outage/witness: what the
+// stubs it could reach, in one round that began after the request
+// arrived, said. In a pool of at most OutageFanOut stubs it holds their
+// Statements; in a larger one a witness asks through a tree of stubs and
+// holds only their Tally. A stub that predates the tally sends no Tally,
+// and reads a large pool's answer as no statement at all: it stops its
+// restartable work in an outage, as a stub cut off alone does.
 type OutageWitness struct {
 	Statements []OutageStatement `json:"statements"`
+	Tally      *OutageTally      `json:"tally,omitempty"`
 }
+
+// OutageTally sums the statements of the stubs of a range of the pool
+// (GET /v1/outage/tally) or of the whole pool (OutageWitness.Tally):
+// Expired distinct machines said their leases ran out, each counted only
+// within the pool as its own stub knew it (its position at most the
+// PoolSize of its statement), and Pool is the largest pool a statement
+// knew, so that every machine counted lies within Pool.
+type OutageTally struct {
+	Expired  int `json:"expired"`
+	Pool     int `json:"pool"`
+	Answered int `json:"answered"`
+}
+
+// Add sums o into t: the ranges must hold distinct machines.
+func (t *OutageTally) Add(o OutageTally) {
+	t.Expired += o.Expired
+	t.Pool = max(t.Pool, o.Pool)
+	t.Answered += o.Answered
+}
+
+// OutageFanOut bounds how many stubs one outage witness round asks
+// itself: a pool of more is split, in name order, into at most this many
+// ranges, each tallied by its first stub (GET /v1/outage/tally, split
+// again past OutageFanOut squared), so a round costs every stub a bounded
+// number of requests and the pool O(N) in all, where one witness asking
+// every stub and answering every stub with every statement cost O(N^2).
+const OutageFanOut = 128
 
 // SignalRequest asks a stub to signal the process group of an attempt.
 type SignalRequest struct {

@@ -31,6 +31,7 @@ func (s *Stub) routes() http.Handler {
 	mux.HandleFunc("GET /v1/health", s.handleHealth)
 	mux.HandleFunc("GET /v1/outage", s.only(s.handleOutageStatement, pki.RoleStub, pki.RoleServer))
 	mux.HandleFunc("POST /v1/outage/witness", s.only(s.handleOutageWitness, pki.RoleStub, pki.RoleServer))
+	mux.HandleFunc("GET /v1/outage/tally", s.only(s.handleOutageTally, pki.RoleStub))
 	mux.Handle("GET /metrics", s.metrics.handler())
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, fmt.Errorf("no such endpoint %s %s", r.Method, r.URL.Path))

@@ -27,7 +27,10 @@ import (
 // statements for everyone: an OutageWitness request waits for a round
 // that begins after it arrived and asks every stub it sees in gossip, so
 // a pool in an outage costs one request per stub per round, not one per
-// pair.
+// pair. Past client.OutageFanOut stubs the witness asks through a tree of
+// ranges and answers with a tally, and a stub asks the first stub of its
+// range, which asks the witness for everyone who asked it
+// (outage_tree.go).
 
 // outageAskEvery is how often a stub near or in an outage asks for a
 // witness round; several answers fit in client.OutageCoverFor.
@@ -44,13 +47,16 @@ type outage struct {
 	peers   *peerList
 	log     *slog.Logger
 	witness *witnessRounds
+	// fanOut is client.OutageFanOut but in tests: how many stubs a round
+	// asks itself (outage_tree.go).
+	fanOut int
 	// coveredUntil is when the last answer's cover ends, on the boot
 	// clock (ns); 0 when there is none.
 	coveredUntil atomic.Int64
 }
 
 func newOutage(self string, k *leaseKeeper, peers *peerList, log *slog.Logger) *outage {
-	o := &outage{self: self, keeper: k, peers: peers, log: log}
+	o := &outage{self: self, keeper: k, peers: peers, log: log, fanOut: client.OutageFanOut}
 	o.witness = newWitnessRounds(o)
 	return o
 }
@@ -123,12 +129,19 @@ func (o *outage) ask(ctx context.Context) {
 	sent := supervisor.BootNow()
 	actx, cancel := context.WithTimeout(ctx, client.OutageAnswerWithin)
 	defer cancel()
-	sts, ok := o.collect(actx, sent)
+	res, ok := o.collect(actx, sent)
 	if !ok || supervisor.BootNow()-sent > client.OutageAnswerWithin {
 		return
 	}
 	_, size, _ := o.keeper.pool()
-	expired, size := countExpired(append(sts, o.statement()), size)
+	expired := res.tally.Expired
+	if len(res.sts) > 0 {
+		// A pool within the fan-out: every statement, this stub's
+		// too should the witness have missed it.
+		expired, size = countExpired(append(res.sts, o.statement()), size)
+	} else {
+		size = max(size, res.tally.Pool)
+	}
 	if 2*expired <= size {
 		o.log.Debug("outage: no majority of the pool is cut off too", "expired", expired, "pool", size)
 		return
@@ -143,42 +156,54 @@ func (o *outage) ask(ctx context.Context) {
 	o.keeper.publish()
 }
 
-// collect gets one round's statements from the first of the first
-// outageWitnessesTried stubs in name order (the same for every stub, so
-// they share rounds) to answer. It asks them at once: a witness that is
-// dead but still in gossip must not use up the whole answer time.
-func (o *outage) collect(ctx context.Context, sent time.Duration) ([]client.OutageStatement, bool) {
+// collect gets one round's answer from the first of the first
+// outageWitnessesTried stubs of this stub's range (witnessesFor: in a pool
+// of at most the fan-out, the first in name order, the same for every
+// stub, so they share rounds) to answer.
+func (o *outage) collect(ctx context.Context, sent time.Duration) (witnessResult, bool) {
+	return o.askWitnesses(ctx, witnessesFor(o.peers.withSelf(o.self), o.self, o.fanOut), sent)
+}
+
+// askWitnesses asks cands at once for a round that began after sent (this
+// stub, when among them, runs or joins one itself) and returns the first
+// answer: a witness that is dead but still in gossip must not use up the
+// whole answer time.
+func (o *outage) askWitnesses(ctx context.Context, cands []named, sent time.Duration) (witnessResult, bool) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	cands := o.peers.withSelf(o.self)
-	cands = cands[:min(len(cands), outageWitnessesTried)]
-	answers := make(chan []client.OutageStatement, len(cands))
+	type answer struct {
+		res witnessResult
+		ok  bool
+	}
+	answers := make(chan answer, len(cands))
 	for _, p := range cands {
 		go func() {
 			var (
-				sts []client.OutageStatement
+				res witnessResult
 				err error
 			)
 			if p.name == o.self {
-				sts, err = o.witness.after(ctx, sent)
+				res, err = o.witness.after(ctx, sent)
 			} else {
 				var w client.OutageWitness
 				w, err = p.c.OutageWitness(ctx)
-				sts = w.Statements
+				res.sts = w.Statements
+				if res.tally = tallyOf(w.Statements); w.Tally != nil {
+					res.tally = *w.Tally
+				}
 			}
 			if err != nil {
 				o.log.Debug("outage witness did not answer", "witness", p.name, "err", err)
-				sts = nil
 			}
-			answers <- sts
+			answers <- answer{res, err == nil}
 		}()
 	}
 	for range cands {
-		if sts := <-answers; sts != nil {
-			return sts, true
+		if a := <-answers; a.ok {
+			return a.res, true
 		}
 	}
-	return nil, false
+	return witnessResult{}, false
 }
 
 // countExpired counts the distinct machines of the pool that say their

@@ -27,8 +27,15 @@ type witnessRounds struct {
 
 	mu      sync.Mutex    // guards the fields below
 	began   time.Duration // boot time the last finished round began; -1 before any
-	result  []client.OutageStatement
+	result  witnessResult
 	changed chan struct{}
+}
+
+// witnessResult is what one round found: the statements of every stub it
+// asked, in a pool of at most the fan-out, and their tally in any pool.
+type witnessResult struct {
+	sts   []client.OutageStatement
+	tally client.OutageTally
 }
 
 func newWitnessRounds(o *outage) *witnessRounds {
@@ -54,11 +61,9 @@ func (w *witnessRounds) run(ctx context.Context) {
 			}
 		}
 		began := supervisor.BootNow()
-		rctx, cancel := context.WithTimeout(ctx, client.OutageAnswerWithin)
-		sts := w.round(rctx)
-		cancel()
+		res := w.round(ctx)
 		w.mu.Lock()
-		w.began, w.result = began, sts
+		w.began, w.result = began, res
 		close(w.changed)
 		w.changed = make(chan struct{})
 		w.mu.Unlock()
@@ -66,8 +71,8 @@ func (w *witnessRounds) run(ctx context.Context) {
 }
 
 // after waits for a round that began at or after boot time t and returns
-// its statements.
-func (w *witnessRounds) after(ctx context.Context, t time.Duration) ([]client.OutageStatement, error) {
+// what it found.
+func (w *witnessRounds) after(ctx context.Context, t time.Duration) (witnessResult, error) {
 	for {
 		w.mu.Lock()
 		ok, sts, changed := w.began >= t, w.result, w.changed
@@ -82,37 +87,37 @@ func (w *witnessRounds) after(ctx context.Context, t time.Duration) ([]client.Ou
 		select {
 		case <-changed:
 		case <-ctx.Done():
-			return nil, fmt.Errorf("outage witness round: %w", ctx.Err())
+			return witnessResult{}, fmt.Errorf("outage witness round: %w", ctx.Err())
 		}
 	}
 }
 
-// round asks every stub in gossip for its statement; this stub answers
-// for itself. Stubs that do not answer in time are left out.
-func (w *witnessRounds) round(ctx context.Context) []client.OutageStatement {
-	peers := w.o.peers.sorted()
-	var (
-		mu  sync.Mutex
-		out = []client.OutageStatement{w.o.statement()}
-		wg  sync.WaitGroup
-		sem = make(chan struct{}, witnessParallel)
-	)
-	for _, p := range peers {
-		if p.name == w.o.self {
-			continue
-		}
-		sem <- struct{}{}
-		wg.Go(func() {
-			defer func() { <-sem }()
-			st, err := p.c.OutageStatement(ctx)
-			if err != nil {
-				return
-			}
-			mu.Lock()
-			out = append(out, st)
-			mu.Unlock()
-		})
+// round asks every stub in gossip for its statement, within
+// client.OutageAnswerWithin, in a pool of at most the fan-out; this stub
+// answers for itself, and stubs that do not answer in time are left out.
+// In a larger pool the pool's witness (the first stub in name order, or
+// the second) tallies it range by range, within half that, so that the
+// answer reaches a stub that asked through the first stub of its range in
+// time; any other stub passes the question on to the witness.
+func (w *witnessRounds) round(ctx context.Context) witnessResult {
+	o := w.o
+	names := o.peers.withSelf(o.self)
+	if len(names) <= o.fanOut {
+		ctx, cancel := context.WithTimeout(ctx, client.OutageAnswerWithin)
+		defer cancel()
+		sts := o.statements(ctx, names)
+		return witnessResult{sts: sts, tally: tallyOf(sts)}
 	}
-	wg.Wait()
-	return out
+	heads := names[:outageWitnessesTried]
+	for _, h := range heads {
+		if h.name == o.self {
+			ctx, cancel := context.WithTimeout(ctx, client.OutageAnswerWithin/2)
+			defer cancel()
+			return witnessResult{tally: o.tally(ctx, names)}
+		}
+	}
+	ctx, cancel := context.WithTimeout(ctx, client.OutageAnswerWithin)
+	defer cancel()
+	res, _ := o.askWitnesses(ctx, heads, supervisor.BootNow())
+	return res
 }

@@ -45,7 +45,12 @@
 //     jobs when covers stop. One stub, the lowest-named that answers,
 //     collects statements for everyone (`POST /v1/outage/witness`): its
 //     round begins after the request arrived and asks every stub in its
-//     gossip view.
+//     gossip view; past client.OutageFanOut stubs it asks through a tree
+//     of name ranges for their tallies, and a stub asks the head of its
+//     range, which asks the witness (stub/outage_tree.go). However deep,
+//     every statement counted was made after the ask and before the
+//     answer arrived, which the stub takes only within
+//     client.OutageAnswerWithin: the window below holds.
 //   - Coming back. The servers return to the stubs over a second or more,
 //     not at one instant: a partition heals route by route, dead
 //     connections are redialled, a leader answers a burst. A stub that
@@ -102,7 +107,9 @@
 //     every stub asks the witness every 0.1 s and the witness asks every
 //     stub once per 0.1 s (rounds share the asks that arrive meanwhile):
 //     about 20 small requests per stub per second, all to or from the
-//     witness, and a lease-file write per stub per 0.1 s. And a machine
+//     witness (past the fan-out, to or from the heads of its range, each
+//     head asking at most client.OutageFanOut stubs a round), and a
+//     lease-file write per stub per 0.1 s. And a machine
 //     that dies before it proves its lease to the current leader (one
 //     elected within seconds of the death) is expired only as its
 //     position allows (Knows): the first machine of the join order, which
