@@ -197,6 +197,7 @@ func (s *poolSim) stats() (simStats, error) {
 		sum.machines += st.machines
 		sum.killed += st.killed
 		sum.refuted += st.refuted
+		sum.stopped += st.stopped
 	}
 	return sum, nil
 }
@@ -237,9 +238,11 @@ func (p *poolSimProc) command(cmd, answer string) error {
 }
 
 // simStats are the counts of the sim's "stats" command.
-type simStats struct{ machines, killed, refuted int64 }
+// stopped counts the restartable attempts the machines stopped when
+// their leases ran out uncovered.
+type simStats struct{ machines, killed, refuted, stopped int64 }
 
-var statsLine = regexp.MustCompile(`(?m)^stats machines=(\d+) killed=(\d+) refuted=(\d+)$`)
+var statsLine = regexp.MustCompile(`(?m)^stats machines=(\d+) killed=(\d+) refuted=(\d+) stopped=(\d+)$`)
 
 // stats asks the process for its counts.
 func (p *poolSimProc) stats() (simStats, error) {
@@ -260,6 +263,7 @@ func (p *poolSimProc) stats() (simStats, error) {
 	s.machines, _ = strconv.ParseInt(string(last[1]), 10, 64)
 	s.killed, _ = strconv.ParseInt(string(last[2]), 10, 64)
 	s.refuted, _ = strconv.ParseInt(string(last[3]), 10, 64)
+	s.stopped, _ = strconv.ParseInt(string(last[4]), 10, 64)
 	return s, nil
 }
 

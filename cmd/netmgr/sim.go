@@ -59,8 +59,10 @@ func simCommand() *cli.Command {
 			"then 'joined N machines in DURATION'. With --commands it reads commands from\n" +
 			"standard input, one a line: 'kill NAME' cuts machine NAME off as a power cut\n" +
 			"would (it answers nothing more, and its jobs vanish), printing 'killed NAME';\n" +
-			"'stats' prints 'stats machines=N killed=K refuted=R', R the suspicions of its\n" +
-			"machines they refuted (a server suspected a machine that was answering).",
+			"'stats' prints 'stats machines=N killed=K refuted=R stopped=S', R the suspicions\n" +
+			"of its machines they refuted (a server suspected a machine that was answering),\n" +
+			"S the restartable jobs its machines stopped because their leases ran out while\n" +
+			"most of the pool held theirs (the outage ride-out, as a stub's).",
 		Flags: []cli.Flag{
 			&cli.IntFlag{Name: "count", Value: 10, Usage: "number `N` of simulated stubs"},
 			&cli.StringFlag{Name: "prefix", Value: "sim", Usage: "machine names are `PREFIX`-F, PREFIX-(F+1), ... (F is --first)"},

@@ -110,7 +110,7 @@ func runSimPool(cCtx *cli.Context, logger *slog.Logger, ca *pki.CA, sim stub.Sim
 
 // simCommands reads commands from r, one a line, until it ends: "kill
 // NAME" kills machine NAME, "stats" prints the pool's counts (machines
-// running and killed, suspicions refuted). It answers each on w.
+// running and killed, suspicions refuted, attempts stopped by the lease). It answers each on w.
 func simCommands(r io.Reader, w io.Writer, p *simpool.Pool, logger *slog.Logger) {
 	sc := bufio.NewScanner(r)
 	for sc.Scan() {
@@ -126,7 +126,7 @@ func simCommands(r io.Reader, w io.Writer, p *simpool.Pool, logger *slog.Logger)
 			fmt.Fprintf(w, "killed %s\n", f[1])
 		case f[0] == "stats" && len(f) == 1:
 			st := p.Stats()
-			fmt.Fprintf(w, "stats machines=%d killed=%d refuted=%d\n", st.Machines, st.Killed, st.Refuted)
+			fmt.Fprintf(w, "stats machines=%d killed=%d refuted=%d stopped=%d\n", st.Machines, st.Killed, st.Refuted, st.StoppedByLease)
 		default:
 			fmt.Fprintf(w, "error: unknown command %q (want: kill NAME, or stats)\n", sc.Text())
 		}

@@ -17,10 +17,10 @@ const (
 	maxBatchStarts = 1024
 )
 
-// routes is the machines' API, the part of the stub's that servers use:
-// Starts and Signal (server certificates only), facts and health. The
-// rest (job output, the outage questions, metrics) is not simulated and
-// answers 404.
+// routes is the machines' API, the part of the stub's that servers and
+// stubs use: Starts and Signal (server certificates only), facts, health
+// and the outage questions (outage.go). The rest (job output, metrics)
+// is not simulated and answers 404.
 func (p *Pool) routes() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/starts", only(handleStarts))
@@ -35,6 +35,9 @@ func (p *Pool) routes() http.Handler {
 			writeJSON(w, http.StatusOK, map[string]string{"status": "ok", "name": m.name})
 		}
 	})
+	mux.HandleFunc("GET /v1/outage", onlyRoles(handleOutageStatement, pki.RoleStub, pki.RoleServer))
+	mux.HandleFunc("POST /v1/outage/witness", onlyRoles(handleOutageWitness, pki.RoleStub, pki.RoleServer))
+	mux.HandleFunc("GET /v1/outage/tally", onlyRoles(handleOutageTally, pki.RoleStub))
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, fmt.Errorf("no such endpoint %s %s on a simulated machine", r.Method, r.URL.Path))
 	})
@@ -44,20 +47,7 @@ func (p *Pool) routes() http.Handler {
 // only runs h for callers with a server certificate (every caller
 // without TLS), as the stub's API does for Starts and Signal.
 func only(h func(*Machine, http.ResponseWriter, *http.Request)) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		m := mustMachine(w, r)
-		if m == nil {
-			return
-		}
-		if m.tls != nil {
-			if _, err := pki.CheckPeer(r.TLS, pki.RoleServer); err != nil {
-				m.log.Warn("request denied", "method", r.Method, "path", r.URL.Path, "from", r.RemoteAddr, "err", err)
-				writeError(w, http.StatusForbidden, fmt.Errorf("%s %s: %w (only server certificates may)", r.Method, r.URL.Path, err))
-				return
-			}
-		}
-		h(m, w, r)
-	}
+	return onlyRoles(h, pki.RoleServer)
 }
 
 func mustMachine(w http.ResponseWriter, r *http.Request) *Machine {

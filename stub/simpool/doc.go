@@ -15,8 +15,10 @@
 //   - lease keeper (lease.go): renewals at the servers' RenewMS through a
 //     client.Client hedged and led as the stub's (stub/servers.go), the
 //     facts with the first renewal and whenever an answer asks, the token
-//     echoed with its age, the load when the servers take it; a lease that
-//     runs out SIGKILLs the restartable attempts (ReasonLeaseExpired);
+//     echoed with its age (none while it vouches after an expiry), the
+//     load when the servers take it; a lease that runs out SIGKILLs the
+//     restartable attempts (ReasonLeaseExpired) unless the pool covers
+//     them (outage.go);
 //   - outbox and sender (sender.go): when an attempt ends, its REGISTER
 //     again and its TERM are queued and sent (POST /v1/children) one
 //     request at a time, so in order per attempt, again after a backoff
@@ -94,9 +96,16 @@
 //     dirs of a real stub are not kept (an ended attempt is remembered 10
 //     minutes for repeated Starts). No supervisor, cgroups, copy_in or
 //     copy_out, prologue, health checks, owner policy or job output.
-//   - The outage ride-out is not simulated: the witness questions
-//     (/v1/outage) answer 404, and a lease that runs out stops the
-//     restartable attempts at once.
+//   - The outage ride-out's witness is shared (outage.go): each machine
+//     keeps and states its lease as a stub does (GET /v1/outage), but the
+//     tree of witness rounds a real pool walks over HTTP is one in-process
+//     tally of every live machine's statement, every 0.1 s while one may
+//     need cover; a machine whose lease ran out keeps its restartable
+//     attempts while the last tally found most of its pool cut off too,
+//     and stops them otherwise. A real stub among them asking for cover
+//     (POST /v1/outage/witness, GET /v1/outage/tally) is answered from the
+//     machines' statements made after it asked; the pool's own tallies
+//     leave real stubs out, which only makes its machines stop sooner.
 //
 // Kill (Pool.Kill) cuts a machine off as a power cut would: its sockets
 // close, its lease lapses, its jobs vanish and nothing more is reported,

@@ -28,6 +28,22 @@ type leaseState struct {
 	deadline atomic.Int64
 	// machineIndex is the highest machine index a renewal reported.
 	machineIndex atomic.Uint64
+	// position and poolSize are from the last renewal that told them
+	// (poolSize only grows), grace its outage grace (ns), renewEvery its
+	// interval (ns; 0 before one): what the machine's statements say
+	// (outage.go).
+	position, poolSize atomic.Int32
+	grace, renewEvery  atomic.Int64
+	// vouchUntil is until when (ns since epoch) the machine goes on
+	// saying its lease ran out after the renewal that ended that; it
+	// echoes no token before then (client.OutageVouchAfter).
+	vouchUntil atomic.Int64
+	// coveredUntil is when the cover of the last round that found most
+	// of the pool cut off ends (ns since epoch).
+	coveredUntil atomic.Int64
+	// stopped: the lease ran out and the restartable attempts were
+	// stopped; riding: it ran out and the attempts are kept under cover.
+	stopped, riding atomic.Bool
 }
 
 // admits reports whether a restartable Start sent at machineIndex may
@@ -46,13 +62,14 @@ func (m *Machine) startLease() {
 }
 
 // keepLease renews the lease until the machine dies, as the stub's
-// leaseKeeper.run does, less the outage ride-out: a renewal every RenewMS,
-// one round over the servers each (client.WithRetryFor(0)), again after
+// leaseKeeper.run does: a renewal every RenewMS, one round over the
+// servers each (client.WithRetryFor(0)), again after
 // client.LeaseRetryWait when one failed (the first at a random point of
 // the first period, so that a pool started at once does not renew in
 // step), the facts with the first and whenever an answer asks for them,
-// the answer's token echoed; a lease that runs out stops the restartable
-// attempts.
+// the answer's token echoed but while the machine vouches after an
+// expiry; a lease that runs out stops the restartable attempts unless
+// the pool covers them (outage.go).
 func (m *Machine) keepLease() {
 	defer m.lc.CloseLeaseStream()
 	every := defaultRenewEvery
@@ -62,7 +79,6 @@ func (m *Machine) keepLease() {
 		tokenAt   time.Time
 		factsKept bool
 		takesLoad bool
-		stopped   bool
 	)
 	for {
 		select {
@@ -71,8 +87,9 @@ func (m *Machine) keepLease() {
 		case <-time.After(wait):
 		}
 		sent := time.Now()
+		said := m.runsOut(sent.Sub(epoch))
 		req := client.LeaseRequest{Machine: m.name, Running: m.running()}
-		if token != nil {
+		if token != nil && sent.Sub(epoch) >= time.Duration(m.lease.vouchUntil.Load()) {
 			req.Token, req.TokenAgeMS = token, time.Since(tokenAt).Milliseconds()
 		}
 		if takesLoad {
@@ -94,20 +111,26 @@ func (m *Machine) keepLease() {
 		case err == nil && resp.LeaseMS > 0:
 			m.renewals.Add(1)
 			renewed = true
+			if said {
+				// Before the new deadline, so that no statement between
+				// the two says the lease holds.
+				m.lease.vouchUntil.Store(int64(now() + client.OutageVouchAfter))
+			}
 			every = max(time.Duration(resp.RenewMS)*time.Millisecond, defaultRenewEvery)
+			m.lease.renewEvery.Store(int64(every))
 			for cur := m.lease.machineIndex.Load(); resp.MachineIndex > cur; cur = m.lease.machineIndex.Load() {
 				if m.lease.machineIndex.CompareAndSwap(cur, resp.MachineIndex) {
 					break
 				}
 			}
 			m.lease.deadline.Store(int64(sent.Sub(epoch) + time.Duration(resp.LeaseMS)*time.Millisecond))
+			m.learn(resp)
 			token, tokenAt = resp.Token, time.Now()
 			takesLoad = resp.TakesLoad
 			factsAsked = resp.WantFacts && req.Facts == nil
 			factsKept = !resp.WantFacts
-			if stopped {
+			if m.lease.stopped.Swap(false) || m.lease.riding.Swap(false) {
 				m.log.Info("lease renewed again")
-				stopped = false
 			}
 		default:
 			m.failures.Add(1)
@@ -119,10 +142,8 @@ func (m *Machine) keepLease() {
 				m.log.Debug("lease renewal failed", "err", err)
 			}
 		}
-		if !stopped && time.Since(epoch) >= time.Duration(m.lease.deadline.Load()) && m.ctx.Err() == nil {
-			stopped = true
-			n := m.stopRestartable()
-			m.log.Warn("lease expired: stopped restartable attempts", "stopped", n)
+		if m.ctx.Err() == nil {
+			m.checkLease(now())
 		}
 		wait = max(every-time.Since(sent), 0)
 		if !renewed {
@@ -133,6 +154,18 @@ func (m *Machine) keepLease() {
 			wait = 0
 		}
 	}
+}
+
+// learn keeps what a renewal's answer told about the pool and the outage
+// grace, as the stub's leaseKeeper.learn does.
+func (m *Machine) learn(resp client.LeaseResponse) {
+	m.lease.position.Store(int32(resp.Position))
+	for cur := m.lease.poolSize.Load(); int32(resp.PoolSize) > cur; cur = m.lease.poolSize.Load() {
+		if m.lease.poolSize.CompareAndSwap(cur, int32(resp.PoolSize)) {
+			break
+		}
+	}
+	m.lease.grace.Store(int64(max(time.Duration(resp.OutageGraceMS)*time.Millisecond, 0)))
 }
 
 // Renewals returns how many of the machine's lease renewals a server

@@ -83,6 +83,9 @@ type Pool struct {
 	ms     []*Machine
 	byN    map[string]*Machine
 	pid    atomic.Int64 // the last simulated pid handed out
+	// stoppedByLease counts the restartable attempts machines stopped
+	// because their leases ran out uncovered (Stats).
+	stoppedByLease atomic.Int64
 	// handshakes bounds the machines' TLS handshakes with the servers in
 	// progress at once (handshakesAtOnce).
 	handshakes chan struct{}
@@ -162,6 +165,7 @@ func Start(ctx context.Context, cfg Config) (*Pool, error) {
 	if p.shared != nil {
 		p.serveShared()
 	}
+	p.wg.Go(p.rideOutages)
 	if err := p.join(ctx); err != nil {
 		p.Close()
 		return nil, err
@@ -260,6 +264,9 @@ type Stats struct {
 	// refuted: each is a server (or member) that suspected a machine
 	// alive and answering, a false suspicion unless the machine was mute.
 	Refuted int64
+	// StoppedByLease counts the restartable attempts the machines stopped
+	// because their leases ran out with no cover from the pool.
+	StoppedByLease int64
 }
 
 // Stats returns the pool's counts now.
@@ -273,6 +280,7 @@ func (p *Pool) Stats() Stats {
 		}
 		s.Refuted += m.refuted.Load()
 	}
+	s.StoppedByLease = p.stoppedByLease.Load()
 	return s
 }
 

@@ -1,0 +1,84 @@
+package simpool
+
+import (
+	"fmt"
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/netmgr/netmgr/client"
+)
+
+// outagePool is a pool of n machines that know their places in a pool of
+// n and an hour's grace, whose leases ran out a second ago for those
+// cutOff says, and hold for a minute more for the rest.
+func outagePool(n int, cutOff func(i int) bool) *Pool {
+	p := &Pool{log: slog.New(slog.DiscardHandler)}
+	at := now()
+	for i := range n {
+		m := &Machine{pool: p, name: fmt.Sprintf("m%02d", i), log: p.log, attempts: make(map[client.AttemptRef]*attempt)}
+		m.started.Store(true)
+		m.lease.position.Store(int32(i + 1))
+		m.lease.poolSize.Store(int32(n))
+		m.lease.grace.Store(int64(time.Hour))
+		if cutOff(i) {
+			m.lease.deadline.Store(int64(at - time.Second))
+		} else {
+			m.lease.deadline.Store(int64(at + time.Minute))
+		}
+		p.ms = append(p.ms, m)
+	}
+	return p
+}
+
+// A machine whose lease ran out keeps its restartable work while most of
+// its pool says theirs ran out too, and stops it otherwise, as a stub
+// does; a machine whose lease holds is left alone.
+func TestSimulatedMachinesRideOutOnlyAMajorityOutage(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		cutOff func(int) bool
+		riding bool
+	}{
+		{"3 of 5 cut off", func(i int) bool { return i < 3 }, true},
+		{"2 of 5 cut off", func(i int) bool { return i < 2 }, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := outagePool(5, tc.cutOff)
+			p.coverRound(now())
+			at := now()
+			for i, m := range p.ms {
+				m.checkLease(at)
+				cut := tc.cutOff(i)
+				if riding, stopped := m.lease.riding.Load(), m.lease.stopped.Load(); riding != (cut && tc.riding) || stopped != (cut && !tc.riding) {
+					t.Errorf("%s (cut off %v): riding %v, stopped %v", m.name, cut, riding, stopped)
+				}
+			}
+			// The cover lapses when no round renews it.
+			later := at + client.OutageCoverFor + time.Millisecond
+			for i, m := range p.ms {
+				m.checkLease(later)
+				if cut := tc.cutOff(i); m.lease.stopped.Load() != cut {
+					t.Errorf("%s (cut off %v) after the cover lapsed: stopped %v", m.name, cut, m.lease.stopped.Load())
+				}
+			}
+		})
+	}
+}
+
+// A tally counts a range's live machines that say their leases ran out,
+// each within the pool it knows, and a statement says so from vouchWithin
+// before the lease's end.
+func TestSimulatedTally(t *testing.T) {
+	p := outagePool(6, func(i int) bool { return i%2 == 0 })
+	p.ms[1].lease.deadline.Store(int64(now() + p.ms[1].vouchWithin()/2)) // about to run out
+	p.ms[4].dead.Store(true)
+	got := p.tally(now(), "", "")
+	if want := (client.OutageTally{Expired: 3, Pool: 6, Answered: 5}); got != want {
+		t.Errorf("whole pool: tally %+v, want %+v", got, want)
+	}
+	got = p.tally(now(), "m01", "m03")
+	if want := (client.OutageTally{Expired: 2, Pool: 6, Answered: 3}); got != want {
+		t.Errorf("m01..m03: tally %+v, want %+v", got, want)
+	}
+}
