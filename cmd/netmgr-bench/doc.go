@@ -88,6 +88,9 @@
 //     instance a machine and the leader SIGKILLed: the next submit
 //     accepted, every machine up on the new leader, machines shown down
 //     or unreachable, instances stopped, the pool back on lease streams;
+//     then the same work with every server SIGSTOPped 8 s: instances
+//     stopped (the pool must ride the outage out), machines shown down,
+//     the next submit and every machine up after the resume;
 //     then 10 instances a machine placed on machines of 4 slots, end to
 //     end: starts a second until every free slot runs one, and the pass
 //     of the full pool with the rest queued. The simulator runs at nice

@@ -205,6 +205,13 @@ func scalePoolRun(ctx context.Context, cfg config, bin, dir string, round, n int
 	fmt.Fprintf(os.Stderr, "scale: pool of %d: the leader killed: a submit accepted after %.2f s, every machine up on %s after %.1f s and back on streams after %.1f s, %d shown down or unreachable, %d restartable instances stopped; connections accepted meanwhile %v, its CPU %.2f cores\n",
 		n, ll.accepted.Seconds(), ll.seen.leader, ll.allUp.Seconds(), ll.onStreams.Seconds(), len(ll.lost), ll.stopped, ll.conns, ll.cores)
 
+	pause, err := scalePoolPause(ctx, g, sim, n-1, victim)
+	if err != nil {
+		return fail(err)
+	}
+	fmt.Fprintf(os.Stderr, "scale: pool of %d: every server paused %v: a submit accepted %.2f s after the resume, every machine up after %.1f s, %d shown down or unreachable, %d of %d restartable instances stopped (%d attempts stopped by the simulator)\n",
+		n, scalePoolPauseFor, pause.accepted.Seconds(), pause.allUp.Seconds(), len(pause.lost), pause.stopped, pause.work, pause.simStops)
+
 	pl, err := scalePoolPlace(ctx, g, n, n-1)
 	if err != nil {
 		return fail(err)
@@ -240,6 +247,7 @@ func scalePoolRun(ctx context.Context, cfg config, bin, dir string, round, n int
 		figs = append(figs, figure{Name: "killed machine: gone from every server's memberlist, " + size, Unit: "s", Sample: sample(gone.Seconds())})
 	}
 	figs = append(figs, ll.figures(size)...)
+	figs = append(figs, pause.figures(size)...)
 	return append(figs, pl.figures(size)...), nil
 }
 
