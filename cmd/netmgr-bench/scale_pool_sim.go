@@ -117,7 +117,9 @@ func startPoolSimProc(c *servertest.ProcCluster, bin, dir, prefix string, host n
 	// machine is up it gets its priority back (poolSim.renice).
 	p.renice(simJoinNice)
 	go func() {
-		_ = p.cmd.Wait()
+		// Say in its log how it ended: a simulator that dies mid-run
+		// is otherwise only a log that stops.
+		fmt.Fprintf(logf, "netmgr-bench: sim %s ended: %v\n", tag, p.cmd.Wait())
 		logf.Close()
 		_ = os.RemoveAll(data)
 		_ = os.Remove(filepath.Dir(data))

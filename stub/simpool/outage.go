@@ -67,10 +67,12 @@ func (m *Machine) statement(t time.Duration) client.OutageStatement {
 }
 
 // checkLease stops the machine's restartable attempts, once, when at t
-// its lease has run out and no cover lets it keep them.
+// its lease has run out and no cover lets it keep them. A machine that
+// never held a lease has nothing to stop (a Start needs one).
 func (m *Machine) checkLease(t time.Duration) {
+	deadline := time.Duration(m.lease.deadline.Load())
 	switch {
-	case m.Dead() || !m.started.Load() || t < time.Duration(m.lease.deadline.Load()):
+	case m.Dead() || !m.started.Load() || deadline == 0 || t < deadline:
 	case t < time.Duration(m.lease.coveredUntil.Load()) && m.nearOutage(t):
 		if !m.lease.riding.Swap(true) {
 			m.log.Warn("lease expired, but most of the pool is cut off from the servers too: keeping restartable attempts")
