@@ -225,14 +225,20 @@ func startPoolWork(ctx context.Context, cl *client.Client, count int) (client.Jo
 	if err != nil {
 		return client.Job{}, fmt.Errorf("submit the pool's work: %w", err)
 	}
-	var job client.Job
+	var (
+		job     client.Job
+		readErr error // the last read's, for the error below
+	)
 	ref := strconv.FormatUint(sub.ID, 10)
 	err = waitFor(ctx, time.Second, failoverTimeout, func(ctx context.Context) bool {
-		job, err = cl.Job(ctx, ref)
-		return err == nil && instanceStates(job)[client.InstanceRunning] == count
+		var read client.Job
+		if read, readErr = cl.Job(ctx, ref); readErr == nil {
+			job = read
+		}
+		return readErr == nil && instanceStates(job)[client.InstanceRunning] == count
 	})
 	if err != nil {
-		return job, fmt.Errorf("wait for job %d's %d instances to run (by state: %v): %w", sub.ID, count, instanceStates(job), err)
+		return job, fmt.Errorf("wait for job %d's %d instances to run (by state: %v; the last read: %v): %w", sub.ID, count, instanceStates(job), readErr, err)
 	}
 	return job, nil
 }

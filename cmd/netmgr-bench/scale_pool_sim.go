@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -63,7 +64,43 @@ func startPoolSim(c *servertest.ProcCluster, bin, dir, prefix string, round, n i
 			return nil, fmt.Errorf("%w; its log ends:\n%s", err, simLogs([]*simProc{p.simProc}, 3000))
 		}
 	}
+	if err := sim.introduce(); err != nil {
+		sim.stop()
+		return nil, err
+	}
 	return sim, nil
+}
+
+// stubLine is a sim process's line for one of its machines.
+var stubLine = regexp.MustCompile(`(?m)^stub (\S+) api https?://(\S+)$`)
+
+// introduce tells each process of a pool split over several one machine
+// of each other process (the first it listed), so that their outage
+// rounds count the whole pool ('outage-peers'; a real pool's witness
+// reaches every stub).
+func (s *poolSim) introduce() error {
+	if len(s.procs) < 2 {
+		return nil
+	}
+	firsts := make([]string, len(s.procs))
+	for k, p := range s.procs {
+		b, err := os.ReadFile(p.log)
+		if err != nil {
+			return fmt.Errorf("sim outage peers: %w", err)
+		}
+		m := stubLine.FindSubmatch(b)
+		if m == nil {
+			return fmt.Errorf("sim outage peers: %s lists no machine", p.log)
+		}
+		firsts[k] = string(m[1]) + "@" + string(m[2])
+	}
+	for k, p := range s.procs {
+		others := slices.Delete(slices.Clone(firsts), k, k+1)
+		if err := p.command("outage-peers "+strings.Join(others, " "), "outage-peers "+strconv.Itoa(len(others))); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // addrPlus returns a plus i.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"path/filepath"
 	"strings"
 	"time"
@@ -110,7 +111,10 @@ func runSimPool(cCtx *cli.Context, logger *slog.Logger, ca *pki.CA, sim stub.Sim
 
 // simCommands reads commands from r, one a line, until it ends: "kill
 // NAME" kills machine NAME, "stats" prints the pool's counts (machines
-// running and killed, suspicions refuted, attempts stopped by the lease). It answers each on w.
+// running and killed, suspicions refuted, attempts stopped by the
+// lease), "outage-peers NAME@ADDR ..." names one machine of each other
+// process of the same pool (simpool.Pool.SetOutagePeers). It answers
+// each on w.
 func simCommands(r io.Reader, w io.Writer, p *simpool.Pool, logger *slog.Logger) {
 	sc := bufio.NewScanner(r)
 	for sc.Scan() {
@@ -127,8 +131,18 @@ func simCommands(r io.Reader, w io.Writer, p *simpool.Pool, logger *slog.Logger)
 		case f[0] == "stats" && len(f) == 1:
 			st := p.Stats()
 			fmt.Fprintf(w, "stats machines=%d killed=%d refuted=%d stopped=%d\n", st.Machines, st.Killed, st.Refuted, st.StoppedByLease)
+		case f[0] == "outage-peers":
+			peers, err := parseOutagePeers(f[1:])
+			if err == nil {
+				err = p.SetOutagePeers(peers)
+			}
+			if err != nil {
+				fmt.Fprintf(w, "error: %v\n", err)
+				continue
+			}
+			fmt.Fprintf(w, "outage-peers %d\n", len(peers))
 		default:
-			fmt.Fprintf(w, "error: unknown command %q (want: kill NAME, or stats)\n", sc.Text())
+			fmt.Fprintf(w, "error: unknown command %q (want: kill NAME, stats, or outage-peers NAME@ADDR ...)\n", sc.Text())
 		}
 	}
 }
@@ -153,4 +167,17 @@ func raiseFileLimit(want uint64) (uint64, error) {
 		return 0, fmt.Errorf("sim: open-file limit: %w", err)
 	}
 	return lim.Cur, nil
+}
+
+// parseOutagePeers reads outage-peers' NAME@HOST:PORT arguments.
+func parseOutagePeers(args []string) ([]simpool.OutagePeer, error) {
+	peers := make([]simpool.OutagePeer, 0, len(args))
+	for _, a := range args {
+		name, addr, ok := strings.Cut(a, "@")
+		if _, _, err := net.SplitHostPort(addr); !ok || name == "" || err != nil {
+			return nil, fmt.Errorf("outage-peers: %q is not NAME@HOST:PORT", a)
+		}
+		peers = append(peers, simpool.OutagePeer{Name: name, Addr: addr})
+	}
+	return peers, nil
 }

@@ -1,9 +1,11 @@
 package simpool
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/netmgr/netmgr/client"
@@ -143,6 +145,7 @@ func (p *Pool) coverRound(began time.Duration) {
 		return
 	}
 	t := p.tally(began, "", "")
+	t.Add(p.peerTallies())
 	until := int64(began + client.OutageCoverFor)
 	for _, m := range p.ms {
 		if m.nearOutage(began) && 2*t.Expired > max(t.Pool, int(m.lease.poolSize.Load())) {
@@ -195,4 +198,65 @@ func onlyRoles(h func(*Machine, http.ResponseWriter, *http.Request), roles ...pk
 		}
 		h(m, w, r)
 	}
+}
+
+// peerTallies asks the pool's other processes (Config.OutagePeers), at
+// once and within half of client.OutageAnswerWithin, for their tallies
+// and sums those that answer: each counts statements made after this
+// round began, as a tree round's ranges do.
+func (p *Pool) peerTallies() client.OutageTally {
+	var sum client.OutageTally
+	peers := p.peers.Load()
+	if peers == nil {
+		return sum
+	}
+	ctx, cancel := context.WithTimeout(p.ctx, client.OutageAnswerWithin/2)
+	defer cancel()
+	var (
+		mu sync.Mutex
+		wg sync.WaitGroup
+	)
+	for _, c := range *peers {
+		wg.Go(func() {
+			w, err := c.OutageWitness(ctx)
+			if err != nil || w.Tally == nil {
+				p.log.Debug("outage: another process of the pool did not answer", "err", err)
+				return
+			}
+			mu.Lock()
+			sum.Add(*w.Tally)
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	return sum
+}
+
+// SetOutagePeers replaces the pool's outage peers (Config.OutagePeers):
+// its later witness rounds ask them, speaking as its first machine (with
+// its certificate) and expecting each peer's own. No peers: the rounds
+// tally this process's machines alone.
+func (p *Pool) SetOutagePeers(peers []OutagePeer) error {
+	if len(peers) == 0 || len(p.ms) == 0 {
+		p.peers.Store(nil)
+		return nil
+	}
+	m := p.ms[0]
+	out := make([]*client.StubClient, 0, len(peers))
+	for _, pr := range peers {
+		var opts []client.Option
+		if m.tls != nil {
+			opts = []client.Option{
+				client.WithHTTPClient(&http.Client{Timeout: 10 * time.Second, Transport: client.NewTLSTransport(m.tls, pki.RoleStub)}),
+				client.WithHTTPS(), client.ExpectPeer(pki.Identity{Role: pki.RoleStub, Name: pr.Name}),
+			}
+		}
+		c, err := client.NewStub(pr.Addr, opts...)
+		if err != nil {
+			return fmt.Errorf("simulated pool: outage peer %s at %s: %w", pr.Name, pr.Addr, err)
+		}
+		out = append(out, c)
+	}
+	p.peers.Store(&out)
+	return nil
 }

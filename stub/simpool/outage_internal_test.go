@@ -1,8 +1,11 @@
 package simpool
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
+	"net/http"
+	"net/http/httptest"
 	"testing"
 	"time"
 
@@ -80,5 +83,52 @@ func TestSimulatedTally(t *testing.T) {
 	got = p.tally(now(), "m01", "m03")
 	if want := (client.OutageTally{Expired: 2, Pool: 6, Answered: 3}); got != want {
 		t.Errorf("m01..m03: tally %+v, want %+v", got, want)
+	}
+}
+
+// A pool split over processes covers as one: a round adds the tallies of
+// the other processes' witnesses (outage peers, over HTTP) to its own, so
+// 3 of 6 machines cut off here and 1 of the other process's 3 make a
+// majority that neither process sees alone.
+func TestSimulatedPoolSplitOverProcessesCoversAsOne(t *testing.T) {
+	split := func(n int, cut func(int) bool) *Pool {
+		p := outagePool(n, cut)
+		p.ctx = context.Background()
+		for _, m := range p.ms {
+			m.lease.poolSize.Store(6)
+		}
+		return p
+	}
+	other := split(3, func(i int) bool { return i == 0 })
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost || r.URL.Path != "/v1/outage/witness" {
+			http.NotFound(w, r)
+			return
+		}
+		handleOutageWitness(other.ms[0], w, r)
+	}))
+	defer srv.Close()
+
+	for _, tc := range []struct {
+		name    string
+		peers   []OutagePeer
+		covered bool
+	}{
+		{"alone", nil, false},
+		{"with the other process", []OutagePeer{{Name: "m00", Addr: srv.Listener.Addr().String()}}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := split(3, func(int) bool { return true })
+			if err := p.SetOutagePeers(tc.peers); err != nil {
+				t.Fatal(err)
+			}
+			began := now()
+			p.coverRound(began)
+			for _, m := range p.ms {
+				if covered := m.lease.coveredUntil.Load() > int64(began); covered != tc.covered {
+					t.Errorf("%s: covered %v, want %v", m.name, covered, tc.covered)
+				}
+			}
+		})
 	}
 }

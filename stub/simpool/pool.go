@@ -68,8 +68,20 @@ type Config struct {
 	// answer overload a small host's servers (each join pushes the whole
 	// member list, and the first renewal costs a TLS handshake).
 	JoinRate float64
+	// OutagePeers are, for a pool split over several `netmgr sim`
+	// processes, one machine of each other process (name and API
+	// address): each witness round adds their processes' tallies
+	// (POST /v1/outage/witness) to this one's, as a real pool's witness
+	// adds its ranges', so that the split pool covers as one.
+	OutagePeers []OutagePeer
 	// Logger takes the pool's lines; nil discards them.
 	Logger *slog.Logger
+}
+
+// OutagePeer is one machine of another process of the same pool, whose
+// witness answer is that process's tally (Config.OutagePeers).
+type OutagePeer struct {
+	Name, Addr string
 }
 
 // Pool runs simulated machines. Its methods are safe for concurrent use.
@@ -83,6 +95,8 @@ type Pool struct {
 	ms     []*Machine
 	byN    map[string]*Machine
 	pid    atomic.Int64 // the last simulated pid handed out
+	// peers holds clients for the outage peers (SetOutagePeers).
+	peers atomic.Pointer[[]*client.StubClient]
 	// stoppedByLease counts the restartable attempts machines stopped
 	// because their leases ran out uncovered (Stats).
 	stoppedByLease atomic.Int64
@@ -164,6 +178,10 @@ func Start(ctx context.Context, cfg Config) (*Pool, error) {
 	}
 	if p.shared != nil {
 		p.serveShared()
+	}
+	if err := p.SetOutagePeers(cfg.OutagePeers); err != nil {
+		p.Close()
+		return nil, err
 	}
 	p.wg.Go(p.rideOutages)
 	if err := p.join(ctx); err != nil {
