@@ -74,28 +74,32 @@ func startPoolSim(c *servertest.ProcCluster, bin, dir, prefix string, round, n i
 // stubLine is a sim process's line for one of its machines.
 var stubLine = regexp.MustCompile(`(?m)^stub (\S+) api https?://(\S+)$`)
 
-// introduce tells each process of a pool split over several one machine
-// of each other process (the first it listed), so that their outage
-// rounds count the whole pool ('outage-peers'; a real pool's witness
-// reaches every stub).
+// introduce tells each process of a pool split over several two
+// machines of each other process (the first two it listed: the scale
+// suite kills one machine, and a process must still reach the others),
+// so that their outage rounds count the whole pool ('outage-peers'; a
+// real pool's witness reaches every stub).
 func (s *poolSim) introduce() error {
 	if len(s.procs) < 2 {
 		return nil
 	}
-	firsts := make([]string, len(s.procs))
+	heads := make([]string, len(s.procs))
 	for k, p := range s.procs {
 		b, err := os.ReadFile(p.log)
 		if err != nil {
 			return fmt.Errorf("sim outage peers: %w", err)
 		}
-		m := stubLine.FindSubmatch(b)
-		if m == nil {
+		var ms []string
+		for _, m := range stubLine.FindAllSubmatch(b, 2) {
+			ms = append(ms, string(m[1])+"@"+string(m[2]))
+		}
+		if len(ms) == 0 {
 			return fmt.Errorf("sim outage peers: %s lists no machine", p.log)
 		}
-		firsts[k] = string(m[1]) + "@" + string(m[2])
+		heads[k] = strings.Join(ms, ",")
 	}
 	for k, p := range s.procs {
-		others := slices.Delete(slices.Clone(firsts), k, k+1)
+		others := slices.Delete(slices.Clone(heads), k, k+1)
 		if err := p.command("outage-peers "+strings.Join(others, " "), "outage-peers "+strconv.Itoa(len(others))); err != nil {
 			return err
 		}

@@ -63,10 +63,10 @@ func simCommand() *cli.Command {
 			"of its machines they refuted (a server suspected a machine that was answering),\n" +
 			"S the restartable jobs its machines stopped because their leases ran out while\n" +
 			"most of the pool held theirs (the outage ride-out, as a stub's); 'outage-peers\n" +
-			"NAME@ADDR ...' names one machine (name and API address) of each other sim\n" +
-			"process of the same pool, whose tallies its outage rounds then add to its own,\n" +
-			"so that a pool split over processes rides out an outage as one; it prints\n" +
-			"'outage-peers N'.",
+			"NAME@ADDR[,NAME@ADDR...] ...' names machines (name and API address) of each\n" +
+			"other sim process of the same pool, an argument a process, whose tallies its\n" +
+			"outage rounds then add to its own, so that a pool split over processes rides\n" +
+			"out an outage as one; it prints 'outage-peers N', N the processes.",
 		Flags: []cli.Flag{
 			&cli.IntFlag{Name: "count", Value: 10, Usage: "number `N` of simulated stubs"},
 			&cli.StringFlag{Name: "prefix", Value: "sim", Usage: "machine names are `PREFIX`-F, PREFIX-(F+1), ... (F is --first)"},

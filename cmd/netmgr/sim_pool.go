@@ -112,9 +112,9 @@ func runSimPool(cCtx *cli.Context, logger *slog.Logger, ca *pki.CA, sim stub.Sim
 // simCommands reads commands from r, one a line, until it ends: "kill
 // NAME" kills machine NAME, "stats" prints the pool's counts (machines
 // running and killed, suspicions refuted, attempts stopped by the
-// lease), "outage-peers NAME@ADDR ..." names one machine of each other
-// process of the same pool (simpool.Pool.SetOutagePeers). It answers
-// each on w.
+// lease), "outage-peers NAME@ADDR[,NAME@ADDR...] ..." names machines of
+// each other process of the same pool, an argument a process
+// (simpool.Pool.SetOutagePeers). It answers each on w.
 func simCommands(r io.Reader, w io.Writer, p *simpool.Pool, logger *slog.Logger) {
 	sc := bufio.NewScanner(r)
 	for sc.Scan() {
@@ -142,7 +142,7 @@ func simCommands(r io.Reader, w io.Writer, p *simpool.Pool, logger *slog.Logger)
 			}
 			fmt.Fprintf(w, "outage-peers %d\n", len(peers))
 		default:
-			fmt.Fprintf(w, "error: unknown command %q (want: kill NAME, stats, or outage-peers NAME@ADDR ...)\n", sc.Text())
+			fmt.Fprintf(w, "error: unknown command %q (want: kill NAME, stats, or outage-peers NAME@ADDR[,NAME@ADDR...] ...)\n", sc.Text())
 		}
 	}
 }
@@ -169,15 +169,20 @@ func raiseFileLimit(want uint64) (uint64, error) {
 	return lim.Cur, nil
 }
 
-// parseOutagePeers reads outage-peers' NAME@HOST:PORT arguments.
-func parseOutagePeers(args []string) ([]simpool.OutagePeer, error) {
-	peers := make([]simpool.OutagePeer, 0, len(args))
-	for _, a := range args {
-		name, addr, ok := strings.Cut(a, "@")
-		if _, _, err := net.SplitHostPort(addr); !ok || name == "" || err != nil {
-			return nil, fmt.Errorf("outage-peers: %q is not NAME@HOST:PORT", a)
+// parseOutagePeers reads outage-peers' arguments, one a process, each
+// NAME@HOST:PORT[,NAME@HOST:PORT...] (machines of that process).
+func parseOutagePeers(args []string) ([][]simpool.OutagePeer, error) {
+	procs := make([][]simpool.OutagePeer, 0, len(args))
+	for _, arg := range args {
+		var peers []simpool.OutagePeer
+		for _, a := range strings.Split(arg, ",") {
+			name, addr, ok := strings.Cut(a, "@")
+			if _, _, err := net.SplitHostPort(addr); !ok || name == "" || err != nil {
+				return nil, fmt.Errorf("outage-peers: %q is not NAME@HOST:PORT", a)
+			}
+			peers = append(peers, simpool.OutagePeer{Name: name, Addr: addr})
 		}
-		peers = append(peers, simpool.OutagePeer{Name: name, Addr: addr})
+		procs = append(procs, peers)
 	}
-	return peers, nil
+	return procs, nil
 }

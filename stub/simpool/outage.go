@@ -206,8 +206,8 @@ func onlyRoles(h func(*Machine, http.ResponseWriter, *http.Request), roles ...pk
 // round began, as a tree round's ranges do.
 func (p *Pool) peerTallies() client.OutageTally {
 	var sum client.OutageTally
-	peers := p.peers.Load()
-	if peers == nil {
+	procs := p.peers.Load()
+	if procs == nil {
 		return sum
 	}
 	ctx, cancel := context.WithTimeout(p.ctx, client.OutageAnswerWithin/2)
@@ -216,15 +216,15 @@ func (p *Pool) peerTallies() client.OutageTally {
 		mu sync.Mutex
 		wg sync.WaitGroup
 	)
-	for _, c := range *peers {
+	for _, cs := range *procs {
 		wg.Go(func() {
-			w, err := c.OutageWitness(ctx)
-			if err != nil || w.Tally == nil {
-				p.log.Debug("outage: another process of the pool did not answer", "err", err)
+			t, ok := processTally(ctx, cs)
+			if !ok {
+				p.log.Debug("outage: another process of the pool did not answer")
 				return
 			}
 			mu.Lock()
-			sum.Add(*w.Tally)
+			sum.Add(t)
 			mu.Unlock()
 		})
 	}
@@ -232,30 +232,61 @@ func (p *Pool) peerTallies() client.OutageTally {
 	return sum
 }
 
-// SetOutagePeers replaces the pool's outage peers (Config.OutagePeers):
-// its later witness rounds ask them, speaking as its first machine (with
-// its certificate) and expecting each peer's own. No peers: the rounds
-// tally this process's machines alone.
-func (p *Pool) SetOutagePeers(peers []OutagePeer) error {
-	if len(peers) == 0 || len(p.ms) == 0 {
+// processTally asks each of cs, machines of one process, at once for
+// its witness answer and returns the first tally.
+func processTally(ctx context.Context, cs []*client.StubClient) (client.OutageTally, bool) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	answers := make(chan *client.OutageTally, len(cs))
+	for _, c := range cs {
+		go func() {
+			w, err := c.OutageWitness(ctx)
+			if err != nil {
+				w.Tally = nil
+			}
+			answers <- w.Tally
+		}()
+	}
+	for range cs {
+		if t := <-answers; t != nil {
+			return *t, true
+		}
+	}
+	return client.OutageTally{}, false
+}
+
+// SetOutagePeers replaces the pool's outage peers (Config.OutagePeers),
+// machines of each other process: its later witness rounds ask them,
+// speaking as its first machine (with its certificate) and expecting
+// each peer's own. No peers: the rounds tally this process's machines
+// alone.
+func (p *Pool) SetOutagePeers(procs [][]OutagePeer) error {
+	if len(procs) == 0 || len(p.ms) == 0 {
 		p.peers.Store(nil)
 		return nil
 	}
 	m := p.ms[0]
-	out := make([]*client.StubClient, 0, len(peers))
-	for _, pr := range peers {
-		var opts []client.Option
-		if m.tls != nil {
-			opts = []client.Option{
-				client.WithHTTPClient(&http.Client{Timeout: 10 * time.Second, Transport: client.NewTLSTransport(m.tls, pki.RoleStub)}),
-				client.WithHTTPS(), client.ExpectPeer(pki.Identity{Role: pki.RoleStub, Name: pr.Name}),
+	out := make([][]*client.StubClient, 0, len(procs))
+	for _, peers := range procs {
+		if len(peers) == 0 {
+			return fmt.Errorf("simulated pool: outage peers: a process with no machine")
+		}
+		var cs []*client.StubClient
+		for _, pr := range peers {
+			var opts []client.Option
+			if m.tls != nil {
+				opts = []client.Option{
+					client.WithHTTPClient(&http.Client{Timeout: 10 * time.Second, Transport: client.NewTLSTransport(m.tls, pki.RoleStub)}),
+					client.WithHTTPS(), client.ExpectPeer(pki.Identity{Role: pki.RoleStub, Name: pr.Name}),
+				}
 			}
+			c, err := client.NewStub(pr.Addr, opts...)
+			if err != nil {
+				return fmt.Errorf("simulated pool: outage peer %s at %s: %w", pr.Name, pr.Addr, err)
+			}
+			cs = append(cs, c)
 		}
-		c, err := client.NewStub(pr.Addr, opts...)
-		if err != nil {
-			return fmt.Errorf("simulated pool: outage peer %s at %s: %w", pr.Name, pr.Addr, err)
-		}
-		out = append(out, c)
+		out = append(out, cs)
 	}
 	p.peers.Store(&out)
 	return nil

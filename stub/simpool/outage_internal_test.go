@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"testing"
@@ -111,11 +112,13 @@ func TestSimulatedPoolSplitOverProcessesCoversAsOne(t *testing.T) {
 
 	for _, tc := range []struct {
 		name    string
-		peers   []OutagePeer
+		peers   [][]OutagePeer
 		covered bool
 	}{
 		{"alone", nil, false},
-		{"with the other process", []OutagePeer{{Name: "m00", Addr: srv.Listener.Addr().String()}}, true},
+		// The other process's first machine is dead (nothing listens):
+		// its second answers.
+		{"with the other process", [][]OutagePeer{{{Name: "m00", Addr: deadAddr(t)}, {Name: "m01", Addr: srv.Listener.Addr().String()}}}, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p := split(3, func(int) bool { return true })
@@ -131,4 +134,15 @@ func TestSimulatedPoolSplitOverProcessesCoversAsOne(t *testing.T) {
 			}
 		})
 	}
+}
+
+// deadAddr returns a loopback address nothing listens on.
+func deadAddr(t *testing.T) string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	return addr
 }

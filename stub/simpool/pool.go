@@ -69,17 +69,19 @@ type Config struct {
 	// member list, and the first renewal costs a TLS handshake).
 	JoinRate float64
 	// OutagePeers are, for a pool split over several `netmgr sim`
-	// processes, one machine of each other process (name and API
-	// address): each witness round adds their processes' tallies
-	// (POST /v1/outage/witness) to this one's, as a real pool's witness
+	// processes, machines of each other process (names and API
+	// addresses; more than one, so that a killed machine does not cut
+	// its process off): each witness round adds their processes' tallies
+	// (POST /v1/outage/witness, asked of a process's machines at once,
+	// the first answer taken) to this one's, as a real pool's witness
 	// adds its ranges', so that the split pool covers as one.
-	OutagePeers []OutagePeer
+	OutagePeers [][]OutagePeer
 	// Logger takes the pool's lines; nil discards them.
 	Logger *slog.Logger
 }
 
 // OutagePeer is one machine of another process of the same pool, whose
-// witness answer is that process's tally (Config.OutagePeers).
+// witness answer is its process's tally (Config.OutagePeers).
 type OutagePeer struct {
 	Name, Addr string
 }
@@ -95,8 +97,9 @@ type Pool struct {
 	ms     []*Machine
 	byN    map[string]*Machine
 	pid    atomic.Int64 // the last simulated pid handed out
-	// peers holds clients for the outage peers (SetOutagePeers).
-	peers atomic.Pointer[[]*client.StubClient]
+	// peers holds clients for the outage peers, by process
+	// (SetOutagePeers).
+	peers atomic.Pointer[[][]*client.StubClient]
 	// stoppedByLease counts the restartable attempts machines stopped
 	// because their leases ran out uncovered (Stats).
 	stoppedByLease atomic.Int64
