@@ -104,8 +104,11 @@
 //     attempts while the last tally found most of its pool cut off too,
 //     and stops them otherwise. A real stub among them asking for cover
 //     (POST /v1/outage/witness, GET /v1/outage/tally) is answered from the
-//     machines' statements made after it asked; the pool's own tallies
-//     leave real stubs out, which only makes its machines stop sooner.
+//     machines' statements made after it asked (its process's machines
+//     only); the pool's own tallies leave real stubs out, which only
+//     makes its machines stop sooner. A pool split over processes is
+//     told of machines of each other process (Pool.SetOutagePeers) and
+//     adds their processes' tallies, over HTTP, to each round.
 //
 // Kill (Pool.Kill) cuts a machine off as a power cut would: its sockets
 // close, its lease lapses, its jobs vanish and nothing more is reported,
