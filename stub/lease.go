@@ -68,7 +68,8 @@ type leaseKeeper struct {
 	deadline atomic.Int64
 	// vouchUntil is until when, on the boot clock (ns), the stub goes on
 	// saying its lease ran out after the renewal that ended it
-	// (client.OutageVouchAfter); its renewals echo no token before then.
+	// (client.OutageVouchAfterFor its interval); its renewals echo no
+	// token before then.
 	vouchUntil atomic.Int64
 	// renewEvery is the renewal interval the last answer gave (ns); 0
 	// before one (defaultRenewEvery).
@@ -194,17 +195,17 @@ func (k *leaseKeeper) run(ctx context.Context) {
 		said := k.runsOut(sentBoot)
 		resp, renewed := k.renew(ctx)
 		if renewed {
+			every = max(time.Duration(resp.RenewMS)*time.Millisecond, defaultRenewEvery)
 			if said {
 				// Before the new deadline, so that no statement between
 				// the two says the lease holds.
-				k.vouchUntil.Store(int64(supervisor.BootNow() + client.OutageVouchAfter))
+				k.vouchUntil.Store(int64(supervisor.BootNow() + client.OutageVouchAfterFor(every)))
 			}
 			// An answer that asks for the facts the renewal did not carry
 			// (the machine left the pool, or a new leader took over before
 			// it joined) gets them at once, once: the join waits for them.
 			factsAsked = resp.WantFacts && !k.factsSent.Load() && !hurried
 			lease := time.Duration(resp.LeaseMS) * time.Millisecond
-			every = max(time.Duration(resp.RenewMS)*time.Millisecond, defaultRenewEvery)
 			k.renewEvery.Store(int64(every))
 			k.raiseMachineIndex(resp.MachineIndex) // before the deadline: see admits
 			k.deadline.Store(int64(sentBoot + lease))
@@ -286,7 +287,8 @@ func (k *leaseKeeper) mayRideOut(now time.Duration) bool {
 // saysExpired reports whether the stub says, at boot time now, that its
 // lease ran out (client.OutageStatement.Expired): it knows its place in
 // the pool, and less than vouchWithin of its lease is left
-// or a renewal ended its saying so less than client.OutageVouchAfter ago.
+// or a renewal ended its saying so less than client.OutageVouchAfterFor
+// its interval ago.
 func (k *leaseKeeper) saysExpired(now time.Duration) bool {
 	return k.runsOut(now) || (k.knowsPlace() && now < time.Duration(k.vouchUntil.Load()))
 }
@@ -393,7 +395,7 @@ func (k *leaseKeeper) renew(ctx context.Context) (client.LeaseResponse, bool) {
 	k.mu.Lock()
 	// No token while the stub says its lease ran out after it was renewed:
 	// a token echoed proves to the leader that the stub says nothing from
-	// the request's arrival on (see client.OutageVouchAfter).
+	// the request's arrival on (see client.OutageVouchAfterFor).
 	if now := supervisor.BootNow(); k.token != nil && now >= time.Duration(k.vouchUntil.Load()) {
 		// Measured last, so that the request leaves after the age it claims.
 		req.Token, req.TokenAgeMS = k.token, (now - k.tokenAt).Milliseconds()

@@ -63,7 +63,7 @@ func newOutage(self string, k *leaseKeeper, peers *peerList, log *slog.Logger) *
 
 // statement is this stub's answer to GET /v1/outage: its lease ran out,
 // or less than client.OutageVouchWithin of it is left, or a renewal
-// ended that less than client.OutageVouchAfter ago.
+// ended that less than client.OutageVouchAfterFor its interval ago.
 func (o *outage) statement() client.OutageStatement {
 	pos, size, _ := o.keeper.pool()
 	o.keeper.mu.Lock()

@@ -209,8 +209,8 @@ func scalePoolRun(ctx context.Context, cfg config, bin, dir string, round, n int
 	if err != nil {
 		return fail(err)
 	}
-	fmt.Fprintf(os.Stderr, "scale: pool of %d: every server paused %v: a submit accepted %.2f s after the resume, every machine up after %.1f s, %d shown down or unreachable, %d of %d restartable instances stopped (%d attempts stopped by the simulator)\n",
-		n, scalePoolPauseFor, pause.accepted.Seconds(), pause.allUp.Seconds(), len(pause.lost), pause.stopped, pause.work, pause.simStops)
+	fmt.Fprintf(os.Stderr, "scale: pool of %d: every server paused %v: a submit accepted %.2f s after the resume, every machine up after %.1f s, %d shown down or unreachable, %d of %d restartable instances stopped (%d attempts stopped by the simulator; its rounds: %d another process missed, %d without a majority)\n",
+		n, scalePoolPauseFor, pause.accepted.Seconds(), pause.allUp.Seconds(), len(pause.lost), pause.stopped, pause.work, pause.simStops, pause.peerMisses, pause.bareRounds)
 
 	pl, err := scalePoolPlace(ctx, g, n, n-1)
 	if err != nil {

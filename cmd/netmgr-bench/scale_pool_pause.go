@@ -19,13 +19,17 @@ const scalePoolPauseFor = 8 * time.Second
 
 // poolPause is what pausing every server of a simulated pool measured.
 type poolPause struct {
-	work     int             // restartable instances running before the pause
-	stopped  int             // of those, not running their first attempt after
-	simStops int64           // attempts the simulator stopped for a lease run out uncovered
-	accepted time.Duration   // resume -> the first submit accepted
-	allUp    time.Duration   // resume -> every machine up on the leader
-	seen     steadyResult    // the machine states the leader showed meanwhile
-	lost     map[string]bool // machines it showed down or unreachable
+	work     int   // restartable instances running before the pause
+	stopped  int   // of those, not running their first attempt after
+	simStops int64 // attempts the simulator stopped for a lease run out uncovered
+	// peerMisses and bareRounds are the simulator's witness rounds meanwhile
+	// that another process did not answer in time, and that found no
+	// majority cut off while a machine was near an outage.
+	peerMisses, bareRounds int64
+	accepted               time.Duration   // resume -> the first submit accepted
+	allUp                  time.Duration   // resume -> every machine up on the leader
+	seen                   steadyResult    // the machine states the leader showed meanwhile
+	lost                   map[string]bool // machines it showed down or unreachable
 }
 
 // scalePoolPause runs restartable work on the pool, SIGSTOPs every
@@ -119,6 +123,7 @@ func scalePoolPause(ctx context.Context, g *gossipWatch, sim *poolSim, n int, de
 		return res, err
 	}
 	res.simStops = st.stopped - before.stopped
+	res.peerMisses, res.bareRounds = st.peerMisses-before.peerMisses, st.bareRounds-before.bareRounds
 	// The group may still be settling after the resume (an election):
 	// the kill is retried, and a failure costs the rest of the suite a
 	// busier pool, not this figure.

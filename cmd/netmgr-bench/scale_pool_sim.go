@@ -241,6 +241,8 @@ func (s *poolSim) stats() (simStats, error) {
 		sum.killed += st.killed
 		sum.refuted += st.refuted
 		sum.stopped += st.stopped
+		sum.peerMisses += st.peerMisses
+		sum.bareRounds += st.bareRounds
 	}
 	return sum, nil
 }
@@ -282,10 +284,12 @@ func (p *poolSimProc) command(cmd, answer string) error {
 
 // simStats are the counts of the sim's "stats" command.
 // stopped counts the restartable attempts the machines stopped when
-// their leases ran out uncovered.
-type simStats struct{ machines, killed, refuted, stopped int64 }
+// their leases ran out uncovered; peerMisses the witness rounds another
+// process did not answer in time, bareRounds those near an outage that
+// found no majority cut off.
+type simStats struct{ machines, killed, refuted, stopped, peerMisses, bareRounds int64 }
 
-var statsLine = regexp.MustCompile(`(?m)^stats machines=(\d+) killed=(\d+) refuted=(\d+) stopped=(\d+)$`)
+var statsLine = regexp.MustCompile(`(?m)^stats machines=(\d+) killed=(\d+) refuted=(\d+) stopped=(\d+) peer-misses=(\d+) bare-rounds=(\d+)$`)
 
 // stats asks the process for its counts.
 func (p *poolSimProc) stats() (simStats, error) {
@@ -307,6 +311,8 @@ func (p *poolSimProc) stats() (simStats, error) {
 	s.killed, _ = strconv.ParseInt(string(last[2]), 10, 64)
 	s.refuted, _ = strconv.ParseInt(string(last[3]), 10, 64)
 	s.stopped, _ = strconv.ParseInt(string(last[4]), 10, 64)
+	s.peerMisses, _ = strconv.ParseInt(string(last[5]), 10, 64)
+	s.bareRounds, _ = strconv.ParseInt(string(last[6]), 10, 64)
 	return s, nil
 }
 

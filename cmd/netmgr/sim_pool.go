@@ -130,7 +130,8 @@ func simCommands(r io.Reader, w io.Writer, p *simpool.Pool, logger *slog.Logger)
 			fmt.Fprintf(w, "killed %s\n", f[1])
 		case f[0] == "stats" && len(f) == 1:
 			st := p.Stats()
-			fmt.Fprintf(w, "stats machines=%d killed=%d refuted=%d stopped=%d\n", st.Machines, st.Killed, st.Refuted, st.StoppedByLease)
+			fmt.Fprintf(w, "stats machines=%d killed=%d refuted=%d stopped=%d peer-misses=%d bare-rounds=%d\n",
+				st.Machines, st.Killed, st.Refuted, st.StoppedByLease, st.PeerMisses, st.BareRounds)
 		case f[0] == "outage-peers":
 			peers, err := parseOutagePeers(f[1:])
 			if err == nil {

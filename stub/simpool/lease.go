@@ -36,7 +36,7 @@ type leaseState struct {
 	grace, renewEvery  atomic.Int64
 	// vouchUntil is until when (ns since epoch) the machine goes on
 	// saying its lease ran out after the renewal that ended that; it
-	// echoes no token before then (client.OutageVouchAfter).
+	// echoes no token before then (client.OutageVouchAfterFor).
 	vouchUntil atomic.Int64
 	// coveredUntil is when the cover of the last round that found most
 	// of the pool cut off ends (ns since epoch).
@@ -111,12 +111,12 @@ func (m *Machine) keepLease() {
 		case err == nil && resp.LeaseMS > 0:
 			m.renewals.Add(1)
 			renewed = true
+			every = max(time.Duration(resp.RenewMS)*time.Millisecond, defaultRenewEvery)
 			if said {
 				// Before the new deadline, so that no statement between
 				// the two says the lease holds.
-				m.lease.vouchUntil.Store(int64(now() + client.OutageVouchAfter))
+				m.lease.vouchUntil.Store(int64(now() + client.OutageVouchAfterFor(every)))
 			}
-			every = max(time.Duration(resp.RenewMS)*time.Millisecond, defaultRenewEvery)
 			m.lease.renewEvery.Store(int64(every))
 			for cur := m.lease.machineIndex.Load(); resp.MachineIndex > cur; cur = m.lease.machineIndex.Load() {
 				if m.lease.machineIndex.CompareAndSwap(cur, resp.MachineIndex) {

@@ -147,10 +147,19 @@ func (p *Pool) coverRound(began time.Duration) {
 	t := p.tally(began, "", "")
 	t.Add(p.peerTallies())
 	until := int64(began + client.OutageCoverFor)
+	bare := false
 	for _, m := range p.ms {
-		if m.nearOutage(began) && 2*t.Expired > max(t.Pool, int(m.lease.poolSize.Load())) {
-			m.lease.coveredUntil.Store(until)
+		if !m.nearOutage(began) {
+			continue
 		}
+		if 2*t.Expired > max(t.Pool, int(m.lease.poolSize.Load())) {
+			m.lease.coveredUntil.Store(until)
+		} else {
+			bare = true
+		}
+	}
+	if bare {
+		p.bareRounds.Add(1)
 	}
 }
 
@@ -213,22 +222,27 @@ func (p *Pool) peerTallies() client.OutageTally {
 	ctx, cancel := context.WithTimeout(p.ctx, client.OutageAnswerWithin/2)
 	defer cancel()
 	var (
-		mu sync.Mutex
-		wg sync.WaitGroup
+		mu     sync.Mutex
+		wg     sync.WaitGroup
+		missed bool
 	)
 	for _, cs := range *procs {
 		wg.Go(func() {
 			t, ok := processTally(ctx, cs)
+			mu.Lock()
+			defer mu.Unlock()
 			if !ok {
+				missed = true
 				p.log.Debug("outage: another process of the pool did not answer")
 				return
 			}
-			mu.Lock()
 			sum.Add(t)
-			mu.Unlock()
 		})
 	}
 	wg.Wait()
+	if missed {
+		p.peerMisses.Add(1)
+	}
 	return sum
 }
 

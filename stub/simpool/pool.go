@@ -103,6 +103,10 @@ type Pool struct {
 	// stoppedByLease counts the restartable attempts machines stopped
 	// because their leases ran out uncovered (Stats).
 	stoppedByLease atomic.Int64
+	// peerMisses counts the witness rounds in which another process of
+	// the pool did not answer in time, and bareRounds those that found
+	// no majority cut off while a machine was near an outage (Stats).
+	peerMisses, bareRounds atomic.Int64
 	// handshakes bounds the machines' TLS handshakes with the servers in
 	// progress at once (handshakesAtOnce).
 	handshakes chan struct{}
@@ -288,6 +292,11 @@ type Stats struct {
 	// StoppedByLease counts the restartable attempts the machines stopped
 	// because their leases ran out with no cover from the pool.
 	StoppedByLease int64
+	// PeerMisses counts the witness rounds in which another process of
+	// the pool (Config.OutagePeers) did not answer within its time, and
+	// BareRounds the rounds near an outage that found no majority of the
+	// pool cut off: what to read when machines stopped in an outage.
+	PeerMisses, BareRounds int64
 }
 
 // Stats returns the pool's counts now.
@@ -302,6 +311,7 @@ func (p *Pool) Stats() Stats {
 		s.Refuted += m.refuted.Load()
 	}
 	s.StoppedByLease = p.stoppedByLease.Load()
+	s.PeerMisses, s.BareRounds = p.peerMisses.Load(), p.bareRounds.Load()
 	return s
 }
 
