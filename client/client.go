@@ -447,8 +447,10 @@ func (c *Client) RenewLease(ctx context.Context, req LeaseRequest) (LeaseRespons
 		// merely slow once (errStreamSlow) leaves the leader first: under
 		// load, sending every stub to the followers, each to forward,
 		// would add to the leader's work (2,000 simulated machines joining
-		// on 2 cores: 47-51 leader changes in 7 minutes against 15).
-		afterStream = err != nil && !errors.Is(err, errStreamSlow) && !errors.Is(err, errStreamLeaderNamed)
+		// on 2 cores: 47-51 leader changes in 7 minutes against 15). A
+		// stream still opening (errStreamOpening) is a slow leader too.
+		afterStream = err != nil && !errors.Is(err, errStreamSlow) && !errors.Is(err, errStreamLeaderNamed) &&
+			!errors.Is(err, errStreamOpening)
 	}
 	var resp LeaseResponse
 	body, err := json.Marshal(req)

@@ -85,12 +85,15 @@ func (c *Client) waitWith(ctx context.Context, base string) bool {
 		delete(ls.standby, base)
 	}
 	have := ls.standby[base] != nil
-	skip := have || !ls.offered || (ls.cur != nil && ls.cur.base == base)
+	skip := have || !ls.offered || (ls.cur != nil && ls.cur.base == base) || ls.opening[base]
 	ls.mu.Unlock()
 	if skip {
 		return have
 	}
-	s, err := c.openLeaseStream(ctx, base)
+	// Its round bounds the opening (warmTimeout), not the renewals'
+	// patience: a waiting stream is no renewal's business, and one given
+	// up on mid-handshake costs its server the handshake for nothing.
+	s, err := c.openLeaseStream(ctx, base, warmTimeout)
 	if err != nil {
 		return false // the next round tries again
 	}

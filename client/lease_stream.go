@@ -62,6 +62,12 @@ type leaseStreams struct {
 	offered  bool          // the last plain answer said its server takes a stream
 	retryAt  time.Time     // no stream is opened before this
 	renew    time.Duration // the renewal interval the last answer gave
+	// opening holds the servers with which a stream is being opened in
+	// the background (openPatiently), and opens is the context of those
+	// opens, which CloseLeaseStream ends (stopOpens).
+	opening   map[string]bool
+	opens     context.Context
+	stopOpens context.CancelFunc
 	// via is the URL of the server the leader last named to renew on
 	// (LeaseResponse.RenewVia), "" for the leader itself; none is taken
 	// before viaRetryAt, set when a stream with the one named failed or
@@ -223,7 +229,7 @@ func (c *Client) renewOnStream(ctx context.Context, req LeaseRequest) (resp Leas
 		if !known || !ls.offered || time.Now().Before(ls.retryAt) {
 			return LeaseResponse{}, false, nil
 		}
-		if ls.cur, err = c.openLeaseStream(ctx, base); err != nil {
+		if ls.cur, err = c.openPatiently(ctx, base); err != nil {
 			ls.cur = nil
 			ls.hold(time.Now())
 			return LeaseResponse{}, false, err
@@ -391,20 +397,20 @@ func (c *Client) leaseOnStream(ctx context.Context, s *leaseStream, req LeaseReq
 }
 
 // openLeaseStream opens a lease stream with the server at base, waiting
-// at most the client's patience, or until ctx ends, for its answer: on a
-// connection of its own upgraded to LeaseUpgrade when the client's
-// transport is an *http.Transport, else within a request.
-func (c *Client) openLeaseStream(ctx context.Context, base string) (*leaseStream, error) {
+// at most within, or until ctx ends, for its answer: on a connection of
+// its own upgraded to LeaseUpgrade when the client's transport is an
+// *http.Transport, else within a request.
+func (c *Client) openLeaseStream(ctx context.Context, base string, within time.Duration) (*leaseStream, error) {
 	if t, ok := c.hc.Transport.(*http.Transport); ok {
-		return c.upgradeLeaseStream(ctx, t, base)
+		return c.upgradeLeaseStream(ctx, t, base, within)
 	}
-	return c.requestLeaseStream(ctx, base)
+	return c.requestLeaseStream(ctx, base, within)
 }
 
 // upgradeLeaseStream opens a lease stream on a connection of its own,
 // made as t makes its connections and upgraded to LeaseUpgrade.
-func (c *Client) upgradeLeaseStream(ctx context.Context, t *http.Transport, base string) (*leaseStream, error) {
-	octx, cancel := context.WithTimeout(ctx, c.streamPatience(ctx))
+func (c *Client) upgradeLeaseStream(ctx context.Context, t *http.Transport, base string, within time.Duration) (*leaseStream, error) {
+	octx, cancel := context.WithTimeout(ctx, within)
 	defer cancel()
 	id := &http.Request{Header: make(http.Header)}
 	c.setIdentity(id)
@@ -420,7 +426,7 @@ func (c *Client) upgradeLeaseStream(ctx context.Context, t *http.Transport, base
 
 // requestLeaseStream opens a lease stream within a request whose body
 // carries the renewals and whose answer's body carries the answers.
-func (c *Client) requestLeaseStream(ctx context.Context, base string) (*leaseStream, error) {
+func (c *Client) requestLeaseStream(ctx context.Context, base string, within time.Duration) (*leaseStream, error) {
 	sctx, cancel := context.WithCancel(context.Background()) // the stream outlives ctx
 	pr, pw := io.Pipe()
 	rctx := sctx
@@ -436,7 +442,7 @@ func (c *Client) requestLeaseStream(ctx context.Context, base string) (*leaseStr
 	c.setIdentity(req)
 	hc := *c.hc
 	hc.Timeout = 0 // the stream lasts until closed
-	late := time.AfterFunc(c.streamPatience(ctx), cancel)
+	late := time.AfterFunc(within, cancel)
 	stop := context.AfterFunc(ctx, cancel)
 	resp, err := hc.Do(req)
 	late.Stop()
@@ -472,6 +478,10 @@ func (c *Client) CloseLeaseStream() {
 	}
 	c.leases.mu.Lock()
 	defer c.leases.mu.Unlock()
+	if c.leases.stopOpens != nil {
+		c.leases.stopOpens() // the opens under way close what they open
+		c.leases.opens, c.leases.stopOpens, c.leases.opening = nil, nil, nil
+	}
 	if c.leases.cur != nil {
 		c.leases.cur.close()
 		c.leases.cur = nil

@@ -170,3 +170,77 @@ func TestLeaseStreamHungLeaderFallsBackToTheOthers(t *testing.T) {
 		t.Errorf("the follower answered %d renewals, want at least 2", got)
 	}
 }
+
+// A leader slow to open a stream (a handshake on a server starved of
+// CPU) does not have its opening given up on: the renewal that began it
+// goes by a plain request after its patience, the opening goes on, and
+// the stream, once open, carries a later renewal. One stream is opened
+// in all; before, each renewal's patience ended its opening mid-way and
+// the next tried again, the server doing each for nothing.
+func TestLeaseStreamSlowToOpenIsKeptForTheNextRenewal(t *testing.T) {
+	var plain, opened atomic.Int32
+	var self string
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /v1/lease", func(w http.ResponseWriter, r *http.Request) {
+		plain.Add(1)
+		w.Header().Set(client.LeaderHeader, self)
+		_ = json.NewEncoder(w).Encode(client.LeaseResponse{LeaseMS: 3000, RenewMS: 500, Streams: true})
+	})
+	mux.HandleFunc("POST "+client.LeaseStreamPath, func(w http.ResponseWriter, r *http.Request) {
+		time.Sleep(600 * time.Millisecond) // past the client's 200 ms
+		opened.Add(1)
+		conn, err := client.AcceptUpgradeTo(w, client.LeaseUpgrade)
+		if err != nil {
+			t.Errorf("lease stream upgrade: %v", err)
+			return
+		}
+		defer conn.Close()
+		in := bufio.NewScanner(conn)
+		for n := int64(1); in.Scan(); n++ {
+			_ = json.NewEncoder(conn).Encode(client.LeaseStreamAnswer{Status: http.StatusOK,
+				Lease: &client.LeaseResponse{LeaseMS: 3000, RenewMS: n, Streams: true}})
+		}
+	})
+	srv := httptest.NewUnstartedServer(mux)
+	srv.EnableHTTP2 = true
+	srv.StartTLS()
+	defer srv.Close()
+	self = strings.TrimPrefix(srv.URL, "https://")
+
+	c, err := client.New([]string{self}, client.WithHTTPS(), client.WithHTTPClient(srv.Client()), client.WithRetryFor(0),
+		client.WithHedge(100*time.Millisecond), client.WithLeaderPatience(200*time.Millisecond), client.WithLeaseStream())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.CloseLeaseStream()
+	renew := func() client.LeaseResponse {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		resp, err := c.RenewLease(ctx, client.LeaseRequest{Machine: "alpha"})
+		if err != nil {
+			t.Fatalf("renew: %v", err)
+		}
+		return resp
+	}
+
+	renew() // plain: it names the leader, which takes streams
+	if got := renew(); got.RenewMS != 500 {
+		t.Fatalf("the renewal that began the opening got %d ms, want the plain answer's 500", got.RenewMS)
+	}
+	// Renewals every 0.1 s, plain while the stream opens, until one goes
+	// on it (its answers count from 1).
+	deadline := time.Now().Add(5 * time.Second)
+	for renew().RenewMS == 500 {
+		if time.Now().After(deadline) {
+			t.Fatalf("no renewal on the stream 5 s after its opening began; %d streams opened", opened.Load())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if got := renew(); got.RenewMS != 2 {
+		t.Errorf("the next renewal got answer %d, want 2 on the same stream", got.RenewMS)
+	}
+	if o := opened.Load(); o != 1 {
+		t.Errorf("%d streams opened, want 1 (the slow one, kept)", o)
+	}
+}
