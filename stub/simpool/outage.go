@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/netmgr/netmgr/client"
@@ -112,23 +113,39 @@ func (p *Pool) tally(t time.Duration, from, to string) client.OutageTally {
 // rideOutages runs the pool's witness rounds until the pool stops: every
 // outageAskEvery while a machine is near an outage, a round whose tally
 // covers each such machine that finds more than half its pool cut off,
-// then every machine's lease checked.
+// then every machine's lease checked. Rounds overlap, up to
+// roundsInFlight, as a stub's asks do (stub/outage.go): a round waiting
+// for the other processes does not hold up the next, nor the checks.
 func (p *Pool) rideOutages() {
 	tick := time.NewTicker(outageAskEvery)
 	defer tick.Stop()
+	inFlight := make(chan struct{}, roundsInFlight)
+	var rounds sync.WaitGroup
+	defer rounds.Wait()
 	for {
 		select {
 		case <-p.ctx.Done():
 			return
 		case <-tick.C:
 		}
-		p.coverRound(now())
+		select {
+		case inFlight <- struct{}{}:
+			began := now()
+			rounds.Go(func() {
+				defer func() { <-inFlight }()
+				p.coverRound(began)
+			})
+		default:
+		}
 		at := now()
 		for _, m := range p.ms {
 			m.checkLease(at)
 		}
 	}
 }
+
+// roundsInFlight bounds the pool's witness rounds under way at once.
+const roundsInFlight = 4
 
 // coverRound runs one witness round begun at began when a live machine is
 // near an outage, and covers, until client.OutageCoverFor after began,
@@ -146,6 +163,12 @@ func (p *Pool) coverRound(began time.Duration) {
 	}
 	t := p.tally(began, "", "")
 	t.Add(p.peerTallies())
+	if now()-began > client.OutageAnswerWithin {
+		// Too late, as a stub takes no answer past this: the other
+		// processes' statements may be from after the servers came back.
+		p.bareRounds.Add(1)
+		return
+	}
 	until := int64(began + client.OutageCoverFor)
 	bare := false
 	for _, m := range p.ms {
@@ -153,7 +176,7 @@ func (p *Pool) coverRound(began time.Duration) {
 			continue
 		}
 		if 2*t.Expired > max(t.Pool, int(m.lease.poolSize.Load())) {
-			m.lease.coveredUntil.Store(until)
+			raise(&m.lease.coveredUntil, until) // rounds overlap: a later one may have answered first
 		} else {
 			bare = true
 		}
@@ -210,7 +233,7 @@ func onlyRoles(h func(*Machine, http.ResponseWriter, *http.Request), roles ...pk
 }
 
 // peerTallies asks the pool's other processes (Config.OutagePeers), at
-// once and within half of client.OutageAnswerWithin, for their tallies
+// once and within client.OutageAnswerWithin, as a stub its witness, for their tallies
 // and sums those that answer: each counts statements made after this
 // round began, as a tree round's ranges do.
 func (p *Pool) peerTallies() client.OutageTally {
@@ -219,7 +242,7 @@ func (p *Pool) peerTallies() client.OutageTally {
 	if procs == nil {
 		return sum
 	}
-	ctx, cancel := context.WithTimeout(p.ctx, client.OutageAnswerWithin/2)
+	ctx, cancel := context.WithTimeout(p.ctx, client.OutageAnswerWithin)
 	defer cancel()
 	var (
 		mu     sync.Mutex
@@ -304,4 +327,13 @@ func (p *Pool) SetOutagePeers(procs [][]OutagePeer) error {
 	}
 	p.peers.Store(&out)
 	return nil
+}
+
+// raise sets a to v unless it holds more already.
+func raise(a *atomic.Int64, v int64) {
+	for cur := a.Load(); v > cur; cur = a.Load() {
+		if a.CompareAndSwap(cur, v) {
+			return
+		}
+	}
 }

@@ -210,3 +210,42 @@ func TestSimulatedPoolBackOverTwoIntervalsKeepsItsWork(t *testing.T) {
 		})
 	}
 }
+
+// The other processes have a stub's whole answer time: a process that
+// answers its tally 0.3 s late (a simulator starved of CPU while the
+// servers come back) still makes the majority with this one, and one
+// that answers past client.OutageAnswerWithin does not, as a stub takes
+// no answer that late.
+func TestSimulatedPoolPeerAnswersWithinTheAnswerTime(t *testing.T) {
+	for _, tc := range []struct {
+		delay   time.Duration
+		covered bool
+	}{
+		{300 * time.Millisecond, true},
+		{client.OutageAnswerWithin + 200*time.Millisecond, false},
+	} {
+		t.Run(tc.delay.String(), func(t *testing.T) {
+			other := outagePool(3, func(i int) bool { return i == 0 })
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				time.Sleep(tc.delay)
+				handleOutageWitness(other.ms[0], w, r)
+			}))
+			defer srv.Close()
+			p := outagePool(3, func(int) bool { return true })
+			p.ctx = context.Background()
+			for _, m := range append(p.ms, other.ms...) {
+				m.lease.poolSize.Store(6)
+			}
+			if err := p.SetOutagePeers([][]OutagePeer{{{Name: "m00", Addr: srv.Listener.Addr().String()}}}); err != nil {
+				t.Fatal(err)
+			}
+			began := now()
+			p.coverRound(began)
+			for _, m := range p.ms {
+				if covered := m.lease.coveredUntil.Load() > int64(began); covered != tc.covered {
+					t.Errorf("%s: covered %v, want %v", m.name, covered, tc.covered)
+				}
+			}
+		})
+	}
+}
