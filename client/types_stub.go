@@ -402,19 +402,20 @@ const OutageVouchAfter = 2 * time.Second
 
 // OutageVouchAfterFor is how long a stub renewing every `every` goes on
 // saying its lease ran out after the renewal that ended it:
-// OutageVouchAfter, plus twice what the interval exceeds 0.5 s by (4 s at
-// 1.5 s, a pool of 5,000; 7 s at MaxRenewEvery). A larger pool comes back
-// more slowly, for two reasons each about an interval long: a stub whose
-// renewal failed tries again at a random point of up to an interval
-// later (LeaseRetryWait), and a leader hears the whole pool at the rate
-// the interval is scaled for (server/lease's TimingFor: about 3,300
-// renewals a second, the interval being the time for all of them). With
-// a fixed 2 s, half of a 10,000-machine pool back within its retry wait
-// stopped vouching before the rest had tried again. Vouching longer only
-// delays the leader's next proofs of held leases, so the servers expire a
+// OutageVouchAfter, plus four times what the interval exceeds 0.5 s by
+// (6 s at 1.5 s, a pool of 5,000; 12 s at MaxRenewEvery). A larger pool
+// comes back more slowly, over about four intervals after the election:
+// a leader lets go of the renewals its followers held at half the pool's
+// renewal rate (two intervals for all of them: server's leaseHold), a
+// stub whose renewal failed tries again at a random point of up to an
+// interval later (LeaseRetryWait), and its round lasts up to another.
+// With a fixed 2 s, 5,000 simulated machines after a pause of every
+// server lost their majority 2-3 s after the first were back, the last
+// not renewed until 7.6 s after the resume. Vouching longer only delays
+// the leader's next proofs of held leases, so the servers expire a
 // machine that died during the outage later, never sooner.
 func OutageVouchAfterFor(every time.Duration) time.Duration {
-	return OutageVouchAfter + 2*max(every-500*time.Millisecond, 0)
+	return OutageVouchAfter + 4*max(every-500*time.Millisecond, 0)
 }
 
 // OutageStatement is a stub's answer to GET /v1/outage: whether its own

@@ -58,10 +58,11 @@
 //     still cut off would lose their majority 0.8 s later (chaos seed 7
 //     lost two jobs' work so). So a renewal sent while the stub said so
 //     makes it go on saying so for client.OutageVouchAfterFor its
-//     interval after its answer (2 s at 0.5 s renewals, 4 s at 1.5 s, 7 s
-//     at 3 s: a larger pool comes back over its retry wait and the time the
-//     leader takes to hear all of it, each about an interval;
-//     leaseKeeper.vouchUntil); only the lease starts this, never
+//     interval after its answer (2 s at 0.5 s renewals, 6 s at 1.5 s, 12 s
+//     at 3 s: a larger pool comes back over some four intervals after the
+//     election, its held renewals let go at half its rate, then each
+//     stub's retry wait and round; leaseKeeper.vouchUntil); only the
+//     lease starts this, never
 //     the vouching itself. Meanwhile its renewals echo no token, so no
 //     proof the leader holds claims the stub silent while it vouches
 //     (TestStubBackLastKeepsItsWork: one stub back 1.5 s after the others
@@ -94,7 +95,7 @@
 //     stops nothing: every stub's lease runs out within a renewal interval
 //     of the others', they vouch for each other, and their ends are
 //     recorded when the servers return, while those back first vouch 2 s
-//     (up to 7 s in a large pool) more for those that are not yet. A machine cut off alone, or with
+//     (up to 12 s in a large pool) more for those that are not yet. A machine cut off alone, or with
 //     fewer than half of the pool, finds no majority and stops at its
 //     lease, and the leader, still renewing more than half of the pool,
 //     restarts its work after the usual 4 s. A new leader expires nobody
@@ -106,7 +107,7 @@
 //   - What it costs. Nothing while the servers are up: one token per
 //     renewal. After an outage, the leader's proofs resume some 2.5 s later
 //     (the vouching, then a renewal whose token has a basis; at 10,000
-//     machines some 10 s), and so does
+//     machines some 15 s), and so does
 //     its power to expire a machine that died meanwhile. During an outage,
 //     every stub asks the witness every 0.1 s and the witness asks every
 //     stub once per 0.1 s (rounds share the asks that arrive meanwhile):

@@ -153,7 +153,7 @@ func deadAddr(t *testing.T) string {
 // the machines back first must go on vouching until the last is back,
 // or the last lose their cover and stop. At 10,000 machines' 3 s
 // interval, twenty machines returning one by one over 6 s all keep their
-// work when those back vouch client.OutageVouchAfterFor the interval;
+// work when those back vouch client.OutageVouchAfterFor the interval (12 s);
 // with a fixed client.OutageVouchAfter (2 s) the first half stopped
 // vouching 4.7 s in, the cover lapsed 0.8 s later, and the last came
 // back to stopped work.
