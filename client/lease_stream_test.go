@@ -51,28 +51,7 @@ func TestLeaseStreamKeptThroughASlowAnswer(t *testing.T) {
 			}
 		}
 	})
-	srv := httptest.NewUnstartedServer(mux)
-	srv.EnableHTTP2 = true
-	srv.StartTLS()
-	defer srv.Close()
-	self = strings.TrimPrefix(srv.URL, "https://")
-
-	c, err := client.New([]string{self}, client.WithHTTPS(), client.WithHTTPClient(srv.Client()), client.WithRetryFor(0),
-		client.WithHedge(100*time.Millisecond), client.WithLeaderPatience(200*time.Millisecond), client.WithLeaseStream())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.CloseLeaseStream()
-	renew := func() client.LeaseResponse {
-		t.Helper()
-		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-		defer cancel()
-		resp, err := c.RenewLease(ctx, client.LeaseRequest{Machine: "alpha"})
-		if err != nil {
-			t.Fatalf("renew: %v", err)
-		}
-		return resp
-	}
+	renew := streamLeader(t, mux, &self)
 
 	renew() // plain: it names the leader, which takes streams
 	renew() // on a new stream; slow, so plain again
@@ -201,28 +180,7 @@ func TestLeaseStreamSlowToOpenIsKeptForTheNextRenewal(t *testing.T) {
 				Lease: &client.LeaseResponse{LeaseMS: 3000, RenewMS: n, Streams: true}})
 		}
 	})
-	srv := httptest.NewUnstartedServer(mux)
-	srv.EnableHTTP2 = true
-	srv.StartTLS()
-	defer srv.Close()
-	self = strings.TrimPrefix(srv.URL, "https://")
-
-	c, err := client.New([]string{self}, client.WithHTTPS(), client.WithHTTPClient(srv.Client()), client.WithRetryFor(0),
-		client.WithHedge(100*time.Millisecond), client.WithLeaderPatience(200*time.Millisecond), client.WithLeaseStream())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.CloseLeaseStream()
-	renew := func() client.LeaseResponse {
-		t.Helper()
-		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-		defer cancel()
-		resp, err := c.RenewLease(ctx, client.LeaseRequest{Machine: "alpha"})
-		if err != nil {
-			t.Fatalf("renew: %v", err)
-		}
-		return resp
-	}
+	renew := streamLeader(t, mux, &self)
 
 	renew() // plain: it names the leader, which takes streams
 	if got := renew(); got.RenewMS != 500 {
@@ -242,5 +200,34 @@ func TestLeaseStreamSlowToOpenIsKeptForTheNextRenewal(t *testing.T) {
 	}
 	if o := opened.Load(); o != 1 {
 		t.Errorf("%d streams opened, want 1 (the slow one, kept)", o)
+	}
+}
+
+// streamLeader serves mux over TLS with HTTP/2 as the one server, setting
+// *self to its address (which its handlers name as the leader), and
+// returns a renewal by a client that takes lease streams, with a 200 ms
+// patience and a second for each renewal.
+func streamLeader(t *testing.T, mux *http.ServeMux, self *string) func() client.LeaseResponse {
+	t.Helper()
+	srv := httptest.NewUnstartedServer(mux)
+	srv.EnableHTTP2 = true
+	srv.StartTLS()
+	t.Cleanup(srv.Close)
+	*self = strings.TrimPrefix(srv.URL, "https://")
+	c, err := client.New([]string{*self}, client.WithHTTPS(), client.WithHTTPClient(srv.Client()), client.WithRetryFor(0),
+		client.WithHedge(100*time.Millisecond), client.WithLeaderPatience(200*time.Millisecond), client.WithLeaseStream())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.CloseLeaseStream)
+	return func() client.LeaseResponse {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		resp, err := c.RenewLease(ctx, client.LeaseRequest{Machine: "alpha"})
+		if err != nil {
+			t.Fatalf("renew: %v", err)
+		}
+		return resp
 	}
 }

@@ -125,13 +125,7 @@ func TestSimulatedPoolSplitOverProcessesCoversAsOne(t *testing.T) {
 			if err := p.SetOutagePeers(tc.peers); err != nil {
 				t.Fatal(err)
 			}
-			began := now()
-			p.coverRound(began)
-			for _, m := range p.ms {
-				if covered := m.lease.coveredUntil.Load() > int64(began); covered != tc.covered {
-					t.Errorf("%s: covered %v, want %v", m.name, covered, tc.covered)
-				}
-			}
+			roundCovers(t, p, tc.covered)
 		})
 	}
 }
@@ -239,13 +233,20 @@ func TestSimulatedPoolPeerAnswersWithinTheAnswerTime(t *testing.T) {
 			if err := p.SetOutagePeers([][]OutagePeer{{{Name: "m00", Addr: srv.Listener.Addr().String()}}}); err != nil {
 				t.Fatal(err)
 			}
-			began := now()
-			p.coverRound(began)
-			for _, m := range p.ms {
-				if covered := m.lease.coveredUntil.Load() > int64(began); covered != tc.covered {
-					t.Errorf("%s: covered %v, want %v", m.name, covered, tc.covered)
-				}
-			}
+			roundCovers(t, p, tc.covered)
 		})
+	}
+}
+
+// roundCovers runs one witness round of p now and checks that it covers
+// each of p's machines, or none, as want says.
+func roundCovers(t *testing.T, p *Pool, want bool) {
+	t.Helper()
+	began := now()
+	p.coverRound(began)
+	for _, m := range p.ms {
+		if covered := m.lease.coveredUntil.Load() > int64(began); covered != want {
+			t.Errorf("%s: covered %v, want %v", m.name, covered, want)
+		}
 	}
 }
