@@ -60,13 +60,12 @@ func simCommand() *cli.Command {
 			"standard input, one a line: 'kill NAME' cuts machine NAME off as a power cut\n" +
 			"would (it answers nothing more, and its jobs vanish), printing 'killed NAME';\n" +
 			"'stats' prints 'stats machines=N killed=K refuted=R stopped=S peer-misses=P\n" +
-			"bare-rounds=B', R the suspicions\n" +
-			"of its machines they refuted (a server suspected a machine that was answering),\n" +
-			"S the restartable jobs its machines stopped because their leases ran out while\n" +
-			"most of the pool held theirs (the outage ride-out, as a stub's), P the outage\n" +
-			"rounds in which another process named by outage-peers did not answer in time,\n" +
-			"B the rounds near an outage that found no majority of the pool cut off;\n" +
-			"'outage-peers\n" +
+			"bare-rounds=B', R the suspicions of its machines they refuted (a server\n" +
+			"suspected a machine that was answering), S the restartable jobs its machines\n" +
+			"stopped because their leases ran out while most of the pool held theirs (the\n" +
+			"outage ride-out, as a stub's), P the outage rounds in which another process\n" +
+			"named by outage-peers did not answer in time, B the rounds near an outage that\n" +
+			"found no majority of the pool cut off or came too late; 'outage-peers\n" +
 			"NAME@ADDR[,NAME@ADDR...] ...' names machines (name and API address) of each\n" +
 			"other sim process of the same pool, an argument a process, whose tallies its\n" +
 			"outage rounds then add to its own, so that a pool split over processes rides\n" +

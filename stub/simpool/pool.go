@@ -105,7 +105,8 @@ type Pool struct {
 	stoppedByLease atomic.Int64
 	// peerMisses counts the witness rounds in which another process of
 	// the pool did not answer in time, and bareRounds those that found
-	// no majority cut off while a machine was near an outage (Stats).
+	// no majority cut off while a machine was near an outage, or came
+	// too late (Stats).
 	peerMisses, bareRounds atomic.Int64
 	// handshakes bounds the machines' TLS handshakes with the servers in
 	// progress at once (handshakesAtOnce).
@@ -295,7 +296,8 @@ type Stats struct {
 	// PeerMisses counts the witness rounds in which another process of
 	// the pool (Config.OutagePeers) did not answer within its time, and
 	// BareRounds the rounds near an outage that found no majority of the
-	// pool cut off: what to read when machines stopped in an outage.
+	// pool cut off or were answered too late to cover: what to read when
+	// machines stopped in an outage.
 	PeerMisses, BareRounds int64
 }
 
