@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -69,7 +70,9 @@ type Node struct {
 	raft      *raft.Raft
 	transport raft.Transport
 	closers   []io.Closer
-	notify    chan bool // leadership changes, from raft.Config.NotifyCh
+	notify    chan bool     // leadership changes, from raft.Config.NotifyCh via the pacer
+	done      chan struct{} // closed by Close: the pacer stops
+	closeOnce sync.Once
 	// overTLS is set when Raft runs on the TLS stream layer (tls.go):
 	// peers' Raft addresses then prove who they are.
 	overTLS bool
@@ -85,7 +88,8 @@ func Open(cfg Config) (*Node, error) {
 	rc.LocalID = raft.ServerID(cfg.Name)
 	// Half of hashicorp/raft's defaults: an election takes about 0.5-1.5 s,
 	// well inside a stub's lease (LeaseDuration), and a leader's death
-	// costs about a second of writes. Heartbeats go every 50 ms.
+	// costs about a second of writes. The leader itself takes twice the
+	// heartbeat timeout, so heartbeats every 100-200 ms (pace.go).
 	rc.HeartbeatTimeout = 500 * time.Millisecond
 	rc.ElectionTimeout = 500 * time.Millisecond
 	// A leader that has not heard from a quorum for this long steps down.
@@ -109,11 +113,12 @@ func Open(cfg Config) (*Node, error) {
 		rc.SnapshotInterval = DefaultSnapshotInterval
 	}
 	notify := make(chan bool, 16)
-	rc.NotifyCh = notify
+	raw := make(chan bool, 16) // Raft's, passed on by the pacer
+	rc.NotifyCh = raw
 	if cfg.Tune != nil {
 		cfg.Tune(rc)
 	}
-	n := &Node{notify: notify}
+	n := &Node{notify: notify, done: make(chan struct{})}
 
 	var (
 		logs   raft.LogStore
@@ -186,6 +191,11 @@ func Open(cfg Config) (*Node, error) {
 		return nil, fmt.Errorf("start raft: %w", err)
 	}
 	n.raft = r
+	p := &pacer{raft: r, heartbeat: rc.HeartbeatTimeout, election: rc.ElectionTimeout}
+	log := rc.Logger
+	go p.forward(raw, notify, n.done, func(err error) {
+		log.Error("set the leader's heartbeat pace", "error", err)
+	})
 	return n, nil
 }
 
@@ -240,6 +250,7 @@ func (n *Node) OverTLS() bool { return n.overTLS }
 // first; Raft must be shut down first. Their errors are dropped: nothing
 // is left to do about them.
 func (n *Node) Close() {
+	n.closeOnce.Do(func() { close(n.done) })
 	for i := len(n.closers) - 1; i >= 0; i-- {
 		_ = n.closers[i].Close()
 	}

@@ -1,0 +1,80 @@
+package raftnode
+
+import (
+	"sync"
+	"time"
+
+	"github.com/hashicorp/raft"
+)
+
+// LeaderPaceFactor is how much longer than a follower's heartbeat timeout
+// the leader's own is. hashicorp/raft ties two things to one setting: a
+// follower starts an election when it has heard nothing for its
+// HeartbeatTimeout, and a leader heartbeats every HeartbeatTimeout/10 to
+// HeartbeatTimeout/5. The first decides how soon a dead leader is
+// replaced (500 ms, node.go); the second is most of an idle server's CPU
+// (Raft's heartbeats and the Go runtime's wake-ups around them, 13-16
+// round trips a second to each follower over TLS). A leader that takes a
+// heartbeat timeout twice the followers' heartbeats every 100-200 ms:
+// a follower still hears from it two to five times in its 500 ms, a dead
+// leader is noticed as soon as before, and the idle group does half the
+// round trips. The leader's step-down check (LeaderLeaseTimeout, fixed at
+// Open) is unchanged, and a renewal's VerifyLeader round still sends its
+// own heartbeats at once.
+const LeaderPaceFactor = 2
+
+// pacer moves a node's Raft timeouts between the follower's and the
+// leader's as its leadership changes (LeaderPaceFactor).
+type pacer struct {
+	raft *raft.Raft
+	// heartbeat and election are the timeouts Open set, the follower's.
+	heartbeat, election time.Duration
+
+	mu     sync.Mutex
+	leader bool
+}
+
+// set gives Raft the leader's pace when leader is true, the follower's
+// otherwise. A node that stops being leader takes the follower's shorter
+// timeout at once: Raft then checks its last contact again (ReloadConfig
+// wakes its follower loop).
+func (p *pacer) set(leader bool) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if leader == p.leader {
+		return nil
+	}
+	rc := p.raft.ReloadableConfig()
+	rc.HeartbeatTimeout, rc.ElectionTimeout = p.heartbeat, p.election
+	if leader {
+		rc.HeartbeatTimeout = LeaderPaceFactor * p.heartbeat
+		// Raft refuses an election timeout below the heartbeat
+		// timeout; a leader does not use its own.
+		rc.ElectionTimeout = max(p.election, rc.HeartbeatTimeout)
+	}
+	if err := p.raft.ReloadConfig(rc); err != nil {
+		return err
+	}
+	p.leader = leader
+	return nil
+}
+
+// forward passes Raft's leadership changes from raw to out, setting the
+// pace first, until done is closed.
+func (p *pacer) forward(raw <-chan bool, out chan<- bool, done <-chan struct{}, failed func(error)) {
+	for {
+		select {
+		case isLeader := <-raw:
+			if err := p.set(isLeader); err != nil {
+				failed(err)
+			}
+			select {
+			case out <- isLeader:
+			case <-done:
+				return
+			}
+		case <-done:
+			return
+		}
+	}
+}
