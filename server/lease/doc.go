@@ -297,9 +297,10 @@
 //     comes after two intervals (TimingFor, TestTimingFor; each answer
 //     tells the stub its timing, the table counts what it granted, and a
 //     new leader assumes the timing of the pool it knows, which no
-//     earlier one exceeded). Raft's heartbeats
-//     (HeartbeatTimeout/10, every 50-100 ms per follower) are the price
-//     of an election within 0.5-1.5 s. On 3 TLS servers and 2 stubs at
+//     earlier one exceeded). Raft's heartbeats (a tenth to a fifth of
+//     the leader's heartbeat timeout: every 100-200 ms per follower, as
+//     the leader takes twice the followers' 500 ms, raftnode's
+//     LeaderPaceFactor) are the price of an election within 0.5-1.5 s. On 3 TLS servers and 2 stubs at
 //     rest (netmgr-bench -only idle: CPU from /proc over 60 s windows, on
 //     a shared 2-core box under a load average near 20; medians and
 //     ranges of 9 windows before and 6 after) the leader went from 34
@@ -309,7 +310,11 @@
 //     and 6-7 (followers): the floor is Raft's heartbeats, gossip's
 //     probes and the Go runtime's wake-ups around them, so the 3
 //     and 1 ms/s are not met; they need longer Raft timeouts, which would
-//     slow failover. A CPU profile of the idle leader (perf, 40 s, load
+//     slow failover. The leader's own pace (heartbeats every 100-200 ms
+//     where they went every 50-100 ms, the followers' timeout unchanged)
+//     took the idle leader from 26.5-31.0 to 19.0-22.5 ms/s and each
+//     follower from 10.0-11.5 to 7.5-9.0 (4 alternated runs each), the
+//     leader's SIGKILL still answered by a submit in 0.7-1.3 s. A CPU profile of the idle leader (perf, 40 s, load
 //     17) gives the shares: the Go runtime's scheduler and sysmon, woken
 //     by each burst of work, over half (sysmon alone 30%); Raft's
 //     heartbeats 14% (every 50-100 ms to each follower, and one more per
