@@ -1,6 +1,7 @@
 package main
 
 import (
+	"math"
 	"testing"
 	"time"
 )
@@ -24,5 +25,20 @@ func TestStartRates(t *testing.T) {
 	// Never reaching nine tenths leaves the sustained rate unmeasured.
 	if sustained, best := startRates(at[:4], counts[:4], 1000); sustained != 0 || best != 300 {
 		t.Errorf("cut short: sustained, best = %v, %v, want 0, 300", sustained, best)
+	}
+}
+
+// TestLeaderMSPerStart takes the leader's CPU at rest from its CPU while
+// the pool filled and spreads the rest over the starts; a fill cut short
+// gives no figure.
+func TestLeaderMSPerStart(t *testing.T) {
+	r := poolPlacement{cores: 0.9, restCores: 0.2, filled: 10 * time.Second, started: 20000}
+	// 0.7 cores for 10 s is 7,000 ms over 20,000 starts.
+	if ms, ok := r.leaderMSPerStart(); !ok || math.Abs(ms-0.35) > 1e-9 {
+		t.Errorf("leaderMSPerStart = %v, %v, want 0.35, true", ms, ok)
+	}
+	r.filled = 0
+	if _, ok := r.leaderMSPerStart(); ok {
+		t.Errorf("a fill cut short gave a figure")
 	}
 }
