@@ -184,6 +184,9 @@ func (s *Server) leaderLoop(ctx context.Context) {
 		if reconcile {
 			pace.ran(time.Now())
 			pace.fit(s.book.Pool().Size())
+			if err := s.node.RefreshPace(); err != nil {
+				s.log.Warn("set the leader's heartbeat pace", "err", err)
+			}
 			m.Reconcile(ctx)
 			s.refreshGroupLevel()
 			s.startFairShare()

@@ -246,6 +246,7 @@ func (s *Server) raftConfig() raftnode.Config {
 		FSM:              s.fsm,
 		Health:           &s.storeHealth,
 		OnRefuse:         func() { s.metrics.denied(denyRogueServer) },
+		RelaxedPace:      s.relaxedPace,
 	}
 }
 

@@ -53,6 +53,10 @@ type Config struct {
 	// Tune, when set, may adjust the Raft configuration last (tests
 	// shorten timeouts).
 	Tune func(*raft.Config)
+	// RelaxedPace, when not nil, reports whether this node, as leader, may
+	// heartbeat at its own slower pace (pace.go); it is asked at each
+	// change of leadership and at Node.RefreshPace. Nil: always.
+	RelaxedPace func() bool
 	// FSM is the state machine Raft applies the log to; Open restores it
 	// from the newest snapshot in DataDir.
 	FSM raft.FSM
@@ -72,6 +76,7 @@ type Node struct {
 	closers   []io.Closer
 	notify    chan bool     // leadership changes, from raft.Config.NotifyCh via the pacer
 	done      chan struct{} // closed by Close: the pacer stops
+	pace      *pacer
 	closeOnce sync.Once
 	// overTLS is set when Raft runs on the TLS stream layer (tls.go):
 	// peers' Raft addresses then prove who they are.
@@ -191,7 +196,8 @@ func Open(cfg Config) (*Node, error) {
 		return nil, fmt.Errorf("start raft: %w", err)
 	}
 	n.raft = r
-	p := &pacer{raft: r, heartbeat: rc.HeartbeatTimeout, election: rc.ElectionTimeout}
+	p := &pacer{raft: r, heartbeat: rc.HeartbeatTimeout, election: rc.ElectionTimeout, relaxed: cfg.RelaxedPace}
+	n.pace = p
 	log := rc.Logger
 	go p.forward(raw, notify, n.done, func(err error) {
 		log.Error("set the leader's heartbeat pace", "error", err)
@@ -241,6 +247,10 @@ func (n *Node) Addr() string { return string(n.transport.LocalAddr()) }
 // becomes leader, false when it stops. It is buffered; a reader that
 // falls behind blocks Raft.
 func (n *Node) LeaderCh() <-chan bool { return n.notify }
+
+// RefreshPace asks Config.RelaxedPace again and, if this node leads,
+// gives Raft the heartbeat pace that goes with the answer (pace.go).
+func (n *Node) RefreshPace() error { return n.pace.refresh() }
 
 // OverTLS reports whether Raft runs on the TLS stream layer, so that a
 // peer's Raft address proves which server it is (VerifyServer).

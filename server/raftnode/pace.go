@@ -1,6 +1,7 @@
 package raftnode
 
 import (
+	"fmt"
 	"sync"
 	"time"
 
@@ -21,41 +22,72 @@ import (
 // round trips. The leader's step-down check (LeaderLeaseTimeout, fixed at
 // Open) is unchanged, and a renewal's VerifyLeader round still sends its
 // own heartbeats at once.
+//
+// What it costs is margin: a leader stalled for 300 ms (its process
+// starved of CPU, a long pause) now misses a follower's 500 ms, where
+// before it took 400. So the pace is the leader's only while
+// Config.RelaxedPace says so: the server allows it in small pools, where
+// the heartbeats are most of an idle leader's work; in large ones they are
+// a few percent of it, and two 5,000-machine runs on a shared 2-core box
+// with the pace lost their leader for minutes after an outage and after a
+// server's restart.
 const LeaderPaceFactor = 2
 
 // pacer moves a node's Raft timeouts between the follower's and the
-// leader's as its leadership changes (LeaderPaceFactor).
+// leader's as its leadership changes (LeaderPaceFactor), while relaxed
+// allows the leader's.
 type pacer struct {
 	raft *raft.Raft
 	// heartbeat and election are the timeouts Open set, the follower's.
 	heartbeat, election time.Duration
+	// relaxed reports whether a leader may take its own pace now; nil:
+	// always (Config.RelaxedPace).
+	relaxed func() bool
 
 	mu     sync.Mutex
-	leader bool
+	leader bool // Raft's last word on this node's leadership
+	paced  bool // the leader's timeouts are in force
 }
 
-// set gives Raft the leader's pace when leader is true, the follower's
-// otherwise. A node that stops being leader takes the follower's shorter
-// timeout at once: Raft then checks its last contact again (ReloadConfig
-// wakes its follower loop).
+// set records whether this node leads and gives Raft the timeouts that
+// go with it.
 func (p *pacer) set(leader bool) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if leader == p.leader {
+	p.leader = leader
+	return p.apply()
+}
+
+// refresh asks relaxed again and gives Raft the timeouts that go with
+// the answer.
+func (p *pacer) refresh() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.apply()
+}
+
+// apply gives Raft the leader's pace when this node leads and relaxed
+// allows it, the follower's otherwise. A node that stops being leader
+// takes the follower's shorter timeout at once: Raft then checks its last
+// contact again (ReloadConfig wakes its follower loop). Called with p.mu
+// held.
+func (p *pacer) apply() error {
+	paced := p.leader && (p.relaxed == nil || p.relaxed())
+	if paced == p.paced {
 		return nil
 	}
 	rc := p.raft.ReloadableConfig()
 	rc.HeartbeatTimeout, rc.ElectionTimeout = p.heartbeat, p.election
-	if leader {
+	if paced {
 		rc.HeartbeatTimeout = LeaderPaceFactor * p.heartbeat
 		// Raft refuses an election timeout below the heartbeat
 		// timeout; a leader does not use its own.
 		rc.ElectionTimeout = max(p.election, rc.HeartbeatTimeout)
 	}
 	if err := p.raft.ReloadConfig(rc); err != nil {
-		return err
+		return fmt.Errorf("set raft's heartbeat timeout to %v: %w", rc.HeartbeatTimeout, err)
 	}
-	p.leader = leader
+	p.paced = paced
 	return nil
 }
 

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -23,11 +24,15 @@ func (nopSnapshot) Persist(s raft.SnapshotSink) error { return s.Close() }
 func (nopSnapshot) Release()                          {}
 
 // The leader heartbeats at its own pace (LeaderPaceFactor times the
-// followers' heartbeat timeout) while the followers keep theirs, and a
-// server that hands over the leadership takes the followers' again;
-// LeaderCh still tells the server of each change.
+// followers' heartbeat timeout) while the followers keep theirs and
+// RelaxedPace allows it, a server that hands over the leadership takes
+// the followers' again, and a leader that RelaxedPace no longer allows
+// takes it at RefreshPace; LeaderCh still tells the server of each
+// change.
 func TestLeaderHeartbeatsAtItsOwnPace(t *testing.T) {
 	const hb = 100 * time.Millisecond
+	var relaxed atomic.Bool
+	relaxed.Store(true)
 	var (
 		nodes  []*Node
 		trans  []*raft.InmemTransport
@@ -40,7 +45,7 @@ func TestLeaderHeartbeatsAtItsOwnPace(t *testing.T) {
 		config.Servers = append(config.Servers, raft.Server{ID: raft.ServerID(id), Address: addr})
 		n, err := Open(Config{
 			Name: id, InmemStore: true, Transport: tr, FSM: nopFSM{}, Health: &Health{},
-			Logger: slog.New(slog.DiscardHandler),
+			Logger: slog.New(slog.DiscardHandler), RelaxedPace: relaxed.Load,
 			Tune: func(c *raft.Config) {
 				c.HeartbeatTimeout, c.ElectionTimeout, c.LeaderLeaseTimeout = hb, hb, hb
 			},
@@ -84,7 +89,10 @@ func TestLeaderHeartbeatsAtItsOwnPace(t *testing.T) {
 					if leader >= 0 {
 						ok = false
 					}
-					leader, want = i, LeaderPaceFactor*hb
+					leader = i
+					if relaxed.Load() {
+						want = LeaderPaceFactor * hb
+					}
 				}
 				rc := n.Raft().ReloadableConfig()
 				if rc.HeartbeatTimeout != want || rc.ElectionTimeout != want {
@@ -112,4 +120,11 @@ func TestLeaderHeartbeatsAtItsOwnPace(t *testing.T) {
 	if second == first {
 		t.Fatalf("s%d still leads after handing the leadership over", first)
 	}
+	relaxed.Store(false)
+	for _, n := range nodes {
+		if err := n.RefreshPace(); err != nil {
+			t.Fatalf("refresh pace: %v", err)
+		}
+	}
+	paced()
 }
