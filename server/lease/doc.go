@@ -298,9 +298,10 @@
 //     tells the stub its timing, the table counts what it granted, and a
 //     new leader assumes the timing of the pool it knows, which no
 //     earlier one exceeded). Raft's heartbeats (a tenth to a fifth of
-//     the leader's heartbeat timeout: every 100-200 ms per follower, as
-//     the leader takes twice the followers' 500 ms, raftnode's
-//     LeaderPaceFactor) are the price of an election within 0.5-1.5 s. On 3 TLS servers and 2 stubs at
+//     the leader's heartbeat timeout: every 100-200 ms per follower in a
+//     pool under 1,000 machines, where the leader takes twice the
+//     followers' 500 ms, raftnode's LeaderPaceFactor; 50-100 ms in a
+//     larger one) are the price of an election within 0.5-1.5 s. On 3 TLS servers and 2 stubs at
 //     rest (netmgr-bench -only idle: CPU from /proc over 60 s windows, on
 //     a shared 2-core box under a load average near 20; medians and
 //     ranges of 9 windows before and 6 after) the leader went from 34
