@@ -55,7 +55,7 @@ type Config struct {
 	Tune func(*raft.Config)
 	// RelaxedPace, when not nil, reports whether this node, as leader, may
 	// heartbeat at its own slower pace (pace.go); it is asked at each
-	// change of leadership and at Node.RefreshPace. Nil: always.
+	// change of leadership and at Node.RefreshPace. Nil: never.
 	RelaxedPace func() bool
 	// FSM is the state machine Raft applies the log to; Open restores it
 	// from the newest snapshot in DataDir.
@@ -93,8 +93,8 @@ func Open(cfg Config) (*Node, error) {
 	rc.LocalID = raft.ServerID(cfg.Name)
 	// Half of hashicorp/raft's defaults: an election takes about 0.5-1.5 s,
 	// well inside a stub's lease (LeaseDuration), and a leader's death
-	// costs about a second of writes. The leader itself takes twice the
-	// heartbeat timeout, so heartbeats every 100-200 ms (pace.go).
+	// costs about a second of writes. The leader itself may take twice
+	// the heartbeat timeout, so heartbeats every 100-200 ms (pace.go).
 	rc.HeartbeatTimeout = 500 * time.Millisecond
 	rc.ElectionTimeout = 500 * time.Millisecond
 	// A leader that has not heard from a quorum for this long steps down.

@@ -41,7 +41,7 @@ type pacer struct {
 	// heartbeat and election are the timeouts Open set, the follower's.
 	heartbeat, election time.Duration
 	// relaxed reports whether a leader may take its own pace now; nil:
-	// always (Config.RelaxedPace).
+	// never (Config.RelaxedPace).
 	relaxed func() bool
 
 	mu     sync.Mutex
@@ -72,7 +72,7 @@ func (p *pacer) refresh() error {
 // contact again (ReloadConfig wakes its follower loop). Called with p.mu
 // held.
 func (p *pacer) apply() error {
-	paced := p.leader && (p.relaxed == nil || p.relaxed())
+	paced := p.leader && p.relaxed != nil && p.relaxed()
 	if paced == p.paced {
 		return nil
 	}
