@@ -69,8 +69,10 @@ func (p *pacer) refresh() error {
 // apply gives Raft the leader's pace when this node leads and relaxed
 // allows it, the follower's otherwise. A node that stops being leader
 // takes the follower's shorter timeout at once: Raft then checks its last
-// contact again (ReloadConfig wakes its follower loop). Called with p.mu
-// held.
+// contact again (ReloadConfig wakes its follower loop), and a deposed
+// leader that has heard from no new one yet stands for election at once
+// rather than after 0.5-1 s (pre-vote still asks the others first, who
+// refuse while they hear from a leader). Called with p.mu held.
 func (p *pacer) apply() error {
 	paced := p.leader && p.relaxed != nil && p.relaxed()
 	if paced == p.paced {
