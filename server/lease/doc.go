@@ -301,8 +301,8 @@
 //     the leader's heartbeat timeout: every 100-200 ms per follower in a
 //     pool under 1,000 machines, where the leader takes twice the
 //     followers' 500 ms, raftnode's LeaderPaceFactor; 50-100 ms in a
-//     larger one) are the price of an election within 0.5-1.5 s. On 3 TLS servers and 2 stubs at
-//     rest (netmgr-bench -only idle: CPU from /proc over 60 s windows, on
+//     larger one) are the price of an election within 0.5-1.5 s. On 3
+//     TLS servers and 2 stubs at rest (netmgr-bench -only idle: CPU from /proc over 60 s windows, on
 //     a shared 2-core box under a load average near 20; medians and
 //     ranges of 9 windows before and 6 after) the leader went from 34
 //     (28-38) to 21.5 (18.5-23.5) ms of CPU a second, each follower from
@@ -313,10 +313,10 @@
 //     and 1 ms/s are not met; they need longer Raft timeouts, which would
 //     slow failover. The leader's own pace (heartbeats every 100-200 ms
 //     where they went every 50-100 ms, the followers' timeout unchanged)
-//     took the idle leader from 26.5-31.0 to 19.0-22.5 ms/s and each
-//     follower from 10.0-11.5 to 7.5-9.0 (4 alternated runs each), the
-//     leader's SIGKILL still answered by a submit in 0.7-1.3 s. A CPU profile of the idle leader (perf, 40 s, load
-//     17) gives the shares: the Go runtime's scheduler and sysmon, woken
+//     took the idle leader's median from 28.5 to 22.3 ms/s and each
+//     follower's from 10.0 to 9.0 (7 runs before, 8 after), the leader's
+//     SIGKILL still answered by a submit in 0.7-1.3 s. A CPU profile of
+//     the idle leader (perf, 40 s, load 17) gives the shares: the Go runtime's scheduler and sysmon, woken
 //     by each burst of work, over half (sysmon alone 30%); Raft's
 //     heartbeats 14% (every 50-100 ms to each follower, and one more per
 //     follower for each VerifyLeader round a renewal asks); renewals'

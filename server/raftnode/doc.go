@@ -8,9 +8,10 @@
 //     transport (TCP, TLS, or one the caller gives), which replicates one
 //     AppendEntries at a time: hashicorp/raft's pipeline deadlocks on a
 //     follower that refuses an append (maxRPCsInFlight).
-//   - pace.go: the leader's heartbeat pace: a leader takes a heartbeat
-//     timeout LeaderPaceFactor times its followers', so it heartbeats half
-//     as often while they notice its death as soon as before.
+//   - pace.go: the leader's heartbeat pace: while Config.RelaxedPace
+//     allows, a leader takes a heartbeat timeout LeaderPaceFactor times
+//     its followers', so it heartbeats half as often while they notice
+//     its death as soon as before.
 //   - tls.go: Raft's TLS stream layer, which lets only server certificates
 //     of the cluster CA speak Raft, and the dial that checks a peer is one.
 //   - admit.go: Admission and VerifyServer, the check that a would-be

@@ -196,10 +196,9 @@ func Open(cfg Config) (*Node, error) {
 		return nil, fmt.Errorf("start raft: %w", err)
 	}
 	n.raft = r
-	p := &pacer{raft: r, heartbeat: rc.HeartbeatTimeout, election: rc.ElectionTimeout, relaxed: cfg.RelaxedPace}
-	n.pace = p
+	n.pace = &pacer{raft: r, heartbeat: rc.HeartbeatTimeout, election: rc.ElectionTimeout, relaxed: cfg.RelaxedPace}
 	log := rc.Logger
-	go p.forward(raw, notify, n.done, func(err error) {
+	go n.pace.forward(raw, notify, n.done, func(err error) {
 		log.Error("set the leader's heartbeat pace", "error", err)
 	})
 	return n, nil
