@@ -46,6 +46,7 @@ type metrics struct {
 	deniedRequests  *promtext.CounterVec // by reason
 	startRequests   *promtext.Counter
 	connsAccepted   *promtext.Counter
+	handshakesLost  *promtext.CounterVec
 	mailsSent       *promtext.Counter
 	mailFailures    *promtext.Counter
 	policyErrors    *promtext.CounterVec // by function
@@ -87,6 +88,8 @@ func newMetrics(s *Server) *metrics {
 			"API requests this server answered, by route (method and pattern; \"unmatched\" for none).", []string{"route"}),
 		connsAccepted: promtext.NewCounter(metricsPrefix+"http_connections_total",
 			"Connections this server's API accepted; over TLS each costs a handshake."),
+		handshakesLost: promtext.NewCounterVec(metricsPrefix+"http_handshakes_failed_total",
+			"API TLS handshakes that failed, by reason: \"client_gone\" (the client closed the connection while it waited its turn, so it got no key exchange) or \"failed\" (any other: a bad certificate, a timeout).", []string{"reason"}),
 		startRequests: promtext.NewCounter(metricsPrefix+"dispatch_start_requests_total",
 			"Requests carrying Starts (POST /v1/starts) this server, as leader, sent to stubs."),
 		mailsSent: promtext.NewCounter(metricsPrefix+"mail_sent_total",
@@ -105,7 +108,7 @@ func newMetrics(s *Server) *metrics {
 		promtext.ProcessCollector(),
 		m.commitSeconds, m.elections, m.passSeconds, m.passPlaced,
 		m.dispatchSeconds, m.startsFailed, m.signalsSent, m.leasesExpired, m.stubJoins, m.leaseRenewals,
-		m.requests, m.deniedRequests, m.startRequests, m.connsAccepted, m.mailsSent, m.mailFailures, m.policyErrors,
+		m.requests, m.deniedRequests, m.startRequests, m.connsAccepted, m.handshakesLost, m.mailsSent, m.mailFailures, m.policyErrors,
 		gauge("mail_pending", "Mail the group has filed and not yet recorded sent or given up.",
 			func() float64 {
 				var n int
@@ -165,6 +168,15 @@ func (m *metrics) countConn(_ net.Conn, st http.ConnState) {
 	if st == http.StateNew {
 		m.connsAccepted.Inc()
 	}
+}
+
+// handshakeFailed counts an API handshake that failed.
+func (m *metrics) handshakeFailed(clientGone bool) {
+	reason := "failed"
+	if clientGone {
+		reason = "client_gone"
+	}
+	m.handshakesLost.WithLabelValues(reason).Inc()
 }
 
 // denied counts a refused request.

@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -163,7 +162,7 @@ func New(cfg Config) (*Server, error) {
 	if cfg.TLS != nil {
 		// Client certificates are optional at the handshake: users from
 		// outside the pool come with a token instead (identify).
-		ln = tls.NewListener(ln, cfg.TLS.ServerConfig(false))
+		ln = s.gateTLS(ln)
 	}
 
 	var seeded uint64 // the last history event the dashboard's hub holds
