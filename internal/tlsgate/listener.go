@@ -12,11 +12,15 @@ import (
 )
 
 // PerCPU is how many handshakes a Listener made by New lets run at once
-// for each CPU Go may use. A handshake's CPU is a few hundred
-// microseconds in a few slices, and its client answers between them, so
-// a few a CPU keep the CPU busy with a short run queue: with 2 CPUs, 16
-// handshakes hold a newly woken goroutine back by some 4 ms, not seconds.
-const PerCPU = 8
+// for each CPU Go may use. A slot is held across the client's round trip
+// as well as the server's CPU (a few hundred microseconds in a few
+// slices), so the bound must cover slow clients: 32 a CPU keep 64
+// handshakes at once on two cores (over 300 a second with clients a
+// 200 ms round trip away) while a newly woken goroutine waits behind at
+// most 64 slices of handshake, some 20 ms, not seconds. (A 10,000-machine
+// join stalled on a 2-core box with 8 a CPU, slots a slowly answering
+// simulator can hold.)
+const PerCPU = 32
 
 // Timeout bounds one handshake, waiting for its turn excluded: as long as
 // http.Server's ReadHeaderTimeout in the servers and a stub's patience
