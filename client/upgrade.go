@@ -43,6 +43,16 @@ func DialUpgrade(ctx context.Context, t *http.Transport, rawURL string, header h
 	return DialUpgradeTo(ctx, t, http.MethodGet, rawURL, header, expect, SessionUpgrade)
 }
 
+// HandshakeWatcher is a connection a transport's DialContext may return
+// to learn when DialUpgradeTo's TLS handshake on it ended, done or not:
+// the simulator (stub/simpool) lets a few of its machines shake hands at
+// once, as each real machine has a CPU of its own, and holds a slot from
+// the dial to then.
+type HandshakeWatcher interface {
+	net.Conn
+	HandshakeEnded()
+}
+
 // DialUpgradeTo is DialUpgrade with the request's method and the protocol
 // to upgrade to, which also names the operation in errors.
 func DialUpgradeTo(ctx context.Context, t *http.Transport, method, rawURL string, header http.Header, expect *pki.Identity, proto string) (net.Conn, error) {
@@ -79,7 +89,11 @@ func DialUpgradeTo(ctx context.Context, t *http.Transport, method, rawURL string
 			cfg.ServerName = u.Hostname() // as http.Transport sets it
 		}
 		tc := tls.Client(raw, cfg)
-		if err := tc.HandshakeContext(dctx); err != nil {
+		err := tc.HandshakeContext(dctx)
+		if w, ok := raw.(HandshakeWatcher); ok {
+			w.HandshakeEnded()
+		}
+		if err != nil {
 			_ = raw.Close()
 			return nil, fmt.Errorf("%s: tls handshake with %s: %w", proto, host, err)
 		}

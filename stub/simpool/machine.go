@@ -187,6 +187,27 @@ func (m *Machine) finishSetup() (err error) {
 			defer func() { <-p.handshakes }()
 			return dial(ctx, network, addr)
 		}
+		// A lease stream's connection (client.DialUpgradeTo) is dialled
+		// through DialContext and shaken hands with by the client: it
+		// waits for a slot too, held until its handshake ended. Without
+		// it, 3,000 machines reopening their streams after a pause of
+		// every server shook hands all at once, few within the server's
+		// 10 s, and the pool renewed by plain requests for as long as we
+		// watched (15 minutes).
+		base := tr.DialContext
+		tr.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
+			select {
+			case p.handshakes <- struct{}{}:
+			case <-ctx.Done():
+				return nil, fmt.Errorf("simulated machine %s: wait to dial %s: %w", name, addr, ctx.Err())
+			}
+			raw, err := base(ctx, network, addr)
+			if err != nil {
+				<-p.handshakes
+				return nil, err
+			}
+			return &slotConn{Conn: raw, release: sync.OnceFunc(func() { <-p.handshakes })}, nil
+		}
 		hc := &http.Client{Timeout: 70 * time.Second, Transport: tr}
 		opts = []client.Option{client.WithHTTPClient(hc), client.WithHTTPS()}
 	}
@@ -369,4 +390,23 @@ func (m *Machine) facts() client.Facts {
 func (m *Machine) selfLocked() pushNodeState {
 	return pushNodeState{Name: m.name, Addr: m.gossipIP, Port: m.gossipPort, Meta: m.meta,
 		Incarnation: m.incarnation, Vsn: memberVsn}
+}
+
+// slotConn is a lease stream's connection while its handshake holds one
+// of the pool's handshake slots: it gives the slot back when
+// client.DialUpgradeTo says the handshake ended, or when it is closed
+// first.
+type slotConn struct {
+	net.Conn
+	release func() // once
+}
+
+// HandshakeEnded gives the slot back (client.HandshakeWatcher).
+func (c *slotConn) HandshakeEnded() { c.release() }
+
+// Close gives the slot back, if the handshake has not, and closes the
+// connection.
+func (c *slotConn) Close() error {
+	c.release()
+	return c.Conn.Close()
 }
