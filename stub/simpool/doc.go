@@ -87,8 +87,8 @@
 //     open-file limit cannot hold (10,000 machines here need 40,000)
 //     keeps one to the leader only (Config.ColdServers), closing any
 //     other after 5 s idle.
-//   - A few machines shake hands at once (handshakesAtOnce), lease
-//     streams' connections as well as the others, as each real machine
+//   - A few machines shake hands at once (handshakesAtOnce; a lease
+//     stream's connection, streamHandshakesAtOnce), as each real machine
 //     has a CPU of its own: thousands at once on a few shared cores
 //     finish none within the server's 10 s.
 //   - Jobs are timers: a job gets a unique fake pid above the kernel's

@@ -38,6 +38,12 @@ const (
 	// turn, each finishes in a few milliseconds, and a renewal whose time
 	// runs out while it waits its turn costs nobody anything.
 	handshakesAtOnce = 4
+	// streamHandshakesAtOnce is how many machines of a pool shake hands
+	// for a lease stream at once, on slots of their own: with the 4 the
+	// API connections share, a 3,000-machine pool joining at 50 a second
+	// lost its leases while its streams' openings held the slots its
+	// renewals' connections waited for.
+	streamHandshakesAtOnce = 16
 )
 
 // Machine is one simulated machine: its own name, certificate, API
@@ -189,7 +195,8 @@ func (m *Machine) finishSetup() (err error) {
 		}
 		// A lease stream's connection (client.DialUpgradeTo) is dialled
 		// through DialContext and shaken hands with by the client: it
-		// waits for a slot too, held until its handshake ended. Without
+		// waits for a slot too (streamHandshakesAtOnce), held until its
+		// handshake ended. Without
 		// it, 3,000 machines reopening their streams after a pause of
 		// every server shook hands all at once, few within the server's
 		// 10 s, and the pool renewed by plain requests for as long as we
@@ -197,16 +204,16 @@ func (m *Machine) finishSetup() (err error) {
 		base := tr.DialContext
 		tr.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
 			select {
-			case p.handshakes <- struct{}{}:
+			case p.streamHandshakes <- struct{}{}:
 			case <-ctx.Done():
-				return nil, fmt.Errorf("simulated machine %s: wait to dial %s: %w", name, addr, ctx.Err())
+				return nil, fmt.Errorf("simulated machine %s: wait to dial %s for a lease stream: %w", name, addr, ctx.Err())
 			}
 			raw, err := base(ctx, network, addr)
 			if err != nil {
-				<-p.handshakes
+				<-p.streamHandshakes
 				return nil, err
 			}
-			return &slotConn{Conn: raw, release: sync.OnceFunc(func() { <-p.handshakes })}, nil
+			return &slotConn{Conn: raw, release: sync.OnceFunc(func() { <-p.streamHandshakes })}, nil
 		}
 		hc := &http.Client{Timeout: 70 * time.Second, Transport: tr}
 		opts = []client.Option{client.WithHTTPClient(hc), client.WithHTTPS()}

@@ -111,6 +111,10 @@ type Pool struct {
 	// handshakes bounds the machines' TLS handshakes with the servers in
 	// progress at once (handshakesAtOnce).
 	handshakes chan struct{}
+	// streamHandshakes bounds the lease streams' handshakes at once
+	// (streamHandshakesAtOnce), apart, so that streams being opened never
+	// keep a renewal's plain request from its connection.
+	streamHandshakes chan struct{}
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -153,7 +157,7 @@ func Start(ctx context.Context, cfg Config) (*Pool, error) {
 		l = slog.New(slog.DiscardHandler)
 	}
 	p := &Pool{cfg: cfg, log: l, keys: keyring(cfg.Keys), byN: make(map[string]*Machine), servers: make(map[string]client.NodeMeta),
-		handshakes: make(chan struct{}, handshakesAtOnce)}
+		handshakes: make(chan struct{}, handshakesAtOnce), streamHandshakes: make(chan struct{}, streamHandshakesAtOnce)}
 	p.pid.Store(pidBase)
 	p.ctx, p.cancel = context.WithCancel(context.Background())
 	p.srv = &http.Server{
