@@ -185,10 +185,8 @@ func (m *Machine) finishSetup() (err error) {
 		tr.MaxConnsPerHost = 1
 		dial := tr.DialTLSContext
 		tr.DialTLSContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
-			select {
-			case p.handshakes <- struct{}{}:
-			case <-ctx.Done():
-				return nil, fmt.Errorf("simulated machine %s: wait to dial %s: %w", name, addr, ctx.Err())
+			if err := takeSlot(ctx, p.handshakes); err != nil {
+				return nil, fmt.Errorf("simulated machine %s: wait to dial %s: %w", name, addr, err)
 			}
 			defer func() { <-p.handshakes }()
 			return dial(ctx, network, addr)
@@ -196,17 +194,14 @@ func (m *Machine) finishSetup() (err error) {
 		// A lease stream's connection (client.DialUpgradeTo) is dialled
 		// through DialContext and shaken hands with by the client: it
 		// waits for a slot too (streamHandshakesAtOnce), held until its
-		// handshake ended. Without
-		// it, 3,000 machines reopening their streams after a pause of
-		// every server shook hands all at once, few within the server's
-		// 10 s, and the pool renewed by plain requests for as long as we
-		// watched (15 minutes).
+		// handshake ended. Without it, 3,000 machines reopening their
+		// streams after a pause of every server shook hands all at once,
+		// and each server logged 22,000-35,000 handshakes that failed (10 s
+		// without the client's next flight, or the client gone).
 		base := tr.DialContext
 		tr.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
-			select {
-			case p.streamHandshakes <- struct{}{}:
-			case <-ctx.Done():
-				return nil, fmt.Errorf("simulated machine %s: wait to dial %s for a lease stream: %w", name, addr, ctx.Err())
+			if err := takeSlot(ctx, p.streamHandshakes); err != nil {
+				return nil, fmt.Errorf("simulated machine %s: wait to dial %s for a lease stream: %w", name, addr, err)
 			}
 			raw, err := base(ctx, network, addr)
 			if err != nil {
@@ -397,6 +392,16 @@ func (m *Machine) facts() client.Facts {
 func (m *Machine) selfLocked() pushNodeState {
 	return pushNodeState{Name: m.name, Addr: m.gossipIP, Port: m.gossipPort, Meta: m.meta,
 		Incarnation: m.incarnation, Vsn: memberVsn}
+}
+
+// takeSlot waits for a slot of slots, or for ctx's end.
+func takeSlot(ctx context.Context, slots chan struct{}) error {
+	select {
+	case slots <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // slotConn is a lease stream's connection while its handshake holds one
