@@ -15,9 +15,9 @@ import (
 const handshakeWarnEvery = time.Minute
 
 // gateTLS puts the API listener's handshakes through a tlsgate.Listener,
-// a few at a time for each CPU, so that a pool dialling at once (after a
-// leader's death or the whole group's pause) leaves the CPU to Raft's
-// heartbeats between them (internal/tlsgate).
+// tlsgate.PerCPU at a time for each CPU, so that a pool dialling at once
+// (after a leader's death or the whole group's pause) leaves the CPU to
+// Raft's heartbeats between them (internal/tlsgate).
 func (s *Server) gateTLS(ln net.Listener) net.Listener {
 	warn := warnlimit.New(handshakeWarnEvery)
 	return tlsgate.New(ln, s.cfg.TLS.ServerConfig(false), func(from net.Addr, err error) {
